@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// System libraries come from Debian (see .ci/run); each wrapper target is a module map plus one header.
+let package = Package(
+    name: "Prism",
+    products: [
+        .executable(name: "prism", targets: ["prism"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libegl-mesa0"])]),
+        .systemLibrary(name: "CGLES", pkgConfig: "glesv2", providers: [.apt(["libgles-dev", "libgl1-mesa-dri"])]),
+        .systemLibrary(name: "CGBM", pkgConfig: "gbm", providers: [.apt(["libgbm-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CV4L2", providers: [.apt(["linux-libc-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // What Swift cannot import directly: EGL extension entry points, FFmpeg macros, ioctl numbers.
+        .target(name: "CShims", dependencies: ["CEGL", "CGLES", "CFFmpeg", "CV4L2"],
+                linkerSettings: [.linkedLibrary("EGL"), .linkedLibrary("GLESv2"), .linkedLibrary("avutil")]),
+
+        // Vocabulary every layer shares: time, sizes, pixel formats, colour spaces, the error protocol.
+        .target(name: "PrismCore"),
+        .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CShims"]),
+        .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
+        .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
+        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
+        .executableTarget(name: "prism", dependencies: ["Prism"]),
+
+        .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
+        .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
+        .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
+        .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
+        .testTarget(name: "PrismTests", dependencies: ["Prism"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,3 @@
+#include <linux/videodev2.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>

@@ -1,0 +1,28 @@
+/// A frame or texture size in pixels.
+public struct Size: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+    public var pixelCount: Int { width * height }
+
+    /// Parses "1280x720" and the names 480p, 720p, 1080p, 2160p (4k).
+    public init?(parsing text: String) {
+        switch text.lowercased() {
+        case "480p": self.init(width: 640, height: 480); return
+        case "720p": self.init(width: 1280, height: 720); return
+        case "1080p": self.init(width: 1920, height: 1080); return
+        case "2160p", "4k": self.init(width: 3840, height: 2160); return
+        default: break
+        }
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (1...16384).contains(w), (1...16384).contains(h) else { return nil }
+        self.init(width: w, height: h)
+    }
+}

@@ -1,0 +1,162 @@
+/// One plane of a pixel format: how many bytes a sample group takes and how the plane is subsampled.
+public struct PlaneLayout: Hashable, Sendable {
+    /// Bytes per plane "pixel" (one sample group: 1 for Y, 2 for interleaved CbCr, 4 for RGBA, 2 for 10-bit Y).
+    public var bytesPerPixel: Int
+    /// Plane width = ceil(frame width / 2^horizontalShift).
+    public var horizontalShift: Int
+    /// Plane height = ceil(frame height / 2^verticalShift).
+    public var verticalShift: Int
+
+    public func width(for frameWidth: Int) -> Int { (frameWidth + (1 << horizontalShift) - 1) >> horizontalShift }
+    public func height(for frameHeight: Int) -> Int { (frameHeight + (1 << verticalShift) - 1) >> verticalShift }
+    public func minimumRowBytes(for frameWidth: Int) -> Int { width(for: frameWidth) * bytesPerPixel }
+}
+
+/// The pixel formats Prism uploads, reads back and passes to encoders. Names follow FFmpeg's.
+public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
+    case yuv420p, nv12, yuyv422, rgba, bgra, yuv420p10le, yuv422p, yuv444p, yuv422p10le, gray
+
+    public init?(name: String) {
+        let lowered = name.lowercased()
+        if lowered == "yuvj420p" || lowered == "i420" { self = .yuv420p; return }
+        if lowered == "yuy2" || lowered == "yuyv" { self = .yuyv422; return }
+        if lowered == "gray8" { self = .gray; return }
+        self.init(rawValue: lowered)
+    }
+
+    public var planes: [PlaneLayout] {
+        switch self {
+        case .yuv420p:
+            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1),
+                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1)]
+        case .yuv420p10le:
+            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1),
+                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
+        case .yuv422p:
+            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 0)]
+        case .yuv422p10le:
+            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 0)]
+        case .yuv444p:
+            return Array(repeating: PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0), count: 3)
+        case .nv12:
+            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
+                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
+        case .yuyv422:
+            // One plane; a 4-byte group Y0 U Y1 V covers two pixels, so 2 bytes per pixel.
+            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0)]
+        case .rgba, .bgra:
+            return [PlaneLayout(bytesPerPixel: 4, horizontalShift: 0, verticalShift: 0)]
+        case .gray:
+            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0)]
+        }
+    }
+
+    public var isYUV: Bool { !(self == .rgba || self == .bgra || self == .gray) }
+    public var bitDepth: Int { (self == .yuv420p10le || self == .yuv422p10le) ? 10 : 8 }
+
+    /// Bytes of one tightly packed frame.
+    public func frameBytes(for size: Size) -> Int {
+        planes.reduce(0) { $0 + $1.minimumRowBytes(for: size.width) * $1.height(for: size.height) }
+    }
+}
+
+/// The Y'CbCr matrix (Kr, Kb) of a video signal.
+public enum ColorMatrix: String, Hashable, Sendable {
+    case bt601, bt709
+
+    public var kr: Double { self == .bt601 ? 0.299 : 0.2126 }
+    public var kb: Double { self == .bt601 ? 0.114 : 0.0722 }
+
+    /// The usual guess for untagged video: BT.709 for HD and above, BT.601 for SD.
+    public static func defaultFor(_ size: Size) -> ColorMatrix { size.height >= 600 ? .bt709 : .bt601 }
+}
+
+/// Limited ("TV", 16–235 / 16–240) or full ("PC", 0–255) quantisation range.
+public enum ColorRange: String, Hashable, Sendable {
+    case limited, full
+}
+
+/// The colour description of a Y'CbCr signal, with the maths to and from non-linear R'G'B' in 0...1.
+/// The GPU shaders and the CPU references both derive their coefficients from here.
+public struct YUVColorSpace: Hashable, Sendable {
+    public var matrix: ColorMatrix
+    public var range: ColorRange
+
+    public init(matrix: ColorMatrix, range: ColorRange) {
+        self.matrix = matrix
+        self.range = range
+    }
+
+    /// Scale and offset from normalised Y (0...1) to code values / (2^bits - 1).
+    public func lumaScaleOffset(bitDepth: Int = 8) -> (scale: Double, offset: Double) {
+        let maxCode = Double((1 << bitDepth) - 1)
+        let unit = Double(1 << (bitDepth - 8))
+        switch range {
+        case .full: return (1, 0)
+        case .limited: return (219 * unit / maxCode, 16 * unit / maxCode)
+        }
+    }
+
+    /// Scale and offset from normalised Cb/Cr (-0.5...0.5) to code values / (2^bits - 1).
+    public func chromaScaleOffset(bitDepth: Int = 8) -> (scale: Double, offset: Double) {
+        let maxCode = Double((1 << bitDepth) - 1)
+        let unit = Double(1 << (bitDepth - 8))
+        switch range {
+        case .full: return (1, 128 * unit / maxCode)
+        case .limited: return (224 * unit / maxCode, 128 * unit / maxCode)
+        }
+    }
+
+    /// R'G'B' (0...1) to Y'CbCr code values normalised by 2^bits - 1 (what a UNORM texture holds).
+    public func yuv(fromRGB r: Double, _ g: Double, _ b: Double, bitDepth: Int = 8) -> (y: Double, cb: Double, cr: Double) {
+        let kr = matrix.kr, kb = matrix.kb, kg = 1 - kr - kb
+        let y = kr * r + kg * g + kb * b
+        let cb = (b - y) / (2 * (1 - kb))
+        let cr = (r - y) / (2 * (1 - kr))
+        let (ys, yo) = lumaScaleOffset(bitDepth: bitDepth)
+        let (cs, co) = chromaScaleOffset(bitDepth: bitDepth)
+        return (y * ys + yo, cb * cs + co, cr * cs + co)
+    }
+
+    /// Y'CbCr code values normalised by 2^bits - 1 to R'G'B' (unclamped).
+    public func rgb(fromY y: Double, cb: Double, cr: Double, bitDepth: Int = 8) -> (r: Double, g: Double, b: Double) {
+        let (ys, yo) = lumaScaleOffset(bitDepth: bitDepth)
+        let (cs, co) = chromaScaleOffset(bitDepth: bitDepth)
+        let yn = (y - yo) / ys, pb = (cb - co) / cs, pr = (cr - co) / cs
+        let kr = matrix.kr, kb = matrix.kb, kg = 1 - kr - kb
+        let r = yn + 2 * (1 - kr) * pr
+        let b = yn + 2 * (1 - kb) * pb
+        let g = (yn - kr * r - kb * b) / kg
+        return (r, g, b)
+    }
+
+    /// Rows of the 3x3 matrix taking R'G'B' to normalised Y'CbCr code values, plus the offsets;
+    /// `yuv = M * rgb + offset`. Row-major.
+    public func rgbToYUVMatrix(bitDepth: Int = 8) -> (rows: [[Double]], offset: [Double]) {
+        let kr = matrix.kr, kb = matrix.kb, kg = 1 - kr - kb
+        let (ys, yo) = lumaScaleOffset(bitDepth: bitDepth)
+        let (cs, co) = chromaScaleOffset(bitDepth: bitDepth)
+        let yRow = [kr, kg, kb].map { $0 * ys }
+        let cbRow = [-kr, -kg, 1 - kb].map { $0 / (2 * (1 - kb)) * cs }
+        let crRow = [1 - kr, -kg, -kb].map { $0 / (2 * (1 - kr)) * cs }
+        return ([yRow, cbRow, crRow], [yo, co, co])
+    }
+
+    /// Rows of the 3x3 matrix taking normalised Y'CbCr code values (minus offsets) to R'G'B';
+    /// `rgb = M * (yuv - offset)`. Row-major.
+    public func yuvToRGBMatrix(bitDepth: Int = 8) -> (rows: [[Double]], offset: [Double]) {
+        let kr = matrix.kr, kb = matrix.kb, kg = 1 - kr - kb
+        let (ys, yo) = lumaScaleOffset(bitDepth: bitDepth)
+        let (cs, co) = chromaScaleOffset(bitDepth: bitDepth)
+        let rRow = [1 / ys, 0, 2 * (1 - kr) / cs]
+        let gRow = [1 / ys, -2 * (1 - kb) * kb / kg / cs, -2 * (1 - kr) * kr / kg / cs]
+        let bRow = [1 / ys, 2 * (1 - kb) / cs, 0]
+        return ([rRow, gRow, bRow], [yo, co, co])
+    }
+}
