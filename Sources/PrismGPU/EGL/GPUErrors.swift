@@ -1,0 +1,97 @@
+import CEGL
+import CGLES
+import PrismCore
+
+/// A failing EGL call, with EGL's error code.
+public struct EGLError: PrismError {
+    public let call: String
+    public let code: EGLint
+    public let detail: String
+
+    public init(_ call: String, code: EGLint = eglGetError(), detail: String = "") {
+        self.call = call
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        let name = EGLError.names[code] ?? "0x" + String(code, radix: 16)
+        return detail.isEmpty ? "EGL: \(call) failed (\(name))" : "EGL: \(call) failed (\(name)): \(detail)"
+    }
+
+    private static let names: [EGLint: String] = [
+        0x3001: "EGL_NOT_INITIALIZED", 0x3002: "EGL_BAD_ACCESS", 0x3003: "EGL_BAD_ALLOC",
+        0x3004: "EGL_BAD_ATTRIBUTE", 0x3005: "EGL_BAD_CONFIG", 0x3006: "EGL_BAD_CONTEXT",
+        0x3008: "EGL_BAD_DISPLAY", 0x3009: "EGL_BAD_MATCH", 0x300C: "EGL_BAD_PARAMETER",
+        0x3000: "EGL_SUCCESS",
+    ]
+}
+
+/// A GL error or an unsupported capability, with the call that failed.
+public struct GLError: PrismError {
+    public let call: String
+    public let code: GLenum
+    public let detail: String
+
+    public init(_ call: String, code: GLenum = 0, detail: String = "") {
+        self.call = call
+        self.code = code
+        self.detail = detail
+    }
+
+    public var description: String {
+        let codeText = code == 0 ? "" : " (GL error 0x" + String(code, radix: 16) + ")"
+        return "GL: \(call) failed\(codeText)" + (detail.isEmpty ? "" : ": \(detail)")
+    }
+
+    /// Throws if GL recorded an error since the last check. Call after operations that can fail on
+    /// bad input (allocation, framebuffer setup), not after every draw.
+    static func check(_ call: String) throws {
+        let code = glGetError()
+        if code != GLenum(GL_NO_ERROR) { throw GLError(call, code: code) }
+    }
+}
+
+/// One compiler message mapped to a place in a source file.
+public struct ShaderDiagnostic: Hashable, Sendable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var column: Int?
+    public var message: String
+
+    public init(file: String, line: Int, column: Int?, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String {
+        "\(file):\(line):" + (column.map { "\($0):" } ?? "") + " \(message)"
+    }
+}
+
+/// A shader that failed to compile or link. A value, never a crash: the caller decides whether to keep
+/// the last good program running.
+public struct ShaderCompileError: PrismError {
+    public enum Stage: String, Sendable { case vertex, fragment, link }
+    public let stage: Stage
+    public let name: String
+    /// The driver's info log as it came.
+    public let log: String
+    /// The log parsed into file:line entries, when the caller could map them.
+    public var diagnostics: [ShaderDiagnostic]
+
+    public init(stage: Stage, name: String, log: String, diagnostics: [ShaderDiagnostic] = []) {
+        self.stage = stage
+        self.name = name
+        self.log = log
+        self.diagnostics = diagnostics
+    }
+
+    public var description: String {
+        if let first = diagnostics.first { return first.description }
+        let firstLine = log.split(separator: "\n").first.map(String.init) ?? "no log"
+        return "\(name): \(stage.rawValue) shader failed: \(firstLine)"
+    }
+}

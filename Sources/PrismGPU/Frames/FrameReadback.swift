@@ -1,0 +1,118 @@
+import CGLES
+import CShims
+import PrismCore
+
+/// How packed frames come back from the GPU.
+public enum ReadbackStrategy: String, Sendable, CaseIterable {
+    /// glReadPixels straight into the destination: waits for the GPU, one copy. Best on software
+    /// renderers, where there is no DMA to overlap with.
+    case sync
+    /// glReadPixels into a ring of pixel buffer objects with fences; each buffer is mapped and copied
+    /// out a few frames later, so the transfer overlaps with the next frames' rendering on a real GPU.
+    case pbo
+
+    /// The engine's choice for a driver.
+    public static func preferred(for info: GPUInfo) -> ReadbackStrategy { info.isSoftware ? .sync : .pbo }
+}
+
+/// Reads packed frames (`PackedFrameLayout`) out of render targets into caller-owned memory, keeping
+/// each request's tag so the caller learns which frames are complete, in order. One per pipeline, on its
+/// GPU thread.
+public final class FrameReadback<Tag> {
+    public let strategy: ReadbackStrategy
+    public let layout: PackedFrameLayout
+    private var buffers: [GLuint] = []
+    private var pending: [(buffer: Int, fence: GLsync?, destination: UnsafeMutableRawPointer, tag: Tag)] = []
+    private var nextBuffer = 0
+
+    public init(strategy: ReadbackStrategy, layout: PackedFrameLayout, ringSize: Int = 3) throws {
+        self.strategy = strategy
+        self.layout = layout
+        if strategy == .pbo {
+            buffers = [GLuint](repeating: 0, count: max(ringSize, 1))
+            glGenBuffers(GLsizei(buffers.count), &buffers)
+            for buffer in buffers {
+                glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffer)
+                glBufferData(GLenum(GL_PIXEL_PACK_BUFFER), layout.byteCount, nil, GLenum(GL_STREAM_READ))
+            }
+            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+            try GLError.check("glBufferData(pixel pack, \(layout.byteCount) bytes)")
+        }
+    }
+
+    deinit {
+        for entry in pending { if let fence = entry.fence { glDeleteSync(fence) } }
+        if !buffers.isEmpty { glDeleteBuffers(GLsizei(buffers.count), buffers) }
+    }
+
+    /// Frames submitted and not yet delivered.
+    public var inFlight: Int { pending.count }
+
+    /// Starts reading `target` into `destination` (layout.byteCount bytes). Returns the tags of the
+    /// frames whose bytes are now in their destination, oldest first.
+    public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag) throws -> [Tag] {
+        precondition(target.size == layout.textureSize, "render target does not match the packed layout")
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
+        let size = layout.textureSize
+        switch strategy {
+        case .sync:
+            glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
+                         destination)
+            try GLError.check("glReadPixels")
+            return [tag]
+        case .pbo:
+            var completed: [Tag] = []
+            if pending.count == buffers.count { completed.append(try completeOldest(wait: true)) }
+            let index = nextBuffer
+            nextBuffer = (nextBuffer + 1) % buffers.count
+            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
+            glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+            glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
+            let fence = glFenceSync(GLenum(GL_SYNC_GPU_COMMANDS_COMPLETE), 0)
+            glFlush()
+            pending.append((index, fence, destination, tag))
+            try GLError.check("glReadPixels(pixel pack buffer)")
+            // Deliver whatever has already landed, without waiting.
+            while let first = pending.first, first.buffer != index, isSignalled(first.fence) {
+                completed.append(try completeOldest(wait: false))
+            }
+            return completed
+        }
+    }
+
+    /// Waits for every frame in flight and returns their tags, oldest first.
+    public func drain() throws -> [Tag] {
+        var completed: [Tag] = []
+        while !pending.isEmpty { completed.append(try completeOldest(wait: true)) }
+        return completed
+    }
+
+    private func isSignalled(_ fence: GLsync?) -> Bool {
+        guard let fence else { return true }
+        return glClientWaitSync(fence, 0, 0) != GLenum(GL_TIMEOUT_EXPIRED)
+    }
+
+    private func completeOldest(wait: Bool) throws -> Tag {
+        let entry = pending.removeFirst()
+        if let fence = entry.fence {
+            if wait {
+                let status = glClientWaitSync(fence, GLbitfield(GL_SYNC_FLUSH_COMMANDS_BIT), 5_000_000_000)
+                if status == GLenum(GL_WAIT_FAILED) || status == GLenum(GL_TIMEOUT_EXPIRED) {
+                    glDeleteSync(fence)
+                    throw GLError("glClientWaitSync", detail: "readback fence did not signal within 5 s")
+                }
+            }
+            glDeleteSync(fence)
+        }
+        glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[entry.buffer])
+        defer { glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0) }
+        guard let mapped = glMapBufferRange(GLenum(GL_PIXEL_PACK_BUFFER), 0, layout.byteCount,
+                                            GLbitfield(GL_MAP_READ_BIT)) else {
+            throw GLError("glMapBufferRange", code: glGetError())
+        }
+        entry.destination.copyMemory(from: mapped, byteCount: layout.byteCount)
+        glUnmapBuffer(GLenum(GL_PIXEL_PACK_BUFFER))
+        return entry.tag
+    }
+}

@@ -1,0 +1,117 @@
+import CGLES
+import PrismCore
+
+/// A linked GLSL ES program with a cache of uniform locations.
+public final class ShaderProgram {
+    public let name: GLuint
+    public let label: String
+    private var locations: [String: GLint] = [:]
+
+    /// The vertex shader every full-frame pass uses: one triangle covering the target, no vertex buffers.
+    /// `prism_texcoord` runs 0...1 across the target with y = 0 at the first row in memory (image top).
+    public static let fullscreenVertexBody = """
+        out vec2 prism_texcoord;
+        void main() {
+            vec2 corner = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+            prism_texcoord = corner;
+            gl_Position = vec4(corner * 2.0 - 1.0, 0.0, 1.0);
+        }
+        """
+
+    /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
+    public init(label: String, vertex: String? = nil, fragment: String) throws {
+        self.label = label
+        // Both stages must declare the same GLSL version: the default vertex shader follows the fragment's.
+        let version = fragment.split(separator: "\n", maxSplits: 1).first.map(String.init)
+            .flatMap { $0.hasPrefix("#version") ? $0 : nil } ?? "#version 300 es"
+        let vertex = vertex ?? version + "\n" + ShaderProgram.fullscreenVertexBody
+        let vs = try ShaderProgram.compile(GLenum(GL_VERTEX_SHADER), vertex, label: label, stage: .vertex)
+        defer { glDeleteShader(vs) }
+        let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label, stage: .fragment)
+        defer { glDeleteShader(fs) }
+        let program = glCreateProgram()
+        glAttachShader(program, vs)
+        glAttachShader(program, fs)
+        glLinkProgram(program)
+        var status: GLint = 0
+        glGetProgramiv(program, GLenum(GL_LINK_STATUS), &status)
+        guard status == GL_TRUE else {
+            var length: GLint = 0
+            glGetProgramiv(program, GLenum(GL_INFO_LOG_LENGTH), &length)
+            var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
+            glGetProgramInfoLog(program, GLsizei(log.count), nil, &log)
+            glDeleteProgram(program)
+            throw ShaderCompileError(stage: .link, name: label, log: String(cString: log))
+        }
+        name = program
+    }
+
+    deinit { glDeleteProgram(name) }
+
+    private static func compile(_ type: GLenum, _ source: String, label: String,
+                                stage: ShaderCompileError.Stage) throws -> GLuint {
+        let shader = glCreateShader(type)
+        source.withCString { pointer in
+            var sources: UnsafePointer<GLchar>? = pointer
+            glShaderSource(shader, 1, &sources, nil)
+        }
+        glCompileShader(shader)
+        var status: GLint = 0
+        glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &status)
+        guard status == GL_TRUE else {
+            var length: GLint = 0
+            glGetShaderiv(shader, GLenum(GL_INFO_LOG_LENGTH), &length)
+            var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
+            glGetShaderInfoLog(shader, GLsizei(log.count), nil, &log)
+            glDeleteShader(shader)
+            throw ShaderCompileError(stage: stage, name: label, log: String(cString: log))
+        }
+        return shader
+    }
+
+    public func use() { glUseProgram(name) }
+
+    /// The location of a uniform, or -1 when the compiler removed or never had it (setting -1 is a no-op).
+    public func location(_ uniform: String) -> GLint {
+        if let cached = locations[uniform] { return cached }
+        let location = glGetUniformLocation(name, uniform)
+        locations[uniform] = location
+        return location
+    }
+
+    public func set(_ uniform: String, _ value: Float) { glUniform1f(location(uniform), value) }
+    public func set(_ uniform: String, _ value: Int32) { glUniform1i(location(uniform), value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(location(uniform), x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location(uniform), x, y, z) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
+        glUniform4f(location(uniform), x, y, z, w)
+    }
+
+    /// Sets a mat3 from row-major rows (GL wants columns, so it is transposed here).
+    public func setMatrix3(_ uniform: String, rows: [[Double]]) {
+        var columns = [Float](repeating: 0, count: 9)
+        for column in 0..<3 { for row in 0..<3 { columns[column * 3 + row] = Float(rows[row][column]) } }
+        glUniformMatrix3fv(location(uniform), 1, GLboolean(GL_FALSE), columns)
+    }
+
+    /// Draws one full-target triangle with this program into the bound framebuffer.
+    public func drawFullscreen() {
+        glUseProgram(name)
+        glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+    }
+}
+
+/// The GL state a context needs once: a bound vertex array (required by GLES 3 for attribute-less draws).
+public final class DrawState {
+    private var vertexArray: GLuint = 0
+
+    public init() {
+        glGenVertexArrays(1, &vertexArray)
+        glBindVertexArray(vertexArray)
+        glDisable(GLenum(GL_BLEND))
+        glDisable(GLenum(GL_DEPTH_TEST))
+        glDisable(GLenum(GL_DITHER))
+    }
+
+    deinit { glDeleteVertexArrays(1, &vertexArray) }
+}

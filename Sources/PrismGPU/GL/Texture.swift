@@ -1,0 +1,163 @@
+import CGLES
+import PrismCore
+
+/// Storage formats Prism uses for textures.
+public enum TextureFormat: Hashable, Sendable {
+    case r8, rg8, rgba8, r16ui, rgba16f
+
+    var internalFormat: GLenum {
+        switch self {
+        case .r8: GLenum(GL_R8)
+        case .rg8: GLenum(GL_RG8)
+        case .rgba8: GLenum(GL_RGBA8)
+        case .r16ui: GLenum(GL_R16UI)
+        case .rgba16f: GLenum(GL_RGBA16F)
+        }
+    }
+
+    var uploadFormat: GLenum {
+        switch self {
+        case .r8: GLenum(GL_RED)
+        case .rg8: GLenum(GL_RG)
+        case .rgba8, .rgba16f: GLenum(GL_RGBA)
+        case .r16ui: GLenum(GL_RED_INTEGER)
+        }
+    }
+
+    var uploadType: GLenum {
+        switch self {
+        case .r8, .rg8, .rgba8: GLenum(GL_UNSIGNED_BYTE)
+        case .r16ui: GLenum(GL_UNSIGNED_SHORT)
+        case .rgba16f: GLenum(GL_HALF_FLOAT)
+        }
+    }
+
+    /// Bytes per texel as uploaded.
+    public var bytesPerTexel: Int {
+        switch self {
+        case .r8: 1
+        case .rg8, .r16ui: 2
+        case .rgba8: 4
+        case .rgba16f: 8
+        }
+    }
+
+    /// Integer textures cannot be filtered.
+    var isInteger: Bool { self == .r16ui }
+}
+
+/// An immutable-storage 2D texture. Created and destroyed on its context's GPU thread only.
+public final class Texture {
+    public let name: GLuint
+    public let size: Size
+    public let format: TextureFormat
+
+    /// Allocates storage (glTexStorage2D); linear filtering and edge clamping unless the format is integer.
+    public init(size: Size, format: TextureFormat, linear: Bool = true) throws {
+        var name: GLuint = 0
+        glGenTextures(1, &name)
+        self.name = name
+        self.size = size
+        self.format = format
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, format.internalFormat, GLsizei(size.width), GLsizei(size.height))
+        let filter = (linear && !format.isInteger) ? GL_LINEAR : GL_NEAREST
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+        try GLError.check("glTexStorage2D(\(size), \(format))")
+    }
+
+    deinit {
+        var name = self.name
+        glDeleteTextures(1, &name)
+    }
+
+    /// Uploads rows from CPU memory; `rowBytes` may exceed the packed width (decoder padding).
+    public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int, width: Int? = nil, height: Int? = nil) {
+        let w = width ?? size.width, h = height ?? size.height
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        let bpp = format.bytesPerTexel
+        if rowBytes % bpp == 0 {
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / bpp))
+            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), rowBytes % 4 == 0 ? 4 : 1)
+            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(w), GLsizei(h),
+                            format.uploadFormat, format.uploadType, pixels)
+        } else {
+            // A pitch that is not whole texels: upload row by row.
+            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
+            for row in 0..<h {
+                glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, GLint(row), GLsizei(w), 1,
+                                format.uploadFormat, format.uploadType, pixels + row * rowBytes)
+            }
+        }
+        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+    }
+
+    /// Binds to texture unit `unit`.
+    public func bind(unit: Int) {
+        glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+    }
+}
+
+/// A texture with a framebuffer object around it: something a pass can draw into and later sample.
+public final class RenderTarget {
+    public let texture: Texture
+    public let framebuffer: GLuint
+
+    public var size: Size { texture.size }
+
+    public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true) throws {
+        texture = try Texture(size: size, format: format, linear: linear)
+        var fbo: GLuint = 0
+        glGenFramebuffers(1, &fbo)
+        framebuffer = fbo
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
+        glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D),
+                               texture.name, 0)
+        let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
+        guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
+            var name = fbo
+            glDeleteFramebuffers(1, &name)
+            throw GLError("glCheckFramebufferStatus", code: status, detail: "render target \(size) \(format) incomplete")
+        }
+    }
+
+    deinit {
+        var name = framebuffer
+        glDeleteFramebuffers(1, &name)
+    }
+
+    /// Makes this the draw target with a viewport covering it.
+    public func bindForDrawing() {
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        glViewport(0, 0, GLsizei(size.width), GLsizei(size.height))
+    }
+}
+
+/// Render targets reused by size and format, so a steady-state chain allocates nothing per frame.
+/// Owned by one renderer; lives and dies on its GPU thread.
+public final class TexturePool {
+    private struct Key: Hashable { var size: Size; var format: TextureFormat }
+    private var free: [Key: [RenderTarget]] = [:]
+    /// Targets ever created; stays flat once the pipeline is warm.
+    public private(set) var createdCount = 0
+
+    public init() {}
+
+    public func acquire(size: Size, format: TextureFormat = .rgba8) throws -> RenderTarget {
+        let key = Key(size: size, format: format)
+        if let target = free[key]?.popLast() { return target }
+        createdCount += 1
+        return try RenderTarget(size: size, format: format)
+    }
+
+    public func release(_ target: RenderTarget) {
+        free[Key(size: target.size, format: target.texture.format), default: []].append(target)
+    }
+
+    public func removeAll() { free.removeAll() }
+}
