@@ -161,3 +161,37 @@ public final class TexturePool {
 
     public func removeAll() { free.removeAll() }
 }
+
+/// A 3D float texture (colour lookup tables), read with texelFetch and interpolated in the shader.
+public final class Texture3D {
+    public let name: GLuint
+    public let dimension: Int
+
+    /// `rgb` holds dimension³ entries, red varying fastest, then green, then blue.
+    public init(dimension: Int, rgb: [SIMD3<Float>]) throws {
+        precondition(rgb.count == dimension * dimension * dimension)
+        var name: GLuint = 0
+        glGenTextures(1, &name)
+        self.name = name
+        self.dimension = dimension
+        glBindTexture(GLenum(GL_TEXTURE_3D), name)
+        glTexStorage3D(GLenum(GL_TEXTURE_3D), 1, GLenum(GL_RGBA32F), GLsizei(dimension), GLsizei(dimension), GLsizei(dimension))
+        var texels = [Float](repeating: 1, count: rgb.count * 4)
+        for (index, value) in rgb.enumerated() {
+            texels[index * 4] = value.x
+            texels[index * 4 + 1] = value.y
+            texels[index * 4 + 2] = value.z
+        }
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
+        glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, GLsizei(dimension), GLsizei(dimension), GLsizei(dimension),
+                        GLenum(GL_RGBA), GLenum(GL_FLOAT), texels)
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
+        try GLError.check("glTexStorage3D(\(dimension)³ RGBA32F)")
+    }
+
+    deinit {
+        var name = self.name
+        glDeleteTextures(1, &name)
+    }
+}

@@ -1,0 +1,190 @@
+import CGLES
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// Photo effects as 3D colour lookup tables generated from documented functions (the CPU reference
+/// of each look is the same function, evaluated directly), and `lut` for .cube files.
+enum LookFilters {
+    static let intensity = ParameterSpec("intensity", .float(0...1), default: .float(1),
+                                         "mix between the original (0) and the full look (1)")
+    static let interpolation = ParameterSpec("interp", .choice(["tetrahedral", "trilinear"]),
+                                             default: .choice("tetrahedral"), "how the table is interpolated")
+
+    static var definitions: [FilterDefinition] {
+        ColorLook.all.map { look in
+            FilterDefinition(
+                name: look.name, summary: look.summary, maths: look.maths + " Applied through a 33³ LUT.",
+                parameters: [intensity, interpolation], example: "\(look.name)(intensity=0.8)",
+                positional: ["intensity"],
+                make: { values in
+                    LUTKernel(dimension: 33, table: ColorLook.table(dimension: 33, look.apply), parameters: values)
+                })
+        }
+    }
+}
+
+/// A named colour transform on R'G'B' in 0...1.
+public struct ColorLook: Sendable {
+    public let name: String
+    public let summary: String
+    public let maths: String
+    public let apply: @Sendable (SIMD3<Double>) -> SIMD3<Double>
+
+    static func luma(_ c: SIMD3<Double>) -> Double { 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z }
+    static func clamp01(_ c: SIMD3<Double>) -> SIMD3<Double> { simd_clamp(c, .zero, .one) }
+    /// Smooth S-curve around 0.5 with strength k (0 = identity).
+    static func sCurve(_ v: Double, _ k: Double) -> Double {
+        let s = v * v * (3 - 2 * v)
+        return v + (s - v) * k
+    }
+
+    public static let all: [ColorLook] = [
+        ColorLook(name: "mono", summary: "Black and white (CIPhotoEffectMono).",
+                  maths: "y = 0.2126 r + 0.7152 g + 0.0722 b; rgb' = (y, y, y).") { c in
+            let y = luma(c)
+            return SIMD3(y, y, y)
+        },
+        ColorLook(name: "noir", summary: "High-contrast black and white (CIPhotoEffectNoir).",
+                  maths: "y = luma(rgb); s = y²(3 - 2y); y' = y + 1.2 (s - y), clamped; rgb' = (y', y', y').") { c in
+            let y = min(max(sCurve(luma(c), 1.2), 0), 1)
+            return SIMD3(y, y, y)
+        },
+        ColorLook(name: "tonal", summary: "Soft black and white (CIPhotoEffectTonal).",
+                  maths: "y = luma(rgb); y' = 0.06 + 0.88 y^0.9; rgb' = (y', y', y').") { c in
+            let y = 0.06 + 0.88 * pow(max(luma(c), 0), 0.9)
+            return SIMD3(y, y, y)
+        },
+        ColorLook(name: "instant", summary: "Warm faded instant-film look (CIPhotoEffectInstant).",
+                  maths: "rgb1 = mix(y, rgb, 0.85); rgb' = 0.08 + 0.86 · rgb1 · (1.06, 1.0, 0.88), clamped.") { c in
+            let y = luma(c)
+            let desaturated = SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 0.85
+            return clamp01(0.08 + 0.86 * desaturated * SIMD3(1.06, 1.0, 0.88))
+        },
+        ColorLook(name: "transfer", summary: "Vintage photo-transfer look (CIPhotoEffectTransfer).",
+                  maths: "rgb1 = S-curve(rgb, 0.35) per channel; rgb' = 0.05 + 0.92 · rgb1 · (1.08, 1.0, 0.80) + (0.02, 0.01, 0), clamped.") { c in
+            let curved = SIMD3(sCurve(c.x, 0.35), sCurve(c.y, 0.35), sCurve(c.z, 0.35))
+            return clamp01(0.05 + 0.92 * curved * SIMD3(1.08, 1.0, 0.80) + SIMD3(0.02, 0.01, 0))
+        },
+        ColorLook(name: "chrome", summary: "Punchy saturated colour (CIPhotoEffectChrome).",
+                  maths: "rgb1 = mix(y, rgb, 1.3); rgb' = S-curve(rgb1, 0.4) per channel, clamped.") { c in
+            let y = luma(c)
+            let saturated = clamp01(SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 1.3)
+            return clamp01(SIMD3(sCurve(saturated.x, 0.4), sCurve(saturated.y, 0.4), sCurve(saturated.z, 0.4)))
+        },
+        ColorLook(name: "fade", summary: "Washed-out, lifted blacks (CIPhotoEffectFade).",
+                  maths: "rgb1 = mix(y, rgb, 0.6); rgb' = 0.12 + 0.8 · rgb1.") { c in
+            let y = luma(c)
+            return 0.12 + 0.8 * (SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 0.6)
+        },
+        ColorLook(name: "process", summary: "Cross-processed: cool shadows, warm highlights (CIPhotoEffectProcess).",
+                  maths: "y = luma(rgb); rgb' = rgb + (1 - y)·(-0.04, 0, 0.08) + y·(0.06, 0.03, -0.08), then S-curve 0.25, clamped.") { c in
+            let y = luma(c)
+            let toned = c + (1 - y) * SIMD3(-0.04, 0, 0.08) + y * SIMD3(0.06, 0.03, -0.08)
+            let t = clamp01(toned)
+            return clamp01(SIMD3(sCurve(t.x, 0.25), sCurve(t.y, 0.25), sCurve(t.z, 0.25)))
+        },
+    ]
+
+    /// Samples `f` on a dimension³ grid, red fastest.
+    public static func table(dimension: Int, _ f: (SIMD3<Double>) -> SIMD3<Double>) -> [SIMD3<Float>] {
+        var values: [SIMD3<Float>] = []
+        values.reserveCapacity(dimension * dimension * dimension)
+        let scale = 1 / Double(dimension - 1)
+        for b in 0..<dimension { for g in 0..<dimension { for r in 0..<dimension {
+            let out = f(SIMD3(Double(r), Double(g), Double(b)) * scale)
+            values.append(SIMD3(Float(out.x), Float(out.y), Float(out.z)))
+        } } }
+        return values
+    }
+}
+
+private func simd_clamp(_ v: SIMD3<Double>, _ lo: SIMD3<Double>, _ hi: SIMD3<Double>) -> SIMD3<Double> {
+    v.replacing(with: lo, where: v .< lo).replacing(with: hi, where: v .> hi)
+}
+
+/// Applies a 3D LUT (dimension³ entries over `domainMin...domainMax`) with tetrahedral or trilinear
+/// interpolation done in float in the shader, mixed with the input by `intensity`.
+final class LUTKernel: ParameterizedKernel {
+    let inputCount = 1
+    let isPointwise = true
+    let dimension: Int
+    let table: [SIMD3<Float>]
+    let domainMin: SIMD3<Float>
+    let domainMax: SIMD3<Float>
+    var parameters: ParameterValues
+    private var texture: Texture3D?
+
+    init(dimension: Int, table: [SIMD3<Float>], domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one,
+         parameters: ParameterValues) {
+        self.dimension = dimension
+        self.table = table
+        self.domainMin = domainMin
+        self.domainMax = domainMax
+        self.parameters = parameters
+    }
+
+    var cost: Int { parameters.word("interp") == "trilinear" ? 8 : 4 }
+
+    let library = """
+        uniform highp sampler3D $lut;
+        uniform float $intensity;
+        uniform vec3 $domainMin;
+        uniform vec3 $domainScale;
+        uniform bool $trilinear;
+        vec3 $entry(ivec3 i) { return texelFetch($lut, i, 0).rgb; }
+
+        """
+
+    var expression: String {
+        """
+        vec4 $main(vec2 p) {
+            vec4 c = $in0(p);
+            float n = float(textureSize($lut, 0).x - 1);
+            vec3 x = clamp((c.rgb - $domainMin) * $domainScale, 0.0, 1.0) * n;
+            vec3 base = min(floor(x), vec3(n - 1.0));
+            vec3 f = x - base;
+            ivec3 i = ivec3(base);
+            vec3 result;
+            if ($trilinear) {
+                vec3 c00 = mix($entry(i), $entry(i + ivec3(1, 0, 0)), f.r);
+                vec3 c10 = mix($entry(i + ivec3(0, 1, 0)), $entry(i + ivec3(1, 1, 0)), f.r);
+                vec3 c01 = mix($entry(i + ivec3(0, 0, 1)), $entry(i + ivec3(1, 0, 1)), f.r);
+                vec3 c11 = mix($entry(i + ivec3(0, 1, 1)), $entry(i + ivec3(1, 1, 1)), f.r);
+                result = mix(mix(c00, c10, f.g), mix(c01, c11, f.g), f.b);
+            } else {
+                // Tetrahedral: walk from the cell's origin to its far corner along the axes in
+                // decreasing order of the fractions; four lookups, exact on the cube's diagonal.
+                ivec3 first, second;
+                vec3 w;
+                if (f.r >= f.g) {
+                    if (f.g >= f.b) { first = ivec3(1, 0, 0); second = ivec3(1, 1, 0); w = f.rgb; }
+                    else if (f.r >= f.b) { first = ivec3(1, 0, 0); second = ivec3(1, 0, 1); w = f.rbg; }
+                    else { first = ivec3(0, 0, 1); second = ivec3(1, 0, 1); w = f.brg; }
+                } else {
+                    if (f.b >= f.g) { first = ivec3(0, 0, 1); second = ivec3(0, 1, 1); w = f.bgr; }
+                    else if (f.b >= f.r) { first = ivec3(0, 1, 0); second = ivec3(0, 1, 1); w = f.gbr; }
+                    else { first = ivec3(0, 1, 0); second = ivec3(1, 1, 0); w = f.grb; }
+                }
+                vec3 v0 = $entry(i), v1 = $entry(i + first), v2 = $entry(i + second), v3 = $entry(i + ivec3(1));
+                result = v0 + w.x * (v1 - v0) + w.y * (v2 - v1) + w.z * (v3 - v2);
+            }
+            return vec4(mix(c.rgb, result, $intensity), c.a);
+        }
+
+        """
+    }
+
+    func prepare() throws {
+        if texture == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
+    }
+
+    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        if let texture { uniforms.bindTexture("$lut", name: texture.name, target: GLenum(GL_TEXTURE_3D)) }
+        uniforms.set("$intensity", Float(parameters.double("intensity")))
+        uniforms.set("$domainMin", domainMin.x, domainMin.y, domainMin.z)
+        let span = domainMax - domainMin
+        uniforms.set("$domainScale", 1 / span.x, 1 / span.y, 1 / span.z)
+        uniforms.set("$trilinear", Int32(parameters.word("interp") == "trilinear" ? 1 : 0))
+    }
+}

@@ -1,0 +1,105 @@
+import CGLES
+import PrismCore
+import PrismGPU
+
+/// Runs a compiled `FilterGraph` on uploaded frames: every pass, in order, ending in one packed render
+/// target per sink. Create, use and release it on the GPU thread; it owns every GL object it made.
+public final class GraphRenderer {
+    public let graph: FilterGraph
+    public let sourceFormat: PixelFormat
+    public let sourceSize: Size
+    public let outputSize: Size
+    public let sinkLayouts: [PackedFrameLayout]
+    private let passes: [CompiledPass]
+    private let pool: TexturePool
+    private let drawState = DrawState()
+    private var sourceTarget: RenderTarget?
+    private var nodeTargets: [Int: RenderTarget] = [:]
+    private var prepassTargets: [Int: [Int: RenderTarget]] = [:]
+    private var sinkTargets: [Int: RenderTarget] = [:]
+    /// Optional per-pass GPU timing.
+    public var timer: PassTimer?
+
+    public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
+        for node in graph.nodes { try node.kernel.prepare() }
+        let result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+                                               options: options, pool: pool)
+        self.graph = graph
+        self.sourceFormat = sourceFormat
+        self.sourceSize = sourceSize
+        self.outputSize = result.outputSize
+        self.sinkLayouts = result.sinkLayouts
+        self.passes = result.passes
+        self.pool = pool
+        for pass in passes {
+            switch pass.kind {
+            case .source: sourceTarget = pass.target
+            case .materialize(let node): nodeTargets[node] = pass.target
+            case .prepass(let node, let index): prepassTargets[node, default: [:]][index] = pass.target
+            case .sink(let index): sinkTargets[index] = pass.target
+            }
+        }
+    }
+
+    deinit {
+        for pass in passes { pool.release(pass.target) }
+    }
+
+    /// Number of draws per frame.
+    public var passCount: Int { passes.count }
+    /// The label of each pass, in order (for stats and benchmarks).
+    public var passLabels: [String] { passes.map(\.label) }
+    /// The generated fragment shaders, in pass order.
+    public var passSources: [String] { passes.map(\.fragmentSource) }
+
+    /// The render target holding sink `index`'s packed frame after `render`.
+    public func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }
+
+    /// Draws every pass for `frame`.
+    public func render(_ frame: UploadedFrame, context: FrameContext) throws {
+        precondition(frame.format == sourceFormat && frame.size == sourceSize, "frame does not match the compiled graph")
+        timer?.beginFrame()
+        defer { timer?.endFrame() }
+        for (index, pass) in passes.enumerated() {
+            timer?.begin(pass: index)
+            pass.target.bindForDrawing()
+            pass.program.use()
+            var firstFreeUnit = 0
+            if pass.readsSourcePlanes {
+                frame.bind(to: pass.program)
+                firstFreeUnit = frame.textures.count
+            }
+            let units = TextureUnits(startingAt: firstFreeUnit)
+            for binding in pass.textures {
+                let target: RenderTarget?
+                switch binding.source {
+                case .sourceTarget: target = sourceTarget
+                case .node(let node): target = nodeTargets[node]
+                case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+                }
+                guard let target else { continue }
+                let unit = units.next()
+                target.texture.bind(unit: unit)
+                pass.program.set(binding.uniform, Int32(unit))
+                pass.program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+            }
+            for member in pass.members {
+                let uniforms = KernelUniforms(program: pass.program, prefix: member.prefix, units: units,
+                                              outputSize: member.outputSize, inputSizes: member.inputSizes)
+                graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
+            }
+            if let layout = pass.packLayout {
+                FrameShaders.setPackUniforms(pass.program, layout: layout, colorSpace: outputColorSpace(for: frame))
+            }
+            pass.program.drawFullscreen()
+            timer?.end(pass: index)
+        }
+    }
+
+    /// The Y'CbCr description packed frames are written in: the source's own, or BT.709 / BT.601
+    /// limited (by size) when the source is RGB.
+    public func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
+        frame.format.isYUV ? frame.colorSpace : YUVColorSpace(matrix: .defaultFor(outputSize), range: .limited)
+    }
+}

@@ -1,0 +1,47 @@
+import PrismCore
+
+/// A filter users can name in a graph: its documentation, typed parameters and how to make an instance.
+public struct FilterDefinition: Sendable {
+    public let name: String
+    /// One line: what it does.
+    public let summary: String
+    /// The maths, written down (shown by `prism filters NAME`).
+    public let maths: String
+    public let parameters: [ParameterSpec]
+    /// Names of the image inputs, in order ([] for generators, ["input"] for most).
+    public let inputs: [String]
+    /// A graph using it, for `prism filters NAME`.
+    public let example: String
+    /// Positional arguments map onto these parameter names, in order.
+    public let positional: [String]
+    private let make: @Sendable (ParameterValues) throws -> FilterKernel
+
+    public init(name: String, summary: String, maths: String, parameters: [ParameterSpec] = [],
+                inputs: [String] = ["input"], example: String, positional: [String]? = nil,
+                make: @escaping @Sendable (ParameterValues) throws -> FilterKernel) {
+        self.name = name
+        self.summary = summary
+        self.maths = maths
+        self.parameters = parameters
+        self.inputs = inputs
+        self.example = example
+        self.positional = positional ?? parameters.map(\.name)
+        self.make = make
+    }
+
+    /// An instance with validated values (defaults for the rest).
+    public func instantiate(_ given: [String: ParameterValue] = [:]) throws -> (FilterKernel, ParameterValues) {
+        let values = try ParameterValues(specs: parameters, given: given)
+        return (try make(values), values)
+    }
+}
+
+/// Every built-in filter, by name.
+public enum BuiltinFilters {
+    public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions
+        + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions
+
+    public static func named(_ name: String) -> FilterDefinition? {
+        all.first { $0.name == name.lowercased() }
+    }
+}

@@ -1,0 +1,72 @@
+import PrismCore
+
+/// A directed acyclic graph of filter instances over one source (the input frame).
+///
+/// Nodes are added producer-first, so the node array is always in topological order; the text form
+/// (`GraphBinder`) and code that builds graphs directly both go through `add`.
+public final class FilterGraph {
+    public struct NodeID: Hashable, Sendable, CustomStringConvertible {
+        public let index: Int
+        public var description: String { "#\(index)" }
+    }
+
+    /// Where a node input (or the graph output) comes from.
+    public enum Stream: Hashable, Sendable {
+        case source
+        case node(NodeID)
+    }
+
+    public struct Node {
+        public let id: NodeID
+        /// The filter's name as the user wrote it (for errors, stats and `prism filters`).
+        public let name: String
+        public let kernel: FilterKernel
+        public let inputs: [Stream]
+        /// The instance's parameter values, when it came from a definition.
+        public var parameters: ParameterValues?
+    }
+
+    public private(set) var nodes: [Node] = []
+    /// The stream the graph delivers; the source itself for an empty graph.
+    public var output: Stream = .source
+
+    public init() {}
+
+    /// Adds a node reading `inputs` (which must already exist) and makes it the output.
+    @discardableResult
+    public func add(_ name: String, kernel: FilterKernel, inputs: [Stream], parameters: ParameterValues? = nil) throws -> NodeID {
+        guard inputs.count == kernel.inputCount else {
+            throw UsageError("\(name) takes \(kernel.inputCount) input(s), got \(inputs.count)")
+        }
+        for input in inputs {
+            if case .node(let id) = input, !nodes.indices.contains(id.index) {
+                throw UsageError("\(name) reads \(id), which does not exist yet")
+            }
+        }
+        let id = NodeID(index: nodes.count)
+        nodes.append(Node(id: id, name: name, kernel: kernel, inputs: inputs, parameters: parameters))
+        output = .node(id)
+        return id
+    }
+
+    /// Appends a one-input filter reading the current output: the plain-chain case.
+    @discardableResult
+    public func append(_ name: String, kernel: FilterKernel, parameters: ParameterValues? = nil) throws -> NodeID {
+        try add(name, kernel: kernel, inputs: kernel.inputCount == 0 ? [] : [output], parameters: parameters)
+    }
+
+    public subscript(_ id: NodeID) -> Node { nodes[id.index] }
+
+    /// Updates one node's parameter (live controls). The kernel reads `parameters` on its next frame.
+    public func setParameter(_ id: NodeID, _ name: String, _ value: ParameterValue) throws {
+        guard var values = nodes[id.index].parameters else { throw UsageError("\(nodes[id.index].name) has no parameters") }
+        try values.set(name, value)
+        nodes[id.index].parameters = values
+        (nodes[id.index].kernel as? ParameterizedKernel)?.parameters = values
+    }
+}
+
+/// Kernels whose uniforms follow their parameter values, so live changes reach the GPU.
+public protocol ParameterizedKernel: FilterKernel {
+    var parameters: ParameterValues { get set }
+}

@@ -1,0 +1,143 @@
+import CGLES
+import PrismCore
+import PrismGPU
+
+/// What a filter instance asks of the GPU. The graph compiler fuses kernels into as few passes as it
+/// can: a kernel's `expression` is GLSL text that becomes part of whichever pass needs its output.
+///
+/// GLSL conventions, with `$` standing for a prefix unique to the instance (the compiler rewrites it):
+/// - `vec4 $main(vec2 p)` returns the kernel's output at pixel centre `p` (y down, in output pixels);
+/// - `vec4 $in0(vec2 p)`, `$in1`… read the inputs at any position: either a call into the upstream
+///   kernel's own `$main` (fused) or a texel fetch from its rendered texture;
+/// - `$src0`, `$src1`… are `sampler2D`s of inputs listed in `textureInputs`, for filtered or
+///   neighbourhood reads; `$src0Size` is their size as `vec2`;
+/// - uniforms are declared by the kernel as `uniform T $name;` and set in `setUniforms`.
+public protocol FilterKernel: AnyObject {
+    /// Number of image inputs (0 for generators).
+    var inputCount: Int { get }
+    /// GLSL declarations and `$main` (see above).
+    var expression: String { get }
+    /// GLSL shared by the kernel's prepasses and its expression (uniforms, helpers); emitted once per pass.
+    var library: String { get }
+    /// Inputs that must exist as textures (`$srcN`) because the kernel samples them with filtering,
+    /// over neighbourhoods, or in its prepasses. Others are fused in.
+    var textureInputs: Set<Int> { get }
+    /// Passes the kernel renders before its expression can be evaluated (block averages, the
+    /// horizontal half of a blur, ISF passes). Their targets are `$pass0`, `$pass1`… in later passes
+    /// and in the expression.
+    var prepasses: [KernelPrepass] { get }
+    /// True when the output at p depends only on the inputs at p: free to fuse anywhere.
+    var isPointwise: Bool { get }
+    /// Texture reads per output pixel of the expression, roughly: the compiler avoids evaluating
+    /// expensive expressions more than once per pixel.
+    var cost: Int { get }
+    /// The output size for the given input sizes (called once per compile); generators, which have no
+    /// inputs, usually take the graph source's size.
+    func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
+    /// Creates GL resources (LUT textures, images); runs on the GPU thread before the first frame.
+    func prepare() throws
+    /// Sets the kernel's uniforms and binds its own textures in a program that contains its code.
+    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
+}
+
+extension FilterKernel {
+    public var library: String { "" }
+    public var textureInputs: Set<Int> { [] }
+    public var prepasses: [KernelPrepass] { [] }
+    public var isPointwise: Bool { false }
+    public var cost: Int { 1 }
+    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
+    public func prepare() throws {}
+}
+
+/// A pass a kernel renders into its own texture before its expression runs.
+public struct KernelPrepass {
+    /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's
+    /// `library`, `$srcN` inputs and earlier `$passN` targets.
+    public var main: String
+    /// The target's storage; nil takes the compile options' intermediate format.
+    public var format: TextureFormat?
+    /// The target's size for the kernel's input sizes.
+    public var size: @Sendable ([Size]) -> Size
+
+    public init(main: String, format: TextureFormat? = nil, size: @escaping @Sendable ([Size]) -> Size) {
+        self.main = main
+        self.format = format
+        self.size = size
+    }
+}
+
+/// What changes per frame and reaches every kernel.
+public struct FrameContext: Sendable {
+    /// Seconds since the first frame of the run.
+    public var time: Double
+    public var timeDelta: Double
+    public var frameIndex: Int
+    /// Regions of interest for this frame (face centres and radii, normalised to the frame), for
+    /// kernels that take them.
+    public var regions: [Region]
+
+    public struct Region: Hashable, Sendable {
+        public var center: SIMD2<Double>
+        public var radius: Double
+        public init(center: SIMD2<Double>, radius: Double) {
+            self.center = center
+            self.radius = radius
+        }
+    }
+
+    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = []) {
+        self.time = time
+        self.timeDelta = timeDelta
+        self.frameIndex = frameIndex
+        self.regions = regions
+    }
+}
+
+/// Sets one kernel's uniforms in one program, translating `$name` to the kernel's prefix, and binds
+/// textures to free units.
+public struct KernelUniforms {
+    let program: ShaderProgram
+    let prefix: String
+    let units: TextureUnits
+    /// The size of the kernel's output in this pass.
+    public let outputSize: Size
+    /// The sizes of the kernel's inputs.
+    public let inputSizes: [Size]
+
+    func name(_ placeholder: String) -> String {
+        placeholder.hasPrefix("$") ? prefix + placeholder.dropFirst() : placeholder
+    }
+
+    public func set(_ uniform: String, _ value: Float) { program.set(name(uniform), value) }
+    public func set(_ uniform: String, _ value: Int32) { program.set(name(uniform), value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { program.set(name(uniform), x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { program.set(name(uniform), x, y, z) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
+        program.set(name(uniform), x, y, z, w)
+    }
+    public func set(_ uniform: String, _ v: SIMD4<Double>) {
+        program.set(name(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
+    }
+    public func set(_ uniform: String, _ v: SIMD2<Double>) { program.set(name(uniform), Float(v.x), Float(v.y)) }
+
+    /// Binds a texture (GL_TEXTURE_2D or GL_TEXTURE_3D name) to the next free unit and points `uniform` at it.
+    public func bindTexture(_ uniform: String, name texture: GLuint, target: GLenum = GLenum(GL_TEXTURE_2D)) {
+        let location = program.location(name(uniform))
+        guard location >= 0 else { return }
+        let unit = units.next()
+        glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
+        glBindTexture(target, texture)
+        glUniform1i(location, Int32(unit))
+    }
+}
+
+/// Hands out texture units for one draw.
+final class TextureUnits {
+    private var used = 0
+    init(startingAt first: Int) { used = first }
+    func next() -> Int {
+        defer { used += 1 }
+        return used
+    }
+}

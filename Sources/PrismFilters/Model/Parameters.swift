@@ -1,0 +1,197 @@
+import PrismCore
+
+/// The type of a filter parameter, with its range where it has one.
+public enum ParameterKind: Hashable, Sendable {
+    case float(ClosedRange<Double>)
+    case int(ClosedRange<Int>)
+    case bool
+    /// RGBA, each 0...1; written `#rrggbb[aa]` or `r:g:b[:a]`.
+    case color
+    /// Two numbers, written `x:y`.
+    case point
+    /// A size `WxH`.
+    case size
+    /// One of a fixed set of words.
+    case choice([String])
+    /// Free text: a file path, a label.
+    case text
+
+    public var typeName: String {
+        switch self {
+        case .float: "float"
+        case .int: "int"
+        case .bool: "bool"
+        case .color: "color"
+        case .point: "point"
+        case .size: "size"
+        case .choice(let options): options.joined(separator: "|")
+        case .text: "text"
+        }
+    }
+
+    public var rangeDescription: String? {
+        switch self {
+        case .float(let range): "\(Self.trim(range.lowerBound))...\(Self.trim(range.upperBound))"
+        case .int(let range): "\(range.lowerBound)...\(range.upperBound)"
+        default: nil
+        }
+    }
+
+    static func trim(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e9 ? String(Int(value)) : String(value)
+    }
+}
+
+/// A parameter's value. The kind it must match is in its `ParameterSpec`.
+public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
+    case float(Double)
+    case int(Int)
+    case bool(Bool)
+    case color(SIMD4<Double>)
+    case point(SIMD2<Double>)
+    case size(Size)
+    case choice(String)
+    case text(String)
+
+    public var description: String {
+        switch self {
+        case .float(let v): ParameterKind.trim(v)
+        case .int(let v): String(v)
+        case .bool(let v): String(v)
+        case .color(let c): String(format4(c))
+        case .point(let p): "\(ParameterKind.trim(p.x)):\(ParameterKind.trim(p.y))"
+        case .size(let s): s.description
+        case .choice(let s), .text(let s): s
+        }
+    }
+
+    public var doubleValue: Double? {
+        switch self {
+        case .float(let v): v
+        case .int(let v): Double(v)
+        case .bool(let v): v ? 1 : 0
+        default: nil
+        }
+    }
+}
+
+private func format4(_ c: SIMD4<Double>) -> String {
+    func hex(_ v: Double) -> String {
+        let byte = Int((min(max(v, 0), 1) * 255).rounded())
+        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
+    }
+    return "#" + hex(c.x) + hex(c.y) + hex(c.z) + (c.w < 1 ? hex(c.w) : "")
+}
+
+/// A declared parameter: name, type, default, documentation.
+public struct ParameterSpec: Hashable, Sendable {
+    public var name: String
+    public var kind: ParameterKind
+    public var defaultValue: ParameterValue
+    public var summary: String
+
+    public init(_ name: String, _ kind: ParameterKind, default defaultValue: ParameterValue, _ summary: String) {
+        self.name = name
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.summary = summary
+    }
+
+    /// Checks and normalises a value for this parameter (ints for floats are fine, ranges enforced).
+    public func validate(_ value: ParameterValue) throws -> ParameterValue {
+        switch (kind, value) {
+        case (.float(let range), _):
+            guard let v = value.doubleValue, !(value.isBool) else { throw mismatch(value) }
+            guard range.contains(v) else { throw outOfRange(value) }
+            return .float(v)
+        case (.int(let range), .int(let v)):
+            guard range.contains(v) else { throw outOfRange(value) }
+            return value
+        case (.int(let range), .float(let v)) where v == v.rounded():
+            guard range.contains(Int(v)) else { throw outOfRange(value) }
+            return .int(Int(v))
+        case (.bool, .bool): return value
+        case (.bool, .int(let v)) where v == 0 || v == 1: return .bool(v == 1)
+        case (.bool, .float(let v)) where v == 0 || v == 1: return .bool(v == 1)
+        case (.color, .color): return value
+        case (.point, .point): return value
+        case (.size, .size): return value
+        case (.choice(let options), .choice(let word)), (.choice(let options), .text(let word)):
+            guard options.contains(word) else {
+                throw UsageError("\(name) must be one of \(options.joined(separator: ", ")), not '\(word)'")
+            }
+            return .choice(word)
+        case (.text, .text(let s)), (.text, .choice(let s)): return .text(s)
+        default: throw mismatch(value)
+        }
+    }
+
+    private func mismatch(_ value: ParameterValue) -> UsageError {
+        UsageError("\(name) takes a \(kind.typeName), not '\(value)'")
+    }
+
+    private func outOfRange(_ value: ParameterValue) -> UsageError {
+        UsageError("\(name) must be in \(kind.rangeDescription ?? "range"), not \(value)")
+    }
+}
+
+extension ParameterValue {
+    var isBool: Bool { if case .bool = self { return true } else { return false } }
+}
+
+/// The values of one filter instance's parameters, all present and valid.
+public struct ParameterValues: Hashable, Sendable {
+    public private(set) var values: [String: ParameterValue]
+    public let specs: [ParameterSpec]
+
+    /// Defaults, overridden by `given` (validated).
+    public init(specs: [ParameterSpec], given: [String: ParameterValue] = [:]) throws {
+        self.specs = specs
+        var values: [String: ParameterValue] = [:]
+        for spec in specs { values[spec.name] = spec.defaultValue }
+        for (name, value) in given {
+            guard let spec = specs.first(where: { $0.name == name }) else {
+                let known = specs.map(\.name).joined(separator: ", ")
+                throw UsageError("unknown parameter '\(name)'" + (known.isEmpty ? " (it takes none)" : " (it takes \(known))"))
+            }
+            values[name] = try spec.validate(value)
+        }
+        self.values = values
+    }
+
+    /// Sets one value after validation (live controls, hot reload).
+    public mutating func set(_ name: String, _ value: ParameterValue) throws {
+        guard let spec = specs.first(where: { $0.name == name }) else { throw UsageError("unknown parameter '\(name)'") }
+        values[name] = try spec.validate(value)
+    }
+
+    public subscript(_ name: String) -> ParameterValue? { values[name] }
+
+    public func double(_ name: String) -> Double { values[name]?.doubleValue ?? 0 }
+    public func int(_ name: String) -> Int {
+        if case .int(let v) = values[name] { return v }
+        return Int(double(name))
+    }
+    public func bool(_ name: String) -> Bool {
+        if case .bool(let v) = values[name] { return v }
+        return double(name) != 0
+    }
+    public func point(_ name: String) -> SIMD2<Double> {
+        if case .point(let v) = values[name] { return v }
+        return .zero
+    }
+    public func color(_ name: String) -> SIMD4<Double> {
+        if case .color(let v) = values[name] { return v }
+        return SIMD4(0, 0, 0, 1)
+    }
+    public func size(_ name: String) -> Size? {
+        if case .size(let v) = values[name] { return v }
+        return nil
+    }
+    public func word(_ name: String) -> String {
+        switch values[name] {
+        case .choice(let s), .text(let s): return s
+        default: return ""
+        }
+    }
+}

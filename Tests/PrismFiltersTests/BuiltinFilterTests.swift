@@ -1,0 +1,85 @@
+import XCTest
+import PrismCore
+@testable import PrismFilters
+
+final class BuiltinFilterTests: XCTestCase {
+    let image = TestImage.varied()
+
+    func testInvertIsExact() throws {
+        let out = try render(chain([("invert", [:])]), image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            return SIMD4(1 - p.x, 1 - p.y, 1 - p.z, p.w)
+        }
+        assertClose(out, expected, tolerance: 0, "invert")
+    }
+
+    func testColorControls() throws {
+        let params: [String: ParameterValue] = ["brightness": .float(0.05), "contrast": .float(1.3), "saturation": .float(0.6)]
+        let out = try render(chain([("color", params)]), image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            let luma = 0.2126 * p.x + 0.7152 * p.y + 0.0722 * p.z
+            func f(_ v: Double) -> Double { ((luma + (v - luma) * 0.6) - 0.5) * 1.3 + 0.5 + 0.05 }
+            return SIMD4(f(p.x), f(p.y), f(p.z), p.w)
+        }
+        assertClose(out, expected, tolerance: 1, "color")
+    }
+
+    func testEveryLookMatchesItsFunctionThroughTheTable() throws {
+        for look in ColorLook.all {
+            for interp in ["tetrahedral", "trilinear"] {
+                let out = try render(chain([(look.name, ["interp": .choice(interp), "intensity": .float(0.9)])]), image)
+                let expected = TestImage.from(size: image.size) { x, y in
+                    let p = self.image.pixel(x, y)
+                    let rgb = SIMD3(p.x, p.y, p.z)
+                    let looked = look.apply(rgb)
+                    let mixed = rgb + (looked - rgb) * 0.9
+                    return SIMD4(mixed.x, mixed.y, mixed.z, p.w)
+                }
+                // A 33³ table interpolated linearly departs from a smooth curve by well under 1/255;
+                // 2 leaves room for rounding at both ends.
+                assertClose(out, expected, tolerance: 2, "\(look.name) \(interp)")
+            }
+        }
+    }
+
+    func testPixellateAveragesBlocksAlignedOnTheCentre() throws {
+        let scale = 7.0
+        let center = SIMD2(0.3, 0.6)
+        let out = try render(chain([("pixellate", ["scale": .float(scale), "center": .point(center)])]), image)
+        let size = image.size
+        let ox0 = center.x * Double(size.width) - scale / 2, oy0 = center.y * Double(size.height) - scale / 2
+        let origin = SIMD2(ox0 - scale * (ox0 / scale).rounded(.up), oy0 - scale * (oy0 / scale).rounded(.up))
+        func block(_ x: Int, _ y: Int) -> SIMD2<Int> {
+            SIMD2(Int(((Double(x) + 0.5 - origin.x) / scale).rounded(.down)),
+                  Int(((Double(y) + 0.5 - origin.y) / scale).rounded(.down)))
+        }
+        var sums: [SIMD2<Int>: (SIMD4<Double>, Int)] = [:]
+        for y in 0..<size.height { for x in 0..<size.width {
+            let b = block(x, y)
+            let (s, n) = sums[b] ?? (.zero, 0)
+            sums[b] = (s + image.pixel(x, y), n + 1)
+        } }
+        let expected = TestImage.from(size: size) { x, y in
+            let (s, n) = sums[block(x, y)]!
+            return s / Double(n)
+        }
+        assertClose(out, expected, tolerance: 1, "pixellate")
+        // A block centred on `center` covers the pixel there and its neighbours within scale/2.
+        let cx = Int(center.x * Double(size.width)), cy = Int(center.y * Double(size.height))
+        XCTAssertEqual(block(cx - 3, cy - 3), block(cx + 2, cy + 2))
+    }
+
+    func testFusedChainEqualsOnePassPerFilter() throws {
+        let graph = try chain([("invert", [:]), ("mono", [:]), ("color", ["contrast": .float(1.2)]),
+                               ("pixellate", ["scale": .float(5)]), ("instant", ["intensity": .float(0.5)])])
+        // With float intermediates the only rounding left is the final one: within 1/255.
+        let fused = try render(graph, image, fuse: true, intermediate: .rgba16f)
+        let unfused = try render(graph, image, fuse: false, intermediate: .rgba16f)
+        assertClose(fused, unfused, tolerance: 1, "fused vs unfused")
+        // With 8-bit intermediates each extra pass may round once more (contrast 1.2 amplifies it).
+        let unfused8 = try render(graph, image, fuse: false)
+        assertClose(try render(graph, image), unfused8, tolerance: 3, "fused vs unfused, 8-bit intermediates")
+    }
+}

@@ -1,0 +1,101 @@
+import XCTest
+import PrismCore
+import PrismGPU
+@testable import PrismFilters
+
+/// A varied RGBA test image: smooth gradients, hard edges, saturated primaries, a soft alpha ramp.
+struct TestImage {
+    let size: Size
+    var rgba: [UInt8]
+
+    static func varied(width: Int = 97, height: Int = 61) -> TestImage {
+        var rgba = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                let band = x * 6 / width
+                switch (y * 3 / height, band) {
+                case (0, _):  // gradients
+                    rgba[i] = UInt8(x * 255 / (width - 1))
+                    rgba[i + 1] = UInt8(y * 255 / (height - 1))
+                    rgba[i + 2] = UInt8(255 - x * 255 / (width - 1))
+                case (1, _):  // saturated bars with hard edges
+                    let bars: [(UInt8, UInt8, UInt8)] = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0), (0, 255, 255), (255, 0, 255)]
+                    (rgba[i], rgba[i + 1], rgba[i + 2]) = bars[band]
+                default:  // checkerboard and fine detail
+                    let on = (x / 3 + y / 3) % 2 == 0
+                    rgba[i] = on ? 230 : 20
+                    rgba[i + 1] = UInt8((x * 37 + y * 11) % 256)
+                    rgba[i + 2] = on ? 40 : 200
+                }
+            }
+        }
+        return TestImage(size: Size(width: width, height: height), rgba: rgba)
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> SIMD4<Double> {
+        let cx = min(max(x, 0), size.width - 1), cy = min(max(y, 0), size.height - 1)
+        let i = (cy * size.width + cx) * 4
+        return SIMD4(Double(rgba[i]), Double(rgba[i + 1]), Double(rgba[i + 2]), Double(rgba[i + 3])) / 255
+    }
+
+    /// Builds an image from a per-pixel function returning 0...1 RGBA.
+    static func from(size: Size, _ f: (Int, Int) -> SIMD4<Double>) -> TestImage {
+        var rgba = [UInt8](repeating: 0, count: size.pixelCount * 4)
+        for y in 0..<size.height { for x in 0..<size.width {
+            let v = f(x, y)
+            let i = (y * size.width + x) * 4
+            for c in 0..<4 { rgba[i + c] = UInt8((min(max(v[c], 0), 1) * 255).rounded()) }
+        } }
+        return TestImage(size: size, rgba: rgba)
+    }
+}
+
+/// One context for the whole test process: contexts are cheap but not free on llvmpipe.
+enum SharedGPU {
+    nonisolated(unsafe) static var context: GPUContext?
+    static func get() throws -> GPUContext {
+        if let context { return context }
+        let made = try GPUContext()
+        context = made
+        return made
+    }
+}
+
+extension XCTestCase {
+    /// Parses nothing: builds a chain of built-ins by name with parameters.
+    func chain(_ steps: [(String, [String: ParameterValue])]) throws -> FilterGraph {
+        let graph = FilterGraph()
+        for (name, params) in steps {
+            let definition = try XCTUnwrap(BuiltinFilters.named(name), "no filter \(name)")
+            let (kernel, values) = try definition.instantiate(params)
+            try graph.append(name, kernel: kernel, parameters: values)
+        }
+        return graph
+    }
+
+    func render(_ graph: FilterGraph, _ image: TestImage, fuse: Bool = true,
+                intermediate: TextureFormat = .rgba8) throws -> TestImage {
+        let (rgba, size) = try StillRenderer.render(graph, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
+                                                    options: CompileOptions(fuse: fuse, intermediateFormat: intermediate))
+        return TestImage(size: size, rgba: rgba)
+    }
+
+    /// Largest per-channel difference in code values; fails with where it happened.
+    @discardableResult
+    func assertClose(_ actual: TestImage, _ expected: TestImage, tolerance: Int, _ label: String,
+                     file: StaticString = #filePath, line: UInt = #line) -> Int {
+        XCTAssertEqual(actual.size, expected.size, label, file: file, line: line)
+        guard actual.size == expected.size else { return 255 }
+        var worst = 0, at = 0
+        for i in actual.rgba.indices {
+            let d = abs(Int(actual.rgba[i]) - Int(expected.rgba[i]))
+            if d > worst { worst = d; at = i }
+        }
+        let pixel = at / 4
+        XCTAssertLessThanOrEqual(worst, tolerance,
+                                 "\(label): max error \(worst) at (\(pixel % actual.size.width), \(pixel / actual.size.width)) channel \(at % 4)",
+                                 file: file, line: line)
+        return worst
+    }
+}

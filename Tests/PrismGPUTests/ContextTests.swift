@@ -1,0 +1,14 @@
+import XCTest
+import PrismCore
+@testable import PrismGPU
+
+final class ContextTests: XCTestCase {
+    func testContextReportsRendererAndRunsOnItsThread() throws {
+        let context = try GPUContext()
+        XCTAssertFalse(context.info.renderer.isEmpty)
+        XCTAssertTrue(context.info.version.contains("OpenGL ES 3"))
+        XCTAssertFalse(context.isCurrentThread)
+        XCTAssertTrue(try context.perform { context.isCurrentThread })
+        print("extensions:", context.info.extensions.sorted().filter { $0.contains("timer") || $0.contains("float") })
+    }
+}
