@@ -1,0 +1,84 @@
+import Foundation
+
+/// A blocking FIFO of fixed capacity between two pipeline threads.
+///
+/// `push` waits while the queue is full (files never drop frames) unless the queue drops the oldest
+/// element instead (live sources: a late frame is worth less than the next one; drops are counted).
+/// `close` lets the consumer drain what is left; `cancel` wakes everyone and discards the rest.
+final class BoundedQueue<Element>: @unchecked Sendable {
+    enum Overflow { case block, dropOldest }
+
+    private let condition = NSCondition()
+    // A ring of slots; a popped slot is cleared at once so the queue never keeps a frame (or a pooled
+    // buffer) alive after the consumer took it.
+    private var slots: [Element?]
+    private var head = 0
+    private var count = 0
+    private let capacity: Int
+    private let overflow: Overflow
+    private var closed = false
+    private var cancelled = false
+    private(set) var dropped = 0
+
+    init(capacity: Int, overflow: Overflow = .block) {
+        precondition(capacity > 0)
+        self.capacity = capacity
+        self.overflow = overflow
+        slots = Array(repeating: nil, count: capacity)
+    }
+
+    /// Adds `element`; returns false when the queue was cancelled (the element is dropped).
+    @discardableResult
+    func push(_ element: Element) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while count >= capacity && !cancelled {
+            if overflow == .dropOldest {
+                slots[head] = nil
+                head = (head + 1) % capacity
+                count -= 1
+                dropped += 1
+                break
+            }
+            condition.wait()
+        }
+        guard !cancelled else { return false }
+        slots[(head + count) % capacity] = element
+        count += 1
+        condition.broadcast()
+        return true
+    }
+
+    /// The oldest element; nil once the queue is closed and empty, or cancelled.
+    func pop() -> Element? {
+        condition.lock()
+        defer { condition.unlock() }
+        while count == 0 && !closed && !cancelled { condition.wait() }
+        guard !cancelled, count > 0 else { return nil }
+        let element = slots[head]
+        slots[head] = nil
+        head = (head + 1) % capacity
+        count -= 1
+        condition.broadcast()
+        return element!
+    }
+
+    /// No more pushes: the consumer gets what is left, then nil.
+    func close() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Stops both sides now.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        slots = Array(repeating: nil, count: capacity)
+        head = 0
+        count = 0
+        condition.broadcast()
+        condition.unlock()
+    }
+}

@@ -1,0 +1,367 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+
+/// A request to stop a run early (Ctrl-C, SIGTERM, the preview's stop button). The run finishes the
+/// frames already read and closes its output properly.
+public final class StopSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stopped = false
+    public init() {}
+    public func stop() { lock.withLock { stopped = true } }
+    public var isStopped: Bool { lock.withLock { stopped } }
+}
+
+/// One `prism run`: source → GPU (upload, filter graph, pack, readback) → encoder and muxer, on three
+/// threads joined by bounded queues, so decoding, GPU work and encoding overlap.
+///
+/// Everything that can fail because of the user's input (the source, the GPU, the graph, the output
+/// path, the codec) fails in `init`, before the first frame; `run` then only meets errors in the data.
+public final class Pipeline: @unchecked Sendable {
+    public let options: RunOptions
+    public let sourceInfo: SourceInfo
+    public let gpuInfo: GPUInfo
+    public let outputSize: Size
+    public let passLabels: [String]
+    private let source: MediaSource
+    private let gpu: GPUContext
+    private let gpuState: GPUState
+    private let pool: FrameBufferPool
+    private let sink: Sink
+    private let readbackStrategy: ReadbackStrategy
+
+    private enum Sink {
+        case movie(MovieWriter)
+        case raw(RawVideoSink)
+    }
+
+    /// What crosses from the source and GPU threads to the output thread.
+    private enum Output {
+        case video(PooledFrameBuffer, pts: MediaTime, duration: MediaTime?)
+        case audio(AudioPacket)
+    }
+
+    /// GL objects of the run; created and destroyed on the GPU thread only.
+    private final class GPUState: @unchecked Sendable {
+        var renderer: GraphRenderer?
+        var uploader: FrameUploader?
+        var readback: FrameReadback<ReadbackTag>?
+        var timer: PassTimer?
+    }
+
+    private struct ReadbackTag {
+        let buffer: PooledFrameBuffer
+        let pts: MediaTime
+        let duration: MediaTime?
+    }
+
+    public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
+        self.options = options
+        // 1. The source.
+        let source: MediaSource
+        switch options.input {
+        case .pattern:
+            let rate = options.frameRate ?? Rational(30, 1)
+            let frames = options.frameLimit
+                ?? (options.durationLimit == nil ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
+            source = try TestPatternSource(size: options.size ?? Size(width: 1280, height: 720), frameRate: rate,
+                                           frameCount: frames)
+        case .movie(let path):
+            source = try MovieSource(url: path)
+        case .standardInput(let format):
+            source = RawVideoSource(fileDescriptor: 0, format: format)
+        }
+        self.source = source
+        sourceInfo = source.info
+        // 2. The GPU and the compiled graph.
+        let gpu = try gpu ?? GPUContext(options: options.gpu)
+        self.gpu = gpu
+        gpuInfo = gpu.info
+        let strategy = options.readback ?? ReadbackStrategy.preferred(for: gpu.info)
+        readbackStrategy = strategy
+        if case .movie = options.input, let size = options.size {
+            try Pipeline.appendScale(to: graph, size: size)
+        } else if case .standardInput = options.input, let size = options.size {
+            try Pipeline.appendScale(to: graph, size: size)
+        }
+        let sinkFormat: PixelFormat
+        switch options.output {
+        case .movie: sinkFormat = options.encoder.pixelFormat
+        case .standardOutput(let format): sinkFormat = format
+        }
+        let state = GPUState()
+        let info = sourceInfo
+        let compileOptions = CompileOptions(fuse: options.fuse)
+        let wantsTimer = options.stats
+        let layout = try gpu.perform { () throws -> PackedFrameLayout in
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: info.pixelFormat, sourceSize: info.size,
+                                             sinks: [sinkFormat], options: compileOptions)
+            state.renderer = renderer
+            state.uploader = FrameUploader()
+            state.readback = try FrameReadback(strategy: strategy, layout: renderer.sinkLayouts[0])
+            if wantsTimer {
+                let timer = PassTimer(passCount: renderer.passCount, extensions: gpu.info.extensions)
+                renderer.timer = timer
+                state.timer = timer
+            }
+            return renderer.sinkLayouts[0]
+        }
+        gpuState = state
+        outputSize = layout.size
+        passLabels = try gpu.perform { state.renderer?.passLabels ?? [] }
+        // 3. The output: opened (and its path checked) before any frame is processed.
+        let outputColorSpace = info.pixelFormat.isYUV
+            ? info.colorSpace : YUVColorSpace(matrix: .defaultFor(layout.size), range: .limited)
+        switch options.output {
+        case .movie(let path):
+            let video = VideoStreamConfig(source: info, size: layout.size, colorSpace: outputColorSpace)
+            sink = .movie(try MovieWriter(path: path, video: video, settings: options.encoder, audio: info.audio))
+        case .standardOutput(let format):
+            sink = .raw(RawVideoSink(fileDescriptor: 1, format: format))
+        }
+        // Readback ring + frames in the output queue + what an encoder may hold (frame threads).
+        pool = FrameBufferPool(layout: layout, capacity: 16)
+    }
+
+    deinit { close() }
+
+    /// Releases the GL objects on their thread. The GPU context stays open if the caller gave it.
+    public func close() {
+        let state = gpuState
+        try? gpu.perform {
+            state.readback = nil
+            state.timer = nil
+            state.renderer = nil
+            state.uploader = nil
+        }
+    }
+
+    /// The graph's output size for a source, and the scale step --size adds for inputs whose size is their own.
+    private static func appendScale(to graph: FilterGraph, size: Size) throws {
+        guard let scale = BuiltinFilters.named("scale") else {
+            throw UsageError("--size needs the scale filter, which this build lacks")
+        }
+        let (kernel, values) = try scale.instantiate(["size": .size(size)])
+        try graph.append("scale", kernel: kernel, parameters: values)
+    }
+
+    /// Runs to the end of the input, the frame or duration limit, or `stop`. On an error the output is
+    /// removed (a movie) and the error rethrown; on a stop the output is finished and playable.
+    public func run(stop: StopSignal = StopSignal(), progress: ((RunProgress) -> Void)? = nil) throws -> RunReport {
+        let live = sourceInfo.isLive
+        let frames = BoundedQueue<VideoFrame>(capacity: 4, overflow: live ? .dropOldest : .block)
+        let outputs = BoundedQueue<Output>(capacity: 32)
+        let failure = FirstError()
+        let started = StageTimes.now()
+        var report = RunReport()
+        report.renderer = gpuInfo.description
+        report.poolCapacity = pool.capacity
+
+        func fail(_ error: Error) {
+            failure.record(error)
+            frames.cancel()
+            outputs.cancel()
+            pool.cancel()
+        }
+
+        // Source thread: decode, enforce limits, pass audio straight to the output.
+        let sourceDone = DispatchSemaphore(value: 0)
+        let sourceStats = LockedBox(StageTimes())
+        let framesRead = LockedBox(0)
+        let source = self.source
+        let frameLimit = options.frameLimit
+        let durationLimit = options.durationLimit
+        Thread.detachNewThread {
+            defer { frames.close(); sourceDone.signal() }
+            var times = StageTimes()
+            var firstPTS: MediaTime?
+            var count = 0
+            do {
+                while !stop.isStopped, !failure.hasError {
+                    let t0 = StageTimes.now()
+                    guard let event = try source.next() else { break }
+                    switch event {
+                    case .video(let frame):
+                        times.add(.decode, since: t0)
+                        if let limit = frameLimit, count >= limit { break }
+                        let first = firstPTS ?? frame.pts
+                        firstPTS = first
+                        if let limit = durationLimit, frame.pts - first >= limit { break }
+                        count += 1
+                        if !frames.push(frame) { break }
+                        continue
+                    case .audio(let packet):
+                        if !outputs.push(.audio(packet)) { break }
+                        continue
+                    }
+                    break
+                }
+            } catch {
+                fail(error)
+            }
+            sourceStats.value = times
+            framesRead.value = count
+        }
+
+        // GPU thread: upload, filter, pack, read back into pooled buffers.
+        let gpuDone = DispatchSemaphore(value: 0)
+        let gpuStats = LockedBox(StageTimes())
+        let state = gpuState
+        let pool = self.pool
+        let gpu = self.gpu
+        let timed = options.stats
+        Thread.detachNewThread {
+            defer { outputs.close(); gpuDone.signal() }
+            do {
+                try gpu.perform {
+                    var times = StageTimes()
+                    guard let renderer = state.renderer, let uploader = state.uploader, let readback = state.readback else { return }
+                    var firstPTS: MediaTime?
+                    var previousTime = 0.0
+                    var index = 0
+                    func deliver(_ tags: [ReadbackTag]) {
+                        for tag in tags { outputs.push(.video(tag.buffer, pts: tag.pts, duration: tag.duration)) }
+                    }
+                    while let frame = frames.pop() {
+                        let first = firstPTS ?? frame.pts
+                        firstPTS = first
+                        var t0 = StageTimes.now()
+                        let uploaded = try frame.withPlanes { planes in
+                            try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                               colorSpace: frame.colorSpace, planes: planes))
+                        }
+                        times.add(.upload, since: t0)
+                        t0 = StageTimes.now()
+                        let time = (frame.pts - first).seconds
+                        try renderer.render(uploaded, context: FrameContext(time: time, timeDelta: time - previousTime,
+                                                                            frameIndex: index))
+                        if !timed { times.add(.filter, since: t0) }
+                        previousTime = time
+                        index += 1
+                        let buffer = try pool.acquire(timeout: 30)
+                        t0 = StageTimes.now()
+                        let done = try readback.submit(renderer.sinkTarget(), into: buffer.data,
+                                                       tag: ReadbackTag(buffer: buffer, pts: frame.pts, duration: frame.duration))
+                        times.add(.readback, since: t0)
+                        deliver(done)
+                    }
+                    let t0 = StageTimes.now()
+                    deliver(try readback.drain())
+                    times.add(.readback, nanoseconds: StageTimes.now() - t0, count: 0)
+                    if let timer = state.timer {
+                        timer.finish()
+                        let total = timer.samples.reduce(UInt64(0)) { $0 + $1.reduce(0, +) }
+                        times.add(.filter, nanoseconds: total, count: timer.samples.first?.count ?? 0)
+                    }
+                    gpuStats.value = times
+                }
+            } catch {
+                fail(error)
+            }
+        }
+
+        // This thread: encode and mux (or write raw frames), report progress.
+        var encodeTimes = StageTimes()
+        var written = 0
+        var lastProgress = started
+        let expected = options.frameLimit ?? sourceInfo.estimatedFrameCount
+        do {
+            while let output = outputs.pop() {
+                switch output {
+                case .video(let buffer, let pts, let duration):
+                    let t0 = StageTimes.now()
+                    switch sink {
+                    case .movie(let writer):
+                        if try writer.writeVideo(buffer, pts: pts, duration: duration) { written += 1 }
+                    case .raw(let raw):
+                        if try !raw.write(buffer) { stop.stop() } else { written += 1 }
+                    }
+                    encodeTimes.add(.encode, since: t0)
+                    let now = StageTimes.now()
+                    if let progress, now - lastProgress > 250_000_000 {
+                        lastProgress = now
+                        progress(RunProgress(frames: written, expectedFrames: expected,
+                                             elapsed: Double(now - started) / 1e9,
+                                             mediaSeconds: pts.seconds, mediaDuration: sourceInfo.duration?.seconds))
+                    }
+                case .audio(let packet):
+                    if case .movie(let writer) = sink { try writer.writeAudio(packet) }
+                }
+            }
+        } catch {
+            fail(error)
+        }
+        sourceDone.wait()
+        gpuDone.wait()
+        if let error = failure.error {
+            if case .movie(let writer) = sink { writer.abort() }
+            throw error
+        }
+        let t0 = StageTimes.now()
+        if case .movie(let writer) = sink { try writer.finish() }
+        encodeTimes.add(.encode, nanoseconds: StageTimes.now() - t0, count: 0)
+
+        report.framesIn = framesRead.value
+        report.framesOut = written
+        report.framesDropped = frames.dropped
+        report.wallSeconds = Double(StageTimes.now() - started) / 1e9
+        report.stages.merge(sourceStats.value)
+        report.stages.merge(gpuStats.value)
+        report.stages.merge(encodeTimes)
+        report.interrupted = stop.isStopped
+        report.poolAllocated = pool.allocatedCount
+        report.passLabels = passLabels
+        report.filterTiming = timed ? (try gpu.perform { state.timer?.method.rawValue } ?? "") : "CPU submit time"
+        if timed, let medians = try gpu.perform({ state.timer?.medianMilliseconds() }) { report.passMilliseconds = medians }
+        progress?(RunProgress(frames: written, expectedFrames: expected, elapsed: report.wallSeconds,
+                              mediaSeconds: nil, mediaDuration: nil, finished: true))
+        return report
+    }
+}
+
+/// A progress snapshot for the live status line.
+public struct RunProgress: Sendable {
+    public var frames: Int
+    public var expectedFrames: Int?
+    public var elapsed: Double
+    public var mediaSeconds: Double?
+    public var mediaDuration: Double?
+    public var finished = false
+
+    public var fps: Double { elapsed > 0 ? Double(frames) / elapsed : 0 }
+    /// Media seconds per wall second.
+    public var speed: Double? { mediaSeconds.map { elapsed > 0 ? $0 / elapsed : 0 } }
+
+    public var line: String {
+        var parts = ["frame \(frames)" + (expectedFrames.map { "/\($0)" } ?? "")]
+        parts.append(String(format: "%.1f fps", fps))
+        if let speed { parts.append(String(format: "%.2fx", speed)) }
+        if !finished, let expected = expectedFrames, frames > 0, expected > frames {
+            let remaining = Double(expected - frames) / max(fps, 0.001)
+            parts.append("eta " + MediaTime(value: Int64(remaining * 1000), timescale: 1000).clockDescription)
+        }
+        return parts.joined(separator: "  ")
+    }
+}
+
+/// The first error any pipeline thread met.
+final class FirstError: @unchecked Sendable {
+    private let lock = NSLock()
+    private var first: Error?
+    func record(_ error: Error) { lock.withLock { if first == nil { first = error } } }
+    var error: Error? { lock.withLock { first } }
+    var hasError: Bool { error != nil }
+}
+
+/// A value handed between threads under a lock.
+final class LockedBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

@@ -1,0 +1,52 @@
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+
+/// Where frames come from.
+public enum InputSpec: Sendable, Equatable {
+    /// The built-in moving test pattern.
+    case pattern
+    /// Anything libavformat opens: a path or a URL.
+    case movie(String)
+    /// Raw frames on standard input, described by `--input-format`.
+    case standardInput(RawVideoFormat)
+}
+
+/// Where frames go.
+public enum OutputSpec: Sendable, Equatable {
+    /// A movie file; its extension picks the container.
+    case movie(String)
+    /// Raw frames on standard output in this pixel format.
+    case standardOutput(PixelFormat)
+}
+
+/// Everything `prism run` was asked to do, validated.
+public struct RunOptions: Sendable {
+    public var input: InputSpec = .pattern
+    public var output: OutputSpec = .movie("out.mp4")
+    /// Filter graph text (`invert, mono`); empty for none.
+    public var filter: String = ""
+    public var encoder = VideoEncoderSettings()
+    /// Output size: the pattern's size, or a final scale for other inputs.
+    public var size: Size?
+    /// The pattern's rate, or the raw input's when --input-format gives none.
+    public var frameRate: Rational?
+    /// Stop after this many frames.
+    public var frameLimit: Int?
+    /// Stop after this much input time.
+    public var durationLimit: MediaTime?
+    public var gpu = GPUOptions()
+    /// nil: the engine's choice for the driver.
+    public var readback: ReadbackStrategy?
+    public var fuse = true
+    public var quiet = false
+    public var stats = false
+    /// Show the live progress line (on when stderr is a terminal and not quiet).
+    public var progress = false
+
+    public init() {}
+
+    /// Frames of the pattern when nothing else bounds the run (10 s at its rate).
+    static let defaultPatternSeconds = 10
+}

@@ -1,0 +1,80 @@
+import Foundation
+import PrismCore
+
+/// Wall time spent per pipeline stage, summed on the thread that runs the stage.
+public struct StageTimes: Sendable {
+    public enum Stage: String, CaseIterable, Sendable {
+        case decode, upload, filter, readback, encode
+    }
+
+    private var nanoseconds: [Stage: UInt64] = [:]
+    private var counts: [Stage: Int] = [:]
+
+    public init() {}
+
+    mutating func add(_ stage: Stage, since start: UInt64) {
+        nanoseconds[stage, default: 0] += DispatchTime.now().uptimeNanoseconds - start
+        counts[stage, default: 0] += 1
+    }
+
+    mutating func add(_ stage: Stage, nanoseconds value: UInt64, count: Int = 1) {
+        nanoseconds[stage, default: 0] += value
+        counts[stage, default: 0] += count
+    }
+
+    mutating func merge(_ other: StageTimes) {
+        for stage in Stage.allCases {
+            nanoseconds[stage, default: 0] += other.nanoseconds[stage] ?? 0
+            counts[stage, default: 0] += other.counts[stage] ?? 0
+        }
+    }
+
+    public func seconds(_ stage: Stage) -> Double { Double(nanoseconds[stage] ?? 0) / 1e9 }
+    public func count(_ stage: Stage) -> Int { counts[stage] ?? 0 }
+    public func millisecondsPerFrame(_ stage: Stage) -> Double {
+        let n = count(stage)
+        return n == 0 ? 0 : seconds(stage) * 1000 / Double(n)
+    }
+
+    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+/// What a run did.
+public struct RunReport: Sendable {
+    public var framesIn = 0
+    public var framesOut = 0
+    /// Frames a live source dropped because the pipeline was behind.
+    public var framesDropped = 0
+    public var wallSeconds = 0.0
+    public var stages = StageTimes()
+    /// How the filter stage was timed ("GPU timer queries", "fenced CPU timing", "CPU submit time").
+    public var filterTiming = ""
+    public var renderer = ""
+    public var passLabels: [String] = []
+    public var passMilliseconds: [Double] = []
+    public var interrupted = false
+    /// Peak pooled buffers allocated (should equal the pool's capacity or less).
+    public var poolAllocated = 0
+    public var poolCapacity = 0
+
+    public var fps: Double { wallSeconds > 0 ? Double(framesOut) / wallSeconds : 0 }
+
+    /// The `--stats` table.
+    public func statsTable() -> String {
+        var lines = ["stage      total s   ms/frame   frames"]
+        for stage in StageTimes.Stage.allCases {
+            let label = stage.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)
+            lines.append(String(format: "%@ %8.3f %10.3f %8d", label, stages.seconds(stage),
+                                stages.millisecondsPerFrame(stage), stages.count(stage)))
+        }
+        if !passLabels.isEmpty {
+            lines.append("filter passes (\(filterTiming)):")
+            for (label, ms) in zip(passLabels, passMilliseconds) {
+                lines.append(String(format: "  %8.3f ms  %@", ms, label))
+            }
+        }
+        lines.append(String(format: "%d frames in %.2f s: %.1f fps; %d dropped; buffer pool %d/%d",
+                            framesOut, wallSeconds, fps, framesDropped, poolAllocated, poolCapacity))
+        return lines.joined(separator: "\n")
+    }
+}
