@@ -1,0 +1,273 @@
+import PrismCore
+
+// The syntax tree of the one-line filter graph language (see `GraphParser`). It knows nothing about
+// which filters exist or what their parameters are: the binder checks names and types later and uses
+// the column ranges kept here to point at the offending text.
+
+/// A half-open range of 1-based columns in the graph text: `start` is the first column, `end` the
+/// column just past the last character.
+public struct GraphColumnRange: Hashable, Sendable, CustomStringConvertible {
+    public var start: Int
+    public var end: Int
+
+    public init(start: Int, end: Int) {
+        self.start = start
+        self.end = end
+    }
+
+    public var description: String { "\(start)..<\(end)" }
+}
+
+/// A value written in a filter's argument list.
+public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
+    /// `2`, `-1.5`, `1e-3`.
+    case number(Double)
+    /// `0.5:0.5` or `(0.5, 0.5)`: two or more numbers.
+    case tuple([Double])
+    /// `#rrggbb` or `#rrggbbaa`, components in 0...1 (alpha 1 when not written).
+    case color(red: Double, green: Double, blue: Double, alpha: Double)
+    /// `1280x720`.
+    case size(width: Int, height: Int)
+    /// A bare word: `fit`, `true`, `linear`.
+    case word(String)
+    /// A quoted string, escapes resolved: `"my file.cube"`, `'x'`.
+    case string(String)
+
+    public var description: String {
+        switch self {
+        case .number(let v): return formatGraphNumber(v)
+        case .tuple(let vs): return vs.map(formatGraphNumber).joined(separator: ":")
+        case .color(let r, let g, let b, let a):
+            return "#" + [r, g, b, a].map { hexByte($0) }.joined()
+        case .size(let w, let h): return "\(w)x\(h)"
+        case .word(let w): return w
+        case .string(let s): return "\"" + s + "\""
+        }
+    }
+
+    /// The value as a number, when it is one.
+    public var numberValue: Double? {
+        if case .number(let v) = self { return v }
+        return nil
+    }
+
+    /// A bare word or a quoted string, as text.
+    public var textValue: String? {
+        switch self {
+        case .word(let w): return w
+        case .string(let s): return s
+        default: return nil
+        }
+    }
+}
+
+private func formatGraphNumber(_ v: Double) -> String {
+    if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+    return String(v)
+}
+
+private func hexByte(_ v: Double) -> String {
+    let byte = Int((max(0, min(1, v)) * 255).rounded())
+    let digits = Array("0123456789abcdef")
+    return String([digits[byte / 16], digits[byte % 16]])
+}
+
+/// One argument: `key=value` or a positional `value`.
+public struct GraphArgument: Hashable, Sendable {
+    /// The key, or nil for a positional argument.
+    public var key: String?
+    public var value: GraphValue
+    /// The whole argument, key included.
+    public var range: GraphColumnRange
+    /// Just the value.
+    public var valueRange: GraphColumnRange
+
+    public init(key: String?, value: GraphValue, range: GraphColumnRange, valueRange: GraphColumnRange) {
+        self.key = key
+        self.value = value
+        self.range = range
+        self.valueRange = valueRange
+    }
+}
+
+/// A stream label written in brackets: `[in]`, `[mask]`.
+public struct GraphLabel: Hashable, Sendable {
+    public var name: String
+    /// The label including its brackets.
+    public var range: GraphColumnRange
+
+    public init(name: String, range: GraphColumnRange) {
+        self.name = name
+        self.range = range
+    }
+
+    /// The graph's input stream.
+    public static let inputName = "in"
+    /// The graph's output stream (optional: the last chain's unlabelled output is the output too).
+    public static let outputName = "out"
+}
+
+/// What an element without input labels reads, besides nothing.
+public enum GraphImplicitInput: Hashable, Sendable {
+    /// The element names its inputs with labels (or is a generator: the binder decides).
+    case none
+    /// The first element of a chain that names no inputs: it reads the graph input if it takes one.
+    case graphInput
+    /// An element after the first in a chain: its first input is the previous element's output,
+    /// followed by any labelled inputs.
+    case previousElement
+}
+
+/// One filter application: `[a][b]name(args)[out]`.
+public struct GraphElement: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        /// A built-in or registered filter name: letters, digits, `-`, `_`.
+        case filter
+        /// A shader or LUT file path (contains `/`, or ends in .fs, .frag, .glsl, .isf, .cube).
+        case file
+    }
+
+    /// The filter name, or the file path with its quotes removed.
+    public var name: String
+    public var kind: Kind
+    public var arguments: [GraphArgument]
+    /// Labels written before the element.
+    public var inputLabels: [GraphLabel]
+    /// The label written after the element, if any.
+    public var outputLabel: GraphLabel?
+    public var implicitInput: GraphImplicitInput
+    /// The whole element: labels, name and arguments.
+    public var range: GraphColumnRange
+    /// The name or path alone.
+    public var nameRange: GraphColumnRange
+
+    public init(name: String, kind: Kind, arguments: [GraphArgument], inputLabels: [GraphLabel],
+                outputLabel: GraphLabel?, implicitInput: GraphImplicitInput,
+                range: GraphColumnRange, nameRange: GraphColumnRange) {
+        self.name = name
+        self.kind = kind
+        self.arguments = arguments
+        self.inputLabels = inputLabels
+        self.outputLabel = outputLabel
+        self.implicitInput = implicitInput
+        self.range = range
+        self.nameRange = nameRange
+    }
+
+    /// The argument with this key, if written.
+    public func argument(_ key: String) -> GraphArgument? {
+        arguments.first { $0.key == key }
+    }
+
+    /// Positional arguments in order.
+    public var positionalArguments: [GraphArgument] {
+        arguments.filter { $0.key == nil }
+    }
+}
+
+/// Elements separated by `,`: each one reads the previous one's output.
+public struct GraphChain: Hashable, Sendable {
+    public var elements: [GraphElement]
+    public var range: GraphColumnRange
+
+    public init(elements: [GraphElement], range: GraphColumnRange) {
+        self.elements = elements
+        self.range = range
+    }
+}
+
+/// Identifies an element: its chain and its position in the chain.
+public struct GraphElementID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var chain: Int
+    public var index: Int
+
+    public init(chain: Int, index: Int) {
+        self.chain = chain
+        self.index = index
+    }
+
+    public static func < (lhs: GraphElementID, rhs: GraphElementID) -> Bool {
+        (lhs.chain, lhs.index) < (rhs.chain, rhs.index)
+    }
+
+    public var description: String { "\(chain).\(index)" }
+}
+
+/// A parsed filter graph: chains separated by `;`.
+public struct GraphAST: Hashable, Sendable {
+    /// The text it was parsed from, for error rendering.
+    public var source: String
+    public var chains: [GraphChain]
+
+    public init(source: String, chains: [GraphChain]) {
+        self.source = source
+        self.chains = chains
+    }
+
+    public subscript(id: GraphElementID) -> GraphElement {
+        chains[id.chain].elements[id.index]
+    }
+
+    /// Every element with its id, in text order.
+    public var elements: [(id: GraphElementID, element: GraphElement)] {
+        chains.enumerated().flatMap { c, chain in
+            chain.elements.enumerated().map { (GraphElementID(chain: c, index: $0.offset), $0.element) }
+        }
+    }
+
+    /// True for a plain chain without labels (`invert, mono`).
+    public var isSimpleChain: Bool {
+        chains.count == 1 && chains[0].elements.allSatisfy { $0.inputLabels.isEmpty && $0.outputLabel == nil }
+    }
+}
+
+// MARK: - Errors
+
+/// An error in filter graph text, at a 1-based column.
+public protocol GraphTextError: PrismError {
+    var message: String { get }
+    var column: Int { get }
+}
+
+extension GraphTextError {
+    public var description: String { "filter graph, column \(column): \(message)" }
+
+    /// Two lines for a terminal: the graph text, then a caret under the column.
+    public func caretDiagnostic(for text: String) -> String {
+        renderCaret(text: text, column: column)
+    }
+}
+
+/// Renders `text` and, on the next line, a caret under `column` (1-based). Tabs in the text are kept
+/// in the caret line's prefix so the caret lines up in a terminal.
+public func renderCaret(text: String, column: Int) -> String {
+    let characters = Array(text)
+    let prefixCount = max(0, min(column - 1, characters.count))
+    let pad = characters[0..<prefixCount].map { $0 == "\t" ? "\t" : " " }.joined()
+    return text + "\n" + pad + "^"
+}
+
+/// The text does not follow the grammar.
+public struct GraphSyntaxError: GraphTextError, Equatable {
+    public let message: String
+    public let column: Int
+
+    public init(_ message: String, column: Int) {
+        self.message = message
+        self.column = column
+    }
+}
+
+/// The text parses but its streams do not form a graph (unknown label, cycle, no output…).
+public struct GraphSemanticError: GraphTextError, Equatable {
+    public let message: String
+    public let column: Int
+    /// The element at fault.
+    public let element: GraphElementID?
+
+    public init(_ message: String, column: Int, element: GraphElementID?) {
+        self.message = message
+        self.column = column
+        self.element = element
+    }
+}

@@ -1,0 +1,116 @@
+/// A value of a shader parameter.
+public enum ShaderValue: Hashable, Sendable, CustomStringConvertible {
+    case bool(Bool)
+    case int(Int)
+    case float(Double)
+    /// vec2, vec3 or vec4 components.
+    case vector([Double])
+
+    public var description: String {
+        switch self {
+        case .bool(let b): return String(b)
+        case .int(let i): return String(i)
+        case .float(let f): return String(f)
+        case .vector(let v): return "(" + v.map { String($0) }.joined(separator: ", ") + ")"
+        }
+    }
+
+    /// The value as a Double when it is a scalar (bools are 0 or 1).
+    public var scalar: Double? {
+        switch self {
+        case .bool(let b): return b ? 1 : 0
+        case .int(let i): return Double(i)
+        case .float(let f): return f
+        case .vector: return nil
+        }
+    }
+}
+
+/// The kind of a shader parameter. The names follow ISF; plain GLSL `@param` uniforms map onto them.
+public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
+    /// A momentary trigger: `bool` uniform, true for one frame.
+    case event
+    /// `bool` uniform.
+    case bool
+    /// `int` uniform, usually a choice among `values` shown with `labels` (ISF "long").
+    case long
+    /// `float` uniform.
+    case float
+    /// `vec2` uniform, a position.
+    case point2D
+    /// `vec3` uniform (plain GLSL only; ISF has no vec3 input).
+    case vector3
+    /// `vec4` uniform, RGBA.
+    case color
+    /// `sampler2D` uniform plus `vec2 _<name>_imgSize`.
+    case image
+
+    /// The GLSL type of the uniform.
+    public var glslType: String {
+        switch self {
+        case .event, .bool: return "bool"
+        case .long: return "int"
+        case .float: return "float"
+        case .point2D: return "vec2"
+        case .vector3: return "vec3"
+        case .color: return "vec4"
+        case .image: return "sampler2D"
+        }
+    }
+
+    /// How many numbers a value of this type has (vectors), or 1.
+    public var componentCount: Int {
+        switch self {
+        case .point2D: return 2
+        case .vector3: return 3
+        case .color: return 4
+        default: return 1
+        }
+    }
+}
+
+/// A parameter a user shader declares: an ISF input or a plain shader's `@param` uniform.
+/// The uniform has the parameter's name.
+public struct ShaderParameter: Hashable, Sendable {
+    public var name: String
+    /// A human label (ISF LABEL, `@param label="…"`).
+    public var label: String?
+    public var type: ShaderParameterType
+    public var defaultValue: ShaderValue?
+    public var minimum: ShaderValue?
+    public var maximum: ShaderValue?
+    /// ISF IDENTITY: the value at which the filter leaves its input unchanged.
+    public var identity: ShaderValue?
+    /// For `long`: the allowed values, and their labels (same count when both are given).
+    public var values: [Int]
+    public var labels: [String]
+
+    public init(name: String, label: String? = nil, type: ShaderParameterType, defaultValue: ShaderValue? = nil,
+                minimum: ShaderValue? = nil, maximum: ShaderValue? = nil, identity: ShaderValue? = nil,
+                values: [Int] = [], labels: [String] = []) {
+        self.name = name
+        self.label = label
+        self.type = type
+        self.defaultValue = defaultValue
+        self.minimum = minimum
+        self.maximum = maximum
+        self.identity = identity
+        self.values = values
+        self.labels = labels
+    }
+
+    /// The value used when the user gives none: the declared default, else the type's zero
+    /// (the first of `values` for a long with values; opaque black for a colour).
+    public var effectiveDefault: ShaderValue? {
+        if let defaultValue { return defaultValue }
+        switch type {
+        case .event, .bool: return .bool(false)
+        case .long: return .int(values.first ?? 0)
+        case .float: return .float(minimum?.scalar ?? 0)
+        case .point2D: return .vector([0, 0])
+        case .vector3: return .vector([0, 0, 0])
+        case .color: return .vector([0, 0, 0, 1])
+        case .image: return nil
+        }
+    }
+}

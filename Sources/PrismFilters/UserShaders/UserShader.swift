@@ -1,0 +1,270 @@
+/// A user-written fragment shader, loaded and translated to GLSL ES 3.00, ready for the GPU runtime.
+///
+/// Three kinds of file are accepted:
+/// - **ISF** (`/*{ JSON }*/` header, ISF v2): translated as described below.
+/// - **ShaderToy**: a file defining `void mainImage(out vec4 fragColor, in vec2 fragCoord)`;
+///   wrapped with ShaderToy's uniforms and a `main`.
+/// - **GLSL**: a plain fragment shader with its own `main`; kept as written, with only a missing
+///   `#version 300 es` and `precision highp float;` added.
+///
+/// `#include "file"` and `#import "file"` lines are expanded in all three (relative to the including
+/// file, at most 16 deep, cycles rejected). Every file read is listed in `dependencies`.
+///
+/// ## Uniform contract (what the runtime binds)
+///
+/// All kinds are drawn as one full-screen primitive (see `vertexShaderSource`); nothing else is
+/// read from the vertex stage. Uniforms that a program does not use are optimised away; bind by
+/// name and skip the ones whose location is -1.
+///
+/// **ISF** (every pass uses the same program; one source per pass is provided for convenience):
+///
+/// | uniform | type | value |
+/// |---|---|---|
+/// | `TIME` | float | seconds since the filter started |
+/// | `TIMEDELTA` | float | seconds since the previous frame |
+/// | `FRAMEINDEX` | int | frames rendered so far, from 0 |
+/// | `RENDERSIZE` | vec2 | size in pixels of the pass being rendered |
+/// | `PASSINDEX` | int | index of the pass being rendered |
+/// | `DATE` | vec4 | year, month (1–12), day (1–31), seconds since midnight |
+/// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
+/// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
+/// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
+///
+/// `isf_FragNormCoord` is `gl_FragCoord.xy / RENDERSIZE` (a macro) and the colour output is
+/// `out vec4 isf_FragColor` (location 0). Texture origins are bottom-left, as in ISF.
+///
+/// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float),
+/// `iFrame` (int), `iMouse` (vec4), `iDate` (vec4 as DATE above), `iChannel0`…`iChannel3`
+/// (sampler2D; `iChannel0` is the filter input), `iChannelResolution[4]` (vec3), `iChannelTime[4]`
+/// (float). Output `out vec4 prism_FragColor`.
+///
+/// **GLSL**: the author declares what they use. The runtime binds, when declared, the ISF names
+/// above (`TIME`, `RENDERSIZE`, …), `inputImage` (sampler2D, the filter input) and
+/// `_inputImage_imgSize`, plus the `@param` uniforms (see `ParamComments`).
+///
+/// Parameters of every kind arrive as `parameters` (uniform name = parameter name).
+public struct UserShader: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
+        case isf, shadertoy, glsl
+    }
+
+    /// One pass: where it renders, and the program that renders it.
+    public struct Pass: Hashable, Sendable {
+        public var index: Int
+        /// The buffer the pass writes (ISF TARGET); nil for the output.
+        public var target: String?
+        public var persistent: Bool
+        public var float: Bool
+        /// Size expressions (nil: the render size).
+        public var width: ISFSizeExpression?
+        public var height: ISFSizeExpression?
+        /// The fragment shader, GLSL ES 3.00, and its line map.
+        public var program: ShaderProgramSource
+    }
+
+    /// The main file, as given to the loader (normalised).
+    public var path: String
+    public var kind: Kind
+    /// The ISF header, for ISF files.
+    public var isf: ISFDocument?
+    /// Settable values: ISF inputs other than images, or `@param` uniforms.
+    public var parameters: [ShaderParameter]
+    /// The sampler that receives the frame being filtered (`inputImage`, `iChannel0`), or nil for a
+    /// generator (an ISF file without `inputImage`, a GLSL file that declares no `inputImage`).
+    public var inputImage: String?
+    /// ISF image inputs other than `inputImage` (extra streams for the graph).
+    public var extraImageInputs: [String]
+    public var passes: [Pass]
+    public var importedImages: [ISFImportedImage]
+    /// Every shader source file read: the main file first, then includes in first-read order.
+    public var dependencies: [String]
+
+    /// Files to watch for hot reload: the sources and the imported images.
+    public var watchedFiles: [String] { dependencies + importedImages.map(\.resolvedPath) }
+
+    /// The vertex shader to pair with every user shader: one triangle covering the viewport,
+    /// from `gl_VertexID` (draw 3 vertices, no attributes).
+    public static let vertexShaderSource = """
+        #version 300 es
+        void main() {
+            vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
+            gl_Position = vec4(p * 2.0 - 1.0, 0.0, 1.0);
+        }
+        """
+
+    /// Loads and translates the shader at `path`.
+    public static func load(path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
+        let file = ShaderPaths.normalise(path)
+        let text: String
+        do { text = try fileSystem.contents(ofFile: file) } catch {
+            throw ShaderLoadError(file: file, message: "cannot read the shader: \(error)")
+        }
+        return try load(source: text, path: file, fileSystem: fileSystem)
+    }
+
+    /// Translates `source` as if read from `path` (includes and imports resolve against `path`).
+    public static func load(source: String, path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
+        let file = ShaderPaths.normalise(path)
+        var expander = IncludeExpander(fileSystem: fileSystem)
+        if let (document, body) = try ISFDocument.parse(text: source, file: file) {
+            let lines = try expander.expand(root: body, file: file)
+            return try translateISF(document, lines: lines, file: file, dependencies: expander.dependencies)
+        }
+        let root = splitLines(source).enumerated().map { SourceLine(text: $0.element, file: file, line: $0.offset + 1) }
+        let lines = try expander.expand(root: root, file: file)
+        if definesMainImage(lines) {
+            return try wrapShaderToy(lines, file: file, dependencies: expander.dependencies)
+        }
+        return try completeGLSL(lines, file: file, dependencies: expander.dependencies)
+    }
+
+    // MARK: ISF
+
+    static func isfPreamble(_ document: ISFDocument, usesFragColor: Bool) -> [String] {
+        var p = ["#version 300 es", "precision highp float;", "precision highp int;", "precision highp sampler2D;",
+                 "// Generated by Prism from an ISF file; the author's code follows the preamble.",
+                 "uniform float TIME;", "uniform float TIMEDELTA;", "uniform int FRAMEINDEX;",
+                 "uniform vec2 RENDERSIZE;", "uniform int PASSINDEX;", "uniform vec4 DATE;"]
+        for input in document.inputs {
+            p.append("uniform \(input.type.glslType) \(input.name);")
+            if input.type == .image { p.append("uniform vec2 \(GLSLRewriter.sizeUniform(input.name));") }
+        }
+        for name in document.passes.compactMap(\.target) + document.importedImages.map(\.name) {
+            p.append("uniform sampler2D \(name);")
+            p.append("uniform vec2 \(GLSLRewriter.sizeUniform(name));")
+        }
+        if usesFragColor { p.append("out vec4 isf_FragColor;") }
+        p.append("#define isf_FragNormCoord (gl_FragCoord.xy / RENDERSIZE)")
+        return p
+    }
+
+    static func translateISF(_ document: ISFDocument, lines: [SourceLine], file: String,
+                             dependencies: [String]) throws(ShaderLoadError) -> UserShader {
+        var body = lines.map { line -> SourceLine in
+            var line = line
+            // The version is ours; declarations of the normalised coordinate are the macro's.
+            if line.isVersionDirective || declaresFragNormCoord(line.trimmedText) {
+                line.text = ""
+                line.edited = true
+            }
+            return line
+        }
+        var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
+        body = try rewriter.rewrite(body)
+        let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor")),
+                               body: body, postamble: [])
+        let passes = document.passes.enumerated().map { index, pass in
+            Pass(index: index, target: pass.target, persistent: pass.persistent, float: pass.float,
+                 width: pass.width, height: pass.height, program: program)
+        }
+        return UserShader(path: file, kind: .isf, isf: document,
+                          parameters: document.inputs.filter { $0.type != .image },
+                          inputImage: document.isFilter ? ISFDocument.filterInputName : nil,
+                          extraImageInputs: document.inputs.filter { $0.type == .image && $0.name != ISFDocument.filterInputName }.map(\.name),
+                          passes: passes, importedImages: document.importedImages, dependencies: dependencies)
+    }
+
+    private static func declaresFragNormCoord(_ text: String) -> Bool {
+        let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
+        guard words.count >= 3, words.count <= 4, ["varying", "in"].contains(words[0]) else { return false }
+        return words.last == "isf_FragNormCoord" || words.last == "vv_FragNormCoord"
+    }
+
+    // MARK: ShaderToy
+
+    static let shaderToyPreamble = [
+        "#version 300 es", "precision highp float;", "precision highp int;", "precision highp sampler2D;",
+        "// Generated by Prism around a ShaderToy-style mainImage; the author's code follows the preamble.",
+        "uniform vec3 iResolution;", "uniform float iTime;", "uniform float iTimeDelta;", "uniform float iFrameRate;",
+        "uniform int iFrame;", "uniform vec4 iMouse;", "uniform vec4 iDate;",
+        "uniform sampler2D iChannel0;", "uniform sampler2D iChannel1;", "uniform sampler2D iChannel2;", "uniform sampler2D iChannel3;",
+        "uniform vec3 iChannelResolution[4];", "uniform float iChannelTime[4];",
+        "out vec4 prism_FragColor;",
+    ]
+
+    static let shaderToyPostamble = [
+        "void main() {",
+        "    prism_FragColor = vec4(0.0, 0.0, 0.0, 1.0);",
+        "    mainImage(prism_FragColor, gl_FragCoord.xy);",
+        "}",
+    ]
+
+    static func definesMainImage(_ lines: [SourceLine]) -> Bool {
+        var previous = ""
+        for line in lines {
+            let words = (previous + " " + stripLineComment(line.text)).split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") })
+            for (index, word) in words.enumerated() where word == "mainImage" && index > 0 && words[index - 1] == "void" {
+                return true
+            }
+            previous = stripLineComment(line.text)
+        }
+        return false
+    }
+
+    private static func stripLineComment(_ text: String) -> String {
+        guard let range = text.range(of: "//") else { return text }
+        return String(text[..<range.lowerBound])
+    }
+
+    static func wrapShaderToy(_ lines: [SourceLine], file: String, dependencies: [String]) throws(ShaderLoadError) -> UserShader {
+        let parameters = try ParamComments.parameters(in: lines)
+        var body = lines.map { line -> SourceLine in
+            var line = line
+            if line.isVersionDirective { line.text = ""; line.edited = true }
+            return line
+        }
+        var rewriter = GLSLRewriter(identifiers: GLSLRewriter.legacyTextureIdentifiers, images: nil)
+        body = try rewriter.rewrite(body)
+        let program = assemble(preamble: shaderToyPreamble, body: body, postamble: shaderToyPostamble)
+        return UserShader(path: file, kind: .shadertoy, isf: nil, parameters: parameters, inputImage: "iChannel0",
+                          extraImageInputs: [], passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
+                          importedImages: [], dependencies: dependencies)
+    }
+
+    // MARK: Plain GLSL
+
+    static func completeGLSL(_ lines: [SourceLine], file: String, dependencies: [String]) throws(ShaderLoadError) -> UserShader {
+        let parameters = try ParamComments.parameters(in: lines)
+        var preamble: [String] = []
+        var body = lines
+        var insertAt = 0
+        if let versionIndex = lines.firstIndex(where: \.isVersionDirective) {
+            insertAt = versionIndex + 1
+        } else {
+            preamble.append("#version 300 es")
+        }
+        let hasFloatPrecision = lines.contains { line in
+            let words = stripLineComment(line.text).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
+            return words.count >= 3 && words[0] == "precision" && words[2] == "float"
+        }
+        var program: ShaderProgramSource
+        if hasFloatPrecision {
+            program = assemble(preamble: preamble, body: body, postamble: [])
+        } else if insertAt == 0 {
+            preamble.append("precision highp float;")
+            program = assemble(preamble: preamble, body: body, postamble: [])
+        } else {
+            // After the author's #version line: head, our line, the rest.
+            let head = Array(body[..<insertAt])
+            body = Array(body[insertAt...])
+            let first = assemble(preamble: [], body: head, postamble: ["precision highp float;"])
+            let rest = assemble(preamble: [], body: body, postamble: [])
+            program = ShaderProgramSource(source: first.source + "\n" + rest.source,
+                                          lineMap: ShaderLineMap(origins: first.lineMap.origins + rest.lineMap.origins))
+        }
+        let declaresInput = lines.contains { ParamComments.uniformDeclaration(stripLineComment($0.text))?.1 == ISFDocument.filterInputName }
+        return UserShader(path: file, kind: .glsl, isf: nil, parameters: parameters,
+                          inputImage: declaresInput ? ISFDocument.filterInputName : nil, extraImageInputs: [],
+                          passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
+                          importedImages: [], dependencies: dependencies)
+    }
+
+    // MARK: Assembly
+
+    static func assemble(preamble: [String], body: [SourceLine], postamble: [String]) -> ShaderProgramSource {
+        let text = (preamble + body.map(\.text) + postamble).joined(separator: "\n")
+        let origins: [ShaderLineMap.Origin?] = Array(repeating: nil, count: preamble.count) + body.map { $0.origin }
+            + Array(repeating: nil, count: postamble.count)
+        return ShaderProgramSource(source: text, lineMap: ShaderLineMap(origins: origins))
+    }
+}
