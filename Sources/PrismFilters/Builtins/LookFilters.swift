@@ -188,3 +188,39 @@ final class LUTKernel: ParameterizedKernel {
         uniforms.set("$trilinear", Int32(parameters.word("interp") == "trilinear" ? 1 : 0))
     }
 }
+
+/// `lut(file=…)`: a Resolve/Adobe .cube file (1D or 3D), applied like the built-in looks.
+enum LUTFileFilter {
+    static let definition = FilterDefinition(
+        name: "lut", summary: "Applies a .cube colour lookup table (1D or 3D, Resolve/Adobe format).",
+        maths: """
+            3D: the input (mapped from DOMAIN_MIN...DOMAIN_MAX to the table) is interpolated tetrahedrally
+            (or trilinearly); 1D: each channel through its curve, linearly. Then mixed with the input by intensity.
+            1D tables are applied as an equivalent 33³ 3D table evaluated from the curve.
+            """,
+        parameters: [
+            ParameterSpec("file", .text, default: .text(""), "path of the .cube file"),
+            LookFilters.intensity, LookFilters.interpolation,
+        ],
+        example: "lut(file=looks/teal-orange.cube, intensity=0.7)",
+        positional: ["file", "intensity"],
+        make: { values in
+            let path = values.word("file")
+            guard !path.isEmpty else { throw UsageError("lut needs file=PATH.cube") }
+            let cube = try CubeLUT(contentsOfFile: path)
+            switch cube.kind {
+            case .threeD(let size):
+                return LUTKernel(dimension: size, table: cube.values, domainMin: cube.domainMin,
+                                 domainMax: cube.domainMax, parameters: values)
+            case .oneD:
+                // Sample the curves into a 3D table over the file's domain.
+                let lo = SIMD3<Double>(cube.domainMin), hi = SIMD3<Double>(cube.domainMax)
+                let table = ColorLook.table(dimension: 33) { unit in
+                    let rgb = cube.apply(SIMD3<Float>(lo + unit * (hi - lo)))
+                    return SIMD3<Double>(rgb)
+                }
+                return LUTKernel(dimension: 33, table: table, domainMin: cube.domainMin, domainMax: cube.domainMax,
+                                 parameters: values)
+            }
+        })
+}

@@ -38,7 +38,7 @@ public struct FilterDefinition: Sendable {
 
 /// Every built-in filter, by name.
 public enum BuiltinFilters {
-    public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions
+    public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition]
         + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions
 
     public static func named(_ name: String) -> FilterDefinition? {

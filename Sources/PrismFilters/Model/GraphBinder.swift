@@ -1,0 +1,184 @@
+import Foundation
+import PrismCore
+
+/// A problem binding graph text to filters (unknown filter, bad parameter), at a column of the text.
+public struct GraphBindError: GraphTextError {
+    public let message: String
+    public let column: Int
+    public init(_ message: String, column: Int) {
+        self.message = message
+        self.column = column
+    }
+}
+
+/// Turns graph text into a `FilterGraph`: parses, checks the wiring, finds each filter, converts and
+/// validates every argument against the filter's declared parameters. Every error points at a column.
+public struct GraphBinder {
+    /// Makes filters from files named in the graph (`my.fs`, `look.cube`); the default handles `.cube`.
+    public var fileFilters: (_ path: String, _ arguments: [String: ParameterValue]) throws -> (name: String, kernel: FilterKernel, parameters: ParameterValues)
+
+    public init() {
+        fileFilters = { path, arguments in
+            guard path.lowercased().hasSuffix(".cube") else {
+                throw UsageError("\(path): user shaders are not available in this context")
+            }
+            var given = arguments
+            given["file"] = .text(path)
+            let (kernel, values) = try LUTFileFilter.definition.instantiate(given)
+            return ("lut", kernel, values)
+        }
+    }
+
+    /// Binds `text`; an empty or blank text is the identity graph.
+    public func bind(_ text: String) throws -> FilterGraph {
+        let graph = FilterGraph()
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return graph }
+        let ast = try GraphParser.parse(text)
+        let topology = try GraphChecker.check(ast)
+        var nodeFor: [GraphElementID: FilterGraph.NodeID] = [:]
+        for id in topology.order {
+            let element = ast[id]
+            let column = element.nameRange.start
+            var given: [String: ParameterValue] = [:]
+            let name: String
+            let kernel: FilterKernel
+            let values: ParameterValues
+            do {
+                switch element.kind {
+                case .filter:
+                    guard let definition = BuiltinFilters.named(element.name) else {
+                        throw GraphBindError("unknown filter '\(element.name)'" + Self.suggestion(for: element.name)
+                                             + " (prism filters lists them)", column: column)
+                    }
+                    given = try arguments(of: element, specs: definition.parameters, positional: definition.positional)
+                    (kernel, values) = try definition.instantiate(given)
+                    name = definition.name
+                case .file:
+                    given = try arguments(of: element, specs: nil, positional: [])
+                    (name, kernel, values) = try fileFilters(element.name, given)
+                }
+            } catch let error as GraphTextError {
+                throw error
+            } catch let error as PrismError {
+                throw GraphBindError("\(element.name): \(error.description)", column: column)
+            }
+            var inputs = (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
+                switch source {
+                case .graphInput: return .source
+                case .element(let producer): return .node(nodeFor[producer]!)
+                }
+            }
+            // A generator at the head of a chain does not read the graph input it was handed implicitly.
+            if kernel.inputCount == 0, element.implicitInput == .graphInput, element.inputLabels.isEmpty {
+                inputs = []
+            }
+            guard inputs.count == kernel.inputCount else {
+                throw GraphBindError("\(name) takes \(kernel.inputCount) input(s) but is given \(inputs.count)",
+                                     column: element.range.start)
+            }
+            nodeFor[id] = try graph.add(name, kernel: kernel, inputs: inputs, parameters: values)
+        }
+        graph.output = .node(nodeFor[topology.output]!)
+        return graph
+    }
+
+    /// Converts the element's arguments to typed values for `specs` (nil: leave the typing to the file
+    /// filter, converting by the value's own shape).
+    private func arguments(of element: GraphElement, specs: [ParameterSpec]?, positional: [String]) throws -> [String: ParameterValue] {
+        var result: [String: ParameterValue] = [:]
+        var position = 0
+        for argument in element.arguments {
+            let key: String
+            if let named = argument.key {
+                key = named
+            } else {
+                guard position < positional.count else {
+                    throw GraphBindError("\(element.name) takes \(positional.count) positional argument(s)",
+                                         column: argument.range.start)
+                }
+                key = positional[position]
+                position += 1
+            }
+            guard result[key] == nil else {
+                throw GraphBindError("\(key) is given twice", column: argument.range.start)
+            }
+            let kind = specs?.first(where: { $0.name == key })?.kind
+            if let specs, kind == nil {
+                let known = specs.map(\.name).joined(separator: ", ")
+                throw GraphBindError("\(element.name) has no parameter '\(key)'"
+                                     + (known.isEmpty ? " (it takes none)" : " (it takes \(known))"),
+                                     column: argument.range.start)
+            }
+            do {
+                let value = try Self.convert(argument.value, to: kind)
+                if let spec = specs?.first(where: { $0.name == key }) { _ = try spec.validate(value) }
+                result[key] = value
+            } catch let error as PrismError {
+                throw GraphBindError(error.description, column: argument.valueRange.start)
+            }
+        }
+        return result
+    }
+
+    /// The typed value of a graph value for a parameter kind (nil: by the value's own shape).
+    static func convert(_ value: GraphValue, to kind: ParameterKind?) throws -> ParameterValue {
+        switch (value, kind) {
+        case (.number(let v), .some(.int)): return v == v.rounded() ? .int(Int(v)) : .float(v)
+        case (.number(let v), _): return .float(v)
+        case (.tuple(let values), .some(.color)) where values.count == 3 || values.count == 4:
+            return .color(SIMD4(values[0], values[1], values[2], values.count == 4 ? values[3] : 1))
+        case (.tuple(let values), _) where values.count == 2: return .point(SIMD2(values[0], values[1]))
+        case (.tuple(let values), _) where values.count == 3 || values.count == 4:
+            return .color(SIMD4(values[0], values[1], values[2], values.count == 4 ? values[3] : 1))
+        case (.color(let r, let g, let b, let a), _): return .color(SIMD4(r, g, b, a))
+        case (.size(let w, let h), _): return .size(Size(width: w, height: h))
+        case (.word(let w), .some(.bool)), (.string(let w), .some(.bool)):
+            switch w.lowercased() {
+            case "true", "yes", "on": return .bool(true)
+            case "false", "no", "off": return .bool(false)
+            default: throw UsageError("expected true or false, not '\(w)'")
+            }
+        case (.word(let w), .some(.color)):
+            guard let color = namedColors[w.lowercased()] else { throw UsageError("unknown colour '\(w)'") }
+            return .color(color)
+        case (.word(let w), .some(.choice)): return .choice(w)
+        case (.word(let w), .some(.size)), (.string(let w), .some(.size)):
+            guard let size = Size(parsing: w) else { throw UsageError("expected a size like 1280x720, not '\(w)'") }
+            return .size(size)
+        case (.word(let w), _), (.string(let w), _):
+            if kind == nil, let b = ["true": true, "false": false][w.lowercased()] { return .bool(b) }
+            return .text(w)
+        default:
+            throw UsageError("cannot use \(value) here")
+        }
+    }
+
+    static let namedColors: [String: SIMD4<Double>] = [
+        "black": SIMD4(0, 0, 0, 1), "white": SIMD4(1, 1, 1, 1), "red": SIMD4(1, 0, 0, 1), "green": SIMD4(0, 1, 0, 1),
+        "blue": SIMD4(0, 0, 1, 1), "transparent": SIMD4(0, 0, 0, 0), "gray": SIMD4(0.5, 0.5, 0.5, 1),
+        "grey": SIMD4(0.5, 0.5, 0.5, 1), "yellow": SIMD4(1, 1, 0, 1),
+    ]
+
+    /// " — did you mean 'x'?" for a near miss among the built-in names.
+    static func suggestion(for name: String) -> String {
+        let lowered = name.lowercased()
+        let best = BuiltinFilters.all.map(\.name).min { distance($0, lowered) < distance($1, lowered) }
+        guard let best, distance(best, lowered) <= max(2, lowered.count / 3) else { return "" }
+        return "; did you mean '\(best)'?"
+    }
+
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+}
