@@ -16,14 +16,9 @@ final class InputFile {
                   what: "cannot open")
         guard let ctx else { throw AVError("cannot open", context: url, call: "avformat_open_input") }
         context = ctx
-        do throws(AVError) {
-            try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", url,
-                      what: "cannot read stream information")
-        } catch {
-            var pointer: UnsafeMutablePointer<AVFormatContext>? = ctx
-            avformat_close_input(&pointer)
-            throw error
-        }
+        // Fully initialised: a throw from here on runs deinit, which closes the input.
+        try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", url,
+                  what: "cannot read stream information")
     }
 
     deinit {
@@ -82,19 +77,14 @@ final class StreamDecoder {
         context = ctx
         self.streamIndex = streamIndex
         timeBase = Rational(stream.pointee.time_base)
-        do throws(AVError) {
-            try check(avcodec_parameters_to_context(ctx, parameters), "avcodec_parameters_to_context", label)
-            ctx.pointee.pkt_timebase = stream.pointee.time_base
-            if frameThreads {
-                ctx.pointee.thread_count = 0
-                ctx.pointee.thread_type = FF_THREAD_FRAME
-            }
-            try check(avcodec_open2(ctx, codec, nil), "avcodec_open2", label, what: "cannot open decoder")
-        } catch {
-            var pointer: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&pointer)
-            throw error
+        // Fully initialised: a throw from here on runs deinit, which frees the context.
+        try check(avcodec_parameters_to_context(ctx, parameters), "avcodec_parameters_to_context", label)
+        ctx.pointee.pkt_timebase = stream.pointee.time_base
+        if frameThreads {
+            ctx.pointee.thread_count = 0
+            ctx.pointee.thread_type = FF_THREAD_FRAME
         }
+        try check(avcodec_open2(ctx, codec, nil), "avcodec_open2", label, what: "cannot open decoder")
     }
 
     deinit {
