@@ -46,6 +46,12 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         }
     }
 
+    /// Whether this FFmpeg has the encoder these settings need (`avcodec_find_encoder_by_name`).
+    public var isAvailable: Bool { Self.encoderAvailable(encoderName) }
+
+    /// Whether this FFmpeg has an encoder called `name`.
+    public static func encoderAvailable(_ name: String) -> Bool { avcodec_find_encoder_by_name(name) != nil }
+
     /// libavcodec's name of the encoder.
     public var encoderName: String {
         switch codec {
@@ -157,6 +163,12 @@ public final class MovieWriter: @unchecked Sendable {
 
         // Container from the extension.
         let isURL = path.contains("://") && !path.hasPrefix("file:")
+        if !isURL {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw UsageError("\(path): is a directory, not an output file")
+            }
+        }
         let fileName = (path as NSString).lastPathComponent
         let ext = (fileName as NSString).pathExtension
         guard !ext.isEmpty || isURL else {
@@ -166,12 +178,6 @@ public final class MovieWriter: @unchecked Sendable {
             throw UsageError("\(path): unknown output file extension '.\(ext)' (use .mp4, .mov or .mkv)")
         }
         let formatName = cString(outputFormat.pointee.name)
-        if !isURL {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("\(path): is a directory, not an output file")
-            }
-        }
         if avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL) == 0 {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
@@ -313,8 +319,8 @@ public final class MovieWriter: @unchecked Sendable {
             if let crf = settings.crf { try set("crf", String(crf)) }
             if settings.codec == .hevc { try set("x265-params", "log-level=error") }
         case .ffv1:
-            // Version 3 allows slice threads.
-            try set("level", "3")
+            // Version 3 (AVCodecContext.level) allows slice threads; slices carry CRCs.
+            enc.pointee.level = 3
             try set("slicecrc", "1")
         case .prores:
             break
