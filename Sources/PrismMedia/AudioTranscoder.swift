@@ -1,0 +1,219 @@
+import CFFmpeg
+import PrismCore
+
+/// Decodes an input audio stream, resamples it (libswresample) to the AAC encoder's planar float
+/// format, queues the samples in an `AVAudioFifo` to cut them into the encoder's 1024-sample frames,
+/// and encodes AAC. Owns its decoder, resampler, FIFO, frames and encoder; frees them in deinit.
+/// Output timestamps count samples from the writer's start time.
+final class AudioTranscoder {
+    let encoder: UnsafeMutablePointer<AVCodecContext>
+    private let decoder: UnsafeMutablePointer<AVCodecContext>
+    private let inputTimeBase: Rational
+    private var resampler: OpaquePointer?
+    private var resamplerInput: (layout: AVChannelLayout, format: Int32, rate: Int32)?
+    private let fifo: OpaquePointer
+    private let decoded = OwnedFrame()
+    private let encoderFrame = OwnedFrame()
+    private let encoded = OwnedPacket()
+    private var converted: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>
+    private var convertedCapacity = 0
+    private let channels: Int32
+    private let sampleRate: Int32
+    private var frameSize: Int32 = 1024
+    /// Next output sample's timestamp (in 1/sampleRate); nil until the first kept samples.
+    private var nextPTS: Int64?
+    private let label: String
+
+    /// `output` flags decide whether the encoder writes a global header.
+    init(input: AudioStreamInfo, output: UnsafeMutablePointer<AVFormatContext>, bitrate: Int, label: String) throws(AVError) {
+        self.label = label
+        inputTimeBase = input.timeBase
+        guard let decoderCodec = avcodec_find_decoder(input.codecID) else {
+            throw AVError("no decoder for audio codec \(input.codecName)", context: label, call: "avcodec_find_decoder")
+        }
+        guard let encoderCodec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
+            throw AVError("this FFmpeg has no AAC encoder", context: label, call: "avcodec_find_encoder")
+        }
+        // Mono stays mono; everything else is mixed to stereo.
+        let channelCount: Int32 = input.channelCount >= 2 ? 2 : 1
+        // The AAC encoder's rates: keep the input's when supported, else 48 kHz.
+        var rate: Int32 = 48000
+        if let rates = encoderCodec.pointee.supported_samplerates {
+            var index = 0
+            while rates[index] != 0 {
+                if rates[index] == Int32(input.sampleRate) { rate = rates[index] }
+                index += 1
+            }
+        }
+        guard let decoder = avcodec_alloc_context3(decoderCodec), let encoder = avcodec_alloc_context3(encoderCodec),
+              let fifo = av_audio_fifo_alloc(AV_SAMPLE_FMT_FLTP, channelCount, 4096) else {
+            throw AVError(call: "avcodec_alloc_context3", code: averrorENOMEM, context: label)
+        }
+        self.decoder = decoder
+        self.encoder = encoder
+        self.fifo = fifo
+        channels = channelCount
+        sampleRate = rate
+        converted = .allocate(capacity: Int(channels))
+        converted.initialize(repeating: nil, count: Int(channels))
+        // Every stored property is set: a throw from here on runs deinit, which frees all of the above.
+
+        try check(avcodec_parameters_to_context(decoder, input.parameters), "avcodec_parameters_to_context", label)
+        decoder.pointee.pkt_timebase = input.timeBase.av
+        try check(avcodec_open2(decoder, decoderCodec, nil), "avcodec_open2", label, what: "cannot open audio decoder")
+
+        encoder.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        encoder.pointee.sample_rate = rate
+        av_channel_layout_default(&encoder.pointee.ch_layout, channels)
+        encoder.pointee.bit_rate = Int64(bitrate)
+        encoder.pointee.time_base = AVRational(num: 1, den: rate)
+        if output.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            encoder.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        }
+        try check(avcodec_open2(encoder, encoderCodec, nil), "avcodec_open2", label, what: "cannot open AAC encoder")
+        frameSize = encoder.pointee.frame_size > 0 ? encoder.pointee.frame_size : 1024
+
+        let frame = encoderFrame.pointer
+        frame.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointee.sample_rate = rate
+        frame.pointee.nb_samples = frameSize
+        try check(av_channel_layout_copy(&frame.pointee.ch_layout, &encoder.pointee.ch_layout), "av_channel_layout_copy", label)
+        try check(av_frame_get_buffer(frame, 0), "av_frame_get_buffer", label)
+    }
+
+    deinit {
+        var d: UnsafeMutablePointer<AVCodecContext>? = decoder
+        avcodec_free_context(&d)
+        var e: UnsafeMutablePointer<AVCodecContext>? = encoder
+        avcodec_free_context(&e)
+        swr_free(&resampler)
+        av_audio_fifo_free(fifo)
+        if convertedCapacity > 0 { av_freep(converted) }
+        converted.deallocate()
+        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
+    }
+
+    /// Decodes `packet` (pts already in the input time base), drops samples before `start`, and hands
+    /// every encoded packet to `write` (timestamps in 1/sampleRate, counted from `start`).
+    func process(_ packet: UnsafeMutablePointer<AVPacket>?, start: MediaTime,
+                 write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let result = avcodec_send_packet(decoder, packet)
+        if result < 0 && result != averrorEOF {
+            throw AVError(call: "avcodec_send_packet", code: result, context: label, what: "cannot decode audio")
+        }
+        while true {
+            let received = avcodec_receive_frame(decoder, decoded.pointer)
+            if received == averrorEAGAIN || received == averrorEOF { break }
+            try check(received, "avcodec_receive_frame", label, what: "cannot decode audio")
+            defer { av_frame_unref(decoded.pointer) }
+            try append(decoded.pointer, start: start)
+            try encodeFullFrames(write: write)
+        }
+    }
+
+    /// Flushes decoder, resampler, FIFO (a short last frame) and encoder.
+    func finish(start: MediaTime, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        try process(nil, start: start, write: write)
+        if resampler != nil && nextPTS != nil {
+            try convertAndQueue(input: nil, count: 0)
+        }
+        try encodeFullFrames(write: write)
+        if av_audio_fifo_size(fifo) > 0 { try encodeFrame(samples: av_audio_fifo_size(fifo), write: write) }
+        try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", label)
+        try drainEncoder(write: write)
+    }
+
+    private func append(_ frame: UnsafeMutablePointer<AVFrame>, start: MediaTime) throws {
+        let count = frame.pointee.nb_samples
+        guard count > 0 else { return }
+        try prepareResampler(for: frame)
+        if nextPTS == nil {
+            // Place the first kept sample on the output time line; skip what lies before `start`.
+            let framePTS = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp
+                : (frame.pointee.pts != noPTS ? frame.pointee.pts : 0)
+            let offset = (MediaTime(value: framePTS, timeBase: inputTimeBase) - start).ticks(in: Rational(1, sampleRate))
+            let length = Int64(count) * Int64(sampleRate) / Int64(frame.pointee.sample_rate)
+            if offset + length <= 0 { return } // entirely before the start
+            let queued = av_audio_fifo_size(fifo)
+            try convertAndQueue(input: frame, count: count)
+            if offset < 0 {
+                let drop = Int32(min(Int64(av_audio_fifo_size(fifo) - queued), -offset))
+                av_audio_fifo_drain(fifo, drop)
+            }
+            nextPTS = max(0, offset)
+        } else {
+            try convertAndQueue(input: frame, count: count)
+        }
+    }
+
+    private func prepareResampler(for frame: UnsafeMutablePointer<AVFrame>) throws {
+        if let current = resamplerInput, current.format == frame.pointee.format, current.rate == frame.pointee.sample_rate,
+           withUnsafePointer(to: current.layout, { av_channel_layout_compare($0, &frame.pointee.ch_layout) }) == 0 {
+            return
+        }
+        swr_free(&resampler)
+        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
+        var layout = AVChannelLayout()
+        try check(av_channel_layout_copy(&layout, &frame.pointee.ch_layout), "av_channel_layout_copy", label)
+        resamplerInput = (layout, frame.pointee.format, frame.pointee.sample_rate)
+        try check(swr_alloc_set_opts2(&resampler, &encoder.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, sampleRate,
+                                      &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format),
+                                      frame.pointee.sample_rate, 0, nil), "swr_alloc_set_opts2", label)
+        try check(swr_init(resampler), "swr_init", label, what: "cannot resample audio")
+    }
+
+    /// Resamples `count` input samples (nil: flush the resampler) and appends them to the FIFO.
+    private func convertAndQueue(input: UnsafeMutablePointer<AVFrame>?, count: Int32) throws {
+        let capacity = swr_get_out_samples(resampler, count)
+        guard capacity > 0 else { return }
+        if capacity > convertedCapacity {
+            if convertedCapacity > 0 { av_freep(converted) }
+            try check(av_samples_alloc(converted, nil, channels, capacity, AV_SAMPLE_FMT_FLTP, 0), "av_samples_alloc", label)
+            convertedCapacity = Int(capacity)
+        }
+        let produced: Int32
+        if let input {
+            produced = input.pointee.extended_data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) {
+                swr_convert(resampler, converted, capacity, $0, count)
+            }
+        } else {
+            produced = swr_convert(resampler, converted, capacity, nil, 0)
+        }
+        try check(produced, "swr_convert", label, what: "cannot resample audio")
+        if produced > 0 {
+            let written = converted.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: Int(channels)) {
+                av_audio_fifo_write(fifo, $0, produced)
+            }
+            try check(written, "av_audio_fifo_write", label)
+        }
+    }
+
+    private func encodeFullFrames(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        while av_audio_fifo_size(fifo) >= frameSize {
+            try encodeFrame(samples: frameSize, write: write)
+        }
+    }
+
+    private func encodeFrame(samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        let frame = encoderFrame.pointer
+        try check(av_frame_make_writable(frame), "av_frame_make_writable", label)
+        frame.pointee.nb_samples = samples
+        let read = frame.pointee.extended_data.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: Int(channels)) {
+            av_audio_fifo_read(fifo, $0, samples)
+        }
+        try check(read, "av_audio_fifo_read", label)
+        frame.pointee.pts = nextPTS ?? 0
+        nextPTS = (nextPTS ?? 0) + Int64(samples)
+        try check(avcodec_send_frame(encoder, frame), "avcodec_send_frame", label, what: "cannot encode audio")
+        try drainEncoder(write: write)
+    }
+
+    private func drainEncoder(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        while true {
+            let result = avcodec_receive_packet(encoder, encoded.pointer)
+            if result == averrorEAGAIN || result == averrorEOF { return }
+            try check(result, "avcodec_receive_packet", label, what: "cannot encode audio")
+            try write(encoded.pointer)
+        }
+    }
+}

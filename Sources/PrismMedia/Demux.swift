@@ -1,0 +1,137 @@
+import CFFmpeg
+import PrismCore
+
+/// An opened input (`avformat_open_input` + `avformat_find_stream_info`), closed with
+/// `avformat_close_input` in deinit.
+final class InputFile {
+    let url: String
+    let context: UnsafeMutablePointer<AVFormatContext>
+
+    /// Opens `url`. Errors name the file: "in.mp4: cannot open: Invalid data found when processing input".
+    init(url: String, format: String? = nil) throws(AVError) {
+        self.url = url
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        let inputFormat = format.flatMap { av_find_input_format($0) }
+        try check(avformat_open_input(&ctx, url, inputFormat, nil), "avformat_open_input", url,
+                  what: "cannot open")
+        guard let ctx else { throw AVError("cannot open", context: url, call: "avformat_open_input") }
+        context = ctx
+        // Fully initialised: a throw from here on runs deinit, which closes the input.
+        try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", url,
+                  what: "cannot read stream information")
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&pointer)
+    }
+
+    var streamCount: Int { Int(context.pointee.nb_streams) }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream> { context.pointee.streams[index]! }
+
+    /// Index of the first stream of `type`, nil when there is none.
+    func firstStream(of type: AVMediaType) -> Int? {
+        (0..<streamCount).first { stream($0).pointee.codecpar.pointee.codec_type == type }
+    }
+
+    /// The container's duration (`AVFormatContext.duration`, in AV_TIME_BASE units), when known.
+    var duration: MediaTime? {
+        let value = context.pointee.duration
+        guard value != noPTS, value > 0 else { return nil }
+        return MediaTime(value: value, timescale: Int32(AV_TIME_BASE))
+    }
+
+    /// `av_read_frame` into `packet`; false at end of file. Retries EAGAIN (non-blocking inputs).
+    func read(into packet: UnsafeMutablePointer<AVPacket>) throws(AVError) -> Bool {
+        while true {
+            let result = av_read_frame(context, packet)
+            if result >= 0 { return true }
+            if result == averrorEOF { return false }
+            if result == averrorEAGAIN { usleep(1000); continue }
+            throw AVError(call: "av_read_frame", code: result, context: url, what: "cannot read")
+        }
+    }
+}
+
+/// A decoder for one stream (`avcodec_alloc_context3` + `avcodec_parameters_to_context` +
+/// `avcodec_open2`), freed with `avcodec_free_context`.
+final class StreamDecoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let streamIndex: Int
+    let timeBase: Rational
+    let label: String
+
+    /// `frameThreads`: decode several frames at once (`FF_THREAD_FRAME`, `thread_count` 0 = auto).
+    init(input: InputFile, streamIndex: Int, frameThreads: Bool) throws(AVError) {
+        let stream = input.stream(streamIndex)
+        let parameters = stream.pointee.codecpar!
+        let codecName = cString(avcodec_get_name(parameters.pointee.codec_id))
+        label = "\(input.url): stream \(streamIndex) (\(codecName))"
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw AVError("no decoder for \(codecName)", context: input.url, call: "avcodec_find_decoder")
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw AVError(call: "avcodec_alloc_context3", code: averrorENOMEM, context: label)
+        }
+        context = ctx
+        self.streamIndex = streamIndex
+        timeBase = Rational(stream.pointee.time_base)
+        // Fully initialised: a throw from here on runs deinit, which frees the context.
+        try check(avcodec_parameters_to_context(ctx, parameters), "avcodec_parameters_to_context", label)
+        ctx.pointee.pkt_timebase = stream.pointee.time_base
+        if frameThreads {
+            ctx.pointee.thread_count = 0
+            ctx.pointee.thread_type = FF_THREAD_FRAME
+        }
+        try check(avcodec_open2(ctx, codec, nil), "avcodec_open2", label, what: "cannot open decoder")
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&pointer)
+    }
+
+    /// `avcodec_send_packet`; nil flushes. Corrupt data is reported, not concealed silently.
+    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws(AVError) {
+        let result = avcodec_send_packet(context, packet)
+        if result < 0 && result != averrorEOF && result != averrorEAGAIN {
+            throw AVError(call: "avcodec_send_packet", code: result, context: label, what: "cannot decode")
+        }
+    }
+
+    enum Receive { case frame, needsInput, finished }
+
+    /// `avcodec_receive_frame` into `frame`.
+    func receive(into frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> Receive {
+        let result = avcodec_receive_frame(context, frame)
+        if result >= 0 { return .frame }
+        if result == averrorEAGAIN { return .needsInput }
+        if result == averrorEOF { return .finished }
+        throw AVError(call: "avcodec_receive_frame", code: result, context: label, what: "cannot decode")
+    }
+}
+
+/// An `AVPacket` (`av_packet_alloc`), freed with `av_packet_free`.
+final class OwnedPacket {
+    let pointer: UnsafeMutablePointer<AVPacket>
+    init() { pointer = av_packet_alloc() }
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&p)
+    }
+}
+
+/// An `AVFrame` (`av_frame_alloc`), freed with `av_frame_free`.
+final class OwnedFrame {
+    let pointer: UnsafeMutablePointer<AVFrame>
+    init() { pointer = av_frame_alloc() }
+    deinit {
+        var p: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&p)
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

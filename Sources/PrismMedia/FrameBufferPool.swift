@@ -1,0 +1,162 @@
+import CFFmpeg
+import CShims
+import Foundation
+import PrismCore
+
+/// Why `FrameBufferPool.acquire` gave up.
+public struct PoolError: PrismError {
+    public enum Reason: Sendable { case timedOut, cancelled }
+    public let reason: Reason
+    public let capacity: Int
+    public var description: String {
+        switch reason {
+        case .timedOut: return "frame buffer pool: no buffer came back in time (all \(capacity) in use; is the consumer stuck?)"
+        case .cancelled: return "frame buffer pool: cancelled while waiting for a free buffer"
+        }
+    }
+}
+
+/// A fixed number of equally sized, 64-byte-aligned buffers, each holding one frame laid out per a
+/// `PackedFrameLayout` (what the GPU reads back into and the encoder reads from).
+///
+/// Buffers are allocated lazily up to `capacity`, never more, and reused. `acquire` blocks while all are
+/// in use. A buffer goes back to the pool when its last user lets go of its `PooledFrameBuffer`, including
+/// when an `AVBufferRef` that wraps it (`avBufferRef()`) is freed by an encoder. Thread-safe.
+public final class FrameBufferPool: @unchecked Sendable {
+    public let layout: PackedFrameLayout
+    public let capacity: Int
+    /// Usable bytes per buffer: `layout.byteCount`.
+    public var byteCount: Int { layout.byteCount }
+    /// Bytes actually allocated per buffer: `byteCount` rounded up to 64, plus 64 bytes of padding that
+    /// SIMD readers (`AV_INPUT_BUFFER_PADDING_SIZE`) may touch.
+    let allocationBytes: Int
+
+    private let condition = NSCondition()
+    private var free: [UnsafeMutableRawPointer] = []
+    private var allocated = 0
+    private var cancelled = false
+
+    public init(layout: PackedFrameLayout, capacity: Int) {
+        precondition(capacity > 0, "a frame buffer pool needs a positive capacity")
+        self.layout = layout
+        self.capacity = capacity
+        allocationBytes = (layout.byteCount + 63) / 64 * 64 + 64
+        free.reserveCapacity(capacity)
+    }
+
+    /// Convenience: the pool for `format` frames of `size` (nil when the GPU cannot pack that format).
+    public convenience init?(format: PixelFormat, size: Size, capacity: Int) {
+        guard let layout = PackedFrameLayout(format: format, size: size) else { return nil }
+        self.init(layout: layout, capacity: capacity)
+    }
+
+    deinit {
+        // Outstanding buffers keep the pool alive, so every buffer is free here.
+        for pointer in free { pointer.deallocate() }
+    }
+
+    /// Buffers allocated so far (at most `capacity`).
+    public var allocatedCount: Int { condition.lock(); defer { condition.unlock() }; return allocated }
+    /// Buffers currently handed out and not yet returned.
+    public var outstandingCount: Int {
+        condition.lock(); defer { condition.unlock() }
+        return allocated - free.count
+    }
+
+    /// Allocates every buffer now instead of on first use.
+    public func preallocate() {
+        condition.lock(); defer { condition.unlock() }
+        while allocated < capacity {
+            free.append(allocateBuffer())
+        }
+    }
+
+    /// A free buffer, waiting up to `timeout` seconds (forever when nil) for one to come back.
+    /// Throws `PoolError` on timeout or after `cancel()`.
+    public func acquire(timeout: Double? = nil) throws(PoolError) -> PooledFrameBuffer {
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if cancelled { throw PoolError(reason: .cancelled, capacity: capacity) }
+            if let pointer = free.popLast() { return PooledFrameBuffer(pool: self, data: pointer) }
+            if allocated < capacity { return PooledFrameBuffer(pool: self, data: allocateBuffer()) }
+            if let deadline {
+                if !condition.wait(until: deadline) && free.isEmpty && allocated >= capacity && !cancelled {
+                    throw PoolError(reason: .timedOut, capacity: capacity)
+                }
+            } else {
+                condition.wait()
+            }
+        }
+    }
+
+    /// A free buffer if one is available now, else nil.
+    public func tryAcquire() -> PooledFrameBuffer? {
+        condition.lock(); defer { condition.unlock() }
+        if cancelled { return nil }
+        if let pointer = free.popLast() { return PooledFrameBuffer(pool: self, data: pointer) }
+        if allocated < capacity { return PooledFrameBuffer(pool: self, data: allocateBuffer()) }
+        return nil
+    }
+
+    /// Wakes every waiting `acquire` with `PoolError.cancelled`, and makes later ones fail too, until `reset()`.
+    public func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Undoes `cancel()`.
+    public func reset() {
+        condition.lock(); cancelled = false; condition.unlock()
+    }
+
+    /// Called with the lock held.
+    private func allocateBuffer() -> UnsafeMutableRawPointer {
+        allocated += 1
+        return UnsafeMutableRawPointer.allocate(byteCount: allocationBytes, alignment: 64)
+    }
+
+    fileprivate func giveBack(_ pointer: UnsafeMutableRawPointer) {
+        condition.lock()
+        free.append(pointer)
+        condition.signal()
+        condition.unlock()
+    }
+}
+
+/// One buffer lent by a `FrameBufferPool`. It returns to the pool when the last reference to this object
+/// goes away, so whoever still needs the bytes (a sink, an encoder through `avBufferRef()`) keeps it alive.
+public final class PooledFrameBuffer: @unchecked Sendable {
+    public let pool: FrameBufferPool
+    /// First byte of the frame; `layout.byteCount` bytes are usable.
+    public let data: UnsafeMutableRawPointer
+    public var layout: PackedFrameLayout { pool.layout }
+
+    fileprivate init(pool: FrameBufferPool, data: UnsafeMutableRawPointer) {
+        self.pool = pool
+        self.data = data
+    }
+
+    deinit { pool.giveBack(data) }
+
+    /// Plane `index` of the layout: its first byte and row pitch.
+    public func plane(_ index: Int) -> (base: UnsafeMutableRawPointer, rowBytes: Int) {
+        let plane = layout.planes[index]
+        return (data + plane.offset, plane.rowBytes)
+    }
+
+    /// A new `AVBufferRef` over this buffer's memory (`av_buffer_create` through `prism_av_buffer_wrap`)
+    /// that keeps this buffer out of the pool until FFmpeg drops the last reference. Nil if FFmpeg
+    /// could not allocate the reference.
+    func avBufferRef() -> UnsafeMutablePointer<AVBufferRef>? {
+        let retained = Unmanaged.passRetained(self)
+        let ref = prism_av_buffer_wrap(data.assumingMemoryBound(to: UInt8.self), layout.byteCount, { opaque, _ in
+            Unmanaged<PooledFrameBuffer>.fromOpaque(opaque!).release()
+        }, retained.toOpaque())
+        if ref == nil { retained.release() }
+        return ref.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: AVBufferRef.self) }
+    }
+}

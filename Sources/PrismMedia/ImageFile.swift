@@ -1,0 +1,189 @@
+import CFFmpeg
+import Foundation
+import PrismCore
+
+/// An 8-bit RGBA image in memory: rows of `size.width * 4` bytes, no padding, straight alpha.
+public struct RGBAImage: Hashable, Sendable {
+    public var size: Size
+    public var pixels: [UInt8]
+
+    public init(size: Size, pixels: [UInt8]) {
+        precondition(pixels.count == size.width * size.height * 4, "RGBA image needs width*height*4 bytes")
+        self.size = size
+        self.pixels = pixels
+    }
+
+    /// The four bytes of pixel (x, y).
+    public func pixel(x: Int, y: Int) -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
+        let i = (y * size.width + x) * 4
+        return (pixels[i], pixels[i + 1], pixels[i + 2], pixels[i + 3])
+    }
+}
+
+/// Still images: PNG and JPEG read and written with libavformat / libavcodec (no other image library).
+public enum ImageFile {
+    public enum Kind: Sendable { case png, jpeg }
+
+    /// The kind the file name's extension asks for (.png, .jpg, .jpeg), nil for others.
+    public static func kind(forPath path: String) -> Kind? {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "png": return .png
+        case "jpg", "jpeg": return .jpeg
+        default: return nil
+        }
+    }
+
+    /// Reads the first picture of `path` (`avformat_open_input` with the image demuxers,
+    /// `avcodec_send_packet` / `avcodec_receive_frame`) and converts it to RGBA with swscale, honouring
+    /// its colour tags (untagged JPEG is BT.601 full range, as JFIF says).
+    public static func read(path: String) throws -> RGBAImage {
+        let input = try InputFile(url: path)
+        guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
+            throw AVError("not an image", context: path)
+        }
+        let decoder = try StreamDecoder(input: input, streamIndex: index, frameThreads: false)
+        let packet = OwnedPacket()
+        let frame = OwnedFrame()
+        var flushed = false
+        while true {
+            switch try decoder.receive(into: frame.pointer) {
+            case .frame:
+                return try toRGBA(frame.pointer, isJPEG: decoder.context.pointee.codec_id == AV_CODEC_ID_MJPEG, label: path)
+            case .finished:
+                throw AVError("no picture in the file", context: path)
+            case .needsInput:
+                break
+            }
+            if flushed { throw AVError("no picture in the file", context: path) }
+            if try input.read(into: packet.pointer) {
+                defer { av_packet_unref(packet.pointer) }
+                if Int(packet.pointer.pointee.stream_index) == index { try decoder.send(packet.pointer) }
+            } else {
+                try decoder.send(nil)
+                flushed = true
+            }
+        }
+    }
+
+    static func toRGBA(_ frame: UnsafeMutablePointer<AVFrame>, isJPEG: Bool, label: String) throws -> RGBAImage {
+        let size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
+        let sourceFormat = AVPixelFormat(frame.pointee.format)
+        var color = YUVColorSpace.from(space: frame.pointee.colorspace, range: frame.pointee.color_range,
+                                       format: sourceFormat, size: size)
+        if isJPEG && frame.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { color.matrix = .bt601 }
+        if isJPEG && frame.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { color.range = .full }
+        var pixels = [UInt8](repeating: 0, count: size.pixelCount * 4)
+        let planes = framePlanes(frame)
+        try pixels.withUnsafeMutableBufferPointer { out throws(AVError) in
+            try Scaler(accurate: true).scale(
+                src: planes.data.map { UnsafePointer($0) }, srcStrides: planes.lines, srcFormat: sourceFormat,
+                srcSize: size, srcColor: color, dst: [out.baseAddress!], dstStrides: [Int32(size.width * 4)],
+                dstFormat: AV_PIX_FMT_RGBA, dstSize: size, dstColor: color, context: label)
+        }
+        return RGBAImage(size: size, pixels: pixels)
+    }
+
+    /// Writes `image` as PNG or JPEG, chosen by `path`'s extension. `jpegQuality` 1 (worst) … 100 (best)
+    /// maps onto the mjpeg encoder's quantiser scale. Encoded with the png / mjpeg encoders
+    /// (`avcodec_send_frame` / `avcodec_receive_packet`), written to a temporary file next to `path` and
+    /// renamed over it only when complete.
+    public static func write(_ image: RGBAImage, to path: String, jpegQuality: Int = 90) throws {
+        guard let kind = kind(forPath: path) else {
+            throw UsageError("\(path): unknown image extension (use .png, .jpg or .jpeg)")
+        }
+        guard (1...100).contains(jpegQuality) else {
+            throw UsageError("JPEG quality \(jpegQuality) is out of range (1-100)")
+        }
+        let data = try encode(image, kind: kind, jpegQuality: jpegQuality, label: path)
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("open", code: errno, context: path) }
+        var failure: SystemError?
+        data.withUnsafeBytes { bytes in
+            var written = 0
+            while written < bytes.count {
+                let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError("write", code: errno, context: path)
+                    return
+                }
+                written += result
+            }
+        }
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
+        if failure == nil && rename(temporary, path) != 0 { failure = SystemError("rename", code: errno, context: path) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+    }
+
+    /// The encoded file's bytes.
+    public static func encode(_ image: RGBAImage, kind: Kind, jpegQuality: Int = 90, label: String = "image") throws -> [UInt8] {
+        let codecID = kind == .png ? AV_CODEC_ID_PNG : AV_CODEC_ID_MJPEG
+        guard let codec = avcodec_find_encoder(codecID) else {
+            throw AVError("this FFmpeg has no \(kind == .png ? "PNG" : "JPEG") encoder", context: label)
+        }
+        guard let context = avcodec_alloc_context3(codec) else {
+            throw AVError(call: "avcodec_alloc_context3", code: averrorENOMEM, context: label)
+        }
+        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
+        defer { avcodec_free_context(&ctx) }
+        let size = image.size
+        let pixelFormat = kind == .png ? AV_PIX_FMT_RGBA : AV_PIX_FMT_YUVJ420P
+        context.pointee.width = Int32(size.width)
+        context.pointee.height = Int32(size.height)
+        context.pointee.pix_fmt = pixelFormat
+        context.pointee.time_base = AVRational(num: 1, den: 25)
+        let jfif = YUVColorSpace(matrix: .bt601, range: .full)
+        var lambda: Int32 = 0
+        if kind == .jpeg {
+            let qscale = 2 + (100 - jpegQuality) * 29 / 99
+            lambda = Int32(qscale) * FF_QP2LAMBDA
+            context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            context.pointee.global_quality = lambda
+            context.pointee.color_range = AVCOL_RANGE_JPEG
+            context.pointee.colorspace = AVCOL_SPC_BT470BG
+        }
+        try check(avcodec_open2(context, codec, nil), "avcodec_open2", label, what: "cannot open the image encoder")
+
+        let frame = OwnedFrame()
+        let f = frame.pointer
+        f.pointee.format = pixelFormat.rawValue
+        f.pointee.width = Int32(size.width)
+        f.pointee.height = Int32(size.height)
+        try check(av_frame_get_buffer(f, 0), "av_frame_get_buffer", label)
+        try image.pixels.withUnsafeBufferPointer { input throws(AVError) in
+            if kind == .png {
+                let (data, lineSize) = f.plane(0)
+                copyRows(from: input.baseAddress!, rowBytes: size.width * 4, to: data!, rowBytes: Int(lineSize),
+                         usedRowBytes: size.width * 4, rows: size.height)
+            } else {
+                f.pointee.quality = lambda
+                f.pointee.color_range = AVCOL_RANGE_JPEG
+                f.pointee.colorspace = AVCOL_SPC_BT470BG
+                let planes = framePlanes(f)
+                try Scaler(accurate: true).scale(
+                    src: [input.baseAddress!], srcStrides: [Int32(size.width * 4)], srcFormat: AV_PIX_FMT_RGBA,
+                    srcSize: size, srcColor: jfif, dst: planes.data, dstStrides: planes.lines,
+                    dstFormat: AV_PIX_FMT_YUVJ420P, dstSize: size, dstColor: jfif, context: label)
+            }
+        }
+        try check(avcodec_send_frame(context, f), "avcodec_send_frame", label, what: "cannot encode the image")
+        try check(avcodec_send_frame(context, nil), "avcodec_send_frame", label)
+        let packet = OwnedPacket()
+        var bytes: [UInt8] = []
+        while true {
+            let result = avcodec_receive_packet(context, packet.pointer)
+            if result == averrorEOF || result == averrorEAGAIN { break }
+            try check(result, "avcodec_receive_packet", label, what: "cannot encode the image")
+            bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointer.pointee.data, count: Int(packet.pointer.pointee.size)))
+            av_packet_unref(packet.pointer)
+        }
+        guard !bytes.isEmpty else { throw AVError("the encoder produced no data", context: label) }
+        return bytes
+    }
+}

@@ -1,0 +1,113 @@
+import CFFmpeg
+import PrismCore
+
+/// What a source delivers: video frames, and for movies the first audio stream's compressed packets.
+public enum SourceEvent {
+    case video(VideoFrame)
+    case audio(AudioPacket)
+}
+
+/// A producer of frames (movie file or stream, test pattern, raw pipe, camera). Pull-based: call
+/// `next()` until it returns nil (end of stream). Sources are used from one thread at a time.
+public protocol MediaSource: AnyObject {
+    var info: SourceInfo { get }
+    /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable or corrupt input.
+    func next() throws -> SourceEvent?
+}
+
+/// What a source produces.
+public struct SourceInfo: Sendable, CustomStringConvertible {
+    public var size: Size
+    /// The format of the `VideoFrame`s `next()` returns.
+    public var pixelFormat: PixelFormat
+    /// Nominal frame rate, when the source declares one (variable-rate movies may still have one).
+    public var frameRate: Rational?
+    /// The time base video timestamps are counted in (the stream's, for movies).
+    public var timeBase: Rational
+    public var duration: MediaTime?
+    public var estimatedFrameCount: Int?
+    /// True for sources that run in real time and may drop frames (cameras, network streams).
+    public var isLive: Bool
+    public var hasAudio: Bool { audio != nil }
+    /// The audio stream whose packets `next()` passes through, if any.
+    public var audio: AudioStreamInfo?
+    /// The colour space of the frames (as tagged, or guessed for untagged video).
+    public var colorSpace: YUVColorSpace
+    /// One line for logs: what the source is.
+    public var summary: String
+
+    public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,
+                duration: MediaTime?, estimatedFrameCount: Int?, isLive: Bool, audio: AudioStreamInfo? = nil,
+                colorSpace: YUVColorSpace? = nil, summary: String) {
+        self.size = size
+        self.pixelFormat = pixelFormat
+        self.frameRate = frameRate
+        self.timeBase = timeBase
+        self.duration = duration
+        self.estimatedFrameCount = estimatedFrameCount
+        self.isLive = isLive
+        self.audio = audio
+        self.colorSpace = colorSpace ?? YUVColorSpace(matrix: .defaultFor(size), range: .limited)
+        self.summary = summary
+    }
+
+    public var description: String { summary }
+}
+
+/// An audio stream's parameters (an owned copy of its `AVCodecParameters`, freed with
+/// `avcodec_parameters_free`), so a writer can copy or transcode its packets.
+public final class AudioStreamInfo: @unchecked Sendable {
+    let parameters: UnsafeMutablePointer<AVCodecParameters>
+    public let timeBase: Rational
+    /// libavcodec's name of the codec, e.g. "aac", "pcm_s16le".
+    public let codecName: String
+    public let sampleRate: Int
+    public let channelCount: Int
+
+    /// Copies `source` (`avcodec_parameters_copy`).
+    init(copying source: UnsafePointer<AVCodecParameters>, timeBase: Rational) throws(AVError) {
+        guard let parameters = avcodec_parameters_alloc() else {
+            throw AVError(call: "avcodec_parameters_alloc", code: averrorENOMEM)
+        }
+        self.parameters = parameters
+        self.timeBase = timeBase
+        codecName = cString(avcodec_get_name(source.pointee.codec_id))
+        sampleRate = Int(source.pointee.sample_rate)
+        channelCount = Int(source.pointee.ch_layout.nb_channels)
+        try check(avcodec_parameters_copy(parameters, source), "avcodec_parameters_copy")
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        avcodec_parameters_free(&pointer)
+    }
+
+    var codecID: AVCodecID { parameters.pointee.codec_id }
+}
+
+/// One compressed audio packet passed through from a movie, untouched. Owns its `AVPacket`
+/// (`av_packet_free` in deinit).
+public final class AudioPacket: @unchecked Sendable {
+    let packet: UnsafeMutablePointer<AVPacket>
+    /// The stream the packet belongs to.
+    public let stream: AudioStreamInfo
+    /// Presentation time, nil when the container gave none.
+    public let pts: MediaTime?
+    public let duration: MediaTime?
+    public var timeBase: Rational { stream.timeBase }
+    public var byteCount: Int { Int(packet.pointee.size) }
+
+    /// Takes ownership of `packet`.
+    init(adopting packet: UnsafeMutablePointer<AVPacket>, stream: AudioStreamInfo) {
+        self.packet = packet
+        self.stream = stream
+        let tb = stream.timeBase
+        pts = packet.pointee.pts == noPTS ? nil : MediaTime(value: packet.pointee.pts, timeBase: tb)
+        duration = packet.pointee.duration > 0 ? MediaTime(value: packet.pointee.duration, timeBase: tb) : nil
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&pointer)
+    }
+}

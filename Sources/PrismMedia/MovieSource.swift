@@ -1,0 +1,156 @@
+import CFFmpeg
+import PrismCore
+
+/// Anything libavformat can open (a path or a URL): the first video stream decoded with frame threads,
+/// the first audio stream's packets passed through untouched.
+///
+/// Video timestamps are the decoder's `best_effort_timestamp` in the stream's time base, so variable
+/// frame rate survives. Corrupt data in the middle of a stream throws an `AVError` naming the file.
+/// Use from one thread at a time.
+public final class MovieSource: MediaSource, @unchecked Sendable {
+    public let url: String
+    public let info: SourceInfo
+
+    private let input: InputFile
+    private let decoder: StreamDecoder
+    private let videoIndex: Int
+    private let audioIndex: Int?
+    private let audioStream: AudioStreamInfo?
+    private let packet = OwnedPacket()
+    private let ingest: FrameIngest
+    private let streamColor: (space: AVColorSpace, range: AVColorRange)
+    private let frameDuration: MediaTime?
+    private var lastPTS: MediaTime?
+    private var lastDuration: MediaTime?
+    private var inputEnded = false
+    private var finished = false
+
+    /// Opens `url` (`avformat_open_input`, `avformat_find_stream_info`, `avcodec_open2`).
+    /// Throws when it cannot be opened, is not a movie, or has no video stream.
+    public init(url: String) throws {
+        self.url = url
+        input = try InputFile(url: url)
+        guard let videoIndex = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
+            throw AVError("no video stream", context: url)
+        }
+        self.videoIndex = videoIndex
+        audioIndex = input.firstStream(of: AVMEDIA_TYPE_AUDIO)
+        for index in 0..<input.streamCount where index != videoIndex && index != audioIndex {
+            input.stream(index).pointee.discard = AVDISCARD_ALL
+        }
+        decoder = try StreamDecoder(input: input, streamIndex: videoIndex, frameThreads: true)
+        ingest = FrameIngest(label: url)
+
+        let stream = input.stream(videoIndex)
+        let parameters = stream.pointee.codecpar.pointee
+        let timeBase = Rational(stream.pointee.time_base)
+        let size = Size(width: Int(parameters.width), height: Int(parameters.height))
+        guard size.width > 0, size.height > 0 else { throw AVError("video stream has no frame size", context: url) }
+        let rawFormat = AVPixelFormat(parameters.format)
+        let avg = stream.pointee.avg_frame_rate, real = stream.pointee.r_frame_rate
+        let frameRate: Rational? = (avg.num > 0 && avg.den > 0) ? Rational(avg)
+            : (real.num > 0 && real.den > 0 ? Rational(real) : nil)
+        frameDuration = frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num) }
+        streamColor = (parameters.color_space, parameters.color_range)
+
+        var duration: MediaTime? = nil
+        if stream.pointee.duration != noPTS && stream.pointee.duration > 0 {
+            duration = MediaTime(value: stream.pointee.duration, timeBase: timeBase)
+        } else {
+            duration = input.duration
+        }
+        var frameCount: Int? = stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil
+        if frameCount == nil, let duration, let frameRate {
+            frameCount = Int((Int128(duration.value) * Int128(frameRate.num)) / (Int128(duration.timescale) * Int128(frameRate.den)))
+        }
+        var audio: AudioStreamInfo? = nil
+        if let audioIndex {
+            let audioStream = input.stream(audioIndex)
+            audio = try AudioStreamInfo(copying: audioStream.pointee.codecpar, timeBase: Rational(audioStream.pointee.time_base))
+        }
+        audioStream = audio
+        let scheme = url.range(of: "://").map { String(url[..<$0.lowerBound]) }
+        let isLive = input.duration == nil && scheme != nil && scheme != "file"
+        let format = PixelFormat.ingest(rawFormat)
+        let colorSpace = YUVColorSpace.from(space: parameters.color_space, range: parameters.color_range,
+                                            format: rawFormat, size: size)
+        var summary = "\(url): \(cString(avcodec_get_name(parameters.codec_id))) \(size) \(pixelFormatName(rawFormat))"
+        if rawFormat != format.avPixelFormat { summary += " (as \(format.rawValue))" }
+        if let frameRate { summary += " \(frameRate) fps" }
+        if let audio { summary += ", \(audio.codecName) audio \(audio.sampleRate) Hz \(audio.channelCount) ch" }
+        info = SourceInfo(size: size, pixelFormat: format, frameRate: frameRate, timeBase: timeBase,
+                          duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
+                          colorSpace: colorSpace, summary: summary)
+    }
+
+    /// Reads (`av_read_frame`) and decodes (`avcodec_send_packet` / `avcodec_receive_frame`) until a
+    /// video frame or an audio packet is ready; nil at the end.
+    public func next() throws -> SourceEvent? {
+        if finished { return nil }
+        while true {
+            // Drain what the decoder has first.
+            guard let frame = av_frame_alloc() else { throw AVError(call: "av_frame_alloc", code: averrorENOMEM, context: url) }
+            var owned: UnsafeMutablePointer<AVFrame>? = frame
+            let state: StreamDecoder.Receive
+            do { state = try decoder.receive(into: frame) } catch { av_frame_free(&owned); throw error }
+            switch state {
+            case .frame:
+                return .video(try makeVideoFrame(frame))
+            case .finished:
+                av_frame_free(&owned)
+                finished = true
+                return nil
+            case .needsInput:
+                av_frame_free(&owned)
+            }
+            if inputEnded {
+                // The decoder asked for input after the flush: nothing more will come.
+                finished = true
+                return nil
+            }
+            let pkt = packet.pointer
+            if try !input.read(into: pkt) {
+                inputEnded = true
+                try decoder.send(nil)
+                continue
+            }
+            let index = Int(pkt.pointee.stream_index)
+            if index == videoIndex {
+                defer { av_packet_unref(pkt) }
+                try decoder.send(pkt)
+            } else if index == audioIndex, let audioStream {
+                guard let moved = av_packet_alloc() else {
+                    av_packet_unref(pkt)
+                    throw AVError(call: "av_packet_alloc", code: averrorENOMEM, context: url)
+                }
+                av_packet_move_ref(moved, pkt)
+                return .audio(AudioPacket(adopting: moved, stream: audioStream))
+            } else {
+                av_packet_unref(pkt)
+            }
+        }
+    }
+
+    private func makeVideoFrame(_ frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> VideoFrame {
+        let timeBase = decoder.timeBase
+        var duration: MediaTime? = frame.pointee.pkt_duration > 0
+            ? MediaTime(value: frame.pointee.pkt_duration, timeBase: timeBase) : frameDuration
+        let pts: MediaTime
+        if frame.pointee.best_effort_timestamp != noPTS {
+            pts = MediaTime(value: frame.pointee.best_effort_timestamp, timeBase: timeBase)
+        } else if let lastPTS {
+            pts = lastPTS + (lastDuration ?? frameDuration ?? MediaTime(value: 1, timeBase: timeBase))
+        } else {
+            pts = MediaTime(value: 0, timeBase: timeBase)
+        }
+        if duration == nil { duration = lastDuration }
+        lastPTS = pts
+        lastDuration = duration
+        let size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
+        let space = frame.pointee.colorspace != AVCOL_SPC_UNSPECIFIED ? frame.pointee.colorspace : streamColor.space
+        let range = frame.pointee.color_range != AVCOL_RANGE_UNSPECIFIED ? frame.pointee.color_range : streamColor.range
+        let colorSpace = YUVColorSpace.from(space: space, range: range, format: AVPixelFormat(frame.pointee.format),
+                                            size: size)
+        return try ingest.makeFrame(frame, colorSpace: colorSpace, pts: pts, duration: duration)
+    }
+}

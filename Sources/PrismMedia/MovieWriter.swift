@@ -1,0 +1,508 @@
+import CFFmpeg
+import Foundation
+import PrismCore
+
+/// Which video encoder a `MovieWriter` uses, and how.
+public struct VideoEncoderSettings: Hashable, Sendable {
+    public enum Codec: String, CaseIterable, Hashable, Sendable {
+        /// H.264 with libx264.
+        case h264
+        /// HEVC with libx265 (an error when this FFmpeg lacks it).
+        case hevc
+        /// FFV1, lossless, on bgra (RGB) so it keeps the GPU's RGBA output exactly.
+        case ffv1
+        /// Apple ProRes with prores_ks, 4:2:2 10-bit.
+        case prores
+    }
+
+    public var codec: Codec
+    /// x264 / x265 preset ("ultrafast" … "veryslow"); ignored by the other codecs.
+    public var preset: String
+    /// Constant rate factor (x264 / x265); nil keeps the encoder's default unless `bitrate` is set.
+    public var crf: Int?
+    /// Target bits per second; nil for constant quality.
+    public var bitrate: Int?
+    /// Encoder threads; 0 lets the encoder choose.
+    public var threads: Int
+    /// Keyframe interval in frames; nil for the encoder's default.
+    public var gopSize: Int?
+
+    public init(codec: Codec = .h264, preset: String = "medium", crf: Int? = nil, bitrate: Int? = nil,
+                threads: Int = 0, gopSize: Int? = nil) {
+        self.codec = codec
+        self.preset = preset
+        self.crf = crf
+        self.bitrate = bitrate
+        self.threads = threads
+        self.gopSize = gopSize
+    }
+
+    /// What the GPU must pack into the pooled buffers handed to `MovieWriter.writeVideo`.
+    public var pixelFormat: PixelFormat {
+        switch codec {
+        case .h264, .hevc: return .yuv420p
+        case .ffv1: return .bgra
+        case .prores: return .yuv422p10le
+        }
+    }
+
+    /// Whether this FFmpeg has the encoder these settings need (`avcodec_find_encoder_by_name`).
+    public var isAvailable: Bool { Self.encoderAvailable(encoderName) }
+
+    /// Whether this FFmpeg has an encoder called `name`.
+    public static func encoderAvailable(_ name: String) -> Bool { avcodec_find_encoder_by_name(name) != nil }
+
+    /// libavcodec's name of the encoder.
+    public var encoderName: String {
+        switch codec {
+        case .h264: return "libx264"
+        case .hevc: return "libx265"
+        case .ffv1: return "ffv1"
+        case .prores: return "prores_ks"
+        }
+    }
+}
+
+/// The video stream a `MovieWriter` makes.
+public struct VideoStreamConfig: Hashable, Sendable {
+    public var size: Size
+    /// The encoder's time base: use the source's, so its per-frame timing (VFR) is kept exactly.
+    public var timeBase: Rational
+    /// Nominal rate, when known (rate control and container hints).
+    public var frameRate: Rational?
+    /// Tags written into the stream (matrix, range, and the matching primaries and transfer).
+    public var colorSpace: YUVColorSpace
+
+    public init(size: Size, timeBase: Rational, frameRate: Rational?, colorSpace: YUVColorSpace) {
+        self.size = size
+        self.timeBase = timeBase
+        self.frameRate = frameRate
+        self.colorSpace = colorSpace
+    }
+
+    /// The stream that keeps `source`'s size, time base, rate; `colorSpace` defaults to the source's.
+    public init(source: SourceInfo, size: Size? = nil, colorSpace: YUVColorSpace? = nil) {
+        self.init(size: size ?? source.size, timeBase: source.timeBase, frameRate: source.frameRate,
+                  colorSpace: colorSpace ?? source.colorSpace)
+    }
+}
+
+/// Encodes video from pooled buffers (and audio from a source) into a movie file with libavcodec and
+/// libavformat.
+///
+/// - The container follows the output's extension (`av_guess_format`): mp4, mov, mkv, or any other
+///   libavformat muxes; mp4/mov get `movflags=+faststart` (index before the media data).
+/// - Video buffers are laid out per `PackedFrameLayout` in `settings.pixelFormat`; they are wrapped as
+///   `AVFrame` planes without a copy (`buf[0]` is an `AVBufferRef` over the pooled memory, so the buffer
+///   returns to its pool when the encoder lets go of it).
+/// - Timestamps are rebased so the first video frame is at 0; audio is shifted by the same amount, so
+///   the A/V offset is kept. Audio packets are copied when the container takes their codec
+///   (`avformat_query_codec`), otherwise decoded, resampled and encoded as AAC.
+/// - The file is written to a hidden temporary name next to the target and renamed over it only by a
+///   successful `finish()`. `abort()`, or dropping the writer unfinished, deletes the temporary and
+///   leaves any existing target untouched.
+///
+/// Not thread-safe: use a writer from one thread at a time (e.g. a dedicated encoding thread).
+public final class MovieWriter: @unchecked Sendable {
+    public enum AudioMode: Sendable, Equatable { case none, copy, transcode }
+
+    /// The file (or URL) the movie ends up at.
+    public let outputPath: String
+    public let settings: VideoEncoderSettings
+    public let video: VideoStreamConfig
+    /// What happens to the source's audio.
+    public let audioMode: AudioMode
+    /// Frames handed to the encoder.
+    public private(set) var videoFramesWritten = 0
+    /// Frames refused because their timestamp did not increase after rounding to the time base.
+    public private(set) var videoFramesDropped = 0
+    /// Audio packets muxed (copy mode) or encoded (transcode mode).
+    public private(set) var audioPacketsWritten = 0
+
+    private let format: UnsafeMutablePointer<AVFormatContext>
+    private let encoder: UnsafeMutablePointer<AVCodecContext>
+    private let videoStream: UnsafeMutablePointer<AVStream>
+    private var audioStream: UnsafeMutablePointer<AVStream>?
+    private let audioInput: AudioStreamInfo?
+    private var transcoder: AudioTranscoder?
+    private let layout: PackedFrameLayout
+    private let temporaryPath: String?
+    private let frame = OwnedFrame()
+    private let packet = OwnedPacket()
+    private let encoderTimeBase: AVRational
+    private var start: MediaTime?
+    private var lastTicks: Int64?
+    private var lastDurationTicks: Int64 = 1
+    private var durations: [Int64: Int64] = [:]
+    private var pendingAudio: [AudioPacket] = []
+    private var ioOpen = false
+    private var headerWritten = false
+    private var state: State = .open
+    private let allowsNegativeTimestamps: Bool
+
+    private enum State { case open, finished, aborted }
+
+    /// Opens `path` for writing: picks the container, opens the encoders, creates the temporary file
+    /// (`avio_open`) and writes the header (`avformat_write_header`). Every problem with the output
+    /// (unknown extension, unwritable directory, codec not available or not allowed in the container)
+    /// is thrown here, before any frame.
+    /// - Parameter audio: the source's audio stream whose packets will be passed to `writeAudio`.
+    public init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
+                audio: AudioStreamInfo? = nil, audioBitrate: Int = 128_000) throws {
+        outputPath = path
+        self.settings = settings
+        self.video = video
+        audioInput = audio
+        guard let layout = PackedFrameLayout(format: settings.pixelFormat, size: video.size) else {
+            throw UsageError("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
+        }
+        self.layout = layout
+        guard video.timeBase.num > 0, video.timeBase.den > 0 else {
+            throw UsageError("\(path): invalid video time base \(video.timeBase)")
+        }
+
+        // Container from the extension.
+        let isURL = path.contains("://") && !path.hasPrefix("file:")
+        if !isURL {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw UsageError("\(path): is a directory, not an output file")
+            }
+        }
+        let fileName = (path as NSString).lastPathComponent
+        let ext = (fileName as NSString).pathExtension
+        guard !ext.isEmpty || isURL else {
+            throw UsageError("\(path): no file extension to choose the container from (use .mp4, .mov or .mkv)")
+        }
+        guard let outputFormat = av_guess_format(nil, path, nil) else {
+            throw UsageError("\(path): unknown output file extension '.\(ext)' (use .mp4, .mov or .mkv)")
+        }
+        let formatName = cString(outputFormat.pointee.name)
+        if avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL) == 0 {
+            throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        temporaryPath = isURL ? nil
+            : (directory.isEmpty ? "" : directory + "/") + ".\(fileName).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+        let writePath = temporaryPath ?? path
+
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, outputFormat, nil, writePath), "avformat_alloc_output_context2", path)
+        guard let ctx else { throw AVError("cannot create the output context", context: path) }
+        format = ctx
+        allowsNegativeTimestamps = outputFormat.pointee.flags & AVFMT_TS_NEGATIVE != 0
+
+        // Video encoder.
+        let codecName = settings.encoderName
+        let codec = avcodec_find_encoder_by_name(codecName)
+        guard let codec, let enc = avcodec_alloc_context3(codec) else {
+            avformat_free_context(ctx)
+            let why = settings.codec == .hevc ? "HEVC needs the libx265 encoder, which this FFmpeg lacks"
+                : "this FFmpeg has no \(codecName) encoder"
+            throw AVError(why, context: path, call: "avcodec_find_encoder_by_name")
+        }
+        encoder = enc
+        encoderTimeBase = video.timeBase.av
+        guard let stream = avformat_new_stream(ctx, nil) else {
+            var e: UnsafeMutablePointer<AVCodecContext>? = enc
+            avcodec_free_context(&e)
+            avformat_free_context(ctx)
+            throw AVError(call: "avformat_new_stream", code: averrorENOMEM, context: path)
+        }
+        videoStream = stream
+        audioMode = audio == nil ? .none
+            : (avformat_query_codec(outputFormat, audio!.codecID, FF_COMPLIANCE_NORMAL) == 1 ? .copy : .transcode)
+        // Every stored property is set: from here on a throw runs deinit, which frees and deletes all.
+
+        try configureVideoEncoder(codec: codec, outputFormat: outputFormat)
+        try check(avcodec_parameters_from_context(stream.pointee.codecpar, enc), "avcodec_parameters_from_context", path)
+        // A 1/N hint keeps timestamps exact when the time base is not 1/N (e.g. 1001/30000).
+        stream.pointee.time_base = AVRational(num: 1, den: video.timeBase.den)
+        if let rate = video.frameRate { stream.pointee.avg_frame_rate = rate.av }
+        if settings.codec == .hevc && (formatName.contains("mp4") || formatName.contains("mov")) {
+            stream.pointee.codecpar.pointee.codec_tag = MovieWriter.fourCC("hvc1")
+        }
+
+        if let audio {
+            guard let audioStream = avformat_new_stream(ctx, nil) else {
+                throw AVError(call: "avformat_new_stream", code: averrorENOMEM, context: path)
+            }
+            self.audioStream = audioStream
+            if audioMode == .copy {
+                try check(avcodec_parameters_copy(audioStream.pointee.codecpar, audio.parameters), "avcodec_parameters_copy", path)
+                audioStream.pointee.codecpar.pointee.codec_tag = 0
+                audioStream.pointee.time_base = audio.timeBase.av
+            } else {
+                let transcoder = try AudioTranscoder(input: audio, output: ctx, bitrate: audioBitrate, label: path)
+                self.transcoder = transcoder
+                try check(avcodec_parameters_from_context(audioStream.pointee.codecpar, transcoder.encoder),
+                          "avcodec_parameters_from_context", path)
+                audioStream.pointee.time_base = transcoder.encoder.pointee.time_base
+            }
+        }
+
+        if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
+            try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
+                      what: "cannot create the output file")
+            ioOpen = true
+        }
+        var options: OpaquePointer?
+        if formatName.contains("mp4") || formatName.contains("mov") {
+            av_dict_set(&options, "movflags", "+faststart", 0)
+        }
+        defer { av_dict_free(&options) }
+        try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
+        headerWritten = true
+        durations.reserveCapacity(64)
+    }
+
+    /// A writer for frames from `source`: its size, time base, rate, colour space and audio.
+    public convenience init(path: String, source: SourceInfo, settings: VideoEncoderSettings = VideoEncoderSettings(),
+                            includeAudio: Bool = true) throws {
+        try self.init(path: path, video: VideoStreamConfig(source: source), settings: settings,
+                      audio: includeAudio ? source.audio : nil)
+    }
+
+    deinit {
+        if state == .open { abort() }
+        var e: UnsafeMutablePointer<AVCodecContext>? = encoder
+        avcodec_free_context(&e)
+        transcoder = nil
+        if ioOpen { avio_closep(&format.pointee.pb) }
+        avformat_free_context(format)
+    }
+
+    private static func codecID(_ codec: VideoEncoderSettings.Codec) -> AVCodecID {
+        switch codec {
+        case .h264: return AV_CODEC_ID_H264
+        case .hevc: return AV_CODEC_ID_HEVC
+        case .ffv1: return AV_CODEC_ID_FFV1
+        case .prores: return AV_CODEC_ID_PRORES
+        }
+    }
+
+    private static func fourCC(_ text: String) -> UInt32 {
+        text.utf8.reversed().reduce(0) { ($0 << 8) | UInt32($1) }
+    }
+
+    private func configureVideoEncoder(codec: UnsafePointer<AVCodec>, outputFormat: UnsafePointer<AVOutputFormat>) throws {
+        let enc = encoder
+        enc.pointee.width = Int32(video.size.width)
+        enc.pointee.height = Int32(video.size.height)
+        enc.pointee.pix_fmt = settings.pixelFormat.avPixelFormat
+        enc.pointee.time_base = encoderTimeBase
+        if let rate = video.frameRate { enc.pointee.framerate = rate.av }
+        enc.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        enc.pointee.thread_count = Int32(settings.threads)
+        if let gop = settings.gopSize { enc.pointee.gop_size = Int32(gop) }
+        if let bitrate = settings.bitrate { enc.pointee.bit_rate = Int64(bitrate) }
+        if settings.pixelFormat.isYUV {
+            enc.pointee.colorspace = video.colorSpace.avColorSpace
+            enc.pointee.color_range = video.colorSpace.avRange
+        } else {
+            enc.pointee.colorspace = AVCOL_SPC_RGB
+            enc.pointee.color_range = AVCOL_RANGE_JPEG
+        }
+        enc.pointee.color_primaries = video.colorSpace.avPrimaries
+        enc.pointee.color_trc = video.colorSpace.avTransfer
+        if outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
+            enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
+        }
+        let options = enc.pointee.priv_data
+        func set(_ key: String, _ value: String) throws {
+            try check(av_opt_set(options, key, value, 0), "av_opt_set", outputPath,
+                      what: "\(settings.encoderName) rejects \(key)=\(value)")
+        }
+        switch settings.codec {
+        case .h264, .hevc:
+            try set("preset", settings.preset)
+            if let crf = settings.crf { try set("crf", String(crf)) }
+            if settings.codec == .hevc { try set("x265-params", "log-level=error") }
+        case .ffv1:
+            // Version 3 (AVCodecContext.level) allows slice threads; slices carry CRCs.
+            enc.pointee.level = 3
+            try set("slicecrc", "1")
+        case .prores:
+            break
+        }
+        try check(avcodec_open2(enc, codec, nil), "avcodec_open2", outputPath, what: "cannot open the \(settings.encoderName) encoder")
+    }
+
+    // MARK: video
+
+    /// Encodes one frame from a pooled buffer without copying it (`avcodec_send_frame` on an `AVFrame`
+    /// whose planes point into the buffer). The buffer stays out of its pool until the encoder is done.
+    /// - Parameters:
+    ///   - pts: presentation time on the source's time line (rebased so the first frame is at 0).
+    ///   - duration: how long the frame shows; used for the last frame's length (defaults to the
+    ///     previous interval, or one nominal frame).
+    /// - Returns: false when the frame was dropped because its timestamp did not increase.
+    @discardableResult
+    public func writeVideo(_ buffer: PooledFrameBuffer, pts: MediaTime, duration: MediaTime? = nil) throws -> Bool {
+        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard buffer.layout == layout else {
+            throw UsageError("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
+                             + "encoder wants \(layout.format.rawValue) \(layout.size)")
+        }
+        if start == nil {
+            start = pts
+            try flushPendingAudio()
+        }
+        let tb = video.timeBase
+        let ticks = (pts - start!).ticks(in: tb)
+        if let lastTicks, ticks <= lastTicks {
+            videoFramesDropped += 1
+            return false
+        }
+        if let lastTicks { lastDurationTicks = ticks - lastTicks }
+        var durationTicks = duration.map { $0.ticks(in: tb) } ?? 0
+        if durationTicks <= 0 {
+            durationTicks = lastTicks != nil ? lastDurationTicks
+                : (video.frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num).ticks(in: tb) } ?? 1)
+        }
+        lastTicks = ticks
+        durations[ticks] = max(1, durationTicks)
+
+        let f = frame.pointer
+        f.pointee.format = layout.format.avPixelFormat.rawValue
+        f.pointee.width = Int32(layout.size.width)
+        f.pointee.height = Int32(layout.size.height)
+        for (index, plane) in layout.planes.enumerated() {
+            f.setPlane(index, (buffer.data + plane.offset).assumingMemoryBound(to: UInt8.self), lineSize: Int32(plane.rowBytes))
+        }
+        guard let ref = buffer.avBufferRef() else {
+            throw AVError(call: "av_buffer_create", code: averrorENOMEM, context: outputPath)
+        }
+        f.setBuffer(0, ref)
+        f.pointee.pts = ticks
+        f.pointee.pkt_duration = durationTicks
+        f.pointee.colorspace = encoder.pointee.colorspace
+        f.pointee.color_range = encoder.pointee.color_range
+        f.pointee.color_primaries = encoder.pointee.color_primaries
+        f.pointee.color_trc = encoder.pointee.color_trc
+        let sent = avcodec_send_frame(encoder, f)
+        av_frame_unref(f) // the encoder holds its own reference (or is done with the data)
+        try check(sent, "avcodec_send_frame", outputPath, what: "cannot encode video")
+        videoFramesWritten += 1
+        try drainVideo()
+        return true
+    }
+
+    private func drainVideo() throws {
+        let pkt = packet.pointer
+        while true {
+            let result = avcodec_receive_packet(encoder, pkt)
+            if result == averrorEAGAIN || result == averrorEOF { return }
+            try check(result, "avcodec_receive_packet", outputPath, what: "cannot encode video")
+            if pkt.pointee.duration <= 0 {
+                pkt.pointee.duration = durations.removeValue(forKey: pkt.pointee.pts) ?? lastDurationTicks
+            } else {
+                durations.removeValue(forKey: pkt.pointee.pts)
+            }
+            pkt.pointee.stream_index = videoStream.pointee.index
+            av_packet_rescale_ts(pkt, encoderTimeBase, videoStream.pointee.time_base)
+            try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath,
+                      what: "cannot write video")
+        }
+    }
+
+    // MARK: audio
+
+    /// Passes one audio packet of the stream given at init: copied into the container, or transcoded
+    /// to AAC. Packets that end before the first video frame are dropped; until the first video frame
+    /// arrives, packets are held.
+    public func writeAudio(_ audioPacket: AudioPacket) throws {
+        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard audioInput != nil, audioPacket.stream === audioInput else {
+            throw UsageError("\(outputPath): audio packet from a stream the writer was not set up for")
+        }
+        guard let start else {
+            pendingAudio.append(audioPacket)
+            return
+        }
+        try writeAudio(audioPacket, start: start)
+    }
+
+    private func flushPendingAudio() throws {
+        guard let start, !pendingAudio.isEmpty else { return }
+        let pending = pendingAudio
+        pendingAudio.removeAll()
+        for audioPacket in pending { try writeAudio(audioPacket, start: start) }
+    }
+
+    private func writeAudio(_ audioPacket: AudioPacket, start: MediaTime) throws {
+        guard let audioStream, let audioInput else { return }
+        let pkt = packet.pointer
+        try check(av_packet_ref(pkt, audioPacket.packet), "av_packet_ref", outputPath)
+        defer { av_packet_unref(pkt) }
+        let tb = audioInput.timeBase
+        let startTicks = start.ticks(in: tb)
+        if pkt.pointee.pts == noPTS && pkt.pointee.dts != noPTS { pkt.pointee.pts = pkt.pointee.dts }
+        if let transcoder {
+            // The decoder works on the source's time line; the transcoder applies `start` to its output.
+            try transcoder.process(pkt, start: start) { encoded in try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder) }
+            return
+        }
+        guard pkt.pointee.pts != noPTS else { return }
+        if pkt.pointee.pts + max(0, pkt.pointee.duration) <= startTicks { return }
+        pkt.pointee.pts -= startTicks
+        if pkt.pointee.dts != noPTS { pkt.pointee.dts -= startTicks }
+        if pkt.pointee.pts < 0 && !allowsNegativeTimestamps { return }
+        pkt.pointee.stream_index = audioStream.pointee.index
+        pkt.pointee.pos = -1
+        av_packet_rescale_ts(pkt, tb.av, audioStream.pointee.time_base)
+        try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: "cannot write audio")
+        audioPacketsWritten += 1
+    }
+
+    private func muxTranscodedAudio(_ encoded: UnsafeMutablePointer<AVPacket>, stream: UnsafeMutablePointer<AVStream>,
+                                    transcoder: AudioTranscoder) throws {
+        encoded.pointee.stream_index = stream.pointee.index
+        av_packet_rescale_ts(encoded, transcoder.encoder.pointee.time_base, stream.pointee.time_base)
+        try check(av_interleaved_write_frame(format, encoded), "av_interleaved_write_frame", outputPath, what: "cannot write audio")
+        audioPacketsWritten += 1
+    }
+
+    // MARK: end
+
+    /// Flushes the encoders (`avcodec_send_frame(NULL)`), writes the trailer (`av_write_trailer`), closes
+    /// the file and renames it over the target. On error the temporary is deleted and the target untouched.
+    public func finish() throws {
+        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        do {
+            if start == nil, let first = pendingAudio.compactMap(\.pts).min() { start = first }
+            try flushPendingAudio()
+            try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", outputPath)
+            try drainVideo()
+            if let transcoder, let audioStream, let start {
+                try transcoder.finish(start: start) { encoded in
+                    try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
+                }
+            }
+            try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
+            if ioOpen {
+                try check(avio_closep(&format.pointee.pb), "avio_closep", outputPath, what: "cannot close the file")
+                ioOpen = false
+            }
+            if let temporaryPath, rename(temporaryPath, outputPath) != 0 {
+                throw SystemError("rename", code: errno, context: outputPath)
+            }
+            state = .finished
+        } catch {
+            abort()
+            throw error
+        }
+    }
+
+    /// Stops writing and deletes the temporary file; an existing target is left as it was.
+    public func abort() {
+        guard state == .open else { return }
+        state = .aborted
+        pendingAudio.removeAll()
+        if ioOpen {
+            avio_closep(&format.pointee.pb)
+            ioOpen = false
+        }
+        if let temporaryPath { unlink(temporaryPath) }
+    }
+}

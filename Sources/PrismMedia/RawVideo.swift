@@ -1,0 +1,178 @@
+import PrismCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The description of raw frames on a pipe: `WxH:PIXFMT:RATE`, e.g. `1280x720:yuv420p:30` or
+/// `640x480:rgba:30000/1001`. Frames are tightly packed planes (`PixelFormat.frameBytes(for:)` each).
+public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
+    public var size: Size
+    public var pixelFormat: PixelFormat
+    public var frameRate: Rational
+
+    public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational) {
+        self.size = size
+        self.pixelFormat = pixelFormat
+        self.frameRate = frameRate
+    }
+
+    /// Parses `WxH:PIXFMT:RATE`; each bad part gets its own message.
+    public init(parsing text: String) throws(UsageError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count == 3 else {
+            throw UsageError("raw video format '\(text)': expected WxH:PIXFMT:RATE, e.g. 1280x720:yuv420p:30")
+        }
+        guard let size = Size(parsing: parts[0]) else {
+            throw UsageError("raw video format '\(text)': bad size '\(parts[0])' (expected WxH, e.g. 1280x720)")
+        }
+        guard let format = PixelFormat(name: parts[1]) else {
+            let known = PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
+        }
+        guard let rate = Rational(parsing: parts[2]) else {
+            throw UsageError("raw video format '\(text)': bad frame rate '\(parts[2])' (expected e.g. 30, 29.97 or 30000/1001)")
+        }
+        if format == .yuyv422 && size.width % 2 != 0 {
+            throw UsageError("raw video format '\(text)': yuyv422 needs an even width")
+        }
+        self.init(size: size, pixelFormat: format, frameRate: rate)
+    }
+
+    /// Bytes of one frame.
+    public var frameBytes: Int { pixelFormat.frameBytes(for: size) }
+    public var description: String { "\(size):\(pixelFormat.rawValue):\(frameRate)" }
+}
+
+/// Raw frames read from a file descriptor (usually stdin, fd 0), described by a `RawVideoFormat`.
+/// A clean end of file between frames ends the stream; a short last frame is an error. Timestamps count
+/// frames in the time base 1/rate. The descriptor is not closed. Use from one thread at a time.
+public final class RawVideoSource: MediaSource, @unchecked Sendable {
+    public let info: SourceInfo
+    public let format: RawVideoFormat
+    private let fd: Int32
+    private let recycler: FrameMemoryRecycler
+    private var index: Int64 = 0
+    private var ended = false
+
+    public init(fileDescriptor: Int32, format: RawVideoFormat) {
+        self.fd = fileDescriptor
+        self.format = format
+        recycler = FrameMemoryRecycler(byteCount: format.frameBytes)
+        let timeBase = Rational(format.frameRate.den, format.frameRate.num)
+        info = SourceInfo(size: format.size, pixelFormat: format.pixelFormat, frameRate: format.frameRate,
+                          timeBase: timeBase, duration: nil, estimatedFrameCount: nil, isLive: false,
+                          audio: nil, colorSpace: nil, summary: "raw \(format) from fd \(fileDescriptor)")
+    }
+
+    /// Reads one frame (`read(2)`, retried on EINTR).
+    public func next() throws -> SourceEvent? {
+        if ended { return nil }
+        let count = format.frameBytes
+        let memory = recycler.take()
+        var filled = 0
+        while filled < count {
+            let result = read(fd, memory + filled, count - filled)
+            if result < 0 {
+                if errno == EINTR { continue }
+                let code = errno
+                recycler.give(memory)
+                throw SystemError("read", code: code, context: "raw video input")
+            }
+            if result == 0 { break }
+            filled += result
+        }
+        if filled < count {
+            recycler.give(memory)
+            ended = true
+            if filled == 0 { return nil }
+            throw AVError("raw video input: last frame is short: \(filled) of \(count) bytes (is the format \(format) right?)")
+        }
+        let timeBase = info.timeBase
+        let frame = VideoFrame(packedMemory: memory, recycler: recycler, format: format.pixelFormat, size: format.size,
+                               colorSpace: info.colorSpace, pts: MediaTime(value: index, timeBase: timeBase),
+                               duration: MediaTime(value: 1, timeBase: timeBase))
+        index += 1
+        return .video(frame)
+    }
+}
+
+/// Writes tightly packed raw frames to a file descriptor (usually stdout, fd 1).
+///
+/// Frames come from pooled buffers laid out per `PackedFrameLayout` (their rows are copied into one
+/// staging buffer and written with one `write(2)` loop) or from `VideoFrame`s. When the reader goes away
+/// (EPIPE) the sink reports `isClosed` and `write` returns false: a clean end, not a crash. Creating a
+/// sink sets SIGPIPE to be ignored for the process (`signal(SIGPIPE, SIG_IGN)`), so that a closed pipe
+/// becomes EPIPE. The descriptor is not closed. Use from one thread at a time.
+public final class RawVideoSink: @unchecked Sendable {
+    public let format: PixelFormat
+    private let fd: Int32
+    private var staging: UnsafeMutableRawPointer?
+    private var stagingBytes = 0
+    public private(set) var isClosed = false
+    public private(set) var framesWritten = 0
+
+    public init(fileDescriptor: Int32, format: PixelFormat) {
+        self.fd = fileDescriptor
+        self.format = format
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    deinit { staging?.deallocate() }
+
+    private func stagingBuffer(_ bytes: Int) -> UnsafeMutableRawPointer {
+        if let staging, stagingBytes >= bytes { return staging }
+        staging?.deallocate()
+        staging = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
+        stagingBytes = bytes
+        return staging!
+    }
+
+    /// Writes one frame from a pooled buffer (its layout's format must be this sink's).
+    /// Returns false once the reader has gone (EPIPE); throws on other write errors.
+    @discardableResult
+    public func write(_ buffer: PooledFrameBuffer) throws -> Bool {
+        let layout = buffer.layout
+        guard layout.format == format else {
+            throw UsageError("raw output: buffer is \(layout.format.rawValue), sink writes \(format.rawValue)")
+        }
+        if isClosed { return false }
+        let bytes = format.frameBytes(for: layout.size)
+        let out = stagingBuffer(bytes)
+        var offset = 0
+        for plane in layout.planes {
+            copyRows(from: buffer.data + plane.offset, rowBytes: plane.rowBytes, to: out + offset,
+                     rowBytes: plane.usedRowBytes, usedRowBytes: plane.usedRowBytes, rows: plane.rows)
+            offset += plane.usedRowBytes * plane.rows
+        }
+        return try writeAll(out, bytes)
+    }
+
+    /// Writes one decoded frame (its format must be this sink's).
+    @discardableResult
+    public func write(_ frame: VideoFrame) throws -> Bool {
+        guard frame.format == format else {
+            throw UsageError("raw output: frame is \(frame.format.rawValue), sink writes \(format.rawValue)")
+        }
+        if isClosed { return false }
+        let bytes = format.frameBytes(for: frame.size)
+        let out = stagingBuffer(bytes)
+        frame.copyPacked(into: out)
+        return try writeAll(out, bytes)
+    }
+
+    private func writeAll(_ bytes: UnsafeRawPointer, _ count: Int) throws -> Bool {
+        var written = 0
+        while written < count {
+            let result = Glibc.write(fd, bytes + written, count - written)
+            if result < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE { isClosed = true; return false }
+                throw SystemError("write", code: errno, context: "raw video output")
+            }
+            written += result
+        }
+        framesWritten += 1
+        return true
+    }
+}

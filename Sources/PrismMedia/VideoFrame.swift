@@ -1,0 +1,175 @@
+import CFFmpeg
+import PrismCore
+import Synchronization
+
+/// A decoded video frame in CPU memory.
+///
+/// Backed either by an `AVFrame` that the frame owns (decoder output; released with `av_frame_free`
+/// in deinit) or by memory it owns (test pattern, raw stdin; returned to its recycler or freed in deinit).
+/// Plane pointers stay valid for the frame's lifetime. Immutable once made, so it may cross threads.
+public final class VideoFrame: @unchecked Sendable {
+    public let format: PixelFormat
+    public let size: Size
+    /// The matrix and range the frame's Y'CbCr samples use (ignored for RGB formats).
+    public let colorSpace: YUVColorSpace
+    /// Presentation time.
+    public let pts: MediaTime
+    /// How long the frame is shown, when known.
+    public let duration: MediaTime?
+    /// Each plane's first byte and the bytes from one row to the next, in `format.planes` order.
+    public let planes: [(base: UnsafeRawPointer, rowBytes: Int)]
+
+    private enum Backing {
+        case avFrame(UnsafeMutablePointer<AVFrame>)
+        case memory(UnsafeMutableRawPointer, FrameMemoryRecycler?)
+    }
+    private let backing: Backing
+
+    /// Takes ownership of `frame` (it is freed with `av_frame_free` when this object goes away).
+    /// `frame.format` must be the libavutil twin of `format`.
+    init(adopting frame: UnsafeMutablePointer<AVFrame>, format: PixelFormat, colorSpace: YUVColorSpace,
+         pts: MediaTime, duration: MediaTime?) {
+        self.format = format
+        self.size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
+        self.colorSpace = colorSpace
+        self.pts = pts
+        self.duration = duration
+        self.planes = (0..<format.planes.count).map { index in
+            let plane = frame.plane(index)
+            return (UnsafeRawPointer(plane.data!), Int(plane.lineSize))
+        }
+        backing = .avFrame(frame)
+    }
+
+    /// A frame over `memory` holding tightly packed planes (rows of `minimumRowBytes`, planes one after
+    /// the other). The frame owns `memory`: it hands it back to `recycler`, or deallocates it when nil.
+    init(packedMemory memory: UnsafeMutableRawPointer, recycler: FrameMemoryRecycler?, format: PixelFormat,
+         size: Size, colorSpace: YUVColorSpace, pts: MediaTime, duration: MediaTime?) {
+        self.format = format
+        self.size = size
+        self.colorSpace = colorSpace
+        self.pts = pts
+        self.duration = duration
+        var offset = 0
+        var planes: [(base: UnsafeRawPointer, rowBytes: Int)] = []
+        planes.reserveCapacity(format.planes.count)
+        for plane in format.planes {
+            let rowBytes = plane.minimumRowBytes(for: size.width)
+            planes.append((UnsafeRawPointer(memory + offset), rowBytes))
+            offset += rowBytes * plane.height(for: size.height)
+        }
+        self.planes = planes
+        backing = .memory(memory, recycler)
+    }
+
+    /// A frame that owns newly allocated, zero-filled, tightly packed planes (see `packedBytes`).
+    public convenience init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace, pts: MediaTime,
+                            duration: MediaTime? = nil) {
+        let count = format.frameBytes(for: size)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: count)
+        self.init(packedMemory: memory, recycler: nil, format: format, size: size, colorSpace: colorSpace,
+                  pts: pts, duration: duration)
+    }
+
+    deinit {
+        switch backing {
+        case .avFrame(let frame):
+            var pointer: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&pointer)
+        case .memory(let memory, let recycler):
+            if let recycler { recycler.give(memory) } else { memory.deallocate() }
+        }
+    }
+
+    /// Rows and used bytes per row of plane `index`.
+    public func planeGeometry(_ index: Int) -> (rows: Int, usedRowBytes: Int) {
+        let layout = format.planes[index]
+        return (layout.height(for: size.height), layout.minimumRowBytes(for: size.width))
+    }
+
+    /// Mutable access to a plane, for sources that fill frames they own (not for decoder output).
+    func mutablePlane(_ index: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutating: planes[index].base) }
+
+    /// The frame's samples, tightly packed (`PixelFormat.frameBytes(for:)` bytes): what raw pipes carry.
+    public func packedBytes() -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: format.frameBytes(for: size))
+        bytes.withUnsafeMutableBytes { copyPacked(into: $0.baseAddress!) }
+        return bytes
+    }
+
+    /// Copies the samples tightly packed into `destination` (`format.frameBytes(for: size)` bytes).
+    public func copyPacked(into destination: UnsafeMutableRawPointer) {
+        var offset = 0
+        for index in planes.indices {
+            let (rows, used) = planeGeometry(index)
+            copyRows(from: planes[index].base, rowBytes: planes[index].rowBytes, to: destination + offset,
+                     rowBytes: used, usedRowBytes: used, rows: rows)
+            offset += used * rows
+        }
+    }
+
+    /// Copies the frame into a pooled buffer laid out per its `PackedFrameLayout` (which must have this
+    /// frame's format and size): what the GPU would write, for paths without a GPU and for tests.
+    public func copy(into buffer: PooledFrameBuffer) throws(UsageError) {
+        let layout = buffer.layout
+        guard layout.format == format, layout.size == size else {
+            throw UsageError("frame is \(format.rawValue) \(size), buffer is \(layout.format.rawValue) \(layout.size)")
+        }
+        for (index, plane) in layout.planes.enumerated() {
+            copyRows(from: planes[index].base, rowBytes: planes[index].rowBytes, to: buffer.data + plane.offset,
+                     rowBytes: plane.rowBytes, usedRowBytes: plane.usedRowBytes, rows: plane.rows)
+        }
+    }
+}
+
+/// Copies `rows` rows of `usedRowBytes` between two pitches (one memcpy when both are tight).
+func copyRows(from source: UnsafeRawPointer, rowBytes sourcePitch: Int, to destination: UnsafeMutableRawPointer,
+              rowBytes destinationPitch: Int, usedRowBytes: Int, rows: Int) {
+    if sourcePitch == usedRowBytes && destinationPitch == usedRowBytes {
+        destination.copyMemory(from: source, byteCount: usedRowBytes * rows)
+        return
+    }
+    for row in 0..<rows {
+        (destination + row * destinationPitch).copyMemory(from: source + row * sourcePitch, byteCount: usedRowBytes)
+    }
+}
+
+/// A thread-safe free list of equally sized memory blocks, so sources that fill frames they own do not
+/// allocate per frame in the steady state. Keeps at most `maximumRetained` idle blocks.
+final class FrameMemoryRecycler: Sendable {
+    let byteCount: Int
+    let maximumRetained: Int
+    private let free = Mutex<[UnsafeMutableRawPointerBox]>([])
+
+    init(byteCount: Int, maximumRetained: Int = 8) {
+        self.byteCount = byteCount
+        self.maximumRetained = maximumRetained
+    }
+
+    deinit {
+        free.withLock { blocks in
+            for block in blocks { block.pointer.deallocate() }
+            blocks.removeAll()
+        }
+    }
+
+    func take() -> UnsafeMutableRawPointer {
+        if let block = free.withLock({ $0.popLast() }) { return block.pointer }
+        return UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
+    }
+
+    func give(_ pointer: UnsafeMutableRawPointer) {
+        let kept = free.withLock { blocks -> Bool in
+            guard blocks.count < maximumRetained else { return false }
+            blocks.append(UnsafeMutableRawPointerBox(pointer: pointer))
+            return true
+        }
+        if !kept { pointer.deallocate() }
+    }
+}
+
+/// A raw pointer that may sit in a `Mutex` (the memory it points to is owned by the recycler's protocol).
+struct UnsafeMutableRawPointerBox: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
+}
