@@ -154,12 +154,13 @@ public final class Pipeline: @unchecked Sendable {
         let frames = BoundedQueue<VideoFrame>(capacity: 4, overflow: live ? .dropOldest : .block)
         let outputs = BoundedQueue<Output>(capacity: 32)
         let failure = FirstError()
+        let pool = self.pool
         let started = StageTimes.now()
         var report = RunReport()
         report.renderer = gpuInfo.description
         report.poolCapacity = pool.capacity
 
-        func fail(_ error: Error) {
+        @Sendable func fail(_ error: Error) {
             failure.record(error)
             frames.cancel()
             outputs.cancel()
@@ -170,7 +171,7 @@ public final class Pipeline: @unchecked Sendable {
         let sourceDone = DispatchSemaphore(value: 0)
         let sourceStats = LockedBox(StageTimes())
         let framesRead = LockedBox(0)
-        let source = self.source
+        let source = UncheckedSource(source: self.source)
         let frameLimit = options.frameLimit
         let durationLimit = options.durationLimit
         Thread.detachNewThread {
@@ -181,7 +182,7 @@ public final class Pipeline: @unchecked Sendable {
             do {
                 while !stop.isStopped, !failure.hasError {
                     let t0 = StageTimes.now()
-                    guard let event = try source.next() else { break }
+                    guard let event = try source.source.next() else { break }
                     switch event {
                     case .video(let frame):
                         times.add(.decode, since: t0)
@@ -209,7 +210,6 @@ public final class Pipeline: @unchecked Sendable {
         let gpuDone = DispatchSemaphore(value: 0)
         let gpuStats = LockedBox(StageTimes())
         let state = gpuState
-        let pool = self.pool
         let gpu = self.gpu
         let timed = options.stats
         Thread.detachNewThread {
@@ -228,10 +228,8 @@ public final class Pipeline: @unchecked Sendable {
                         let first = firstPTS ?? frame.pts
                         firstPTS = first
                         var t0 = StageTimes.now()
-                        let uploaded = try frame.withPlanes { planes in
-                            try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
-                                                               colorSpace: frame.colorSpace, planes: planes))
-                        }
+                        let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                                          colorSpace: frame.colorSpace, planes: frame.planes))
                         times.add(.upload, since: t0)
                         t0 = StageTimes.now()
                         let time = (frame.pts - first).seconds
@@ -344,6 +342,12 @@ public struct RunProgress: Sendable {
         }
         return parts.joined(separator: "  ")
     }
+}
+
+/// Sources are used from one thread at a time; the run hands its source to the source thread and
+/// does not touch it again until that thread has finished.
+private struct UncheckedSource: @unchecked Sendable {
+    let source: MediaSource
 }
 
 /// The first error any pipeline thread met.
