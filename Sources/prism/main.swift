@@ -1,1 +1,4 @@
-print("prism")
+import Foundation
+import Prism
+
+exit(PrismCommandLine.main(Array(CommandLine.arguments.dropFirst())))

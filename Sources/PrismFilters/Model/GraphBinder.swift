@@ -160,7 +160,7 @@ public struct GraphBinder {
     ]
 
     /// " — did you mean 'x'?" for a near miss among the built-in names.
-    static func suggestion(for name: String) -> String {
+    public static func suggestion(for name: String) -> String {
         let lowered = name.lowercased()
         let best = BuiltinFilters.all.map(\.name).min { distance($0, lowered) < distance($1, lowered) }
         guard let best, distance(best, lowered) <= max(2, lowered.count / 3) else { return "" }

@@ -1,0 +1,207 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+
+/// `prism run`: parse, validate, run the pipeline, report.
+struct RunCommand {
+    var options = RunOptions()
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(
+            arguments,
+            valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
+                           "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
+                           "--readback", "--threads"],
+            flags: ["--quiet", "-q", "--stats", "--no-fuse"])
+        guard scanner.positionals.count <= 1 else {
+            throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
+        }
+        options.filter = scanner.value("--filter", "-f") ?? ""
+        options.quiet = scanner.flag("--quiet", "-q")
+        options.stats = scanner.flag("--stats")
+        options.fuse = !scanner.flag("--no-fuse")
+        options.size = try scanner.size("--size")
+        if let rate = scanner.value("--fps") {
+            guard let parsed = Rational(parsing: rate) else { throw UsageError("--fps takes a rate like 30, 29.97 or 30000/1001, not '\(rate)'") }
+            options.frameRate = parsed
+        }
+        options.frameLimit = try scanner.int("--frames", in: 1...100_000_000)
+        if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
+            options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
+        }
+        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.gpu.renderNode = scanner.value("--render-node")
+        if let readback = scanner.value("--readback") {
+            guard let strategy = ReadbackStrategy(rawValue: readback) else { throw UsageError("--readback takes sync or pbo, not '\(readback)'") }
+            options.readback = strategy
+        }
+        // Encoder.
+        if let codec = scanner.value("--codec") {
+            guard let parsed = VideoEncoderSettings.Codec(rawValue: codec.lowercased()) else {
+                throw UsageError("--codec takes h264, hevc, ffv1 or prores, not '\(codec)'")
+            }
+            options.encoder.codec = parsed
+        }
+        if let preset = scanner.value("--preset") {
+            let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+            guard presets.contains(preset) else { throw UsageError("--preset takes one of \(presets.joined(separator: ", ")), not '\(preset)'") }
+            options.encoder.preset = preset
+        }
+        options.encoder.crf = try scanner.int("--crf", in: 0...51)
+        if let bitrate = scanner.value("--bitrate") { options.encoder.bitrate = try Self.parseBitrate(bitrate) }
+        if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
+        // Input.
+        let inputFormat = scanner.value("--input-format")
+        switch scanner.positionals.first {
+        case nil, "pattern":
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            options.input = .pattern
+        case "-":
+            guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
+            let format = try RawVideoFormat(parsing: inputFormat)
+            options.input = .standardInput(format)
+        case let path?:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            if !path.contains("://"), !FileManager.default.fileExists(atPath: path) {
+                throw UsageError("\(path): no such file")
+            }
+            options.input = .movie(path)
+        }
+        // Output.
+        guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
+        let outputFormat = scanner.value("--output-format")
+        if output == "-" {
+            let name = outputFormat ?? "rgba"
+            guard let format = PixelFormat(name: name), PackedFrameLayout.supportedFormats.contains(format) else {
+                let supported = PackedFrameLayout.supportedFormats.map(\.rawValue).sorted().joined(separator: ", ")
+                throw UsageError("--output-format \(name) is not supported (supported: \(supported))")
+            }
+            options.output = .standardOutput(format)
+        } else {
+            guard outputFormat == nil else { throw UsageError("--output-format applies to raw output (-o -)") }
+            options.output = .movie(output)
+        }
+        options.progress = !options.quiet && isatty(2) != 0 && output != "-"
+    }
+
+    static func parseBitrate(_ text: String) throws -> Int {
+        let lowered = text.lowercased()
+        var multiplier = 1.0
+        var digits = Substring(lowered)
+        if lowered.hasSuffix("k") { multiplier = 1e3; digits = digits.dropLast() }
+        else if lowered.hasSuffix("m") { multiplier = 1e6; digits = digits.dropLast() }
+        guard let value = Double(digits), value > 0, value * multiplier <= 2e9 else {
+            throw UsageError("--bitrate takes bits per second like 4M or 2500k, not '\(text)'")
+        }
+        return Int(value * multiplier)
+    }
+
+    func execute() throws -> Int32 {
+        PrismCommandLine.currentGraphText = options.filter
+        let graph = try PrismGraphs.binder().bind(options.filter)
+        PrismCommandLine.currentGraphText = nil
+        FFmpegLog.setLevel(.error)
+        let pipeline = try Pipeline(options: options, graph: graph)
+        if !options.quiet {
+            let gpu = pipeline.gpuInfo
+            PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
+                                  + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
+            PrismCommandLine.info("prism: input: \(pipeline.sourceInfo.summary) → \(pipeline.outputSize), "
+                                  + "\(pipeline.passLabels.count) GPU pass(es)")
+        }
+        let stop = StopSignal()
+        let signals = SignalHandlers(stop: stop)
+        defer { signals.restore() }
+        let progress: ((RunProgress) -> Void)? = options.progress ? { snapshot in
+            let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
+            FileHandle.standardError.write(Data(text.utf8))
+        } : nil
+        let report = try pipeline.run(stop: stop, progress: progress)
+        pipeline.close()
+        if !options.quiet {
+            var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
+            if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
+            if report.interrupted { line += ", stopped early: output finished and playable" }
+            if case .movie(let path) = options.output { line += " → \(path)" }
+            PrismCommandLine.info(line)
+        }
+        if options.stats { PrismCommandLine.info(report.statsTable()) }
+        return 0
+    }
+}
+
+/// Ctrl-C and SIGTERM stop the run cleanly; a second one exits at once. SIGPIPE is ignored so a closed
+/// stdout shows up as EPIPE on write (a clean end), not a dead process.
+final class SignalHandlers: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let lock = NSLock()
+    private var count = 0
+
+    init(stop: StopSignal) {
+        signal(SIGPIPE, SIG_IGN)
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { [weak self] in
+                guard let self else { return }
+                let seen = self.lock.withLock { () -> Int in self.count += 1; return self.count }
+                if seen > 1 {
+                    FileHandle.standardError.write(Data("\nprism: interrupted twice, exiting now\n".utf8))
+                    exit(130)
+                }
+                FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
+                stop.stop()
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func restore() {
+        for source in sources { source.cancel() }
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+    }
+}
+
+/// `prism render`: one still image through a graph.
+struct RenderCommand {
+    let filter: String
+    let input: String
+    let output: String
+    let gpu: GPUOptions
+    let quality: Int
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(arguments, valueOptions: ["--filter", "-f", "-o", "--output", "--gpu", "--quality"],
+                                          flags: [])
+        guard scanner.positionals.count == 1 else { throw UsageError("render takes one input image: prism render --filter SPEC IN.png -o OUT.png") }
+        input = scanner.positionals[0]
+        guard let output = scanner.value("-o", "--output") else { throw UsageError("render needs -o OUT.(png|jpg)") }
+        self.output = output
+        guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
+        filter = scanner.value("--filter", "-f") ?? ""
+        gpu = GPUOptions(deviceIndex: try scanner.int("--gpu", in: 0...63))
+        quality = try scanner.int("--quality", in: 1...100) ?? 90
+        guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
+    }
+
+    func execute() throws -> Int32 {
+        PrismCommandLine.currentGraphText = filter
+        let graph = try PrismGraphs.binder().bind(filter)
+        PrismCommandLine.currentGraphText = nil
+        FFmpegLog.setLevel(.error)
+        let image = try ImageFile.read(path: input)
+        let context = try GPUContext(options: gpu)
+        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context)
+        try ImageFile.write(RGBAImage(size: size, pixels: pixels), to: output, jpegQuality: quality)
+        return 0
+    }
+}
+
+/// The binder the tool uses: built-ins, .cube files and user shaders.
+enum PrismGraphs {
+    static func binder() -> GraphBinder { GraphBinder() }
+}
