@@ -161,9 +161,7 @@ public final class PooledFrameBuffer: @unchecked Sendable {
     }
 }
 
-#if DEBUG
-/// `av_buffer_unref`, for tests that play the encoder's part (debug builds only).
+/// `av_buffer_unref`, for tests that play the encoder's part.
 func av_buffer_unref_for_tests(_ ref: inout UnsafeMutablePointer<AVBufferRef>?) {
     av_buffer_unref(&ref)
 }
-#endif
