@@ -2,7 +2,7 @@ import CFFmpeg
 import PrismCore
 
 /// What a source delivers: video frames, and for movies the first audio stream's compressed packets.
-public enum SourceEvent {
+public enum SourceEvent: Sendable {
     case video(VideoFrame)
     case audio(AudioPacket)
 }

@@ -10,6 +10,9 @@ import PrismCore
 public final class MovieSource: MediaSource, @unchecked Sendable {
     public let url: String
     public let info: SourceInfo
+    /// Frames the decoder flagged as damaged but concealed (`AV_FRAME_FLAG_CORRUPT` or
+    /// `decode_error_flags`); errors the decoder returns are thrown instead.
+    public private(set) var corruptFrameCount = 0
 
     private let input: InputFile
     private let decoder: StreamDecoder
@@ -146,6 +149,7 @@ public final class MovieSource: MediaSource, @unchecked Sendable {
         if duration == nil { duration = lastDuration }
         lastPTS = pts
         lastDuration = duration
+        if frame.pointee.flags & 1 != 0 || frame.pointee.decode_error_flags != 0 { corruptFrameCount += 1 } // AV_FRAME_FLAG_CORRUPT
         let size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
         let space = frame.pointee.colorspace != AVCOL_SPC_UNSPECIFIED ? frame.pointee.colorspace : streamColor.space
         let range = frame.pointee.color_range != AVCOL_RANGE_UNSPECIFIED ? frame.pointee.color_range : streamColor.range

@@ -157,6 +157,15 @@ public final class MovieWriter: @unchecked Sendable {
             throw UsageError("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
         }
         self.layout = layout
+        let chroma = settings.pixelFormat.planes.count > 1 ? settings.pixelFormat.planes[1] : nil
+        if let chroma, (chroma.horizontalShift > 0 && video.size.width % 2 != 0)
+            || (chroma.verticalShift > 0 && video.size.height % 2 != 0) {
+            throw UsageError("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
+                             + "frame size, not \(video.size)")
+        }
+        if let crf = settings.crf, !(0...51).contains(crf) {
+            throw UsageError("\(path): crf \(crf) is out of range (0-51)")
+        }
         guard video.timeBase.num > 0, video.timeBase.den > 0 else {
             throw UsageError("\(path): invalid video time base \(video.timeBase)")
         }

@@ -51,6 +51,15 @@ final class WriterTests: XCTestCase {
         }
     }
 
+    func testNTSCRateTimestampsAreExact() throws {
+        let path = dir.path("ntsc.mp4")
+        let written = try writePatternMovie(to: path, settings: fast, count: 5, rate: Rational(30000, 1001))
+        XCTAssertEqual(written[1], MediaTime(value: 1001, timescale: 30000))
+        let report = try MediaInspector.inspect(path)
+        XCTAssertEqual(report.videoPTS, written)
+        XCTAssertEqual(try XCTUnwrap(report.duration).seconds, 5 * 1001 / 30000.0, accuracy: 0.001)
+    }
+
     func testTimestampsAreRebasedToZero() throws {
         let path = dir.path("late.mp4")
         let ticks: [Int64] = (0..<6).map { 900 + $0 * 3 }
@@ -197,6 +206,14 @@ final class WriterTests: XCTestCase {
         }
         assertPrismError(["is a directory"]) {
             _ = try MovieWriter(path: self.dir.url.path, video: config, settings: self.fast)
+        }
+        assertPrismError(["even frame size", "161x90"]) {
+            var odd = config
+            odd.size = Size(width: 161, height: 90)
+            _ = try MovieWriter(path: self.dir.path("odd.mp4"), video: odd, settings: self.fast)
+        }
+        assertPrismError(["mp4", "cannot hold ffv1"]) {
+            _ = try MovieWriter(path: self.dir.path("lossless.mp4"), video: config, settings: VideoEncoderSettings(codec: .ffv1))
         }
         XCTAssertEqual(dir.contents(), [])
     }
