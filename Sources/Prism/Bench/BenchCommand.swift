@@ -1,0 +1,81 @@
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// `prism bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
+struct BenchCommand {
+    var options = BenchOptions()
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(arguments,
+                                          valueOptions: ["--sizes", "--filter", "-f", "--chart", "--compare", "--samples",
+                                                         "--warmup", "--runs", "--soak-frames", "--gpu", "--ffmpeg"],
+                                          flags: ["--json", "--quick"])
+        guard scanner.positionals.isEmpty else {
+            throw UsageError("bench takes no positional arguments, got: \(scanner.positionals.joined(separator: " "))")
+        }
+        if scanner.flag("--quick") {
+            options.makeQuick()
+            options.sizes = [Size(width: 320, height: 180)]
+        }
+        if let list = scanner.value("--sizes") {
+            var sizes: [Size] = []
+            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+                guard let size = Size(parsing: item) else {
+                    throw UsageError("--sizes takes 480p, 720p, 1080p, 2160p or WxH, comma-separated; not '\(item)'")
+                }
+                guard size.width >= 16, size.height >= 16, size.width % 2 == 0, size.height % 2 == 0 else {
+                    throw UsageError("--sizes: \(size) must be even and at least 16x16")
+                }
+                sizes.append(size)
+            }
+            guard !sizes.isEmpty else { throw UsageError("--sizes needs at least one size") }
+            options.sizes = sizes
+        }
+        if let filter = scanner.value("--filter", "-f") { options.filter = filter }
+        options.json = scanner.flag("--json")
+        if let chart = scanner.value("--chart") {
+            guard chart.lowercased().hasSuffix(".svg") else { throw UsageError("--chart writes an SVG file: FILE.svg, not '\(chart)'") }
+            options.chartPath = chart
+        }
+        if let compare = scanner.value("--compare") {
+            guard compare.lowercased() == "ffmpeg" else { throw UsageError("--compare takes ffmpeg, not '\(compare)'") }
+            options.compareFFmpeg = true
+        }
+        if let path = scanner.value("--ffmpeg") {
+            options.ffmpegPath = path
+            options.compareFFmpeg = true
+        }
+        options.samples = try scanner.int("--samples", in: 1...10_000) ?? options.samples
+        options.warmup = try scanner.int("--warmup", in: 0...1000) ?? options.warmup
+        options.endToEndRuns = try scanner.int("--runs", in: 1...100) ?? options.endToEndRuns
+        options.soakFrames = try scanner.int("--soak-frames", in: 10...1_000_000) ?? options.soakFrames
+        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
+    }
+
+    static func quoted(_ word: String) -> String {
+        word.allSatisfy { $0.isLetter || $0.isNumber || "-_=./,:".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    func execute() throws -> Int32 {
+        PrismCommandLine.currentGraphText = options.filter
+        let runner = try BenchRunner(options: options) { PrismCommandLine.info($0) }
+        PrismCommandLine.currentGraphText = nil
+        let result = try runner.run()
+        if options.json {
+            FileHandle.standardOutput.write(try result.jsonData())
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        } else {
+            print(BenchTable.render(result))
+        }
+        if let chart = options.chartPath {
+            try BenchChart.svg(result).write(toFile: chart, atomically: true, encoding: .utf8)
+            PrismCommandLine.info("bench: chart written to \(chart)")
+        }
+        guard result.verified else {
+            throw BenchError("NOT VERIFIED — the figures above must not be trusted: " + result.failures.joined(separator: "; "))
+        }
+        return 0
+    }
+}

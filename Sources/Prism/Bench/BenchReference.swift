@@ -1,0 +1,204 @@
+import Foundation
+import PrismCore
+import PrismFilters
+
+/// The graph evaluated on the CPU, written from the filters' documented maths (not from their shaders),
+/// so the bench can check that the GPU really did the work it timed.
+///
+/// Covers linear chains of invert, color, the photo looks (mono, noir, …: `ColorLook.apply`) and
+/// pixellate; other graphs are reported as not verifiable on the CPU. Input and output are tightly
+/// packed yuv420p; chroma is read with the engine's documented siting (co-sited horizontally, between
+/// rows vertically, bilinear) and written as the mean of each 2×2 block.
+struct BenchReference {
+    enum Step {
+        case invert
+        case look(ColorLook, intensity: Double)
+        case color(brightness: Double, contrast: Double, saturation: Double)
+        case pixellate(scale: Double, center: SIMD2<Double>)
+    }
+
+    let steps: [Step]
+
+    /// The reference for `graph`, or why there is none.
+    static func make(for graph: FilterGraph) -> Result<BenchReference, BenchError> {
+        var steps: [Step] = []
+        var previous: FilterGraph.Stream = .source
+        for node in graph.nodes {
+            guard node.inputs == [previous] else { return .failure(BenchError("not a simple chain")) }
+            previous = .node(node.id)
+            let values = node.parameters
+            switch node.name {
+            case "invert":
+                steps.append(.invert)
+            case "color":
+                steps.append(.color(brightness: values?.double("brightness") ?? 0, contrast: values?.double("contrast") ?? 1,
+                                    saturation: values?.double("saturation") ?? 1))
+            case "pixellate":
+                steps.append(.pixellate(scale: values?.double("scale") ?? 8, center: values?.point("center") ?? SIMD2(0.5, 0.5)))
+            default:
+                if let look = ColorLook.all.first(where: { $0.name == node.name }) {
+                    steps.append(.look(look, intensity: values?["intensity"]?.doubleValue ?? 1))
+                } else {
+                    return .failure(BenchError("no CPU reference for '\(node.name)'"))
+                }
+            }
+        }
+        guard graph.output == previous else { return .failure(BenchError("the output is not the end of the chain")) }
+        return .success(BenchReference(steps: steps))
+    }
+
+    /// Runs the chain on a tightly packed yuv420p frame; returns a tightly packed yuv420p frame.
+    func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [UInt8] {
+        var rgb = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace)
+        for step in steps {
+            switch step {
+            case .invert:
+                for i in rgb.indices { rgb[i] = SIMD3(repeating: 1) - rgb[i] }
+            case .look(let look, let intensity):
+                for i in rgb.indices {
+                    let c = rgb[i]
+                    rgb[i] = Self.clamp(c + (look.apply(c) - c) * intensity)
+                }
+            case .color(let brightness, let contrast, let saturation):
+                for i in rgb.indices {
+                    let c = rgb[i]
+                    let luma = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
+                    let saturated = SIMD3(repeating: luma) + (c - SIMD3(repeating: luma)) * saturation
+                    rgb[i] = Self.clamp((saturated - 0.5) * contrast + 0.5 + brightness)
+                }
+            case .pixellate(let scale, let center):
+                rgb = Self.pixellate(rgb, size: size, scale: scale, center: center)
+            }
+            // Intermediate textures hold 8-bit values.
+            for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
+        }
+        return Self.yuv420p(fromRGB: rgb, size: size, colorSpace: colorSpace)
+    }
+
+    static func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { c.clamped(lowerBound: .zero, upperBound: .one) }
+
+    static func rgb(fromYUV420p bytes: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [SIMD3<Double>] {
+        let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
+        let cbBase = w * h, crBase = cbBase + cw * ch
+        func chroma(_ base: Int, _ x: Int, _ y: Int) -> Double {
+            Double(bytes[base + min(max(y, 0), ch - 1) * cw + min(max(x, 0), cw - 1)])
+        }
+        func bilinear(_ base: Int, _ u: Double, _ v: Double) -> Double {
+            let tx = u - 0.5, ty = v - 0.5
+            let x0 = Int(tx.rounded(.down)), y0 = Int(ty.rounded(.down))
+            let fx = tx - Double(x0), fy = ty - Double(y0)
+            let a: Double = chroma(base, x0, y0), b: Double = chroma(base, x0 + 1, y0)
+            let c: Double = chroma(base, x0, y0 + 1), d: Double = chroma(base, x0 + 1, y0 + 1)
+            let top: Double = a + (b - a) * fx
+            let bottom: Double = c + (d - c) * fx
+            return top + (bottom - top) * fy
+        }
+        var out = [SIMD3<Double>](repeating: .zero, count: w * h)
+        for y in 0..<h {
+            for x in 0..<w {
+                // Chroma texel-space position of pixel (x, y): x/2 + 0.5 across, (y + 0.5)/2 down.
+                let u = Double(x) * 0.5 + 0.5, v = (Double(y) + 0.5) / 2
+                let cb = bilinear(cbBase, u, v) / 255, cr = bilinear(crBase, u, v) / 255
+                let c = colorSpace.rgb(fromY: Double(bytes[y * w + x]) / 255, cb: cb, cr: cr)
+                out[y * w + x] = clamp(SIMD3(c.r, c.g, c.b))
+            }
+        }
+        return out
+    }
+
+    static func yuv420p(fromRGB rgb: [SIMD3<Double>], size: Size, colorSpace: YUVColorSpace) -> [UInt8] {
+        let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
+        var out = [UInt8](repeating: 0, count: w * h + 2 * cw * ch)
+        func code(_ v: Double) -> UInt8 { UInt8(max(0, min(255, (v * 255).rounded()))) }
+        for i in 0..<(w * h) {
+            let c = rgb[i]
+            out[i] = code(colorSpace.yuv(fromRGB: c.x, c.y, c.z).y)
+        }
+        for cy in 0..<ch {
+            for cx in 0..<cw {
+                var sum = SIMD3<Double>.zero
+                for dy in 0..<2 {
+                    let row: Int = min(cy * 2 + dy, h - 1) * w
+                    for dx in 0..<2 {
+                        let column: Int = min(cx * 2 + dx, w - 1)
+                        sum += rgb[row + column]
+                    }
+                }
+                let mean = sum / 4
+                let yuv = colorSpace.yuv(fromRGB: mean.x, mean.y, mean.z)
+                out[w * h + cy * cw + cx] = code(yuv.cb)
+                out[w * h + cw * ch + cy * cw + cx] = code(yuv.cr)
+            }
+        }
+        return out
+    }
+
+    /// Block means on the grid the filter documents: origin = centre·size − scale/2, taken mod scale.
+    static func pixellate(_ rgb: [SIMD3<Double>], size: Size, scale: Double, center: SIMD2<Double>) -> [SIMD3<Double>] {
+        let w = size.width, h = size.height
+        var originX = center.x * Double(w) - scale / 2, originY = center.y * Double(h) - scale / 2
+        originX -= scale * (originX / scale).rounded(.up)
+        originY -= scale * (originY / scale).rounded(.up)
+        func block(_ p: Int, _ origin: Double) -> Int { Int(((Double(p) + 0.5 - origin) / scale).rounded(.down)) }
+        let bw = block(w - 1, originX) + 1, bh = block(h - 1, originY) + 1
+        var sums = [SIMD3<Double>](repeating: .zero, count: bw * bh)
+        var counts = [Double](repeating: 0, count: bw * bh)
+        for y in 0..<h {
+            let by = block(y, originY)
+            for x in 0..<w {
+                let index = by * bw + block(x, originX)
+                sums[index] += rgb[y * w + x]
+                counts[index] += 1
+            }
+        }
+        var out = rgb
+        for y in 0..<h {
+            let by = block(y, originY)
+            for x in 0..<w {
+                let index = by * bw + block(x, originX)
+                out[y * w + x] = sums[index] / max(counts[index], 1)
+            }
+        }
+        return out
+    }
+}
+
+/// How close two yuv420p frames are, plane by plane.
+struct BenchComparison: Codable, Sendable {
+    var lumaPSNR: Double
+    var chromaPSNR: Double
+    var maxError: Int
+    var meanError: Double
+
+    init(_ a: [UInt8], _ b: [UInt8], size: Size) {
+        let lumaCount = size.width * size.height
+        func stats(_ range: Range<Int>) -> (mse: Double, max: Int, sum: Int) {
+            var squares = 0.0, maximum = 0, sum = 0
+            for i in range {
+                let d = abs(Int(a[i]) - Int(b[i]))
+                squares += Double(d * d)
+                maximum = max(maximum, d)
+                sum += d
+            }
+            return (squares / Double(max(range.count, 1)), maximum, sum)
+        }
+        let luma = stats(0..<lumaCount)
+        let chroma = stats(lumaCount..<min(a.count, b.count))
+        func psnr(_ mse: Double) -> Double { mse <= 1e-12 ? 99 : min(99, 10 * log10(255 * 255 / mse)) }
+        lumaPSNR = psnr(luma.mse)
+        chromaPSNR = psnr(chroma.mse)
+        maxError = max(luma.max, chroma.max)
+        meanError = Double(luma.sum + chroma.sum) / Double(max(min(a.count, b.count), 1))
+    }
+
+    var summary: String {
+        String(format: "PSNR Y %.1f dB, CbCr %.1f dB, max error %d, mean %.2f", lumaPSNR, chromaPSNR, maxError, meanError)
+    }
+}
+
+/// FNV-1a, 64 bits: a checksum to print beside verified frames.
+func benchChecksum(_ bytes: [UInt8]) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return String(hash, radix: 16)
+}

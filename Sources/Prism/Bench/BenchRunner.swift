@@ -1,0 +1,750 @@
+import CGLES
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+
+/// Runs the whole benchmark: per size, a clip made by Prism, the stage micro-measurements on the GPU
+/// thread through the engine's own classes, the encoders, the real `Pipeline` end to end, FFmpeg on the
+/// same clip, and the checks that the frames are right; then a soak run that watches memory.
+final class BenchRunner {
+    let options: BenchOptions
+    private let log: (String) -> Void
+    private let context: GPUContext
+    private let directory: String
+    private var failures: [String] = []
+    private var ffmpeg: BenchFFmpeg?
+    private var ffmpegInfo: BenchFFmpegInfo
+    private var timerMethod = ""
+    private var timerNote = ""
+
+    init(options: BenchOptions, log: @escaping (String) -> Void = { _ in }) throws {
+        self.options = options
+        self.log = log
+        // The graph must bind before anything slow happens.
+        _ = try GraphBinder().bind(options.filter)
+        context = try GPUContext(options: options.gpu)
+        directory = NSTemporaryDirectory() + "prism-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        ffmpegInfo = BenchFFmpegInfo(requested: options.compareFFmpeg, available: false, message: "not requested (--compare ffmpeg)")
+        if options.compareFFmpeg {
+            if let path = BenchFFmpeg.locate(explicit: options.ffmpegPath, searchPath: options.searchPath) {
+                let runner = BenchFFmpeg(path: path)
+                ffmpeg = runner
+                ffmpegInfo.available = true
+                ffmpegInfo.path = path
+                ffmpegInfo.version = runner.version()
+                switch BenchFFmpeg.filterChain(for: try GraphBinder().bind(options.filter)) {
+                case .success(let chain):
+                    ffmpegInfo.filterChain = chain
+                    ffmpegInfo.message = "FFmpeg CPU chain: \(chain)"
+                case .failure(let error):
+                    ffmpegInfo.message = "\(error.message); FFmpeg figures for decode and encode only"
+                }
+            } else {
+                let where_ = options.ffmpegPath.map { "at \($0)" } ?? "on PATH"
+                ffmpegInfo.message = "ffmpeg not found \(where_): no FFmpeg comparison (install FFmpeg, e.g. apt-get install ffmpeg)"
+            }
+        }
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: directory)
+        context.close()
+    }
+
+    func run() throws -> BenchResult {
+        FFmpegLog.setLevel(.error)
+        var sizes: [BenchSizeResult] = []
+        for size in options.sizes {
+            sizes.append(try measure(size: size))
+        }
+        log("bench: soak run for memory (\(options.soakFrames) frames)…")
+        let memory = try soak()
+        if !memory.flat { failures.append("memory: \(memory.verdict)") }
+        for size in sizes {
+            for row in size.rows where !row.prism.isPlausible || !(row.ffmpeg?.isPlausible ?? true) {
+                failures.append("\(size.name) \(row.label): figure not positive and finite")
+            }
+        }
+        let header = BenchMachine.header(info: context.info, command: options.commandLine, timerMethod: timerMethod,
+                                         timerNote: timerNote)
+        return BenchResult(header: header, graph: options.filter, quick: options.quick, warmup: options.warmup,
+                           samples: options.samples, ffmpeg: ffmpegInfo, sizes: sizes, memory: memory,
+                           verified: failures.isEmpty, failures: failures)
+    }
+
+    // MARK: One size
+
+    private func measure(size: Size) throws -> BenchSizeResult {
+        let name = BenchOptions.sizeName(size)
+        let frames = options.clipFrames(for: size)
+        log("bench: \(name): generating a \(frames)-frame clip with Prism…")
+        let clip = try makeClip(size: size, frames: frames)
+        var rows: [BenchRow] = []
+        var verifications: [BenchVerification] = []
+
+        // Decode.
+        log("bench: \(name): decode, GPU stages…")
+        rows.append(BenchRow(id: "decode", stage: "decode", label: "decode h264 (MovieSource)",
+                             prism: try measureDecode(clip.path), comparison: ""))
+
+        // GPU stages.
+        let gpuResult = try measureGPU(size: size, clip: clip)
+        rows += gpuResult.rows
+        verifications += gpuResult.verifications
+
+        // Encoders.
+        log("bench: \(name): encoders…")
+        rows += try measureEncoders(size: size, clip: clip)
+
+        // End to end.
+        log("bench: \(name): end to end…")
+        let e2e = try measureEndToEnd(size: size, clip: clip, expected: gpuResult.expectedOutputs)
+        rows += e2e.rows
+        verifications += e2e.verifications
+
+        // FFmpeg beside each comparable row.
+        if let ffmpeg {
+            log("bench: \(name): FFmpeg…")
+            try compare(&rows, ffmpeg: ffmpeg, size: size, clip: clip)
+        } else {
+            for index in rows.indices { rows[index].comparison = ffmpegInfo.requested ? ffmpegInfo.message : "not requested" }
+        }
+        for verification in verifications where !verification.passed {
+            failures.append("\(name) \(verification.what): \(verification.detail)")
+        }
+        try? FileManager.default.removeItem(atPath: clip.rawPath)
+        return BenchSizeResult(name: name, width: size.width, height: size.height, clipFrames: frames,
+                               clip: "h264 (libx264 ultrafast, crf 12) yuv420p in .mkv, made by Prism's test pattern",
+                               passes: gpuResult.passLabels, timerMethod: gpuResult.timerMethod, rows: rows,
+                               verifications: verifications)
+    }
+
+    struct Clip {
+        var path: String
+        var rawPath: String
+        var size: Size
+        var frames: Int
+        var colorSpace: YUVColorSpace
+        /// Decoded frames of the clip used for the checks (index, tightly packed yuv420p).
+        var checkFrames: [(index: Int, bytes: [UInt8])]
+    }
+
+    /// The benchmark input: Prism's test pattern encoded by Prism (x264 ultrafast, crf 12, .mkv), so
+    /// Prism and FFmpeg decode the same file; with --compare ffmpeg also the raw frames, for FFmpeg's
+    /// encode rows.
+    private func makeClip(size: Size, frames: Int) throws -> Clip {
+        let path = directory + "/clip-\(size).mkv"
+        let rawPath = directory + "/clip-\(size).yuv"
+        let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1), frameCount: frames)
+        let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info),
+                                     settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 12))
+        guard let pool = FrameBufferPool(format: .yuv420p, size: size, capacity: 16) else {
+            throw BenchError("cannot pool yuv420p frames at \(size)")
+        }
+        let raw = ffmpeg != nil ? FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: rawPath, contents: nil); return rawPath }()) : nil
+        while let frame = pattern.nextFrame() {
+            let buffer = try pool.acquire(timeout: 30)
+            try frame.copy(into: buffer)
+            _ = try writer.writeVideo(buffer, pts: frame.pts, duration: frame.duration)
+            if let raw { raw.write(Data(frame.packedBytes())) }
+        }
+        try writer.finish()
+        try raw?.close()
+        let checkIndices = Array(Set([0, frames / 2, frames - 1])).sorted()
+        var checkFrames: [(Int, [UInt8])] = []
+        for index in checkIndices {
+            let decoded = try MediaInspector.framePlanes(path, index: index)
+            guard decoded.pixelFormat == "yuv420p" else { throw BenchError("the clip decodes as \(decoded.pixelFormat), not yuv420p") }
+            checkFrames.append((index, decoded.planes.flatMap { $0 }))
+        }
+        return Clip(path: path, rawPath: rawPath, size: size, frames: frames, colorSpace: pattern.info.colorSpace,
+                    checkFrames: checkFrames)
+    }
+
+    private func measureDecode(_ path: String) throws -> BenchFigure {
+        let source = try MovieSource(url: path)
+        var samples: [Double] = []
+        var index = 0
+        while true {
+            let t0 = benchNow()
+            guard let event = try source.next() else { break }
+            let ms = benchMilliseconds(since: t0)
+            if case .video = event {
+                if index >= options.warmup { samples.append(ms) }
+                index += 1
+            }
+        }
+        return try figure(samples, "decode")
+    }
+
+    private func figure(_ samples: [Double], _ what: String) throws -> BenchFigure {
+        guard let figure = BenchFigure(milliseconds: samples), figure.isPlausible else {
+            throw BenchError("\(what): no plausible samples (\(samples.count) taken)")
+        }
+        return figure
+    }
+
+    // MARK: GPU stages
+
+    struct GPUStages {
+        var rows: [BenchRow] = []
+        var verifications: [BenchVerification] = []
+        var passLabels: [String] = []
+        var timerMethod = ""
+        /// The GPU's output for each check frame of the clip (tight yuv420p), for the end-to-end check.
+        var expectedOutputs: [Int: [UInt8]] = [:]
+    }
+
+    private static func syntheticPlanes(format: PixelFormat, size: Size) -> [[UInt8]] {
+        format.planes.enumerated().map { index, plane in
+            let count = plane.minimumRowBytes(for: size.width) * plane.height(for: size.height)
+            var bytes = [UInt8](repeating: 0, count: count)
+            for i in 0..<count {
+                let value = UInt8(truncatingIfNeeded: (i &* 7) ^ (i >> 9) &+ index &* 64)
+                // 10-bit samples: keep the high byte within 0...3.
+                bytes[i] = format.bitDepth > 8 && i % 2 == 1 ? value & 3 : value
+            }
+            return bytes
+        }
+    }
+
+    /// Splits a tightly packed frame into its planes' (pointer, row bytes) for an upload.
+    private static func withPlanes<T>(_ planes: [[UInt8]], format: PixelFormat, size: Size,
+                                      _ body: ([(base: UnsafeRawPointer, rowBytes: Int)]) throws -> T) rethrows -> T {
+        var pointers: [(base: UnsafeRawPointer, rowBytes: Int)] = []
+        var storage: [UnsafeMutableRawPointer] = []
+        defer { for pointer in storage { pointer.deallocate() } }
+        for (index, plane) in planes.enumerated() {
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: max(plane.count, 1), alignment: 64)
+            plane.withUnsafeBytes { memory.copyMemory(from: $0.baseAddress!, byteCount: plane.count) }
+            storage.append(memory)
+            pointers.append((UnsafeRawPointer(memory), format.planes[index].minimumRowBytes(for: size.width)))
+        }
+        return try body(pointers)
+    }
+
+    private static func split420(_ bytes: [UInt8], size: Size) -> [[UInt8]] {
+        let luma = size.width * size.height, chroma = ((size.width + 1) / 2) * ((size.height + 1) / 2)
+        return [Array(bytes[0..<luma]), Array(bytes[luma..<(luma + chroma)]), Array(bytes[(luma + chroma)...])]
+    }
+
+    /// A packed readback buffer → tightly packed planes.
+    private static func unpack(_ buffer: UnsafeRawPointer, layout: PackedFrameLayout) -> [UInt8] {
+        var out: [UInt8] = []
+        for plane in layout.planes {
+            for row in 0..<plane.rows {
+                let start = buffer + plane.offset + row * plane.rowBytes
+                out.append(contentsOf: UnsafeRawBufferPointer(start: start, count: plane.usedRowBytes))
+            }
+        }
+        return out
+    }
+
+    private func measureGPU(size: Size, clip: Clip) throws -> GPUStages {
+        let graph = try GraphBinder().bind(options.filter)
+        let identity = try GraphBinder().bind("")
+        let warmup = options.warmup, samples = options.samples
+        let extensions = context.info.extensions
+        let reference = BenchReference.make(for: try GraphBinder().bind(options.filter))
+        let checkFrames = clip.checkFrames
+        let colorSpace = clip.colorSpace
+        let isFirstSize = timerMethod.isEmpty
+        var result = GPUStages()
+        var methodUsed = ""
+        var methodNote = ""
+
+        try context.perform {
+            let uploader = FrameUploader()
+            func cpuFrame(_ format: PixelFormat, _ planes: [(base: UnsafeRawPointer, rowBytes: Int)]) -> CPUFramePlanes {
+                CPUFramePlanes(format: format, size: size, colorSpace: colorSpace, planes: planes)
+            }
+            func timed(_ body: () throws -> Void) throws -> [Double] {
+                var values: [Double] = []
+                for iteration in 0..<(warmup + samples) {
+                    glFinish()
+                    let t0 = benchNow()
+                    try body()
+                    glFinish()
+                    let ms = benchMilliseconds(since: t0)
+                    if iteration >= warmup { values.append(ms) }
+                }
+                return values
+            }
+
+            // Upload per input pixel format.
+            for format in [PixelFormat.yuv420p, .nv12, .yuyv422, .rgba, .yuv420p10le] {
+                let planes = Self.syntheticPlanes(format: format, size: size)
+                let values = try Self.withPlanes(planes, format: format, size: size) { pointers in
+                    try timed { _ = try uploader.upload(cpuFrame(format, pointers)) }
+                }
+                let megabytes = Double(planes.reduce(0) { $0 + $1.count }) / 1e6
+                var row = BenchRow(id: "upload.\(format.rawValue)", stage: "upload", label: "upload \(format.rawValue)",
+                                   prism: try self.figure(values, "upload \(format.rawValue)"), comparison: "")
+                row.note = String(format: "%.2f MB per frame, FrameUploader (ring of 3), fenced with glFinish", megabytes)
+                result.rows.append(row)
+            }
+
+            // The real frames: the clip's check frames, uploaded once each.
+            let lumaPlanes = checkFrames.map { Self.split420($0.bytes, size: size) }
+
+            // YUV ↔ RGB conversions (a graph without filters: the source conversion and the pack).
+            for (from, to) in [(PixelFormat.yuv420p, PixelFormat.rgba), (.rgba, .yuv420p), (.yuv420p, .nv12)] {
+                let renderer = try GraphRenderer(graph: identity, sourceFormat: from, sourceSize: size, sinks: [to])
+                let planes = from == .yuv420p ? lumaPlanes[0] : Self.syntheticPlanes(format: from, size: size)
+                let values = try Self.withPlanes(planes, format: from, size: size) { pointers in
+                    let uploaded = try uploader.upload(cpuFrame(from, pointers))
+                    return try timed { try renderer.render(uploaded, context: FrameContext()) }
+                }
+                var row = BenchRow(id: "convert.\(from.rawValue)-\(to.rawValue)", stage: "convert",
+                                   label: "convert \(from.rawValue) → \(to.rawValue)",
+                                   prism: try self.figure(values, "convert"), comparison: "")
+                row.note = "\(renderer.passCount) pass(es): \(renderer.passLabels.joined(separator: ", ")); fenced"
+                result.rows.append(row)
+            }
+
+            // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed yuv420p out).
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p])
+            result.passLabels = renderer.passLabels
+            let layout = renderer.sinkLayouts[0]
+            try Self.withPlanes(lumaPlanes[0], format: .yuv420p, size: size) { pointers in
+                let uploaded = try uploader.upload(cpuFrame(.yuv420p, pointers))
+                let count = warmup + samples
+                // Fenced wall time per frame: the reference every timer must agree with.
+                let wall = try timed { try renderer.render(uploaded, context: FrameContext()) }
+                // GPU timer queries, where the driver has them, checked against that wall time.
+                var chosen: PassTimer?
+                if extensions.contains("GL_EXT_disjoint_timer_query") {
+                    let timer = PassTimer(passCount: renderer.passCount, preferQueries: true, extensions: extensions)
+                    if timer.method == .timerQuery {
+                        renderer.timer = timer
+                        for index in 0..<count { try renderer.render(uploaded, context: FrameContext(frameIndex: index)) }
+                        glFinish()
+                        timer.finish()
+                        renderer.timer = nil
+                        let totals = (0..<(timer.samples.first?.count ?? 0)).map { frame in
+                            timer.samples.reduce(0.0) { $0 + Double($1[frame]) / 1e6 }
+                        }.dropFirst(warmup)
+                        let wallMedian = BenchFigure(milliseconds: wall)?.medianMs ?? 0
+                        let queryFigure = BenchFigure(milliseconds: Array(totals))
+                        let perPass = timer.samples.map { BenchFigure(milliseconds: $0.dropFirst(warmup).map { Double($0) / 1e6 }) }
+                        if let queryFigure, queryFigure.isPlausible, perPass.allSatisfy({ $0?.isPlausible ?? false }),
+                           queryFigure.p90Ms <= 1.5 * wallMedian, queryFigure.medianMs >= 0.25 * wallMedian {
+                            chosen = timer
+                            methodNote = String(format: "timer queries agree with fenced wall time (%.2f vs %.2f ms per frame)",
+                                                queryFigure.medianMs, wallMedian)
+                        } else {
+                            let seen = queryFigure.map { String(format: "median %.3g ms, p90 %.3g ms", $0.medianMs, $0.p90Ms) } ?? "no results"
+                            methodNote = "GL_EXT_disjoint_timer_query present but its results are implausible ("
+                                + seen + String(format: " per frame against %.2f ms fenced wall time)", wallMedian)
+                                + "; using fenced CPU timing"
+                        }
+                    }
+                } else {
+                    methodNote = "no GL_EXT_disjoint_timer_query: fenced CPU timing"
+                }
+                if chosen == nil {
+                    let timer = PassTimer(passCount: renderer.passCount, preferQueries: false, extensions: extensions)
+                    renderer.timer = timer
+                    for index in 0..<count { try renderer.render(uploaded, context: FrameContext(frameIndex: index)) }
+                    renderer.timer = nil
+                    chosen = timer
+                }
+                let timer = chosen!
+                methodUsed = timer.method.rawValue
+                for (index, label) in renderer.passLabels.enumerated() {
+                    var row = BenchRow(id: "pass.\(index + 1)", stage: "filter",
+                                       label: "pass \(index + 1)/\(renderer.passCount): \(label)",
+                                       prism: try self.figure(timer.samples[index].dropFirst(warmup).map { Double($0) / 1e6 }, "pass \(label)"),
+                                       comparison: "")
+                    row.note = timer.method == .timerQuery ? "GPU timer query" : "fenced CPU timing"
+                    result.rows.append(row)
+                }
+                var total = BenchRow(id: "graph.total", stage: "filter",
+                                     label: "graph, all \(renderer.passCount) passes", prism: try self.figure(wall, "graph"),
+                                     comparison: "")
+                total.note = "fenced wall time of GraphRenderer.render (source conversion and yuv420p pack fused in)"
+                result.rows.append(total)
+
+                // Readback: synchronous against the pixel-buffer-object ring.
+                let destinations = (0..<4).map { _ in UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64) }
+                defer { for pointer in destinations { pointer.deallocate() } }
+                for strategy in [ReadbackStrategy.sync, .pbo] {
+                    let readback = try FrameReadback<Int>(strategy: strategy, layout: layout)
+                    var values: [Double] = []
+                    for iteration in 0..<(warmup + samples) {
+                        try renderer.render(uploaded, context: FrameContext(frameIndex: iteration))
+                        glFinish()
+                        let t0 = benchNow()
+                        _ = try readback.submit(renderer.sinkTarget(), into: destinations[iteration % 4], tag: iteration)
+                        let ms = benchMilliseconds(since: t0)
+                        if iteration >= warmup { values.append(ms) }
+                    }
+                    _ = try readback.drain()
+                    var row = BenchRow(id: "readback.\(strategy.rawValue)", stage: "readback",
+                                       label: strategy == .sync ? "readback sync (glReadPixels)" : "readback PBO ring (3)",
+                                       prism: try self.figure(values, "readback"), comparison: "")
+                    row.note = String(format: "%.2f MB packed yuv420p; rendered frame finished before timing", Double(layout.byteCount) / 1e6)
+                        + (strategy == ReadbackStrategy.preferred(for: self.context.info) ? "; the engine's choice here" : "")
+                    result.rows.append(row)
+                }
+
+                // The GPU thread's whole cost per frame, as the pipeline spends it.
+                let readback = try FrameReadback<Int>(strategy: ReadbackStrategy.preferred(for: self.context.info), layout: layout)
+                let frameValues = try timed {
+                    let again = try uploader.upload(cpuFrame(.yuv420p, pointers))
+                    try renderer.render(again, context: FrameContext())
+                    _ = try readback.submit(renderer.sinkTarget(), into: destinations[0], tag: 0)
+                    _ = try readback.drain()
+                }
+                var row = BenchRow(id: "gpu.frame", stage: "filter",
+                                   label: "GPU per frame: upload + \(renderer.passCount) passes + readback",
+                                   prism: try self.figure(frameValues, "GPU frame"), comparison: "")
+                row.note = "what the pipeline's GPU thread spends per frame (\(readback.strategy.rawValue) readback)"
+                result.rows.append(row)
+            }
+
+            // Checks: the clip's frames through the graph, read back both ways, against the CPU reference.
+            let destinations = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64) }
+            defer { for pointer in destinations { pointer.deallocate() } }
+            let identityRenderer = try GraphRenderer(graph: identity, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p])
+            for (check, planes) in zip(checkFrames, lumaPlanes) {
+                try Self.withPlanes(planes, format: .yuv420p, size: size) { pointers in
+                    let uploaded = try uploader.upload(cpuFrame(.yuv420p, pointers))
+                    try renderer.render(uploaded, context: FrameContext(frameIndex: check.index))
+                    let sync = try FrameReadback<Int>(strategy: .sync, layout: layout)
+                    let pbo = try FrameReadback<Int>(strategy: .pbo, layout: layout)
+                    _ = try sync.submit(renderer.sinkTarget(), into: destinations[0], tag: 0)
+                    _ = try pbo.submit(renderer.sinkTarget(), into: destinations[1], tag: 1)
+                    _ = try pbo.drain()
+                    let output = Self.unpack(destinations[0], layout: layout)
+                    let pboOutput = Self.unpack(destinations[1], layout: layout)
+                    result.expectedOutputs[check.index] = output
+                    let checksum = benchChecksum(output)
+                    let what = "graph on clip frame \(check.index)"
+                    if output != pboOutput {
+                        result.verifications.append(BenchVerification(
+                            what: what, against: "PBO readback", comparison: BenchComparison(output, pboOutput, size: size),
+                            checksum: checksum, passed: false, detail: "sync and PBO readbacks of the same frame differ"))
+                        return
+                    }
+                    switch reference {
+                    case .success(let reference):
+                        let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace)
+                        let comparison = BenchComparison(output, expected, size: size)
+                        let passed = comparison.lumaPSNR >= 35 && comparison.chromaPSNR >= 35
+                        result.verifications.append(BenchVerification(
+                            what: what, against: "CPU reference of the graph", comparison: comparison, checksum: checksum,
+                            passed: passed, detail: comparison.summary + "; sync = PBO"
+                                + (passed ? "" : " — below 35 dB: the GPU output is not the graph's")))
+                    case .failure(let why):
+                        // No CPU reference: at least the graph must change the frame, deterministically.
+                        try renderer.render(uploaded, context: FrameContext(frameIndex: check.index))
+                        _ = try sync.submit(renderer.sinkTarget(), into: destinations[1], tag: 0)
+                        let again = Self.unpack(destinations[1], layout: layout)
+                        let unchanged = BenchComparison(output, check.bytes, size: size)
+                        let passed = again == output && (graph.nodes.isEmpty || unchanged.lumaPSNR < 60 || unchanged.chromaPSNR < 60)
+                        result.verifications.append(BenchVerification(
+                            what: what, against: "input (\(why.message))", comparison: unchanged, checksum: checksum,
+                            passed: passed, detail: passed ? "deterministic, sync = PBO, differs from the input (no CPU reference)"
+                                : "output unchanged or not deterministic"))
+                    }
+                    // The conversions alone: yuv420p → RGB → yuv420p must give the frame back.
+                    try identityRenderer.render(uploaded, context: FrameContext())
+                    _ = try sync.submit(identityRenderer.sinkTarget(), into: destinations[1], tag: 0)
+                    let roundTrip = Self.unpack(destinations[1], layout: identityRenderer.sinkLayouts[0])
+                    let comparison = BenchComparison(roundTrip, check.bytes, size: size)
+                    let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 35
+                    result.verifications.append(BenchVerification(
+                        what: "yuv420p → RGB → yuv420p round trip, frame \(check.index)", against: "the decoded input",
+                        comparison: comparison, checksum: benchChecksum(roundTrip), passed: passed, detail: comparison.summary))
+                }
+            }
+        }
+        result.timerMethod = methodUsed
+        if isFirstSize {
+            timerMethod = methodUsed
+            timerNote = methodNote
+        }
+        // Mark the rows whose work the checks cover.
+        let graphChecked = result.verifications.filter { $0.what.hasPrefix("graph") }.allSatisfy(\.passed)
+        let conversionChecked = result.verifications.filter { $0.what.contains("round trip") }.allSatisfy(\.passed)
+        for index in result.rows.indices {
+            switch result.rows[index].stage {
+            case "filter", "readback":
+                result.rows[index].check = graphChecked ? "verified" : "FAILED"
+            case "convert":
+                result.rows[index].check = conversionChecked ? "verified" : "FAILED"
+            default:
+                break
+            }
+        }
+        return result
+    }
+
+    // MARK: Encoders
+
+    private struct EncoderCase {
+        var settings: VideoEncoderSettings
+        var container: String
+        var label: String { settings.codec == .h264 || settings.codec == .hevc
+            ? "encode \(settings.encoderName) \(settings.preset)" : "encode \(settings.encoderName) (\(settings.pixelFormat.rawValue))" }
+        var id: String { "encode.\(settings.codec.rawValue)" + (settings.codec == .h264 || settings.codec == .hevc ? ".\(settings.preset)" : "") }
+    }
+
+    private func encoderCases() -> [EncoderCase] {
+        var cases = [EncoderCase(settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast"), container: "mp4")]
+        if !options.quick {
+            cases.append(EncoderCase(settings: VideoEncoderSettings(codec: .h264, preset: "veryfast"), container: "mp4"))
+            cases.append(EncoderCase(settings: VideoEncoderSettings(codec: .h264, preset: "medium"), container: "mp4"))
+            cases.append(EncoderCase(settings: VideoEncoderSettings(codec: .hevc, preset: "ultrafast"), container: "mp4"))
+        }
+        cases.append(EncoderCase(settings: VideoEncoderSettings(codec: .ffv1), container: "mkv"))
+        if !options.quick {
+            cases.append(EncoderCase(settings: VideoEncoderSettings(codec: .prores), container: "mov"))
+        }
+        return cases.filter(\.settings.isAvailable)
+    }
+
+    /// Each encoder on moving pattern frames packed by the GPU into its pixel format; only
+    /// `MovieWriter.writeVideo` is timed, in batches (frame-threaded encoders return unevenly per frame).
+    private func measureEncoders(size: Size, clip: Clip) throws -> [BenchRow] {
+        var rows: [BenchRow] = []
+        let batch = 4
+        let batches = max(3, options.samples / 2)
+        let distinct = size.pixelCount > 4_000_000 ? 4 : 6
+        for encoder in encoderCases() {
+            let format = encoder.settings.pixelFormat
+            guard let layout = PackedFrameLayout(format: format, size: size) else { continue }
+            // Distinct frames in the encoder's format, converted on the GPU from the pattern.
+            let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1))
+            let sources = (0..<distinct).map { _ in pattern.nextFrame()! }
+            let converted: [[UInt8]] = try context.perform {
+                let uploader = FrameUploader()
+                let renderer = try GraphRenderer(graph: try GraphBinder().bind(""), sourceFormat: .yuv420p, sourceSize: size,
+                                                 sinks: [format])
+                let readback = try FrameReadback<Int>(strategy: .sync, layout: renderer.sinkLayouts[0])
+                var frames: [[UInt8]] = []
+                for frame in sources {
+                    let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                                      colorSpace: frame.colorSpace, planes: frame.planes))
+                    try renderer.render(uploaded, context: FrameContext())
+                    var bytes = [UInt8](repeating: 0, count: layout.byteCount)
+                    try bytes.withUnsafeMutableBytes { _ = try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+                    frames.append(bytes)
+                }
+                return frames
+            }
+            let path = directory + "/encode-\(size).\(encoder.container)"
+            let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info, size: size,
+                                                                                colorSpace: pattern.info.colorSpace),
+                                         settings: encoder.settings)
+            let pool = FrameBufferPool(layout: layout, capacity: 24)
+            var samples: [Double] = []
+            var frameIndex = 0
+            var written = 0
+            func encode(_ count: Int) throws -> Double {
+                var spent = 0.0
+                for _ in 0..<count {
+                    let buffer = try pool.acquire(timeout: 60)
+                    converted[frameIndex % distinct].withUnsafeBytes { buffer.data.copyMemory(from: $0.baseAddress!, byteCount: layout.byteCount) }
+                    let pts = MediaTime(value: Int64(frameIndex), timeBase: pattern.info.timeBase)
+                    frameIndex += 1
+                    let t0 = benchNow()
+                    if try writer.writeVideo(buffer, pts: pts, duration: MediaTime(value: 1, timeBase: pattern.info.timeBase)) { written += 1 }
+                    spent += benchMilliseconds(since: t0)
+                }
+                return spent / Double(count)
+            }
+            _ = try encode(max(options.warmup, 2) * batch)
+            for _ in 0..<batches { samples.append(try encode(batch)) }
+            let t0 = benchNow()
+            try writer.finish()
+            let finishMs = benchMilliseconds(since: t0)
+            try? FileManager.default.removeItem(atPath: path)
+            var row = BenchRow(id: encoder.id, stage: "encode", label: encoder.label,
+                               prism: try figure(samples, encoder.label), comparison: "")
+            row.note = String(format: "MovieWriter → .%@, %d frames in batches of %d; finish() took %.1f ms more",
+                              encoder.container, frameIndex, batch, finishMs)
+            rows.append(row)
+        }
+        return rows
+    }
+
+    // MARK: End to end
+
+    private func runPipeline(clip: Clip, output: OutputSpec) throws -> RunReport {
+        var options = RunOptions()
+        options.input = .movie(clip.path)
+        options.output = output
+        options.filter = self.options.filter
+        options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
+        options.quiet = true
+        options.progress = false
+        let pipeline = try Pipeline(options: options, graph: try GraphBinder().bind(self.options.filter), gpu: context)
+        defer { pipeline.close() }
+        if case .standardOutput = output {
+            return try BenchStandardOutput.discarded { try pipeline.run() }
+        }
+        return try pipeline.run()
+    }
+
+    private func measureEndToEnd(size: Size, clip: Clip, expected: [Int: [UInt8]]) throws -> (rows: [BenchRow], verifications: [BenchVerification]) {
+        var rows: [BenchRow] = []
+        var verifications: [BenchVerification] = []
+        let moviePath = directory + "/e2e-\(size).mp4"
+        var fps: [Double] = []
+        var frames = 0
+        for _ in 0..<options.endToEndRuns {
+            let report = try runPipeline(clip: clip, output: .movie(moviePath))
+            fps.append(report.fps)
+            frames = report.framesOut
+        }
+        // The encoded output must hold every frame, and the frames the graph makes.
+        let inspected = try MediaInspector.inspect(moviePath)
+        var passed = inspected.videoFrameCount == clip.frames && frames == clip.frames
+        var details: [String] = ["\(inspected.videoFrameCount)/\(clip.frames) frames in the file"]
+        var worst: BenchComparison?
+        for check in clip.checkFrames {
+            guard let want = expected[check.index] else { continue }
+            let got = try MediaInspector.framePlanes(moviePath, index: check.index)
+            let comparison = BenchComparison(got.planes.flatMap { $0 }, want, size: size)
+            if worst == nil || comparison.lumaPSNR < worst!.lumaPSNR { worst = comparison }
+            if comparison.lumaPSNR < 30 || comparison.chromaPSNR < 30 { passed = false }
+        }
+        if let worst { details.append("worst decoded frame against the verified GPU output: " + worst.summary) }
+        verifications.append(BenchVerification(
+            what: "end to end, h264 output", against: "the verified GPU output of the same frames", comparison: worst,
+            checksum: (try? Data(contentsOf: URL(fileURLWithPath: moviePath))).map { benchChecksum(Array($0.prefix(1 << 20))) } ?? "",
+            passed: passed, detail: details.joined(separator: "; ") + (passed ? "" : " — FAILED (needs 30 dB and every frame)")))
+        try? FileManager.default.removeItem(atPath: moviePath)
+        var row = BenchRow(id: "e2e.h264.ultrafast", stage: "end-to-end", label: "end to end → libx264 ultrafast .mp4",
+                           prism: try figure(fps.map { 1000 / $0 }, "end to end"), comparison: "", check: passed ? "verified" : "FAILED")
+        row.note = "Pipeline: decode → upload → graph → readback → encode + mux, \(clip.frames) frames, \(options.endToEndRuns) run(s)"
+        rows.append(row)
+
+        var discardFPS: [Double] = []
+        var discardFrames = 0
+        for _ in 0..<options.endToEndRuns {
+            let report = try runPipeline(clip: clip, output: .standardOutput(.yuv420p))
+            discardFPS.append(report.fps)
+            discardFrames = report.framesOut
+        }
+        let counted = discardFrames == clip.frames
+        var discard = BenchRow(id: "e2e.discard", stage: "end-to-end", label: "end to end → raw yuv420p, discarded",
+                               prism: try figure(discardFPS.map { 1000 / $0 }, "end to end (discard)"), comparison: "",
+                               check: counted ? "counted" : "FAILED")
+        discard.note = "Pipeline with raw output on a /dev/null stdout; \(discardFrames)/\(clip.frames) frames written"
+        if !counted { failures.append("\(size) discard run wrote \(discardFrames) of \(clip.frames) frames") }
+        rows.append(discard)
+        return (rows, verifications)
+    }
+
+    // MARK: FFmpeg
+
+    private func compare(_ rows: inout [BenchRow], ffmpeg: BenchFFmpeg, size: Size, clip: Clip) throws {
+        let runs = options.endToEndRuns
+        func perFrame(_ arguments: [String]) throws -> (figure: BenchFigure, frames: Int?) {
+            var values: [Double] = []
+            var frames: Int?
+            for _ in 0..<runs {
+                let timing = try ffmpeg.time(arguments)
+                frames = timing.frames
+                values.append(timing.seconds * 1000 / Double(clip.frames))
+            }
+            return (try figure(values, "ffmpeg"), frames)
+        }
+        let output = directory + "/ffmpeg-\(size).mp4"
+        let input = ["-i", clip.path, "-map", "0:v"]
+        let decode = try perFrame(input + ["-f", "null", "-"])
+        var results: [String: (BenchFigure, String)] = [
+            "decode": (decode.figure, "ffmpeg -i clip.mkv -f null -"),
+        ]
+        if let chain = ffmpegInfo.filterChain {
+            let filtered = try perFrame(input + ["-vf", chain, "-f", "null", "-"])
+            results["e2e.discard"] = (filtered.figure, "ffmpeg -i clip.mkv -vf '\(chain)' -f null -")
+            let encoded = try perFrame(input + ["-vf", chain, "-c:v", "libx264", "-preset", "ultrafast", output])
+            results["e2e.h264.ultrafast"] = (encoded.figure, "ffmpeg -i clip.mkv -vf '\(chain)' -c:v libx264 -preset ultrafast out.mp4")
+            // The filter chain alone: with the chain minus without it (same decode, same null output).
+            let difference = filtered.figure.medianMs - decode.figure.medianMs
+            if difference > 0.001, let chainFigure = BenchFigure(milliseconds: [difference]) {
+                results["gpu.frame"] = (chainFigure, "FFmpeg chain '\(chain)': (decode + chain) − decode, medians")
+            }
+        }
+        let raw = ["-f", "rawvideo", "-pix_fmt", "yuv420p", "-s", "\(size.width)x\(size.height)", "-r", "30", "-i", clip.rawPath]
+        for index in rows.indices where rows[index].id.hasPrefix("encode.h264") || rows[index].id.hasPrefix("encode.hevc") {
+            let parts = rows[index].id.split(separator: ".")
+            let encoder = parts[1] == "h264" ? "libx264" : "libx265"
+            let preset = String(parts[2])
+            var arguments = raw + ["-c:v", encoder, "-preset", preset]
+            if encoder == "libx265" { arguments += ["-x265-params", "log-level=error"] }
+            let encoded = try perFrame(arguments + [output])
+            results[rows[index].id] = (encoded.figure, "ffmpeg -f rawvideo … -c:v \(encoder) -preset \(preset) out.mp4 (raw frames in)")
+        }
+        try? FileManager.default.removeItem(atPath: output)
+        for index in rows.indices {
+            if let (figure, what) = results[rows[index].id] {
+                rows[index].ffmpeg = figure
+                rows[index].speedup = figure.medianMs / rows[index].prism.medianMs
+                rows[index].comparison = what
+            } else {
+                switch rows[index].stage {
+                case "upload", "convert", "readback": rows[index].comparison = "no FFmpeg equivalent (GPU transfer; FFmpeg's chain stays on the CPU)"
+                case "filter": rows[index].comparison = ffmpegInfo.filterChain == nil ? ffmpegInfo.message
+                    : "compared as a whole in the 'GPU per frame' row"
+                case "encode": rows[index].comparison = "not compared (FFmpeg would convert the pixel format first)"
+                default: rows[index].comparison = ffmpegInfo.message
+                }
+            }
+        }
+    }
+
+    // MARK: Memory
+
+    /// A longer run of the real pipeline (pattern in, raw out discarded) while RSS is sampled.
+    private func soak() throws -> BenchMemory {
+        let size = options.sizes.first ?? Size(width: 640, height: 480)
+        var runOptions = RunOptions()
+        runOptions.input = .pattern
+        runOptions.size = size
+        runOptions.frameLimit = options.soakFrames
+        runOptions.output = .standardOutput(.yuv420p)
+        runOptions.filter = options.filter
+        runOptions.quiet = true
+        let pipeline = try Pipeline(options: runOptions, graph: try GraphBinder().bind(options.filter), gpu: context)
+        defer { pipeline.close() }
+        let sampler = BenchRSSSampler()
+        let report = try BenchStandardOutput.discarded { try pipeline.run() }
+        let samples = sampler.stop()
+        return BenchMemory.judge(samples: samples, size: BenchOptions.sizeName(size), frames: report.framesOut,
+                                 seconds: report.wallSeconds)
+    }
+}
+
+/// Points file descriptor 1 at /dev/null while `body` runs, so the pipeline's raw output is discarded.
+enum BenchStandardOutput {
+    private static let lock = NSLock()
+
+    static func discarded<T>(_ body: () throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        fflush(nil)
+        let saved = dup(1)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard saved >= 0, null >= 0 else {
+            if saved >= 0 { close(saved) }
+            if null >= 0 { close(null) }
+            throw BenchError("cannot redirect standard output to /dev/null (errno \(errno))")
+        }
+        dup2(null, 1)
+        close(null)
+        defer {
+            fflush(nil)
+            dup2(saved, 1)
+            close(saved)
+        }
+        return try body()
+    }
+}
