@@ -8,6 +8,8 @@ struct BenchHeader: Codable, Sendable {
     var build: String
     var cpuModel: String
     var cpuCores: Int
+    /// /proc/loadavg when the bench started: other work on the machine skews every figure.
+    var loadAverage: String
     var glRenderer: String
     var glVendor: String
     var glVersion: String
@@ -40,6 +42,12 @@ enum BenchMachine {
 
     static var cores: Int { ProcessInfo.processInfo.activeProcessorCount }
 
+    /// The 1, 5 and 15 minute load averages.
+    static func loadAverage() -> String {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return "unknown" }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
     /// The driver's own version out of GL_VERSION ("OpenGL ES 3.2 Mesa 22.3.6" → "Mesa 22.3.6",
     /// "OpenGL ES 3.2 NVIDIA 550.54" → "NVIDIA 550.54").
     static func driverVersion(glVersion: String) -> String {
@@ -55,7 +63,7 @@ enum BenchMachine {
         return isSoftware ? "LP_NUM_THREADS unset (llvmpipe uses one thread per core: \(cores))" : "LP_NUM_THREADS unset"
     }
 
-    static func header(info: GPUInfo, command: String, timerMethod: String, timerNote: String) -> BenchHeader {
+    static func header(info: GPUInfo, command: String, loadAverage: String, timerMethod: String, timerNote: String) -> BenchHeader {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         #if DEBUG
@@ -65,7 +73,7 @@ enum BenchMachine {
         #endif
         return BenchHeader(
             date: formatter.string(from: Date()), command: command, build: build,
-            cpuModel: cpuModel(), cpuCores: cores,
+            cpuModel: cpuModel(), cpuCores: cores, loadAverage: loadAverage,
             glRenderer: info.renderer, glVendor: info.vendor, glVersion: info.version,
             glslVersion: info.shadingLanguageVersion, driverVersion: driverVersion(glVersion: info.version),
             eglPlatform: info.platform.rawValue, eglDevice: info.source, eglVendor: info.eglVendor,
