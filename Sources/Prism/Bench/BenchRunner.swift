@@ -263,9 +263,14 @@ final class BenchRunner {
             func cpuFrame(_ format: PixelFormat, _ planes: [(base: UnsafeRawPointer, rowBytes: Int)]) -> CPUFramePlanes {
                 CPUFramePlanes(format: format, size: size, colorSpace: colorSpace, planes: planes)
             }
-            func timed(_ body: () throws -> Void) throws -> [Double] {
+            // Written between upload samples so the source frame is not sitting in the CPU's caches.
+            let evictionBytes = 64 << 20
+            let eviction = UnsafeMutableRawPointer.allocate(byteCount: evictionBytes, alignment: 64)
+            defer { eviction.deallocate() }
+            func timed(coldCaches: Bool = false, _ body: () throws -> Void) throws -> [Double] {
                 var values: [Double] = []
                 for iteration in 0..<(warmup + samples) {
+                    if coldCaches { memset(eviction, Int32(iteration & 0xFF), evictionBytes) }
                     glFinish()
                     let t0 = benchNow()
                     try body()
@@ -280,12 +285,12 @@ final class BenchRunner {
             for format in [PixelFormat.yuv420p, .nv12, .yuyv422, .rgba, .yuv420p10le] {
                 let planes = Self.syntheticPlanes(format: format, size: size)
                 let values = try Self.withPlanes(planes, format: format, size: size) { pointers in
-                    try timed { _ = try uploader.upload(cpuFrame(format, pointers)) }
+                    try timed(coldCaches: true) { _ = try uploader.upload(cpuFrame(format, pointers)) }
                 }
                 let megabytes = Double(planes.reduce(0) { $0 + $1.count }) / 1e6
                 var row = BenchRow(id: "upload.\(format.rawValue)", stage: "upload", label: "upload \(format.rawValue)",
                                    prism: try self.figure(values, "upload \(format.rawValue)"), comparison: "")
-                row.note = String(format: "%.2f MB per frame, FrameUploader (ring of 3), fenced with glFinish", megabytes)
+                row.note = String(format: "%.2f MB per frame, FrameUploader (ring of 3), fenced with glFinish; source evicted from the CPU caches before each sample", megabytes)
                 result.rows.append(row)
             }
 
@@ -436,11 +441,11 @@ final class BenchRunner {
                     case .success(let reference):
                         let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace)
                         let comparison = BenchComparison(output, expected, size: size)
-                        let passed = comparison.lumaPSNR >= 35 && comparison.chromaPSNR >= 35
+                        let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
                         result.verifications.append(BenchVerification(
                             what: what, against: "CPU reference of the graph", comparison: comparison, checksum: checksum,
                             passed: passed, detail: comparison.summary + "; sync = PBO"
-                                + (passed ? "" : " — below 35 dB: the GPU output is not the graph's")))
+                                + (passed ? "" : " — below 40 dB: the GPU output is not the graph's")))
                     case .failure(let why):
                         // No CPU reference: at least the graph must change the frame, deterministically.
                         try renderer.render(uploaded, context: FrameContext(frameIndex: check.index))
@@ -459,7 +464,7 @@ final class BenchRunner {
                     let roundTrip = Self.unpack(destinations[1], layout: identityRenderer.sinkLayouts[0])
                     let expected = BenchReference(steps: []).apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace)
                     let comparison = BenchComparison(roundTrip, expected, size: size)
-                    let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
+                    let passed = comparison.lumaPSNR >= 50 && comparison.chromaPSNR >= 50
                     result.verifications.append(BenchVerification(
                         what: "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
                         against: "CPU reference of the conversions (chroma up- then down-sampled)",
