@@ -94,6 +94,8 @@ struct BenchSizeResult: Codable, Sendable {
     var clip: String
     var passes: [String]
     var timerMethod: String
+    /// Why that method: timer queries are checked against fenced wall time at every size.
+    var timerNote: String
     var rows: [BenchRow]
     var verifications: [BenchVerification]
 }

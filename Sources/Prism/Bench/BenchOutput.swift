@@ -30,7 +30,7 @@ enum BenchTable {
         lines.append("driver    \(h.driverVersion)" + (h.softwareRenderer ? " — SOFTWARE renderer: the \"GPU\" stages run on the CPU" : ""))
         lines.append("EGL       \(h.eglPlatform) platform (\(h.eglDevice)); EGL \(h.eglVersion) (\(h.eglVendor))")
         lines.append("threads   GPU thread: \(h.gpuThreads); \(h.llvmpipeThreads); \(h.encoderThreads)")
-        lines.append("timer     \(h.timerMethod)" + (h.timerNote.isEmpty ? "" : " — \(h.timerNote)"))
+        lines.append("timer     \(h.timerMethod) (timer queries are used only where they agree with fenced timing; see each size)")
         lines.append("graph     \(result.graph)")
         lines.append("ffmpeg    " + (result.ffmpeg.available ? "\(result.ffmpeg.version ?? result.ffmpeg.path ?? "ffmpeg"): " : "")
                      + result.ffmpeg.message)
@@ -40,6 +40,7 @@ enum BenchTable {
             lines.append("")
             lines.append("== \(size.width)x\(size.height)" + (size.name.contains("x") ? "" : " (\(size.name))") + " — clip of \(size.clipFrames) frames; "
                          + "\(size.passes.count) pass(es): \(size.passes.joined(separator: " | ")) ==")
+            lines.append("pass timing: \(size.timerMethod) — \(size.timerNote)")
             lines.append(pad("stage", 46) + pad("Prism ms", 10, right: true) + "  " + pad("p10–p90", 17) + pad("fps", 8, right: true)
                          + pad("FFmpeg ms", 11, right: true) + pad("fps", 8, right: true) + pad("speed", 8, right: true) + "  check")
             for row in size.rows {
