@@ -10,6 +10,8 @@ struct BenchHeader: Codable, Sendable {
     var cpuCores: Int
     /// /proc/loadavg when the bench started: other work on the machine skews every figure.
     var loadAverage: String
+    /// /proc/loadavg when the bench finished.
+    var loadAverageAtEnd: String
     var glRenderer: String
     var glVendor: String
     var glVersion: String
@@ -73,7 +75,7 @@ enum BenchMachine {
         #endif
         return BenchHeader(
             date: formatter.string(from: Date()), command: command, build: build,
-            cpuModel: cpuModel(), cpuCores: cores, loadAverage: loadAverage,
+            cpuModel: cpuModel(), cpuCores: cores, loadAverage: loadAverage, loadAverageAtEnd: Self.loadAverage(),
             glRenderer: info.renderer, glVendor: info.vendor, glVersion: info.version,
             glslVersion: info.shadingLanguageVersion, driverVersion: driverVersion(glVersion: info.version),
             eglPlatform: info.platform.rawValue, eglDevice: info.source, eglVendor: info.eglVendor,

@@ -25,7 +25,7 @@ enum BenchTable {
         var lines: [String] = []
         lines.append("prism bench — \(h.date) — \(h.build) build")
         lines.append("command   \(h.command)")
-        lines.append("machine   \(h.cpuModel), \(h.cpuCores) cores; load average at start \(h.loadAverage)")
+        lines.append("machine   \(h.cpuModel), \(h.cpuCores) cores; load average \(h.loadAverage) at start, \(h.loadAverageAtEnd) at the end (other work skews every figure)")
         lines.append("renderer  \(h.glRenderer) — vendor \(h.glVendor); \(h.glVersion); \(h.glslVersion)")
         lines.append("driver    \(h.driverVersion)" + (h.softwareRenderer ? " — SOFTWARE renderer: the \"GPU\" stages run on the CPU" : ""))
         lines.append("EGL       \(h.eglPlatform) platform (\(h.eglDevice)); EGL \(h.eglVersion) (\(h.eglVendor))")
