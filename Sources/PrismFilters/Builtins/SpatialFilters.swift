@@ -26,8 +26,9 @@ enum SpatialFilters {
 /// expression looks the block up, so the full-size result fuses into whatever comes next.
 final class PixellateKernel: ParameterizedKernel {
     let inputCount = 1
-    let textureInputs: Set<Int> = [0]
     let cost = 1
+    /// The block averages come from the prepass, which reads the input (fused) once per pixel.
+    let expressionReadsInputs = false
     var parameters: ParameterValues
 
     init(parameters: ParameterValues) { self.parameters = parameters }
@@ -38,34 +39,50 @@ final class PixellateKernel: ParameterizedKernel {
         return SIMD2(c.x - scale * (c.x / scale).rounded(.up), c.y - scale * (c.y / scale).rounded(.up))
     }
 
+    /// Separable block means: first along rows (one texel per block column and pixel row, kept in
+    /// half float so the second step adds no rounding), then down the columns. Two short loops keep
+    /// many fragments busy, where one loop over the whole block would leave a few fragments each doing
+    /// scale² reads.
     var prepasses: [KernelPrepass] {
         let scale = parameters.double("scale"), center = parameters.point("center")
-        return [KernelPrepass(main: """
-            void main() {
-                vec2 lo = $origin + floor(gl_FragCoord.xy) * $scale;
-                vec2 hi = lo + $scale;
-                ivec2 first = ivec2(max(ceil(lo - 0.5), vec2(0.0)));
-                ivec2 last = ivec2(min(ceil(hi - 0.5), $src0Size));
-                vec4 sum = vec4(0.0);
-                for (int y = first.y; y < last.y; y++) {
-                    for (int x = first.x; x < last.x; x++) sum += texelFetch($src0, ivec2(x, y), 0);
+        let blocks: @Sendable (Size) -> Size = { size in
+            let origin = PixellateKernel.origin(center: center, scale: scale, size: size)
+            return Size(width: Int(((Double(size.width) - origin.x) / scale).rounded(.up)),
+                        height: Int(((Double(size.height) - origin.y) / scale).rounded(.up)))
+        }
+        return [
+            KernelPrepass(main: """
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    float lo = $origin.x + float(t.x) * $scale;
+                    int first = int(max(ceil(lo - 0.5), 0.0));
+                    int last = int(min(ceil(lo + $scale - 0.5), $inputSize.x));
+                    vec4 sum = vec4(0.0);
+                    for (int x = first; x < last; x++) sum += $in0(vec2(float(x) + 0.5, float(t.y) + 0.5));
+                    prism_out = sum / float(max(last - first, 1));
                 }
-                int count = max((last.x - first.x) * (last.y - first.y), 1);
-                prism_out = sum / float(count);
-            }
 
-            """, size: { sizes in
-                let origin = PixellateKernel.origin(center: center, scale: scale, size: sizes[0])
-                return Size(width: Int(((Double(sizes[0].width) - origin.x) / scale).rounded(.up)),
-                            height: Int(((Double(sizes[0].height) - origin.y) / scale).rounded(.up)))
-            })]
+                """, format: .rgba16f, size: { sizes in Size(width: blocks(sizes[0]).width, height: sizes[0].height) }),
+            KernelPrepass(main: """
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    float lo = $origin.y + float(t.y) * $scale;
+                    int first = int(max(ceil(lo - 0.5), 0.0));
+                    int last = int(min(ceil(lo + $scale - 0.5), $inputSize.y));
+                    vec4 sum = vec4(0.0);
+                    for (int y = first; y < last; y++) sum += texelFetch($pass0, ivec2(t.x, y), 0);
+                    prism_out = sum / float(max(last - first, 1));
+                }
+
+                """, size: { sizes in blocks(sizes[0]) }),
+        ]
     }
 
-    let library = "uniform float $scale;\nuniform vec2 $origin;\n"
+    let library = "uniform float $scale;\nuniform vec2 $origin;\nuniform vec2 $inputSize;\n"
 
     let expression = """
         vec4 $main(vec2 p) {
-            return texelFetch($pass0, ivec2(floor((p - $origin) / $scale)), 0);
+            return texelFetch($pass1, ivec2(floor((p - $origin) / $scale)), 0);
         }
 
         """
@@ -75,5 +92,6 @@ final class PixellateKernel: ParameterizedKernel {
         let origin = Self.origin(center: parameters.point("center"), scale: scale, size: uniforms.inputSizes[0])
         uniforms.set("$scale", Float(scale))
         uniforms.set("$origin", origin)
+        uniforms.set("$inputSize", Float(uniforms.inputSizes[0].width), Float(uniforms.inputSizes[0].height))
     }
 }

@@ -51,7 +51,7 @@ public final class GraphRenderer {
     /// The label of each pass, in order (for stats and benchmarks).
     public var passLabels: [String] { passes.map(\.label) }
     /// The generated fragment shaders, in pass order.
-    public var passSources: [String] { passes.map(\.fragmentSource) }
+    public var passSources: [String] { passes.flatMap { $0.draws.map(\.fragmentSource) } }
 
     /// The render target holding sink `index`'s packed frame after `render`.
     public func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }
@@ -64,36 +64,47 @@ public final class GraphRenderer {
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
             pass.target.bindForDrawing()
-            pass.program.use()
-            var firstFreeUnit = 0
-            if pass.readsSourcePlanes {
-                frame.bind(to: pass.program)
-                firstFreeUnit = frame.textures.count
-            }
-            let units = TextureUnits(startingAt: firstFreeUnit)
-            for binding in pass.textures {
-                let target: RenderTarget?
-                switch binding.source {
-                case .sourceTarget: target = sourceTarget
-                case .node(let node): target = nodeTargets[node]
-                case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+            for draw in pass.draws {
+                if let rows = draw.rows {
+                    glViewport(0, GLint(rows.lowerBound), GLsizei(pass.target.size.width), GLsizei(rows.count))
                 }
-                guard let target else { continue }
-                let unit = units.next()
-                target.texture.bind(unit: unit)
-                pass.program.set(binding.uniform, Int32(unit))
-                pass.program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+                bind(pass, draw.program, frame: frame, context: context)
+                draw.program.drawFullscreen()
             }
-            for member in pass.members {
-                let uniforms = KernelUniforms(program: pass.program, prefix: member.prefix, units: units,
-                                              outputSize: member.outputSize, inputSizes: member.inputSizes)
-                graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
-            }
-            if let layout = pass.packLayout {
-                FrameShaders.setPackUniforms(pass.program, layout: layout, colorSpace: outputColorSpace(for: frame))
-            }
-            pass.program.drawFullscreen()
             timer?.end(pass: index)
+        }
+    }
+
+    /// Binds the frame planes, the other passes' targets, the kernels' uniforms and the packing
+    /// coefficients for one draw.
+    private func bind(_ pass: CompiledPass, _ program: ShaderProgram, frame: UploadedFrame, context: FrameContext) {
+        program.use()
+        var firstFreeUnit = 0
+        if pass.readsSourcePlanes {
+            frame.bind(to: program)
+            firstFreeUnit = frame.textures.count
+        }
+        let units = TextureUnits(startingAt: firstFreeUnit)
+        for binding in pass.textures {
+            let target: RenderTarget?
+            switch binding.source {
+            case .sourceTarget: target = sourceTarget
+            case .node(let node): target = nodeTargets[node]
+            case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+            }
+            guard let target else { continue }
+            let unit = units.next()
+            target.texture.bind(unit: unit)
+            program.set(binding.uniform, Int32(unit))
+            program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+        }
+        for member in pass.members {
+            let uniforms = KernelUniforms(program: program, prefix: member.prefix, units: units,
+                                          outputSize: member.outputSize, inputSizes: member.inputSizes)
+            graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
+        }
+        if let layout = pass.packLayout {
+            FrameShaders.setPackUniforms(program, layout: layout, colorSpace: outputColorSpace(for: frame))
         }
     }
 

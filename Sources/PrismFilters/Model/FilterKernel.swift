@@ -28,6 +28,9 @@ public protocol FilterKernel: AnyObject {
     var prepasses: [KernelPrepass] { get }
     /// True when the output at p depends only on the inputs at p: free to fuse anywhere.
     var isPointwise: Bool { get }
+    /// False when the expression never calls `$inN` (it reads only its prepass targets), so where its
+    /// inputs are read is the prepasses' business.
+    var expressionReadsInputs: Bool { get }
     /// Texture reads per output pixel of the expression, roughly: the compiler avoids evaluating
     /// expensive expressions more than once per pixel.
     var cost: Int { get }
@@ -45,6 +48,7 @@ extension FilterKernel {
     public var textureInputs: Set<Int> { [] }
     public var prepasses: [KernelPrepass] { [] }
     public var isPointwise: Bool { false }
+    public var expressionReadsInputs: Bool { true }
     public var cost: Int { 1 }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}

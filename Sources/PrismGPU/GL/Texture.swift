@@ -74,25 +74,15 @@ public final class Texture {
         glDeleteTextures(1, &name)
     }
 
-    /// Uploads rows from CPU memory; `rowBytes` may exceed the packed width (decoder padding).
-    public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int, width: Int? = nil, height: Int? = nil) {
-        let w = width ?? size.width, h = height ?? size.height
+    /// Uploads the whole texture from CPU memory; `rowBytes` (a multiple of the texel size) may exceed
+    /// the texture's row (decoder padding).
+    public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int) {
+        precondition(rowBytes % format.bytesPerTexel == 0 && rowBytes >= size.width * format.bytesPerTexel)
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
-        let bpp = format.bytesPerTexel
-        if rowBytes % bpp == 0 {
-            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / bpp))
-            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), rowBytes % 4 == 0 ? 4 : 1)
-            glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(w), GLsizei(h),
-                            format.uploadFormat, format.uploadType, pixels)
-        } else {
-            // A pitch that is not whole texels: upload row by row.
-            glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
-            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
-            for row in 0..<h {
-                glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, GLint(row), GLsizei(w), 1,
-                                format.uploadFormat, format.uploadType, pixels + row * rowBytes)
-            }
-        }
+        glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / format.bytesPerTexel))
+        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), rowBytes % 4 == 0 ? 4 : (rowBytes % 2 == 0 ? 2 : 1))
+        glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(size.width), GLsizei(size.height),
+                        format.uploadFormat, format.uploadType, pixels)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
     }
 
