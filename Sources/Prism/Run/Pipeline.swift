@@ -127,6 +127,9 @@ public final class Pipeline: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Buffers the readback pool has allocated so far (flat once the pipeline is warm).
+    public var poolAllocatedCount: Int { pool.allocatedCount }
+
     /// Releases the GL objects on their thread. The GPU context stays open if the caller gave it.
     public func close() {
         let state = gpuState
