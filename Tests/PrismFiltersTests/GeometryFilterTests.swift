@@ -8,29 +8,11 @@ final class GeometryFilterTests: XCTestCase {
 
     // MARK: exact remaps: tolerance 0, they copy pixels
 
-    /// Forward definitions: where input pixel (x, y) of a W×H image lands.
-    func rotateReference(_ image: TestImage, _ angle: Int) -> TestImage {
-        let w = image.size.width, h = image.size.height
-        let size = angle == 180 ? image.size : Size(width: h, height: w)
-        var out = [UInt8](repeating: 0, count: size.pixelCount * 4)
-        for y in 0..<h { for x in 0..<w {
-            let (ox, oy): (Int, Int)
-            switch angle {
-            case 90: (ox, oy) = (h - 1 - y, x)       // top row becomes the right column
-            case 180: (ox, oy) = (w - 1 - x, h - 1 - y)
-            default: (ox, oy) = (y, w - 1 - x)       // top row becomes the left column, read upwards
-            }
-            let from = (y * w + x) * 4, to = (oy * size.width + ox) * 4
-            for c in 0..<4 { out[to + c] = image.rgba[from + c] }
-        } }
-        return TestImage(size: size, rgba: out)
-    }
-
     func remapCases(_ image: TestImage) -> [(label: String, steps: [(String, [String: ParameterValue])], expected: TestImage)] {
         let w = image.size.width, h = image.size.height
         var cases: [(String, [(String, [String: ParameterValue])], TestImage)] = []
         for angle in [90, 180, 270] {
-            cases.append(("rotate \(angle)", [("rotate", ["angle": .int(angle)])], rotateReference(image, angle)))
+            cases.append(("rotate \(angle)", [("rotate", ["angle": .int(angle)])], image.rotated(angle)))
         }
         cases.append(("flip", [("flip", [:])], image.remapped(to: image.size) { x, y in (x, h - 1 - y) }))
         cases.append(("mirror", [("mirror", [:])], image.remapped(to: image.size) { x, y in (w - 1 - x, y) }))
@@ -87,7 +69,7 @@ final class GeometryFilterTests: XCTestCase {
         let back = try chain([("rotate", ["angle": .int(90)]), ("rotate", ["angle": .int(270)])])
         assertClose(try render(back, image), image, tolerance: 0, "90 then 270")
         let half = try chain([("flip", [:]), ("mirror", [:])])
-        assertClose(try render(half, image), rotateReference(image, 180), tolerance: 0, "flip + mirror = rotate 180")
+        assertClose(try render(half, image), image.rotated(180), tolerance: 0, "flip + mirror = rotate 180")
     }
 
     func testWrongGeometryParametersNameTheParameter() throws {

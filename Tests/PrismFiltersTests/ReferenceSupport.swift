@@ -55,6 +55,25 @@ extension TestImage {
         return TestImage(size: size, rgba: out)
     }
 
+    /// Clockwise rotation by its forward definition: where input pixel (x, y) of a W×H image lands.
+    func rotated(_ angle: Int) -> TestImage {
+        let image = self
+        let w = image.size.width, h = image.size.height
+        let size = angle == 180 ? image.size : Size(width: h, height: w)
+        var out = [UInt8](repeating: 0, count: size.pixelCount * 4)
+        for y in 0..<h { for x in 0..<w {
+            let (ox, oy): (Int, Int)
+            switch angle {
+            case 90: (ox, oy) = (h - 1 - y, x)       // top row becomes the right column
+            case 180: (ox, oy) = (w - 1 - x, h - 1 - y)
+            default: (ox, oy) = (y, w - 1 - x)       // top row becomes the left column, read upwards
+            }
+            let from = (y * w + x) * 4, to = (oy * size.width + ox) * 4
+            for c in 0..<4 { out[to + c] = image.rgba[from + c] }
+        } }
+        return TestImage(size: size, rgba: out)
+    }
+
     /// Inverts RGB, keeps alpha (the `invert` filter's definition).
     var inverted: TestImage {
         var out = rgba
