@@ -126,6 +126,40 @@ final class PipelineTests: XCTestCase {
         }
     }
 
+    func testFrameRateConversionDropsAndRepeatsOntoAConstantRate() throws {
+        // A 30 fps movie (1 s) to 15 fps and to 60 fps.
+        let input = dir.path("thirty.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=30:duration=1", "-c:v", "ffv1", input])
+        for (rate, frames) in [(Rational(15, 1), 15), (Rational(60, 1), 60)] {
+            var options = RunOptions()
+            options.input = .movie(input)
+            options.frameRate = rate
+            options.output = .movie(dir.path("rate.mkv"))
+            options.encoder = VideoEncoderSettings(codec: .ffv1)
+            let (report, _) = try run(options)
+            XCTAssertEqual(report.framesOut, frames, "\(rate)")
+            let after = try MediaInspector.inspect(dir.path("rate.mkv"))
+            XCTAssertEqual(after.videoFrameCount, frames)
+            for (index, pts) in after.videoPTS.enumerated() {
+                XCTAssertEqual(pts.seconds, Double(index) / rate.doubleValue, accuracy: 0.0011, "\(rate) frame \(index)")
+            }
+            // Each output frame is the latest input frame at or before its time, input frame
+            // floor(k * 30 / rate): of the input frames around it, that one is the closest picture.
+            // (The container stores milliseconds, so "at or before" uses the input's stored times.)
+            func distance(_ a: [UInt8], _ b: [UInt8]) -> Int { zip(a, b).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } }
+            let inputTimes = try MediaInspector.inspect(input).videoPTS
+            for index in [1, 7, frames - 2] {
+                let output = try MediaInspector.frameRGBA(dir.path("rate.mkv"), index: index).pixels
+                let time = MediaTime(value: Int64(index) * Int64(rate.den), timescale: rate.num)
+                let expected = inputTimes.lastIndex { $0 <= time }!
+                let candidates = [expected - 1, expected, expected + 1].filter { (0..<30).contains($0) }
+                let distances = try candidates.map { distance(output, try MediaInspector.frameRGBA(input, index: $0).pixels) }
+                let best = candidates[distances.firstIndex(of: distances.min()!)!]
+                XCTAssertEqual(best, expected, "\(rate): output frame \(index), distances \(distances) to \(candidates)")
+            }
+        }
+    }
+
     func testReadbackStrategiesGiveTheSameFrames() throws {
         var outputs: [[UInt8]] = []
         for strategy in ReadbackStrategy.allCases {
