@@ -177,14 +177,7 @@ final class DevTests: XCTestCase {
     }
 
     static func findChromium() -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for name in ["chromium", "chromium-browser", "google-chrome", "chrome"] {
-            for directory in path.split(separator: ":") {
-                let candidate = "\(directory)/\(name)"
-                if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-            }
-        }
-        return nil
+        ["chromium", "chromium-browser", "google-chrome"].lazy.compactMap { Tools.which($0) }.first
     }
 
     private func runPage(_ chromium: String, dev: DevProcess, directory: TemporaryDirectory, mode: String) throws -> [String: Any] {
