@@ -38,6 +38,7 @@ public enum PrismCommandLine {
             case "render": return try RenderCommand(arguments: rest).execute()
             case "filters": return try FiltersCommand(arguments: rest).execute()
             case "devices": return try DevicesCommand(arguments: rest).execute()
+            case "dev": return try DevCommand(arguments: rest).execute()
             default:
                 if let extra = extraCommands[name] { return try extra(rest) }
                 throw UsageError("unknown command '\(name)' (prism --help lists them)")
