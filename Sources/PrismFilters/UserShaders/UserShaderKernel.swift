@@ -258,7 +258,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         for (number, text) in splitLines(program.source).enumerated() {
             let generated = number >= program.lineMap.origins.count || program.lineMap.origins[number] == nil
             let declaration = Self.declaration(text)
-            if generated, text.hasPrefix("#version") {
+            if text.trimmingLeadingWhitespace().hasPrefix("#version") {
                 lines.append("")
             } else if generated, text == "uniform int PASSINDEX;" {
                 lines.append("const int PASSINDEX = \(index);")
