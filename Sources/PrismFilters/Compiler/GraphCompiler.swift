@@ -41,6 +41,8 @@ final class CompiledPass {
     let textures: [(uniform: String, source: TextureSource)]
     let readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
+    /// For a persistent prepass, the second target of the ping-pong pair (the renderer swaps them).
+    var alternateTarget: RenderTarget?
 
     init(kind: Kind, label: String, draws: [Draw], target: RenderTarget, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
@@ -143,8 +145,11 @@ enum GraphCompiler {
         for (index, node) in nodes.enumerated() {
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(size(of:))
-                let target = try pool.acquire(size: prepass.size(inputSizes), format: prepass.format ?? options.intermediateFormat)
-                passes.append(try builder.prepass(node: index, index: prepassIndex, target: target))
+                let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
+                let target = try pool.acquire(size: size, format: format)
+                let pass = try builder.prepass(node: index, index: prepassIndex, target: target)
+                if prepass.persistent { pass.alternateTarget = try pool.acquire(size: size, format: format) }
+                passes.append(pass)
             }
             if materialized.contains(index) {
                 let target = try pool.acquire(size: sizes[index], format: options.intermediateFormat)
@@ -259,11 +264,13 @@ private struct PassBuilder {
                 declarations += "vec4 \(prefix)in\(inputIndex)(vec2 p) { return \(upstream)(p); }\n"
             }
         }
-        for earlier in 0..<prepassIndex {
-            declarations += "uniform sampler2D \(prefix)pass\(earlier);\n"
-            code.textures.append(("\(prefix)pass\(earlier)", .prepass(node: index, index: earlier)))
+        // Earlier targets, and persistent ones anywhere (their own included: the previous frame's).
+        let prepasses = node.kernel.prepasses
+        for other in prepasses.indices where other < prepassIndex || prepasses[other].persistent {
+            declarations += "uniform sampler2D \(prefix)pass\(other);\n"
+            code.textures.append(("\(prefix)pass\(other)", .prepass(node: index, index: other)))
         }
-        let prepass = node.kernel.prepasses[prepassIndex]
+        let prepass = prepasses[prepassIndex]
         let body = declarations + node.kernel.library + "out vec4 prism_out;\n" + prepass.main
         let source = FrameShaders.header + code.prelude(batched: false, format: sourceFormat) + code.declarations
             + substitute(body, prefix: prefix)

@@ -16,6 +16,11 @@ public final class GraphRenderer {
     private var sourceTarget: RenderTarget?
     private var nodeTargets: [Int: RenderTarget] = [:]
     private var prepassTargets: [Int: [Int: RenderTarget]] = [:]
+    /// Persistent prepasses by pass index: the target drawn this frame and the one holding the previous
+    /// frame's result, swapped at the start of each frame.
+    private var persistent: [Int: (current: RenderTarget, previous: RenderTarget)] = [:]
+    /// Persistent prepasses (node, index) not yet drawn in the frame being rendered: readers get `previous`.
+    private var pendingPersistent: Set<[Int]> = []
     private var sinkTargets: [Int: RenderTarget] = [:]
     /// Optional per-pass GPU timing.
     public var timer: PassTimer?
@@ -32,7 +37,16 @@ public final class GraphRenderer {
         self.sinkLayouts = result.sinkLayouts
         self.passes = result.passes
         self.pool = pool
-        for pass in passes {
+        for (passIndex, pass) in passes.enumerated() {
+            if let alternate = pass.alternateTarget {
+                persistent[passIndex] = (pass.target, alternate)
+                // Both start transparent black, whatever the pool handed out.
+                for target in [pass.target, alternate] {
+                    target.bindForDrawing()
+                    glClearColor(0, 0, 0, 0)
+                    glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+                }
+            }
             switch pass.kind {
             case .source: sourceTarget = pass.target
             case .materialize(let node): nodeTargets[node] = pass.target
@@ -43,7 +57,10 @@ public final class GraphRenderer {
     }
 
     deinit {
-        for pass in passes { pool.release(pass.target) }
+        for pass in passes {
+            pool.release(pass.target)
+            if let alternate = pass.alternateTarget { pool.release(alternate) }
+        }
     }
 
     /// Number of draws per frame.
@@ -61,15 +78,28 @@ public final class GraphRenderer {
         precondition(frame.format == sourceFormat && frame.size == sourceSize, "frame does not match the compiled graph")
         timer?.beginFrame()
         defer { timer?.endFrame() }
+        // Persistent targets: last frame's result becomes `previous` (what readers get until the pass
+        // has run again), the older one is drawn over.
+        for (index, pair) in persistent {
+            persistent[index] = (current: pair.previous, previous: pair.current)
+            if case .prepass(let node, let prepass) = passes[index].kind {
+                prepassTargets[node, default: [:]][prepass] = pair.current
+                pendingPersistent.insert([node, prepass])
+            }
+        }
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
-            pass.target.bindForDrawing()
+            let target = persistent[index]?.current ?? pass.target
+            target.bindForDrawing()
             for draw in pass.draws {
                 if let rows = draw.rows {
-                    glViewport(0, GLint(rows.lowerBound), GLsizei(pass.target.size.width), GLsizei(rows.count))
+                    glViewport(0, GLint(rows.lowerBound), GLsizei(target.size.width), GLsizei(rows.count))
                 }
                 bind(pass, draw.program, frame: frame, context: context)
                 draw.program.drawFullscreen()
+            }
+            if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
+                prepassTargets[node, default: [:]][prepass] = target
             }
             timer?.end(pass: index)
         }

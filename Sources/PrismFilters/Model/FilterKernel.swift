@@ -63,10 +63,17 @@ public struct KernelPrepass {
     public var format: TextureFormat?
     /// The target's size for the kernel's input sizes.
     public var size: @Sendable ([Size]) -> Size
+    /// The target keeps its contents from one frame to the next and the pass may read its own target
+    /// (`$passN` for its own N is the previous frame's result; both targets start transparent black).
+    /// The renderer ping-pongs two targets. Any prepass or expression may read a persistent target: before
+    /// its pass has run in a frame it holds the previous frame's contents, after it this frame's.
+    public var persistent: Bool
 
-    public init(main: String, format: TextureFormat? = nil, size: @escaping @Sendable ([Size]) -> Size) {
+    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false,
+                size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
         self.format = format
+        self.persistent = persistent
         self.size = size
     }
 }
