@@ -409,46 +409,4 @@ final class UserShaderKernelTests: XCTestCase {
         }
         XCTAssertEqual(counts.0, counts.1)
     }
-
-    // MARK: Published ISF files
-
-    /// Runs files from the ISF repository (github.com/Vidvox/ISF-Files) unmodified, when a checkout's `ISF`
-    /// folder is named by $PRISM_ISF_FILES. They are not copied into this repository (their licence
-    /// is theirs); without the variable the test is skipped.
-    func testPublishedISFFilesRunUnmodified() throws {
-        guard let folder = ProcessInfo.processInfo.environment["PRISM_ISF_FILES"] else {
-            throw XCTSkip("set PRISM_ISF_FILES to a checkout of Vidvox/ISF-Files/ISF")
-        }
-        // Color Controls: point-wise, with forward-declared helpers; at hue 0 and saturation 1 the
-        // HSV round trip is the identity, so the output is the contrast curve, clamped.
-        let controls = try UserShader.load(path: folder + "/Color Controls.fs")
-        let controlsKernel = try UserShaderKernel(shader: controls, parameters: ParameterValues(
-            specs: UserShaderKernel.parameterSpecs(for: controls), given: ["contrast": .float(1.5)]))
-        let out = try render(graph([controlsKernel]), image)
-        XCTAssertTrue(controlsKernel.isFused)
-        let expected = TestImage.from(size: image.size) { x, y in
-            let p = self.image.pixel(x, y)
-            func f(_ v: Double) -> Double { min(max((v - 0.5) * 1.5 + 0.5, 0), 1) }
-            return SIMD4(f(p.x), f(p.y), f(p.z), min(max((p.w - 0.5) * 1.5 + 0.5, 0), 1))
-        }
-        assertClose(out, expected, tolerance: 2, "Color Controls")
-
-        // Echo Trace: a persistent float buffer. Threshold 0 passes the frame through (and stores it);
-        // threshold 1 holds every pixel darker than white at the stored frame.
-        let echo = try UserShader.load(path: folder + "/Echo Trace.fs")
-        let echoKernel = try UserShaderKernel(shader: echo)
-        let g = try graph([echoKernel])
-        let inverted = TestImage.from(size: image.size) { x, y in
-            let p = self.image.pixel(x, y)
-            return SIMD4(1 - p.x, 1 - p.y, 1 - p.z, p.w)
-        }
-        let held = try renderFrames(g, [image, inverted]) { frame in
-            try g.setParameter(g.nodes[0].id, "thresh", .float(frame == 0 ? 0 : 1))
-        }
-        let heldExpected = TestImage.from(size: image.size) { x, y in
-            let p = self.image.pixel(x, y), q = inverted.pixel(x, y)
-            return (q.x + q.y + q.z) / 3 < 1 ? p : q
-        }
-        assertClose(held, heldExpected, tolerance: 1, "Echo Trace")
-    }
 }

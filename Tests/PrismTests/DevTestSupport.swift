@@ -26,7 +26,8 @@ final class DevProcess: @unchecked Sendable {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build/debug/prism"))
         if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
-        throw XCTSkip("the prism binary was not found next to the tests (\(candidates.map(\.path))); build it with swift build")
+        XCTFail("the prism binary was not found next to the tests (\(candidates.map(\.path))); build it with swift build")
+        throw CocoaError(.fileNoSuchFile)
     }
 
     init(arguments: [String], environment: [String: String] = [:]) throws {
