@@ -1,5 +1,6 @@
 import XCTest
 import PrismCore
+import PrismGPU
 @testable import PrismFilters
 
 final class BuiltinFilterTests: XCTestCase {
@@ -81,5 +82,44 @@ final class BuiltinFilterTests: XCTestCase {
         // With 8-bit intermediates each extra pass may round once more (contrast 1.2 amplifies it).
         let unfused8 = try render(graph, image, fuse: false)
         assertClose(try render(graph, image), unfused8, tolerance: 3, "fused vs unfused, 8-bit intermediates")
+    }
+}
+
+final class KernelResourceTests: XCTestCase {
+    func testSharedKernelKeepsItsTableUntilTheLastRendererGoes() throws {
+        // Two renderers over one graph (the dev preview does this while recording); dropping one must
+        // not free the LUT the other still samples.
+        let image = TestImage.varied()
+        let graph = try chain([("mono", [:])])
+        let context = try SharedGPU.get()
+        let expected = try render(graph, image)
+        var first: GraphRenderer?, second: GraphRenderer?
+        try context.perform {
+            first = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            second = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }
+        XCTAssertNotNil(first)
+        try context.perform { first = nil }
+        let out = try context.perform { () -> [UInt8] in
+            defer { second = nil }
+            let uploader = FrameUploader(ringSize: 1)
+            let frame = try image.rgba.withUnsafeBytes {
+                try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
+                                                   colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
+                                                   planes: [($0.baseAddress!, image.size.width * 4)]))
+            }
+            let renderer = second!
+            try renderer.render(frame, context: FrameContext())
+            let layout = renderer.sinkLayouts[0]
+            var packed = [UInt8](repeating: 0, count: layout.byteCount)
+            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+            var rgba: [UInt8] = []
+            for row in 0..<image.size.height {
+                rgba += packed[(row * layout.rowBytes)..<(row * layout.rowBytes + image.size.width * 4)]
+            }
+            return rgba
+        }
+        XCTAssertTrue(out == expected.rgba, "the surviving renderer lost its table")
     }
 }

@@ -27,9 +27,19 @@ public final class GraphRenderer {
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
-        for node in graph.nodes { try node.kernel.prepare() }
-        let result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+        var prepared: [FilterKernel] = []
+        let result: GraphCompiler.Result
+        do {
+            for node in graph.nodes {
+                try node.kernel.prepare()
+                prepared.append(node.kernel)
+            }
+            result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
                                                options: options, pool: pool)
+        } catch {
+            for kernel in prepared { kernel.releaseGPUResources() }
+            throw error
+        }
         self.graph = graph
         self.sourceFormat = sourceFormat
         self.sourceSize = sourceSize

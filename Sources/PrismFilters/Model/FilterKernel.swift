@@ -38,7 +38,12 @@ public protocol FilterKernel: AnyObject {
     /// inputs, usually take the graph source's size.
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
     /// Creates GL resources (LUT textures, images); runs on the GPU thread before the first frame.
+    /// Each `GraphRenderer` that uses the kernel calls it once and balances it with
+    /// `releaseGPUResources`, so a kernel shared by two renderers frees its textures when the last one
+    /// goes — on the GPU thread, where renderers are destroyed.
     func prepare() throws
+    /// Balances one `prepare`.
+    func releaseGPUResources()
     /// Sets the kernel's uniforms and binds its own textures in a program that contains its code.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
@@ -52,6 +57,7 @@ extension FilterKernel {
     public var cost: Int { 1 }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
+    public func releaseGPUResources() {}
 }
 
 /// A pass a kernel renders into its own texture before its expression runs.
