@@ -63,7 +63,10 @@ extension FilterKernel {
 /// A pass a kernel renders into its own texture before its expression runs.
 public struct KernelPrepass {
     /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's
-    /// `library`, `$srcN` inputs and earlier `$passN` targets.
+    /// `library`, `$srcN` inputs and earlier `$passN` targets. Where the compiler defines
+    /// `PRISM_BATCHED`, input 0 is the graph source through point-wise kernels only: the prepass may
+    /// then call `prism_sourceQuad(ivec2(x / 4, y), q0, q1, q2, q3)` and evaluate `$in0` at each of those
+    /// four pixels after setting `prism_current` to its source colour.
     public var main: String
     /// The target's storage; nil takes the compile options' intermediate format.
     public var format: TextureFormat?
