@@ -160,3 +160,24 @@ final class YUVSourceFusionTests: XCTestCase {
         }
     }
 }
+
+final class RendererStalenessTests: XCTestCase {
+    func testOnlyStructuralParameterChangesMakeARendererStale() throws {
+        let graph = try GraphBinder().bind("mono(0.5), pixellate(8), blur(2)")
+        let context = try SharedGPU.get()
+        var renderer: GraphRenderer?
+        try context.perform {
+            renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: Size(width: 64, height: 48), sinks: [.rgba])
+        }
+        defer { try? context.perform { renderer = nil } }
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[0].id, "intensity", .float(0.9))    // a uniform
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[1].id, "scale", .float(12))         // block texture size
+        XCTAssertTrue(renderer!.isStale)
+        try graph.setParameter(graph.nodes[1].id, "scale", .float(8))
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[2].id, "radius", .float(40))        // taps and reduction
+        XCTAssertTrue(renderer!.isStale)
+    }
+}
