@@ -100,7 +100,8 @@ final class PixellateKernel: ParameterizedKernel {
                     prism_out = sum / float(max(last - first, 1));
                 }
 
-                """, format: .rgba16f, size: { sizes in Size(width: blocks(sizes[0]).width, height: sizes[0].height) }),
+                """, format: .rgba16f, batchable: true,
+                size: { sizes in Size(width: blocks(sizes[0]).width, height: sizes[0].height) }),
             KernelPrepass(main: """
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);

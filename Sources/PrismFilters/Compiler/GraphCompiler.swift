@@ -158,7 +158,9 @@ enum GraphCompiler {
             }
         }
         for (index, layout) in layouts.enumerated() {
-            let target = try pool.acquire(size: layout.textureSize)
+            let shape = FrameShaders.packMain(layout: layout)
+            let target = try pool.acquire(size: shape.targetSize, attachments: shape.attachments)
+            target.readPlan = shape.readPlan
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
@@ -220,7 +222,7 @@ private struct PassBuilder {
         let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat) + code.declarations
         let mains: [PackDraw]
         if let pack {
-            mains = FrameShaders.packMain(layout: pack, batched: batched).map {
+            mains = FrameShaders.packMain(layout: pack, batched: batched).draws.map {
                 PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows)
             }
         } else {
@@ -268,7 +270,8 @@ private struct PassBuilder {
         }
         // When input 0 is the source seen through point-wise kernels only, a prepass may convert four
         // source pixels per fetch: `prism_sourceQuad`, then `$in0` with `prism_current` set to each.
-        let batched = firstInputReadsSource && !code.readsSourceElsewhere && node.inputs.count == 1
+        let batched = node.kernel.prepasses[prepassIndex].batchable && firstInputReadsSource
+            && !code.readsSourceElsewhere && node.inputs.count == 1
         // Earlier targets, and persistent ones anywhere (their own included: the previous frame's).
         let prepasses = node.kernel.prepasses
         for other in prepasses.indices where other < prepassIndex || prepasses[other].persistent {

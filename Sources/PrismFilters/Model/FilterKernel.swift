@@ -63,7 +63,7 @@ extension FilterKernel {
 /// A pass a kernel renders into its own texture before its expression runs.
 public struct KernelPrepass {
     /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's
-    /// `library`, `$srcN` inputs and earlier `$passN` targets. Where the compiler defines
+    /// `library`, `$srcN` inputs and earlier `$passN` targets. If it is `batchable` and the compiler defines
     /// `PRISM_BATCHED`, input 0 is the graph source through point-wise kernels only: the prepass may
     /// then call `prism_sourceQuad(ivec2(x / 4, y), q0, q1, q2, q3)` and evaluate `$in0` at each of those
     /// four pixels after setting `prism_current` to its source colour.
@@ -78,11 +78,16 @@ public struct KernelPrepass {
     /// its pass has run in a frame it holds the previous frame's contents, after it this frame's.
     public var persistent: Bool
 
-    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false,
+    /// The prepass handles `PRISM_BATCHED` (see `main`). Prepasses that do not leave it false: in a
+    /// batched program `prism_source` answers `prism_current`, not a fetch.
+    public var batchable: Bool
+
+    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
                 size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
         self.format = format
         self.persistent = persistent
+        self.batchable = batchable
         self.size = size
     }
 }
