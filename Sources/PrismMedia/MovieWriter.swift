@@ -40,7 +40,10 @@ public struct VideoEncoderSettings: Hashable, Sendable {
     /// What the GPU must pack into the pooled buffers handed to `MovieWriter.writeVideo`.
     public var pixelFormat: PixelFormat {
         switch codec {
-        case .h264, .hevc: return .yuv420p
+        // x264 works on NV12 internally: handing it NV12 saves it a conversion, and the GPU packs
+        // Cb/Cr together in one pass. x265 takes planar 4:2:0.
+        case .h264: return .nv12
+        case .hevc: return .yuv420p
         case .ffv1: return .bgra
         case .prores: return .yuv422p10le
         }
@@ -308,6 +311,8 @@ public final class MovieWriter: @unchecked Sendable {
         if settings.pixelFormat.isYUV {
             enc.pointee.colorspace = video.colorSpace.avColorSpace
             enc.pointee.color_range = video.colorSpace.avRange
+            // The GPU packer downsamples chroma by the mean of each block: centred samples.
+            enc.pointee.chroma_sample_location = AVCHROMA_LOC_CENTER
         } else {
             enc.pointee.colorspace = AVCOL_SPC_RGB
             enc.pointee.color_range = AVCOL_RANGE_JPEG

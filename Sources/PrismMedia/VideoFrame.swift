@@ -113,12 +113,34 @@ public final class VideoFrame: @unchecked Sendable {
     /// frame's format and size): what the GPU would write, for paths without a GPU and for tests.
     public func copy(into buffer: PooledFrameBuffer) throws(UsageError) {
         let layout = buffer.layout
+        if format == .yuv420p, layout.format == .nv12, layout.size == size {
+            copyRows(from: planes[0].base, rowBytes: planes[0].rowBytes, to: buffer.data,
+                     rowBytes: layout.planes[0].rowBytes, usedRowBytes: size.width, rows: size.height)
+            interleaveChroma(into: buffer.data + layout.planes[1].offset, rowBytes: layout.planes[1].rowBytes)
+            return
+        }
         guard layout.format == format, layout.size == size else {
             throw UsageError("frame is \(format.rawValue) \(size), buffer is \(layout.format.rawValue) \(layout.size)")
         }
         for (index, plane) in layout.planes.enumerated() {
             copyRows(from: planes[index].base, rowBytes: planes[index].rowBytes, to: buffer.data + plane.offset,
                      rowBytes: plane.rowBytes, usedRowBytes: plane.usedRowBytes, rows: plane.rows)
+        }
+    }
+}
+
+extension VideoFrame {
+    /// Writes a yuv420p frame's Cb and Cr planes as NV12's interleaved CbCr plane.
+    fileprivate func interleaveChroma(into destination: UnsafeMutableRawPointer, rowBytes: Int) {
+        let width = (size.width + 1) / 2, height = (size.height + 1) / 2
+        for row in 0..<height {
+            let cb = (planes[1].base + row * planes[1].rowBytes).assumingMemoryBound(to: UInt8.self)
+            let cr = (planes[2].base + row * planes[2].rowBytes).assumingMemoryBound(to: UInt8.self)
+            let out = (destination + row * rowBytes).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<width {
+                out[2 * x] = cb[x]
+                out[2 * x + 1] = cr[x]
+            }
         }
     }
 }

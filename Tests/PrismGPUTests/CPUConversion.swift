@@ -51,19 +51,9 @@ enum CPUConversion {
             }
             return Double(planes[plane][cy * rowBytes + cx * p.bytesPerPixel + component]) / maxCode
         }
-        /// Bilinear at chroma texel-space position (u, v), texel centres at +0.5, clamped at edges.
-        func bilinear(_ plane: Int, _ u: Double, _ v: Double, component: Int = 0) -> Double {
-            let tx = u - 0.5, ty = v - 0.5
-            let x0 = Int(tx.rounded(.down)), y0 = Int(ty.rounded(.down))
-            let fx = tx - Double(x0), fy = ty - Double(y0)
-            let a = sample(plane, x0, y0, component: component), b = sample(plane, x0 + 1, y0, component: component)
-            let c = sample(plane, x0, y0 + 1, component: component), d = sample(plane, x0 + 1, y0 + 1, component: component)
-            return (a * (1 - fx) + b * fx) * (1 - fy) + (c * (1 - fx) + d * fx) * fy
-        }
         for y in 0..<size.height {
             for x in 0..<size.width {
                 var rgba: (Double, Double, Double, Double)
-                let px = Double(x) + 0.5, py = Double(y) + 0.5
                 switch format {
                 case .rgba:
                     rgba = (sample(0, x, y, component: 0), sample(0, x, y, component: 1), sample(0, x, y, component: 2),
@@ -75,7 +65,10 @@ enum CPUConversion {
                     let g = sample(0, x, y)
                     rgba = (g, g, g, 1)
                 default:
+                    // Sample-and-hold chroma: the sample whose block holds the pixel.
                     let yv: Double, cb: Double, cr: Double
+                    let hs = layouts.count > 1 ? layouts[1].horizontalShift : 1
+                    let vs = layouts.count > 1 ? layouts[1].verticalShift : 0
                     switch format {
                     case .yuyv422:
                         let pair = x / 2 * 2
@@ -83,21 +76,15 @@ enum CPUConversion {
                         yv = Double(planes[0][y * row + x * 2]) / 255
                         cb = Double(planes[0][y * row + pair * 2 + 1]) / 255
                         cr = Double(planes[0][y * row + pair * 2 + 3]) / 255
-                    case .yuv444p:
-                        yv = sample(0, x, y); cb = sample(1, x, y); cr = sample(2, x, y)
                     case .nv12:
-                        let u = Double(x) * 0.5 + 0.5, v = py * 0.5
                         yv = sample(0, x, y)
-                        cb = bilinear(1, u, v, component: 0); cr = bilinear(1, u, v, component: 1)
+                        cb = sample(1, x >> hs, y >> vs, component: 0); cr = sample(1, x >> hs, y >> vs, component: 1)
                     default:
-                        let vertical = layouts[1].verticalShift == 1
-                        let u = Double(x) * 0.5 + 0.5, v = vertical ? py * 0.5 : py
-                        yv = sample(0, x, y); cb = bilinear(1, u, v); cr = bilinear(2, u, v)
+                        yv = sample(0, x, y); cb = sample(1, x >> hs, y >> vs); cr = sample(2, x >> hs, y >> vs)
                     }
                     let rgb = colorSpace.rgb(fromY: yv, cb: cb, cr: cr, bitDepth: format.bitDepth)
                     rgba = (rgb.r, rgb.g, rgb.b, 1)
                 }
-                _ = px
                 let i = y * layout.rowBytes + x * 4
                 out[i] = quantize(rgba.0); out[i + 1] = quantize(rgba.1)
                 out[i + 2] = quantize(rgba.2); out[i + 3] = quantize(rgba.3)

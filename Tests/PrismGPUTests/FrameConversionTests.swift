@@ -1,4 +1,5 @@
 import XCTest
+import CGLES
 import PrismCore
 @testable import PrismGPU
 
@@ -40,6 +41,62 @@ final class FrameConversionTests: XCTestCase {
             let wide = format.bitDepth > 8
             let error = maxSampleError(actual, expected, layout: layout, wide: wide)
             XCTAssertLessThanOrEqual(error, wide ? 5 : 2, "\(format): max error \(error)")
+        }
+    }
+
+    func testBatchedPackingEqualsPerPixelPacking() throws {
+        let context = try GPUContext()
+        let space = YUVColorSpace(matrix: .bt709, range: .limited)
+        for input in [PixelFormat.yuv420p, .nv12, .yuyv422, .yuv444p, .rgba, .gray] {
+            for output in [PixelFormat.nv12, .yuv420p, .yuv422p, .yuv444p, .gray] {
+                for size in [Self.size, Size(width: 40, height: 24)] {
+                    let planes = TestPlanes.make(format: input, size: size, seed: 5)
+                    let generic = try context.perform {
+                        try GPUConversionHarness.convert(planes: planes, format: input, size: size, colorSpace: space, to: output)
+                    }
+                    let batched = try context.perform {
+                        try GPUConversionHarness.convert(planes: planes, format: input, size: size, colorSpace: space,
+                                                         to: output, batched: true)
+                    }
+                    XCTAssertEqual(generic, batched, "\(input) → \(output) at \(size)")
+                }
+            }
+        }
+    }
+
+    func testIdentityPassKeepsYUVPlanes() throws {
+        // Sample-and-hold up, box down: chroma comes back unchanged, luma within rounding.
+        let context = try GPUContext()
+        let space = YUVColorSpace(matrix: .bt709, range: .limited)
+        let size = Size(width: 40, height: 24)
+        // Keep the test signal inside the RGB cube so that clamping plays no part.
+        var planes = TestPlanes.make(format: .yuv420p, size: size, seed: 9)
+        for i in planes[0].indices { planes[0][i] = 100 + planes[0][i] / 4 }
+        for p in 1...2 { for i in planes[p].indices { planes[p][i] = 118 + planes[p][i] / 12 } }
+        for output in [PixelFormat.yuv420p, .nv12] {
+            let packed = try context.perform {
+                try GPUConversionHarness.convert(planes: planes, format: .yuv420p, size: size, colorSpace: space,
+                                                 to: output, batched: true)
+            }
+            let layout = PackedFrameLayout(format: output, size: size)!
+            var worstLuma = 0, worstChroma = 0
+            for y in 0..<size.height { for x in 0..<size.width {
+                worstLuma = max(worstLuma, abs(Int(packed[y * layout.rowBytes + x]) - Int(planes[0][y * size.width + x])))
+            } }
+            for cy in 0..<(size.height / 2) { for cx in 0..<(size.width / 2) {
+                let u = Int(planes[1][cy * size.width / 2 + cx]), v = Int(planes[2][cy * size.width / 2 + cx])
+                let (pu, pv): (Int, Int)
+                if output == .nv12 {
+                    let i = layout.planes[1].offset + cy * layout.rowBytes + cx * 2
+                    (pu, pv) = (Int(packed[i]), Int(packed[i + 1]))
+                } else {
+                    (pu, pv) = (Int(packed[layout.planes[1].offset + cy * layout.rowBytes + cx]),
+                                Int(packed[layout.planes[2].offset + cy * layout.rowBytes + cx]))
+                }
+                worstChroma = max(worstChroma, abs(pu - u), abs(pv - v))
+            } }
+            XCTAssertLessThanOrEqual(worstLuma, 1, "\(output) luma")
+            XCTAssertLessThanOrEqual(worstChroma, 1, "\(output) chroma")
         }
     }
 
@@ -92,23 +149,29 @@ final class FrameConversionTests: XCTestCase {
 /// Runs one pass: upload planes, `prism_pixel = prism_source`, pack into `output`, read back.
 enum GPUConversionHarness {
     static func convert(planes: [[UInt8]], format: PixelFormat, size: Size, colorSpace: YUVColorSpace,
-                        to output: PixelFormat, readback: ReadbackStrategy = .sync) throws -> [UInt8] {
+                        to output: PixelFormat, readback: ReadbackStrategy = .sync, batched: Bool = false) throws -> [UInt8] {
         let state = DrawState()
-        _ = state
+        defer { withExtendedLifetime(state) {} }
         let uploader = FrameUploader(ringSize: 1)
         let layout = PackedFrameLayout(format: output, size: size)!
         let frame = try planes.withPlanePointers(format: format, size: size) { pointers in
             try uploader.upload(CPUFramePlanes(format: format, size: size, colorSpace: colorSpace, planes: pointers))
         }
-        let source = FrameShaders.header + FrameShaders.sourceFunction(for: format)
-            + "vec4 prism_pixel(vec2 p) { return prism_source(p); }\n" + FrameShaders.packMain(layout: layout)
-        let program = try ShaderProgram(label: "convert", fragment: source)
-        let target = try RenderTarget(size: layout.textureSize)
+        let shared = FrameShaders.header + FrameShaders.sourceFunctions(for: format)
+            + FrameShaders.sourceAccessor(batched: batched && FrameShaders.canBatch(output))
+            + "vec4 prism_pixel(vec2 p) { return prism_source(p); }\n"
+        let plan = FrameShaders.packMain(layout: layout, batched: batched)
+        let target = try RenderTarget(size: plan.targetSize, attachments: plan.attachments)
+        target.readPlan = plan.readPlan
         target.bindForDrawing()
-        program.use()
-        frame.bind(to: program)
-        FrameShaders.setPackUniforms(program, layout: layout, colorSpace: colorSpace)
-        program.drawFullscreen()
+        for draw in plan.draws {
+            let program = try ShaderProgram(label: "convert", fragment: shared + draw.main)
+            glViewport(0, GLint(draw.rows.lowerBound), GLsizei(target.size.width), GLsizei(draw.rows.count))
+            program.use()
+            frame.bind(to: program)
+            FrameShaders.setPackUniforms(program, layout: layout, colorSpace: colorSpace)
+            program.drawFullscreen()
+        }
         var result = [UInt8](repeating: 0, count: layout.byteCount)
         let reader = try FrameReadback<Int>(strategy: readback, layout: layout)
         var done: [Int] = []

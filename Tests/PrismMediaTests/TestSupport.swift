@@ -113,6 +113,7 @@ func writePatternMovie(to path: String, settings: VideoEncoderSettings, count: I
         let buffer = try pool.acquire(timeout: 10)
         switch settings.pixelFormat {
         case .yuv420p: try frame.copy(into: buffer)
+        case .nv12: try frame.copy(into: buffer)
         case .yuv422p10le: copy420pTo422p10(frame, into: buffer)
         case .bgra: fillBGRA(buffer, index: index)
         default: XCTFail("no test fill for \(settings.pixelFormat)")

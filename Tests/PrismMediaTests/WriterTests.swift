@@ -145,7 +145,7 @@ final class WriterTests: XCTestCase {
 
     func testPoolNeverExceedsCapacityThroughTheEncoder() throws {
         let size = Size(width: 64, height: 32)
-        let pool = FrameBufferPool(format: .yuv420p, size: size, capacity: 3)!
+        let pool = FrameBufferPool(format: fast.pixelFormat, size: size, capacity: 3)!
         let writer = try MovieWriter(path: dir.path("pool.mkv"), video: VideoStreamConfig(
             size: size, timeBase: Rational(1, 30), frameRate: Rational(30, 1),
             colorSpace: YUVColorSpace(matrix: .bt601, range: .limited)), settings: fast)
@@ -166,7 +166,7 @@ final class WriterTests: XCTestCase {
         let path = dir.path("keep.mp4")
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))
         let size = Size(width: 64, height: 32)
-        let pool = FrameBufferPool(format: .yuv420p, size: size, capacity: 2)!
+        let pool = FrameBufferPool(format: fast.pixelFormat, size: size, capacity: 2)!
         let config = VideoStreamConfig(size: size, timeBase: Rational(1, 30), frameRate: Rational(30, 1),
                                        colorSpace: YUVColorSpace(matrix: .bt601, range: .limited))
         do {
@@ -223,7 +223,7 @@ final class WriterTests: XCTestCase {
                                        colorSpace: YUVColorSpace(matrix: .bt601, range: .limited))
         let writer = try MovieWriter(path: dir.path("w.mkv"), video: config, settings: fast)
         let pool = FrameBufferPool(format: .rgba, size: Size(width: 64, height: 32), capacity: 1)!
-        assertPrismError(["rgba", "yuv420p"]) { try writer.writeVideo(try pool.acquire(), pts: .zero) }
+        assertPrismError(["rgba", "nv12"]) { try writer.writeVideo(try pool.acquire(), pts: .zero) }
         writer.abort()
     }
 }

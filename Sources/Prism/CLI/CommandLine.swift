@@ -11,7 +11,7 @@ public enum PrismCommandLine {
           run [INPUT] -o OUTPUT [--filter SPEC] [--codec h264|hevc|ffv1|prores] [--preset P] [--crf N]
               [--bitrate N[k|M]] [--size WxH] [--fps RATE] [--frames N] [--duration SECONDS] [--gpu N]
               [--render-node PATH] [--input-format WxH:PIXFMT:RATE] [--output-format PIXFMT]
-              [--readback sync|pbo] [--no-fuse] [--quiet] [--stats]
+              [--readback sync|pbo] [--no-fuse] [--quiet] [--stats] [--verbose]
           render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
           filters [NAME]
           devices
@@ -38,6 +38,7 @@ public enum PrismCommandLine {
             case "render": return try RenderCommand(arguments: rest).execute()
             case "filters": return try FiltersCommand(arguments: rest).execute()
             case "devices": return try DevicesCommand(arguments: rest).execute()
+            case "dev": return try DevCommand(arguments: rest).execute()
             case "bench": return try BenchCommand(arguments: rest).execute()
             default:
                 if let extra = extraCommands[name] { return try extra(rest) }

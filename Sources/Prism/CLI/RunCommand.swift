@@ -7,6 +7,8 @@ import PrismMedia
 /// `prism run`: parse, validate, run the pipeline, report.
 struct RunCommand {
     var options = RunOptions()
+    /// Let FFmpeg's own log through (its warnings about damaged input, for instance).
+    var verbose = false
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(
@@ -14,13 +16,14 @@ struct RunCommand {
             valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
                            "--readback", "--threads"],
-            flags: ["--quiet", "-q", "--stats", "--no-fuse"])
+            flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
         options.filter = scanner.value("--filter", "-f") ?? ""
         options.quiet = scanner.flag("--quiet", "-q")
         options.stats = scanner.flag("--stats")
+        verbose = scanner.flag("--verbose", "-v")
         options.fuse = !scanner.flag("--no-fuse")
         options.size = try scanner.size("--size")
         if let rate = scanner.value("--fps") {
@@ -102,7 +105,8 @@ struct RunCommand {
         PrismCommandLine.currentGraphText = options.filter
         let graph = try PrismGraphs.binder().bind(options.filter)
         PrismCommandLine.currentGraphText = nil
-        FFmpegLog.setLevel(.error)
+        // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
+        FFmpegLog.setLevel(verbose ? .warning : .quiet)
         let pipeline = try Pipeline(options: options, graph: graph)
         if !options.quiet {
             let gpu = pipeline.gpuInfo
@@ -192,7 +196,7 @@ struct RenderCommand {
         PrismCommandLine.currentGraphText = filter
         let graph = try PrismGraphs.binder().bind(filter)
         PrismCommandLine.currentGraphText = nil
-        FFmpegLog.setLevel(.error)
+        FFmpegLog.setLevel(.quiet)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
         let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context)
@@ -203,5 +207,12 @@ struct RenderCommand {
 
 /// The binder the tool uses: built-ins, .cube files and user shaders.
 enum PrismGraphs {
-    static func binder() -> GraphBinder { GraphBinder() }
+    /// ISF IMPORTED images: PNG and JPEG through PrismMedia, PPM/PAM through the filters' own reader.
+    static func binder() -> GraphBinder {
+        GraphBinder(imageLoader: { path in
+            if ImageFile.kind(forPath: path) == nil { return try UserShaderKernel.netpbmImageLoader(path) }
+            let image = try ImageFile.read(path: path)
+            return (image.size, image.pixels)
+        })
+    }
 }

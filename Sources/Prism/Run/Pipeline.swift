@@ -31,6 +31,8 @@ public final class Pipeline: @unchecked Sendable {
     private let pool: FrameBufferPool
     private let sink: Sink
     private let readbackStrategy: ReadbackStrategy
+    /// --fps on a movie or raw input: the constant rate frames are dropped or repeated to.
+    private let conversionRate: Rational?
 
     private enum Sink {
         case movie(MovieWriter)
@@ -75,6 +77,7 @@ public final class Pipeline: @unchecked Sendable {
         }
         self.source = source
         sourceInfo = source.info
+        if case .pattern = options.input { conversionRate = nil } else { conversionRate = options.frameRate }
         // 2. The GPU and the compiled graph.
         let gpu = try gpu ?? GPUContext(options: options.gpu)
         self.gpu = gpu
@@ -116,7 +119,8 @@ public final class Pipeline: @unchecked Sendable {
             ? info.colorSpace : YUVColorSpace(matrix: .defaultFor(layout.size), range: .limited)
         switch options.output {
         case .movie(let path):
-            let video = VideoStreamConfig(source: info, size: layout.size, colorSpace: outputColorSpace)
+            var video = VideoStreamConfig(source: info, size: layout.size, colorSpace: outputColorSpace)
+            if let rate = conversionRate { video.frameRate = rate }
             sink = .movie(try MovieWriter(path: path, video: video, settings: options.encoder, audio: info.audio))
         case .standardOutput(let format):
             sink = .raw(RawVideoSink(fileDescriptor: 1, format: format))
@@ -126,6 +130,9 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// Buffers the readback pool has allocated so far (flat once the pipeline is warm).
+    public var poolAllocatedCount: Int { pool.allocatedCount }
 
     /// Releases the GL objects on their thread. The GPU context stays open if the caller gave it.
     public func close() {
@@ -151,7 +158,7 @@ public final class Pipeline: @unchecked Sendable {
     /// removed (a movie) and the error rethrown; on a stop the output is finished and playable.
     public func run(stop: StopSignal = StopSignal(), progress: ((RunProgress) -> Void)? = nil) throws -> RunReport {
         let live = sourceInfo.isLive
-        let frames = BoundedQueue<VideoFrame>(capacity: 4, overflow: live ? .dropOldest : .block)
+        let frames = BoundedQueue<TimedFrame>(capacity: 4, overflow: live ? .dropOldest : .block)
         let outputs = BoundedQueue<Output>(capacity: 32)
         let failure = FirstError()
         let pool = self.pool
@@ -174,36 +181,36 @@ public final class Pipeline: @unchecked Sendable {
         let source = UncheckedSource(source: self.source)
         let frameLimit = options.frameLimit
         let durationLimit = options.durationLimit
+        let conversion = conversionRate
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
             var times = StageTimes()
-            var firstPTS: MediaTime?
-            var count = 0
+            var limiter = FrameTimer(frameLimit: frameLimit, durationLimit: durationLimit, rate: conversion)
             do {
-                while !stop.isStopped, !failure.hasError {
+                reading: while !stop.isStopped, !failure.hasError {
                     let t0 = StageTimes.now()
                     guard let event = try source.source.next() else { break }
                     switch event {
                     case .video(let frame):
                         times.add(.decode, since: t0)
-                        if let limit = frameLimit, count >= limit { break }
-                        let first = firstPTS ?? frame.pts
-                        firstPTS = first
-                        if let limit = durationLimit, frame.pts - first >= limit { break }
-                        count += 1
-                        if !frames.push(frame) { break }
-                        continue
+                        for timed in limiter.admit(frame) {
+                            guard frames.push(timed) else { break reading }
+                        }
+                        if limiter.isDone { break reading }
                     case .audio(let packet):
-                        if !outputs.push(.audio(packet)) { break }
-                        continue
+                        if !outputs.push(.audio(packet)) { break reading }
                     }
-                    break
+                }
+                if !stop.isStopped, !failure.hasError {
+                    for timed in limiter.finish() {
+                        guard frames.push(timed) else { break }
+                    }
                 }
             } catch {
                 fail(error)
             }
             sourceStats.value = times
-            framesRead.value = count
+            framesRead.value = limiter.emitted
         }
 
         // GPU thread: upload, filter, pack, read back into pooled buffers.
@@ -211,7 +218,7 @@ public final class Pipeline: @unchecked Sendable {
         let gpuStats = LockedBox(StageTimes())
         let state = gpuState
         let gpu = self.gpu
-        let timed = options.stats
+        let timedByTimer = options.stats
         Thread.detachNewThread {
             defer { outputs.close(); gpuDone.signal() }
             do {
@@ -224,24 +231,25 @@ public final class Pipeline: @unchecked Sendable {
                     func deliver(_ tags: [ReadbackTag]) {
                         for tag in tags { outputs.push(.video(tag.buffer, pts: tag.pts, duration: tag.duration)) }
                     }
-                    while let frame = frames.pop() {
-                        let first = firstPTS ?? frame.pts
+                    while let timed = frames.pop() {
+                        let frame = timed.frame
+                        let first = firstPTS ?? timed.pts
                         firstPTS = first
                         var t0 = StageTimes.now()
                         let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
                                                                           colorSpace: frame.colorSpace, planes: frame.planes))
                         times.add(.upload, since: t0)
                         t0 = StageTimes.now()
-                        let time = (frame.pts - first).seconds
+                        let time = (timed.pts - first).seconds
                         try renderer.render(uploaded, context: FrameContext(time: time, timeDelta: time - previousTime,
                                                                             frameIndex: index))
-                        if !timed { times.add(.filter, since: t0) }
+                        if !timedByTimer { times.add(.filter, since: t0) }
                         previousTime = time
                         index += 1
                         let buffer = try pool.acquire(timeout: 30)
                         t0 = StageTimes.now()
                         let done = try readback.submit(renderer.sinkTarget(), into: buffer.data,
-                                                       tag: ReadbackTag(buffer: buffer, pts: frame.pts, duration: frame.duration))
+                                                       tag: ReadbackTag(buffer: buffer, pts: timed.pts, duration: timed.duration))
                         times.add(.readback, since: t0)
                         deliver(done)
                     }
@@ -311,11 +319,79 @@ public final class Pipeline: @unchecked Sendable {
         report.interrupted = stop.isStopped
         report.poolAllocated = pool.allocatedCount
         report.passLabels = passLabels
-        report.filterTiming = timed ? (try gpu.perform { state.timer?.method.rawValue } ?? "") : "CPU submit time"
-        if timed, let medians = try gpu.perform({ state.timer?.medianMilliseconds() }) { report.passMilliseconds = medians }
+        report.filterTiming = timedByTimer ? (try gpu.perform { state.timer?.method.rawValue } ?? "") : "CPU submit time"
+        if timedByTimer, let medians = try gpu.perform({ state.timer?.medianMilliseconds() }) { report.passMilliseconds = medians }
         progress?(RunProgress(frames: written, expectedFrames: expected, elapsed: report.wallSeconds,
                               mediaSeconds: nil, mediaDuration: nil, finished: true))
         return report
+    }
+}
+
+/// A frame on its way to the GPU with the time it will have in the output.
+struct TimedFrame: @unchecked Sendable {
+    let frame: VideoFrame
+    let pts: MediaTime
+    let duration: MediaTime?
+}
+
+/// Applies --frames and --duration, and --fps conversion (dropping or repeating frames onto a constant
+/// rate, each output frame showing the latest input frame at or before its time).
+struct FrameTimer {
+    let frameLimit: Int?
+    let durationLimit: MediaTime?
+    let rate: Rational?
+    private(set) var emitted = 0
+    private(set) var isDone = false
+    private var first: MediaTime?
+    private var pending: VideoFrame?
+    private var nextIndex: Int64 = 0
+
+    init(frameLimit: Int?, durationLimit: MediaTime?, rate: Rational?) {
+        self.frameLimit = frameLimit
+        self.durationLimit = durationLimit
+        self.rate = rate
+    }
+
+    /// Output time of converted frame `index`.
+    private func outputTime(_ index: Int64, rate: Rational) -> MediaTime {
+        first! + MediaTime(value: index * Int64(rate.den), timescale: rate.num)
+    }
+
+    private mutating func emit(_ frame: VideoFrame, pts: MediaTime, duration: MediaTime?) -> TimedFrame? {
+        if let limit = frameLimit, emitted >= limit { isDone = true; return nil }
+        if let limit = durationLimit, let first, pts - first >= limit { isDone = true; return nil }
+        emitted += 1
+        return TimedFrame(frame: frame, pts: pts, duration: duration)
+    }
+
+    /// The frames to send on for a new input frame.
+    mutating func admit(_ frame: VideoFrame) -> [TimedFrame] {
+        if first == nil { first = frame.pts }
+        guard let rate else { return emit(frame, pts: frame.pts, duration: frame.duration).map { [$0] } ?? [] }
+        var out: [TimedFrame] = []
+        if let held = pending {
+            let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+            while outputTime(nextIndex, rate: rate) < frame.pts, !isDone {
+                if let timed = emit(held, pts: outputTime(nextIndex, rate: rate), duration: step) { out.append(timed) }
+                nextIndex += 1
+            }
+        }
+        pending = frame
+        return out
+    }
+
+    /// At the end of the input: the held frame for the output times its display covers.
+    mutating func finish() -> [TimedFrame] {
+        guard let rate, let held = pending, !isDone else { return [] }
+        let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+        let end = held.pts + (held.duration ?? step)
+        var out: [TimedFrame] = []
+        // Every output time the last frame covers (at least one output frame for a one-frame input).
+        while !isDone && (outputTime(nextIndex, rate: rate) < end || emitted == 0) {
+            if let timed = emit(held, pts: outputTime(nextIndex, rate: rate), duration: step) { out.append(timed) }
+            nextIndex += 1
+        }
+        return out
     }
 }
 

@@ -131,52 +131,58 @@ final class LUTKernel: ParameterizedKernel {
         uniform float $intensity;
         uniform vec3 $domainMin;
         uniform vec3 $domainScale;
-        uniform bool $trilinear;
         vec3 $entry(ivec3 i) { return texelFetch($lut, i, 0).rgb; }
 
         """
 
+    /// The interpolation is fixed when the graph is compiled (it changes the code, not a uniform), and
+    /// written with selects rather than branches: llvmpipe evaluates both sides of a branch.
     var expression: String {
-        """
-        vec4 $main(vec2 p) {
-            vec4 c = $in0(p);
-            float n = float(textureSize($lut, 0).x - 1);
-            vec3 x = clamp((c.rgb - $domainMin) * $domainScale, 0.0, 1.0) * n;
-            vec3 base = min(floor(x), vec3(n - 1.0));
-            vec3 f = x - base;
-            ivec3 i = ivec3(base);
-            vec3 result;
-            if ($trilinear) {
-                vec3 c00 = mix($entry(i), $entry(i + ivec3(1, 0, 0)), f.r);
-                vec3 c10 = mix($entry(i + ivec3(0, 1, 0)), $entry(i + ivec3(1, 1, 0)), f.r);
-                vec3 c01 = mix($entry(i + ivec3(0, 0, 1)), $entry(i + ivec3(1, 0, 1)), f.r);
-                vec3 c11 = mix($entry(i + ivec3(0, 1, 1)), $entry(i + ivec3(1, 1, 1)), f.r);
-                result = mix(mix(c00, c10, f.g), mix(c01, c11, f.g), f.b);
-            } else {
-                // Tetrahedral: walk from the cell's origin to its far corner along the axes in
-                // decreasing order of the fractions; four lookups, exact on the cube's diagonal.
-                ivec3 first, second;
-                vec3 w;
-                if (f.r >= f.g) {
-                    if (f.g >= f.b) { first = ivec3(1, 0, 0); second = ivec3(1, 1, 0); w = f.rgb; }
-                    else if (f.r >= f.b) { first = ivec3(1, 0, 0); second = ivec3(1, 0, 1); w = f.rbg; }
-                    else { first = ivec3(0, 0, 1); second = ivec3(1, 0, 1); w = f.brg; }
-                } else {
-                    if (f.b >= f.g) { first = ivec3(0, 0, 1); second = ivec3(0, 1, 1); w = f.bgr; }
-                    else if (f.b >= f.r) { first = ivec3(0, 1, 0); second = ivec3(0, 1, 1); w = f.gbr; }
-                    else { first = ivec3(0, 1, 0); second = ivec3(1, 1, 0); w = f.grb; }
-                }
-                vec3 v0 = $entry(i), v1 = $entry(i + first), v2 = $entry(i + second), v3 = $entry(i + ivec3(1));
-                result = v0 + w.x * (v1 - v0) + w.y * (v2 - v1) + w.z * (v3 - v2);
+        let interpolate = parameters.word("interp") == "trilinear"
+            ? """
+                  vec3 c00 = mix($entry(i), $entry(i + ivec3(1, 0, 0)), f.r);
+                  vec3 c10 = mix($entry(i + ivec3(0, 1, 0)), $entry(i + ivec3(1, 1, 0)), f.r);
+                  vec3 c01 = mix($entry(i + ivec3(0, 0, 1)), $entry(i + ivec3(1, 0, 1)), f.r);
+                  vec3 c11 = mix($entry(i + ivec3(0, 1, 1)), $entry(i + ivec3(1, 1, 1)), f.r);
+                  vec3 result = mix(mix(c00, c10, f.g), mix(c01, c11, f.g), f.b);
+              """
+            : """
+                  // Tetrahedral: from the cell's origin to its far corner along the axes in decreasing
+                  // order of the fractions; four lookups, exact on the cube's diagonal.
+                  bool rg = f.r >= f.g, gb = f.g >= f.b, rb = f.r >= f.b;
+                  ivec3 first = rg ? (rb ? ivec3(1, 0, 0) : ivec3(0, 0, 1)) : (gb ? ivec3(0, 1, 0) : ivec3(0, 0, 1));
+                  ivec3 last = rg ? (gb ? ivec3(0, 0, 1) : ivec3(0, 1, 0)) : (rb ? ivec3(0, 0, 1) : ivec3(1, 0, 0));
+                  ivec3 second = ivec3(1) - last;
+                  float high = max(f.r, max(f.g, f.b)), low = min(f.r, min(f.g, f.b));
+                  float middle = f.r + f.g + f.b - high - low;
+                  vec3 v0 = $entry(i), v1 = $entry(i + first), v2 = $entry(i + second), v3 = $entry(i + ivec3(1));
+                  vec3 result = v0 + high * (v1 - v0) + middle * (v2 - v1) + low * (v3 - v2);
+              """
+        return """
+            vec4 $main(vec2 p) {
+                vec4 c = $in0(p);
+                float n = float(textureSize($lut, 0).x - 1);
+                vec3 x = clamp((c.rgb - $domainMin) * $domainScale, 0.0, 1.0) * n;
+                vec3 base = min(floor(x), vec3(n - 1.0));
+                vec3 f = x - base;
+                ivec3 i = ivec3(base);
+            \(interpolate)
+                return vec4(mix(c.rgb, result, $intensity), c.a);
             }
-            return vec4(mix(c.rgb, result, $intensity), c.a);
-        }
 
-        """
+            """
     }
+
+    private var users = 0
 
     func prepare() throws {
         if texture == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
+        users += 1
+    }
+
+    func releaseGPUResources() {
+        users -= 1
+        if users <= 0 { texture = nil }
     }
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
@@ -185,7 +191,6 @@ final class LUTKernel: ParameterizedKernel {
         uniforms.set("$domainMin", domainMin.x, domainMin.y, domainMin.z)
         let span = domainMax - domainMin
         uniforms.set("$domainScale", 1 / span.x, 1 / span.y, 1 / span.z)
-        uniforms.set("$trilinear", Int32(parameters.word("interp") == "trilinear" ? 1 : 0))
     }
 }
 

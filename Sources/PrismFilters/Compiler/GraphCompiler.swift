@@ -28,9 +28,12 @@ final class CompiledPass {
     enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
     struct Member { let node: Int; let prefix: String; let outputSize: Size; let inputSizes: [Size] }
 
+    /// One program drawn over some rows of the target (all of it when nil).
+    struct Draw { let program: ShaderProgram; let rows: Range<Int>?; let fragmentSource: String }
+
     let kind: Kind
     let label: String
-    let program: ShaderProgram
+    let draws: [Draw]
     let target: RenderTarget
     /// Kernels whose code is in the program: each sets its uniforms.
     let members: [Member]
@@ -38,21 +41,19 @@ final class CompiledPass {
     let textures: [(uniform: String, source: TextureSource)]
     let readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
-    /// The generated fragment shader, for debugging (`prism run --dump-shaders` later).
-    let fragmentSource: String
+    /// For a persistent prepass, the second target of the ping-pong pair (the renderer swaps them).
+    var alternateTarget: RenderTarget?
 
-    init(kind: Kind, label: String, program: ShaderProgram, target: RenderTarget, members: [Member],
-         textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?,
-         fragmentSource: String) {
+    init(kind: Kind, label: String, draws: [Draw], target: RenderTarget, members: [Member],
+         textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
         self.kind = kind
         self.label = label
-        self.program = program
+        self.draws = draws
         self.target = target
         self.members = members
         self.textures = textures
         self.readsSourcePlanes = readsSourcePlanes
         self.packLayout = packLayout
-        self.fragmentSource = fragmentSource
     }
 }
 
@@ -117,9 +118,14 @@ enum GraphCompiler {
         case .node(let id): consumers[id.index] += 1
         }
         if !options.fuse { materialized = Set(nodes.indices) }
-        // Shared streams are rendered once rather than recomputed by each consumer.
-        if sourceConsumers > 1 { sourceMaterialized = true }
-        for index in nodes.indices where consumers[index] > 1 { materialized.insert(index) }
+        // Streams read by several consumers are rendered once when recomputing them costs more than a
+        // texel fetch or two. The source never is for that reason alone: its planes are cheap to re-read.
+        for index in nodes.indices where consumers[index] > 1 {
+            if fusedCost(of: index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized) >= 4 {
+                materialized.insert(index)
+            }
+        }
+        _ = sourceConsumers
         // An expensive output is rendered once, then packed; so is any output packed several ways.
         if case .node(let id) = graph.output, !materialized.contains(id.index) {
             let cost = fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized)
@@ -139,8 +145,11 @@ enum GraphCompiler {
         for (index, node) in nodes.enumerated() {
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(size(of:))
-                let target = try pool.acquire(size: prepass.size(inputSizes), format: prepass.format ?? options.intermediateFormat)
-                passes.append(try builder.prepass(node: index, index: prepassIndex, target: target))
+                let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
+                let target = try pool.acquire(size: size, format: format)
+                let pass = try builder.prepass(node: index, index: prepassIndex, target: target)
+                if prepass.persistent { pass.alternateTarget = try pool.acquire(size: size, format: format) }
+                passes.append(pass)
             }
             if materialized.contains(index) {
                 let target = try pool.acquire(size: sizes[index], format: options.intermediateFormat)
@@ -149,7 +158,9 @@ enum GraphCompiler {
             }
         }
         for (index, layout) in layouts.enumerated() {
-            let target = try pool.acquire(size: layout.textureSize)
+            let shape = FrameShaders.packMain(layout: layout)
+            let target = try pool.acquire(size: shape.targetSize, attachments: shape.attachments)
+            target.readPlan = shape.readPlan
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
@@ -161,7 +172,7 @@ enum GraphCompiler {
         var total = node.kernel.cost
         for (inputIndex, input) in node.inputs.enumerated() where !node.kernel.textureInputs.contains(inputIndex) {
             switch input {
-            case .source: total += sourceMaterialized ? 1 : 3
+            case .source: total += 1
             case .node(let id):
                 total += materialized.contains(id.index)
                     ? 1 : fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized)
@@ -205,11 +216,18 @@ private struct PassBuilder {
                 rootCall = call(for: root, into: &code)
             }
         }
-        var source = FrameShaders.header + code.declarations
+        // A packing pass that reads the source only at the pixel it packs converts four pixels per fetch.
+        let batched = pack != nil && code.usesSourcePlanes && !code.readsSourceElsewhere
+            && FrameShaders.canBatch(pack!.format)
+        let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat) + code.declarations
+        let mains: [PackDraw]
         if let pack {
-            source += "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + FrameShaders.packMain(layout: pack)
+            mains = FrameShaders.packMain(layout: pack, batched: batched).draws.map {
+                PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows)
+            }
         } else {
-            source += "out vec4 prism_out;\nvoid main() { prism_out = \(rootCall)(gl_FragCoord.xy); }\n"
+            mains = [PackDraw(main: "out vec4 prism_out;\nvoid main() { prism_out = \(rootCall)(gl_FragCoord.xy); }\n",
+                              rows: 0..<target.size.height)]
         }
         let label: String
         switch kind {
@@ -218,10 +236,13 @@ private struct PassBuilder {
         case .sink: label = "pack \(pack?.format.rawValue ?? "")"
         case .prepass: label = "prepass"
         }
-        let program = try ShaderProgram(label: label, fragment: source)
-        return CompiledPass(kind: kind, label: label, program: program, target: target, members: code.members,
-                            textures: code.textures, readsSourcePlanes: code.usesSourcePlanes, packLayout: pack,
-                            fragmentSource: source)
+        let draws = try mains.map { draw -> CompiledPass.Draw in
+            let source = shared + draw.main
+            return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                     rows: mains.count == 1 ? nil : draw.rows, fragmentSource: source)
+        }
+        return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
+                            textures: code.textures, readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)
     }
 
     private func kindIsSource(_ kind: CompiledPass.Kind) -> Bool {
@@ -235,24 +256,40 @@ private struct PassBuilder {
         let prefix = "n\(index)_"
         var code = Code()
         var declarations = ""
-        for inputIndex in node.kernel.textureInputs.sorted() {
-            declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
-            code.textures.append(("\(prefix)src\(inputIndex)", textureSource(node.inputs[inputIndex])))
+        var firstInputReadsSource = false
+        for (inputIndex, input) in node.inputs.enumerated() {
+            if node.kernel.textureInputs.contains(inputIndex) {
+                declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
+                code.textures.append(("\(prefix)src\(inputIndex)", textureSource(input)))
+            } else {
+                // Prepasses may read untextured inputs anywhere: the upstream chain is fused in.
+                let upstream = call(for: input, into: &code)
+                declarations += "vec4 \(prefix)in\(inputIndex)(vec2 p) { return \(upstream)(p); }\n"
+                if inputIndex == 0 { firstInputReadsSource = upstream == "prism_source" || code.sourceReaders.contains(upstream) }
+            }
         }
-        for earlier in 0..<prepassIndex {
-            declarations += "uniform sampler2D \(prefix)pass\(earlier);\n"
-            code.textures.append(("\(prefix)pass\(earlier)", .prepass(node: index, index: earlier)))
+        // When input 0 is the source seen through point-wise kernels only, a prepass may convert four
+        // source pixels per fetch: `prism_sourceQuad`, then `$in0` with `prism_current` set to each.
+        let batched = node.kernel.prepasses[prepassIndex].batchable && firstInputReadsSource
+            && !code.readsSourceElsewhere && node.inputs.count == 1
+        // Earlier targets, and persistent ones anywhere (their own included: the previous frame's).
+        let prepasses = node.kernel.prepasses
+        for other in prepasses.indices where other < prepassIndex || prepasses[other].persistent {
+            declarations += "uniform sampler2D \(prefix)pass\(other);\n"
+            code.textures.append(("\(prefix)pass\(other)", .prepass(node: index, index: other)))
         }
-        let prepass = node.kernel.prepasses[prepassIndex]
+        let prepass = prepasses[prepassIndex]
         let body = declarations + node.kernel.library + "out vec4 prism_out;\n" + prepass.main
-        let source = FrameShaders.header + substitute(body, prefix: prefix)
+        let source = FrameShaders.header + (batched ? "#define PRISM_BATCHED 1\n" : "")
+            + code.prelude(batched: batched, format: sourceFormat) + code.declarations + substitute(body, prefix: prefix)
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
                                   inputSizes: node.inputs.map(sizeOf)))
         let label = "\(node.name) prepass \(prepassIndex)"
         let program = try ShaderProgram(label: label, fragment: source)
-        return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label, program: program,
-                            target: target, members: code.members, textures: code.textures, readsSourcePlanes: false,
-                            packLayout: nil, fragmentSource: source)
+        return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
+                            draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                            target: target, members: code.members, textures: code.textures,
+                            readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
     }
 
     private func textureSource(_ stream: FilterGraph.Stream) -> CompiledPass.TextureSource {
@@ -275,10 +312,7 @@ private struct PassBuilder {
 
     private func sourceCall(_ code: inout Code, forceFused: Bool) -> String {
         if sourceMaterialized && !forceFused { return fetchCall(uniform: "msource", source: .sourceTarget, &code) }
-        if !code.usesSourcePlanes {
-            code.usesSourcePlanes = true
-            code.declarations += FrameShaders.sourceFunction(for: sourceFormat)
-        }
+        code.usesSourcePlanes = true
         return "prism_source"
     }
 
@@ -305,8 +339,16 @@ private struct PassBuilder {
         if code.emitted.contains(mainName) { return mainName }
         let node = graph.nodes[index]
         var declarations = ""
-        for (inputIndex, input) in node.inputs.enumerated() {
+        for (inputIndex, input) in node.inputs.enumerated() where node.kernel.expressionReadsInputs
+            || node.kernel.textureInputs.contains(inputIndex) {
             let upstream = call(for: input, into: &code)
+            if upstream == "prism_source" || code.sourceReaders.contains(upstream) {
+                code.sourceReaders.insert(mainName)
+                if !node.kernel.isPointwise && node.kernel.expressionReadsInputs
+                    && !node.kernel.textureInputs.contains(inputIndex) {
+                    code.readsSourceElsewhere = true
+                }
+            }
             declarations += "vec4 \(prefix)in\(inputIndex)(vec2 p) { return \(upstream)(p); }\n"
             if node.kernel.textureInputs.contains(inputIndex) {
                 declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
@@ -333,6 +375,17 @@ private struct PassBuilder {
         var emitted = Set<String>()
         var members: [CompiledPass.Member] = []
         var textures: [(uniform: String, source: CompiledPass.TextureSource)] = []
+        /// The pass reads the uploaded planes (through `prism_source`).
         var usesSourcePlanes = false
+        /// Functions that read the source, directly or through others.
+        var sourceReaders = Set<String>()
+        /// Some kernel reads the source at positions other than the pixel being computed.
+        var readsSourceElsewhere = false
+
+        /// The source-reading functions, when the pass needs them.
+        func prelude(batched: Bool, format: PixelFormat) -> String {
+            guard usesSourcePlanes else { return "" }
+            return FrameShaders.sourceFunctions(for: format) + FrameShaders.sourceAccessor(batched: batched)
+        }
     }
 }

@@ -16,23 +16,53 @@ public final class GraphRenderer {
     private var sourceTarget: RenderTarget?
     private var nodeTargets: [Int: RenderTarget] = [:]
     private var prepassTargets: [Int: [Int: RenderTarget]] = [:]
+    /// Persistent prepasses by pass index: the target drawn this frame and the one holding the previous
+    /// frame's result, swapped at the start of each frame.
+    private var persistent: [Int: (current: RenderTarget, previous: RenderTarget)] = [:]
+    /// Persistent prepasses (node, index) not yet drawn in the frame being rendered: readers get `previous`.
+    private var pendingPersistent: Set<[Int]> = []
     private var sinkTargets: [Int: RenderTarget] = [:]
+    /// What each kernel's code and sizes were at compile time (see `isStale`).
+    private let signatures: [String]
+    private let compiledNodeSizes: [Size]
     /// Optional per-pass GPU timing.
     public var timer: PassTimer?
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
-        for node in graph.nodes { try node.kernel.prepare() }
-        let result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+        var prepared: [FilterKernel] = []
+        let result: GraphCompiler.Result
+        do {
+            for node in graph.nodes {
+                try node.kernel.prepare()
+                prepared.append(node.kernel)
+            }
+            result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
                                                options: options, pool: pool)
+        } catch {
+            for kernel in prepared { kernel.releaseGPUResources() }
+            throw error
+        }
         self.graph = graph
         self.sourceFormat = sourceFormat
         self.sourceSize = sourceSize
         self.outputSize = result.outputSize
         self.sinkLayouts = result.sinkLayouts
+        self.compiledNodeSizes = result.nodeSizes
         self.passes = result.passes
+        self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
+                                                                  sourceSize: sourceSize) }
         self.pool = pool
-        for pass in passes {
+        for (passIndex, pass) in passes.enumerated() {
+            if let alternate = pass.alternateTarget {
+                persistent[passIndex] = (pass.target, alternate)
+                // Both start transparent black, whatever the pool handed out.
+                for target in [pass.target, alternate] {
+                    target.bindForDrawing()
+                    glClearColor(0, 0, 0, 0)
+                    glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+                }
+            }
             switch pass.kind {
             case .source: sourceTarget = pass.target
             case .materialize(let node): nodeTargets[node] = pass.target
@@ -43,7 +73,33 @@ public final class GraphRenderer {
     }
 
     deinit {
-        for pass in passes { pool.release(pass.target) }
+        for pass in passes {
+            pool.release(pass.target)
+            if let alternate = pass.alternateTarget { pool.release(alternate) }
+        }
+    }
+
+    /// True when a parameter change since compiling altered a kernel's code or a target's size (a blur
+    /// radius, a pixellate scale, a crop): the graph must be compiled again for it to take effect.
+    /// Changes that only reach uniforms (an intensity, a colour) never make a renderer stale.
+    public var isStale: Bool {
+        graph.nodes.enumerated().contains { index, node in
+            index >= signatures.count
+                || Self.signature(of: node, graph: graph, nodeSizes: compiledNodeSizes, sourceSize: sourceSize) != signatures[index]
+        }
+    }
+
+    private static func signature(of node: FilterGraph.Node, graph: FilterGraph, nodeSizes: [Size], sourceSize: Size) -> String {
+        let inputSizes = node.inputs.map { stream -> Size in
+            switch stream {
+            case .source: return sourceSize
+            case .node(let id): return nodeSizes[id.index]
+            }
+        }
+        let kernel = node.kernel
+        let output = (try? kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)).map { "\($0)" } ?? "invalid"
+        let prepasses = kernel.prepasses.map { "\($0.main)|\($0.size(inputSizes))|\(String(describing: $0.format))|\($0.persistent)" }
+        return ([kernel.library, kernel.expression, output] + prepasses).joined(separator: "\u{1}")
     }
 
     /// Number of draws per frame.
@@ -51,7 +107,7 @@ public final class GraphRenderer {
     /// The label of each pass, in order (for stats and benchmarks).
     public var passLabels: [String] { passes.map(\.label) }
     /// The generated fragment shaders, in pass order.
-    public var passSources: [String] { passes.map(\.fragmentSource) }
+    public var passSources: [String] { passes.flatMap { $0.draws.map(\.fragmentSource) } }
 
     /// The render target holding sink `index`'s packed frame after `render`.
     public func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }
@@ -61,39 +117,63 @@ public final class GraphRenderer {
         precondition(frame.format == sourceFormat && frame.size == sourceSize, "frame does not match the compiled graph")
         timer?.beginFrame()
         defer { timer?.endFrame() }
+        // Persistent targets: last frame's result becomes `previous` (what readers get until the pass
+        // has run again), the older one is drawn over.
+        for (index, pair) in persistent {
+            persistent[index] = (current: pair.previous, previous: pair.current)
+            if case .prepass(let node, let prepass) = passes[index].kind {
+                prepassTargets[node, default: [:]][prepass] = pair.current
+                pendingPersistent.insert([node, prepass])
+            }
+        }
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
-            pass.target.bindForDrawing()
-            pass.program.use()
-            var firstFreeUnit = 0
-            if pass.readsSourcePlanes {
-                frame.bind(to: pass.program)
-                firstFreeUnit = frame.textures.count
-            }
-            let units = TextureUnits(startingAt: firstFreeUnit)
-            for binding in pass.textures {
-                let target: RenderTarget?
-                switch binding.source {
-                case .sourceTarget: target = sourceTarget
-                case .node(let node): target = nodeTargets[node]
-                case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+            let target = persistent[index]?.current ?? pass.target
+            target.bindForDrawing()
+            for draw in pass.draws {
+                if let rows = draw.rows {
+                    glViewport(0, GLint(rows.lowerBound), GLsizei(target.size.width), GLsizei(rows.count))
                 }
-                guard let target else { continue }
-                let unit = units.next()
-                target.texture.bind(unit: unit)
-                pass.program.set(binding.uniform, Int32(unit))
-                pass.program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+                bind(pass, draw.program, frame: frame, context: context)
+                draw.program.drawFullscreen()
             }
-            for member in pass.members {
-                let uniforms = KernelUniforms(program: pass.program, prefix: member.prefix, units: units,
-                                              outputSize: member.outputSize, inputSizes: member.inputSizes)
-                graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
+            if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
+                prepassTargets[node, default: [:]][prepass] = target
             }
-            if let layout = pass.packLayout {
-                FrameShaders.setPackUniforms(pass.program, layout: layout, colorSpace: outputColorSpace(for: frame))
-            }
-            pass.program.drawFullscreen()
             timer?.end(pass: index)
+        }
+    }
+
+    /// Binds the frame planes, the other passes' targets, the kernels' uniforms and the packing
+    /// coefficients for one draw.
+    private func bind(_ pass: CompiledPass, _ program: ShaderProgram, frame: UploadedFrame, context: FrameContext) {
+        program.use()
+        var firstFreeUnit = 0
+        if pass.readsSourcePlanes {
+            frame.bind(to: program)
+            firstFreeUnit = frame.textures.count
+        }
+        let units = TextureUnits(startingAt: firstFreeUnit)
+        for binding in pass.textures {
+            let target: RenderTarget?
+            switch binding.source {
+            case .sourceTarget: target = sourceTarget
+            case .node(let node): target = nodeTargets[node]
+            case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+            }
+            guard let target else { continue }
+            let unit = units.next()
+            target.texture.bind(unit: unit)
+            program.set(binding.uniform, Int32(unit))
+            program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+        }
+        for member in pass.members {
+            let uniforms = KernelUniforms(program: program, prefix: member.prefix, units: units,
+                                          outputSize: member.outputSize, inputSizes: member.inputSizes)
+            graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
+        }
+        if let layout = pass.packLayout {
+            FrameShaders.setPackUniforms(program, layout: layout, colorSpace: outputColorSpace(for: frame))
         }
     }
 

@@ -14,19 +14,46 @@ public struct GraphBindError: GraphTextError {
 /// Turns graph text into a `FilterGraph`: parses, checks the wiring, finds each filter, converts and
 /// validates every argument against the filter's declared parameters. Every error points at a column.
 public struct GraphBinder {
-    /// Makes filters from files named in the graph (`my.fs`, `look.cube`); the default handles `.cube`.
+    /// Makes filters from files named in the graph (`my.fs`, `look.cube`). The default handles `.cube`
+    /// LUTs and user shaders (`.fs`, `.frag`, `.glsl`, `.isf`: ISF, ShaderToy or plain GLSL, through
+    /// `UserShader.load` and `UserShaderKernel`).
     public var fileFilters: (_ path: String, _ arguments: [String: ParameterValue]) throws -> (name: String, kernel: FilterKernel, parameters: ParameterValues)
+    /// The parameters a file filter takes, so that its arguments are typed and checked (errors at the
+    /// argument's column) before `fileFilters` is called; nil types them by the value's own shape.
+    /// Positional arguments follow the order of the specs.
+    public var fileFilterParameters: (_ path: String) throws -> [ParameterSpec]?
 
-    public init() {
+    /// File extensions the default `fileFilters` loads as user shaders.
+    public static let shaderExtensions: Set<String> = ["fs", "frag", "glsl", "isf"]
+
+    /// `imageLoader` reads the images ISF shaders import (the CLI passes one that decodes PNG and JPEG).
+    public init(imageLoader: @escaping ShaderImageLoader) {
         fileFilters = { path, arguments in
+            if Self.isShader(path) {
+                let shader = try UserShader.load(path: path)
+                let values = try ParameterValues(specs: UserShaderKernel.parameterSpecs(for: shader), given: arguments)
+                let kernel = try UserShaderKernel(shader: shader, parameters: values, imageLoader: imageLoader)
+                return ((path as NSString).lastPathComponent, kernel, values)
+            }
             guard path.lowercased().hasSuffix(".cube") else {
-                throw UsageError("\(path): user shaders are not available in this context")
+                throw UsageError("\(path): not a filter file (.cube LUTs and .fs, .frag, .glsl, .isf shaders are)")
             }
             var given = arguments
             given["file"] = .text(path)
             let (kernel, values) = try LUTFileFilter.definition.instantiate(given)
             return ("lut", kernel, values)
         }
+        fileFilterParameters = { path in
+            guard Self.isShader(path) else { return nil }
+            return UserShaderKernel.parameterSpecs(for: try UserShader.load(path: path))
+        }
+    }
+
+    /// Imported images are read with `UserShaderKernel.netpbmImageLoader` (PPM and PAM files).
+    public init() { self.init(imageLoader: UserShaderKernel.netpbmImageLoader) }
+
+    static func isShader(_ path: String) -> Bool {
+        shaderExtensions.contains((path as NSString).pathExtension.lowercased())
     }
 
     /// Binds `text`; an empty or blank text is the identity graph.
@@ -54,10 +81,14 @@ public struct GraphBinder {
                     (kernel, values) = try definition.instantiate(given)
                     name = definition.name
                 case .file:
-                    given = try arguments(of: element, specs: nil, positional: [])
+                    let specs = try fileFilterParameters(element.name)
+                    given = try arguments(of: element, specs: specs, positional: specs?.map(\.name) ?? [])
                     (name, kernel, values) = try fileFilters(element.name, given)
                 }
             } catch let error as GraphTextError {
+                throw error
+            } catch let error as ShaderLoadError {
+                // Already file:line:column in the shader: the author's position, not the graph's.
                 throw error
             } catch let error as PrismError {
                 throw GraphBindError("\(element.name): \(error.description)", column: column)

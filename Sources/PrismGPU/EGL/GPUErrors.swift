@@ -52,46 +52,26 @@ public struct GLError: PrismError {
     }
 }
 
-/// One compiler message mapped to a place in a source file.
-public struct ShaderDiagnostic: Hashable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var line: Int
-    public var column: Int?
-    public var message: String
-
-    public init(file: String, line: Int, column: Int?, message: String) {
-        self.file = file
-        self.line = line
-        self.column = column
-        self.message = message
-    }
-
-    public var description: String {
-        "\(file):\(line):" + (column.map { "\($0):" } ?? "") + " \(message)"
-    }
-}
-
 /// A shader that failed to compile or link. A value, never a crash: the caller decides whether to keep
 /// the last good program running.
 public struct ShaderCompileError: PrismError {
     public enum Stage: String, Sendable { case vertex, fragment, link }
     public let stage: Stage
     public let name: String
-    /// The driver's info log as it came.
+    /// The driver's info log as it came (user shaders map it to their author's lines:
+    /// `UserShaderCompileError` in PrismFilters).
     public let log: String
-    /// The log parsed into file:line entries, when the caller could map them.
-    public var diagnostics: [ShaderDiagnostic]
 
-    public init(stage: Stage, name: String, log: String, diagnostics: [ShaderDiagnostic] = []) {
+    public init(stage: Stage, name: String, log: String) {
         self.stage = stage
         self.name = name
         self.log = log
-        self.diagnostics = diagnostics
     }
 
     public var description: String {
-        if let first = diagnostics.first { return first.description }
-        let firstLine = log.split(separator: "\n").first.map(String.init) ?? "no log"
+        // The first error, not the warnings a driver may print before it.
+        let lines = log.split(separator: "\n").map(String.init)
+        let firstLine = lines.first { $0.lowercased().contains("error") } ?? lines.first ?? "no log"
         return "\(name): \(stage.rawValue) shader failed: \(firstLine)"
     }
 }

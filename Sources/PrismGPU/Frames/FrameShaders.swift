@@ -1,16 +1,40 @@
 import PrismCore
 
-/// GLSL for the two ends of every frame's trip through the GPU: turning uploaded planes into RGBA
-/// (`sourceFunction`) and turning RGBA into the encoder's planes, packed four bytes per texel into one
-/// render target (`packMain`). The filter compiler puts its own stages between them, so either
-/// conversion can share a pass with point-wise filters.
+/// One draw of a packing pass: a fragment `main` and the rows of the packed target it covers.
+public struct PackDraw: Sendable {
+    public var main: String
+    public var rows: Range<Int>
+
+    public init(main: String, rows: Range<Int>) {
+        self.main = main
+        self.rows = rows
+    }
+}
+
+/// How a packing pass produces a `PackedFrameLayout`: its draws, the render target they draw into, and
+/// how that target is read back into the layout (nil: all of attachment 0, row for row).
+public struct PackPlan: Sendable {
+    public var draws: [PackDraw]
+    public var targetSize: Size
+    public var attachments: Int
+    public var readPlan: [ReadRegion]?
+}
+
+/// GLSL for the two ends of every frame's trip through the GPU: reading uploaded planes as R'G'B'A
+/// (`sourceFunctions`) and writing the encoder's planes, packed four bytes per texel into one render
+/// target (`packMain`). The filter compiler puts its own stages between them, so either end can share
+/// a pass with the filters.
 ///
 /// Coordinates are pixel centres (x + 0.5, y + 0.5) with y = 0 at the image's top row; textures hold
 /// the top row first, so no flips are needed anywhere.
+///
+/// Chroma is resampled the simplest exact way: upsampled by sample-and-hold (a chroma sample covers its
+/// 2×2, 2×1 or 1×1 block of pixels) and downsampled by the mean of the block. An identity pass therefore
+/// returns the chroma planes unchanged, and a packing pass can convert four pixels from one fetch per
+/// plane. Output streams are tagged with centred chroma to match.
 public enum FrameShaders {
-    /// `#version` and precision lines every generated fragment shader starts with.
-    /// ES 3.10 for textureGather: chroma is interpolated in float from gathered samples, because
-    /// filtering an 8-bit texture may return 8-bit results (llvmpipe does), which costs up to 3 code values.
+    /// `#version` and precision lines every generated fragment shader starts with (ES 3.10 for
+    /// textureGather and integer textures everywhere).
     public static let header = """
         #version 310 es
         precision highp float;
@@ -19,46 +43,68 @@ public enum FrameShaders {
 
         """
 
-    /// Declares `vec4 prism_source(vec2 p)` reading the uploaded planes of `format` and converting to
-    /// R'G'B'A in 0...1 with the uniforms `UploadedFrame.bind` sets (the frame's own matrix and range).
-    ///
-    /// Chroma is upsampled bilinearly with MPEG-2 siting (co-sited with the left luma sample,
-    /// centred vertically) for 4:2:0 and 4:2:2; YUYV uses its pair's chroma as is.
-    public static func sourceFunction(for format: PixelFormat) -> String {
+    /// Declares, for uploaded frames of `format` (textures from `UploadedFrame`, uniforms from its `bind`):
+    /// - `vec4 prism_fetchSource(vec2 p)`: the pixel at p as R'G'B'A in 0...1;
+    /// - `void prism_sourceQuad(ivec2 t, out vec4 q0, … q3)`: pixels (4t.x ... 4t.x+3, t.y) at once, with
+    ///   one fetch per plane where the layout allows.
+    public static func sourceFunctions(for format: PixelFormat) -> String {
         let yuvUniforms = """
             uniform mat3 prism_yuvToRgb;
             uniform vec3 prism_yuvOffset;
-            // Bilinear weights for a gather at texel-space position c: footprint centre and fractions.
-            vec2 prism_gatherCentre(vec2 c, vec2 size, out vec2 f) {
-                vec2 t = c - 0.5;
-                f = t - floor(t);
-                return (floor(t) + 1.0) / size;
+            vec4 prism_rgb(float y, float u, float v) {
+                return vec4(clamp(prism_yuvToRgb * (vec3(y, u, v) - prism_yuvOffset), 0.0, 1.0), 1.0);
             }
-            float prism_mix4(vec4 g, vec2 f) { return mix(mix(g.w, g.z, f.x), mix(g.x, g.y, f.x), f.y); }
 
             """
-        let toRGB = "vec4(clamp(prism_yuvToRgb * (yuv - prism_yuvOffset), 0.0, 1.0), 1.0)"
-        // Chroma texel-space position for the luma pixel at p.
-        let chromaPosition: String
+        // Chroma sample coordinates for pixel i.
+        let chroma: String
         switch format {
-        case .yuv420p, .nv12, .yuv420p10le: chromaPosition = "vec2(floor(p.x) * 0.5 + 0.5, p.y * 0.5)"
-        case .yuv422p, .yuv422p10le: chromaPosition = "vec2(floor(p.x) * 0.5 + 0.5, p.y)"
-        default: chromaPosition = "p"
+        case .yuv420p, .nv12, .yuv420p10le: chroma = "(i >> 1)"
+        case .yuv422p, .yuv422p10le: chroma = "ivec2(i.x >> 1, i.y)"
+        default: chroma = "i"
         }
+        // Picks sample i.x & 3 of a wide texel with a mask, not dynamic indexing (which llvmpipe spills).
+        let wide = """
+            float prism_wide(sampler2D s, ivec2 i) {
+                return dot(texelFetch(s, ivec2(i.x >> 2, i.y), 0), vec4(equal(ivec4(i.x & 3), ivec4(0, 1, 2, 3))));
+            }
+
+            """
+        // Generic quad: four single-pixel fetches.
+        let genericQuad = """
+            void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                vec2 p = vec2(float(t.x * 4) + 0.5, float(t.y) + 0.5);
+                q0 = prism_fetchSource(p);
+                q1 = prism_fetchSource(p + vec2(1.0, 0.0));
+                q2 = prism_fetchSource(p + vec2(2.0, 0.0));
+                q3 = prism_fetchSource(p + vec2(3.0, 0.0));
+            }
+
+            """
         switch format {
         case .yuv420p, .yuv422p:
+            let vs = format == .yuv420p ? 1 : 0
             return """
                 uniform sampler2D prism_src0;
                 uniform sampler2D prism_src1;
                 uniform sampler2D prism_src2;
-                \(yuvUniforms)
-                vec4 prism_source(vec2 p) {
-                    vec2 f;
-                    vec2 c = prism_gatherCentre(\(chromaPosition), vec2(textureSize(prism_src1, 0)), f);
-                    vec3 yuv = vec3(texelFetch(prism_src0, ivec2(p), 0).r,
-                                    prism_mix4(textureGather(prism_src1, c, 0), f),
-                                    prism_mix4(textureGather(prism_src2, c, 0), f));
-                    return \(toRGB);
+                \(yuvUniforms)\(wide)
+                vec4 prism_fetchSource(vec2 p) {
+                    ivec2 i = ivec2(p);
+                    ivec2 c = \(chroma);
+                    return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, c), prism_wide(prism_src2, c));
+                }
+                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                    vec4 y = texelFetch(prism_src0, t, 0);
+                    // Chroma samples 2t.x and 2t.x+1 sit side by side in one wide texel.
+                    ivec2 c = ivec2(t.x >> 1, t.y >> \(vs));
+                    bool low = (t.x & 1) == 0;
+                    vec4 u4 = texelFetch(prism_src1, c, 0), v4 = texelFetch(prism_src2, c, 0);
+                    vec2 u = low ? u4.xy : u4.zw, v = low ? v4.xy : v4.zw;
+                    q0 = prism_rgb(y.x, u.x, v.x);
+                    q1 = prism_rgb(y.y, u.x, v.x);
+                    q2 = prism_rgb(y.z, u.y, v.y);
+                    q3 = prism_rgb(y.w, u.y, v.y);
                 }
 
                 """
@@ -67,11 +113,17 @@ public enum FrameShaders {
                 uniform sampler2D prism_src0;
                 uniform sampler2D prism_src1;
                 uniform sampler2D prism_src2;
-                \(yuvUniforms)
-                vec4 prism_source(vec2 p) {
+                \(yuvUniforms)\(wide)
+                vec4 prism_fetchSource(vec2 p) {
                     ivec2 i = ivec2(p);
-                    vec3 yuv = vec3(texelFetch(prism_src0, i, 0).r, texelFetch(prism_src1, i, 0).r, texelFetch(prism_src2, i, 0).r);
-                    return \(toRGB);
+                    return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, i), prism_wide(prism_src2, i));
+                }
+                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                    vec4 y = texelFetch(prism_src0, t, 0), u = texelFetch(prism_src1, t, 0), v = texelFetch(prism_src2, t, 0);
+                    q0 = prism_rgb(y.x, u.x, v.x);
+                    q1 = prism_rgb(y.y, u.y, v.y);
+                    q2 = prism_rgb(y.z, u.z, v.z);
+                    q3 = prism_rgb(y.w, u.w, v.w);
                 }
 
                 """
@@ -79,77 +131,149 @@ public enum FrameShaders {
             return """
                 uniform sampler2D prism_src0;
                 uniform sampler2D prism_src1;
-                \(yuvUniforms)
-                vec4 prism_source(vec2 p) {
-                    vec2 f;
-                    vec2 c = prism_gatherCentre(\(chromaPosition), vec2(textureSize(prism_src1, 0)), f);
-                    vec3 yuv = vec3(texelFetch(prism_src0, ivec2(p), 0).r,
-                                    prism_mix4(textureGather(prism_src1, c, 0), f),
-                                    prism_mix4(textureGather(prism_src1, c, 1), f));
-                    return \(toRGB);
+                \(yuvUniforms)\(wide)
+                vec4 prism_fetchSource(vec2 p) {
+                    ivec2 i = ivec2(p);
+                    ivec2 c = \(chroma);
+                    vec4 pairs = texelFetch(prism_src1, ivec2(c.x >> 1, c.y), 0);
+                    vec2 uv = (c.x & 1) == 0 ? pairs.xy : pairs.zw;
+                    return prism_rgb(prism_wide(prism_src0, i), uv.x, uv.y);
+                }
+                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                    vec4 y = texelFetch(prism_src0, t, 0);
+                    vec4 uv = texelFetch(prism_src1, ivec2(t.x, t.y >> 1), 0);  // Cb0 Cr0 Cb1 Cr1
+                    q0 = prism_rgb(y.x, uv.x, uv.y);
+                    q1 = prism_rgb(y.y, uv.x, uv.y);
+                    q2 = prism_rgb(y.z, uv.z, uv.w);
+                    q3 = prism_rgb(y.w, uv.z, uv.w);
                 }
 
                 """
         case .yuv420p10le, .yuv422p10le:
-            // 16-bit integer textures cannot be filtered: gathered and interpolated in code values / 1023.
             return """
                 uniform usampler2D prism_src0;
                 uniform usampler2D prism_src1;
                 uniform usampler2D prism_src2;
                 \(yuvUniforms)
-                float prism_bilinear16(usampler2D s, vec2 c) {
-                    vec2 f;
-                    vec2 centre = prism_gatherCentre(c, vec2(textureSize(s, 0)), f);
-                    return prism_mix4(vec4(textureGather(s, centre, 0)), f) / 1023.0;
+                vec4 prism_fetchSource(vec2 p) {
+                    ivec2 i = ivec2(p);
+                    ivec2 c = \(chroma);
+                    return prism_rgb(float(texelFetch(prism_src0, i, 0).r) / 1023.0,
+                                     float(texelFetch(prism_src1, c, 0).r) / 1023.0,
+                                     float(texelFetch(prism_src2, c, 0).r) / 1023.0);
                 }
-                vec4 prism_source(vec2 p) {
-                    vec2 c = \(chromaPosition);
-                    vec3 yuv = vec3(float(texelFetch(prism_src0, ivec2(p), 0).r) / 1023.0,
-                                    prism_bilinear16(prism_src1, c), prism_bilinear16(prism_src2, c));
-                    return \(toRGB);
-                }
-
+                \(genericQuad)
                 """
         case .yuyv422:
             return """
                 uniform sampler2D prism_src0;
                 \(yuvUniforms)
-                vec4 prism_source(vec2 p) {
+                vec4 prism_fetchSource(vec2 p) {
                     ivec2 i = ivec2(p);
                     vec4 pair = texelFetch(prism_src0, ivec2(i.x >> 1, i.y), 0);
-                    vec3 yuv = vec3((i.x & 1) == 0 ? pair.r : pair.b, pair.g, pair.a);
-                    return \(toRGB);
+                    return prism_rgb((i.x & 1) == 0 ? pair.r : pair.b, pair.g, pair.a);
+                }
+                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                    vec4 a = texelFetch(prism_src0, ivec2(t.x * 2, t.y), 0), b = texelFetch(prism_src0, ivec2(t.x * 2 + 1, t.y), 0);
+                    q0 = prism_rgb(a.r, a.g, a.a);
+                    q1 = prism_rgb(a.b, a.g, a.a);
+                    q2 = prism_rgb(b.r, b.g, b.a);
+                    q3 = prism_rgb(b.b, b.g, b.a);
                 }
 
                 """
-        case .rgba:
+        case .rgba, .bgra:
+            let swizzle = format == .bgra ? ".bgra" : ""
             return """
                 uniform sampler2D prism_src0;
-                vec4 prism_source(vec2 p) { return texelFetch(prism_src0, ivec2(p), 0); }
-
-                """
-        case .bgra:
-            return """
-                uniform sampler2D prism_src0;
-                vec4 prism_source(vec2 p) { return texelFetch(prism_src0, ivec2(p), 0).bgra; }
-
+                vec4 prism_fetchSource(vec2 p) { return texelFetch(prism_src0, ivec2(p), 0)\(swizzle); }
+                \(genericQuad)
                 """
         case .gray:
             return """
                 uniform sampler2D prism_src0;
-                vec4 prism_source(vec2 p) { return vec4(vec3(texelFetch(prism_src0, ivec2(p), 0).r), 1.0); }
+                \(wide)
+                vec4 prism_fetchSource(vec2 p) { return vec4(vec3(prism_wide(prism_src0, ivec2(p))), 1.0); }
+                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
+                    vec4 y = texelFetch(prism_src0, t, 0);
+                    q0 = vec4(vec3(y.x), 1.0);
+                    q1 = vec4(vec3(y.y), 1.0);
+                    q2 = vec4(vec3(y.z), 1.0);
+                    q3 = vec4(vec3(y.w), 1.0);
+                }
 
                 """
         }
     }
 
+    /// `prism_source(p)` as the filters see it: a fetch, or, in a batched packing pass, the source pixel
+    /// the packer is currently converting (every read of the source in such a pass is at that pixel).
+    public static func sourceAccessor(batched: Bool) -> String {
+        batched
+            ? "vec4 prism_current;\nvec4 prism_source(vec2 p) { return prism_current; }\n"
+            : "vec4 prism_source(vec2 p) { return prism_fetchSource(p); }\n"
+    }
+
+    /// Whether `packMain` has a batched form for `format` (8-bit Y'CbCr sinks).
+    public static func canBatch(_ format: PixelFormat) -> Bool {
+        [.yuv420p, .nv12, .yuv422p, .yuv444p, .gray].contains(format)
+    }
+
     /// A `main` that writes `layout` (one RGBA8 target of `layout.textureSize`) from
-    /// `vec4 prism_pixel(vec2 p)`, which the caller defines before it. Luma is one evaluation per
-    /// pixel; chroma is the mean of the pixels it covers (centre-sited), computed in R'G'B'.
-    /// Coefficients come from `setPackUniforms`.
-    public static func packMain(layout: PackedFrameLayout) -> String {
+    /// `vec4 prism_pixel(vec2 p)`, which the caller defines before it. Luma is one evaluation per pixel;
+    /// chroma is the mean of the pixels it covers, computed in R'G'B'.
+    ///
+    /// `batched`: the pass also reads the source planes, and only at the pixel being packed; the
+    /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
+    /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
+    /// back to single fetches with the same results.
+    public static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
         let size = layout.size
         let format = layout.format
+        let batched = batched && canBatch(format)
+        // prism_eval(x, y): the clamped R'G'B' of pixel (x, y), edges replicated; prism_evalQuad: the
+        // four pixels (4tx ... 4tx+3, y). Written without arrays or dynamic indexing, which llvmpipe
+        // turns into memory traffic.
+        let evalFunctions = batched
+            ? """
+              vec3 prism_evalWith(vec4 source, int x, int y) {
+                  prism_current = source;
+                  return clamp(prism_pixel(vec2(float(x) + 0.5, float(y) + 0.5)).rgb, 0.0, 1.0);
+              }
+              vec3 prism_eval(int x, int y) {
+                  ivec2 q = ivec2(min(x, W - 1), min(y, H - 1));
+                  return prism_evalWith(prism_fetchSource(vec2(q) + 0.5), q.x, q.y);
+              }
+              void prism_evalQuad(int tx, int y, out vec3 r0, out vec3 r1, out vec3 r2, out vec3 r3) {
+                  int row = min(y, H - 1);
+                  int x = tx * 4;
+                  vec4 q0, q1, q2, q3;
+                  prism_sourceQuad(ivec2(tx, row), q0, q1, q2, q3);
+                  r0 = prism_evalWith(q0, x, row);
+                  r1 = prism_evalWith(q1, x + 1, row);
+                  r2 = prism_evalWith(q2, x + 2, row);
+                  r3 = prism_evalWith(q3, x + 3, row);
+                  // Past the right edge, repeat the last pixel (selects, not branches: llvmpipe runs
+                  // both sides of a branch).
+                  r1 = x + 1 < W ? r1 : r0;
+                  r2 = x + 2 < W ? r2 : r1;
+                  r3 = x + 3 < W ? r3 : r2;
+              }
+
+              """
+            : """
+              vec3 prism_eval(int x, int y) {
+                  return clamp(prism_pixel(vec2(float(min(x, W - 1)) + 0.5, float(min(y, H - 1)) + 0.5)).rgb, 0.0, 1.0);
+              }
+              void prism_evalQuad(int tx, int y, out vec3 r0, out vec3 r1, out vec3 r2, out vec3 r3) {
+                  int x = tx * 4;
+                  r0 = prism_eval(x, y);
+                  r1 = prism_eval(x + 1, y);
+                  r2 = prism_eval(x + 2, y);
+                  r3 = prism_eval(x + 3, y);
+              }
+
+              """
         let common = """
             out vec4 prism_out;
             uniform vec3 prism_yRow;
@@ -158,112 +282,202 @@ public enum FrameShaders {
             uniform vec3 prism_yuvBias;
             const int W = \(size.width);
             const int H = \(size.height);
-            vec3 prism_rgbAt(int x, int y) {
-                return clamp(prism_pixel(vec2(float(min(x, W - 1)) + 0.5, float(min(y, H - 1)) + 0.5)).rgb, 0.0, 1.0);
+            \(evalFunctions)
+            // Zero for samples past the end of a row (padding).
+            vec4 prism_inRow(int first, int count) {
+                return vec4(lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(count)));
+            }
+            vec4 prism_luma4(vec3 r0, vec3 r1, vec3 r2, vec3 r3) {
+                return vec4(dot(prism_yRow, r0), dot(prism_yRow, r1), dot(prism_yRow, r2), dot(prism_yRow, r3)) + prism_yuvBias.x;
             }
 
             """
+        let lumaRows = 0..<size.height
         switch format {
         case .rgba, .bgra:
             let swizzle = format == .bgra ? ".bgra" : ""
-            return """
+            return single([PackDraw(main: """
                 out vec4 prism_out;
                 const int W = \(size.width);
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);
-                    prism_out = t.x < W ? clamp(prism_pixel(vec2(t) + 0.5), 0.0, 1.0)\(swizzle) : vec4(0.0);
+                    prism_out = clamp(prism_pixel(vec2(t) + 0.5), 0.0, 1.0)\(swizzle) * float(t.x < W);
                 }
 
-                """
+                """, rows: lumaRows)])
         case .gray:
-            return common + """
+            return single([PackDraw(main: common + """
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);
-                    vec4 o = vec4(0.0);
-                    for (int j = 0; j < 4; j++) {
-                        int x = t.x * 4 + j;
-                        if (x < W) o[j] = dot(prism_yRow, prism_rgbAt(x, t.y)) + prism_yuvBias.x;
-                    }
-                    prism_out = o;
+                    vec3 r0, r1, r2, r3;
+                    prism_evalQuad(t.x, t.y, r0, r1, r2, r3);
+                    prism_out = prism_luma4(r0, r1, r2, r3) * prism_inRow(t.x * 4, W);
                 }
 
-                """
+                """, rows: lumaRows)])
         default:
             break
         }
         let planes = format.planes
         let chroma = planes[1]
-        let wide = format.bitDepth > 8
-        let samplesPerTexel = wide ? 2 : 4
+        let tenBit = format.bitDepth > 8
         let chromaWidth = chroma.width(for: size.width)
         let sx = 1 << chroma.horizontalShift, sy = 1 << chroma.verticalShift
-        // The mean of the sx * sy pixels one chroma sample covers.
-        var chromaTaps: [String] = []
-        for dy in 0..<sy { for dx in 0..<sx { chromaTaps.append("prism_rgbAt(cx * \(sx) + \(dx), cy * \(sy) + \(dy))") } }
-        let chromaMean = "(" + chromaTaps.joined(separator: " + ") + ") * \(1.0 / Double(chromaTaps.count))"
-        // Writes one sample v (a code value / (2^bits - 1)) into slot j of the texel.
-        let store = wide
-            ? """
-              void prism_store(inout vec4 o, int j, float v) {
-                  float q = floor(clamp(v, 0.0, 1.0) * 1023.0 + 0.5);
-                  float high = floor(q / 256.0);
-                  o[2 * j] = (q - high * 256.0) / 255.0;
-                  o[2 * j + 1] = high / 255.0;
-              }
+        let chromaRows = sy == 2 ? "cy * 2, cy * 2 + 1" : "cy, cy"
+        // Cb and Cr of the mean of pixel pairs (a, b) in two rows.
+        let chromaHelpers = """
+            vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
+            vec2 prism_cbcr(vec3 c) { return vec2(dot(prism_uRow, c), dot(prism_vRow, c)) + prism_yuvBias.yz; }
 
-              """
-            : "void prism_store(inout vec4 o, int j, float v) { o[j] = v; }\n"
-        let lumaLoop = """
-                for (int j = 0; j < \(samplesPerTexel); j++) {
-                    int x = t.x * \(samplesPerTexel) + j;
-                    if (x < W) prism_store(o, j, dot(prism_yRow, prism_rgbAt(x, t.y)) + prism_yuvBias.x);
-                }
             """
+        let luma: String
         let chromaBody: String
-        if planes.count == 2 {
-            // NV12: Cb Cr pairs, two per texel.
+        var helpers = chromaHelpers
+        if tenBit {
+            // Two 16-bit little-endian samples per texel.
+            helpers += """
+                vec2 prism_bytes10(float v) {
+                    float q = floor(clamp(v, 0.0, 1.0) * 1023.0 + 0.5);
+                    float high = floor(q / 256.0);
+                    return vec2(q - high * 256.0, high) / 255.0;
+                }
+                vec3 prism_chromaMean(int cx, int cy) {
+                    ivec2 rows = ivec2(\(chromaRows));
+                    return \(sx == 2 ? "prism_mean(prism_eval(cx * 2, rows.x), prism_eval(cx * 2 + 1, rows.x), prism_eval(cx * 2, rows.y), prism_eval(cx * 2 + 1, rows.y))" : "prism_eval(cx, cy)");
+                }
+
+                """
+            luma = """
+                        int x = t.x * 2;
+                        vec2 mask = vec2(lessThan(ivec2(x, x + 1), ivec2(W)));
+                        vec2 a = prism_bytes10(dot(prism_yRow, prism_eval(x, t.y)) + prism_yuvBias.x) * mask.x;
+                        vec2 b = prism_bytes10(dot(prism_yRow, prism_eval(x + 1, t.y)) + prism_yuvBias.x) * mask.y;
+                        o = vec4(a, b);
+                """
             chromaBody = """
-                    for (int j = 0; j < 2; j++) {
-                        int cx = t.x * 2 + j;
-                        if (cx < CW) {
-                            vec3 c = \(chromaMean);
-                            o[2 * j] = dot(prism_uRow, c) + prism_yuvBias.y;
-                            o[2 * j + 1] = dot(prism_vRow, c) + prism_yuvBias.z;
-                        }
-                    }
+                        bool isCr = t.x >= HALF_TEXELS;
+                        int cx = (isCr ? t.x - HALF_TEXELS : t.x) * 2;
+                        vec2 a = prism_cbcr(prism_chromaMean(cx, cy));
+                        vec2 b = prism_cbcr(prism_chromaMean(cx + 1, cy));
+                        vec2 mask = vec2(lessThan(ivec2(cx, cx + 1), ivec2(CW)));
+                        o = vec4(prism_bytes10(isCr ? a.y : a.x) * mask.x, prism_bytes10(isCr ? b.y : b.x) * mask.y);
                 """
         } else {
-            // Planar: Cb in the left half of the row, Cr in the right half.
-            chromaBody = """
-                    bool isCr = t.x >= HALF_TEXELS;
-                    int first = (isCr ? t.x - HALF_TEXELS : t.x) * \(samplesPerTexel);
-                    vec3 row = isCr ? prism_vRow : prism_uRow;
-                    float bias = isCr ? prism_yuvBias.z : prism_yuvBias.y;
-                    for (int j = 0; j < \(samplesPerTexel); j++) {
-                        int cx = first + j;
-                        if (cx < CW) {
-                            vec3 c = \(chromaMean);
-                            prism_store(o, j, dot(row, c) + bias);
-                        }
-                    }
+            luma = """
+                        vec3 r0, r1, r2, r3;
+                        prism_evalQuad(t.x, t.y, r0, r1, r2, r3);
+                        o = prism_luma4(r0, r1, r2, r3) * prism_inRow(t.x * 4, W);
                 """
+            if planes.count == 2 {
+                // NV12: a texel holds Cb Cr pairs for chroma samples 2t.x and 2t.x+1 (pixels 4t.x ... 4t.x+3).
+                chromaBody = """
+                            ivec2 rows = ivec2(\(chromaRows));
+                            vec3 a0, a1, a2, a3, b0, b1, b2, b3;
+                            prism_evalQuad(t.x, rows.x, a0, a1, a2, a3);
+                            prism_evalQuad(t.x, rows.y, b0, b1, b2, b3);
+                            o = vec4(prism_cbcr(prism_mean(a0, a1, b0, b1)), prism_cbcr(prism_mean(a2, a3, b2, b3)))
+                                * prism_inRow(t.x * 2, CW).xxyy;
+                    """
+            } else if sx == 2 {
+                // Planar 4:2:0 / 4:2:2: Cb in the left half of the row, Cr in the right half. A texel holds
+                // chroma samples 4k ... 4k+3, i.e. pixels 8k ... 8k+7: two quads per pixel row.
+                chromaBody = """
+                            bool isCr = t.x >= HALF_TEXELS;
+                            int k = isCr ? t.x - HALF_TEXELS : t.x;
+                            ivec2 rows = ivec2(\(chromaRows));
+                            vec3 a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3;
+                            prism_evalQuad(k * 2, rows.x, a0, a1, a2, a3);
+                            prism_evalQuad(k * 2, rows.y, b0, b1, b2, b3);
+                            prism_evalQuad(k * 2 + 1, rows.x, c0, c1, c2, c3);
+                            prism_evalQuad(k * 2 + 1, rows.y, d0, d1, d2, d3);
+                            vec2 s0 = prism_cbcr(prism_mean(a0, a1, b0, b1)), s1 = prism_cbcr(prism_mean(a2, a3, b2, b3));
+                            vec2 s2 = prism_cbcr(prism_mean(c0, c1, d0, d1)), s3 = prism_cbcr(prism_mean(c2, c3, d2, d3));
+                            o = (isCr ? vec4(s0.y, s1.y, s2.y, s3.y) : vec4(s0.x, s1.x, s2.x, s3.x)) * prism_inRow(k * 4, CW);
+                    """
+            } else {
+                // 4:4:4: chroma samples are pixels; a texel holds four of them.
+                chromaBody = """
+                            bool isCr = t.x >= HALF_TEXELS;
+                            int k = isCr ? t.x - HALF_TEXELS : t.x;
+                            vec3 r0, r1, r2, r3;
+                            prism_evalQuad(k, cy, r0, r1, r2, r3);
+                            vec2 s0 = prism_cbcr(r0), s1 = prism_cbcr(r1), s2 = prism_cbcr(r2), s3 = prism_cbcr(r3);
+                            o = (isCr ? vec4(s0.y, s1.y, s2.y, s3.y) : vec4(s0.x, s1.x, s2.x, s3.x)) * prism_inRow(k * 4, CW);
+                    """
+            }
         }
-        return common + store + """
+        // Luma and chroma rows are separate draws with separate programs: a branch on the row would run
+        // both halves for every texel on llvmpipe.
+        let constants = """
             const int CW = \(chromaWidth);
             const int HALF_TEXELS = \(layout.rowBytes / 8);
+
+            """
+        let lumaMain = common + helpers + constants + """
             void main() {
                 ivec2 t = ivec2(gl_FragCoord.xy);
-                vec4 o = vec4(0.0);
-                if (t.y < H) {
-            \(lumaLoop)
-                } else {
-                    int cy = t.y - H;
-            \(chromaBody)
-                }
+                vec4 o;
+            \(luma)
                 prism_out = o;
             }
 
             """
+        let chromaMain = common + helpers + constants + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                int cy = t.y - H;
+                vec4 o;
+            \(chromaBody)
+                prism_out = o;
+            }
+
+            """
+        if planes.count == 2 && !tenBit {
+            return nv12Plan(layout: layout, prelude: common + helpers + constants)
+        }
+        return single([PackDraw(main: lumaMain, rows: lumaRows),
+                       PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
+
+        func single(_ draws: [PackDraw]) -> PackPlan {
+            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
+        }
+    }
+
+    /// NV12 in one draw over three attachments: each fragment converts a 4×2 block of pixels (two quads)
+    /// and writes the even luma row, the odd luma row and the CbCr pairs they share, so every pixel goes
+    /// through the filters once (separate luma and chroma draws evaluate each pixel twice). The read
+    /// plan interleaves the two luma attachments back into rows.
+    private static func nv12Plan(layout: PackedFrameLayout, prelude: String) -> PackPlan {
+        let main = prelude.replacingOccurrences(of: "out vec4 prism_out;", with: """
+            layout(location = 0) out vec4 prism_lumaEven;
+            layout(location = 1) out vec4 prism_lumaOdd;
+            layout(location = 2) out vec4 prism_chroma;
+            """) + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec3 a0, a1, a2, a3, b0, b1, b2, b3;
+                prism_evalQuad(t.x, t.y * 2, a0, a1, a2, a3);
+                prism_evalQuad(t.x, t.y * 2 + 1, b0, b1, b2, b3);
+                vec4 inRow = prism_inRow(t.x * 4, W);
+                prism_lumaEven = prism_luma4(a0, a1, a2, a3) * inRow;
+                prism_lumaOdd = prism_luma4(b0, b1, b2, b3) * inRow;
+                prism_chroma = vec4(prism_cbcr(prism_mean(a0, a1, b0, b1)), prism_cbcr(prism_mean(a2, a3, b2, b3)))
+                    * prism_inRow(t.x * 2, CW).xxyy;
+            }
+
+            """
+        let width = layout.textureSize.width, rowBytes = layout.rowBytes
+        let evenRows = layout.chromaRows, oddRows = layout.size.height / 2
+        var reads = [ReadRegion(attachment: 0, width: width, rows: evenRows, destinationOffset: 0,
+                                destinationRowBytes: rowBytes * 2)]
+        if oddRows > 0 {
+            reads.append(ReadRegion(attachment: 1, width: width, rows: oddRows, destinationOffset: rowBytes,
+                                    destinationRowBytes: rowBytes * 2))
+        }
+        reads.append(ReadRegion(attachment: 2, width: width, rows: layout.chromaRows,
+                                destinationOffset: layout.planes[1].offset, destinationRowBytes: rowBytes))
+        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows)],
+                        targetSize: Size(width: width, height: layout.chromaRows), attachments: 3, readPlan: reads)
     }
 
     /// Sets the R'G'B' → Y'CbCr coefficients `packMain` uses. Gray output is full-range luma.

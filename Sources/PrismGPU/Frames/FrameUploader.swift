@@ -46,26 +46,29 @@ public final class UploadedFrame {
         }
     }
 
-    /// One texture per plane: R8 samples, RG8 for interleaved CbCr, RGBA8 for packed RGB and for YUYV
-    /// (one texel = Y0 Cb Y1 Cr, two pixels), R16UI for 10-bit samples (filtered by hand in the shader).
+    /// One texture per plane. 8-bit samples are packed four to an RGBA8 texel ("wide" planes: one
+    /// fetch returns four neighbouring samples, which the packing pass uses to convert four pixels at a
+    /// time); NV12's CbCr plane holds two pairs per texel; YUYV holds one Y0 Cb Y1 Cr group (two
+    /// pixels) per texel; RGB is one pixel per texel; 10-bit samples are R16UI.
     static func textureShapes(format: PixelFormat, size: Size) -> [(size: Size, format: TextureFormat, linear: Bool)] {
         let planes = format.planes
-        func planeSize(_ index: Int) -> Size {
-            Size(width: planes[index].width(for: size.width), height: planes[index].height(for: size.height))
+        func planeSize(_ index: Int, samplesPerTexel: Int = 1) -> Size {
+            Size(width: (planes[index].width(for: size.width) + samplesPerTexel - 1) / samplesPerTexel,
+                 height: planes[index].height(for: size.height))
         }
         switch format {
         case .yuv420p, .yuv422p, .yuv444p:
-            return [(planeSize(0), .r8, false), (planeSize(1), .r8, true), (planeSize(2), .r8, true)]
+            return (0..<3).map { (planeSize($0, samplesPerTexel: 4), .rgba8, false) }
+        case .gray:
+            return [(planeSize(0, samplesPerTexel: 4), .rgba8, false)]
         case .yuv420p10le, .yuv422p10le:
-            return [(planeSize(0), .r16ui, false), (planeSize(1), .r16ui, false), (planeSize(2), .r16ui, false)]
+            return (0..<3).map { (planeSize($0), .r16ui, false) }
         case .nv12:
-            return [(planeSize(0), .r8, false), (planeSize(1), .rg8, true)]
+            return [(planeSize(0, samplesPerTexel: 4), .rgba8, false), (planeSize(1, samplesPerTexel: 2), .rgba8, false)]
         case .yuyv422:
-            return [(Size(width: (size.width + 1) / 2, height: size.height), .rgba8, false)]
+            return [(planeSize(0, samplesPerTexel: 2), .rgba8, false)]
         case .rgba, .bgra:
             return [(size, .rgba8, false)]
-        case .gray:
-            return [(size, .r8, false)]
         }
     }
 }
@@ -75,6 +78,8 @@ public final class UploadedFrame {
 public final class FrameUploader {
     private var ring: [UploadedFrame] = []
     private var next = 0
+    /// Row-padded copies for planes whose rows do not cover whole texels (odd widths of packed input).
+    private var staging: [[UInt8]] = []
     public let ringSize: Int
     /// Texture sets ever created; flat once warm (a size or format change makes a new ring).
     public private(set) var createdCount = 0
@@ -101,11 +106,28 @@ public final class FrameUploader {
         guard frame.planes.count == target.textures.count else {
             throw GLError("upload", detail: "\(frame.format) needs \(target.textures.count) planes, got \(frame.planes.count)")
         }
-        let shapes = UploadedFrame.textureShapes(format: frame.format, size: frame.size)
+        let layouts = frame.format.planes
         for (index, plane) in frame.planes.enumerated() {
             let texture = target.textures[index]
-            texture.upload(plane.base, rowBytes: plane.rowBytes, width: shapes[index].size.width,
-                           height: shapes[index].size.height)
+            let texelBytes = texture.size.width * texture.format.bytesPerTexel
+            if plane.rowBytes >= texelBytes && plane.rowBytes % texture.format.bytesPerTexel == 0 {
+                texture.upload(plane.base, rowBytes: plane.rowBytes)
+            } else {
+                // The last texel of a row would read past the row: copy into rows padded to whole texels.
+                let rows = texture.size.height
+                let used = min(layouts[index].minimumRowBytes(for: frame.size.width), plane.rowBytes)
+                while staging.count <= index { staging.append([]) }
+                if staging[index].count != texelBytes * rows {
+                    staging[index] = [UInt8](repeating: 0, count: texelBytes * rows)
+                }
+                staging[index].withUnsafeMutableBytes { padded in
+                    for row in 0..<rows {
+                        (padded.baseAddress! + row * texelBytes).copyMemory(from: plane.base + row * plane.rowBytes,
+                                                                            byteCount: used)
+                    }
+                    texture.upload(padded.baseAddress!, rowBytes: texelBytes)
+                }
+            }
         }
         return target
     }

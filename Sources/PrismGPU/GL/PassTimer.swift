@@ -15,6 +15,8 @@ public final class PassTimer {
     public let passCount: Int
     /// Nanoseconds per pass, one entry per frame that completed.
     public private(set) var samples: [[UInt64]]
+    /// Frames whose query results were unusable (disjoint or implausible).
+    public private(set) var discardedFrames = 0
     private var frames: [[GLuint]] = []     // query objects: [frame slot][pass]
     private var pendingSlots: [Int] = []
     private var currentSlot = 0
@@ -88,8 +90,13 @@ public final class PassTimer {
 
     private func collect(slot: Int) {
         let values = frames[slot].map { prism_gl_query_result_u64($0) }
-        // A disjoint event (clock change, power state) invalidates the frame's results.
-        if prism_gl_gpu_disjoint() != 0 { return }
+        // A disjoint event (clock change, power state) invalidates the frame's results. Mesa's llvmpipe
+        // has been seen returning absurd values (hours) for a few queries without flagging one: a pass
+        // over ten seconds is treated the same way.
+        if prism_gl_gpu_disjoint() != 0 || values.contains(where: { $0 > 10_000_000_000 }) {
+            discardedFrames += 1
+            return
+        }
         for (index, value) in values.enumerated() { samples[index].append(value) }
     }
 

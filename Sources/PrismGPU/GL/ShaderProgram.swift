@@ -41,7 +41,7 @@ public final class ShaderProgram {
             var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
             glGetProgramInfoLog(program, GLsizei(log.count), nil, &log)
             glDeleteProgram(program)
-            throw ShaderCompileError(stage: .link, name: label, log: String(cString: log))
+            throw ShaderCompileError(stage: .link, name: label, log: Self.text(log))
         }
         name = program
     }
@@ -64,9 +64,14 @@ public final class ShaderProgram {
             var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
             glGetShaderInfoLog(shader, GLsizei(log.count), nil, &log)
             glDeleteShader(shader)
-            throw ShaderCompileError(stage: stage, name: label, log: String(cString: log))
+            throw ShaderCompileError(stage: stage, name: label, log: Self.text(log))
         }
         return shader
+    }
+
+    /// A NUL-terminated info log as text.
+    private static func text(_ log: [GLchar]) -> String {
+        String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     public func use() { glUseProgram(name) }

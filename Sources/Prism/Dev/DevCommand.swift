@@ -1,0 +1,74 @@
+import Foundation
+import PrismCore
+import PrismGPU
+import PrismMedia
+
+/// `prism dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]`:
+/// the shader-authoring loop. Runs the shader live on the input, serves the preview page and reloads the
+/// shader whenever one of its files changes, until Ctrl-C.
+struct DevCommand {
+    var options: DevOptions
+    var selfTestEndpoint = false
+
+    static let usage = "dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]"
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(arguments,
+                                          valueOptions: ["--port", "--bind", "--filter", "-f", "--out", "--size", "--fps", "--gpu",
+                                                         "--preview-width"],
+                                          flags: ["--quiet", "-q", "--page-self-test"])
+        guard (1...2).contains(scanner.positionals.count) else {
+            throw UsageError("usage: prism \(Self.usage)")
+        }
+        let shader = scanner.positionals[0]
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: shader, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw UsageError("\(shader): no such shader file")
+        }
+        guard !shader.contains("\"") else { throw UsageError("\(shader): shader paths with '\"' are not supported") }
+        options = DevOptions(shaderPath: shader)
+        switch scanner.positionals.count > 1 ? scanner.positionals[1] : "pattern" {
+        case "pattern": options.input = .pattern
+        case let path:
+            guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
+            options.input = .file(path)
+        }
+        options.port = try scanner.int("--port", in: 0...65535) ?? 8080
+        options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"
+        options.extraFilter = scanner.value("--filter", "-f") ?? ""
+        options.outputDirectory = scanner.value("--out") ?? "."
+        guard FileManager.default.fileExists(atPath: options.outputDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("--out \(options.outputDirectory): no such directory")
+        }
+        if let size = try scanner.size("--size") { options.patternSize = size }
+        if let rate = scanner.value("--fps") {
+            guard let parsed = Rational(parsing: rate), parsed.num > 0, parsed.den > 0, parsed.doubleValue <= 240 else {
+                throw UsageError("--fps takes a rate like 30 or 30000/1001, not '\(rate)'")
+            }
+            options.frameRate = parsed
+        }
+        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
+        options.quiet = scanner.flag("--quiet", "-q")
+        selfTestEndpoint = scanner.flag("--page-self-test")
+    }
+
+    func execute() throws -> Int32 {
+        FFmpegLog.setLevel(.error)
+        let session = try DevSession(options: options)
+        let routes = PreviewRoutes(session: session, selfTest: selfTestEndpoint)
+        let server = try HTTPServer(address: options.bindAddress, port: options.port) { routes.handle($0) }
+        defer { server.stop() }
+        let host = options.bindAddress.contains(":") ? "[\(options.bindAddress)]" : options.bindAddress
+        PrismCommandLine.info("prism: GPU: \(session.gpuInfo.renderer)" + (session.gpuInfo.isSoftware ? " (software renderer)" : ""))
+        PrismCommandLine.info("prism: input: \(session.sourceInfo.summary)")
+        PrismCommandLine.info("prism: preview at http://\(host):\(server.port)/ — editing \(options.shaderPath); Ctrl-C stops")
+        if options.bindAddress != "127.0.0.1" && options.bindAddress != "::1" {
+            PrismCommandLine.info("prism: warning: the preview is reachable from other machines on \(options.bindAddress)")
+        }
+        let signals = SignalHandlers(stop: session.stop)
+        defer { signals.restore() }
+        try session.run()
+        return 0
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// Where `prism dev` takes frames from. A camera joins here when capture lands (`.camera(device)`),
+/// behind the same `LiveSource` interface.
+enum DevInput: Sendable, Equatable {
+    /// The built-in test pattern, endless.
+    case pattern
+    /// A movie file, looped: reopened at its end, timestamps continuing.
+    case file(String)
+}
+
+/// Everything `prism dev` was asked to do, validated.
+struct DevOptions: Sendable {
+    var shaderPath: String
+    var input: DevInput = .pattern
+    /// More filters after the shader (graph text), e.g. `mono`.
+    var extraFilter = ""
+    var port = 8080
+    var bindAddress = "127.0.0.1"
+    /// Where recordings and snapshots saved by the server land.
+    var outputDirectory = "."
+    /// The test pattern's size and rate.
+    var patternSize = Size(width: 1280, height: 720)
+    var frameRate = Rational(30, 1)
+    /// Preview JPEGs wider than this are downscaled (snapshots are not).
+    var previewMaxWidth = 960
+    var gpu = GPUOptions()
+    var quiet = false
+
+    /// The graph the loop runs: the shader as a filter, then the extra filters.
+    var graphText: String {
+        "\"" + shaderPath + "\"" + (extraFilter.trimmingCharacters(in: .whitespaces).isEmpty ? "" : ", " + extraFilter)
+    }
+}

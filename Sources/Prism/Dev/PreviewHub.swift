@@ -1,0 +1,161 @@
+import Foundation
+import PrismCore
+import PrismMedia
+
+/// Which picture a preview client watches.
+enum PreviewView: String, Sendable, CaseIterable {
+    case output, input
+}
+
+/// The latest frames for the preview, per view: the newest read-back RGBA buffer (snapshots) and the
+/// newest JPEG (streams). Producers replace; consumers take the newest and skip what they missed, so a
+/// slow client never holds the pipeline back.
+final class PreviewHub: @unchecked Sendable {
+    private struct Slot {
+        var buffer: PooledFrameBuffer?
+        var jpeg: [UInt8]?
+        var jpegSequence = 0
+        var subscribers = 0
+    }
+
+    private let condition = NSCondition()
+    private var slots: [PreviewView: Slot] = [.output: Slot(), .input: Slot()]
+    private var closed = false
+
+    /// Keeps `buffer` as the newest frame of `view` (the previous one goes back to its pool).
+    func setLatest(_ buffer: PooledFrameBuffer, for view: PreviewView) {
+        condition.withLock { slots[view]!.buffer = buffer }
+    }
+
+    func latest(_ view: PreviewView) -> PooledFrameBuffer? {
+        condition.withLock { slots[view]!.buffer }
+    }
+
+    func publishJPEG(_ jpeg: [UInt8], for view: PreviewView) {
+        condition.withLock {
+            slots[view]!.jpeg = jpeg
+            slots[view]!.jpegSequence += 1
+            condition.broadcast()
+        }
+    }
+
+    func subscriberCount(_ view: PreviewView) -> Int {
+        condition.withLock { slots[view]!.subscribers }
+    }
+
+    func subscribe(_ view: PreviewView) { condition.withLock { slots[view]!.subscribers += 1 } }
+    func unsubscribe(_ view: PreviewView) { condition.withLock { slots[view]!.subscribers -= 1 } }
+
+    /// Waits until `view` has a JPEG newer than `sequence`; nil once closed. Wakes at least every
+    /// `timeout` seconds to return the current one again (keeps idle connections alive).
+    func nextJPEG(_ view: PreviewView, after sequence: Int, timeout: Double = 2) -> (sequence: Int, jpeg: [UInt8])? {
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !closed && (slots[view]!.jpegSequence <= sequence || slots[view]!.jpeg == nil) {
+            if !condition.wait(until: deadline) {
+                if let jpeg = slots[view]!.jpeg { return (slots[view]!.jpegSequence, jpeg) }
+                if closed { return nil }
+                return (sequence, [])
+            }
+        }
+        guard !closed, let jpeg = slots[view]!.jpeg else { return nil }
+        return (slots[view]!.jpegSequence, jpeg)
+    }
+
+    /// Ends every stream and lets the buffers go.
+    func close() {
+        condition.withLock {
+            closed = true
+            for view in PreviewView.allCases { slots[view]!.buffer = nil }
+            condition.broadcast()
+        }
+    }
+
+    var isClosed: Bool { condition.withLock { closed } }
+
+    /// The RGBA pixels of a pooled RGBA buffer, row padding removed, optionally box-downscaled so the
+    /// width is at most `maxWidth`.
+    static func image(from buffer: PooledFrameBuffer, maxWidth: Int? = nil) -> RGBAImage {
+        let layout = buffer.layout
+        let size = layout.size
+        let plane = buffer.plane(0)
+        let factor = maxWidth.map { max(1, (size.width + $0 - 1) / $0) } ?? 1
+        if factor == 1 {
+            var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+            pixels.withUnsafeMutableBytes { out in
+                for y in 0..<size.height {
+                    (out.baseAddress! + y * size.width * 4).copyMemory(from: plane.base + y * plane.rowBytes,
+                                                                       byteCount: size.width * 4)
+                }
+            }
+            return RGBAImage(size: size, pixels: pixels)
+        }
+        let width = size.width / factor, height = max(1, size.height / factor)
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let source = plane.base.assumingMemoryBound(to: UInt8.self)
+        let area = UInt32(factor * factor)
+        pixels.withUnsafeMutableBufferPointer { out in
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum = SIMD4<UInt32>(repeating: 0)
+                    for dy in 0..<factor {
+                        let row = source + (y * factor + dy) * plane.rowBytes + x * factor * 4
+                        for dx in 0..<factor {
+                            let p = row + dx * 4
+                            sum &+= SIMD4(UInt32(p[0]), UInt32(p[1]), UInt32(p[2]), UInt32(p[3]))
+                        }
+                    }
+                    let o = (y * width + x) * 4
+                    out[o] = UInt8(sum.x / area)
+                    out[o + 1] = UInt8(sum.y / area)
+                    out[o + 2] = UInt8(sum.z / area)
+                    out[o + 3] = UInt8(sum.w / area)
+                }
+            }
+        }
+        return RGBAImage(size: Size(width: width, height: height), pixels: pixels)
+    }
+}
+
+/// One MJPEG client: `multipart/x-mixed-replace` parts, each the newest JPEG when the previous part
+/// has gone out. Runs on the client's connection thread; a slow reader just sees fewer frames.
+final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {
+    static let boundary = "prismframe"
+    private let hub: PreviewHub
+    private let view: PreviewView
+    private var sequence = 0
+    private var pending: [UInt8] = []
+    private var offset = 0
+    private let lock = NSLock()
+    private var finished = false
+
+    init(hub: PreviewHub, view: PreviewView) {
+        self.hub = hub
+        self.view = view
+        hub.subscribe(view)
+    }
+
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        while offset >= pending.count {
+            guard let (next, jpeg) = hub.nextJPEG(view, after: sequence) else { return nil }
+            if jpeg.isEmpty { continue }
+            sequence = next
+            let header = "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.count)\r\n\r\n"
+            pending = Array(header.utf8) + jpeg + Array("\r\n".utf8)
+            offset = 0
+        }
+        let count = min(capacity, pending.count - offset)
+        pending.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+        offset += count
+        return count
+    }
+
+    func finish() {
+        let first = lock.withLock { () -> Bool in
+            defer { finished = true }
+            return !finished
+        }
+        if first { hub.unsubscribe(view) }
+    }
+}

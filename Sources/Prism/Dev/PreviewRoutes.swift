@@ -1,0 +1,135 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismMedia
+
+/// The preview's endpoints. Only these paths exist; nothing is read from disk because of a URL.
+///
+/// | method | path | answer |
+/// |---|---|---|
+/// | GET | `/` | the page (HTML, CSS and JS inline) |
+/// | GET | `/stream?view=output\|input` | MJPEG, `multipart/x-mixed-replace` |
+/// | GET | `/frame.jpg?view=output\|input` | the newest frame as one JPEG |
+/// | GET | `/snapshot` | the newest output frame, full size, as a PNG download |
+/// | GET | `/state` | JSON: frames, fps, pass times, error, parameters, recording |
+/// | POST | `/param` | `{"node":0,"name":"amount","value":0.5}` → 200, or 400 with the reason |
+/// | POST | `/record` | `{"action":"start"}` / `{"action":"stop"}` |
+/// | POST | `/selftest` | only with `--page-self-test`: the page's self-test result (JSON object) |
+struct PreviewRoutes: Sendable {
+    let session: DevSession
+    let selfTest: Bool
+
+    func handle(_ request: HTTPRequest) -> HTTPResponse {
+        switch (request.method, request.path) {
+        case ("GET", "/"), ("GET", "/index.html"):
+            return .data(status: 200, contentType: "text/html; charset=utf-8", body: Array(PreviewPage.html.utf8),
+                         headers: [("Content-Security-Policy",
+                                    "default-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")])
+        case ("GET", "/state"):
+            return .json(200, session.state.json())
+        case ("GET", "/stream"):
+            guard let view = view(request) else { return .error(400, "view must be output or input") }
+            return .stream(status: 200, contentType: "multipart/x-mixed-replace; boundary=\(MJPEGStream.boundary)",
+                           source: MJPEGStream(hub: session.hub, view: view))
+        case ("GET", "/frame.jpg"):
+            guard let view = view(request) else { return .error(400, "view must be output or input") }
+            guard let buffer = session.hub.latest(view) else { return .error(503, "no frame yet") }
+            let image = PreviewHub.image(from: buffer, maxWidth: session.options.previewMaxWidth)
+            guard let jpeg = try? ImageFile.encode(image, kind: .jpeg, jpegQuality: 85, label: "frame") else {
+                return .error(500, "cannot encode the frame")
+            }
+            return .data(status: 200, contentType: "image/jpeg", body: jpeg)
+        case ("GET", "/snapshot"):
+            guard let buffer = session.hub.latest(.output) else { return .error(503, "no frame yet") }
+            guard let png = try? ImageFile.encode(PreviewHub.image(from: buffer), kind: .png, label: "snapshot") else {
+                return .error(500, "cannot encode the snapshot")
+            }
+            let stamp = Self.timestamp()
+            return .data(status: 200, contentType: "image/png", body: png,
+                         headers: [("Content-Disposition", "attachment; filename=\"prism-snapshot-\(stamp).png\"")])
+        case ("POST", "/param"):
+            return setParameter(request.body)
+        case ("POST", "/record"):
+            return record(request.body)
+        case ("POST", "/selftest") where selfTest:
+            guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any],
+                  let text = String(bytes: request.body, encoding: .utf8) else {
+                return .error(400, "the self-test result must be a JSON object")
+            }
+            session.state.update { $0.selfTest = text }
+            if !session.options.quiet { PrismCommandLine.info("prism: page self-test: \(text)") }
+            return .json(200, "{\"ok\":true}")
+        case (_, "/"), (_, "/index.html"), (_, "/state"), (_, "/stream"), (_, "/frame.jpg"), (_, "/snapshot"),
+             (_, "/param"), (_, "/record"):
+            return .error(405, "\(request.method) is not allowed on \(request.path)")
+        default:
+            return .error(404, "not found")
+        }
+    }
+
+    private func view(_ request: HTTPRequest) -> PreviewView? {
+        guard let text = request.query("view") else { return .output }
+        return PreviewView(rawValue: text)
+    }
+
+    private struct ParameterRequest: Decodable {
+        var node: Int?
+        var name: String
+        var value: JSONValue
+    }
+
+    private func setParameter(_ body: [UInt8]) -> HTTPResponse {
+        guard let request = try? JSONDecoder().decode(ParameterRequest.self, from: Data(body)) else {
+            return .error(400, "expected {\"node\": N, \"name\": \"…\", \"value\": …}")
+        }
+        let nodes = session.state.read().parameters
+        let target = request.node.flatMap { index in nodes.first { $0.node == index } }
+            ?? (request.node == nil ? nodes.first { $0.values.specs.contains { $0.name == request.name } } : nil)
+        guard let target else { return .error(400, "no filter node \(request.node.map(String.init) ?? "") with parameters") }
+        guard let spec = target.values.specs.first(where: { $0.name == request.name }) else {
+            return .error(400, "\(target.filter) has no parameter '\(request.name)'")
+        }
+        let value: ParameterValue
+        do {
+            value = try DevParameters.value(from: request.value, for: spec)
+        } catch {
+            return .error(400, "\(error)")
+        }
+        session.send(.setParameter(node: target.node, name: spec.name, value: value))
+        session.state.update { snapshot in
+            if let index = snapshot.parameters.firstIndex(where: { $0.node == target.node }) {
+                try? snapshot.parameters[index].values.set(spec.name, value)
+            }
+        }
+        return .json(200, "{\"ok\":true,\"node\":\(target.node),\"name\":\(JSONText.string(spec.name)),\"value\":\(DevParameters.json(value))}")
+    }
+
+    private struct RecordRequest: Decodable {
+        var action: String
+    }
+
+    private func record(_ body: [UInt8]) -> HTTPResponse {
+        guard let request = try? JSONDecoder().decode(RecordRequest.self, from: Data(body)) else {
+            return .error(400, "expected {\"action\": \"start\"} or {\"action\": \"stop\"}")
+        }
+        switch request.action {
+        case "start":
+            let name = "prism-dev-\(Self.timestamp()).mp4"
+            let path = URL(fileURLWithPath: session.options.outputDirectory).appendingPathComponent(name).path
+            session.send(.startRecording(path: path))
+            return .json(202, "{\"ok\":true,\"path\":\(JSONText.string(path))}")
+        case "stop":
+            session.send(.stopRecording)
+            return .json(202, "{\"ok\":true}")
+        default:
+            return .error(400, "action must be start or stop")
+        }
+    }
+
+    static func timestamp() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        return formatter.string(from: Date())
+    }
+}

@@ -1,0 +1,593 @@
+import CGLES
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// Reads an image file for ISF `IMPORTED` images: its size and RGBA8 pixels, top row first.
+/// PrismFilters cannot decode PNG or JPEG itself (that is PrismMedia's job), so the layer that knows
+/// both (the CLI) hands one in; `UserShaderKernel.netpbmImageLoader` reads PPM/PAM files and is the default.
+public typealias ShaderImageLoader = @Sendable (_ path: String) throws -> (size: Size, rgba: [UInt8])
+
+/// A user shader that does not compile, with the compiler's messages in the author's own files.
+public struct UserShaderCompileError: PrismError {
+    /// The shader's main file.
+    public var file: String
+    /// Every message of the log, mapped to the author's file, line and column where it can be.
+    public var diagnostics: [ShaderDiagnostic]
+    /// The driver's log as it came (lines refer to the generated source).
+    public var log: String
+
+    public init(file: String, diagnostics: [ShaderDiagnostic], log: String) {
+        self.file = file
+        self.diagnostics = diagnostics
+        self.log = log
+    }
+
+    /// The errors only.
+    public var errors: [ShaderDiagnostic] { diagnostics.filter { $0.severity == .error } }
+
+    /// `file:line:column: message` of the first error (", and N more" when there are others).
+    public var description: String {
+        let errors = self.errors
+        guard let first = errors.first ?? diagnostics.first else { return "\(file): the shader does not compile" }
+        var s = first.file
+        if let line = first.line {
+            s += ":\(line)"
+            if let column = first.column { s += ":\(column)" }
+        }
+        s += ": " + first.message
+        if errors.count > 1 { s += " (and \(errors.count - 1) more error\(errors.count > 2 ? "s" : ""))" }
+        return s
+    }
+}
+
+/// A `UserShader` (ISF, ShaderToy or plain GLSL) as a filter kernel, so a user shader is a filter like
+/// any other.
+///
+/// ## Inputs
+/// The kernel's image inputs (graph streams), in order: the main input (`inputImage`, ShaderToy's
+/// `iChannel0`) when the shader has one, then the ISF image inputs other than `inputImage` in the
+/// order of INPUTS. A shader without a main input is a generator and renders at the graph source's size.
+///
+/// ## Parameters (`parameterSpecs(for:)`)
+/// float → `.float(MIN...MAX)` (unbounded sides when MIN or MAX is missing); long with LABELS →
+/// `.choice(labels)` (the uniform gets the matching VALUE), long without → `.int(MIN...MAX)`; bool and
+/// event → `.bool` (an event is true for one frame after it is set true); color → `.color`; point2D →
+/// `.point` (not range-checked); a plain shader's vec3 `@param` → `.color` (alpha ignored).
+///
+/// ## How it runs
+/// - **Fused** (point-wise): a single-pass ISF filter without targets, imports or extra images, whose code
+///   reads `inputImage` only at the pixel being computed (`IMG_THIS_PIXEL`, `IMG_THIS_NORM_PIXEL`, or
+///   `texture2D(inputImage, isf_FragNormCoord)`), becomes an expression: the author's identifiers are
+///   prefixed, those reads become `$in0(p)`, `main` becomes a function returning the colour. It fuses
+///   with its neighbours like any built-in point-wise filter.
+/// - **Passes** (everything else): each image input is first copied, upside down, into a prepass
+///   target (the upstream chain fuses into that copy), because ISF and ShaderToy have their origin at
+///   the bottom left while Prism's frames are stored top row first. Each ISF pass is then a prepass
+///   rendering the author's program into its own target (WIDTH/HEIGHT evaluated at compile time with
+///   the input size and parameter values; FLOAT → RGBA16F; PERSISTENT → a ping-ponged target that keeps
+///   its contents from frame to frame). The kernel's expression reads the last pass's target, flipped back.
+///
+/// Compile errors: before the graph is compiled, `prepare` compiles the translated program as is and
+/// throws `UserShaderCompileError` with the log mapped to the author's lines.
+///
+/// Changing a parameter that a WIDTH/HEIGHT expression uses takes effect at the next graph compile.
+public final class UserShaderKernel: ParameterizedKernel {
+    public let shader: UserShader
+    public let inputCount: Int
+    public var parameters: ParameterValues {
+        didSet { noteEvents(from: oldValue) }
+    }
+    /// The sampler names of the kernel's inputs, in input order.
+    public let imageInputs: [String]
+    /// Built-in shaders (known to compile) skip the validation compile.
+    private let trusted: Bool
+    private let imageLoader: ShaderImageLoader
+    /// The fused form, when the shader allows it (and, for untrusted shaders, it compiled on its own).
+    private var fused: (library: String, expression: String, output: String)?
+    private var emptyTexture: Texture?
+    private var importedTextures: [String: Texture] = [:]
+    private var sourceSize = Size(width: 1, height: 1)
+    private var pendingEvents: Set<String> = []
+    private var eventsSentAt: Int?
+
+    /// True when the kernel is evaluated as a fused point-wise expression.
+    public var isFused: Bool { fused != nil }
+
+    public init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
+                imageLoader: @escaping ShaderImageLoader = UserShaderKernel.netpbmImageLoader) throws {
+        self.shader = shader
+        self.imageInputs = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        self.inputCount = imageInputs.count
+        self.parameters = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
+        self.trusted = trusted
+        self.imageLoader = imageLoader
+        self.fused = Self.fusedForm(of: shader)
+        noteEvents(from: nil)
+    }
+
+    // MARK: Parameters
+
+    /// The filter parameters of a shader's parameters (see the type's documentation).
+    public static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
+        shader.parameters.compactMap(spec(for:))
+    }
+
+    static func spec(for parameter: ShaderParameter) -> ParameterSpec? {
+        let summary = parameter.label ?? ""
+        let fallback = parameter.effectiveDefault
+        switch parameter.type {
+        case .float:
+            let lo = parameter.minimum?.scalar ?? -Double.infinity, hi = parameter.maximum?.scalar ?? Double.infinity
+            let value = fallback?.scalar ?? 0
+            return ParameterSpec(parameter.name, .float(min(lo, hi)...max(lo, hi)), default: .float(value), summary)
+        case .long:
+            let value = Int(fallback?.scalar ?? 0)
+            if !parameter.labels.isEmpty, parameter.labels.count == parameter.values.count {
+                let index = parameter.values.firstIndex(of: value) ?? 0
+                return ParameterSpec(parameter.name, .choice(parameter.labels), default: .choice(parameter.labels[index]), summary)
+            }
+            var lo = parameter.minimum?.scalar.map { Int($0) } ?? parameter.values.min() ?? Int.min
+            var hi = parameter.maximum?.scalar.map { Int($0) } ?? parameter.values.max() ?? Int.max
+            if lo > hi { swap(&lo, &hi) }
+            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(value), summary)
+        case .bool, .event:
+            return ParameterSpec(parameter.name, .bool, default: .bool((fallback?.scalar ?? 0) != 0), summary)
+        case .color, .vector3:
+            guard case .vector(let v)? = fallback else { return nil }
+            return ParameterSpec(parameter.name, .color, default: .color(SIMD4(v[0], v[1], v[2], v.count > 3 ? v[3] : 1)), summary)
+        case .point2D:
+            guard case .vector(let v)? = fallback, v.count >= 2 else { return nil }
+            return ParameterSpec(parameter.name, .point, default: .point(SIMD2(v[0], v[1])), summary)
+        case .image:
+            return nil
+        }
+    }
+
+    /// Numbers for WIDTH/HEIGHT expressions: float, long (its value), bool and event inputs.
+    private var numericValues: [String: Double] {
+        var values: [String: Double] = [:]
+        for parameter in shader.parameters {
+            if let value = uniformInt(parameter) { values[parameter.name] = Double(value) }
+            else if parameter.type == .float { values[parameter.name] = parameters.double(parameter.name) }
+        }
+        return values
+    }
+
+    /// The int uniform of a long, bool or event parameter.
+    private func uniformInt(_ parameter: ShaderParameter) -> Int? {
+        switch parameter.type {
+        case .long:
+            if case .choice(let label)? = parameters[parameter.name], let index = parameter.labels.firstIndex(of: label),
+               index < parameter.values.count {
+                return parameter.values[index]
+            }
+            return parameters.int(parameter.name)
+        case .bool: return parameters.bool(parameter.name) ? 1 : 0
+        case .event: return pendingEvents.contains(parameter.name) ? 1 : 0
+        default: return nil
+        }
+    }
+
+    private func noteEvents(from old: ParameterValues?) {
+        for parameter in shader.parameters where parameter.type == .event {
+            if parameters.bool(parameter.name), old.map({ !$0.bool(parameter.name) }) ?? true {
+                pendingEvents.insert(parameter.name)
+            }
+        }
+    }
+
+    // MARK: FilterKernel
+
+    public var isPointwise: Bool { fused != nil }
+    public var expressionReadsInputs: Bool { fused != nil }
+    public var cost: Int { fused != nil ? 0 : 1 }
+    public var library: String { fused?.library ?? Self.passLibrary(inputs: inputCount) }
+
+    public var expression: String {
+        if let fused { return fused.expression }
+        let last = inputCount + shader.passes.count - 1
+        return """
+            vec4 $main(vec2 p) {
+                return texture($pass\(last), vec2(p.x / $isf_outSize.x, 1.0 - p.y / $isf_outSize.y));
+            }
+
+            """
+    }
+
+    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
+        self.sourceSize = sourceSize
+        return renderSize(inputSizes)
+    }
+
+    private func renderSize(_ inputSizes: [Size]) -> Size {
+        shader.inputImage != nil ? inputSizes[0] : sourceSize
+    }
+
+    public var prepasses: [KernelPrepass] {
+        guard fused == nil else { return [] }
+        var list: [KernelPrepass] = []
+        for index in 0..<inputCount {
+            list.append(KernelPrepass(main: """
+                void main() {
+                    prism_out = $in\(index)(vec2(gl_FragCoord.x, $isf_inSize\(index).y - gl_FragCoord.y));
+                }
+
+                """, size: { $0[index] }))
+        }
+        let sizes = targetSizes()
+        for (index, pass) in shader.passes.enumerated() {
+            list.append(KernelPrepass(main: passSource(index), format: pass.float ? .rgba16f : nil,
+                                      persistent: pass.persistent && pass.target != nil,
+                                      size: { sizes($0)[index] }))
+        }
+        return list
+    }
+
+    /// The size of every pass's target for the input sizes, with the current parameter values.
+    private func targetSizes() -> @Sendable ([Size]) -> [Size] {
+        let values = numericValues, passes = shader.passes, hasInput = shader.inputImage != nil, source = sourceSize
+        return { inputSizes in
+            let render = hasInput ? inputSizes[0] : source
+            return passes.map { pass in
+                Size(width: pass.width?.pixels(width: render.width, height: render.height, inputs: values, fallback: render.width) ?? render.width,
+                     height: pass.height?.pixels(width: render.width, height: render.height, inputs: values, fallback: render.height) ?? render.height)
+            }
+        }
+    }
+
+    static func passLibrary(inputs: Int) -> String {
+        (0..<inputs).map { "uniform vec2 $isf_inSize\($0);\n" }.joined() + "uniform vec2 $isf_outSize;\n"
+    }
+
+    /// The author's program for ISF pass `index` as a prepass `main`: our output, our samplers, a
+    /// constant PASSINDEX.
+    private func passSource(_ index: Int) -> String {
+        let program = shader.passes[index].program
+        var samplers: [String: String] = [:]
+        for (input, name) in imageInputs.enumerated() { samplers[name] = "$pass\(input)" }
+        for (other, pass) in shader.passes.enumerated() {
+            guard let target = pass.target else { continue }
+            let readable = other < index || (pass.persistent && pass.target != nil)
+            samplers[target] = readable ? "$pass\(inputCount + other)" : "$isf_empty"
+        }
+        if shader.kind == .shadertoy {
+            for channel in 1...3 { samplers["iChannel\(channel)"] = "$isf_empty" }
+        }
+        var lines = ["uniform sampler2D $isf_empty;"]
+        for (number, text) in splitLines(program.source).enumerated() {
+            let generated = number >= program.lineMap.origins.count || program.lineMap.origins[number] == nil
+            let declaration = Self.declaration(text)
+            if text.trimmingLeadingWhitespace().hasPrefix("#version") {
+                lines.append("")
+            } else if generated, text == "uniform int PASSINDEX;" {
+                lines.append("const int PASSINDEX = \(index);")
+            } else if let (kind, name) = declaration, kind == "sampler2D", let replacement = samplers[name] {
+                lines.append("#define \(name) \(replacement)")
+            } else if let (kind, name) = declaration, kind == "out" {
+                lines.append("#define \(name) prism_out")
+            } else {
+                lines.append(text)
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `("sampler2D", name)` for `uniform [precision] sampler2D name;`, `("out", name)` for
+    /// `[layout(…)] out [precision] vec4 name;`; nil for other lines.
+    static func declaration(_ line: String) -> (String, String)? {
+        var text = line
+        if let comment = text.range(of: "//") { text = String(text[..<comment.lowerBound]) }
+        text = text.trimmingLeadingWhitespace().trimmingTrailingWhitespace()
+        if text.hasPrefix("layout"), let close = text.firstIndex(of: ")") {
+            text = String(text[text.index(after: close)...]).trimmingLeadingWhitespace()
+        }
+        guard text.hasSuffix(";") else { return nil }
+        var words = text.dropLast().split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        words.removeAll { ["lowp", "mediump", "highp"].contains($0) }
+        guard words.count == 3 else { return nil }
+        if words[0] == "uniform", words[1] == "sampler2D" { return ("sampler2D", words[2]) }
+        if words[0] == "out", words[1] == "vec4" { return ("out", words[2]) }
+        return nil
+    }
+
+    // MARK: The fused form
+
+    /// The expression form of a single-pass ISF filter that reads its input only at the pixel it
+    /// computes; nil for any other shader.
+    static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
+        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil,
+              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty,
+              let input = shader.inputImage else { return nil }
+        let program = shader.passes[0].program
+        // The author's lines (the preamble is ours, rebuilt below).
+        let origins = program.lineMap.origins
+        let lines = splitLines(program.source)
+        var body: [String] = []
+        var output = "isf_FragColor"
+        var declaresOutput = false
+        for (number, text) in lines.enumerated() where number < origins.count && origins[number] != nil {
+            if let (kind, name) = declaration(text), kind == "out" {
+                output = name
+                declaresOutput = true
+                body.append("vec4 \(name);")
+            } else {
+                body.append(text)
+            }
+        }
+        var prefixer = GLSLPrefixer(prefix: "$U", replacements: ["gl_FragCoord": "$isf_FragCoord"])
+        let pieces = prefixer.pieces(body.joined(separator: "\n"))
+        // texture(inputImage, isf_FragNormCoord) → $in0($isf_p); any other use of the input: not point-wise.
+        var code = ""
+        var i = 0
+        func significant(_ from: Int) -> Int {
+            var j = from
+            while j < pieces.count, case .text(let s) = pieces[j], s.allSatisfy(\.isWhitespace) { j += 1 }
+            return j
+        }
+        while i < pieces.count {
+            let piece = pieces[i]
+            if case .identifier(let word, _) = piece {
+                if word == "discard" || word == "gl_FragData" || word == "dFdx" || word == "dFdy" || word == "fwidth" { return nil }
+                if word == "texture" {
+                    var j = significant(i + 1)
+                    var names: [String] = []
+                    var symbols: [Character] = []
+                    // texture ( input , isf_FragNormCoord )
+                    for expected in ["(", "name", ",", "name", ")"] {
+                        guard j < pieces.count else { break }
+                        switch (expected, pieces[j]) {
+                        case ("name", .identifier(let name, _)): names.append(name)
+                        case (_, .symbol(let c)) where expected != "name": symbols.append(c)
+                        default: break
+                        }
+                        j = significant(j + 1)
+                    }
+                    if names == [input, "isf_FragNormCoord"], symbols == ["(", ",", ")"] {
+                        code += "$in0($isf_p)"
+                        i = j
+                        continue
+                    }
+                }
+                if word == input { return nil }
+            }
+            code += piece.output
+            i += 1
+        }
+        var library = ""
+        for parameter in shader.parameters {
+            library += "uniform \(parameter.type.glslType) $U\(parameter.name);\n"
+        }
+        library += """
+            uniform float $UTIME;
+            uniform float $UTIMEDELTA;
+            uniform int $UFRAMEINDEX;
+            uniform vec2 $URENDERSIZE;
+            uniform vec4 $UDATE;
+            uniform vec2 $U_\(input)_imgSize;
+            const int $UPASSINDEX = 0;
+            vec2 $isf_p;
+            #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
+            #define $Uisf_FragNormCoord (vec2($isf_p.x, $URENDERSIZE.y - $isf_p.y) / $URENDERSIZE)
+
+            """
+        if !declaresOutput { library += "vec4 $U\(output);\n" }
+        let expression = code + """
+
+            vec4 $main(vec2 p) {
+                $isf_p = p;
+                $U\(output) = vec4(0.0);
+                $Umain();
+                return $U\(output);
+            }
+
+            """
+        return (library, expression, output)
+    }
+
+    // MARK: GPU
+
+    /// Renderers that prepared this kernel and have not released it.
+    private var gpuUsers = 0
+
+    public func releaseGPUResources() {
+        gpuUsers -= 1
+        if gpuUsers <= 0 {
+            emptyTexture = nil
+            importedTextures.removeAll()
+        }
+    }
+
+    public func prepare() throws {
+        gpuUsers += 1
+        do { try prepareResources() } catch {
+            releaseGPUResources()
+            throw error
+        }
+    }
+
+    private func prepareResources() throws {
+        if emptyTexture == nil {
+            let empty = try Texture(size: Size(width: 1, height: 1), format: .rgba8)
+            let zero = [UInt8](repeating: 0, count: 4)
+            zero.withUnsafeBytes { empty.upload($0.baseAddress!, rowBytes: 4) }
+            emptyTexture = empty
+        }
+        for image in shader.importedImages where importedTextures[image.name] == nil {
+            let size: Size, rgba: [UInt8]
+            do { (size, rgba) = try imageLoader(image.resolvedPath) } catch {
+                throw UsageError("\(shader.path): cannot load imported image '\(image.name)' from \(image.resolvedPath): \(error)")
+            }
+            guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
+                throw UsageError("\(image.resolvedPath): the image loader returned \(rgba.count) bytes for \(size)")
+            }
+            // Bottom row first: ISF's origin.
+            var flipped = [UInt8](repeating: 0, count: rgba.count)
+            let row = size.width * 4
+            for y in 0..<size.height {
+                flipped[(y * row)..<((y + 1) * row)] = rgba[((size.height - 1 - y) * row)..<((size.height - y) * row)]
+            }
+            let texture = try Texture(size: size, format: .rgba8)
+            flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
+            importedTextures[image.name] = texture
+        }
+        guard !trusted else { return }
+        try validate()
+        // The fused form is a rewrite of the author's code: if it does not compile on its own (a
+        // construct the rewrite does not handle), run the shader as passes instead.
+        if let fused {
+            let source = FrameShaders.header + "vec4 t_in0(vec2 p) { return vec4(p, 0.0, 1.0); }\n"
+                + (fused.library + fused.expression).replacingOccurrences(of: "$", with: "t_")
+                + "out vec4 prism_out;\nvoid main() { prism_out = t_main(gl_FragCoord.xy); }\n"
+            if (try? ShaderProgram(label: shader.path + " (fused)", fragment: source)) == nil { self.fused = nil }
+        }
+    }
+
+    /// Compiles each distinct translated program as it is; errors come back in the author's lines.
+    public func validate() throws {
+        var seen = Set<String>()
+        for pass in shader.passes where seen.insert(pass.program.source).inserted {
+            do {
+                _ = try ShaderProgram(label: shader.path, vertex: UserShader.vertexShaderSource, fragment: pass.program.source)
+            } catch let error as ShaderCompileError {
+                throw UserShaderCompileError(file: shader.path,
+                                             diagnostics: pass.program.diagnostics(fromLog: error.log, file: shader.path),
+                                             log: error.log)
+            }
+        }
+    }
+
+    public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        let prefix = fused != nil ? "$U" : ""
+        func name(_ n: String) -> String { prefix + n }
+        if let sent = eventsSentAt, sent != frame.frameIndex {
+            pendingEvents.removeAll()
+            eventsSentAt = nil
+        }
+        if !pendingEvents.isEmpty, eventsSentAt == nil { eventsSentAt = frame.frameIndex }
+
+        let render = uniforms.outputSize
+        let date = Self.date()
+        switch shader.kind {
+        case .isf, .glsl:
+            uniforms.set(name("TIME"), Float(frame.time))
+            uniforms.set(name("TIMEDELTA"), Float(frame.timeDelta))
+            uniforms.set(name("FRAMEINDEX"), Int32(truncatingIfNeeded: frame.frameIndex))
+            uniforms.set(name("RENDERSIZE"), Float(render.width), Float(render.height))
+            uniforms.set(name("DATE"), date)
+        case .shadertoy:
+            uniforms.set("iResolution", Float(render.width), Float(render.height), 1)
+            uniforms.set("iTime", Float(frame.time))
+            uniforms.set("iTimeDelta", Float(frame.timeDelta))
+            uniforms.set("iFrameRate", Float(frame.timeDelta > 0 ? 1 / frame.timeDelta : 0))
+            uniforms.set("iFrame", Int32(truncatingIfNeeded: frame.frameIndex))
+            uniforms.set("iMouse", 0, 0, 0, 0)
+            uniforms.set("iDate", date)
+            for channel in 0..<4 {
+                let size = channel < uniforms.inputSizes.count ? uniforms.inputSizes[channel] : Size(width: 1, height: 1)
+                uniforms.set("iChannelResolution[\(channel)]", Float(size.width), Float(size.height), 1)
+                uniforms.set("iChannelTime[\(channel)]", Float(frame.time))
+            }
+        }
+        for parameter in shader.parameters {
+            let uniform = name(parameter.name)
+            if let value = uniformInt(parameter) {
+                uniforms.set(uniform, Int32(truncatingIfNeeded: value))
+                continue
+            }
+            switch parameter.type {
+            case .float: uniforms.set(uniform, Float(parameters.double(parameter.name)))
+            case .color: uniforms.set(uniform, parameters.color(parameter.name))
+            case .vector3:
+                let c = parameters.color(parameter.name)
+                uniforms.set(uniform, Float(c.x), Float(c.y), Float(c.z))
+            case .point2D: uniforms.set(uniform, parameters.point(parameter.name))
+            default: break
+            }
+        }
+        // Image sizes.
+        for (index, image) in imageInputs.enumerated() where index < uniforms.inputSizes.count {
+            let size = uniforms.inputSizes[index]
+            uniforms.set(name(GLSLRewriter.sizeUniform(image)), Float(size.width), Float(size.height))
+            uniforms.set("$isf_inSize\(index)", Float(size.width), Float(size.height))
+        }
+        uniforms.set("$isf_outSize", Float(render.width), Float(render.height))
+        guard fused == nil else { return }
+        let sizes = targetSizes()(uniforms.inputSizes)
+        for (index, pass) in shader.passes.enumerated() {
+            guard let target = pass.target else { continue }
+            uniforms.set(GLSLRewriter.sizeUniform(target), Float(sizes[index].width), Float(sizes[index].height))
+        }
+        for image in shader.importedImages {
+            guard let texture = importedTextures[image.name] else { continue }
+            uniforms.set(GLSLRewriter.sizeUniform(image.name), Float(texture.size.width), Float(texture.size.height))
+            uniforms.bindTexture(image.name, name: texture.name)
+        }
+        if let emptyTexture { uniforms.bindTexture("$isf_empty", name: emptyTexture.name) }
+    }
+
+    /// ISF's DATE: year, month, day, seconds since midnight (local time).
+    static func date(_ now: Date = Date()) -> SIMD4<Double> {
+        let calendar = Calendar(identifier: .gregorian)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
+        let seconds = Double((c.hour ?? 0) * 3600 + (c.minute ?? 0) * 60 + (c.second ?? 0)) + Double(c.nanosecond ?? 0) / 1e9
+        return SIMD4(Double(c.year ?? 0), Double(c.month ?? 0), Double(c.day ?? 0), seconds)
+    }
+
+    // MARK: Images
+
+    /// Reads binary PPM (`P6`) and PAM (`P7`, RGB or RGB_ALPHA) files with 8-bit samples.
+    public static let netpbmImageLoader: ShaderImageLoader = { path in
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+        return try decodeNetpbm([UInt8](data), path: path)
+    }
+
+    static func decodeNetpbm(_ bytes: [UInt8], path: String) throws -> (size: Size, rgba: [UInt8]) {
+        var position = 0
+        func token() -> String {
+            while position < bytes.count {
+                if bytes[position] == UInt8(ascii: "#") {
+                    while position < bytes.count, bytes[position] != 10 { position += 1 }
+                } else if [9, 10, 13, 32].contains(bytes[position]) {
+                    position += 1
+                } else { break }
+            }
+            let start = position
+            while position < bytes.count, ![9, 10, 13, 32].contains(bytes[position]) { position += 1 }
+            return String(decoding: bytes[start..<position], as: UTF8.self)
+        }
+        let magic = token()
+        var width = 0, height = 0, maxValue = 0, depth = 3
+        switch magic {
+        case "P6":
+            width = Int(token()) ?? 0
+            height = Int(token()) ?? 0
+            maxValue = Int(token()) ?? 0
+        case "P7":
+            while true {
+                let key = token()
+                if key == "ENDHDR" || key.isEmpty { break }
+                let value = token()
+                switch key {
+                case "WIDTH": width = Int(value) ?? 0
+                case "HEIGHT": height = Int(value) ?? 0
+                case "DEPTH": depth = Int(value) ?? 0
+                case "MAXVAL": maxValue = Int(value) ?? 0
+                default: break
+                }
+            }
+        default:
+            throw UsageError("\(path): not a binary PPM or PAM file (only P6 and P7 are read without an image loader)")
+        }
+        position += 1  // the single blank after the header
+        guard width > 0, height > 0, maxValue == 255, depth == 3 || depth == 4,
+              bytes.count - position >= width * height * depth else {
+            throw UsageError("\(path): unsupported or truncated PPM/PAM (8-bit RGB or RGBA only)")
+        }
+        var rgba = [UInt8](repeating: 255, count: width * height * 4)
+        for pixel in 0..<(width * height) {
+            for channel in 0..<depth { rgba[pixel * 4 + channel] = bytes[position + pixel * depth + channel] }
+        }
+        return (Size(width: width, height: height), rgba)
+    }
+}

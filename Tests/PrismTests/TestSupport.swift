@@ -1,0 +1,91 @@
+import Foundation
+import XCTest
+import PrismCore
+
+/// A scratch directory removed at the end of the test.
+final class ScratchDirectory {
+    let url: URL
+    init() {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("prism-tests-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func contents() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
+}
+
+/// The result of running a program.
+struct ProcessResult {
+    var status: Int32
+    var stdout: Data
+    var stderr: String
+    var stderrLines: [String] { stderr.split(separator: "\n").map(String.init) }
+}
+
+enum Tools {
+    /// The built `prism` next to the test bundle (swift build puts both in .build/<config>).
+    static var prism: String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return bundle.appendingPathComponent("prism").path
+    }
+
+    static var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// shared/fixtures beside the checkout (CI lays shared/ beside the clone).
+    static func fixture(_ name: String) -> String {
+        repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/\(name)").path
+    }
+
+    static func which(_ name: String) -> String? {
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// Runs a program to completion, feeding `stdin` and collecting both outputs.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 120) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        let writer = Thread {
+            if let stdin {
+                try? input.fileHandleForWriting.write(contentsOf: stdin)
+                try? input.fileHandleForWriting.close()
+            }
+        }
+        writer.start()
+        // Drain both pipes concurrently so a chatty child cannot block.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errBox = Box()
+        let errReader = Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
+        errReader.start()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            XCTFail("\(executable) \(arguments.joined(separator: " ")) timed out")
+        }
+        process.waitUntilExit()
+        while !errReader.isFinished { usleep(1000) }
+        return ProcessResult(status: process.terminationStatus, stdout: output,
+                             stderr: String(decoding: errBox.data, as: UTF8.self))
+    }
+
+    static func ffmpeg(_ arguments: [String]) throws {
+        guard let ffmpeg = which("ffmpeg") else { throw UsageError("these tests need ffmpeg on PATH to make inputs (.ci/run installs it)") }
+        let result = try run(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y"] + arguments)
+        guard result.status == 0 else { throw UsageError("ffmpeg failed: \(result.stderr)") }
+    }
+}
