@@ -7,8 +7,8 @@ import PrismFilters
 ///
 /// Covers linear chains of invert, color, the photo looks (mono, noir, …: `ColorLook.apply`) and
 /// pixellate; other graphs are reported as not verifiable on the CPU. Input and output are tightly
-/// packed yuv420p; chroma is read with the engine's documented siting (co-sited horizontally, between
-/// rows vertically, bilinear) and written as the mean of each 2×2 block.
+/// packed yuv420p; chroma is resampled as the engine documents it: sample-and-hold up, the mean of each
+/// 2×2 block down.
 struct BenchReference {
     enum Step {
         case invert
@@ -57,50 +57,40 @@ struct BenchReference {
             case .look(let look, let intensity):
                 for i in rgb.indices {
                     let c = rgb[i]
-                    rgb[i] = Self.clamp(c + (look.apply(c) - c) * intensity)
+                    // The look's table is looked up at the clamped colour, then mixed with the original.
+                    rgb[i] = c + (look.apply(Self.clamp(c)) - c) * intensity
                 }
             case .color(let brightness, let contrast, let saturation):
                 for i in rgb.indices {
                     let c = rgb[i]
                     let luma = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                     let saturated = SIMD3(repeating: luma) + (c - SIMD3(repeating: luma)) * saturation
-                    rgb[i] = Self.clamp((saturated - 0.5) * contrast + 0.5 + brightness)
+                    // As documented: no clamp (a fused chain carries values outside 0...1 to the next step).
+                    rgb[i] = (saturated - 0.5) * contrast + 0.5 + brightness
                 }
             case .pixellate(let scale, let center):
                 rgb = Self.pixellate(rgb, size: size, scale: scale, center: center)
+                // The block means live in an 8-bit texture; point-wise steps fuse without one.
+                for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
             }
-            // Intermediate textures hold 8-bit values.
-            for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
         }
         return Self.yuv420p(fromRGB: rgb, size: size, colorSpace: colorSpace)
     }
 
     static func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { c.clamped(lowerBound: .zero, upperBound: .one) }
 
+    /// Chroma upsampled by sample-and-hold, as `FrameShaders` documents: each chroma sample covers its
+    /// 2×2 block of pixels (so an identity pass gives the chroma planes back unchanged).
     static func rgb(fromYUV420p bytes: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [SIMD3<Double>] {
         let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
         let cbBase = w * h, crBase = cbBase + cw * ch
-        func chroma(_ base: Int, _ x: Int, _ y: Int) -> Double {
-            Double(bytes[base + min(max(y, 0), ch - 1) * cw + min(max(x, 0), cw - 1)])
-        }
-        func bilinear(_ base: Int, _ u: Double, _ v: Double) -> Double {
-            let tx = u - 0.5, ty = v - 0.5
-            let x0 = Int(tx.rounded(.down)), y0 = Int(ty.rounded(.down))
-            let fx = tx - Double(x0), fy = ty - Double(y0)
-            let a: Double = chroma(base, x0, y0), b: Double = chroma(base, x0 + 1, y0)
-            let c: Double = chroma(base, x0, y0 + 1), d: Double = chroma(base, x0 + 1, y0 + 1)
-            let top: Double = a + (b - a) * fx
-            let bottom: Double = c + (d - c) * fx
-            return top + (bottom - top) * fy
-        }
         var out = [SIMD3<Double>](repeating: .zero, count: w * h)
         for y in 0..<h {
             for x in 0..<w {
-                // Chroma texel-space position of pixel (x, y): x/2 + 0.5 across, (y + 0.5)/2 down.
-                let u = Double(x) * 0.5 + 0.5, v = (Double(y) + 0.5) / 2
-                let cb = bilinear(cbBase, u, v) / 255, cr = bilinear(crBase, u, v) / 255
-                let c = colorSpace.rgb(fromY: Double(bytes[y * w + x]) / 255, cb: cb, cr: cr)
-                out[y * w + x] = clamp(SIMD3(c.r, c.g, c.b))
+                let c = (y >> 1) * cw + (x >> 1)
+                let cb = Double(bytes[cbBase + c]) / 255, cr = Double(bytes[crBase + c]) / 255
+                let rgb = colorSpace.rgb(fromY: Double(bytes[y * w + x]) / 255, cb: cb, cr: cr)
+                out[y * w + x] = clamp(SIMD3(rgb.r, rgb.g, rgb.b))
             }
         }
         return out

@@ -125,7 +125,7 @@ final class BenchRunner {
         }
         try? FileManager.default.removeItem(atPath: clip.rawPath)
         return BenchSizeResult(name: name, width: size.width, height: size.height, clipFrames: frames,
-                               clip: "h264 (libx264 ultrafast, crf 12) yuv420p in .mkv, made by Prism's test pattern",
+                               clip: "h264 (libx264 ultrafast, crf 12) 4:2:0 in .mkv, made by Prism's test pattern",
                                passes: gpuResult.passLabels, timerMethod: gpuResult.timerMethod,
                                timerNote: gpuResult.timerNote, rows: rows,
                                verifications: verifications)
@@ -150,8 +150,9 @@ final class BenchRunner {
         let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1), frameCount: frames)
         let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info),
                                      settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 12))
-        guard let pool = FrameBufferPool(format: .yuv420p, size: size, capacity: 16) else {
-            throw BenchError("cannot pool yuv420p frames at \(size)")
+        let clipFormat = writer.settings.pixelFormat
+        guard let pool = FrameBufferPool(format: clipFormat, size: size, capacity: 16) else {
+            throw BenchError("cannot pool \(clipFormat.rawValue) frames at \(size)")
         }
         let raw = ffmpeg != nil ? FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: rawPath, contents: nil); return rawPath }()) : nil
         while let frame = pattern.nextFrame() {
@@ -247,16 +248,30 @@ final class BenchRunner {
         return [Array(bytes[0..<luma]), Array(bytes[luma..<(luma + chroma)]), Array(bytes[(luma + chroma)...])]
     }
 
-    /// A packed readback buffer → tightly packed planes.
+    /// A packed readback buffer (yuv420p or nv12) → tightly packed yuv420p, what the checks compare.
     private static func unpack(_ buffer: UnsafeRawPointer, layout: PackedFrameLayout) -> [UInt8] {
-        var out: [UInt8] = []
+        var planes: [[UInt8]] = []
         for plane in layout.planes {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(plane.rows * plane.usedRowBytes)
             for row in 0..<plane.rows {
                 let start = buffer + plane.offset + row * plane.rowBytes
-                out.append(contentsOf: UnsafeRawBufferPointer(start: start, count: plane.usedRowBytes))
+                bytes.append(contentsOf: UnsafeRawBufferPointer(start: start, count: plane.usedRowBytes))
             }
+            planes.append(bytes)
         }
-        return out
+        if layout.format == .nv12, planes.count == 2 {
+            let interleaved = planes[1]
+            var cb = [UInt8](), cr = [UInt8]()
+            cb.reserveCapacity(interleaved.count / 2)
+            cr.reserveCapacity(interleaved.count / 2)
+            for index in stride(from: 0, to: interleaved.count - 1, by: 2) {
+                cb.append(interleaved[index])
+                cr.append(interleaved[index + 1])
+            }
+            planes = [planes[0], cb, cr]
+        }
+        return planes.flatMap { $0 }
     }
 
     private func measureGPU(size: Size, clip: Clip) throws -> GPUStages {
@@ -266,6 +281,7 @@ final class BenchRunner {
         let extensions = context.info.extensions
         let reference = BenchReference.make(for: try GraphBinder().bind(options.filter))
         let checkFrames = clip.checkFrames
+        let sinkFormat = VideoEncoderSettings(codec: .h264).pixelFormat
         let colorSpace = clip.colorSpace
         var result = GPUStages()
         var methodUsed = ""
@@ -325,8 +341,8 @@ final class BenchRunner {
                 result.rows.append(row)
             }
 
-            // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed yuv420p out).
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p])
+            // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed as libx264 takes it).
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat])
             result.passLabels = renderer.passLabels
             let layout = renderer.sinkLayouts[0]
             try Self.withPlanes(lumaPlanes[0], format: .yuv420p, size: size) { pointers in
@@ -372,6 +388,9 @@ final class BenchRunner {
                 } else {
                     methodNote = "no GL_EXT_disjoint_timer_query: fenced CPU timing"
                 }
+                if let queries = chosen, queries.discardedFrames > 0 {
+                    methodNote += "; PassTimer discarded \(queries.discardedFrames) frame(s) of disjoint or absurd query results"
+                }
                 if chosen == nil {
                     let timer = PassTimer(passCount: renderer.passCount, preferQueries: false, extensions: extensions)
                     renderer.timer = timer
@@ -392,7 +411,7 @@ final class BenchRunner {
                 var total = BenchRow(id: "graph.total", stage: "filter",
                                      label: "graph, all \(renderer.passCount) passes", prism: try self.figure(wall, "graph"),
                                      comparison: "")
-                total.note = "fenced wall time of GraphRenderer.render (source conversion and yuv420p pack fused in)"
+                total.note = "fenced wall time of GraphRenderer.render (source conversion and \(sinkFormat.rawValue) pack fused in)"
                 result.rows.append(total)
 
                 // Readback: synchronous against the pixel-buffer-object ring.
@@ -413,7 +432,7 @@ final class BenchRunner {
                     var row = BenchRow(id: "readback.\(strategy.rawValue)", stage: "readback",
                                        label: strategy == .sync ? "readback sync (glReadPixels)" : "readback PBO ring (3)",
                                        prism: try self.figure(values, "readback"), comparison: "")
-                    row.note = String(format: "%.2f MB packed yuv420p; rendered frame finished before timing", Double(layout.byteCount) / 1e6)
+                    row.note = String(format: "%.2f MB packed %@; rendered frame finished before timing", Double(layout.byteCount) / 1e6, sinkFormat.rawValue)
                         + (strategy == ReadbackStrategy.preferred(for: self.context.info) ? "; the engine's choice here" : "")
                     result.rows.append(row)
                 }
@@ -516,7 +535,8 @@ final class BenchRunner {
         var settings: VideoEncoderSettings
         var container: String
         var label: String { settings.codec == .h264 || settings.codec == .hevc
-            ? "encode \(settings.encoderName) \(settings.preset)" : "encode \(settings.encoderName) (\(settings.pixelFormat.rawValue))" }
+            ? "encode \(settings.encoderName) \(settings.preset) (\(settings.pixelFormat.rawValue))"
+            : "encode \(settings.encoderName) (\(settings.pixelFormat.rawValue))" }
         var id: String { "encode.\(settings.codec.rawValue)" + (settings.codec == .h264 || settings.codec == .hevc ? ".\(settings.preset)" : "") }
     }
 
