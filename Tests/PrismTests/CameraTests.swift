@@ -150,6 +150,26 @@ final class CameraTests: XCTestCase {
         XCTAssert(closes.allSatisfy { $0.contains("streaming=0 buffers=0 mapped=0") }, closes.joined(separator: "\n"))
     }
 
+    func testDevPreviewsTheCamera() throws {
+        // The invert look on the fake camera: its blue background comes out yellow in the preview.
+        let directory = try TemporaryDirectory()
+        try DevTests.invertCube.write(toFile: directory.file("invert.cube"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("invert.cube"), Self.camera, "--size", "320x240"],
+                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera])
+        defer { dev.stop() }
+        XCTAssert(dev.stderr.contains("input: camera \(Self.camera) (Prism Fake Camera 0, prism-fake) YUYV 320x240 @ 30 fps"),
+                  dev.stderr)
+        try dev.waitForState("camera frames flowing") { ($0["frames"] as? Int ?? 0) > 5 }
+        let reply = try dev.get("/snapshot")
+        XCTAssertEqual(reply.status, 200)
+        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let image = try ImageFile.read(path: path)
+        XCTAssertEqual(image.size, Size(width: 320, height: 240))
+        let corner = image.pixel(x: image.size.width - 4, y: image.size.height - 4)
+        XCTAssert(corner.r > 190 && corner.g > 190 && corner.b < 70, "inverted blue is yellow, got \(corner)")
+    }
+
     func testDevicesListsTheCamera() throws {
         let result = try prism(["devices"], ["PRISM_FAKE_V4L2_FORMATS": "YUYV,MJPG", "PRISM_FAKE_V4L2_SIZES": "640x480,1280x720"])
         XCTAssertEqual(result.status, 0, result.stderr)
