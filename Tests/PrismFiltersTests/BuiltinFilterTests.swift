@@ -1,5 +1,6 @@
 import XCTest
 import PrismCore
+import PrismGPU
 @testable import PrismFilters
 
 final class BuiltinFilterTests: XCTestCase {
@@ -81,5 +82,102 @@ final class BuiltinFilterTests: XCTestCase {
         // With 8-bit intermediates each extra pass may round once more (contrast 1.2 amplifies it).
         let unfused8 = try render(graph, image, fuse: false)
         assertClose(try render(graph, image), unfused8, tolerance: 3, "fused vs unfused, 8-bit intermediates")
+    }
+}
+
+final class KernelResourceTests: XCTestCase {
+    func testSharedKernelKeepsItsTableUntilTheLastRendererGoes() throws {
+        // Two renderers over one graph (the dev preview does this while recording); dropping one must
+        // not free the LUT the other still samples.
+        let image = TestImage.varied()
+        let graph = try chain([("mono", [:])])
+        let context = try SharedGPU.get()
+        let expected = try render(graph, image)
+        var first: GraphRenderer?, second: GraphRenderer?
+        try context.perform {
+            first = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            second = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }
+        XCTAssertNotNil(first)
+        try context.perform { first = nil }
+        let out = try context.perform { () -> [UInt8] in
+            defer { second = nil }
+            let uploader = FrameUploader(ringSize: 1)
+            let frame = try image.rgba.withUnsafeBytes {
+                try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
+                                                   colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
+                                                   planes: [($0.baseAddress!, image.size.width * 4)]))
+            }
+            let renderer = second!
+            try renderer.render(frame, context: FrameContext())
+            let layout = renderer.sinkLayouts[0]
+            var packed = [UInt8](repeating: 0, count: layout.byteCount)
+            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+            var rgba: [UInt8] = []
+            for row in 0..<image.size.height {
+                rgba += packed[(row * layout.rowBytes)..<(row * layout.rowBytes + image.size.width * 4)]
+            }
+            return rgba
+        }
+        XCTAssertTrue(out == expected.rgba, "the surviving renderer lost its table")
+    }
+}
+
+final class YUVSourceFusionTests: XCTestCase {
+    /// Runs `graph` on a synthetic 4:2:0 frame (odd-aligned width, so quads straddle the edge) and
+    /// returns RGBA.
+    private func renderYUV(_ graph: FilterGraph, fuse: Bool) throws -> [UInt8] {
+        let size = Size(width: 70, height: 38)
+        var y = [UInt8](repeating: 0, count: 70 * 38), u = [UInt8](repeating: 0, count: 35 * 19), v = u
+        for row in 0..<38 { for x in 0..<70 { y[row * 70 + x] = UInt8(16 + (x * 3 + row * 5 + (x / 7 % 2) * 60) % 220) } }
+        for row in 0..<19 { for x in 0..<35 { u[row * 35 + x] = UInt8(60 + (x * 4) % 130); v[row * 35 + x] = UInt8(200 - (row * 6) % 130) } }
+        return try SharedGPU.get().perform {
+            let uploader = FrameUploader(ringSize: 1)
+            let frame = try y.withUnsafeBytes { yb in try u.withUnsafeBytes { ub in try v.withUnsafeBytes { vb in
+                try uploader.upload(CPUFramePlanes(format: .yuv420p, size: size, colorSpace: YUVColorSpace(matrix: .bt601, range: .limited),
+                                                   planes: [(yb.baseAddress!, 70), (ub.baseAddress!, 35), (vb.baseAddress!, 35)]))
+            } } }
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [.rgba],
+                                             options: CompileOptions(fuse: fuse, intermediateFormat: .rgba16f))
+            try renderer.render(frame, context: FrameContext())
+            let layout = renderer.sinkLayouts[0]
+            var packed = [UInt8](repeating: 0, count: layout.byteCount)
+            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+            return packed
+        }
+    }
+
+    func testBatchedPrepassFromYUVEqualsUnfused() throws {
+        // Pixellate's block sums read four source pixels per fetch when the chain before it is
+        // point-wise; the result must equal the one-pass-per-filter version.
+        for text in ["pixellate(scale=6, center=0.37:0.5)", "invert, mono, pixellate(5)", "color(contrast=1.3), pixellate(9)"] {
+            let graph = try GraphBinder().bind(text)
+            let fused = try renderYUV(graph, fuse: true), unfused = try renderYUV(graph, fuse: false)
+            let worst = zip(fused, unfused).map { abs(Int($0) - Int($1)) }.max()!
+            XCTAssertLessThanOrEqual(worst, 1, text)
+        }
+    }
+}
+
+final class RendererStalenessTests: XCTestCase {
+    func testOnlyStructuralParameterChangesMakeARendererStale() throws {
+        let graph = try GraphBinder().bind("mono(0.5), pixellate(8), blur(2)")
+        let context = try SharedGPU.get()
+        var renderer: GraphRenderer?
+        try context.perform {
+            renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: Size(width: 64, height: 48), sinks: [.rgba])
+        }
+        defer { try? context.perform { renderer = nil } }
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[0].id, "intensity", .float(0.9))    // a uniform
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[1].id, "scale", .float(12))         // block texture size
+        XCTAssertTrue(renderer!.isStale)
+        try graph.setParameter(graph.nodes[1].id, "scale", .float(8))
+        XCTAssertFalse(renderer!.isStale)
+        try graph.setParameter(graph.nodes[2].id, "radius", .float(40))        // taps and reduction
+        XCTAssertTrue(renderer!.isStale)
     }
 }

@@ -160,9 +160,11 @@ enum GPUConversionHarness {
         let shared = FrameShaders.header + FrameShaders.sourceFunctions(for: format)
             + FrameShaders.sourceAccessor(batched: batched && FrameShaders.canBatch(output))
             + "vec4 prism_pixel(vec2 p) { return prism_source(p); }\n"
-        let target = try RenderTarget(size: layout.textureSize)
+        let plan = FrameShaders.packMain(layout: layout, batched: batched)
+        let target = try RenderTarget(size: plan.targetSize, attachments: plan.attachments)
+        target.readPlan = plan.readPlan
         target.bindForDrawing()
-        for draw in FrameShaders.packMain(layout: layout, batched: batched) {
+        for draw in plan.draws {
             let program = try ShaderProgram(label: "convert", fragment: shared + draw.main)
             glViewport(0, GLint(draw.rows.lowerBound), GLsizei(target.size.width), GLsizei(draw.rows.count))
             program.use()

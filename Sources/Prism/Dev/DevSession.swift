@@ -343,6 +343,16 @@ final class DevSession: @unchecked Sendable {
                 case .setParameter(let node, let name, let value):
                     guard current.graph.nodes.indices.contains(node) else { continue }
                     try? current.graph.setParameter(current.graph.nodes[node].id, name, value)
+                    // A value that changes code or sizes (a blur radius, a pixellate scale) needs a new
+                    // compile; the old renderer keeps running if that fails.
+                    if current.renderer.isStale {
+                        do {
+                            let renderer = try build(current.graph, sinks: sinks())
+                            try swap(to: current.graph, renderer: renderer)
+                        } catch {
+                            _ = report(error)
+                        }
+                    }
                     publishParameters(current.graph)
                 case .startRecording(let path):
                     guard recording == nil else { continue }

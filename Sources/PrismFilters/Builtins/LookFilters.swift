@@ -173,8 +173,16 @@ final class LUTKernel: ParameterizedKernel {
             """
     }
 
+    private var users = 0
+
     func prepare() throws {
         if texture == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
+        users += 1
+    }
+
+    func releaseGPUResources() {
+        users -= 1
+        if users <= 0 { texture = nil }
     }
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {

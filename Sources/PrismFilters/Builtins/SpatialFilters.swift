@@ -80,11 +80,28 @@ final class PixellateKernel: ParameterizedKernel {
                     int first = int(max(ceil(lo - 0.5), 0.0));
                     int last = int(min(ceil(lo + $scale - 0.5), $inputSize.x));
                     vec4 sum = vec4(0.0);
-                    for (int x = first; x < last; x++) sum += $in0(vec2(float(x) + 0.5, float(t.y) + 0.5));
+                    float y = float(t.y) + 0.5;
+                #ifdef PRISM_BATCHED
+                    // Four source pixels per fetch; pixels of the quads outside the block are masked.
+                    for (int q = first >> 2; q <= (last - 1) >> 2; q++) {
+                        vec4 s0, s1, s2, s3;
+                        prism_sourceQuad(ivec2(q, t.y), s0, s1, s2, s3);
+                        int x = q * 4;
+                        vec4 inside = vec4(greaterThanEqual(ivec4(x) + ivec4(0, 1, 2, 3), ivec4(first)))
+                            * vec4(lessThan(ivec4(x) + ivec4(0, 1, 2, 3), ivec4(last)));
+                        prism_current = s0; sum += $in0(vec2(float(x) + 0.5, y)) * inside.x;
+                        prism_current = s1; sum += $in0(vec2(float(x) + 1.5, y)) * inside.y;
+                        prism_current = s2; sum += $in0(vec2(float(x) + 2.5, y)) * inside.z;
+                        prism_current = s3; sum += $in0(vec2(float(x) + 3.5, y)) * inside.w;
+                    }
+                #else
+                    for (int x = first; x < last; x++) sum += $in0(vec2(float(x) + 0.5, y));
+                #endif
                     prism_out = sum / float(max(last - first, 1));
                 }
 
-                """, format: .rgba16f, size: { sizes in Size(width: blocks(sizes[0]).width, height: sizes[0].height) }),
+                """, format: .rgba16f, batchable: true,
+                size: { sizes in Size(width: blocks(sizes[0]).width, height: sizes[0].height) }),
             KernelPrepass(main: """
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);

@@ -158,7 +158,9 @@ enum GraphCompiler {
             }
         }
         for (index, layout) in layouts.enumerated() {
-            let target = try pool.acquire(size: layout.textureSize)
+            let shape = FrameShaders.packMain(layout: layout)
+            let target = try pool.acquire(size: shape.targetSize, attachments: shape.attachments)
+            target.readPlan = shape.readPlan
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
@@ -220,7 +222,7 @@ private struct PassBuilder {
         let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat) + code.declarations
         let mains: [PackDraw]
         if let pack {
-            mains = FrameShaders.packMain(layout: pack, batched: batched).map {
+            mains = FrameShaders.packMain(layout: pack, batched: batched).draws.map {
                 PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows)
             }
         } else {
@@ -254,6 +256,7 @@ private struct PassBuilder {
         let prefix = "n\(index)_"
         var code = Code()
         var declarations = ""
+        var firstInputReadsSource = false
         for (inputIndex, input) in node.inputs.enumerated() {
             if node.kernel.textureInputs.contains(inputIndex) {
                 declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
@@ -262,8 +265,13 @@ private struct PassBuilder {
                 // Prepasses may read untextured inputs anywhere: the upstream chain is fused in.
                 let upstream = call(for: input, into: &code)
                 declarations += "vec4 \(prefix)in\(inputIndex)(vec2 p) { return \(upstream)(p); }\n"
+                if inputIndex == 0 { firstInputReadsSource = upstream == "prism_source" || code.sourceReaders.contains(upstream) }
             }
         }
+        // When input 0 is the source seen through point-wise kernels only, a prepass may convert four
+        // source pixels per fetch: `prism_sourceQuad`, then `$in0` with `prism_current` set to each.
+        let batched = node.kernel.prepasses[prepassIndex].batchable && firstInputReadsSource
+            && !code.readsSourceElsewhere && node.inputs.count == 1
         // Earlier targets, and persistent ones anywhere (their own included: the previous frame's).
         let prepasses = node.kernel.prepasses
         for other in prepasses.indices where other < prepassIndex || prepasses[other].persistent {
@@ -272,8 +280,8 @@ private struct PassBuilder {
         }
         let prepass = prepasses[prepassIndex]
         let body = declarations + node.kernel.library + "out vec4 prism_out;\n" + prepass.main
-        let source = FrameShaders.header + code.prelude(batched: false, format: sourceFormat) + code.declarations
-            + substitute(body, prefix: prefix)
+        let source = FrameShaders.header + (batched ? "#define PRISM_BATCHED 1\n" : "")
+            + code.prelude(batched: batched, format: sourceFormat) + code.declarations + substitute(body, prefix: prefix)
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
                                   inputSizes: node.inputs.map(sizeOf)))
         let label = "\(node.name) prepass \(prepassIndex)"

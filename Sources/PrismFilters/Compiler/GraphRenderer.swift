@@ -22,20 +22,36 @@ public final class GraphRenderer {
     /// Persistent prepasses (node, index) not yet drawn in the frame being rendered: readers get `previous`.
     private var pendingPersistent: Set<[Int]> = []
     private var sinkTargets: [Int: RenderTarget] = [:]
+    /// What each kernel's code and sizes were at compile time (see `isStale`).
+    private let signatures: [String]
+    private let compiledNodeSizes: [Size]
     /// Optional per-pass GPU timing.
     public var timer: PassTimer?
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
-        for node in graph.nodes { try node.kernel.prepare() }
-        let result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+        var prepared: [FilterKernel] = []
+        let result: GraphCompiler.Result
+        do {
+            for node in graph.nodes {
+                try node.kernel.prepare()
+                prepared.append(node.kernel)
+            }
+            result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
                                                options: options, pool: pool)
+        } catch {
+            for kernel in prepared { kernel.releaseGPUResources() }
+            throw error
+        }
         self.graph = graph
         self.sourceFormat = sourceFormat
         self.sourceSize = sourceSize
         self.outputSize = result.outputSize
         self.sinkLayouts = result.sinkLayouts
+        self.compiledNodeSizes = result.nodeSizes
         self.passes = result.passes
+        self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
+                                                                  sourceSize: sourceSize) }
         self.pool = pool
         for (passIndex, pass) in passes.enumerated() {
             if let alternate = pass.alternateTarget {
@@ -61,6 +77,29 @@ public final class GraphRenderer {
             pool.release(pass.target)
             if let alternate = pass.alternateTarget { pool.release(alternate) }
         }
+    }
+
+    /// True when a parameter change since compiling altered a kernel's code or a target's size (a blur
+    /// radius, a pixellate scale, a crop): the graph must be compiled again for it to take effect.
+    /// Changes that only reach uniforms (an intensity, a colour) never make a renderer stale.
+    public var isStale: Bool {
+        graph.nodes.enumerated().contains { index, node in
+            index >= signatures.count
+                || Self.signature(of: node, graph: graph, nodeSizes: compiledNodeSizes, sourceSize: sourceSize) != signatures[index]
+        }
+    }
+
+    private static func signature(of node: FilterGraph.Node, graph: FilterGraph, nodeSizes: [Size], sourceSize: Size) -> String {
+        let inputSizes = node.inputs.map { stream -> Size in
+            switch stream {
+            case .source: return sourceSize
+            case .node(let id): return nodeSizes[id.index]
+            }
+        }
+        let kernel = node.kernel
+        let output = (try? kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)).map { "\($0)" } ?? "invalid"
+        let prepasses = kernel.prepasses.map { "\($0.main)|\($0.size(inputSizes))|\(String(describing: $0.format))|\($0.persistent)" }
+        return ([kernel.library, kernel.expression, output] + prepasses).joined(separator: "\u{1}")
     }
 
     /// Number of draws per frame.

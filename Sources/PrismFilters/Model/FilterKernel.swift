@@ -38,7 +38,12 @@ public protocol FilterKernel: AnyObject {
     /// inputs, usually take the graph source's size.
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
     /// Creates GL resources (LUT textures, images); runs on the GPU thread before the first frame.
+    /// Each `GraphRenderer` that uses the kernel calls it once and balances it with
+    /// `releaseGPUResources`, so a kernel shared by two renderers frees its textures when the last one
+    /// goes — on the GPU thread, where renderers are destroyed.
     func prepare() throws
+    /// Balances one `prepare`.
+    func releaseGPUResources()
     /// Sets the kernel's uniforms and binds its own textures in a program that contains its code.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
@@ -52,12 +57,16 @@ extension FilterKernel {
     public var cost: Int { 1 }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
+    public func releaseGPUResources() {}
 }
 
 /// A pass a kernel renders into its own texture before its expression runs.
 public struct KernelPrepass {
     /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's
-    /// `library`, `$srcN` inputs and earlier `$passN` targets.
+    /// `library`, `$srcN` inputs and earlier `$passN` targets. If it is `batchable` and the compiler defines
+    /// `PRISM_BATCHED`, input 0 is the graph source through point-wise kernels only: the prepass may
+    /// then call `prism_sourceQuad(ivec2(x / 4, y), q0, q1, q2, q3)` and evaluate `$in0` at each of those
+    /// four pixels after setting `prism_current` to its source colour.
     public var main: String
     /// The target's storage; nil takes the compile options' intermediate format.
     public var format: TextureFormat?
@@ -69,11 +78,16 @@ public struct KernelPrepass {
     /// its pass has run in a frame it holds the previous frame's contents, after it this frame's.
     public var persistent: Bool
 
-    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false,
+    /// The prepass handles `PRISM_BATCHED` (see `main`). Prepasses that do not leave it false: in a
+    /// batched program `prism_source` answers `prism_current`, not a fetch.
+    public var batchable: Bool
+
+    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
                 size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
         self.format = format
         self.persistent = persistent
+        self.batchable = batchable
         self.size = size
     }
 }

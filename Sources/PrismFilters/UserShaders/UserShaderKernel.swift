@@ -387,7 +387,26 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     // MARK: GPU
 
+    /// Renderers that prepared this kernel and have not released it.
+    private var gpuUsers = 0
+
+    public func releaseGPUResources() {
+        gpuUsers -= 1
+        if gpuUsers <= 0 {
+            emptyTexture = nil
+            importedTextures.removeAll()
+        }
+    }
+
     public func prepare() throws {
+        gpuUsers += 1
+        do { try prepareResources() } catch {
+            releaseGPUResources()
+            throw error
+        }
+    }
+
+    private func prepareResources() throws {
         if emptyTexture == nil {
             let empty = try Texture(size: Size(width: 1, height: 1), format: .rgba8)
             let zero = [UInt8](repeating: 0, count: 4)

@@ -69,7 +69,9 @@ public struct ShaderCompileError: PrismError {
     }
 
     public var description: String {
-        let firstLine = log.split(separator: "\n").first.map(String.init) ?? "no log"
+        // The first error, not the warnings a driver may print before it.
+        let lines = log.split(separator: "\n").map(String.init)
+        let firstLine = lines.first { $0.lowercased().contains("error") } ?? lines.first ?? "no log"
         return "\(name): \(stage.rawValue) shader failed: \(firstLine)"
     }
 }

@@ -51,14 +51,29 @@ public final class FrameReadback<Tag> {
     /// Starts reading `target` into `destination` (layout.byteCount bytes). Returns the tags of the
     /// frames whose bytes are now in their destination, oldest first.
     public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag) throws -> [Tag] {
-        precondition(target.size == layout.textureSize, "render target does not match the packed layout")
+        let regions = target.readPlan ?? [ReadRegion(attachment: 0, width: layout.textureSize.width,
+                                                      rows: layout.textureSize.height, destinationOffset: 0,
+                                                      destinationRowBytes: layout.rowBytes)]
+        precondition(target.readPlan != nil || target.size == layout.textureSize,
+                     "render target does not match the packed layout")
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
-        let size = layout.textureSize
+        /// Reads every region; `base` is the destination pointer, or an offset into the bound PBO.
+        func readRegions(_ base: UnsafeMutableRawPointer?) {
+            for region in regions {
+                glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0) + GLenum(region.attachment))
+                glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(region.destinationRowBytes / 4))
+                let pointer = base.map { $0 + region.destinationOffset }
+                    ?? UnsafeMutableRawPointer(bitPattern: region.destinationOffset)
+                glReadPixels(0, 0, GLsizei(region.width), GLsizei(region.rows), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
+                             pointer)
+            }
+            glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)
+            glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        }
         switch strategy {
         case .sync:
-            glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
-                         destination)
+            readRegions(destination)
             try GLError.check("glReadPixels")
             return [tag]
         case .pbo:
@@ -67,7 +82,7 @@ public final class FrameReadback<Tag> {
             let index = nextBuffer
             nextBuffer = (nextBuffer + 1) % buffers.count
             glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
-            glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), nil)
+            readRegions(nil)
             glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), 0)
             let fence = glFenceSync(GLenum(GL_SYNC_GPU_COMMANDS_COMPLETE), 0)
             glFlush()

@@ -11,6 +11,15 @@ public struct PackDraw: Sendable {
     }
 }
 
+/// How a packing pass produces a `PackedFrameLayout`: its draws, the render target they draw into, and
+/// how that target is read back into the layout (nil: all of attachment 0, row for row).
+public struct PackPlan: Sendable {
+    public var draws: [PackDraw]
+    public var targetSize: Size
+    public var attachments: Int
+    public var readPlan: [ReadRegion]?
+}
+
 /// GLSL for the two ends of every frame's trip through the GPU: reading uploaded planes as R'G'B'A
 /// (`sourceFunctions`) and writing the encoder's planes, packed four bytes per texel into one render
 /// target (`packMain`). The filter compiler puts its own stages between them, so either end can share
@@ -218,7 +227,7 @@ public enum FrameShaders {
     /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
     /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
     /// back to single fetches with the same results.
-    public static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> [PackDraw] {
+    public static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
         let size = layout.size
         let format = layout.format
         let batched = batched && canBatch(format)
@@ -287,7 +296,7 @@ public enum FrameShaders {
         switch format {
         case .rgba, .bgra:
             let swizzle = format == .bgra ? ".bgra" : ""
-            return [PackDraw(main: """
+            return single([PackDraw(main: """
                 out vec4 prism_out;
                 const int W = \(size.width);
                 void main() {
@@ -295,9 +304,9 @@ public enum FrameShaders {
                     prism_out = clamp(prism_pixel(vec2(t) + 0.5), 0.0, 1.0)\(swizzle) * float(t.x < W);
                 }
 
-                """, rows: lumaRows)]
+                """, rows: lumaRows)])
         case .gray:
-            return [PackDraw(main: common + """
+            return single([PackDraw(main: common + """
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);
                     vec3 r0, r1, r2, r3;
@@ -305,7 +314,7 @@ public enum FrameShaders {
                     prism_out = prism_luma4(r0, r1, r2, r3) * prism_inRow(t.x * 4, W);
                 }
 
-                """, rows: lumaRows)]
+                """, rows: lumaRows)])
         default:
             break
         }
@@ -423,8 +432,52 @@ public enum FrameShaders {
             }
 
             """
-        return [PackDraw(main: lumaMain, rows: lumaRows),
-                PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))]
+        if planes.count == 2 && !tenBit {
+            return nv12Plan(layout: layout, prelude: common + helpers + constants)
+        }
+        return single([PackDraw(main: lumaMain, rows: lumaRows),
+                       PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
+
+        func single(_ draws: [PackDraw]) -> PackPlan {
+            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
+        }
+    }
+
+    /// NV12 in one draw over three attachments: each fragment converts a 4×2 block of pixels (two quads)
+    /// and writes the even luma row, the odd luma row and the CbCr pairs they share, so every pixel goes
+    /// through the filters once (separate luma and chroma draws evaluate each pixel twice). The read
+    /// plan interleaves the two luma attachments back into rows.
+    private static func nv12Plan(layout: PackedFrameLayout, prelude: String) -> PackPlan {
+        let main = prelude.replacingOccurrences(of: "out vec4 prism_out;", with: """
+            layout(location = 0) out vec4 prism_lumaEven;
+            layout(location = 1) out vec4 prism_lumaOdd;
+            layout(location = 2) out vec4 prism_chroma;
+            """) + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec3 a0, a1, a2, a3, b0, b1, b2, b3;
+                prism_evalQuad(t.x, t.y * 2, a0, a1, a2, a3);
+                prism_evalQuad(t.x, t.y * 2 + 1, b0, b1, b2, b3);
+                vec4 inRow = prism_inRow(t.x * 4, W);
+                prism_lumaEven = prism_luma4(a0, a1, a2, a3) * inRow;
+                prism_lumaOdd = prism_luma4(b0, b1, b2, b3) * inRow;
+                prism_chroma = vec4(prism_cbcr(prism_mean(a0, a1, b0, b1)), prism_cbcr(prism_mean(a2, a3, b2, b3)))
+                    * prism_inRow(t.x * 2, CW).xxyy;
+            }
+
+            """
+        let width = layout.textureSize.width, rowBytes = layout.rowBytes
+        let evenRows = layout.chromaRows, oddRows = layout.size.height / 2
+        var reads = [ReadRegion(attachment: 0, width: width, rows: evenRows, destinationOffset: 0,
+                                destinationRowBytes: rowBytes * 2)]
+        if oddRows > 0 {
+            reads.append(ReadRegion(attachment: 1, width: width, rows: oddRows, destinationOffset: rowBytes,
+                                    destinationRowBytes: rowBytes * 2))
+        }
+        reads.append(ReadRegion(attachment: 2, width: width, rows: layout.chromaRows,
+                                destinationOffset: layout.planes[1].offset, destinationRowBytes: rowBytes))
+        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows)],
+                        targetSize: Size(width: width, height: layout.chromaRows), attachments: 3, readPlan: reads)
     }
 
     /// Sets the R'G'B' → Y'CbCr coefficients `packMain` uses. Gray output is full-range luma.

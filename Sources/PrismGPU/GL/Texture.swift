@@ -93,26 +93,37 @@ public final class Texture {
     }
 }
 
-/// A texture with a framebuffer object around it: something a pass can draw into and later sample.
+/// Textures with a framebuffer object around them: something a pass draws into (one colour
+/// attachment, or several written at once by one draw) and later samples or reads back.
 public final class RenderTarget {
-    public let texture: Texture
+    /// Colour attachment 0, 1, …
+    public let textures: [Texture]
     public let framebuffer: GLuint
+    /// How a packed frame is read out of this target, when it is not simply all of attachment 0
+    /// (set by whoever lays the frame out; see `FrameReadback`).
+    public var readPlan: [ReadRegion]?
 
+    public var texture: Texture { textures[0] }
     public var size: Size { texture.size }
 
-    public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true) throws {
-        texture = try Texture(size: size, format: format, linear: linear)
+    public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true, attachments: Int = 1) throws {
+        textures = try (0..<max(attachments, 1)).map { _ in try Texture(size: size, format: format, linear: linear) }
         var fbo: GLuint = 0
         glGenFramebuffers(1, &fbo)
         framebuffer = fbo
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), fbo)
-        glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D),
-                               texture.name, 0)
+        for (index, texture) in textures.enumerated() {
+            glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0) + GLenum(index),
+                                   GLenum(GL_TEXTURE_2D), texture.name, 0)
+        }
+        let buffers = textures.indices.map { GLenum(GL_COLOR_ATTACHMENT0) + GLenum($0) }
+        glDrawBuffers(GLsizei(buffers.count), buffers)
         let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
         guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
             var name = fbo
             glDeleteFramebuffers(1, &name)
-            throw GLError("glCheckFramebufferStatus", code: status, detail: "render target \(size) \(format) incomplete")
+            throw GLError("glCheckFramebufferStatus", code: status,
+                          detail: "render target \(size) \(format) ×\(textures.count) incomplete")
         }
     }
 
@@ -128,25 +139,48 @@ public final class RenderTarget {
     }
 }
 
+/// One block of texels read from a render target into a packed frame buffer.
+public struct ReadRegion: Hashable, Sendable {
+    /// The colour attachment to read.
+    public var attachment: Int
+    /// Texels from the target's origin.
+    public var width: Int
+    public var rows: Int
+    /// Where the first row lands in the buffer.
+    public var destinationOffset: Int
+    /// Bytes from one row to the next in the buffer (a multiple of 4; more than the row to interleave).
+    public var destinationRowBytes: Int
+
+    public init(attachment: Int, width: Int, rows: Int, destinationOffset: Int, destinationRowBytes: Int) {
+        self.attachment = attachment
+        self.width = width
+        self.rows = rows
+        self.destinationOffset = destinationOffset
+        self.destinationRowBytes = destinationRowBytes
+    }
+}
+
 /// Render targets reused by size and format, so a steady-state chain allocates nothing per frame.
 /// Owned by one renderer; lives and dies on its GPU thread.
 public final class TexturePool {
-    private struct Key: Hashable { var size: Size; var format: TextureFormat }
+    private struct Key: Hashable { var size: Size; var format: TextureFormat; var attachments: Int }
     private var free: [Key: [RenderTarget]] = [:]
     /// Targets ever created; stays flat once the pipeline is warm.
     public private(set) var createdCount = 0
 
     public init() {}
 
-    public func acquire(size: Size, format: TextureFormat = .rgba8) throws -> RenderTarget {
-        let key = Key(size: size, format: format)
+    public func acquire(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1) throws -> RenderTarget {
+        let key = Key(size: size, format: format, attachments: attachments)
         if let target = free[key]?.popLast() { return target }
         createdCount += 1
-        return try RenderTarget(size: size, format: format)
+        return try RenderTarget(size: size, format: format, attachments: attachments)
     }
 
     public func release(_ target: RenderTarget) {
-        free[Key(size: target.size, format: target.texture.format), default: []].append(target)
+        target.readPlan = nil
+        free[Key(size: target.size, format: target.texture.format, attachments: target.textures.count), default: []]
+            .append(target)
     }
 
     public func removeAll() { free.removeAll() }
