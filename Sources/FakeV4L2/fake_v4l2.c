@@ -388,7 +388,17 @@ static void advance(struct fake_device *device) {
     while (device->frames_due < due && !stalled(device)) {
         uint64_t k = device->frames_due++;
         int index = oldest(device, BUF_QUEUED);
-        if (index < 0) continue; // no buffer: the frame is dropped
+        if (index < 0) { // no buffer: the frame is dropped
+            if (trace) {
+                int user = 0, done = 0;
+                for (uint32_t i = 0; i < device->buffer_count; i++) {
+                    user += device->buffers[i].state == BUF_USER;
+                    done += device->buffers[i].state == BUF_DONE;
+                }
+                TRACE("frame %llu dropped: no queued buffer (%d with the client, %d filled)", (unsigned long long)k, user, done);
+            }
+            continue;
+        }
         struct fake_buffer *buffer = &device->buffers[index];
         draw_frame(device, device->memory + (size_t)index * device->stride, k);
         uint64_t at = nanoseconds(device->start) + (k + 1) * period_ns(device);
@@ -709,6 +719,9 @@ static int handle(struct fake_device *device, unsigned long request, void *argum
         struct fake_buffer *state = &device->buffers[index];
         if (request == VIDIOC_QBUF) {
             if (state->state != BUF_USER) return fail(EINVAL);
+            // Frames that came while this buffer was out were dropped or went to other buffers: settle
+            // them first, so the buffer gets the next frame, not one from before it was queued.
+            advance(device);
             state->state = BUF_QUEUED;
             state->order = device->order_counter++;
         }
