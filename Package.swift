@@ -6,6 +6,8 @@ let package = Package(
     name: "Prism",
     products: [
         .executable(name: "prism", targets: ["prism"]),
+        // Test support, never linked into prism: an emulated V4L2 camera the camera tests LD_PRELOAD into the tool.
+        .library(name: "FakeV4L2", type: .dynamic, targets: ["FakeV4L2"]),
     ],
     targets: [
         .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libegl-mesa0"])]),
@@ -27,6 +29,7 @@ let package = Package(
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
         .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
+        .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),

@@ -86,6 +86,8 @@ unsigned long prism_vidioc_streamon(void) { return VIDIOC_STREAMON; }
 unsigned long prism_vidioc_streamoff(void) { return VIDIOC_STREAMOFF; }
 unsigned long prism_vidioc_s_parm(void) { return VIDIOC_S_PARM; }
 unsigned long prism_vidioc_enum_framesizes(void) { return VIDIOC_ENUM_FRAMESIZES; }
+unsigned long prism_vidioc_enum_frameintervals(void) { return VIDIOC_ENUM_FRAMEINTERVALS; }
+unsigned long prism_vidioc_g_parm(void) { return VIDIOC_G_PARM; }
 
 int prism_ioctl(int fd, unsigned long request, void *arg) {
     int result;

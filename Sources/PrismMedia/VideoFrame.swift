@@ -4,8 +4,9 @@ import Synchronization
 
 /// A decoded video frame in CPU memory.
 ///
-/// Backed either by an `AVFrame` that the frame owns (decoder output; released with `av_frame_free`
-/// in deinit) or by memory it owns (test pattern, raw stdin; returned to its recycler or freed in deinit).
+/// Backed by an `AVFrame` that the frame owns (decoder output; released with `av_frame_free` in deinit),
+/// by memory it owns (test pattern, raw stdin; returned to its recycler or freed in deinit), or by memory
+/// lent to it (a camera's mapped buffer; handed back by a release closure in deinit).
 /// Plane pointers stay valid for the frame's lifetime. Immutable once made, so it may cross threads.
 public final class VideoFrame: @unchecked Sendable {
     public let format: PixelFormat
@@ -22,6 +23,7 @@ public final class VideoFrame: @unchecked Sendable {
     private enum Backing {
         case avFrame(UnsafeMutablePointer<AVFrame>)
         case memory(UnsafeMutableRawPointer, FrameMemoryRecycler?)
+        case lent(@Sendable () -> Void)
     }
     private let backing: Backing
 
@@ -62,6 +64,19 @@ public final class VideoFrame: @unchecked Sendable {
         backing = .memory(memory, recycler)
     }
 
+    /// A frame over memory it does not own (a camera's mapped driver buffer): `planes` point into it and
+    /// stay valid until `release` runs, once, when the frame goes away.
+    init(lending planes: [(base: UnsafeRawPointer, rowBytes: Int)], format: PixelFormat, size: Size,
+         colorSpace: YUVColorSpace, pts: MediaTime, duration: MediaTime?, release: @escaping @Sendable () -> Void) {
+        self.format = format
+        self.size = size
+        self.colorSpace = colorSpace
+        self.pts = pts
+        self.duration = duration
+        self.planes = planes
+        backing = .lent(release)
+    }
+
     /// A frame that owns newly allocated, zero-filled, tightly packed planes (see `packedBytes`).
     public convenience init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace, pts: MediaTime,
                             duration: MediaTime? = nil) {
@@ -79,6 +94,8 @@ public final class VideoFrame: @unchecked Sendable {
             av_frame_free(&pointer)
         case .memory(let memory, let recycler):
             if let recycler { recycler.give(memory) } else { memory.deallocate() }
+        case .lent(let release):
+            release()
         }
     }
 

@@ -181,3 +181,21 @@ final class RendererStalenessTests: XCTestCase {
         XCTAssertTrue(renderer!.isStale)
     }
 }
+
+final class AffineTableTests: XCTestCase {
+    func testAffineTablesAreRecognisedAndOthersAreNot() throws {
+        func fit(_ name: String) -> Bool {
+            let look = ColorLook.all.first { $0.name == name }!
+            return LUTKernel.affineFit(dimension: 17, table: ColorLook.table(dimension: 17, look.apply)) != nil
+        }
+        XCTAssertTrue(fit("mono"))
+        XCTAssertTrue(fit("fade"))
+        XCTAssertTrue(fit("instant"))   // its clamp never bites: 0.08 + 0.86 · 1.06 < 1
+        for name in ["noir", "tonal", "transfer", "chrome", "process"] { XCTAssertFalse(fit(name), name) }
+        // One entry off by 1/255 is enough to keep the table as a table.
+        var table = ColorLook.table(dimension: 5) { $0 }
+        XCTAssertNotNil(LUTKernel.affineFit(dimension: 5, table: table))
+        table[62] += SIMD3(1.0 / 255, 0, 0)
+        XCTAssertNil(LUTKernel.affineFit(dimension: 5, table: table))
+    }
+}

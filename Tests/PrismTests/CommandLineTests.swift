@@ -190,3 +190,41 @@ final class CommandLineTests: XCTestCase {
         XCTAssertLessThan(moov, mdat)
     }
 }
+
+/// Running out of disk space: one clear line, nothing half-written left, the old output untouched.
+final class FullDiskTests: XCTestCase {
+    func testRawOutputToAFullDevice() throws {
+        // /dev/full answers every write with ENOSPC.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec \"$0\" run --frames 3 --size 64x48 -o - --quiet > /dev/full", Tools.prism]
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertNotEqual(process.terminationStatus, 0)
+        XCTAssertEqual(message.split(separator: "\n").count, 1, message)
+        XCTAssertTrue(message.contains("No space left on device"), message)
+    }
+
+    func testMovieOutputOnAFullFilesystem() throws {
+        // A 256 KiB tmpfs (the tests run as root, as CI does) holding an earlier output.
+        let dir = ScratchDirectory()
+        let mountPoint = dir.path("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        let mount = try Tools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mountPoint])
+        XCTAssertEqual(mount.status, 0, "cannot mount a tmpfs to fill: \(mount.stderr)")
+        guard mount.status == 0 else { return }
+        defer { _ = try? Tools.run("/bin/umount", [mountPoint]) }
+        let target = mountPoint + "/take.mp4"
+        try Data("an earlier take".utf8).write(to: URL(fileURLWithPath: target))
+        let result = try Tools.run(Tools.prism, ["run", "--frames", "600", "--size", "320x240", "--crf", "0",
+                                                 "--preset", "ultrafast", "-o", target, "--quiet"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("No space left on device"), result.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: target)), Data("an earlier take".utf8))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mountPoint), ["take.mp4"])
+    }
+}

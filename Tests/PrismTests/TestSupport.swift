@@ -46,12 +46,17 @@ enum Tools {
         return nil
     }
 
-    /// Runs a program to completion, feeding `stdin` and collecting both outputs.
+    /// Runs a program to completion, feeding `stdin` and collecting both outputs. `environment` is added
+    /// to this process's own.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil, timeout: TimeInterval = 120) throws -> ProcessResult {
+    static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil, environment: [String: String] = [:],
+                    timeout: TimeInterval = 120) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -58,6 +58,8 @@ unsigned long prism_vidioc_streamon(void);
 unsigned long prism_vidioc_streamoff(void);
 unsigned long prism_vidioc_s_parm(void);
 unsigned long prism_vidioc_enum_framesizes(void);
+unsigned long prism_vidioc_enum_frameintervals(void);
+unsigned long prism_vidioc_g_parm(void);
 
 // MARK: process
 /// ioctl with one pointer argument, retried on EINTR (ioctl is variadic, which Swift cannot call).

@@ -14,11 +14,11 @@ public enum PrismCommandLine {
               [--readback sync|pbo] [--no-fuse] [--quiet] [--stats] [--verbose]
           render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
           filters [NAME]
-          devices
+          devices                      GPUs and V4L2 cameras
           dev SHADER [INPUT] [--port N] [--bind ADDRESS]
           bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
-        INPUT is a file or URL, `pattern` (the default) for the built-in test pattern, or `-` for raw frames
-        on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
+        INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the
+        built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
         """
 
     /// Runs `arguments` (without the program name); returns the exit status.
@@ -125,6 +125,7 @@ struct DevicesCommand {
     func execute() throws -> Int32 {
         let listing = GPUDevicesReport.make()
         print(listing)
+        print(CameraReport.make())
         return 0
     }
 }

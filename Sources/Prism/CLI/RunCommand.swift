@@ -15,7 +15,7 @@ struct RunCommand {
             arguments,
             valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
-                           "--readback", "--threads"],
+                           "--readback", "--threads", "--switch-camera-after"],
             flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
@@ -65,12 +65,26 @@ struct RunCommand {
             guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
             let format = try RawVideoFormat(parsing: inputFormat)
             options.input = .standardInput(format)
+        case let argument? where InputSpec.cameraPath(argument) != nil:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            let path = InputSpec.cameraPath(argument)!
+            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
+            options.input = .camera(path)
         case let path?:
             guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
             if !path.contains("://"), !FileManager.default.fileExists(atPath: path) {
                 throw UsageError("\(path): no such file")
             }
             options.input = .movie(path)
+        }
+        // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
+        // to the camera at PATH once N frames have been read (Pipeline.switchCamera, as a UI would call it).
+        if let text = scanner.value("--switch-camera-after") {
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            guard case .camera = options.input, parts.count == 2, let frames = Int(parts[0]), frames > 0 else {
+                throw UsageError("--switch-camera-after takes FRAMES:DEVICE and a camera INPUT")
+            }
+            options.cameraSwitch = (frames, InputSpec.cameraPath(parts[1]) ?? parts[1])
         }
         // Output.
         guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
@@ -125,6 +139,7 @@ struct RunCommand {
         let report = try pipeline.run(stop: stop, progress: progress)
         pipeline.close()
         if !options.quiet {
+            for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
             if report.interrupted { line += ", stopped early: output finished and playable" }

@@ -29,6 +29,8 @@ struct DevCommand {
         options = DevOptions(shaderPath: shader)
         switch scanner.positionals.count > 1 ? scanner.positionals[1] : "pattern" {
         case "pattern": options.input = .pattern
+        case let argument where InputSpec.cameraPath(argument) != nil:
+            options.input = .camera(InputSpec.cameraPath(argument)!)
         case let path:
             guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
             options.input = .file(path)

@@ -2,13 +2,14 @@ import Foundation
 import PrismCore
 import PrismGPU
 
-/// Where `prism dev` takes frames from. A camera joins here when capture lands (`.camera(device)`),
-/// behind the same `LiveSource` interface.
+/// Where `prism dev` takes frames from, behind the `LiveSource` interface.
 enum DevInput: Sendable, Equatable {
     /// The built-in test pattern, endless.
     case pattern
     /// A movie file, looped: reopened at its end, timestamps continuing.
     case file(String)
+    /// A V4L2 camera, asked for the pattern's size and rate (it takes its closest).
+    case camera(String)
 }
 
 /// Everything `prism dev` was asked to do, validated.
@@ -21,7 +22,7 @@ struct DevOptions: Sendable {
     var bindAddress = "127.0.0.1"
     /// Where recordings and snapshots saved by the server land.
     var outputDirectory = "."
-    /// The test pattern's size and rate.
+    /// The test pattern's size and rate; what a camera is asked for.
     var patternSize = Size(width: 1280, height: 720)
     var frameRate = Rational(30, 1)
     /// Preview JPEGs wider than this are downscaled (snapshots are not).

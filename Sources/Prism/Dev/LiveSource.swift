@@ -8,8 +8,8 @@ struct LiveFrame: @unchecked Sendable {
     let pts: MediaTime
 }
 
-/// An endless source for the live loop: the test pattern, or a file reopened at its end with its
-/// timestamps continued. Audio is dropped (the preview is video only). Used from one thread.
+/// An endless source for the live loop: the test pattern, a camera, or a file reopened at its end with
+/// its timestamps continued. Audio is dropped (the preview is video only). Used from one thread.
 final class LiveSource: @unchecked Sendable {
     let info: SourceInfo
     private let input: DevInput
@@ -34,6 +34,8 @@ final class LiveSource: @unchecked Sendable {
         switch input {
         case .pattern: return try TestPatternSource(size: patternSize, frameRate: frameRate, frameCount: nil)
         case .file(let path): return try MovieSource(url: path)
+        case .camera(let path):
+            return try CameraSource(path: path, configuration: .init(size: patternSize, frameRate: frameRate))
         }
     }
 
@@ -41,6 +43,7 @@ final class LiveSource: @unchecked Sendable {
     func next() throws -> LiveFrame? {
         while true {
             guard let event = try source.next() else {
+                guard case .file = input else { return nil }
                 guard framesThisPass > 0 else { throw UsageError("\(info.summary): no video frames to loop") }
                 // End of the file: continue the time line one frame after the last frame.
                 let step = lastDuration ?? frameRate.inverted.asMediaTime

@@ -31,6 +31,8 @@ public final class Pipeline: @unchecked Sendable {
     private let pool: FrameBufferPool
     private let sink: Sink
     private let readbackStrategy: ReadbackStrategy
+    /// A camera switch asked for and not yet made (made by the source thread between two frames).
+    private let pendingCameraSwitch = LockedBox<String?>(nil)
     /// --fps on a movie or raw input: the constant rate frames are dropped or repeated to.
     private let conversionRate: Rational?
 
@@ -51,6 +53,32 @@ public final class Pipeline: @unchecked Sendable {
         var uploader: FrameUploader?
         var readback: FrameReadback<ReadbackTag>?
         var timer: PassTimer?
+        /// What a recompile needs: the graph, its sink and options, and the size the output must keep.
+        var graph: FilterGraph?
+        var sinkFormat = PixelFormat.rgba
+        var compileOptions = CompileOptions()
+        var outputSize = Size(width: 0, height: 0)
+
+        /// A renderer for frames of another format or size (a camera switched to a device that delivers
+        /// another size), with the same output: when the graph's output follows the input size, a final
+        /// scale to the run's output size is appended first. The sinks and readback stay as they are.
+        func recompile(for format: PixelFormat, size: Size) throws -> GraphRenderer {
+            guard let graph, let old = renderer else { throw UsageError("recompile before the first compile") }
+            var candidate = try GraphRenderer(graph: graph, sourceFormat: format, sourceSize: size, sinks: [sinkFormat],
+                                              options: compileOptions)
+            if candidate.sinkLayouts[0] != old.sinkLayouts[0] {
+                try Pipeline.appendScale(to: graph, size: outputSize)
+                candidate = try GraphRenderer(graph: graph, sourceFormat: format, sourceSize: size, sinks: [sinkFormat],
+                                              options: compileOptions)
+            }
+            guard candidate.sinkLayouts[0] == old.sinkLayouts[0] else {
+                throw UsageError("input changed to \(format.rawValue) \(size): the graph's output no longer matches the output")
+            }
+            // Per-pass timings only go on while the passes are the same.
+            if let timer, candidate.passCount == old.passCount { candidate.timer = timer } else { timer = nil }
+            renderer = candidate
+            return candidate
+        }
     }
 
     private struct ReadbackTag {
@@ -74,10 +102,16 @@ public final class Pipeline: @unchecked Sendable {
             source = try MovieSource(url: path)
         case .standardInput(let format):
             source = RawVideoSource(fileDescriptor: 0, format: format)
+        case .camera(let path):
+            // --size and --fps are asked of the camera; it reports what it chose.
+            source = try CameraSource(path: path, configuration: .init(size: options.size, frameRate: options.frameRate))
         }
         self.source = source
         sourceInfo = source.info
-        if case .pattern = options.input { conversionRate = nil } else { conversionRate = options.frameRate }
+        switch options.input {
+        case .pattern, .camera: conversionRate = nil
+        case .movie, .standardInput: conversionRate = options.frameRate
+        }
         // 2. The GPU and the compiled graph.
         let gpu = try gpu ?? GPUContext(options: options.gpu)
         self.gpu = gpu
@@ -87,6 +121,9 @@ public final class Pipeline: @unchecked Sendable {
         if case .movie = options.input, let size = options.size {
             try Pipeline.appendScale(to: graph, size: size)
         } else if case .standardInput = options.input, let size = options.size {
+            try Pipeline.appendScale(to: graph, size: size)
+        } else if case .camera = options.input, let size = options.size, size != sourceInfo.size {
+            // The camera has no such size and gave its closest: the output keeps the size asked for.
             try Pipeline.appendScale(to: graph, size: size)
         }
         let sinkFormat: PixelFormat
@@ -102,6 +139,10 @@ public final class Pipeline: @unchecked Sendable {
             let renderer = try GraphRenderer(graph: graph, sourceFormat: info.pixelFormat, sourceSize: info.size,
                                              sinks: [sinkFormat], options: compileOptions)
             state.renderer = renderer
+            state.graph = graph
+            state.sinkFormat = sinkFormat
+            state.compileOptions = compileOptions
+            state.outputSize = renderer.sinkLayouts[0].size
             state.uploader = FrameUploader()
             state.readback = try FrameReadback(strategy: strategy, layout: renderer.sinkLayouts[0])
             if wantsTimer {
@@ -145,8 +186,16 @@ public final class Pipeline: @unchecked Sendable {
         }
     }
 
+    /// Asks for a switch to another camera, made between two frames by the source thread; the run goes
+    /// on with the same output (a different frame size from the new camera makes the GPU thread recompile
+    /// the graph for it, keeping the output size). A camera that cannot be opened leaves the current one
+    /// running; either way the outcome is one of the report's notes. Ignored for inputs other than cameras.
+    public func switchCamera(to path: String) {
+        pendingCameraSwitch.value = path
+    }
+
     /// The graph's output size for a source, and the scale step --size adds for inputs whose size is their own.
-    private static func appendScale(to graph: FilterGraph, size: Size) throws {
+    fileprivate static func appendScale(to graph: FilterGraph, size: Size) throws {
         guard let scale = BuiltinFilters.named("scale") else {
             throw UsageError("--size needs the scale filter, which this build lacks")
         }
@@ -182,12 +231,23 @@ public final class Pipeline: @unchecked Sendable {
         let frameLimit = options.frameLimit
         let durationLimit = options.durationLimit
         let conversion = conversionRate
+        let pendingSwitch = pendingCameraSwitch
+        let scheduledSwitch = options.cameraSwitch
+        let notes = LockedBox<[String]>([])
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
             var times = StageTimes()
             var limiter = FrameTimer(frameLimit: frameLimit, durationLimit: durationLimit, rate: conversion)
             do {
                 reading: while !stop.isStopped, !failure.hasError {
+                    if let path = pendingSwitch.take(), let camera = source.source as? CameraSource {
+                        do {
+                            let change = try camera.switchDevice(to: path)
+                            notes.update { $0.append(change.description) }
+                        } catch {
+                            notes.update { $0.append("camera switch failed, \(camera.path) kept: \(error)") }
+                        }
+                    }
                     let t0 = StageTimes.now()
                     guard let event = try source.source.next() else { break }
                     switch event {
@@ -197,6 +257,9 @@ public final class Pipeline: @unchecked Sendable {
                             guard frames.push(timed) else { break reading }
                         }
                         if limiter.isDone { break reading }
+                        if let scheduled = scheduledSwitch, limiter.emitted == scheduled.afterFrames {
+                            pendingSwitch.value = scheduled.path
+                        }
                     case .audio(let packet):
                         if !outputs.push(.audio(packet)) { break reading }
                     }
@@ -224,7 +287,7 @@ public final class Pipeline: @unchecked Sendable {
             do {
                 try gpu.perform {
                     var times = StageTimes()
-                    guard let renderer = state.renderer, let uploader = state.uploader, let readback = state.readback else { return }
+                    guard var renderer = state.renderer, let uploader = state.uploader, let readback = state.readback else { return }
                     var firstPTS: MediaTime?
                     var previousTime = 0.0
                     var index = 0
@@ -233,6 +296,11 @@ public final class Pipeline: @unchecked Sendable {
                     }
                     while let timed = frames.pop() {
                         let frame = timed.frame
+                        if frame.format != renderer.sourceFormat || frame.size != renderer.sourceSize {
+                            renderer = try state.recompile(for: frame.format, size: frame.size)
+                            notes.update { $0.append("input is now \(frame.format.rawValue) \(frame.size): graph recompiled, "
+                                               + "output stays \(renderer.sinkLayouts[0].size)") }
+                        }
                         let first = firstPTS ?? timed.pts
                         firstPTS = first
                         var t0 = StageTimes.now()
@@ -312,6 +380,10 @@ public final class Pipeline: @unchecked Sendable {
         report.framesIn = framesRead.value
         report.framesOut = written
         report.framesDropped = frames.dropped
+        if let camera = self.source as? CameraSource, camera.framesDroppedByDevice > 0 {
+            notes.update { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
+        }
+        report.notes = notes.value
         report.wallSeconds = Double(StageTimes.now() - started) / 1e9
         report.stages.merge(sourceStats.value)
         report.stages.merge(gpuStats.value)
@@ -443,5 +515,20 @@ final class LockedBox<Value>: @unchecked Sendable {
     var value: Value {
         get { lock.withLock { stored } }
         set { lock.withLock { stored = newValue } }
+    }
+}
+
+extension LockedBox {
+    /// Changes the value under the lock.
+    func update(_ body: (inout Value) -> Void) {
+        lock.withLock { body(&stored) }
+    }
+
+    /// The value, leaving nil in its place.
+    func take<Wrapped>() -> Wrapped? where Value == Wrapped? {
+        lock.withLock {
+            defer { stored = nil }
+            return stored
+        }
     }
 }

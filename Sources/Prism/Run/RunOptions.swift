@@ -11,6 +11,14 @@ public enum InputSpec: Sendable, Equatable {
     case movie(String)
     /// Raw frames on standard input, described by `--input-format`.
     case standardInput(RawVideoFormat)
+    /// A V4L2 camera (`/dev/videoN`, or any device path given as `v4l2:PATH`).
+    case camera(String)
+
+    /// An INPUT argument naming a camera: a path under /dev/video, or `v4l2:` and a device path.
+    static func cameraPath(_ argument: String) -> String? {
+        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
+        return argument.hasPrefix("/dev/video") ? argument : nil
+    }
 }
 
 /// Where frames go.
@@ -28,9 +36,10 @@ public struct RunOptions: Sendable {
     /// Filter graph text (`invert, mono`); empty for none.
     public var filter: String = ""
     public var encoder = VideoEncoderSettings()
-    /// Output size: the pattern's size, or a final scale for other inputs.
+    /// Output size: the pattern's size, the size asked of a camera (and kept by a final scale if the camera
+    /// gives another), or a final scale for other inputs.
     public var size: Size?
-    /// The pattern's rate, or the raw input's when --input-format gives none.
+    /// The pattern's rate, the rate asked of a camera, or the constant rate a movie or raw input is converted to.
     public var frameRate: Rational?
     /// Stop after this many frames.
     public var frameLimit: Int?
@@ -44,6 +53,9 @@ public struct RunOptions: Sendable {
     public var stats = false
     /// Show the live progress line (on when stderr is a terminal and not quiet).
     public var progress = false
+    /// Camera input: switch to this device once this many frames have been read (a hidden flag for the
+    /// end-to-end test of `Pipeline.switchCamera`, the runtime device switch).
+    public var cameraSwitch: (afterFrames: Int, path: String)?
 
     public init() {}
 

@@ -56,6 +56,8 @@ public struct RunReport: Sendable {
     /// Peak pooled buffers allocated (should equal the pool's capacity or less).
     public var poolAllocated = 0
     public var poolCapacity = 0
+    /// Things that happened during the run worth a line of their own (a camera switch, a recompile).
+    public var notes: [String] = []
 
     public var fps: Double { wallSeconds > 0 ? Double(framesOut) / wallSeconds : 0 }
 

@@ -105,6 +105,11 @@ private func simd_clamp(_ v: SIMD3<Double>, _ lo: SIMD3<Double>, _ hi: SIMD3<Dou
 
 /// Applies a 3D LUT (dimension³ entries over `domainMin...domainMax`) with tetrahedral or trilinear
 /// interpolation done in float in the shader, mixed with the input by `intensity`.
+///
+/// A table whose entries are exactly an affine function of their grid position (mono and fade are:
+/// a matrix and an offset) is applied as that matrix: tetrahedral and trilinear interpolation of such
+/// a table both return the affine function itself, so the result is the same and the 3D lookups —
+/// the costliest thing in a pass on a software rasteriser — are skipped.
 final class LUTKernel: ParameterizedKernel {
     let inputCount = 1
     let isPointwise = true
@@ -122,15 +127,37 @@ final class LUTKernel: ParameterizedKernel {
         self.domainMin = domainMin
         self.domainMax = domainMax
         self.parameters = parameters
+        affine = LUTKernel.affineFit(dimension: dimension, table: table)
     }
 
-    var cost: Int { parameters.word("interp") == "trilinear" ? 8 : 4 }
+    /// The table as `offset + columns · x` (x the unit grid position), when that is what it is.
+    let affine: (offset: SIMD3<Float>, columns: [SIMD3<Float>])?
+
+    static func affineFit(dimension n: Int, table: [SIMD3<Float>]) -> (offset: SIMD3<Float>, columns: [SIMD3<Float>])? {
+        guard n >= 2, table.count == n * n * n else { return nil }
+        func entry(_ r: Int, _ g: Int, _ b: Int) -> SIMD3<Float> { table[(b * n + g) * n + r] }
+        let offset = entry(0, 0, 0)
+        let columns = [entry(n - 1, 0, 0) - offset, entry(0, n - 1, 0) - offset, entry(0, 0, n - 1) - offset]
+        let scale = 1 / Float(n - 1)
+        for b in 0..<n { for g in 0..<n { for r in 0..<n {
+            let x = SIMD3(Float(r), Float(g), Float(b)) * scale
+            let predicted = offset + columns[0] * x.x + columns[1] * x.y + columns[2] * x.z
+            let error = predicted - entry(r, g, b)
+            if max(abs(error.x), abs(error.y), abs(error.z)) > 1e-5 { return nil }
+        } } }
+        return (offset, columns)
+    }
+
+    var cost: Int { affine != nil ? 0 : parameters.word("interp") == "trilinear" ? 1 : 4 }
 
     let library = """
         uniform highp sampler3D $lut;
         uniform float $intensity;
         uniform vec3 $domainMin;
         uniform vec3 $domainScale;
+        uniform mat3 $affineMatrix;
+        uniform vec3 $affineOffset;
+        uniform float $lutMax;
         vec3 $entry(ivec3 i) { return texelFetch($lut, i, 0).rgb; }
 
         """
@@ -138,13 +165,15 @@ final class LUTKernel: ParameterizedKernel {
     /// The interpolation is fixed when the graph is compiled (it changes the code, not a uniform), and
     /// written with selects rather than branches: llvmpipe evaluates both sides of a branch.
     var expression: String {
-        let interpolate = parameters.word("interp") == "trilinear"
+        let interpolate = affine != nil
             ? """
-                  vec3 c00 = mix($entry(i), $entry(i + ivec3(1, 0, 0)), f.r);
-                  vec3 c10 = mix($entry(i + ivec3(0, 1, 0)), $entry(i + ivec3(1, 1, 0)), f.r);
-                  vec3 c01 = mix($entry(i + ivec3(0, 0, 1)), $entry(i + ivec3(1, 0, 1)), f.r);
-                  vec3 c11 = mix($entry(i + ivec3(0, 1, 1)), $entry(i + ivec3(1, 1, 1)), f.r);
-                  vec3 result = mix(mix(c00, c10, f.g), mix(c01, c11, f.g), f.b);
+                  // An affine table: its interpolation is the matrix itself.
+                  vec3 result = $affineOffset + $affineMatrix * (x / n);
+              """
+            : parameters.word("interp") == "trilinear"
+            ? """
+                  // Trilinear in the sampler: one filtered lookup at the entry's centre.
+                  vec3 result = texture($lut, (x + 0.5) / (n + 1.0)).rgb;
               """
             : """
                   // Tetrahedral: from the cell's origin to its far corner along the axes in decreasing
@@ -161,7 +190,7 @@ final class LUTKernel: ParameterizedKernel {
         return """
             vec4 $main(vec2 p) {
                 vec4 c = $in0(p);
-                float n = float(textureSize($lut, 0).x - 1);
+                float n = $lutMax;
                 vec3 x = clamp((c.rgb - $domainMin) * $domainScale, 0.0, 1.0) * n;
                 vec3 base = min(floor(x), vec3(n - 1.0));
                 vec3 f = x - base;
@@ -176,7 +205,7 @@ final class LUTKernel: ParameterizedKernel {
     private var users = 0
 
     func prepare() throws {
-        if texture == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
+        if texture == nil && affine == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
         users += 1
     }
 
@@ -187,6 +216,12 @@ final class LUTKernel: ParameterizedKernel {
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
         if let texture { uniforms.bindTexture("$lut", name: texture.name, target: GLenum(GL_TEXTURE_3D)) }
+        uniforms.set("$lutMax", Float(dimension - 1))
+        if let affine {
+            let c = affine.columns
+            uniforms.setMatrix3("$affineMatrix", rows: (0..<3).map { row in c.map { Double($0[row]) } })
+            uniforms.set("$affineOffset", affine.offset.x, affine.offset.y, affine.offset.z)
+        }
         uniforms.set("$intensity", Float(parameters.double("intensity")))
         uniforms.set("$domainMin", domainMin.x, domainMin.y, domainMin.z)
         let span = domainMax - domainMin

@@ -145,6 +145,8 @@ public struct KernelUniforms {
         program.set(name(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
     }
     public func set(_ uniform: String, _ v: SIMD2<Double>) { program.set(name(uniform), Float(v.x), Float(v.y)) }
+    /// A mat3 from row-major rows.
+    public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(name(uniform), rows: rows) }
 
     /// Binds a texture (GL_TEXTURE_2D or GL_TEXTURE_3D name) to the next free unit and points `uniform` at it.
     public func bindTexture(_ uniform: String, name texture: GLuint, target: GLenum = GLenum(GL_TEXTURE_2D)) {

@@ -209,8 +209,13 @@ public final class Texture3D {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
         glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, GLsizei(dimension), GLsizei(dimension), GLsizei(dimension),
                         GLenum(GL_RGBA), GLenum(GL_FLOAT), texels)
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
+        // Linear filtering serves trilinear lookups in one sampler call (float filtering:
+        // OES_texture_float_linear); texelFetch, used for tetrahedral lookups, ignores it.
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
+        for wrap in [GL_TEXTURE_WRAP_S, GL_TEXTURE_WRAP_T, GL_TEXTURE_WRAP_R] {
+            glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(wrap), GL_CLAMP_TO_EDGE)
+        }
         try GLError.check("glTexStorage3D(\(dimension)³ RGBA32F)")
     }
 

@@ -1,0 +1,244 @@
+import CV4L2
+import PrismCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Frames from a V4L2 camera (`/dev/videoN`), by mmap streaming I/O.
+///
+/// Opening: `open(O_RDWR | O_NONBLOCK | O_CLOEXEC)`, VIDIOC_QUERYCAP (a video capture node with streaming
+/// I/O), VIDIOC_ENUM_FMT (the first of `preferredFormats` the camera offers: YUYV, NV12 or YU12, the formats
+/// Prism uploads as they are), VIDIOC_ENUM_FRAMESIZES (the offered size closest to the request),
+/// VIDIOC_S_FMT then VIDIOC_G_FMT (what the driver chose, which is what `format` reports), VIDIOC_S_PARM
+/// (`timeperframe` = 1/rate, when the driver can set it), then `CaptureStream`'s REQBUFS / QUERYBUF / mmap /
+/// QBUF / STREAMON.
+///
+/// `next()` polls for a filled buffer (a camera silent for `frameTimeout` seconds is an error, not a hang),
+/// VIDIOC_DQBUFs it and returns a frame over the mapped buffer itself — no copy. Releasing the frame queues
+/// the buffer again (VIDIOC_QBUF). Zero-copy is safe with Prism's upload: `FrameUploader` hands the planes
+/// to glTexSubImage2D, which has consumed client memory when it returns, and the frame is released only
+/// after that; a frame that waits in a queue simply keeps its buffer from the driver meanwhile (hence
+/// `bufferCount` above the pipeline's queue depth: the driver keeps buffers to fill and drops frames only
+/// when the consumer really is behind).
+///
+/// Timestamps are the driver's (CLOCK_MONOTONIC, microseconds) rebased to the first frame, so they keep
+/// the camera's real timing; they stay on the same time line across `switchDevice`.
+/// Use from one thread at a time (frames may be released on any thread).
+public final class CameraSource: MediaSource, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The size to ask for; nil keeps the camera's current size. The closest offered size is taken.
+        public var size: Size?
+        /// The rate to ask for; nil keeps the camera's current rate.
+        public var frameRate: Rational?
+        /// Formats in order of preference; only formats Prism uploads as they are (yuyv422, nv12, yuv420p).
+        public var preferredFormats: [PixelFormat] = [.yuyv422, .nv12, .yuv420p]
+        /// mmap buffers to request.
+        public var bufferCount = 8
+        /// Seconds without a frame after which `next()` reports that the camera stopped delivering.
+        public var frameTimeout = 3.0
+
+        public init(size: Size? = nil, frameRate: Rational? = nil) {
+            self.size = size
+            self.frameRate = frameRate
+        }
+    }
+
+    /// The device frames come from now.
+    public private(set) var path: String
+    /// What the device told VIDIOC_QUERYCAP.
+    public private(set) var card: String
+    public private(set) var driver: String
+    public let configuration: Configuration
+    /// Frames the driver captured but Prism never saw (gaps in `v4l2_buffer.sequence`: no free buffer).
+    public private(set) var framesDroppedByDevice = 0
+    /// Buffers the driver flagged as corrupted (V4L2_BUF_FLAG_ERROR), skipped.
+    public private(set) var corruptedFrames = 0
+    private var stream: CaptureStream
+    /// The first frame's timestamp (microseconds, CLOCK_MONOTONIC): time zero.
+    private var origin: Int64?
+    private var lastPTS: Int64 = -1
+    private var lastSequence: UInt32?
+
+    public static let timeBase = Rational(1, 1_000_000)
+
+    public var format: CameraFormat { stream.format }
+
+    public init(path: String, configuration: Configuration = Configuration()) throws(V4L2Error) {
+        self.configuration = configuration
+        let (stream, capabilities) = try Self.start(path: path, configuration: configuration)
+        self.stream = stream
+        self.path = path
+        card = capabilities.card
+        driver = capabilities.driver
+    }
+
+    public var info: SourceInfo {
+        let format = stream.format
+        var summary = "camera \(path) (\(card), \(driver)) \(format)"
+        if let asked = configuration.size, asked != format.size { summary += " (asked for \(asked))" }
+        return SourceInfo(size: format.size, pixelFormat: format.pixelFormat, frameRate: format.frameRate,
+                          timeBase: Self.timeBase, duration: nil, estimatedFrameCount: nil, isLive: true, audio: nil,
+                          colorSpace: format.colorSpace, summary: summary)
+    }
+
+    /// Opens, checks and configures a device, and starts streaming from it.
+    private static func start(path: String, configuration: Configuration) throws(V4L2Error) -> (CaptureStream, DeviceCapabilities) {
+        let device = try V4L2Device(path: path)
+        let capabilities = try device.capabilities()
+        guard capabilities.canCapture else {
+            throw device.error("VIDIOC_QUERYCAP", "not a video capture device (it offers: \(capabilities.summary))")
+        }
+        guard capabilities.canStream else {
+            throw device.error("VIDIOC_QUERYCAP", "no streaming I/O, which Prism needs (it offers: \(capabilities.summary))")
+        }
+        let format = try negotiate(device, configuration)
+        let stream = try CaptureStream(device: device, format: format, count: configuration.bufferCount)
+        return (stream, capabilities)
+    }
+
+    /// VIDIOC_ENUM_FMT → the preferred format; VIDIOC_ENUM_FRAMESIZES → the closest size; VIDIOC_S_FMT,
+    /// VIDIOC_G_FMT; VIDIOC_G_PARM / VIDIOC_S_PARM for the rate.
+    private static func negotiate(_ device: V4L2Device, _ configuration: Configuration) throws(V4L2Error) -> CameraFormat {
+        let offered = try device.formats()
+        let wanted = configuration.preferredFormats.compactMap { FourCC($0) }
+        guard let fourcc = wanted.first(where: { fourcc in offered.contains { $0.fourcc == fourcc } }) else {
+            let names = offered.isEmpty ? "none" : offered.map { $0.fourcc.description }.joined(separator: ", ")
+            let usable = wanted.map(\.description).joined(separator: ", ")
+            throw device.error("VIDIOC_ENUM_FMT", "offers no format Prism takes (it offers \(names); Prism takes \(usable))")
+        }
+        let current = try device.format()
+        let size: Size
+        if let asked = configuration.size {
+            let (sizes, isRange) = device.frameSizes(fourcc)
+            size = isRange || sizes.isEmpty ? asked : closest(to: asked, in: sizes)
+        } else {
+            size = Size(width: Int(current.width), height: Int(current.height))
+        }
+        try device.setFormat(fourcc, size)
+        // What the driver settled on, read back rather than trusted from S_FMT's answer.
+        let chosen = try device.format()
+        let chosenFourCC = FourCC(rawValue: chosen.pixelformat)
+        guard let pixelFormat = chosenFourCC.pixelFormat, wanted.contains(chosenFourCC) else {
+            throw device.error("VIDIOC_S_FMT", "asked for \(fourcc), the driver chose \(chosenFourCC)")
+        }
+        var rate = device.frameRate()
+        if let asked = configuration.frameRate, rate.settable {
+            rate.rate = try device.setFrameRate(asked)
+        }
+        var format = CameraFormat(fourcc: chosenFourCC, pixelFormat: pixelFormat,
+                                  size: Size(width: Int(chosen.width), height: Int(chosen.height)),
+                                  bytesPerLine: Int(chosen.bytesperline), imageBytes: Int(chosen.sizeimage),
+                                  frameRate: rate.rate, colorSpace: colorSpace(of: chosen))
+        if format.bytesPerLine == 0 { format.bytesPerLine = pixelFormat.planes[0].minimumRowBytes(for: format.size.width) }
+        guard format.size.width > 0, format.size.height > 0, format.planeOffsets() != nil else {
+            throw device.error("VIDIOC_G_FMT", "unusable format \(format) with \(format.bytesPerLine) bytes per line")
+        }
+        return format
+    }
+
+    /// The offered size nearest to `target`: least difference in area, then in aspect ratio.
+    static func closest(to target: Size, in sizes: [Size]) -> Size {
+        func cost(_ size: Size) -> (Int, Double) {
+            let area = abs(size.width * size.height - target.width * target.height)
+            let aspect = abs(Double(size.width) / Double(size.height) - Double(target.width) / Double(target.height))
+            return (area, aspect)
+        }
+        return sizes.min { cost($0) < cost($1) } ?? target
+    }
+
+    /// The Y'CbCr matrix and range the driver declares (`ycbcr_enc`, `quantization`), with V4L2's own
+    /// defaults for the colour space when they are left at DEFAULT.
+    static func colorSpace(of format: v4l2_pix_format) -> YUVColorSpace {
+        let space = format.colorspace
+        let encoding = format.ycbcr_enc
+        let matrix: ColorMatrix
+        switch encoding {
+        case V4L2_YCBCR_ENC_709.rawValue, V4L2_YCBCR_ENC_XV709.rawValue: matrix = .bt709
+        case V4L2_YCBCR_ENC_DEFAULT.rawValue:
+            matrix = space == V4L2_COLORSPACE_REC709.rawValue || space == V4L2_COLORSPACE_DCI_P3.rawValue ? .bt709 : .bt601
+        default: matrix = .bt601
+        }
+        let range: ColorRange
+        switch format.quantization {
+        case V4L2_QUANTIZATION_FULL_RANGE.rawValue: range = .full
+        case V4L2_QUANTIZATION_LIM_RANGE.rawValue: range = .limited
+        default: range = space == V4L2_COLORSPACE_JPEG.rawValue ? .full : .limited
+        }
+        return YUVColorSpace(matrix: matrix, range: range)
+    }
+
+    /// The next frame; never nil (a camera does not end). Throws when the camera stops delivering for
+    /// `frameTimeout` seconds or a V4L2 call fails.
+    public func next() throws -> SourceEvent? {
+        while true {
+            let filled = try stream.dequeue(timeout: configuration.frameTimeout)
+            let stream = self.stream
+            let format = stream.format
+            if let last = lastSequence, filled.sequence > last &+ 1, filled.sequence &- last < 1 << 30 {
+                framesDroppedByDevice += Int(filled.sequence &- last &- 1)
+            }
+            lastSequence = filled.sequence
+            let needed = format.planeBytes
+            if filled.corrupted || (filled.bytesUsed != 0 && filled.bytesUsed < needed) {
+                corruptedFrames += 1
+                stream.requeue(filled.index)
+                continue
+            }
+            let origin = self.origin ?? filled.timestamp
+            self.origin = origin
+            var pts = filled.timestamp - origin
+            if pts <= lastPTS { pts = lastPTS + 1 }
+            lastPTS = pts
+            let base = UnsafeRawPointer(stream.base(filled.index))
+            let planes = format.planeOffsets()!.map { (base: base + $0.offset, rowBytes: $0.rowBytes) }
+            let index = filled.index
+            let frame = VideoFrame(lending: planes, format: format.pixelFormat, size: format.size,
+                                   colorSpace: format.colorSpace, pts: MediaTime(value: pts, timeBase: Self.timeBase),
+                                   duration: format.frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num) },
+                                   release: { stream.requeue(index) })
+            return .video(frame)
+        }
+    }
+
+    /// Switches to another camera between two frames, keeping the pipeline running: opens and starts
+    /// `newPath` first (asking for the current size and rate), and only then stops the current device,
+    /// so a device that cannot be opened leaves the current one streaming (and the error is thrown).
+    /// When the new camera does not offer the current size it delivers its closest one, which the result
+    /// reports (`sizeChanged`); consumers whose GPU graph is compiled for one frame size must recompile.
+    /// Frames of the old device still out stay valid; its buffers, mappings and descriptor go when the
+    /// last of them is released. Call from the thread that calls `next()`.
+    @discardableResult
+    public func switchDevice(to newPath: String) throws(V4L2Error) -> CameraSwitch {
+        var wanted = configuration
+        let previous = stream.format
+        wanted.size = previous.size
+        wanted.frameRate = previous.frameRate ?? configuration.frameRate
+        let (newStream, capabilities) = try Self.start(path: newPath, configuration: wanted)
+        stream.stop()
+        let oldPath = path
+        stream = newStream
+        path = newPath
+        card = capabilities.card
+        driver = capabilities.driver
+        lastSequence = nil
+        return CameraSwitch(from: oldPath, to: newPath, card: capabilities.card, previous: previous, format: newStream.format)
+    }
+}
+
+/// What `CameraSource.switchDevice` did.
+public struct CameraSwitch: Sendable, CustomStringConvertible {
+    public var from: String
+    public var to: String
+    public var card: String
+    public var previous: CameraFormat
+    public var format: CameraFormat
+    /// The new camera could not deliver the previous size and gives its closest instead.
+    public var sizeChanged: Bool { format.size != previous.size }
+
+    public var description: String {
+        var text = "switched camera \(from) → \(to) (\(card)): \(format)"
+        if sizeChanged { text += " (it has no \(previous.size); closest size taken)" }
+        return text
+    }
+}
