@@ -48,25 +48,24 @@ struct BenchReference {
     }
 
     /// Runs the chain on a tightly packed yuv420p frame; returns a tightly packed yuv420p frame.
+    /// Every filter's output is clamped to 0...1, fused or not, as the compiler does.
     func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [UInt8] {
         var rgb = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace)
         for step in steps {
             switch step {
             case .invert:
-                for i in rgb.indices { rgb[i] = SIMD3(repeating: 1) - rgb[i] }
+                for i in rgb.indices { rgb[i] = Self.clamp(SIMD3(repeating: 1) - rgb[i]) }
             case .look(let look, let intensity):
                 for i in rgb.indices {
                     let c = rgb[i]
-                    // The look's table is looked up at the clamped colour, then mixed with the original.
-                    rgb[i] = c + (look.apply(Self.clamp(c)) - c) * intensity
+                    rgb[i] = Self.clamp(c + (look.apply(c) - c) * intensity)
                 }
             case .color(let brightness, let contrast, let saturation):
                 for i in rgb.indices {
                     let c = rgb[i]
                     let luma = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                     let saturated = SIMD3(repeating: luma) + (c - SIMD3(repeating: luma)) * saturation
-                    // As documented: no clamp (a fused chain carries values outside 0...1 to the next step).
-                    rgb[i] = (saturated - 0.5) * contrast + 0.5 + brightness
+                    rgb[i] = Self.clamp((saturated - 0.5) * contrast + 0.5 + brightness)
                 }
             case .pixellate(let scale, let center):
                 rgb = Self.pixellate(rgb, size: size, scale: scale, center: center)

@@ -27,6 +27,9 @@ public enum OutputSpec: Sendable, Equatable {
     case movie(String)
     /// Raw frames on standard output in this pixel format.
     case standardOutput(PixelFormat)
+    /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
+    /// (what benchmarks compare with FFmpeg's `-f null`).
+    case discard(PixelFormat)
 }
 
 /// Everything `prism run` was asked to do, validated.

@@ -332,18 +332,22 @@ private struct PassBuilder {
         return function
     }
 
-    /// Emits node `index` (and, first, what it reads) and returns its `main` function's name.
+    /// Emits node `index` (and, first, what it reads) and returns the name of the function giving its
+    /// output: its `main`, clamped to 0...1. Every kernel's output is clamped, fused or not, so a chain
+    /// gives the same result whether a step's output went through an 8-bit texture or straight into
+    /// the next step (`color` can push values past 1; the next step sees them clamped either way).
     private func emitNode(_ index: Int, into code: inout Code) -> String {
         let prefix = "n\(index)_"
         let mainName = prefix + "main"
-        if code.emitted.contains(mainName) { return mainName }
+        let valueName = prefix + "value"
+        if code.emitted.contains(mainName) { return valueName }
         let node = graph.nodes[index]
         var declarations = ""
         for (inputIndex, input) in node.inputs.enumerated() where node.kernel.expressionReadsInputs
             || node.kernel.textureInputs.contains(inputIndex) {
             let upstream = call(for: input, into: &code)
             if upstream == "prism_source" || code.sourceReaders.contains(upstream) {
-                code.sourceReaders.insert(mainName)
+                code.sourceReaders.insert(valueName)
                 if !node.kernel.isPointwise && node.kernel.expressionReadsInputs
                     && !node.kernel.textureInputs.contains(inputIndex) {
                     code.readsSourceElsewhere = true
@@ -360,10 +364,11 @@ private struct PassBuilder {
             code.textures.append(("\(prefix)pass\(prepassIndex)", .prepass(node: index, index: prepassIndex)))
         }
         code.declarations += substitute(declarations + node.kernel.library + node.kernel.expression + "\n", prefix: prefix)
+        code.declarations += "vec4 \(valueName)(vec2 p) { return clamp(\(mainName)(p), 0.0, 1.0); }\n"
         code.emitted.insert(mainName)
         code.members.append(.init(node: index, prefix: prefix, outputSize: sizes[index],
                                   inputSizes: node.inputs.map(sizeOf)))
-        return mainName
+        return valueName
     }
 
     private func substitute(_ text: String, prefix: String) -> String {
