@@ -10,7 +10,7 @@ struct BenchCommand {
         var scanner = try ArgumentScanner(arguments,
                                           valueOptions: ["--sizes", "--filter", "-f", "--chart", "--compare", "--samples",
                                                          "--warmup", "--runs", "--soak-frames", "--gpu", "--ffmpeg"],
-                                          flags: ["--json", "--quick"])
+                                          flags: ["--json", "--quick", "--no-fuse"])
         guard scanner.positionals.isEmpty else {
             throw UsageError("bench takes no positional arguments, got: \(scanner.positionals.joined(separator: " "))")
         }
@@ -33,6 +33,7 @@ struct BenchCommand {
             options.sizes = sizes
         }
         if let filter = scanner.value("--filter", "-f") { options.filter = filter }
+        options.fuse = !scanner.flag("--no-fuse")
         options.json = scanner.flag("--json")
         if let chart = scanner.value("--chart") {
             guard chart.lowercased().hasSuffix(".svg") else { throw UsageError("--chart writes an SVG file: FILE.svg, not '\(chart)'") }

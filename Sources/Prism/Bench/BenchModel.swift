@@ -8,6 +8,9 @@ struct BenchOptions: Sendable {
 
     var sizes: [Size] = ["480p", "720p", "1080p", "2160p"].compactMap { Size(parsing: $0) }
     var filter = BenchOptions.defaultFilter
+    /// Fuse the graph's filters into as few passes as possible (off: one pass per filter, to measure
+    /// what fusion buys).
+    var fuse = true
     var json = false
     var chartPath: String?
     var compareFFmpeg = false

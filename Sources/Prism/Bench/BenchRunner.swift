@@ -76,7 +76,8 @@ final class BenchRunner {
         let header = BenchMachine.header(info: context.info, command: options.commandLine, loadAverage: loadAtStart,
                                          timerMethod: timerMethod,
                                          timerNote: timerNote)
-        return BenchResult(header: header, graph: options.filter, quick: options.quick, warmup: options.warmup,
+        return BenchResult(header: header, graph: options.filter + (options.fuse ? "" : " (unfused: one pass per filter)"),
+                           quick: options.quick, warmup: options.warmup,
                            samples: options.samples, ffmpeg: ffmpegInfo, sizes: sizes, memory: memory,
                            verified: failures.isEmpty, failures: failures)
     }
@@ -342,7 +343,8 @@ final class BenchRunner {
             }
 
             // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed as libx264 takes it).
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat])
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat],
+                                             options: CompileOptions(fuse: options.fuse))
             result.passLabels = renderer.passLabels
             let layout = renderer.sinkLayouts[0]
             try Self.withPlanes(lumaPlanes[0], format: .yuv420p, size: size) { pointers in
@@ -630,6 +632,7 @@ final class BenchRunner {
         options.input = .movie(clip.path)
         options.output = output
         options.filter = self.options.filter
+        options.fuse = self.options.fuse
         options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
         options.quiet = true
         options.progress = false
