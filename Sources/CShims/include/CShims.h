@@ -61,6 +61,10 @@ unsigned long prism_vidioc_enum_framesizes(void);
 unsigned long prism_vidioc_enum_frameintervals(void);
 unsigned long prism_vidioc_g_parm(void);
 
+// MARK: threads
+/// Names the calling thread (pthread_setname_np is a GNU extension Swift does not see); at most 15 bytes.
+void prism_set_current_thread_name(const char *name);
+
 // MARK: process
 /// ioctl with one pointer argument, retried on EINTR (ioctl is variadic, which Swift cannot call).
 int prism_ioctl(int fd, unsigned long request, void *arg);

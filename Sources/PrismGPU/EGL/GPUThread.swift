@@ -1,3 +1,4 @@
+import CShims
 import Foundation
 
 /// A dedicated thread that runs submitted jobs in order: the one thread that owns a GL context.
@@ -6,38 +7,48 @@ import Foundation
 /// where its context is current. Prism gives each context its own `GPUThread`; work reaches it only
 /// through `sync`, which blocks the caller until the job has run (like `DispatchQueue.sync`), so the job
 /// may use the caller's non-Sendable state safely.
+///
+/// It is a joinable POSIX thread: `stop` waits until the thread has really ended, including the
+/// thread-exit cleanup the GL driver does, so a process never exits while a driver thread is still
+/// tearing down (which crashed at exit when the driver was unloaded underneath it).
 public final class GPUThread: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [Job] = []
     private var stopping = false
-    private var thread: Thread?
+    private var joined = false
+    private var thread = pthread_t()
     private let name: String
-
-    /// Thread-local marker: which GPUThread (if any) is running on this thread.
-    private static let currentKey = "prism.gpu-thread"
 
     public init(name: String) {
         self.name = name
-        // The thread keeps its GPUThread alive until stop() lets the loop end.
-        let thread = Thread { self.runLoop() }
-        thread.name = name
-        thread.stackSize = 8 << 20
-        self.thread = thread
-        thread.start()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setstacksize(&attributes, 8 << 20)
+        // The thread holds its GPUThread until the loop ends.
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&thread, &attributes, { context in
+            let gpuThread = Unmanaged<GPUThread>.fromOpaque(context!).takeRetainedValue()
+            gpuThread.runLoop()
+            return nil
+        }, context)
+        pthread_attr_destroy(&attributes)
+        precondition(created == 0, "pthread_create failed (\(created))")
     }
 
-    /// Stops the thread after the queued jobs have run. Further `sync` calls are a programming error.
+    /// Runs the queued jobs, then ends the thread and waits for it. Further `sync` calls are a
+    /// programming error.
     public func stop() {
         condition.lock()
         stopping = true
         condition.signal()
+        let mustJoin = !joined && !isCurrent
+        if mustJoin { joined = true }
         condition.unlock()
+        if mustJoin { pthread_join(thread, nil) }
     }
 
     /// True when called on this thread.
-    public var isCurrent: Bool {
-        (Thread.current.threadDictionary[GPUThread.currentKey] as? ObjectIdentifierBox)?.id == ObjectIdentifier(self)
-    }
+    public var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
 
     /// Runs `body` on the GPU thread and returns its result; re-entrant calls from the thread itself run inline.
     public func sync<T>(_ body: () throws -> T) throws -> T {
@@ -66,7 +77,7 @@ public final class GPUThread: @unchecked Sendable {
     }
 
     private func runLoop() {
-        Thread.current.threadDictionary[GPUThread.currentKey] = ObjectIdentifierBox(id: ObjectIdentifier(self))
+        prism_set_current_thread_name(name)
         while true {
             condition.lock()
             while jobs.isEmpty && !stopping { condition.wait() }
@@ -104,11 +115,6 @@ private final class Job: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
     }
-}
-
-private final class ObjectIdentifierBox: NSObject {
-    let id: ObjectIdentifier
-    init(id: ObjectIdentifier) { self.id = id }
 }
 
 private final class ResultBox<T>: @unchecked Sendable {
