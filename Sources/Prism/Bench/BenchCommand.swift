@@ -60,9 +60,8 @@ struct BenchCommand {
     }
 
     func execute() throws -> Int32 {
-        PrismCommandLine.currentGraphText = options.filter
+        _ = try PrismGraphs.bind(options.filter)  // a bad graph fails here, with its caret on a terminal
         let runner = try BenchRunner(options: options) { PrismCommandLine.info($0) }
-        PrismCommandLine.currentGraphText = nil
         let result = try runner.run()
         if options.json {
             FileHandle.standardOutput.write(try result.jsonData())

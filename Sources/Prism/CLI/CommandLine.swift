@@ -41,12 +41,14 @@ public enum PrismCommandLine {
             case "dev": return try DevCommand(arguments: rest).execute()
             case "bench": return try BenchCommand(arguments: rest).execute()
             default:
-                if let extra = extraCommands[name] { return try extra(rest) }
                 throw UsageError("unknown command '\(name)' (prism --help lists them)")
             }
-        } catch let error as GraphTextError {
+        } catch let error as GraphInputError {
             report(error.description)
-            if isatty(2) != 0, let text = currentGraphText { report(error.caretDiagnostic(for: text), prefix: false) }
+            // On a terminal, the text with a caret under the column (two more lines, for people).
+            if isatty(2) != 0 {
+                FileHandle.standardError.write(Data((error.error.caretDiagnostic(for: error.text) + "\n").utf8))
+            }
             return 1
         } catch let error as UsageError {
             report(error.description)
@@ -60,13 +62,10 @@ public enum PrismCommandLine {
         }
     }
 
-    /// Commands registered by other parts of the tool (bench, dev), by name.
-    nonisolated(unsafe) static var extraCommands: [String: ([String]) throws -> Int32] = [:]
-    /// The graph text being bound, for a caret under the error's column on a terminal.
-    nonisolated(unsafe) static var currentGraphText: String?
 
-    static func report(_ message: String, prefix: Bool = true) {
-        let line = (prefix ? "prism: " : "") + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+    /// The one line an error gets on stderr.
+    static func report(_ message: String) {
+        let line = "prism: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 

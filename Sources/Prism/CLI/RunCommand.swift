@@ -116,9 +116,7 @@ struct RunCommand {
     }
 
     func execute() throws -> Int32 {
-        PrismCommandLine.currentGraphText = options.filter
-        let graph = try PrismGraphs.binder().bind(options.filter)
-        PrismCommandLine.currentGraphText = nil
+        let graph = try PrismGraphs.bind(options.filter)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         let pipeline = try Pipeline(options: options, graph: graph)
@@ -208,9 +206,7 @@ struct RenderCommand {
     }
 
     func execute() throws -> Int32 {
-        PrismCommandLine.currentGraphText = filter
-        let graph = try PrismGraphs.binder().bind(filter)
-        PrismCommandLine.currentGraphText = nil
+        let graph = try PrismGraphs.bind(filter)
         FFmpegLog.setLevel(.quiet)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
@@ -230,4 +226,21 @@ enum PrismGraphs {
             return (image.size, image.pixels)
         })
     }
+
+    /// Binds graph text given on the command line; errors in the text keep the text, so the CLI can put
+    /// a caret under the column on a terminal.
+    static func bind(_ text: String) throws -> FilterGraph {
+        do {
+            return try binder().bind(text)
+        } catch let error as GraphTextError {
+            throw GraphInputError(error: error, text: text)
+        }
+    }
+}
+
+/// An error in graph text together with the text.
+struct GraphInputError: PrismError {
+    let error: GraphTextError
+    let text: String
+    var description: String { error.description }
 }
