@@ -95,7 +95,6 @@ enum GraphCompiler {
 
         // 2. Which streams become textures.
         var consumers = [Int](repeating: 0, count: nodes.count)
-        var sourceConsumers = 0
         var materialized = Set<Int>()
         var sourceMaterialized = !options.fuse
         func markTexture(_ stream: FilterGraph.Stream) {
@@ -106,17 +105,11 @@ enum GraphCompiler {
         }
         for node in nodes {
             for (index, input) in node.inputs.enumerated() {
-                switch input {
-                case .source: sourceConsumers += 1
-                case .node(let id): consumers[id.index] += 1
-                }
+                if case .node(let id) = input { consumers[id.index] += 1 }
                 if node.kernel.textureInputs.contains(index) { markTexture(input) }
             }
         }
-        switch graph.output {
-        case .source: sourceConsumers += 1
-        case .node(let id): consumers[id.index] += 1
-        }
+        if case .node(let id) = graph.output { consumers[id.index] += 1 }
         if !options.fuse { materialized = Set(nodes.indices) }
         // Streams read by several consumers are rendered once when recomputing them costs more than a
         // texel fetch or two. The source never is for that reason alone: its planes are cheap to re-read.
@@ -125,11 +118,12 @@ enum GraphCompiler {
                 materialized.insert(index)
             }
         }
-        _ = sourceConsumers
-        // An expensive output is rendered once, then packed; so is any output packed several ways.
+        // An output packed several ways is rendered once; so is an expensive one going into a layout
+        // whose packing evaluates each pixel more than once (planar chroma, 10-bit).
         if case .node(let id) = graph.output, !materialized.contains(id.index) {
             let cost = fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized)
-            if layouts.count > 1 || cost > options.maxPackCost { materialized.insert(id.index) }
+            let repeated = layouts.contains { FrameShaders.evaluationsPerPixel($0.format) > 1 }
+            if layouts.count > 1 || (repeated && cost > options.maxPackCost) { materialized.insert(id.index) }
         } else if case .source = graph.output, layouts.count > 1 {
             sourceMaterialized = true
         }

@@ -214,6 +214,16 @@ public enum FrameShaders {
             : "vec4 prism_source(vec2 p) { return prism_fetchSource(p); }\n"
     }
 
+    /// How many times the packing pass for `format` evaluates each pixel: once for RGB, gray and NV12
+    /// (one draw writes luma and chroma together); planar and 10-bit chroma are drawn apart from luma
+    /// and evaluate the pixels again (Cb and Cr separately for planar).
+    public static func evaluationsPerPixel(_ format: PixelFormat) -> Int {
+        switch format {
+        case .rgba, .bgra, .gray, .nv12: 1
+        default: 3
+        }
+    }
+
     /// Whether `packMain` has a batched form for `format` (8-bit Y'CbCr sinks).
     public static func canBatch(_ format: PixelFormat) -> Bool {
         [.yuv420p, .nv12, .yuv422p, .yuv444p, .gray].contains(format)
