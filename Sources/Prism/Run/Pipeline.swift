@@ -322,10 +322,11 @@ public final class Pipeline: @unchecked Sendable {
                         index += 1
                         let buffer = try pool.acquire(timeout: 30)
                         t0 = StageTimes.now()
-                        let done = try readback.submit(renderer.sinkTarget(), into: buffer.data,
-                                                       tag: ReadbackTag(buffer: buffer, pts: timed.pts, duration: timed.duration))
+                        try readback.submit(renderer.sinkTarget(), into: buffer.data,
+                                            tag: ReadbackTag(buffer: buffer, pts: timed.pts, duration: timed.duration)) { tag in
+                            outputs.push(.video(tag.buffer, pts: tag.pts, duration: tag.duration))
+                        }
                         times.add(.readback, since: t0)
-                        deliver(done)
                     }
                     let t0 = StageTimes.now()
                     deliver(try readback.drain())

@@ -128,7 +128,11 @@ final class LUTKernel: ParameterizedKernel {
         self.domainMax = domainMax
         self.parameters = parameters
         affine = LUTKernel.affineFit(dimension: dimension, table: table)
+        affineRows = affine.map { fit in (0..<3).map { row in fit.columns.map { Double($0[row]) } } } ?? []
     }
+
+    /// The affine fit's matrix as rows, for the uniform (computed once).
+    private let affineRows: [[Double]]
 
     /// The table as `offset + columns · x` (x the unit grid position), when that is what it is.
     let affine: (offset: SIMD3<Float>, columns: [SIMD3<Float>])?
@@ -218,8 +222,7 @@ final class LUTKernel: ParameterizedKernel {
         if let texture { uniforms.bindTexture("$lut", name: texture.name, target: GLenum(GL_TEXTURE_3D)) }
         uniforms.set("$lutMax", Float(dimension - 1))
         if let affine {
-            let c = affine.columns
-            uniforms.setMatrix3("$affineMatrix", rows: (0..<3).map { row in c.map { Double($0[row]) } })
+            uniforms.setMatrix3("$affineMatrix", rows: affineRows)
             uniforms.set("$affineOffset", affine.offset.x, affine.offset.y, affine.offset.z)
         }
         uniforms.set("$intensity", Float(parameters.double("intensity")))

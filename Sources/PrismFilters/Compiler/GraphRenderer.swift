@@ -25,6 +25,10 @@ public final class GraphRenderer {
     /// What each kernel's code and sizes were at compile time (see `isStale`).
     private let signatures: [String]
     private let compiledNodeSizes: [Size]
+    /// Texture units handed out during one draw (reset per draw, kept to avoid allocating per frame).
+    private let units = TextureUnits()
+    /// Packing coefficients for the last colour space seen.
+    private var packCoefficients: (space: YUVColorSpace, layout: PackedFrameLayout, values: PackCoefficients)?
     /// Optional per-pass GPU timing.
     public var timer: PassTimer?
 
@@ -153,7 +157,7 @@ public final class GraphRenderer {
             frame.bind(to: program)
             firstFreeUnit = frame.textures.count
         }
-        let units = TextureUnits(startingAt: firstFreeUnit)
+        units.reset(to: firstFreeUnit)
         for binding in pass.textures {
             let target: RenderTarget?
             switch binding.source {
@@ -165,7 +169,9 @@ public final class GraphRenderer {
             let unit = units.next()
             target.texture.bind(unit: unit)
             program.set(binding.uniform, Int32(unit))
-            program.set(binding.uniform + "Size", Float(target.size.width), Float(target.size.height))
+            // `<sampler>Size`, looked up once per program (the cache takes the sampler's name as prefix).
+            glUniform2f(program.location(prefix: binding.uniform, placeholder: "$Size"),
+                        Float(target.size.width), Float(target.size.height))
         }
         for member in pass.members {
             let uniforms = KernelUniforms(program: program, prefix: member.prefix, units: units,
@@ -173,7 +179,11 @@ public final class GraphRenderer {
             graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
         }
         if let layout = pass.packLayout {
-            FrameShaders.setPackUniforms(program, layout: layout, colorSpace: outputColorSpace(for: frame))
+            let space = outputColorSpace(for: frame)
+            if packCoefficients?.space != space || packCoefficients?.layout != layout {
+                packCoefficients = (space, layout, PackCoefficients(layout: layout, colorSpace: space))
+            }
+            FrameShaders.setPackUniforms(program, packCoefficients!.values)
         }
     }
 

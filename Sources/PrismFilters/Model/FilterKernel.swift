@@ -130,27 +130,25 @@ public struct KernelUniforms {
     /// The sizes of the kernel's inputs.
     public let inputSizes: [Size]
 
-    func name(_ placeholder: String) -> String {
-        placeholder.hasPrefix("$") ? prefix + placeholder.dropFirst() : placeholder
-    }
+    private func at(_ placeholder: String) -> GLint { program.location(prefix: prefix, placeholder: placeholder) }
 
-    public func set(_ uniform: String, _ value: Float) { program.set(name(uniform), value) }
-    public func set(_ uniform: String, _ value: Int32) { program.set(name(uniform), value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { program.set(name(uniform), x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { program.set(name(uniform), x, y, z) }
+    public func set(_ uniform: String, _ value: Float) { glUniform1f(at(uniform), value) }
+    public func set(_ uniform: String, _ value: Int32) { glUniform1i(at(uniform), value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(at(uniform), x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(at(uniform), x, y, z) }
     public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
-        program.set(name(uniform), x, y, z, w)
+        glUniform4f(at(uniform), x, y, z, w)
     }
     public func set(_ uniform: String, _ v: SIMD4<Double>) {
-        program.set(name(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
+        glUniform4f(at(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
     }
-    public func set(_ uniform: String, _ v: SIMD2<Double>) { program.set(name(uniform), Float(v.x), Float(v.y)) }
+    public func set(_ uniform: String, _ v: SIMD2<Double>) { glUniform2f(at(uniform), Float(v.x), Float(v.y)) }
     /// A mat3 from row-major rows.
-    public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(name(uniform), rows: rows) }
+    public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(at: at(uniform), rows: rows) }
 
     /// Binds a texture (GL_TEXTURE_2D or GL_TEXTURE_3D name) to the next free unit and points `uniform` at it.
     public func bindTexture(_ uniform: String, name texture: GLuint, target: GLenum = GLenum(GL_TEXTURE_2D)) {
-        let location = program.location(name(uniform))
+        let location = at(uniform)
         guard location >= 0 else { return }
         let unit = units.next()
         glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
@@ -159,10 +157,11 @@ public struct KernelUniforms {
     }
 }
 
-/// Hands out texture units for one draw.
+/// Hands out texture units for one draw; the renderer keeps one and resets it per draw.
 final class TextureUnits {
     private var used = 0
-    init(startingAt first: Int) { used = first }
+    init(startingAt first: Int = 0) { used = first }
+    func reset(to first: Int) { used = first }
     func next() -> Int {
         defer { used += 1 }
         return used

@@ -25,9 +25,14 @@ public final class FrameReadback<Tag> {
     private var pending: [(buffer: Int, fence: GLsync?, destination: UnsafeMutableRawPointer, tag: Tag)] = []
     private var nextBuffer = 0
 
+    /// The read of a target that holds the layout row for row in attachment 0.
+    private let wholeTarget: [ReadRegion]
+
     public init(strategy: ReadbackStrategy, layout: PackedFrameLayout, ringSize: Int = 3) throws {
         self.strategy = strategy
         self.layout = layout
+        wholeTarget = [ReadRegion(attachment: 0, width: layout.textureSize.width, rows: layout.textureSize.height,
+                                  destinationOffset: 0, destinationRowBytes: layout.rowBytes)]
         if strategy == .pbo {
             buffers = [GLuint](repeating: 0, count: max(ringSize, 1))
             glGenBuffers(GLsizei(buffers.count), &buffers)
@@ -51,9 +56,16 @@ public final class FrameReadback<Tag> {
     /// Starts reading `target` into `destination` (layout.byteCount bytes). Returns the tags of the
     /// frames whose bytes are now in their destination, oldest first.
     public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag) throws -> [Tag] {
-        let regions = target.readPlan ?? [ReadRegion(attachment: 0, width: layout.textureSize.width,
-                                                      rows: layout.textureSize.height, destinationOffset: 0,
-                                                      destinationRowBytes: layout.rowBytes)]
+        var done: [Tag] = []
+        try submit(target, into: destination, tag: tag) { done.append($0) }
+        return done
+    }
+
+    /// `submit` for the per-frame path: completed frames are handed to `completed`, oldest first, and
+    /// nothing is allocated.
+    public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag,
+                       completed: (Tag) throws -> Void) throws {
+        let regions = target.readPlan ?? wholeTarget
         precondition(target.readPlan != nil || target.size == layout.textureSize,
                      "render target does not match the packed layout")
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
@@ -75,10 +87,9 @@ public final class FrameReadback<Tag> {
         case .sync:
             readRegions(destination)
             try GLError.check("glReadPixels")
-            return [tag]
+            try completed(tag)
         case .pbo:
-            var completed: [Tag] = []
-            if pending.count == buffers.count { completed.append(try completeOldest(wait: true)) }
+            if pending.count == buffers.count { try completed(try completeOldest(wait: true)) }
             let index = nextBuffer
             nextBuffer = (nextBuffer + 1) % buffers.count
             glBindBuffer(GLenum(GL_PIXEL_PACK_BUFFER), buffers[index])
@@ -90,9 +101,8 @@ public final class FrameReadback<Tag> {
             try GLError.check("glReadPixels(pixel pack buffer)")
             // Deliver whatever has already landed, without waiting.
             while let first = pending.first, first.buffer != index, isSignalled(first.fence) {
-                completed.append(try completeOldest(wait: false))
+                try completed(try completeOldest(wait: false))
             }
-            return completed
         }
     }
 

@@ -1,5 +1,21 @@
 import PrismCore
 
+/// The R'G'B' → Y'CbCr rows and offsets a packing pass uses. Gray output is full-range luma.
+public struct PackCoefficients: Equatable, Sendable {
+    public var yRow, uRow, vRow, bias: SIMD3<Float>
+
+    public init(layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
+        var space = colorSpace
+        if layout.format == .gray { space.range = .full }
+        let (rows, offset) = space.rgbToYUVMatrix(bitDepth: layout.format.bitDepth)
+        func vector(_ v: [Double]) -> SIMD3<Float> { SIMD3(Float(v[0]), Float(v[1]), Float(v[2])) }
+        yRow = vector(rows[0])
+        uRow = vector(rows[1])
+        vRow = vector(rows[2])
+        bias = vector(offset)
+    }
+}
+
 /// One draw of a packing pass: a fragment `main` and the rows of the packed target it covers.
 public struct PackDraw: Sendable {
     public var main: String
@@ -492,13 +508,14 @@ public enum FrameShaders {
 
     /// Sets the R'G'B' → Y'CbCr coefficients `packMain` uses. Gray output is full-range luma.
     public static func setPackUniforms(_ program: ShaderProgram, layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
-        var space = colorSpace
-        if layout.format == .gray { space.range = .full }
-        let (rows, offset) = space.rgbToYUVMatrix(bitDepth: layout.format.bitDepth)
-        func set(_ name: String, _ v: [Double]) { program.set(name, Float(v[0]), Float(v[1]), Float(v[2])) }
-        set("prism_yRow", rows[0])
-        set("prism_uRow", rows[1])
-        set("prism_vRow", rows[2])
-        set("prism_yuvBias", offset)
+        setPackUniforms(program, PackCoefficients(layout: layout, colorSpace: colorSpace))
+    }
+
+    /// Sets precomputed coefficients (renderers compute them once per colour space, not per frame).
+    public static func setPackUniforms(_ program: ShaderProgram, _ c: PackCoefficients) {
+        program.set("prism_yRow", c.yRow.x, c.yRow.y, c.yRow.z)
+        program.set("prism_uRow", c.uRow.x, c.uRow.y, c.uRow.z)
+        program.set("prism_vRow", c.vRow.x, c.vRow.y, c.vRow.z)
+        program.set("prism_yuvBias", c.bias.x, c.bias.y, c.bias.z)
     }
 }

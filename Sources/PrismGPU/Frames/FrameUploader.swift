@@ -21,13 +21,24 @@ public struct CPUFramePlanes {
 public final class UploadedFrame {
     public let format: PixelFormat
     public let size: Size
-    public internal(set) var colorSpace: YUVColorSpace
+    public internal(set) var colorSpace: YUVColorSpace {
+        didSet { if colorSpace != oldValue { conversion = Self.conversion(colorSpace, format) } }
+    }
+    /// The Y'CbCr → R'G'B' matrix and offsets for `colorSpace`, computed when it changes, not per frame.
+    private var conversion: (rows: [[Double]], offset: SIMD3<Float>)
+    private static let planeUniforms = ["prism_src0", "prism_src1", "prism_src2"]
+
+    private static func conversion(_ space: YUVColorSpace, _ format: PixelFormat) -> (rows: [[Double]], offset: SIMD3<Float>) {
+        let (rows, offset) = space.yuvToRGBMatrix(bitDepth: format.bitDepth)
+        return (rows, SIMD3(Float(offset[0]), Float(offset[1]), Float(offset[2])))
+    }
     public let textures: [Texture]
 
     init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace) throws {
         self.format = format
         self.size = size
         self.colorSpace = colorSpace
+        conversion = Self.conversion(colorSpace, format)
         textures = try UploadedFrame.textureShapes(format: format, size: size).map {
             try Texture(size: $0.size, format: $0.format, linear: $0.linear)
         }
@@ -37,12 +48,11 @@ public final class UploadedFrame {
     public func bind(to program: ShaderProgram, firstUnit: Int = 0) {
         for (index, texture) in textures.enumerated() {
             texture.bind(unit: firstUnit + index)
-            program.set("prism_src\(index)", Int32(firstUnit + index))
+            program.set(Self.planeUniforms[index], Int32(firstUnit + index))
         }
         if format.isYUV {
-            let (rows, offset) = colorSpace.yuvToRGBMatrix(bitDepth: format.bitDepth)
-            program.setMatrix3("prism_yuvToRgb", rows: rows)
-            program.set("prism_yuvOffset", Float(offset[0]), Float(offset[1]), Float(offset[2]))
+            program.setMatrix3("prism_yuvToRgb", rows: conversion.rows)
+            program.set("prism_yuvOffset", conversion.offset.x, conversion.offset.y, conversion.offset.z)
         }
     }
 

@@ -6,6 +6,9 @@ public final class ShaderProgram {
     public let name: GLuint
     public let label: String
     private var locations: [String: GLint] = [:]
+    /// Locations of kernel uniforms by instance prefix and placeholder (`n3_` + `$scale`), so setting
+    /// them every frame builds no strings.
+    private var prefixedLocations: [String: [String: GLint]] = [:]
 
     /// The vertex shader every full-frame pass uses: one triangle covering the target, no vertex buffers.
     /// `prism_texcoord` runs 0...1 across the target with y = 0 at the first row in memory (image top).
@@ -84,6 +87,15 @@ public final class ShaderProgram {
         return location
     }
 
+    /// The location of `placeholder` (`$name`) with its `$` replaced by `prefix`.
+    public func location(prefix: String, placeholder: String) -> GLint {
+        if let cached = prefixedLocations[prefix]?[placeholder] { return cached }
+        let name = placeholder.hasPrefix("$") ? prefix + placeholder.dropFirst() : placeholder
+        let found = location(name)
+        prefixedLocations[prefix, default: [:]][placeholder] = found
+        return found
+    }
+
     public func set(_ uniform: String, _ value: Float) { glUniform1f(location(uniform), value) }
     public func set(_ uniform: String, _ value: Int32) { glUniform1i(location(uniform), value) }
     public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(location(uniform), x, y) }
@@ -94,9 +106,16 @@ public final class ShaderProgram {
 
     /// Sets a mat3 from row-major rows (GL wants columns, so it is transposed here).
     public func setMatrix3(_ uniform: String, rows: [[Double]]) {
-        var columns = [Float](repeating: 0, count: 9)
-        for column in 0..<3 { for row in 0..<3 { columns[column * 3 + row] = Float(rows[row][column]) } }
-        glUniformMatrix3fv(location(uniform), 1, GLboolean(GL_FALSE), columns)
+        setMatrix3(at: location(uniform), rows: rows)
+    }
+
+    /// Sets a mat3 at a location from row-major rows, without allocating.
+    public func setMatrix3(at location: GLint, rows: [[Double]]) {
+        guard location >= 0 else { return }
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 9) { columns in
+            for column in 0..<3 { for row in 0..<3 { columns[column * 3 + row] = Float(rows[row][column]) } }
+            glUniformMatrix3fv(location, 1, GLboolean(GL_FALSE), columns.baseAddress)
+        }
     }
 
     /// Draws one full-target triangle with this program into the bound framebuffer.
