@@ -39,12 +39,9 @@ public final class ShaderProgram {
         var status: GLint = 0
         glGetProgramiv(program, GLenum(GL_LINK_STATUS), &status)
         guard status == GL_TRUE else {
-            var length: GLint = 0
-            glGetProgramiv(program, GLenum(GL_INFO_LOG_LENGTH), &length)
-            var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
-            glGetProgramInfoLog(program, GLsizei(log.count), nil, &log)
+            let log = Self.infoLog(program, length: glGetProgramiv, read: glGetProgramInfoLog)
             glDeleteProgram(program)
-            throw ShaderCompileError(stage: .link, name: label, log: Self.text(log))
+            throw ShaderCompileError(stage: .link, name: label, log: log)
         }
         name = program
     }
@@ -62,19 +59,22 @@ public final class ShaderProgram {
         var status: GLint = 0
         glGetShaderiv(shader, GLenum(GL_COMPILE_STATUS), &status)
         guard status == GL_TRUE else {
-            var length: GLint = 0
-            glGetShaderiv(shader, GLenum(GL_INFO_LOG_LENGTH), &length)
-            var log = [GLchar](repeating: 0, count: Int(max(length, 1)))
-            glGetShaderInfoLog(shader, GLsizei(log.count), nil, &log)
+            let log = Self.infoLog(shader, length: glGetShaderiv, read: glGetShaderInfoLog)
             glDeleteShader(shader)
-            throw ShaderCompileError(stage: stage, name: label, log: Self.text(log))
+            throw ShaderCompileError(stage: stage, name: label, log: log)
         }
         return shader
     }
 
-    /// A NUL-terminated info log as text.
-    private static func text(_ log: [GLchar]) -> String {
-        String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    /// A shader's or program's info log as text (the two differ only in the GL calls that read it).
+    private static func infoLog(_ object: GLuint,
+                                length: (GLuint, GLenum, UnsafeMutablePointer<GLint>?) -> Void,
+                                read: (GLuint, GLsizei, UnsafeMutablePointer<GLsizei>?, UnsafeMutablePointer<GLchar>?) -> Void) -> String {
+        var count: GLint = 0
+        length(object, GLenum(GL_INFO_LOG_LENGTH), &count)
+        var log = [GLchar](repeating: 0, count: Int(max(count, 1)))
+        read(object, GLsizei(log.count), nil, &log)
+        return String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     public func use() { glUseProgram(name) }
