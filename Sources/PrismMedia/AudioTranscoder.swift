@@ -5,7 +5,14 @@ import PrismCore
 /// format, queues the samples in an `AVAudioFifo` to cut them into the encoder's 1024-sample frames,
 /// and encodes AAC. Owns its decoder, resampler, FIFO, frames and encoder; frees them in deinit.
 /// Output timestamps count samples from the writer's start time.
+///
+/// The input is a stream of a movie (its packets), or raw S16 interleaved PCM (`PCMFormat`, e.g. from
+/// `AudioCaptureSource`), which goes through libavcodec's pcm_s16le decoder like any other codec.
 final class AudioTranscoder {
+    enum Input {
+        case stream(AudioStreamInfo)
+        case pcm(PCMFormat)
+    }
     let encoder: UnsafeMutablePointer<AVCodecContext>
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let inputTimeBase: Rational
@@ -21,27 +28,41 @@ final class AudioTranscoder {
     private let sampleRate: Int32
     private var frameSize: Int32 = 1024
     /// Next output sample's timestamp (in 1/sampleRate); nil until the first kept samples.
-    private var nextPTS: Int64?
+    private(set) var nextPTS: Int64?
+    /// Output samples are cut at this timestamp (in 1/sampleRate): a raw capture ends with the video.
+    var endPTS: Int64?
     private let label: String
 
     /// `output` flags decide whether the encoder writes a global header.
-    init(input: AudioStreamInfo, output: UnsafeMutablePointer<AVFormatContext>, bitrate: Int, label: String) throws(AVError) {
+    convenience init(input: AudioStreamInfo, output: UnsafeMutablePointer<AVFormatContext>, bitrate: Int, label: String) throws(AVError) {
+        try self.init(input: .stream(input), output: output, bitrate: bitrate, label: label)
+    }
+
+    init(input source: Input, output: UnsafeMutablePointer<AVFormatContext>, bitrate: Int, label: String) throws(AVError) {
         self.label = label
-        inputTimeBase = input.timeBase
-        guard let decoderCodec = avcodec_find_decoder(input.codecID) else {
-            throw AVError("no decoder for audio codec \(input.codecName)", context: label, call: "avcodec_find_decoder")
+        let codecID: AVCodecID, codecName: String, inputChannels: Int, inputRate: Int
+        switch source {
+        case .stream(let input):
+            (codecID, codecName, inputChannels, inputRate) = (input.codecID, input.codecName, input.channelCount, input.sampleRate)
+            inputTimeBase = input.timeBase
+        case .pcm(let pcm):
+            (codecID, codecName, inputChannels, inputRate) = (AV_CODEC_ID_PCM_S16LE, "pcm_s16le", pcm.channels, pcm.sampleRate)
+            inputTimeBase = Rational(1, Int32(pcm.sampleRate))
+        }
+        guard let decoderCodec = avcodec_find_decoder(codecID) else {
+            throw AVError("no decoder for audio codec \(codecName)", context: label, call: "avcodec_find_decoder")
         }
         guard let encoderCodec = avcodec_find_encoder(AV_CODEC_ID_AAC) else {
             throw AVError("this FFmpeg has no AAC encoder", context: label, call: "avcodec_find_encoder")
         }
         // Mono stays mono; everything else is mixed to stereo.
-        let channelCount: Int32 = input.channelCount >= 2 ? 2 : 1
+        let channelCount: Int32 = inputChannels >= 2 ? 2 : 1
         // The AAC encoder's rates: keep the input's when supported, else 48 kHz.
         var rate: Int32 = 48000
         if let rates = encoderCodec.pointee.supported_samplerates {
             var index = 0
             while rates[index] != 0 {
-                if rates[index] == Int32(input.sampleRate) { rate = rates[index] }
+                if rates[index] == Int32(inputRate) { rate = rates[index] }
                 index += 1
             }
         }
@@ -58,8 +79,15 @@ final class AudioTranscoder {
         converted.initialize(repeating: nil, count: Int(channels))
         // Every stored property is set: a throw from here on runs deinit, which frees all of the above.
 
-        try check(avcodec_parameters_to_context(decoder, input.parameters), "avcodec_parameters_to_context", label)
-        decoder.pointee.pkt_timebase = input.timeBase.av
+        switch source {
+        case .stream(let input):
+            try check(avcodec_parameters_to_context(decoder, input.parameters), "avcodec_parameters_to_context", label)
+        case .pcm(let pcm):
+            decoder.pointee.sample_rate = Int32(pcm.sampleRate)
+            decoder.pointee.sample_fmt = AV_SAMPLE_FMT_S16
+            av_channel_layout_default(&decoder.pointee.ch_layout, Int32(pcm.channels))
+        }
+        decoder.pointee.pkt_timebase = inputTimeBase.av
         try check(avcodec_open2(decoder, decoderCodec, nil), "avcodec_open2", label, what: "cannot open audio decoder")
 
         encoder.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
@@ -194,7 +222,20 @@ final class AudioTranscoder {
         }
     }
 
-    private func encodeFrame(samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+    private func encodeFrame(samples requested: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
+        if let endPTS {
+            let room = endPTS - (nextPTS ?? 0)
+            if room < Int64(requested) {
+                // Up to the end, then what is queued beyond it is dropped.
+                if room > 0 { try encodeQueued(samples: Int32(room), write: write) }
+                av_audio_fifo_drain(fifo, av_audio_fifo_size(fifo))
+                return
+            }
+        }
+        try encodeQueued(samples: requested, write: write)
+    }
+
+    private func encodeQueued(samples: Int32, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         let frame = encoderFrame.pointer
         try check(av_frame_make_writable(frame), "av_frame_make_writable", label)
         frame.pointee.nb_samples = samples

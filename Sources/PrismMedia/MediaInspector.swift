@@ -34,6 +34,10 @@ public struct MediaReport: Sendable {
     public var audioSampleCount: Int
     public var audioSampleRate: Int?
     public var audioCodecName: String?
+    /// Largest absolute sample of the first channel (float or S16 decoders; full scale 1).
+    public var audioPeak: Double = 0
+    /// Sign changes of the first channel (float or S16 decoders): about 2 × frequency × seconds for a tone.
+    public var audioZeroCrossings: Int = 0
 
     public var videoStreamCount: Int { streams.filter { $0.type == "video" }.count }
     public var audioStreamCount: Int { streams.filter { $0.type == "audio" }.count }
@@ -75,6 +79,28 @@ public enum MediaInspector {
 
         let packet = OwnedPacket()
         let frame = OwnedFrame()
+        var lastSign = 0
+        func measure(_ f: AVFrame) {
+            guard let data = f.data.0 else { return }
+            let format = AVSampleFormat(f.format)
+            let step: Int
+            switch format {
+            case AV_SAMPLE_FMT_FLTP, AV_SAMPLE_FMT_S16P: step = 1
+            case AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_S16: step = Int(f.ch_layout.nb_channels)
+            default: return
+            }
+            for i in 0..<Int(f.nb_samples) {
+                let value = format == AV_SAMPLE_FMT_FLTP || format == AV_SAMPLE_FMT_FLT
+                    ? Double(UnsafeRawPointer(data).load(fromByteOffset: i * step * 4, as: Float.self))
+                    : Double(UnsafeRawPointer(data).load(fromByteOffset: i * step * 2, as: Int16.self)) / 32768
+                report.audioPeak = max(report.audioPeak, abs(value))
+                let sign = value > 0.01 ? 1 : (value < -0.01 ? -1 : 0)
+                if sign != 0 {
+                    if lastSign != 0 && sign != lastSign { report.audioZeroCrossings += 1 }
+                    lastSign = sign
+                }
+            }
+        }
         func drain(_ decoder: StreamDecoder) throws {
             while try decoder.receive(into: frame.pointer) == .frame {
                 defer { av_frame_unref(frame.pointer) }
@@ -88,6 +114,7 @@ public enum MediaInspector {
                         report.firstAudioPTS = MediaTime(value: stamp, timeBase: decoder.timeBase)
                     }
                     report.audioSampleCount += Int(f.nb_samples)
+                    measure(f)
                 }
             }
         }

@@ -101,6 +101,12 @@ public struct VideoStreamConfig: Hashable, Sendable {
 /// - Timestamps are rebased so the first video frame is at 0; audio is shifted by the same amount, so
 ///   the A/V offset is kept. Audio packets are copied when the container takes their codec
 ///   (`avformat_query_codec`), otherwise decoded, resampled and encoded as AAC.
+/// - Raw PCM (`pcm:` at init, `writeAudio(pcm:pts:)`, e.g. from `AudioCaptureSource`) is encoded as AAC
+///   by the same transcoder. Chunks are timed on the video's time line; the first kept sample is placed
+///   by its time stamp and later samples follow it without gaps, except that a chunk starting more than
+///   50 ms after the previous one ended (samples lost to an overrun) is preceded by silence. PCM is held
+///   back until the video has reached it, and `finish()` cuts it at the end of the last video frame, so
+///   a recording has the video's length.
 /// - The file is written to a hidden temporary name next to the target and renamed over it only by a
 ///   successful `finish()`. `abort()`, or dropping the writer unfinished, deletes the temporary and
 ///   leaves any existing target untouched.
@@ -127,6 +133,13 @@ public final class MovieWriter: @unchecked Sendable {
     private let videoStream: UnsafeMutablePointer<AVStream>
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private let audioInput: AudioStreamInfo?
+    /// The raw PCM that `writeAudio(pcm:pts:)` takes, when set up for it.
+    public let pcmInput: PCMFormat?
+    private var pendingPCM: [(bytes: [UInt8], pts: MediaTime)] = []
+    /// The input sample (in 1/rate on the video's time line) that follows what was passed to the transcoder.
+    private var pcmExpected: Int64?
+    /// End of the last video frame written, on the video's time line.
+    private var videoEnd: MediaTime?
     private var transcoder: AudioTranscoder?
     private let layout: PackedFrameLayout
     private let temporaryPath: String?
@@ -149,13 +162,23 @@ public final class MovieWriter: @unchecked Sendable {
     /// (`avio_open`) and writes the header (`avformat_write_header`). Every problem with the output
     /// (unknown extension, unwritable directory, codec not available or not allowed in the container)
     /// is thrown here, before any frame.
-    /// - Parameter audio: the source's audio stream whose packets will be passed to `writeAudio`.
+    /// - Parameters:
+    ///   - audio: the source's audio stream whose packets will be passed to `writeAudio(_:)`.
+    ///   - pcm: raw S16 interleaved PCM that will be passed to `writeAudio(pcm:pts:)`, encoded as AAC
+    ///     (instead of `audio`; giving both is an error).
     public init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
-                audio: AudioStreamInfo? = nil, audioBitrate: Int = 128_000) throws {
+                audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000) throws {
         outputPath = path
         self.settings = settings
         self.video = video
         audioInput = audio
+        pcmInput = pcm
+        if audio != nil && pcm != nil {
+            throw UsageError("\(path): a movie takes one audio input, not a source's stream and raw PCM")
+        }
+        if let pcm, pcm.sampleRate <= 0 || !(1...2).contains(pcm.channels) {
+            throw UsageError("\(path): raw PCM must be mono or stereo at a positive rate, not \(pcm)")
+        }
         guard let layout = PackedFrameLayout(format: settings.pixelFormat, size: video.size) else {
             throw UsageError("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
         }
@@ -222,7 +245,7 @@ public final class MovieWriter: @unchecked Sendable {
             throw AVError(call: "avformat_new_stream", code: averrorENOMEM, context: path)
         }
         videoStream = stream
-        audioMode = audio == nil ? .none
+        audioMode = pcm != nil ? .transcode : audio == nil ? .none
             : (avformat_query_codec(outputFormat, audio!.codecID, FF_COMPLIANCE_NORMAL) == 1 ? .copy : .transcode)
         // Every stored property is set: from here on a throw runs deinit, which frees and deletes all.
 
@@ -235,7 +258,17 @@ public final class MovieWriter: @unchecked Sendable {
             stream.pointee.codecpar.pointee.codec_tag = MovieWriter.fourCC("hvc1")
         }
 
-        if let audio {
+        if let pcm {
+            guard let audioStream = avformat_new_stream(ctx, nil) else {
+                throw AVError(call: "avformat_new_stream", code: averrorENOMEM, context: path)
+            }
+            self.audioStream = audioStream
+            let transcoder = try AudioTranscoder(input: .pcm(pcm), output: ctx, bitrate: audioBitrate, label: path)
+            self.transcoder = transcoder
+            try check(avcodec_parameters_from_context(audioStream.pointee.codecpar, transcoder.encoder),
+                      "avcodec_parameters_from_context", path)
+            audioStream.pointee.time_base = transcoder.encoder.pointee.time_base
+        } else if let audio {
             guard let audioStream = avformat_new_stream(ctx, nil) else {
                 throw AVError(call: "avformat_new_stream", code: averrorENOMEM, context: path)
             }
@@ -376,6 +409,7 @@ public final class MovieWriter: @unchecked Sendable {
         }
         lastTicks = ticks
         durations[ticks] = max(1, durationTicks)
+        videoEnd = start! + MediaTime(value: ticks + max(1, durationTicks), timeBase: tb)
 
         let f = frame.pointer
         f.pointee.format = layout.format.avPixelFormat.rawValue
@@ -399,6 +433,7 @@ public final class MovieWriter: @unchecked Sendable {
         try check(sent, "avcodec_send_frame", outputPath, what: "cannot encode video")
         videoFramesWritten += 1
         try drainVideo()
+        if let videoEnd, !pendingPCM.isEmpty { try feedPCM(before: videoEnd) }
         return true
     }
 
@@ -469,6 +504,57 @@ public final class MovieWriter: @unchecked Sendable {
         audioPacketsWritten += 1
     }
 
+    /// Passes raw PCM (the format given as `pcm:` at init): `bytes` holds whole interleaved S16 frames
+    /// whose first was captured at `pts`, on the video's time line (the time line of `writeVideo`'s pts).
+    /// The samples are copied; they are encoded once the video has reached them (see the type's notes).
+    public func writeAudio(pcm bytes: UnsafeRawBufferPointer, pts: MediaTime) throws {
+        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard let pcmInput else { throw UsageError("\(outputPath): raw audio passed to a writer not set up for it") }
+        guard bytes.count % pcmInput.bytesPerFrame == 0 else {
+            throw UsageError("\(outputPath): raw audio of \(bytes.count) bytes is not whole \(pcmInput) frames")
+        }
+        guard !bytes.isEmpty else { return }
+        pendingPCM.append((Array(bytes), pts))
+        if let videoEnd { try feedPCM(before: videoEnd) }
+    }
+
+    /// Encodes the pending PCM chunks that start before `limit` (all of them when nil).
+    private func feedPCM(before limit: MediaTime?) throws {
+        guard let start, let pcmInput, let transcoder, let audioStream else { return }
+        var fed = 0
+        for chunk in pendingPCM {
+            if let limit, chunk.pts >= limit { break }
+            fed += 1
+            var ticks = chunk.pts.ticks(in: Rational(1, Int32(pcmInput.sampleRate)))
+            if let expected = pcmExpected {
+                if ticks - expected > Int64(pcmInput.sampleRate / 20) {
+                    // Samples were lost (an overrun): silence keeps what follows in sync.
+                    try sendPCM([UInt8](repeating: 0, count: Int(ticks - expected) * pcmInput.bytesPerFrame), ticks: expected,
+                                start: start, transcoder: transcoder, stream: audioStream)
+                } else {
+                    ticks = expected // contiguous: the stamps' jitter is ignored
+                }
+            }
+            try sendPCM(chunk.bytes, ticks: ticks, start: start, transcoder: transcoder, stream: audioStream)
+        }
+        pendingPCM.removeFirst(fed)
+    }
+
+    private func sendPCM(_ bytes: [UInt8], ticks: Int64, start: MediaTime, transcoder: AudioTranscoder,
+                         stream: UnsafeMutablePointer<AVStream>) throws {
+        guard let pcmInput else { return }
+        let pkt = packet.pointer
+        try check(av_new_packet(pkt, Int32(bytes.count)), "av_new_packet", outputPath)
+        defer { av_packet_unref(pkt) }
+        bytes.withUnsafeBytes { pkt.pointee.data.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: bytes.count) }
+        let frames = Int64(bytes.count / pcmInput.bytesPerFrame)
+        pkt.pointee.pts = ticks
+        pkt.pointee.dts = ticks
+        pkt.pointee.duration = frames
+        pcmExpected = ticks + frames
+        try transcoder.process(pkt, start: start) { encoded in try self.muxTranscodedAudio(encoded, stream: stream, transcoder: transcoder) }
+    }
+
     private func muxTranscodedAudio(_ encoded: UnsafeMutablePointer<AVPacket>, stream: UnsafeMutablePointer<AVStream>,
                                     transcoder: AudioTranscoder) throws {
         encoded.pointee.stream_index = stream.pointee.index
@@ -485,7 +571,14 @@ public final class MovieWriter: @unchecked Sendable {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         do {
             if start == nil, let first = pendingAudio.compactMap(\.pts).min() { start = first }
+            if start == nil, let first = pendingPCM.first?.pts { start = first }
             try flushPendingAudio()
+            if pcmInput != nil, let transcoder, let start {
+                if let videoEnd {
+                    transcoder.endPTS = (videoEnd - start).ticks(in: Rational(1, transcoder.encoder.pointee.sample_rate))
+                }
+                try feedPCM(before: nil)
+            }
             try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", outputPath)
             try drainVideo()
             if let transcoder, let audioStream, let start {
@@ -513,6 +606,7 @@ public final class MovieWriter: @unchecked Sendable {
         guard state == .open else { return }
         state = .aborted
         pendingAudio.removeAll()
+        pendingPCM.removeAll()
         if ioOpen {
             avio_closep(&format.pointee.pb)
             ioOpen = false

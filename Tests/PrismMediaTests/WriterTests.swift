@@ -162,6 +162,82 @@ final class WriterTests: XCTestCase {
         XCTAssertEqual(try MediaInspector.inspect(dir.path("pool.mkv")).videoFrameCount, 300)
     }
 
+    /// Raw PCM on the video's time line: samples before the first frame are dropped, a lost stretch is
+    /// filled with silence, and the audio is cut at the end of the last frame.
+    func testRawPCMIsEncodedAsAACOnTheVideoTimeLine() throws {
+        let size = Size(width: 64, height: 32)
+        let path = dir.path("pcm.mp4")
+        let pool = FrameBufferPool(format: fast.pixelFormat, size: size, capacity: 3)!
+        let pcm = PCMFormat(sampleRate: 48000, channels: 1)
+        let writer = try MovieWriter(path: path, video: VideoStreamConfig(
+            size: size, timeBase: Rational(1, 30), frameRate: Rational(30, 1),
+            colorSpace: YUVColorSpace(matrix: .bt601, range: .limited)), settings: fast, pcm: pcm)
+        XCTAssertEqual(writer.audioMode, .transcode)
+        // 440 Hz from 9.9 s to 11.9 s (video: 10 s to 12 s), with 0.2 s lost at 10.5 s.
+        func chunk(at sample: Int, count: Int) -> [Int16] {
+            (sample..<(sample + count)).map { Int16(12000 * sin(2 * Double.pi * 440 * Double($0) / 48000)) }
+        }
+        var sample = 9_900 * 48
+        var frame = 300
+        while sample < 11_900 * 48 {
+            let count = min(1000, 11_900 * 48 - sample)
+            if !(10_500 * 48..<10_700 * 48).contains(sample) {
+                try chunk(at: sample, count: count).withUnsafeBytes {
+                    try writer.writeAudio(pcm: $0, pts: MediaTime(value: Int64(sample), timescale: 48000))
+                }
+            }
+            sample += count
+            // Video interleaved as a live pipeline would deliver it.
+            while frame < 360, Double(frame) / 30 < Double(sample) / 48000 {
+                let buffer = try pool.acquire(timeout: 10)
+                buffer.data.initializeMemory(as: UInt8.self, repeating: 128, count: pool.byteCount)
+                try writer.writeVideo(buffer, pts: MediaTime(value: Int64(frame), timescale: 30))
+                frame += 1
+            }
+        }
+        XCTAssertThrowsError(try [UInt8](repeating: 0, count: 3).withUnsafeBytes { try writer.writeAudio(pcm: $0, pts: .zero) },
+                             "not whole frames")
+        while frame < 360 {
+            let buffer = try pool.acquire(timeout: 10)
+            buffer.data.initializeMemory(as: UInt8.self, repeating: 128, count: pool.byteCount)
+            try writer.writeVideo(buffer, pts: MediaTime(value: Int64(frame), timescale: 30))
+            frame += 1
+        }
+        try writer.finish()
+        let report = try MediaInspector.inspect(path)
+        XCTAssertEqual(report.videoFrameCount, 60)
+        XCTAssertEqual(report.audioCodecName, "aac")
+        XCTAssertEqual(report.audioSampleRate, 48000)
+        XCTAssertEqual(try XCTUnwrap(report.firstAudioPTS).seconds, 0, accuracy: 1.0 / 30)
+        // 1.9 s: from the video's start to the audio's end, the lost 0.2 s kept as silence.
+        XCTAssertEqual(Double(report.audioSampleCount) / 48000, 1.9, accuracy: 0.05)
+        XCTAssertGreaterThan(report.audioPeak, 0.2)
+        XCTAssertEqual(Double(report.audioZeroCrossings) / 2 / 1.7, 440, accuracy: 20)
+    }
+
+    func testRawPCMAudioEndsWithTheVideo() throws {
+        let size = Size(width: 64, height: 32)
+        let path = dir.path("cut.mkv")
+        let pool = FrameBufferPool(format: fast.pixelFormat, size: size, capacity: 3)!
+        let writer = try MovieWriter(path: path, video: VideoStreamConfig(
+            size: size, timeBase: Rational(1, 30), frameRate: Rational(30, 1),
+            colorSpace: YUVColorSpace(matrix: .bt601, range: .limited)), settings: fast,
+            pcm: PCMFormat(sampleRate: 44100, channels: 2))
+        let second = [Int16](repeating: 1000, count: 44100 * 2)
+        for index in 0..<30 {
+            let buffer = try pool.acquire(timeout: 10)
+            buffer.data.initializeMemory(as: UInt8.self, repeating: 128, count: pool.byteCount)
+            try writer.writeVideo(buffer, pts: MediaTime(value: Int64(index), timescale: 30))
+        }
+        for start in 0..<3 {
+            try second.withUnsafeBytes { try writer.writeAudio(pcm: $0, pts: MediaTime(value: Int64(start), timescale: 1)) }
+        }
+        try writer.finish()
+        let report = try MediaInspector.inspect(path)
+        XCTAssertEqual(report.audioSampleRate, 44100)
+        XCTAssertEqual(Double(report.audioSampleCount) / 44100, 1.0, accuracy: 0.05)
+    }
+
     func testAbortLeavesNoFileAndKeepsExistingTarget() throws {
         let path = dir.path("keep.mp4")
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("precious".utf8)))

@@ -113,6 +113,25 @@ final class CameraTests: XCTestCase {
         XCTAssert(trace[close].contains("streaming=0 buffers=0 mapped=0"), trace[close])
     }
 
+    /// --audio with the camera: the emulated microphone (AudioCaptureTests) and the fake camera are both
+    /// stamped on CLOCK_MONOTONIC, so the audio starts with the video and lasts as long.
+    func testCameraWithEmulatedMicrophoneIsInSync() throws {
+        let output = dir.path("camera-audio.mp4")
+        let microphone = try AudioCaptureTests.emulatedMicrophone(in: dir)
+        let result = try prism(["run", Self.camera, "-o", output, "--size", "320x240", "--fps", "30", "--frames", "60",
+                                "--audio", "prismtest"], microphone)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let report = try MediaInspector.inspect(output)
+        XCTAssertEqual(report.audioCodecName, "aac")
+        let video = report.videoPTS.map(\.seconds)
+        let first = try XCTUnwrap(video.min()), last = try XCTUnwrap(video.max())
+        let videoSeconds = last - first + 1.0 / 30
+        let audioSeconds = Double(report.audioSampleCount) / Double(try XCTUnwrap(report.audioSampleRate))
+        XCTAssertEqual(audioSeconds, videoSeconds, accuracy: 0.1)
+        XCTAssertEqual(try XCTUnwrap(report.firstAudioPTS).seconds, first, accuracy: 1.0 / 30)
+        XCTAssertGreaterThan(report.audioPeak, 0.2)
+    }
+
     func testPlanarAndSemiPlanarFormatsWithPaddedRows() throws {
         for (format, align) in [("NV12", "256"), ("YU12", "128")] {
             let output = dir.path("\(format).mp4")

@@ -11,7 +11,7 @@ public enum PrismCommandLine {
           run [INPUT] -o OUTPUT [--filter SPEC] [--codec h264|hevc|ffv1|prores] [--preset P] [--crf N]
               [--bitrate N[k|M]] [--size WxH] [--fps RATE] [--frames N] [--duration SECONDS] [--gpu N]
               [--render-node PATH] [--input-format WxH:PIXFMT:RATE] [--output-format PIXFMT]
-              [--readback sync|pbo] [--no-fuse] [--quiet] [--stats] [--verbose]
+              [--readback sync|pbo] [--audio ALSA_PCM] [--no-fuse] [--quiet] [--stats] [--verbose]
           render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
           filters [NAME]
           devices                      GPUs and V4L2 cameras

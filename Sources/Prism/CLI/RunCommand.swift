@@ -15,7 +15,7 @@ struct RunCommand {
             arguments,
             valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
-                           "--readback", "--threads", "--switch-camera-after"],
+                           "--readback", "--threads", "--switch-camera-after", "--audio"],
             flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
@@ -34,6 +34,7 @@ struct RunCommand {
         if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
             options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
         }
+        options.audioDevice = scanner.value("--audio")
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
         options.gpu.renderNode = scanner.value("--render-node")
         if let readback = scanner.value("--readback") {

@@ -27,12 +27,13 @@ final class BoundedQueue<Element>: @unchecked Sendable {
         slots = Array(repeating: nil, count: capacity)
     }
 
-    /// Adds `element`; returns false when the queue was cancelled (the element is dropped).
+    /// Adds `element`; returns false when the queue was cancelled or closed (the element is dropped): a
+    /// producer that outlives the others (the audio capture) never blocks on a queue nobody pops.
     @discardableResult
     func push(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
-        while count >= capacity && !cancelled {
+        while count >= capacity && !cancelled && !closed {
             if overflow == .dropOldest {
                 slots[head] = nil
                 head = (head + 1) % capacity
@@ -42,7 +43,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
             }
             condition.wait()
         }
-        guard !cancelled else { return false }
+        guard !cancelled, !closed else { return false }
         slots[(head + count) % capacity] = element
         count += 1
         condition.broadcast()

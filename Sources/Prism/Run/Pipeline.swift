@@ -35,6 +35,8 @@ public final class Pipeline: @unchecked Sendable {
     private let pendingCameraSwitch = LockedBox<String?>(nil)
     /// --fps on a movie or raw input: the constant rate frames are dropped or repeated to.
     private let conversionRate: Rational?
+    /// `--audio`: the ALSA capture recorded into the movie.
+    private let audio: AudioCaptureSource?
 
     private enum Sink {
         case movie(MovieWriter)
@@ -46,6 +48,8 @@ public final class Pipeline: @unchecked Sendable {
     private enum Output {
         case video(PooledFrameBuffer, pts: MediaTime, duration: MediaTime?)
         case audio(AudioPacket)
+        /// Captured sound, stamped on CLOCK_MONOTONIC.
+        case pcm(AudioChunk)
     }
 
     /// GL objects of the run; created and destroyed on the GPU thread only.
@@ -90,6 +94,15 @@ public final class Pipeline: @unchecked Sendable {
 
     public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
         self.options = options
+        if options.audioDevice != nil {
+            switch options.input {
+            case .pattern, .camera: break
+            case .movie, .standardInput:
+                throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
+                                 + "(their time line is not the clock's)")
+            }
+            guard case .movie = options.output else { throw UsageError("--audio needs a movie output (-o FILE)") }
+        }
         // 1. The source.
         let source: MediaSource
         switch options.input {
@@ -162,11 +175,18 @@ public final class Pipeline: @unchecked Sendable {
         // 3. The output: opened (and its path checked) before any frame is processed.
         let outputColorSpace = info.pixelFormat.isYUV
             ? info.colorSpace : YUVColorSpace(matrix: .defaultFor(layout.size), range: .limited)
+        // The audio capture is opened before the output file, so a bad device leaves no file behind.
+        if let device = options.audioDevice {
+            audio = try AudioCaptureSource(device: device)
+        } else {
+            audio = nil
+        }
         switch options.output {
         case .movie(let path):
             var video = VideoStreamConfig(source: info, size: layout.size, colorSpace: outputColorSpace)
             if let rate = conversionRate { video.frameRate = rate }
-            sink = .movie(try MovieWriter(path: path, video: video, settings: options.encoder, audio: info.audio))
+            sink = .movie(try MovieWriter(path: path, video: video, settings: options.encoder,
+                                          audio: audio == nil ? info.audio : nil, pcm: audio?.format))
         case .standardOutput(let format):
             sink = .raw(RawVideoSink(fileDescriptor: 1, format: format))
         case .discard:
@@ -240,6 +260,16 @@ public final class Pipeline: @unchecked Sendable {
         let pendingSwitch = pendingCameraSwitch
         let scheduledSwitch = options.cameraSwitch
         let notes = LockedBox<[String]>([])
+        // --audio: capture times (CLOCK_MONOTONIC, µs) minus `origin` are on the video's time line. The
+        // camera's origin is its first frame's stamp. The pattern's time stamps are synthetic: its origin
+        // is the clock when its first frame is made, and its frames are paced to the clock from there,
+        // so frame N is made at origin + N / rate, as a camera would deliver it.
+        let origin = LockedBox<Int64?>(nil)
+        let paced = audio != nil && options.input == .pattern
+        let recordsAudio = audio != nil
+        if let audio {
+            audio.start { chunk in outputs.push(.pcm(chunk)) }
+        }
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
             var times = StageTimes()
@@ -259,6 +289,16 @@ public final class Pipeline: @unchecked Sendable {
                     switch event {
                     case .video(let frame):
                         times.add(.decode, since: t0)
+                        if recordsAudio {
+                            let ptsMicroseconds = frame.pts.ticks(in: Rational(1, 1_000_000))
+                            if paced {
+                                if origin.value == nil { origin.value = monotonicMicroseconds() - ptsMicroseconds }
+                                let wait = origin.value! + ptsMicroseconds - monotonicMicroseconds()
+                                if wait > 0 { usleep(UInt32(min(wait, 1_000_000))) }
+                            } else if origin.value == nil, let camera = source.source as? CameraSource {
+                                origin.value = camera.originMonotonicMicroseconds
+                            }
+                        }
                         for timed in limiter.admit(frame) {
                             guard frames.push(timed) else { break reading }
                         }
@@ -348,6 +388,11 @@ public final class Pipeline: @unchecked Sendable {
         var written = 0
         var lastProgress = started
         let expected = options.frameLimit ?? sourceInfo.estimatedFrameCount
+        var heldAudio: [AudioChunk] = [] // captured before the video's origin was known
+        func writeCaptured(_ chunk: AudioChunk, origin: Int64, to writer: MovieWriter) throws {
+            let pts = MediaTime(value: chunk.captureTime - origin, timescale: 1_000_000)
+            try chunk.samples.withUnsafeBytes { try writer.writeAudio(pcm: $0, pts: pts) }
+        }
         do {
             while let output = outputs.pop() {
                 switch output {
@@ -371,6 +416,15 @@ public final class Pipeline: @unchecked Sendable {
                     }
                 case .audio(let packet):
                     if case .movie(let writer) = sink { try writer.writeAudio(packet) }
+                case .pcm(let chunk):
+                    guard case .movie(let writer) = sink else { break }
+                    if let origin = origin.value {
+                        for held in heldAudio { try writeCaptured(held, origin: origin, to: writer) }
+                        heldAudio.removeAll()
+                        try writeCaptured(chunk, origin: origin, to: writer)
+                    } else {
+                        heldAudio.append(chunk)
+                    }
                 }
             }
         } catch {
@@ -378,6 +432,11 @@ public final class Pipeline: @unchecked Sendable {
         }
         sourceDone.wait()
         gpuDone.wait()
+        audio?.stop()
+        if let audio {
+            if let error = audio.error { notes.update { $0.append("audio capture stopped early: \(error)") } }
+            if audio.overruns > 0 { notes.update { $0.append("audio: \(audio.overruns) overrun(s), samples lost (filled with silence)") } }
+        }
         if let error = failure.error {
             if case .movie(let writer) = sink { writer.abort() }
             throw error

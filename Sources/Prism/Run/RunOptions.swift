@@ -59,6 +59,10 @@ public struct RunOptions: Sendable {
     /// Camera input: switch to this device once this many frames have been read (a hidden flag for the
     /// end-to-end test of `Pipeline.switchCamera`, the runtime device switch).
     public var cameraSwitch: (afterFrames: Int, path: String)?
+    /// `--audio DEVICE`: record from this ALSA capture PCM (`default`, `hw:1,0`, any configured PCM) into
+    /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
+    /// CLOCK_MONOTONIC); a movie or raw input is refused (its time line is not the clock's).
+    public var audioDevice: String?
 
     public init() {}
 

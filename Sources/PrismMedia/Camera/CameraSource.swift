@@ -57,6 +57,9 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     private var stream: CaptureStream
     /// The first frame's timestamp (microseconds, CLOCK_MONOTONIC): time zero.
     private var origin: Int64?
+    /// Time zero of the frames' timestamps: the first frame's CLOCK_MONOTONIC stamp in microseconds (nil
+    /// before the first frame). A capture time on the same clock minus this is on the frames' time line.
+    public var originMonotonicMicroseconds: Int64? { origin }
     private var lastPTS: Int64 = -1
     private var lastSequence: UInt32?
 

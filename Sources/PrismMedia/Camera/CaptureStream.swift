@@ -222,8 +222,8 @@ final class CaptureStream: @unchecked Sendable {
     }
 }
 
-/// CLOCK_MONOTONIC in microseconds: the clock V4L2 stamps buffers with.
-func monotonicMicroseconds() -> Int64 {
+/// CLOCK_MONOTONIC in microseconds: the clock V4L2 stamps buffers with, and `AudioCaptureSource` its chunks.
+public func monotonicMicroseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
