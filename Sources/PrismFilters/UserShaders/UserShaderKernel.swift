@@ -458,9 +458,33 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
     }
 
+    /// Uniform names with the fused form's prefix, built once rather than every frame.
+    private var prefixedNames: [String: String] = [:]
+    private var prefixedNamesFused = false
+    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame).
+    private var dateCache: (second: Double, value: SIMD4<Double>)?
+
+    private func currentDate() -> SIMD4<Double> {
+        let now = Date().timeIntervalSince1970
+        let second = now.rounded(.down)
+        if dateCache?.second != second { dateCache = (second, Self.date(Date(timeIntervalSince1970: second))) }
+        var value = dateCache!.value
+        value.w += now - second
+        return value
+    }
+
     public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        if prefixedNamesFused != (fused != nil) {
+            prefixedNames.removeAll()
+            prefixedNamesFused = fused != nil
+        }
         let prefix = fused != nil ? "$U" : ""
-        func name(_ n: String) -> String { prefix + n }
+        func name(_ n: String) -> String {
+            if let cached = prefixedNames[n] { return cached }
+            let built = prefix + n
+            prefixedNames[n] = built
+            return built
+        }
         if let sent = eventsSentAt, sent != frame.frameIndex {
             pendingEvents.removeAll()
             eventsSentAt = nil
@@ -468,7 +492,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         if !pendingEvents.isEmpty, eventsSentAt == nil { eventsSentAt = frame.frameIndex }
 
         let render = uniforms.outputSize
-        let date = Self.date()
+        let date = currentDate()
         switch shader.kind {
         case .isf, .glsl:
             uniforms.set(name("TIME"), Float(frame.time))
