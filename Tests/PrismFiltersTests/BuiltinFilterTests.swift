@@ -199,3 +199,28 @@ final class AffineTableTests: XCTestCase {
         XCTAssertNil(LUTKernel.affineFit(dimension: 5, table: table))
     }
 }
+
+final class RadialGradientTests: XCTestCase {
+    func testGradientFromShadersMatchesTheCPUAndFuses() throws {
+        let image = TestImage.varied(width: 90, height: 60)
+        let graph = try GraphBinder().bind("radial-gradient(center=0.3:0.25, radius0=6, radius1=30, color0=#ff8000, color1=#0020ff80)")
+        let out = try render(graph, image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let d = ((Double(x) + 0.5 - 27).squared + (Double(y) + 0.5 - 15).squared).squareRoot()
+            let t = min(max((d - 6) / 24, 0), 1)
+            let c0 = SIMD4(1.0, 128.0 / 255, 0, 1), c1 = SIMD4(0, 32.0 / 255, 1, 128.0 / 255)
+            return c0 + (c1 - c0) * t
+        }
+        assertClose(out, expected, tolerance: 1, "radial-gradient")
+        // A generator from Shaders/ fuses: gradient and blend in the packing pass alone.
+        let masked = try GraphBinder().bind("radial-gradient(radius0=5, radius1=20)[m]; [in]invert[i]; [i][in][m]blend-mask")
+        let passes = try SharedGPU.get().perform {
+            try GraphRenderer(graph: masked, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba]).passCount
+        }
+        XCTAssertEqual(passes, 1)
+    }
+}
+
+private extension Double {
+    var squared: Double { self * self }
+}

@@ -18,7 +18,8 @@ enum BundledShaders {
     static func definition(file: String, name: String, summary: String, maths: String, example: String) -> FilterDefinition {
         let shader = load(file)
         return FilterDefinition(name: name, summary: summary, maths: maths,
-                                parameters: UserShaderKernel.parameterSpecs(for: shader), example: example,
+                                parameters: UserShaderKernel.parameterSpecs(for: shader),
+                                inputs: shader.inputImage == nil ? [] : ["input"], example: example,
                                 make: { values in try UserShaderKernel(shader: shader, parameters: values, trusted: true) })
     }
 }

@@ -1,41 +1,19 @@
 import Foundation
 import PrismCore
 
-/// Generators and compositing: the pieces of the seed's masked pixellate.
+/// Generators and compositing: the pieces of the seed's masked pixellate. The gradient is an ISF file in
+/// Shaders/ (it fuses like any point-wise filter); the blends stay here because ISF filters with several
+/// image inputs run as passes of their own.
 enum CompositingFilters {
     static let definitions: [FilterDefinition] = [
-        FilterDefinition(
-            name: "radial-gradient", summary: "A radial gradient between two colours (CIRadialGradient).",
+        BundledShaders.definition(
+            file: "radial-gradient", name: "radial-gradient",
+            summary: "A radial gradient between two colours (CIRadialGradient).",
             maths: """
                 d = distance(p, center·size) in pixels; t = clamp((d - radius0) / (radius1 - radius0), 0, 1);
                 out = mix(color0, color1, t). The frame size is the graph input's.
                 """,
-            parameters: [
-                ParameterSpec("center", .point, default: .point(SIMD2(0.5, 0.5)), "0...1 of width and height"),
-                ParameterSpec("radius0", .float(0...16384), default: .float(5), "pixels; color0 inside"),
-                ParameterSpec("radius1", .float(0...16384), default: .float(100), "pixels; color1 outside"),
-                ParameterSpec("color0", .color, default: .color(SIMD4(1, 1, 1, 1)), "colour at radius0"),
-                ParameterSpec("color1", .color, default: .color(SIMD4(0, 0, 0, 1)), "colour at radius1"),
-            ],
-            inputs: [],
-            example: "radial-gradient(center=0.5:0.4, radius0=60, radius1=90, color0=#ffffff, color1=#000000)",
-            make: { values in
-                GeneratorKernel(
-                    uniforms: "uniform vec2 $center;\nuniform float $radius0;\nuniform float $radius1;\nuniform vec4 $color0;\nuniform vec4 $color1;\n",
-                    body: """
-                        float d = distance(p, $center);
-                        float t = clamp((d - $radius0) / max($radius1 - $radius0, 1e-6), 0.0, 1.0);
-                        return mix($color0, $color1, t);
-                        """,
-                    parameters: values) { u, v in
-                        let c = v.point("center")
-                        u.set("$center", Float(c.x * Double(u.outputSize.width)), Float(c.y * Double(u.outputSize.height)))
-                        u.set("$radius0", Float(v.double("radius0")))
-                        u.set("$radius1", Float(v.double("radius1")))
-                        u.set("$color0", v.color("color0"))
-                        u.set("$color1", v.color("color1"))
-                    }
-            }),
+            example: "radial-gradient(center=0.5:0.4, radius0=60, radius1=90, color0=#ffffff, color1=#000000)"),
         FilterDefinition(
             name: "blend-mask", summary: "Input where the mask is bright, background where dark (CIBlendWithMask).",
             maths: "m = mask.g (the mask's green, as Core Image); out = mix(background, input, m).",
@@ -55,31 +33,6 @@ enum CompositingFilters {
                     """)
             }),
     ]
-}
-
-/// A kernel with no inputs computing a colour from the pixel position `p`.
-final class GeneratorKernel: ParameterizedKernel {
-    let inputCount = 0
-    let isPointwise = true
-    let cost = 0
-    let library: String
-    let body: String
-    var parameters: ParameterValues
-    private let apply: (KernelUniforms, ParameterValues) -> Void
-
-    init(uniforms: String, body: String, parameters: ParameterValues,
-         apply: @escaping (KernelUniforms, ParameterValues) -> Void) {
-        self.library = uniforms
-        self.body = body
-        self.parameters = parameters
-        self.apply = apply
-    }
-
-    var expression: String {
-        "vec4 $main(vec2 p) {\n" + body + "\n}\n"
-    }
-
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) { apply(uniforms, parameters) }
 }
 
 /// A point-wise kernel over several inputs read at the same pixel: `a`, `b`, `c`… are inputs 0, 1, 2….

@@ -296,9 +296,10 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// The expression form of a single-pass ISF filter that reads its input only at the pixel it
     /// computes; nil for any other shader.
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
+        // Generators (no input image) fuse too: they compute from the pixel position alone.
         guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil,
-              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty,
-              let input = shader.inputImage else { return nil }
+              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty else { return nil }
+        let input = shader.inputImage
         let program = shader.passes[0].program
         // The author's lines (the preamble is ours, rebuilt below).
         let origins = program.lineMap.origins
@@ -343,13 +344,13 @@ public final class UserShaderKernel: ParameterizedKernel {
                         }
                         j = significant(j + 1)
                     }
-                    if names == [input, "isf_FragNormCoord"], symbols == ["(", ",", ")"] {
+                    if let input, names == [input, "isf_FragNormCoord"], symbols == ["(", ",", ")"] {
                         code += "$in0($isf_p)"
                         i = j
                         continue
                     }
                 }
-                if word == input { return nil }
+                if let input, word == input { return nil }
             }
             code += piece.output
             i += 1
@@ -364,7 +365,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             uniform int $UFRAMEINDEX;
             uniform vec2 $URENDERSIZE;
             uniform vec4 $UDATE;
-            uniform vec2 $U_\(input)_imgSize;
+            \(input.map { "uniform vec2 $U_\($0)_imgSize;" } ?? "")
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
@@ -457,9 +458,33 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
     }
 
+    /// Uniform names with the fused form's prefix, built once rather than every frame.
+    private var prefixedNames: [String: String] = [:]
+    private var prefixedNamesFused = false
+    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame).
+    private var dateCache: (second: Double, value: SIMD4<Double>)?
+
+    private func currentDate() -> SIMD4<Double> {
+        let now = Date().timeIntervalSince1970
+        let second = now.rounded(.down)
+        if dateCache?.second != second { dateCache = (second, Self.date(Date(timeIntervalSince1970: second))) }
+        var value = dateCache!.value
+        value.w += now - second
+        return value
+    }
+
     public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        if prefixedNamesFused != (fused != nil) {
+            prefixedNames.removeAll()
+            prefixedNamesFused = fused != nil
+        }
         let prefix = fused != nil ? "$U" : ""
-        func name(_ n: String) -> String { prefix + n }
+        func name(_ n: String) -> String {
+            if let cached = prefixedNames[n] { return cached }
+            let built = prefix + n
+            prefixedNames[n] = built
+            return built
+        }
         if let sent = eventsSentAt, sent != frame.frameIndex {
             pendingEvents.removeAll()
             eventsSentAt = nil
@@ -467,7 +492,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         if !pendingEvents.isEmpty, eventsSentAt == nil { eventsSentAt = frame.frameIndex }
 
         let render = uniforms.outputSize
-        let date = Self.date()
+        let date = currentDate()
         switch shader.kind {
         case .isf, .glsl:
             uniforms.set(name("TIME"), Float(frame.time))
