@@ -189,6 +189,84 @@ final class CameraTests: XCTestCase {
         XCTAssert(corner.r > 190 && corner.g > 190 && corner.b < 70, "inverted blue is yellow, got \(corner)")
     }
 
+    /// `prism dev` on camera 0 (blue, 320x240), recording; `POST /camera` switches to camera 1 (green, NV12,
+    /// only 160x120) between frames: frames keep flowing, the graph is recompiled for the new size, the
+    /// preview turns green at 160x120, and the recording (which cannot change size) ends with a note and a
+    /// playable 320x240 file. Devices that are not listed cameras are refused.
+    func testDevSwitchesCamerasWithoutRestarting() throws {
+        let directory = try TemporaryDirectory()
+        // The identity LUT: the camera's picture unchanged.
+        try "LUT_3D_SIZE 2\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
+            .write(toFile: directory.file("identity.cube"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("identity.cube"), Self.camera, "--size", "320x240", "--out", directory.path],
+                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera,
+                                               "PRISM_FAKE_V4L2_1": Self.second, "PRISM_FAKE_V4L2_1_SIZES": "160x120",
+                                               "PRISM_FAKE_V4L2_1_FORMATS": "NV12"])
+        defer { dev.stop() }
+        func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
+        func camera(_ state: [String: Any]) -> [String: Any] { state["camera"] as? [String: Any] ?? [:] }
+        func snapshot() throws -> RGBAImage {
+            let reply = try dev.get("/snapshot")
+            XCTAssertEqual(reply.status, 200, reply.text)
+            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            return try ImageFile.read(path: path)
+        }
+        /// The share of the bottom row (below the counter blocks) on `background`.
+        func share(_ image: RGBAImage, _ background: (RGB) -> Bool) -> Double {
+            let y = image.size.height - 3
+            let hits = (0..<image.size.width).filter { background(pixel(image, $0, y)) }.count
+            return Double(hits) / Double(image.size.width)
+        }
+
+        let started = try dev.waitForState("camera frames flowing") { frames($0) > 5 }
+        XCTAssertEqual(camera(started)["device"] as? String, Self.camera)
+        let listed = (camera(started)["cameras"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
+        XCTAssertEqual(listed, [Self.camera, Self.second], "\(started)")
+        let before = try snapshot()
+        XCTAssertEqual(before.size, Size(width: 320, height: 240))
+        XCTAssertGreaterThan(share(before, blue), 0.8, "camera 0 is blue")
+
+        // Only listed cameras: nothing else is opened because of a request.
+        XCTAssertEqual(try dev.post("/camera", ["device": "/dev/video59"]).status, 400)
+        XCTAssertEqual(try dev.post("/camera", ["device": "/etc/passwd"]).status, 400)
+        XCTAssertEqual(try dev.post("/camera", ["path": Self.second]).status, 400)
+        XCTAssertEqual(try dev.request("POST", "/camera", body: Array("{not json".utf8)).status, 400)
+        XCTAssertEqual(try dev.post("/camera", ["device": Self.camera]).status, 200, "the current camera: nothing to do")
+        XCTAssertEqual(camera(try dev.json("/state"))["device"] as? String, Self.camera)
+
+        XCTAssertEqual(try dev.post("/record", ["action": "start"]).status, 202)
+        try dev.waitForState("recording") { ($0["recording"] as? [String: Any])?["frames"] as? Int ?? 0 > 5 }
+
+        XCTAssertEqual(try dev.post("/camera", ["device": Self.second]).status, 202)
+        let switched = try dev.waitForState("the switch") {
+            camera($0)["device"] as? String == Self.second && ($0["size"] as? [Int]) == [160, 120]
+        }
+        XCTAssert(camera(switched)["error"] is NSNull, "\(switched)")
+        XCTAssert((switched["input"] as? String ?? "").contains("Prism Fake Camera 1"), "\(switched)")
+        let count = frames(switched)
+        try dev.waitForState("frames after the switch") { frames($0) > count + 10 }
+        let after = try snapshot()
+        XCTAssertEqual(after.size, Size(width: 160, height: 120))
+        XCTAssertGreaterThan(share(after, green), 0.8, "camera 1 is green")
+        XCTAssert(dev.stderr.contains("switched camera \(Self.camera) → \(Self.second) (Prism Fake Camera 1): NV12 160x120"), dev.stderr)
+        XCTAssert(dev.stderr.contains("input is now nv12 160x120: graph recompiled, output 320x240 → 160x120"), dev.stderr)
+
+        // The recording ended at the switch, finished and playable at its own size.
+        let ended = try dev.waitForState("the recording ended") {
+            ($0["recording"] as? [String: Any])?["active"] as? Bool == false
+        }
+        let recording = try XCTUnwrap(ended["recording"] as? [String: Any])
+        XCTAssert((recording["note"] as? String ?? "").hasPrefix("recording stopped: the camera now delivers 160x120"), "\(recording)")
+        let file = try XCTUnwrap(recording["last"] as? String, "\(recording)")
+        let report = try MediaInspector.inspect(file)
+        XCTAssertEqual(report.size, Size(width: 320, height: 240))
+        XCTAssertGreaterThan(report.videoFrameCount, 5)
+
+        // The page offers the dropdown.
+        XCTAssert(try dev.get("/").text.contains("id=\"camera\""))
+    }
+
     func testDevicesListsTheCamera() throws {
         let result = try prism(["devices"], ["PRISM_FAKE_V4L2_FORMATS": "YUYV,MJPG", "PRISM_FAKE_V4L2_SIZES": "640x480,1280x720"])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -125,6 +125,10 @@ final class DevTests: XCTestCase {
         XCTAssertEqual(try dev.post("/param", ["name": "interp", "value": "cubic"]).status, 400, "not an option")
         XCTAssertEqual(try dev.request("POST", "/param", body: Array("{not json".utf8)).status, 400)
         XCTAssertEqual(try dev.post("/record", ["action": "rm -rf"]).status, 400)
+        // The test pattern is not a camera: no switching, and /state says so.
+        XCTAssertEqual(try dev.post("/camera", ["device": "/dev/video0"]).status, 409)
+        XCTAssertEqual(try dev.get("/camera").status, 405)
+        XCTAssert(try dev.json("/state")["camera"] is NSNull)
         let ok = try dev.post("/param", ["name": "interp", "value": "trilinear"])
         XCTAssertEqual(ok.status, 200, ok.text)
         XCTAssertEqual(ok.headers["content-type"], "application/json; charset=utf-8")

@@ -12,6 +12,13 @@ import PrismMedia
 /// for (reload, parameter changes, record start/stop); a preview thread turns read-back frames into JPEGs
 /// for the streams; a recording thread encodes. Nothing the preview clients do can block the GPU thread:
 /// preview buffers come from a pool with `tryAcquire` (a frame without a free buffer is not previewed).
+///
+/// Camera switch (`POST /camera`): the source thread switches devices between two frames without stopping
+/// the loop. When the new camera delivers another format or size, the GPU thread recompiles the graph (and
+/// the input view) for it before rendering its first frame; the preview then follows the new size. A
+/// recording in progress cannot change size in its file, so a switch that changes the output size ends it
+/// (the file is finished and playable) with a note in `/state` (`recording.note`) and on stderr; a switch
+/// that keeps the size keeps recording.
 final class DevSession: @unchecked Sendable {
     enum Command {
         case reload
@@ -31,6 +38,8 @@ final class DevSession: @unchecked Sendable {
     private var watcher: FileWatcher?
     /// Parameters the user set (node index, name): these are carried over reloads.
     private let userSet = LockedBox(Set<String>())
+    /// A camera switch asked for and not yet made (made by the source thread between two frames).
+    private let pendingCameraSwitch = LockedBox<String?>(nil)
 
     init(options: DevOptions, gpu: GPUContext? = nil) throws {
         self.options = options
@@ -43,6 +52,33 @@ final class DevSession: @unchecked Sendable {
             $0.renderer = rendererName
             $0.shader = options.shaderPath
         }
+        if let camera = source.cameraPath {
+            state.update { $0.cameraDevice = camera }
+            _ = refreshCameras()
+        }
+    }
+
+    /// Lists the cameras again (`CameraSource.list()`: the capture nodes that can stream, plus the one in
+    /// use, which a busy driver may report as unusable) and publishes them in the state.
+    @discardableResult
+    func refreshCameras() -> [DevCamera] {
+        let current = state.read().cameraDevice
+        var cameras = CameraSource.list().filter { $0.problem == nil || $0.path == current }
+            .map { DevCamera(path: $0.path, card: $0.card) }
+        if let current, !cameras.contains(where: { $0.path == current }) {
+            cameras.insert(DevCamera(path: current, card: ""), at: 0)
+        }
+        state.update { $0.cameras = cameras }
+        return cameras
+    }
+
+    /// Asks the source thread to switch to another camera before its next frame.
+    func requestCameraSwitch(to path: String) {
+        state.update {
+            $0.cameraPending = path
+            $0.cameraError = nil
+        }
+        pendingCameraSwitch.value = path
     }
 
     var gpuInfo: GPUInfo { gpu.info }
@@ -104,12 +140,34 @@ final class DevSession: @unchecked Sendable {
         // Source thread: paced to the source's timestamps (the pattern and files alike).
         let sourceDone = DispatchSemaphore(value: 0)
         let live = UncheckedLiveSource(source: source)
+        let pendingSwitch = pendingCameraSwitch
+        let state = self.state
+        let quiet = options.quiet
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
             let started = DispatchTime.now().uptimeNanoseconds
             var first: MediaTime?
             do {
                 while !stop.isStopped {
+                    if let path = pendingSwitch.take() {
+                        let from = live.source.cameraPath ?? "?"
+                        do {
+                            let (change, summary) = try live.source.switchCamera(to: path)
+                            state.update {
+                                $0.cameraDevice = change.to
+                                $0.input = summary
+                                if $0.cameraPending == path { $0.cameraPending = nil }
+                            }
+                            if !quiet { PrismCommandLine.info("prism: \(change)") }
+                        } catch {
+                            let text = "camera switch to \(path) failed, \(from) kept: \(error)"
+                            state.update {
+                                $0.cameraError = text
+                                if $0.cameraPending == path { $0.cameraPending = nil }
+                            }
+                            if !quiet { PrismCommandLine.info("prism: \(text)") }
+                        }
+                    }
                     guard let frame = try live.source.next() else { break }
                     let origin = first ?? frame.pts
                     first = origin
@@ -234,11 +292,14 @@ final class DevSession: @unchecked Sendable {
         let binder = PrismGraphs.binder()
         let text = options.graphText
         var recording: Recording?
+        // What the graph is compiled for; a camera switch may change it.
+        var sourceFormat = info.pixelFormat
+        var sourceSize = info.size
         let encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 20)
 
         func sinks() -> [PixelFormat] { recording == nil ? [.rgba] : [.rgba, encoder.pixelFormat] }
         func build(_ graph: FilterGraph, sinks: [PixelFormat]) throws -> GraphRenderer {
-            try GraphRenderer(graph: graph, sourceFormat: info.pixelFormat, sourceSize: info.size, sinks: sinks,
+            try GraphRenderer(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
                               options: compileOptions)
         }
         func publishParameters(_ graph: FilterGraph) {
@@ -272,8 +333,8 @@ final class DevSession: @unchecked Sendable {
         publishParameters(current.graph)
         let uploader = FrameUploader()
         var output = try SinkChannel(layout: current.renderer.sinkLayouts[0], strategy: strategy, capacity: 8)
-        let inputRenderer = try build(FilterGraph(), sinks: [.rgba])
-        let input = try SinkChannel(layout: inputRenderer.sinkLayouts[0], strategy: strategy, capacity: 6)
+        var inputRenderer = try build(FilterGraph(), sinks: [.rgba])
+        var input = try SinkChannel(layout: inputRenderer.sinkLayouts[0], strategy: strategy, capacity: 6)
         var timer = PassTimer(passCount: current.renderer.passCount, extensions: gpu.info.extensions)
         current.renderer.timer = timer
         state.update {
@@ -308,6 +369,64 @@ final class DevSession: @unchecked Sendable {
             state.update { $0.outputSize = renderer.outputSize }
         }
 
+        /// Ends the recording: its last frames are read back and queued, the file is finished off the GPU
+        /// thread, and the renderer loses its encoder sink.
+        func endRecording(note: String? = nil) throws {
+            guard let active = recording else { return }
+            for buffer in try active.channel.readback.drain() where !recordingPTS.isEmpty {
+                active.queue.push((buffer, recordingPTS.removeFirst()))
+            }
+            recordingPTS.removeAll()
+            recording = nil
+            let renderer = try build(current.graph, sinks: [.rgba])
+            try swap(to: current.graph, renderer: renderer)
+            let state = self.state
+            if let note {
+                state.update { $0.recordingNote = note }
+                if !options.quiet { PrismCommandLine.info("prism: \(note)") }
+            }
+            Thread.detachNewThread {
+                active.finish()
+                state.update {
+                    $0.recordingPath = nil
+                    $0.recordingStarted = nil
+                }
+            }
+        }
+
+        /// The input changed format or size (a camera switch): recompiles the graph and the input view for
+        /// it. A recording whose size would change is ended; the graph falls back to the unfiltered input
+        /// when it does not compile for the new size.
+        func adapt(to format: PixelFormat, size: Size) throws {
+            let oldSize = current.renderer.outputSize
+            sourceFormat = format
+            sourceSize = size
+            if let active = recording {
+                let candidate = try? build(current.graph, sinks: [.rgba, encoder.pixelFormat])
+                if candidate?.sinkLayouts[1] != active.channel.layout {
+                    try endRecording(note: "recording stopped: the camera now delivers \(size) and the recording is "
+                                     + "\(active.channel.layout.size); saved \(active.path)")
+                }
+            }
+            do {
+                try swap(to: current.graph, renderer: try build(current.graph, sinks: sinks()))
+            } catch {
+                _ = report(error)
+                let graph = FilterGraph()
+                try swap(to: graph, renderer: try build(graph, sinks: sinks()))
+                publishParameters(graph)
+            }
+            for buffer in try input.readback.drain() { previews.push((.input, buffer)) }
+            inputRenderer = try build(FilterGraph(), sinks: [.rgba])
+            if inputRenderer.sinkLayouts[0] != input.layout {
+                input = try SinkChannel(layout: inputRenderer.sinkLayouts[0], strategy: strategy, capacity: 6)
+            }
+            if !options.quiet {
+                PrismCommandLine.info("prism: input is now \(format.rawValue) \(size): graph recompiled, "
+                                      + "output \(oldSize) → \(current.renderer.outputSize)")
+            }
+        }
+
         var first: MediaTime?
         var previousTime = 0.0
         var index = 0
@@ -315,6 +434,9 @@ final class DevSession: @unchecked Sendable {
         while let frame = frames.pop() {
             let origin = first ?? frame.pts
             first = origin
+            if frame.frame.format != sourceFormat || frame.frame.size != sourceSize {
+                try adapt(to: frame.frame.format, size: frame.frame.size)
+            }
             let uploaded = try uploader.upload(CPUFramePlanes(format: frame.frame.format, size: frame.frame.size,
                                                               colorSpace: frame.frame.colorSpace, planes: frame.frame.planes))
             // Between frames: what the watcher and the server asked for.
@@ -372,27 +494,13 @@ final class DevSession: @unchecked Sendable {
                             $0.recordingFrames = 0
                             $0.recordingDropped = 0
                             $0.recordingError = nil
+                            $0.recordingNote = nil
                         }
                     } catch {
                         state.update { $0.recordingError = "\(error)" }
                     }
                 case .stopRecording:
-                    guard let active = recording else { continue }
-                    for buffer in try active.channel.readback.drain() where !recordingPTS.isEmpty {
-                        active.queue.push((buffer, recordingPTS.removeFirst()))
-                    }
-                    recordingPTS.removeAll()
-                    recording = nil
-                    let renderer = try build(current.graph, sinks: [.rgba])
-                    try swap(to: current.graph, renderer: renderer)
-                    let state = self.state
-                    Thread.detachNewThread {
-                        active.finish()
-                        state.update {
-                            $0.recordingPath = nil
-                            $0.recordingStarted = nil
-                        }
-                    }
+                    try endRecording()
                 }
             }
             // The frame.

@@ -9,6 +9,12 @@ struct DevNodeParameters: Sendable {
     var values: ParameterValues
 }
 
+/// A camera the preview offers to switch to.
+struct DevCamera: Sendable, Equatable {
+    var path: String
+    var card: String
+}
+
 /// What the preview's `/state` reports; written by the loop, read by the server, under one lock.
 final class DevState: @unchecked Sendable {
     struct Snapshot: Sendable {
@@ -26,6 +32,8 @@ final class DevState: @unchecked Sendable {
         var recordingDropped = 0
         var lastRecording: String?
         var recordingError: String?
+        /// Why the last recording ended by itself (a camera switch to another size), with where it was saved.
+        var recordingNote: String?
         var previewDropped = 0
         var outputSize = Size(width: 0, height: 0)
         var input = ""
@@ -33,6 +41,12 @@ final class DevState: @unchecked Sendable {
         var shader = ""
         var watched: [String] = []
         var selfTest: String?
+        /// The camera in use (nil when the input is not a camera), the cameras it can switch to, a switch
+        /// asked for and not yet made, and why the last switch failed.
+        var cameraDevice: String?
+        var cameras: [DevCamera] = []
+        var cameraPending: String?
+        var cameraError: String?
     }
 
     private let lock = NSLock()
@@ -67,13 +81,22 @@ final class DevState: @unchecked Sendable {
         parts.append("\"recording\":{\"active\":\(s.recordingPath != nil),\"seconds\":\(JSONText.number((seconds * 10).rounded() / 10)),"
                      + "\"path\":\(s.recordingPath.map(JSONText.string) ?? "null"),\"frames\":\(s.recordingFrames),"
                      + "\"dropped\":\(s.recordingDropped),\"last\":\(s.lastRecording.map(JSONText.string) ?? "null"),"
-                     + "\"error\":\(s.recordingError.map(JSONText.string) ?? "null")}")
+                     + "\"error\":\(s.recordingError.map(JSONText.string) ?? "null"),"
+                     + "\"note\":\(s.recordingNote.map(JSONText.string) ?? "null")}")
         parts.append("\"previewDropped\":\(s.previewDropped)")
         parts.append("\"size\":[\(s.outputSize.width),\(s.outputSize.height)]")
         parts.append("\"input\":\(JSONText.string(s.input))")
         parts.append("\"renderer\":\(JSONText.string(s.renderer))")
         parts.append("\"shader\":\(JSONText.string(s.shader))")
         parts.append("\"watched\":[" + s.watched.map(JSONText.string).joined(separator: ",") + "]")
+        if let device = s.cameraDevice {
+            let cameras = s.cameras.map { "{\"path\":\(JSONText.string($0.path)),\"card\":\(JSONText.string($0.card))}" }
+            parts.append("\"camera\":{\"device\":\(JSONText.string(device)),\"cameras\":[" + cameras.joined(separator: ",") + "],"
+                         + "\"pending\":\(s.cameraPending.map(JSONText.string) ?? "null"),"
+                         + "\"error\":\(s.cameraError.map(JSONText.string) ?? "null")}")
+        } else {
+            parts.append("\"camera\":null")
+        }
         parts.append("\"selfTest\":\(s.selfTest ?? "null")")
         return "{" + parts.joined(separator: ",") + "}"
     }

@@ -39,6 +39,18 @@ final class LiveSource: @unchecked Sendable {
         }
     }
 
+    /// The camera device in use; nil when the input is not a camera.
+    var cameraPath: String? { (source as? CameraSource)?.path }
+
+    /// Switches the camera between two frames (`CameraSource.switchDevice`: the new device is started
+    /// before the old one stops, so a failure keeps the current one). Returns what changed and the new
+    /// input's summary. The time line goes on: camera timestamps stay on one clock across the switch.
+    func switchCamera(to path: String) throws -> (change: CameraSwitch, summary: String) {
+        guard let camera = source as? CameraSource else { throw UsageError("the input is not a camera") }
+        let change = try camera.switchDevice(to: path)
+        return (change, camera.info.summary)
+    }
+
     /// The next frame; loops files. Throws when a file cannot be reopened or holds no frames.
     func next() throws -> LiveFrame? {
         while true {

@@ -3,7 +3,8 @@
 /// It shows the MJPEG stream (output or input), builds controls from `/state`'s parameters (sliders
 /// with their ranges, colour pickers, checkboxes, dropdowns), overlays the current compile error with
 /// its line, and shows fps and per-pass GPU times. Snapshot downloads `/snapshot`; record toggles
-/// `/record` with a running timer.
+/// `/record` with a running timer. With a camera input a Camera dropdown lists `/state`'s cameras and
+/// posts the choice to `/camera` (the switch happens between frames; the page shows it pending until then).
 ///
 /// With `?selftest=stream` or `?selftest=error` in the URL the page tests itself and reports the result
 /// in `#selftest` (and to `/selftest` when the server allows it): whether the stream shows a non-blank
@@ -67,6 +68,10 @@ enum PreviewPage {
         <button id="record" type="button">● Record</button><span id="timer"></span>
       </div>
       <div class="dim" id="recinfo"></div>
+    </section>
+    <section id="camerabox" hidden><h2>Camera</h2>
+      <div class="row"><select id="camera" aria-label="camera"></select></div>
+      <div class="dim" id="camerainfo"></div>
     </section>
     <section><h2>Parameters</h2><div id="params"><span class="dim">none</span></div></section>
     <section><h2>GPU passes</h2><table id="passes"></table><div class="dim" id="timing"></div></section>
@@ -234,8 +239,35 @@ function render(state) {
   if (!rec.active) recording = null;
   $("record").classList.toggle("on", rec.active);
   $("record").textContent = rec.active ? "■ Stop" : "● Record";
-  $("recinfo").textContent = rec.error ? "recording failed: " + rec.error : (rec.active ? rec.path : (rec.last ? "saved " + rec.last : ""));
+  $("recinfo").textContent = rec.error ? "recording failed: " + rec.error
+    : (rec.active ? rec.path : (rec.note ? rec.note : (rec.last ? "saved " + rec.last : "")));
+  renderCamera(state.camera);
 }
+
+let cameraSignature = "";
+function renderCamera(cam) {
+  $("camerabox").hidden = !cam;
+  if (!cam) return;
+  const select = $("camera");
+  const sig = JSON.stringify(cam.cameras);
+  if (sig !== cameraSignature) {
+    cameraSignature = sig;
+    select.textContent = "";
+    for (const c of cam.cameras) {
+      const option = document.createElement("option");
+      option.value = c.path;
+      option.textContent = c.path + (c.card ? " — " + c.card : "");
+      select.appendChild(option);
+    }
+  }
+  if (document.activeElement !== select && !cam.pending) select.value = cam.device;
+  $("camerainfo").textContent = cam.error ? cam.error : (cam.pending ? "switching to " + cam.pending + "…" : "");
+}
+$("camera").addEventListener("change", (e) => {
+  const device = e.target.value;
+  post("/camera", { device }).then(poll);
+  e.target.blur();
+});
 
 function tickTimer() {
   if (!recording) { $("timer").textContent = ""; return; }

@@ -14,6 +14,7 @@ import PrismMedia
 /// | GET | `/state` | JSON: frames, fps, pass times, error, parameters, recording |
 /// | POST | `/param` | `{"node":0,"name":"amount","value":0.5}` → 200, or 400 with the reason |
 /// | POST | `/record` | `{"action":"start"}` / `{"action":"stop"}` |
+/// | POST | `/camera` | `{"device":"/dev/videoN"}` → 202, switched between frames; 400 unless it is a listed camera (or the current one, 200); 409 when the input is not a camera |
 /// | POST | `/selftest` | only with `--page-self-test`: the page's self-test result (JSON object) |
 struct PreviewRoutes: Sendable {
     let session: DevSession
@@ -51,6 +52,8 @@ struct PreviewRoutes: Sendable {
             return setParameter(request.body)
         case ("POST", "/record"):
             return record(request.body)
+        case ("POST", "/camera"):
+            return switchCamera(request.body)
         case ("POST", "/selftest") where selfTest:
             guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any],
                   let text = String(bytes: request.body, encoding: .utf8) else {
@@ -60,7 +63,7 @@ struct PreviewRoutes: Sendable {
             if !session.options.quiet { PrismCommandLine.info("prism: page self-test: \(text)") }
             return .json(200, "{\"ok\":true}")
         case (_, "/"), (_, "/index.html"), (_, "/state"), (_, "/stream"), (_, "/frame.jpg"), (_, "/snapshot"),
-             (_, "/param"), (_, "/record"):
+             (_, "/param"), (_, "/record"), (_, "/camera"):
             return .error(405, "\(request.method) is not allowed on \(request.path)")
         default:
             return .error(404, "not found")
@@ -124,6 +127,31 @@ struct PreviewRoutes: Sendable {
         default:
             return .error(400, "action must be start or stop")
         }
+    }
+
+    private struct CameraRequest: Decodable {
+        var device: String
+    }
+
+    /// Only a device `CameraSource.list()` reports as usable (listed afresh, so a camera plugged in since
+    /// start is found), or the current one, is accepted: the path from the browser opens nothing else.
+    private func switchCamera(_ body: [UInt8]) -> HTTPResponse {
+        guard case .camera = session.options.input, let current = session.state.read().cameraDevice else {
+            return .error(409, "the input is not a camera")
+        }
+        guard let request = try? JSONDecoder().decode(CameraRequest.self, from: Data(body)) else {
+            return .error(400, "expected {\"device\": \"/dev/videoN\"}")
+        }
+        if request.device == current {
+            return .json(200, "{\"ok\":true,\"device\":\(JSONText.string(current)),\"unchanged\":true}")
+        }
+        let cameras = session.refreshCameras()
+        guard cameras.contains(where: { $0.path == request.device }) else {
+            return .error(400, "\(request.device) is not an available camera (available: "
+                          + cameras.map(\.path).joined(separator: ", ") + ")")
+        }
+        session.requestCameraSwitch(to: request.device)
+        return .json(202, "{\"ok\":true,\"device\":\(JSONText.string(request.device))}")
     }
 
     static func timestamp() -> String {
