@@ -16,7 +16,7 @@ public enum PrismCommandLine {
           filters [NAME]
           devices                      GPUs and V4L2 cameras
           dev SHADER [INPUT] [--port N] [--bind ADDRESS]
-          bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
+          bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--no-fuse] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
         INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the
         built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
         """
