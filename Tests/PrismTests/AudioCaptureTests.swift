@@ -61,20 +61,9 @@ final class AudioCaptureTests: XCTestCase {
         let scratch = ScratchDirectory()
         let environment = try Self.emulatedMicrophone(in: scratch, seconds: 2)
         let output = scratch.path("stopped.mkv")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.prism)
-        process.arguments = ["run", "--size", "160x96", "--duration", "600", "--preset", "ultrafast", "--audio", "prismtest",
-                             "-o", output, "--quiet"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        Thread.sleep(forTimeInterval: 2.0)
-        kill(process.processIdentifier, SIGINT)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        XCTAssertFalse(process.isRunning, "prism did not stop after SIGINT")
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        let status = try Tools.interrupt(["run", "--size", "160x96", "--duration", "600", "--preset", "ultrafast",
+                                          "--audio", "prismtest", "-o", output, "--quiet"], environment: environment)
+        XCTAssertEqual(status, 0)
         let report = try MediaInspector.inspect(output)
         XCTAssertGreaterThan(report.videoFrameCount, 10)
         let videoSeconds = Double(report.videoFrameCount) / 30

@@ -13,25 +13,8 @@ final class DevProcess: @unchecked Sendable {
     private var errorText = ""
     private let errorPipe = Pipe()
 
-    /// The `prism` binary next to the test bundle (`.build/<config>/prism`), which `swift build
-    /// --build-tests` and `swift test` build.
-    static func binary() throws -> URL {
-        var candidates: [URL] = [
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("prism"),
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("prism"),
-        ]
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent().appendingPathComponent("prism"))
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/prism"))
-        if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) { return found }
-        XCTFail("the prism binary was not found next to the tests (\(candidates.map(\.path))); build it with swift build")
-        throw CocoaError(.fileNoSuchFile)
-    }
-
     init(arguments: [String], environment: [String: String] = [:]) throws {
-        process.executableURL = try Self.binary()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
         process.arguments = ["dev"] + arguments + ["--port", "0"]
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }

@@ -29,6 +29,26 @@ enum Tools {
         return bundle.appendingPathComponent("prism").path
     }
 
+    /// Starts prism, lets it run for `seconds`, sends Ctrl-C and waits (at most 30 s) for it to end.
+    /// Returns its exit status; fails the test if it does not stop.
+    static func interrupt(_ arguments: [String], environment: [String: String] = [:], after seconds: Double = 2,
+                          file: StaticString = #filePath, line: UInt = #line) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: prism)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: seconds)
+        kill(process.processIdentifier, SIGINT)
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(process.isRunning, "prism did not stop after SIGINT", file: file, line: line)
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     static var repositoryRoot: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
