@@ -6,6 +6,8 @@ let package = Package(
     name: "Prism",
     products: [
         .executable(name: "prism", targets: ["prism"]),
+        // The engine as a library: open a source, set a graph, receive frames, write movies and stills.
+        .library(name: "PrismKit", targets: ["PrismKit"]),
         // Test support, never linked into prism: an emulated V4L2 camera the camera tests LD_PRELOAD into the tool.
         .library(name: "FakeV4L2", type: .dynamic, targets: ["FakeV4L2"]),
     ],
@@ -27,7 +29,10 @@ let package = Package(
         .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CShims"]),
         .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
-        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
+        // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
+        .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
+        .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline"]),
+        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
@@ -35,6 +40,7 @@ let package = Package(
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
+        .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism"]),
     ],
     swiftLanguageModes: [.v6]

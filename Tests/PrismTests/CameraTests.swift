@@ -39,24 +39,25 @@ final class CameraTests: XCTestCase {
         return RGB(r: Int(image.pixels[i]), g: Int(image.pixels[i + 1]), b: Int(image.pixels[i + 2]))
     }
 
-    /// The frame number the fake drew into the top row of blocks.
-    private func counter(_ image: RGBAImage) -> Int {
+    /// The frame number the fake drew into the top row of blocks; `scale` is the output's size over the
+    /// camera's (a camera that had no such size is scaled to the size asked for).
+    private func counter(_ image: RGBAImage, scale: Int = 1) -> Int {
         (0..<16).reduce(0) { value, bit in
-            let p = pixel(image, 8 + 16 * bit + 8, 16)
+            let p = pixel(image, (8 + 16 * bit + 8) * scale, 16 * scale)
             return p.r + p.g + p.b > 3 * 128 ? value | 1 << bit : value
         }
     }
 
     /// Checks that frame `image` shows the bar where the fake draws it for its counter, in red, on `background`.
-    private func assertPicture(_ image: RGBAImage, background: (RGB) -> Bool, _ label: String,
+    private func assertPicture(_ image: RGBAImage, background: (RGB) -> Bool, _ label: String, scale: Int = 1,
                                file: StaticString = #filePath, line: UInt = #line) -> Int {
-        let k = counter(image)
-        let width = image.size.width, middle = image.size.height / 2
+        let k = counter(image, scale: scale)
+        let width = image.size.width / scale, middle = image.size.height / 2
         let bar = max(8, (width / 20) & ~3)
         let x = (4 * k) % (width - bar) & ~1
-        let inBar = pixel(image, x + bar / 2, middle)
+        let inBar = pixel(image, (x + bar / 2) * scale, middle)
         XCTAssert(inBar.r > 190 && inBar.g < 70 && inBar.b < 70, "\(label): frame \(k) bar at x=\(x) is \(inBar), not red", file: file, line: line)
-        let away = pixel(image, (x + bar / 2 + width / 2) % width, middle)
+        let away = pixel(image, ((x + bar / 2 + width / 2) % width) * scale, middle)
         XCTAssert(background(away), "\(label): frame \(k) background is \(away)", file: file, line: line)
         return k
     }
@@ -162,7 +163,8 @@ final class CameraTests: XCTestCase {
         XCTAssertEqual(report.videoPTS, report.videoPTS.sorted())
         XCTAssertEqual(Set(report.videoPTS).count, report.videoPTS.count, "timestamps stay increasing across the switch")
         _ = assertPicture(try MediaInspector.frameRGBA(output, index: 0), background: blue, "first camera")
-        _ = assertPicture(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1), background: green, "second camera")
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1), background: green, "second camera",
+                          scale: 2)
         // Both devices were released cleanly.
         let closes = result.stderrLines.filter { $0.contains("fake-v4l2: close fd") }
         XCTAssertEqual(closes.count, 2, result.stderr)

@@ -4,6 +4,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 
 /// Runs the whole benchmark: per size, a clip made by Prism, the stage micro-measurements on the GPU
 /// thread through the engine's own classes, the encoders, the real `Pipeline` end to end, FFmpeg on the
@@ -636,9 +637,7 @@ final class BenchRunner {
         options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
         options.quiet = true
         options.progress = false
-        let pipeline = try Pipeline(options: options, graph: try GraphBinder().bind(self.options.filter), gpu: context)
-        defer { pipeline.close() }
-        return try pipeline.run()
+        return try RunJob(options: options, graph: try GraphBinder().bind(self.options.filter), gpu: context).run()
     }
 
     private func measureEndToEnd(size: Size, clip: Clip, expected: [Int: [UInt8]]) throws -> (rows: [BenchRow], verifications: [BenchVerification]) {
@@ -763,10 +762,9 @@ final class BenchRunner {
         runOptions.output = .discard(.yuv420p)
         runOptions.filter = options.filter
         runOptions.quiet = true
-        let pipeline = try Pipeline(options: runOptions, graph: try GraphBinder().bind(options.filter), gpu: context)
-        defer { pipeline.close() }
+        let job = try RunJob(options: runOptions, graph: try GraphBinder().bind(options.filter), gpu: context)
         let sampler = BenchRSSSampler()
-        let report = try pipeline.run()
+        let report = try job.run()
         let samples = sampler.stop()
         return BenchMemory.judge(samples: samples, size: BenchOptions.sizeName(size), frames: report.framesOut,
                                  seconds: report.wallSeconds)

@@ -3,6 +3,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 
 /// `prism run`: parse, validate, run the pipeline, report.
 struct RunCommand {
@@ -120,23 +121,25 @@ struct RunCommand {
         let graph = try PrismGraphs.bind(options.filter)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
-        let pipeline = try Pipeline(options: options, graph: graph)
+        let job = try RunJob(options: options, graph: graph)
         if !options.quiet {
-            let gpu = pipeline.gpuInfo
+            let gpu = job.gpuInfo
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
-            PrismCommandLine.info("prism: input: \(pipeline.sourceInfo.summary) → \(pipeline.outputSize), "
-                                  + "\(pipeline.passLabels.count) GPU pass(es)")
+            PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
+                                  + "\(job.passLabels.count) GPU pass(es)")
         }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
-        let progress: ((RunProgress) -> Void)? = options.progress ? { snapshot in
-            let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
-            FileHandle.standardError.write(Data(text.utf8))
-        } : nil
-        let report = try pipeline.run(stop: stop, progress: progress)
-        pipeline.close()
+        var progress: (@Sendable (RunProgress) -> Void)?
+        if options.progress {
+            progress = { snapshot in
+                let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+        }
+        let report = try job.run(stop: stop, progress: progress)
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)

@@ -2,24 +2,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
-
-/// Where frames come from.
-public enum InputSpec: Sendable, Equatable {
-    /// The built-in moving test pattern.
-    case pattern
-    /// Anything libavformat opens: a path or a URL.
-    case movie(String)
-    /// Raw frames on standard input, described by `--input-format`.
-    case standardInput(RawVideoFormat)
-    /// A V4L2 camera (`/dev/videoN`, or any device path given as `v4l2:PATH`).
-    case camera(String)
-
-    /// An INPUT argument naming a camera: a path under /dev/video, or `v4l2:` and a device path.
-    static func cameraPath(_ argument: String) -> String? {
-        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
-        return argument.hasPrefix("/dev/video") ? argument : nil
-    }
-}
+import PrismPipeline
 
 /// Where frames go.
 public enum OutputSpec: Sendable, Equatable {

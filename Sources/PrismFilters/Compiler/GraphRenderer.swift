@@ -190,6 +190,6 @@ public final class GraphRenderer {
     /// The Y'CbCr description packed frames are written in: the source's own, or BT.709 / BT.601
     /// limited (by size) when the source is RGB.
     public func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
-        frame.format.isYUV ? frame.colorSpace : YUVColorSpace(matrix: .defaultFor(outputSize), range: .limited)
+        YUVColorSpace.packing(sourceFormat: frame.format, sourceColorSpace: frame.colorSpace, outputSize: outputSize)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import PrismCore
 
-/// Wall time spent per pipeline stage, summed on the thread that runs the stage.
+/// Wall time spent per engine stage, summed on the thread that runs the stage.
 public struct StageTimes: Sendable {
     public enum Stage: String, CaseIterable, Sendable {
         case decode, upload, filter, readback, encode
@@ -41,6 +41,8 @@ public struct StageTimes: Sendable {
 
 /// What a run did.
 public struct RunReport: Sendable {
+    public init() {}
+
     public var framesIn = 0
     public var framesOut = 0
     /// Frames a live source dropped because the pipeline was behind.
@@ -78,5 +80,40 @@ public struct RunReport: Sendable {
         lines.append(String(format: "%d frames in %.2f s: %.1f fps; %d dropped; buffer pool %d/%d",
                             framesOut, wallSeconds, fps, framesDropped, poolAllocated, poolCapacity))
         return lines.joined(separator: "\n")
+    }
+}
+
+/// A progress snapshot for the live status line.
+public struct RunProgress: Sendable {
+    public var frames: Int
+    public var expectedFrames: Int?
+    public var elapsed: Double
+    public var mediaSeconds: Double?
+    public var mediaDuration: Double?
+    public var finished = false
+
+    public init(frames: Int, expectedFrames: Int?, elapsed: Double, mediaSeconds: Double?, mediaDuration: Double?,
+                finished: Bool = false) {
+        self.frames = frames
+        self.expectedFrames = expectedFrames
+        self.elapsed = elapsed
+        self.mediaSeconds = mediaSeconds
+        self.mediaDuration = mediaDuration
+        self.finished = finished
+    }
+
+    public var fps: Double { elapsed > 0 ? Double(frames) / elapsed : 0 }
+    /// Media seconds per wall second.
+    public var speed: Double? { mediaSeconds.map { elapsed > 0 ? $0 / elapsed : 0 } }
+
+    public var line: String {
+        var parts = ["frame \(frames)" + (expectedFrames.map { "/\($0)" } ?? "")]
+        parts.append(String(format: "%.1f fps", fps))
+        if let speed { parts.append(String(format: "%.2fx", speed)) }
+        if !finished, let expected = expectedFrames, frames > 0, expected > frames {
+            let remaining = Double(expected - frames) / max(fps, 0.001)
+            parts.append("eta " + MediaTime(value: Int64(remaining * 1000), timescale: 1000).clockDescription)
+        }
+        return parts.joined(separator: "  ")
     }
 }

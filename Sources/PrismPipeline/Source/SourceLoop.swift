@@ -1,0 +1,75 @@
+import Foundation
+import PrismCore
+import PrismMedia
+
+/// The source thread's work between two pushes: read, time, limit, pace, switch cameras. Owned by that
+/// thread for the whole run.
+struct SourceLoop {
+    enum Step {
+        /// Frames for the GPU (none, one, or several when a rate conversion repeats a frame).
+        case frames([TimedFrame])
+        case audio(AudioPacket)
+    }
+
+    private let source: MediaSource
+    private var limiter: FrameTimer
+    private let paced: Bool
+    private let origin: AudioOrigin
+    private let records: Bool
+    /// CLOCK_MONOTONIC (µs) at the paced time line's zero.
+    private var pacingOrigin: Int64?
+    private(set) var times = StageTimes()
+
+    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, records: Bool) {
+        self.source = source
+        limiter = FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
+                             rate: configuration.constantRate)
+        paced = configuration.pacedToClock
+        self.origin = origin
+        self.records = records
+    }
+
+    var emitted: Int { limiter.emitted }
+    var isDone: Bool { limiter.isDone }
+
+    /// Switches cameras between two frames; a camera that cannot be opened leaves the current one running.
+    mutating func switchCamera(to path: String) -> EngineEvent? {
+        guard let camera = source as? CameraSource else { return nil }
+        let current = camera.path
+        do {
+            let change = try camera.switchDevice(to: path)
+            return .cameraSwitched(change, summary: camera.info.summary)
+        } catch {
+            return .cameraSwitchFailed(path: path, kept: current, error: "\(error)")
+        }
+    }
+
+    /// The next step; nil at the end of the input.
+    mutating func next() throws -> Step? {
+        let t0 = StageTimes.now()
+        guard let event = try source.next() else { return nil }
+        switch event {
+        case .audio(let packet):
+            return .audio(packet)
+        case .video(let frame):
+            times.add(.decode, since: t0)
+            let ptsMicroseconds = frame.pts.ticks(in: Rational(1, 1_000_000))
+            if paced {
+                // Frame N is released at origin + its time, as a camera would deliver it.
+                if pacingOrigin == nil {
+                    pacingOrigin = monotonicMicroseconds() - ptsMicroseconds
+                    origin.setIfUnset(pacingOrigin!)
+                }
+                let wait = pacingOrigin! + ptsMicroseconds - monotonicMicroseconds()
+                if wait > 0 { usleep(UInt32(min(wait, 1_000_000))) }
+            } else if records, origin.value == nil, let camera = source as? CameraSource,
+                      let cameraOrigin = camera.originMonotonicMicroseconds {
+                origin.setIfUnset(cameraOrigin)
+            }
+            return .frames(limiter.admit(frame))
+        }
+    }
+
+    /// At the end of the input: what a rate conversion still holds.
+    mutating func finish() -> [TimedFrame] { limiter.finish() }
+}
