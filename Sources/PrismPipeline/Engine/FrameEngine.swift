@@ -119,8 +119,11 @@ public final class FrameEngine: Sendable {
 
     /// Opens `spec` and builds an engine on it.
     public convenience init(source spec: SourceSpec, graph: FilterGraph, sinks: [any FrameSink],
-                            configuration: EngineConfiguration = .init(), gpu: GPUContext) throws {
-        try self.init(source: try spec.open(), graph: graph, sinks: sinks, configuration: configuration, gpu: gpu)
+                            configuration: EngineConfiguration = .init(), gpu: GPUContext,
+                            audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
+                            sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+        try self.init(source: try spec.open(), graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
+                      audioCapture: audioCapture, taps: taps, sideInputs: sideInputs, events: events)
     }
 
     deinit {
@@ -185,6 +188,7 @@ public final class FrameEngine: Sendable {
 
         // The microphone, if any: its sound goes to the sinks that take audio.
         let capture = audioCapture.value
+        let recordingSince = capture.map { _ in monotonicMicroseconds() }
         capture?.start { chunk in
             var delivered = false
             for outlet in audioOutlets { delivered = outlet.queue.push(.pcm(chunk)) || delivered }
@@ -199,10 +203,10 @@ public final class FrameEngine: Sendable {
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
         let notes = self.notes
-        let records = capture != nil
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
-            var loop = SourceLoop(source: source.value, configuration: configuration, origin: origin, records: records)
+            var loop = SourceLoop(source: source.value, configuration: configuration, origin: origin,
+                                  recordingSince: recordingSince)
             do {
                 reading: while !stop.isStopped, !failure.hasError {
                     if let path = pendingSwitch.take(replacingWith: nil),
@@ -216,7 +220,7 @@ public final class FrameEngine: Sendable {
                         for frame in timed { guard frames.push(frame) else { break reading } }
                         if loop.isDone { break reading }
                     case .audio(let packet):
-                        guard configuration.copyAudio, !records else { continue }
+                        guard configuration.copyAudio, recordingSince == nil else { continue }
                         for outlet in audioOutlets { _ = outlet.queue.push(.audio(packet)) }
                     }
                 }

@@ -16,17 +16,21 @@ struct SourceLoop {
     private let paced: Bool
     private let origin: AudioOrigin
     private let records: Bool
+    /// CLOCK_MONOTONIC (µs) when the microphone started: camera frames captured before it are stale
+    /// (queued in the driver while the engine was being set up) and would put the video ahead of the sound.
+    private let recordingSince: Int64?
     /// CLOCK_MONOTONIC (µs) at the paced time line's zero.
     private var pacingOrigin: Int64?
     private(set) var times = StageTimes()
 
-    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, records: Bool) {
+    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) {
         self.source = source
         limiter = FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
                              rate: configuration.constantRate)
         paced = configuration.pacedToClock
         self.origin = origin
-        self.records = records
+        records = recordingSince != nil
+        self.recordingSince = recordingSince
     }
 
     var emitted: Int { limiter.emitted }
@@ -62,8 +66,8 @@ struct SourceLoop {
                 }
                 let wait = pacingOrigin! + ptsMicroseconds - monotonicMicroseconds()
                 if wait > 0 { usleep(UInt32(min(wait, 1_000_000))) }
-            } else if records, origin.value == nil, let camera = source as? CameraSource,
-                      let cameraOrigin = camera.originMonotonicMicroseconds {
+            } else if records, let camera = source as? CameraSource, let cameraOrigin = camera.originMonotonicMicroseconds {
+                if let since = recordingSince, cameraOrigin + ptsMicroseconds < since { return .frames([]) }
                 origin.setIfUnset(cameraOrigin)
             }
             return .frames(limiter.admit(frame))
