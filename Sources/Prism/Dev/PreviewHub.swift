@@ -10,7 +10,7 @@ enum PreviewView: String, Sendable, CaseIterable {
 /// The latest frames for the preview, per view: the newest read-back RGBA buffer (snapshots) and the
 /// newest JPEG (streams). Producers replace; consumers take the newest and skip what they missed, so a
 /// slow client never holds the pipeline back.
-final class PreviewHub: @unchecked Sendable {
+final class PreviewHub: @unchecked Sendable {  // every field is guarded by `condition` (a Mutex cannot wait)
     private struct Slot {
         var buffer: PooledFrameBuffer?
         var jpeg: [UInt8]?
@@ -120,7 +120,7 @@ final class PreviewHub: @unchecked Sendable {
 
 /// One MJPEG client: `multipart/x-mixed-replace` parts, each the newest JPEG when the previous part
 /// has gone out. Runs on the client's connection thread; a slow reader just sees fewer frames.
-final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {
+final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {  // read() runs on the one connection thread; finish() is guarded
     static let boundary = "prismframe"
     private let hub: PreviewHub
     private let view: PreviewView
