@@ -127,6 +127,12 @@ public final class MovieWriter: @unchecked Sendable {
     public private(set) var videoFramesDropped = 0
     /// Audio packets muxed (copy mode) or encoded (transcode mode).
     public private(set) var audioPacketsWritten = 0
+    /// Encoded video packets so far and their bytes: with `videoFramesWritten`, what the encoder still
+    /// holds (its lookahead), for stopping before a size limit.
+    public private(set) var videoPacketsOut = 0
+    public private(set) var videoPacketBytes: Int64 = 0
+    /// Bytes in the file so far (`avio_tell`); 0 for outputs without a file.
+    public var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
 
     private let format: UnsafeMutablePointer<AVFormatContext>
     private let encoder: UnsafeMutablePointer<AVCodecContext>
@@ -213,7 +219,10 @@ public final class MovieWriter: @unchecked Sendable {
             throw UsageError("\(path): unknown output file extension '.\(ext)' (use .mp4, .mov or .mkv)")
         }
         let formatName = cString(outputFormat.pointee.name)
-        if avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL) == 0 {
+        // 0: the container refuses the codec. Unknown (< 0) is refused for raw single-codec formats too
+        // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
+        let takes = avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL)
+        if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
         let directory = (path as NSString).deletingLastPathComponent
@@ -443,6 +452,8 @@ public final class MovieWriter: @unchecked Sendable {
             let result = avcodec_receive_packet(encoder, pkt)
             if result == averrorEAGAIN || result == averrorEOF { return }
             try check(result, "avcodec_receive_packet", outputPath, what: "cannot encode video")
+            videoPacketsOut += 1
+            videoPacketBytes += Int64(pkt.pointee.size)
             if pkt.pointee.duration <= 0 {
                 pkt.pointee.duration = durations.removeValue(forKey: pkt.pointee.pts) ?? lastDurationTicks
             } else {

@@ -14,7 +14,7 @@ final class CameraTests: XCTestCase {
     static let second = "/dev/video61"
 
     /// The preload library SwiftPM builds next to `prism` (product FakeV4L2).
-    private func fakeLibrary() throws -> String {
+    static func fakeLibrary() throws -> String {
         let path = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("\(path) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
@@ -25,7 +25,7 @@ final class CameraTests: XCTestCase {
 
     /// Runs `prism` with the fake camera at `camera` (and more variables, e.g. PRISM_FAKE_V4L2_FORMATS).
     private func prism(_ arguments: [String], _ variables: [String: String] = [:]) throws -> ProcessResult {
-        var environment = ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
+        var environment = ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
         environment.merge(variables) { $1 }
         return try Tools.run(Tools.prism, arguments, environment: environment, timeout: 60)
     }
@@ -176,7 +176,7 @@ final class CameraTests: XCTestCase {
         let directory = try TemporaryDirectory()
         try DevTests.invertCube.write(toFile: directory.file("invert.cube"), atomically: true, encoding: .utf8)
         let dev = try DevProcess(arguments: [directory.file("invert.cube"), Self.camera, "--size", "320x240"],
-                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera])
+                                 environment: ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera])
         defer { dev.stop() }
         XCTAssert(dev.stderr.contains("input: camera \(Self.camera) (Prism Fake Camera 0, prism-fake) YUYV 320x240 @ 30 fps"),
                   dev.stderr)
@@ -201,7 +201,7 @@ final class CameraTests: XCTestCase {
         try "LUT_3D_SIZE 2\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
             .write(toFile: directory.file("identity.cube"), atomically: true, encoding: .utf8)
         let dev = try DevProcess(arguments: [directory.file("identity.cube"), Self.camera, "--size", "320x240", "--out", directory.path],
-                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera,
+                                 environment: ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera,
                                                "PRISM_FAKE_V4L2_1": Self.second, "PRISM_FAKE_V4L2_1_SIZES": "160x120",
                                                "PRISM_FAKE_V4L2_1_FORMATS": "NV12"])
         defer { dev.stop() }

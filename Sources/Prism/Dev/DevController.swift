@@ -228,7 +228,7 @@ final class PreviewSink: FrameSink {
     func write(_ frame: ProcessedFrame) throws -> Bool {
         hub.setLatest(frame.buffer, for: view)
         guard hub.subscriberCount(view) > 0 else { return true }
-        let image = PreviewHub.image(from: frame.buffer, maxWidth: maxWidth)
+        let image = frame.buffer.rgbaImage(maxWidth: maxWidth)
         if let jpeg = try? ImageFile.encode(image, kind: .jpeg, jpegQuality: 80, label: "preview") {
             hub.publishJPEG(jpeg, for: view)
         }

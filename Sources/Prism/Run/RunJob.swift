@@ -22,6 +22,10 @@ public final class RunJob: Sendable {
             }
             guard case .movie = options.output else { throw UsageError("--audio needs a movie output (-o FILE)") }
         }
+        if let floor = options.limits.minFreeBytes, case .movie(let path) = options.output,
+           let free = RecordingLimits.freeBytes(near: path), free <= floor {
+            throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+        }
         let source = try Self.sourceSpec(options).open()
         // --size: the pattern and cameras are asked for it; other inputs, and a camera that could not give
         // it, get a final scale.
@@ -38,6 +42,8 @@ public final class RunJob: Sendable {
         configuration.sizeChange = .keepOutputSize
         configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
         configuration.frameLimit = options.frameLimit
+        // A still is one frame: the first, unless --frames picks a later one.
+        if case .still = options.output, options.frameLimit == nil { configuration.frameLimit = 1 }
         configuration.durationLimit = options.durationLimit
         switch options.input {
         case .pattern, .camera: break
@@ -53,7 +59,8 @@ public final class RunJob: Sendable {
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
         let sink: any FrameSink
         switch options.output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder)
+        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits)
+        case .still(let path): sink = try StillImageSink(path: path)
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)
         }

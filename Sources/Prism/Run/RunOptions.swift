@@ -8,6 +8,8 @@ import PrismPipeline
 public enum OutputSpec: Sendable, Equatable {
     /// A movie file; its extension picks the container.
     case movie(String)
+    /// One frame as a PNG or JPEG photo (the seed's "take photo").
+    case still(String)
     /// Raw frames on standard output in this pixel format.
     case standardOutput(PixelFormat)
     /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
@@ -46,6 +48,10 @@ public struct RunOptions: Sendable {
     /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
     /// CLOCK_MONOTONIC); a movie or raw input is refused (its time line is not the clock's).
     public var audioDevice: String?
+    /// `--max-size`, `--min-free`: limits that end a recording cleanly.
+    public var limits = RecordingLimits()
+    /// `--progress json`: one JSON object per line for programs, instead of the terminal line.
+    public var jsonProgress = false
 
     public init() {}
 

@@ -55,6 +55,8 @@ public struct RunReport: Sendable {
     public var passLabels: [String] = []
     public var passMilliseconds: [Double] = []
     public var interrupted = false
+    /// Why the run ended.
+    public var stopReason = StopReason.endOfInput
     /// Peak pooled buffers allocated (should equal the pool's capacity or less).
     public var poolAllocated = 0
     public var poolCapacity = 0
@@ -91,6 +93,12 @@ public struct RunProgress: Sendable {
     public var mediaSeconds: Double?
     public var mediaDuration: Double?
     public var finished = false
+    /// Bytes the output holds so far, when the sink counts them.
+    public var bytes: Int64?
+    /// Frames a live source dropped so far.
+    public var dropped = 0
+    /// Set on the last report.
+    public var stopReason: StopReason?
 
     public init(frames: Int, expectedFrames: Int?, elapsed: Double, mediaSeconds: Double?, mediaDuration: Double?,
                 finished: Bool = false) {
@@ -106,14 +114,68 @@ public struct RunProgress: Sendable {
     /// Media seconds per wall second.
     public var speed: Double? { mediaSeconds.map { elapsed > 0 ? $0 / elapsed : 0 } }
 
+    /// One JSON object for `--progress json`: frames, fps, elapsed and media seconds, bytes, dropped
+    /// frames; the last one has `"status": "finished"` and the reason the run stopped.
+    public var json: String {
+        struct Line: Encodable {
+            var status: String
+            var frames: Int
+            var expected_frames: Int?
+            var fps: Double
+            var elapsed: Double
+            var media_seconds: Double?
+            var bytes: Int64?
+            var dropped: Int
+            var reason: String?
+        }
+        let line = Line(status: finished ? "finished" : "running", frames: frames, expected_frames: expectedFrames,
+                        fps: (fps * 100).rounded() / 100, elapsed: (elapsed * 1000).rounded() / 1000,
+                        media_seconds: mediaSeconds.map { ($0 * 1000).rounded() / 1000 }, bytes: bytes,
+                        dropped: dropped, reason: stopReason?.rawValue)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
     public var line: String {
-        var parts = ["frame \(frames)" + (expectedFrames.map { "/\($0)" } ?? "")]
+        var parts = [MediaTime(value: Int64(elapsed * 1000), timescale: 1000).clockDescription,
+                     "frame \(frames)" + (expectedFrames.map { "/\($0)" } ?? "")]
         parts.append(String(format: "%.1f fps", fps))
         if let speed { parts.append(String(format: "%.2fx", speed)) }
+        if let bytes { parts.append(ByteCount.text(bytes)) }
+        if dropped > 0 { parts.append("\(dropped) dropped") }
         if !finished, let expected = expectedFrames, frames > 0, expected > frames {
             let remaining = Double(expected - frames) / max(fps, 0.001)
             parts.append("eta " + MediaTime(value: Int64(remaining * 1000), timescale: 1000).clockDescription)
         }
+        if let stopReason { parts.append("stopped: \(stopReason.rawValue)") }
         return parts.joined(separator: "  ")
+    }
+}
+
+/// Byte counts as people read them and write them (`500M`, `2G`, `1.5 GB`).
+public enum ByteCount {
+    /// "4.1 MB".
+    public static func text(_ bytes: Int64) -> String {
+        let units = ["B", "kB", "MB", "GB", "TB"]
+        var value = Double(bytes), unit = 0
+        while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+
+    /// `500M`, `2G`, `750k`, `1.5G`, `1000000` (decimal units, as disks are sold); nil when not a size.
+    public static func parse(_ text: String) -> Int64? {
+        let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
+        let multipliers: [(String, Double)] = [("tb", 1e12), ("gb", 1e9), ("mb", 1e6), ("kb", 1e3),
+                                               ("t", 1e12), ("g", 1e9), ("m", 1e6), ("k", 1e3), ("b", 1)]
+        var number = Substring(lowered), multiplier = 1.0
+        for (suffix, value) in multipliers where lowered.hasSuffix(suffix) {
+            number = lowered.dropLast(suffix.count)
+            multiplier = value
+            break
+        }
+        guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite, value > 0,
+              value * multiplier < 1e18 else { return nil }
+        return Int64(value * multiplier)
     }
 }

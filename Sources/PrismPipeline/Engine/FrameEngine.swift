@@ -173,15 +173,18 @@ public final class FrameEngine: Sendable {
         let progressOutlet = outlets.first { $0.point == .output }
         let throttle = ProgressThrottle(start: started)
         let launch = { @Sendable (outlet: SinkOutlet) in
-            var report: (@Sendable (ProcessedFrame, Int) -> Void)?
+            var report: (@Sendable (ProcessedFrame, Int, Int64?) -> Void)?
             if let progress, outlet === progressOutlet {
-                report = { frame, written in
+                report = { frame, written, bytes in
                     guard let elapsed = throttle.due() else { return }
-                    progress(RunProgress(frames: written, expectedFrames: expected, elapsed: elapsed,
-                                         mediaSeconds: frame.pts.seconds, mediaDuration: mediaDuration))
+                    var snapshot = RunProgress(frames: written, expectedFrames: expected, elapsed: elapsed,
+                                               mediaSeconds: frame.pts.seconds, mediaDuration: mediaDuration)
+                    snapshot.bytes = bytes
+                    snapshot.dropped = frames.dropped
+                    progress(snapshot)
                 }
             }
-            outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop() }, fail: fail)
+            outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop($0) }, fail: fail)
         }
         for outlet in outlets { launch(outlet) }
         try gpu.perform { stage.value.launch = launch }
@@ -199,6 +202,7 @@ public final class FrameEngine: Sendable {
         let sourceDone = DispatchSemaphore(value: 0)
         let sourceTimes = Locked(StageTimes())
         let framesRead = Atomic<Int>(0)
+        let limitReached = Locked<StopReason?>(nil)
         let source = self.source
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
@@ -231,6 +235,8 @@ public final class FrameEngine: Sendable {
                 fail(error)
             }
             sourceTimes.withLock { $0 = loop.times }
+            let reached = loop.limitReached
+            limitReached.withLock { $0 = reached }
             framesRead.store(loop.emitted, ordering: .relaxed)
         }
 
@@ -308,14 +314,19 @@ public final class FrameEngine: Sendable {
             encode.add(.encode, nanoseconds: progressOutlet.busyNanoseconds, count: progressOutlet.framesWritten)
         }
         report.stages.merge(encode)
-        report.interrupted = stop.isStopped
+        report.interrupted = stop.stopReason == .interrupted
+        report.stopReason = stop.stopReason ?? limitReached.withLock { $0 } ?? .endOfInput
         report.poolAllocated = gpuFigures.1
         report.poolCapacity = gpuFigures.2
         report.passLabels = gpuFigures.3
         report.filterTiming = gpuFigures.4
         report.passMilliseconds = gpuFigures.5
-        progress?(RunProgress(frames: report.framesOut, expectedFrames: expected, elapsed: report.wallSeconds,
-                              mediaSeconds: nil, mediaDuration: nil, finished: true))
+        var last = RunProgress(frames: report.framesOut, expectedFrames: expected, elapsed: report.wallSeconds,
+                               mediaSeconds: nil, mediaDuration: nil, finished: true)
+        last.bytes = progressOutlet?.sink.value.bytesWritten
+        last.dropped = report.framesDropped
+        last.stopReason = report.stopReason
+        progress?(last)
         return report
     }
 

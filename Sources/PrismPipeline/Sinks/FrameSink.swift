@@ -62,8 +62,13 @@ public protocol FrameSink: AnyObject {
     func wants(frameIndex: Int) -> Bool
 
     func open(_ stream: SinkStream) throws
-    /// Returns false when the sink takes no more frames (a closed pipe): the run then stops cleanly.
+    /// Returns false when the sink takes no more frames (a closed pipe, a size limit): the run then stops
+    /// cleanly, for `stopReason`.
     func write(_ frame: ProcessedFrame) throws -> Bool
+    /// Why the sink refused more frames (after `write` returned false).
+    var stopReason: StopReason { get }
+    /// Bytes written so far, for progress (nil when the sink does not count them).
+    var bytesWritten: Int64? { get }
     func write(audio packet: AudioPacket) throws
     /// Captured sound, already on the video's time line.
     func write(pcm chunk: AudioChunk, pts: MediaTime) throws
@@ -82,6 +87,8 @@ extension FrameSink {
     public var bufferCount: Int { delivery == .everyFrame ? 16 : 6 }
     public var acceptsAudio: Bool { false }
     public func wants(frameIndex: Int) -> Bool { true }
+    public var stopReason: StopReason { .outputClosed }
+    public var bytesWritten: Int64? { nil }
     public func write(audio packet: AudioPacket) throws {}
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {}
     public func reopen(_ stream: SinkStream) throws -> Bool { true }

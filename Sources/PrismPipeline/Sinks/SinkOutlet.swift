@@ -84,8 +84,8 @@ final class SinkOutlet: Sendable {
 
     /// Starts the output thread. `onFrame` runs after each written frame (progress); `stopRun` when the
     /// sink takes no more; `fail` on an error.
-    func start(audioOrigin: AudioOrigin, onFrame: (@Sendable (ProcessedFrame, Int) -> Void)?,
-               stopRun: @escaping @Sendable () -> Void, fail: @escaping @Sendable (any Error) -> Void) {
+    func start(audioOrigin: AudioOrigin, onFrame: (@Sendable (ProcessedFrame, Int, Int64?) -> Void)?,
+               stopRun: @escaping @Sendable (StopReason) -> Void, fail: @escaping @Sendable (any Error) -> Void) {
         Thread.detachNewThread { [self] in
             defer { finished.signal() }
             let sink = self.sink.value
@@ -102,8 +102,8 @@ final class SinkOutlet: Sendable {
                             $0.written += 1
                             return $0.written
                         }
-                        onFrame?(frame, written)
-                        if !more { stopRun() }
+                        onFrame?(frame, written, sink.bytesWritten)
+                        if !more { stopRun(sink.stopReason) }
                     case .audio(let packet):
                         try sink.write(audio: packet)
                     case .pcm(let chunk):

@@ -16,6 +16,8 @@ struct FrameTimer {
     let rate: Rational?
     private(set) var emitted = 0
     private(set) var isDone = false
+    /// Which limit ended the frames.
+    private(set) var limitReached: StopReason?
     private var first: MediaTime?
     private var pending: VideoFrame?
     private var nextIndex: Int64 = 0
@@ -32,10 +34,16 @@ struct FrameTimer {
     }
 
     private mutating func emit(_ frame: VideoFrame, pts: MediaTime, duration: MediaTime?) -> TimedFrame? {
-        if let limit = frameLimit, emitted >= limit { isDone = true; return nil }
-        if let limit = durationLimit, let first, pts - first >= limit { isDone = true; return nil }
+        if let limit = frameLimit, emitted >= limit { return done(.frameLimit) }
+        if let limit = durationLimit, let first, pts - first >= limit { return done(.durationLimit) }
         emitted += 1
         return TimedFrame(frame: frame, pts: pts, duration: duration)
+    }
+
+    private mutating func done(_ reason: StopReason) -> TimedFrame? {
+        isDone = true
+        limitReached = reason
+        return nil
     }
 
     /// The frames to send on for a new input frame.

@@ -35,6 +35,13 @@ struct SourceLoop {
 
     var emitted: Int { limiter.emitted }
     var isDone: Bool { limiter.isDone }
+    /// The limit that ended the frames, if one did.
+    var limitReached: StopReason? {
+        if let reason = limiter.limitReached { return reason }
+        // A frame limit met exactly by the last frame is still the limit's doing.
+        if let limit = limiter.frameLimit, limiter.emitted >= limit { return .frameLimit }
+        return nil
+    }
 
     /// Switches cameras between two frames; a camera that cannot be opened leaves the current one running.
     mutating func switchCamera(to path: String) -> EngineEvent? {
