@@ -161,6 +161,8 @@ public final class MovieWriter: @unchecked Sendable {
     private var headerWritten = false
     private var state: State = .open
     private let allowsNegativeTimestamps: Bool
+    /// Whether a file cut off before its trailer still plays (see `salvage`).
+    private var keepsWithoutTrailer = false
 
     private enum State { case open, finished, aborted }
 
@@ -172,8 +174,12 @@ public final class MovieWriter: @unchecked Sendable {
     ///   - audio: the source's audio stream whose packets will be passed to `writeAudio(_:)`.
     ///   - pcm: raw S16 interleaved PCM that will be passed to `writeAudio(pcm:pts:)`, encoded as AAC
     ///     (instead of `audio`; giving both is an error).
+    ///   - fragmented: a live recording: MP4/MOV is written as fragments of about a second (no index at the
+    ///     end to lose), Matroska with one-second clusters, so a killed process or a full disk still leaves
+    ///     a playable file of everything up to the last fragment (see `salvage`).
     public init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
-                audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000) throws {
+                audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
+                fragmented: Bool = false) throws {
         outputPath = path
         self.settings = settings
         self.video = video
@@ -301,9 +307,19 @@ public final class MovieWriter: @unchecked Sendable {
             ioOpen = true
         }
         var options: OpaquePointer?
-        if formatName.contains("mp4") || formatName.contains("mov") {
+        let isMP4 = formatName.contains("mp4") || formatName.contains("mov")
+        if isMP4 && fragmented {
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "frag_duration", "1000000", 0)
+        } else if isMP4 {
             av_dict_set(&options, "movflags", "+faststart", 0)
+        } else if fragmented && formatName.contains("matroska") {
+            av_dict_set(&options, "cluster_time_limit", "1000", 0)
         }
+        if fragmented { ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS }
+        // What survives without a trailer: fragments, clusters, transport packets.
+        keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
+            || formatName == "mpegts" || formatName == "nut"
         defer { av_dict_free(&options) }
         try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
         headerWritten = true
@@ -610,6 +626,33 @@ public final class MovieWriter: @unchecked Sendable {
             abort()
             throw error
         }
+    }
+
+    /// After a failure mid-recording (a full disk, a camera that stopped): finishes what can still be
+    /// finished and keeps the file when it plays — a live recording keeps what it recorded. A file that
+    /// would not play without its trailer (a non-fragmented MP4 whose trailer failed) is deleted as by
+    /// `abort`. Returns whether the file was kept at `outputPath`.
+    @discardableResult
+    public func salvage() -> Bool {
+        guard state == .open else { return state == .finished }
+        guard videoFramesWritten > 0 else { abort(); return false }
+        // Flush what the encoders hold and write the trailer; any of it may fail again (the disk is full).
+        _ = try? flushPendingAudio()
+        if avcodec_send_frame(encoder, nil) >= 0 { _ = try? drainVideo() }
+        if let transcoder, let audioStream, let start {
+            _ = try? transcoder.finish(start: start) { encoded in
+                try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
+            }
+        }
+        let trailerWritten = av_write_trailer(format) >= 0
+        guard trailerWritten || keepsWithoutTrailer else { abort(); return false }
+        if ioOpen {
+            avio_closep(&format.pointee.pb)
+            ioOpen = false
+        }
+        if let temporaryPath, rename(temporaryPath, outputPath) != 0 { abort(); return false }
+        state = .finished
+        return true
     }
 
     /// Stops writing and deletes the temporary file; an existing target is left as it was.
