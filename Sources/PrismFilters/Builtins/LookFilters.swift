@@ -1,4 +1,3 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU
@@ -219,7 +218,7 @@ final class LUTKernel: ParameterizedKernel {
     }
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        if let texture { uniforms.bindTexture("$lut", name: texture.name, target: GLenum(GL_TEXTURE_3D)) }
+        if let texture { uniforms.bind("$lut", texture) }
         uniforms.set("$lutMax", Float(dimension - 1))
         if let affine {
             uniforms.setMatrix3("$affineMatrix", rows: affineRows)

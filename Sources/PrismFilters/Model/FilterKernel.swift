@@ -1,4 +1,3 @@
-import CGLES
 import PrismCore
 import PrismGPU
 
@@ -119,51 +118,33 @@ public struct FrameContext: Sendable {
     }
 }
 
-/// Sets one kernel's uniforms in one program, translating `$name` to the kernel's prefix, and binds
-/// textures to free units.
+/// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
+/// kernel's prefix. The kernel hands over values and `Texture`/`Texture3D` objects; PrismGPU's
+/// `UniformScope` makes the GL calls.
 public struct KernelUniforms {
-    let program: ShaderProgram
-    let prefix: String
-    let units: TextureUnits
+    let scope: UniformScope
     /// The size of the kernel's output in this pass.
     public let outputSize: Size
     /// The sizes of the kernel's inputs.
     public let inputSizes: [Size]
 
-    private func at(_ placeholder: String) -> GLint { program.location(prefix: prefix, placeholder: placeholder) }
+    init(program: ShaderProgram, prefix: String, units: TextureUnits, outputSize: Size, inputSizes: [Size]) {
+        scope = UniformScope(program: program, prefix: prefix, units: units)
+        self.outputSize = outputSize
+        self.inputSizes = inputSizes
+    }
 
-    public func set(_ uniform: String, _ value: Float) { glUniform1f(at(uniform), value) }
-    public func set(_ uniform: String, _ value: Int32) { glUniform1i(at(uniform), value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(at(uniform), x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(at(uniform), x, y, z) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
-        glUniform4f(at(uniform), x, y, z, w)
-    }
-    public func set(_ uniform: String, _ v: SIMD4<Double>) {
-        glUniform4f(at(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
-    }
-    public func set(_ uniform: String, _ v: SIMD2<Double>) { glUniform2f(at(uniform), Float(v.x), Float(v.y)) }
+    public func set(_ uniform: String, _ value: Float) { scope.set(uniform, value) }
+    public func set(_ uniform: String, _ value: Int32) { scope.set(uniform, value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { scope.set(uniform, x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { scope.set(uniform, x, y, z) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { scope.set(uniform, x, y, z, w) }
+    public func set(_ uniform: String, _ v: SIMD4<Double>) { scope.set(uniform, v) }
+    public func set(_ uniform: String, _ v: SIMD2<Double>) { scope.set(uniform, v) }
     /// A mat3 from row-major rows.
-    public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(at: at(uniform), rows: rows) }
-
-    /// Binds a texture (GL_TEXTURE_2D or GL_TEXTURE_3D name) to the next free unit and points `uniform` at it.
-    public func bindTexture(_ uniform: String, name texture: GLuint, target: GLenum = GLenum(GL_TEXTURE_2D)) {
-        let location = at(uniform)
-        guard location >= 0 else { return }
-        let unit = units.next()
-        glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
-        glBindTexture(target, texture)
-        glUniform1i(location, Int32(unit))
-    }
-}
-
-/// Hands out texture units for one draw; the renderer keeps one and resets it per draw.
-final class TextureUnits {
-    private var used = 0
-    init(startingAt first: Int = 0) { used = first }
-    func reset(to first: Int) { used = first }
-    func next() -> Int {
-        defer { used += 1 }
-        return used
-    }
+    public func setMatrix3(_ uniform: String, rows: [[Double]]) { scope.setMatrix3(uniform, rows: rows) }
+    /// Binds a texture to the next free unit and points the sampler `uniform` at it.
+    public func bind(_ uniform: String, _ texture: Texture) { scope.bind(uniform, texture) }
+    /// Binds a 3D texture to the next free unit and points the `sampler3D` `uniform` at it.
+    public func bind(_ uniform: String, _ texture: Texture3D) { scope.bind(uniform, texture) }
 }

@@ -1,4 +1,3 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU
@@ -546,9 +545,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         for image in shader.importedImages {
             guard let texture = importedTextures[image.name] else { continue }
             uniforms.set(GLSLRewriter.sizeUniform(image.name), Float(texture.size.width), Float(texture.size.height))
-            uniforms.bindTexture(image.name, name: texture.name)
+            uniforms.bind(image.name, texture)
         }
-        if let emptyTexture { uniforms.bindTexture("$isf_empty", name: emptyTexture.name) }
+        if let emptyTexture { uniforms.bind("$isf_empty", emptyTexture) }
     }
 
     /// ISF's DATE: year, month, day, seconds since midnight (local time).
