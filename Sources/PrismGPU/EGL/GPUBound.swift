@@ -58,7 +58,7 @@ public final class GPUBound<Value>: @unchecked Sendable {
     public var isOnItsThread: Bool { thread.isCurrent }
 
     deinit {
-        guard let value = storage.take() else { return }
-        thread.runOrDefer { _ = value }
+        // The value moves straight into `release` (no local copy that could be the last reference here).
+        thread.release(storage.take())
     }
 }

@@ -108,11 +108,21 @@ public final class GPUThread: Sendable {
     /// object whose last reference went on another thread). Dropped when the thread has stopped: the
     /// context is destroyed by then, and with it every object in it.
     ///
-    /// The caller hands over what `cleanup` captures: nothing else may use it afterwards.
+    /// The caller hands over what `cleanup` captures: nothing else may use it afterwards. The work must
+    /// be done by `cleanup` itself: the closure (and what it captured) may be freed on either thread.
     public func runOrDefer(_ cleanup: @escaping () -> Void) {
         if isCurrent { return cleanup() }
         let handedOver = HandedOver(cleanup)
         _ = enqueue { handedOver.value() }
+    }
+
+    /// Ends the caller's ownership of `value` on this thread: its last reference is dropped here (so
+    /// deinits run here), at once when called on this thread, otherwise later without waiting. When the
+    /// thread has stopped it is dropped where the caller is.
+    public func release<Value>(_ value: consuming Value) {
+        if isCurrent { return }
+        let box = ReleaseBox(value)
+        if !enqueue({ box.empty() }) { box.empty() }
     }
 
     /// GL objects alive on this thread's context, by kind.
@@ -180,6 +190,14 @@ private final class SyncJob<T>: @unchecked Sendable {
 struct HandedOver<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Holds a value on its way to the thread that drops it. `@unchecked Sendable`: the sender keeps no
+/// reference (see `GPUThread.release`), and only the receiving job empties it.
+private final class ReleaseBox<Value>: @unchecked Sendable {
+    private var value: Value?
+    init(_ value: consuming Value) { self.value = value }
+    func empty() { value = nil }
 }
 
 /// Kinds of GL objects Prism makes, for `GPUObjectCounts`.
