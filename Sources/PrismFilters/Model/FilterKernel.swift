@@ -37,13 +37,15 @@ public protocol FilterKernel: AnyObject {
     /// inputs, usually take the graph source's size.
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
     /// Creates GL resources (LUT textures, images); runs on the GPU thread before the first frame.
-    /// Each `GraphRenderer` that uses the kernel calls it once and balances it with
-    /// `releaseGPUResources`, so a kernel shared by two renderers frees its textures when the last one
-    /// goes — on the GPU thread, where renderers are destroyed.
+    /// Each `GraphRenderer` that uses the kernel calls it once when it is made and balances it with
+    /// `releaseGPUResources` when it goes (or at once if it fails to compile), so a kernel shared by two
+    /// renderers frees its textures when the last one goes — on the GPU thread, whichever thread
+    /// dropped the renderer. Keep a count, not a flag.
     func prepare() throws
-    /// Balances one `prepare`.
+    /// Balances one `prepare`; on the GPU thread.
     func releaseGPUResources()
-    /// Sets the kernel's uniforms and binds its own textures in a program that contains its code.
+    /// Sets the kernel's uniforms and binds its own textures (as `Texture`/`Texture3D` objects: the GPU
+    /// layer makes the GL calls) in a program that contains its code.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
 
