@@ -166,6 +166,31 @@ final class KernelResourceTests: XCTestCase {
         XCTAssertNotEqual(counts.alone, image.rgba)
         XCTAssertTrue(counts.alone.enumerated().contains { $0.offset % 4 != 3 && $0.element > 40 })
     }
+
+    func testAKernelWithTexturesRefusesASecondContextWhileTheFirstHoldsThem() throws {
+        // GL objects do not cross contexts: a graph whose table lives on one context cannot be prepared on
+        // another at the same time — a clear error, not a texture name that means nothing there.
+        let graph = try chain([("noir", [:])])
+        let first = try SharedGPU.get(), second = try GPUContext()
+        var renderer: GraphRenderer? = try first.perform {
+            try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }
+        XCTAssertThrowsError(try second.perform {
+            try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }) { error in
+            XCTAssertTrue("\(error)".contains("another GPU context"), "\(error)")
+        }
+        XCTAssertEqual(second.liveObjects.textures, 0, "the failed compile left nothing behind")
+        try first.perform { renderer = nil }
+        // Once the first context's renderer is gone, so is the table: the second may make its own.
+        let textures = try second.perform { () throws -> Int in
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            XCTAssertEqual(renderer.passCount, 1)
+            return second.liveObjects.textures
+        }
+        XCTAssertGreaterThan(textures, 0)
+        XCTAssertNil(renderer)
+    }
 }
 
 final class YUVSourceFusionTests: XCTestCase {

@@ -208,6 +208,7 @@ final class LUTKernel: ParameterizedKernel {
     private var users = 0
 
     func prepare() throws {
+        try KernelContextError.check(texture?.thread, filter: "a colour table")
         if texture == nil && affine == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
         users += 1
     }

@@ -61,6 +61,21 @@ extension FilterKernel {
     public func releaseGPUResources() {}
 }
 
+/// The error a kernel's `prepare` throws when its textures were made on another GPU context than the
+/// one preparing it now (one filter graph rendered on two contexts at once): GL objects do not cross
+/// contexts. Bind the graph text once per context instead.
+struct KernelContextError: PrismError {
+    let filter: String
+    var description: String {
+        "\(filter) is already in use on another GPU context; build one filter graph per context"
+    }
+
+    /// Throws unless `owner` (the thread of a texture the kernel holds) is nil or the caller's.
+    static func check(_ owner: GPUThread?, filter: String) throws {
+        if let owner, owner !== GPUThread.current { throw KernelContextError(filter: filter) }
+    }
+}
+
 /// A pass a kernel renders into its own texture before its expression runs.
 public struct KernelPrepass {
     /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's

@@ -408,6 +408,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     }
 
     private func prepareResources() throws {
+        try KernelContextError.check(emptyTexture?.thread, filter: shader.path)
         if emptyTexture == nil {
             let empty = try Texture(size: Size(width: 1, height: 1), format: .rgba8)
             let zero = [UInt8](repeating: 0, count: 4)

@@ -187,7 +187,7 @@ private final class SyncJob<T>: @unchecked Sendable {
 
 /// A value handed to another thread by a caller that keeps no other reference to it.
 /// `@unchecked Sendable`: ownership moves with it (see `GPUThread.runOrDefer`), so it is never shared.
-struct HandedOver<Value>: @unchecked Sendable {
+private struct HandedOver<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
 }

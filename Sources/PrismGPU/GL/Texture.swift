@@ -80,6 +80,9 @@ public final class Texture {
         }
     }
 
+    /// The GPU thread (and so the context) the texture belongs to.
+    public var thread: GPUThread { home.thread }
+
     /// Uploads the whole texture from CPU memory; `rowBytes` (a multiple of the texel size) may exceed
     /// the texture's row (decoder padding).
     public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int) {
@@ -262,6 +265,9 @@ public final class Texture3D {
             glDeleteTextures(1, &name)
         }
     }
+
+    /// The GPU thread (and so the context) the table belongs to.
+    public var thread: GPUThread { home.thread }
 
     /// Binds to texture unit `unit`.
     public func bind(unit: Int) {
