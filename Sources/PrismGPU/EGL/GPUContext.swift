@@ -91,13 +91,13 @@ public final class GPUContext: Sendable {
     public init(options: GPUOptions = GPUOptions()) throws {
         let thread = GPUThread(name: "prism.gpu")
         var failures: [String] = []
-        let attempt = try thread.sync { () throws -> OpenedContext? in
+        /// Tries the platforms in order; an explicit choice is not silently replaced by another platform.
+        func openFirst() throws -> OpenedContext? {
             for platform in GPUContext.platformOrder(options) {
                 do {
                     return try GPUContext.open(platform: platform, options: options)
                 } catch let error as PrismError {
                     failures.append("\(platform.rawValue): \(error.description)")
-                    // An explicit choice is not silently replaced by another platform.
                     if options.platform != nil || (platform == .device && options.deviceIndex != nil)
                         || (platform == .gbm && options.renderNode != nil) {
                         throw GPUContextError(attempts: failures)
@@ -105,6 +105,13 @@ public final class GPUContext: Sendable {
                 }
             }
             return nil
+        }
+        let attempt: OpenedContext?
+        do {
+            attempt = try thread.sync(openFirst)
+        } catch {
+            thread.stop()  // no context: the thread has nothing left to do
+            throw error
         }
         guard let opened = attempt else {
             thread.stop()
