@@ -167,6 +167,36 @@ final class KernelResourceTests: XCTestCase {
         XCTAssertTrue(counts.alone.enumerated().contains { $0.offset % 4 != 3 && $0.element > 40 })
     }
 
+    func testSteadyStateRenderingMakesNoGLObjects() throws {
+        // After the first frame, frames reuse what they made: the live counts stay where they are.
+        let graph = try GraphBinder().bind("noir, pixellate(4), blur(2)")
+        let context = try SharedGPU.get()
+        let counts = try context.perform { () throws -> [GPUObjectCounts] in
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            let uploader = FrameUploader(ringSize: 2)
+            let readback = try FrameReadback<Int>(strategy: .pbo, layout: renderer.sinkLayouts[0], ringSize: 2)
+            var destination = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)
+            var seen: [GPUObjectCounts] = []
+            for index in 0..<6 {
+                let frame = try image.rgba.withUnsafeBytes {
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
+                                                       colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
+                                                       planes: [($0.baseAddress!, image.size.width * 4)]))
+                }
+                try renderer.render(frame, context: FrameContext(frameIndex: index))
+                _ = try destination.withUnsafeMutableBytes {
+                    try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: index)
+                }
+                seen.append(context.liveObjects)
+            }
+            _ = try readback.drain()
+            return seen
+        }
+        // Two uploads fill the ring; from then on nothing new.
+        XCTAssertEqual(Set(counts.dropFirst(2)).count, 1, "\(counts)")
+        XCTAssertGreaterThan(counts[0].textures, 0)
+    }
+
     func testAKernelWithTexturesRefusesASecondContextWhileTheFirstHoldsThem() throws {
         // GL objects do not cross contexts: a graph whose table lives on one context cannot be prepared on
         // another at the same time — a clear error, not a texture name that means nothing there.
