@@ -253,10 +253,9 @@ struct RenderCommand {
 
 /// The binder the tool uses: built-ins, .cube files and user shaders.
 enum PrismGraphs {
-    /// ISF IMPORTED images: PNG and JPEG through PrismMedia, PPM/PAM through the filters' own reader.
+    /// ISF IMPORTED images (PNG, JPEG, PPM, PAM, …) are read by PrismMedia's `ImageFile.read` (libavcodec).
     static func binder() -> GraphBinder {
         GraphBinder(imageLoader: { path in
-            if ImageFile.kind(forPath: path) == nil { return try UserShaderKernel.netpbmImageLoader(path) }
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })
