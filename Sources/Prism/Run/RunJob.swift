@@ -85,7 +85,6 @@ public final class RunJob: Sendable {
     public var gpuInfo: GPUInfo { engine.gpuInfo }
     public var outputSize: Size { engine.outputSize }
     public var passLabels: [String] { engine.passLabels }
-    public var poolAllocatedCount: Int { engine.poolAllocatedCount }
 
     /// Runs to the end of the input, a limit, or `stop`. On an error the output is removed (a movie) and
     /// the error rethrown; on a stop the output is finished and playable.

@@ -89,7 +89,7 @@ public final class FrameEngine: Sendable {
         let notes = self.notes
         let pendingSwitch = self.pendingSwitch
         let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
-            let stage = GPUStage(gpu: gpu, graph: graph, source: info, strategy: strategy,
+            let stage = GPUStage(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
                                  compileOptions: CompileOptions(fuse: configuration.fuse),
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
@@ -330,10 +330,10 @@ public final class FrameEngine: Sendable {
         return report
     }
 
-    /// Buffers the first output sink's pool has allocated so far (flat once the engine is warm).
-    public var poolAllocatedCount: Int {
-        let stage = self.stage
-        return (try? gpu.perform { stage.value.poolAllocated }) ?? 0
+    /// The first output sink's buffer pool: buffers allocated so far (flat once the engine is warm) and
+    /// buffers out of the pool now (in readback, queued or held by the sink). Read from any thread.
+    public var bufferPool: (allocated: Int, outstanding: Int) {
+        registry.all.first { $0.point == .output }?.poolCounts ?? (0, 0)
     }
 }
 

@@ -76,7 +76,9 @@ final class OutletChannel {
 /// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
 /// and the changes asked for between frames. Every GL object of a run is owned here.
 final class GPUStage {
-    let gpu: GPUContext
+    /// What the context is (not the context: the stage lives and dies on the context's own thread, which
+    /// must never hold the last reference to its context).
+    let gpuInfo: GPUInfo
     let strategy: ReadbackStrategy
     let compileOptions: CompileOptions
     let sizePolicy: SizeChangePolicy
@@ -112,10 +114,10 @@ final class GPUStage {
     let registry: OutletRegistry
     var times = StageTimes()
 
-    init(gpu: GPUContext, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
+    init(gpuInfo: GPUInfo, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
          compileOptions: CompileOptions, sizePolicy: SizeChangePolicy, timing: PassTiming, frameRate: Rational?,
          audio: AudioStreamInfo?, pcm: PCMFormat?, registry: OutletRegistry) {
-        self.gpu = gpu
+        self.gpuInfo = gpuInfo
         self.graph = graph
         self.source = source
         self.strategy = strategy
@@ -159,7 +161,7 @@ final class GPUStage {
         renderer = candidate
         if case .perPass(let preferQueries) = timing, let candidate {
             if timer?.passCount != candidate.passCount {
-                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpu.info.extensions)
+                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpuInfo.extensions)
             }
             candidate.timer = timer
         } else {

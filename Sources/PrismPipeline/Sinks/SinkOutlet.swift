@@ -59,6 +59,11 @@ final class SinkOutlet: Sendable {
     private let pool = Mutex<FrameBufferPool?>(nil)
     func use(_ pool: FrameBufferPool) { self.pool.withLock { $0 = pool } }
 
+    /// The buffers of the sink's pool: allocated so far, and out of the pool now (read from any thread).
+    var poolCounts: (allocated: Int, outstanding: Int) {
+        pool.withLock { pool in (pool?.allocatedCount ?? 0, pool?.outstandingCount ?? 0) }
+    }
+
     /// Stops both sides now (the run failed).
     func cancel() {
         queue.cancel()
