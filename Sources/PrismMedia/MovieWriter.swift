@@ -163,6 +163,7 @@ public final class MovieWriter: @unchecked Sendable {
     private let allowsNegativeTimestamps: Bool
     /// Whether a file cut off before its trailer still plays (see `salvage`).
     private var keepsWithoutTrailer = false
+    private var isFragmentedMP4 = false
 
     private enum State { case open, finished, aborted }
 
@@ -309,7 +310,9 @@ public final class MovieWriter: @unchecked Sendable {
         var options: OpaquePointer?
         let isMP4 = formatName.contains("mp4") || formatName.contains("mov")
         if isMP4 && fragmented {
-            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+            // delay_moov: the header waits for the first fragment, so it can carry the edit list that
+            // starts B-frame video at 0.
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+delay_moov+default_base_moof", 0)
             av_dict_set(&options, "frag_duration", "1000000", 0)
         } else if isMP4 {
             av_dict_set(&options, "movflags", "+faststart", 0)
@@ -318,6 +321,7 @@ public final class MovieWriter: @unchecked Sendable {
         }
         if fragmented { ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS }
         // What survives without a trailer: fragments, clusters, transport packets.
+        isFragmentedMP4 = isMP4 && fragmented
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
         defer { av_dict_free(&options) }
@@ -649,6 +653,13 @@ public final class MovieWriter: @unchecked Sendable {
         if ioOpen {
             avio_closep(&format.pointee.pb)
             ioOpen = false
+        }
+        // A fragment cut off mid-write would not decode (the trailer may "succeed" on an I/O error that
+        // is only reported later): keep the file up to the last whole fragment.
+        if isFragmentedMP4, let path = temporaryPath ?? (outputPath.contains("://") ? nil : outputPath),
+           FragmentedMP4.truncateToLastCompleteFragment(path: path) == nil {
+            abort()
+            return false
         }
         if let temporaryPath, rename(temporaryPath, outputPath) != 0 { abort(); return false }
         state = .finished

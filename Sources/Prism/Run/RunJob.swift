@@ -51,6 +51,10 @@ public final class RunJob: Sendable {
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
         configuration.pacedToClock = options.audioDevice != nil && options.input == .pattern
+        // A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
+        // its movie is written so that even a killed process leaves a playable file.
+        let live = options.input.isCamera || options.audioDevice != nil
+        configuration.keepsOutputOnFailure = live
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let gpu = try gpu ?? GPUContext(options: options.gpu)
@@ -59,7 +63,7 @@ public final class RunJob: Sendable {
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
         let sink: any FrameSink
         switch options.output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits)
+        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
         case .still(let path): sink = try StillImageSink(path: path)
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)

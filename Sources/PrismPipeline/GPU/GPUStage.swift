@@ -83,6 +83,8 @@ final class GPUStage {
     let compileOptions: CompileOptions
     let sizePolicy: SizeChangePolicy
     let timing: PassTiming
+    /// A live run keeps what its sinks recorded when it fails.
+    var keepsOutputOnFailure = false
     private(set) var graph: FilterGraph
     /// The graph for the sinks at the output; nil while there are none.
     private(set) var renderer: GraphRenderer?
@@ -171,7 +173,7 @@ final class GPUStage {
 
     /// Adds a sink (before the run, or between frames); opens it with its stream. Returns its outlet.
     func attach(_ sink: any FrameSink) throws -> SinkOutlet {
-        let outlet = SinkOutlet(sink)
+        let outlet = SinkOutlet(sink, keepOnFailure: keepsOutputOnFailure)
         switch outlet.point {
         case .output:
             let candidate = try compile(graph, formats: outputFormats + [outlet.pixelFormat])!
