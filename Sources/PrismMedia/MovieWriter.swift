@@ -108,8 +108,10 @@ public struct VideoStreamConfig: Hashable, Sendable {
 ///   back until the video has reached it, and `finish()` cuts it at the end of the last video frame, so
 ///   a recording has the video's length.
 /// - The file is written to a hidden temporary name next to the target and renamed over it only by a
-///   successful `finish()`. `abort()`, or dropping the writer unfinished, deletes the temporary and
-///   leaves any existing target untouched.
+///   successful `finish()` of at least one frame. `abort()`, or dropping the writer unfinished, deletes
+///   the temporary and leaves any existing target untouched. A symlink target is written through (the
+///   link stays); a FIFO or character device is written in place, in a container that needs no seeking
+///   (see `OutputTarget`).
 ///
 /// Not thread-safe: use a writer from one thread at a time (e.g. a dedicated encoding thread).
 public final class MovieWriter: @unchecked Sendable {
@@ -143,6 +145,8 @@ public final class MovieWriter: @unchecked Sendable {
     private var transcoder: AudioTranscoder?
     private let layout: PackedFrameLayout
     private let temporaryPath: String?
+    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names.
+    private let finalPath: String
     private let frame = OwnedFrame()
     private let packet = OwnedPacket()
     private let encoderTimeBase: AVRational
@@ -198,12 +202,8 @@ public final class MovieWriter: @unchecked Sendable {
 
         // Container from the extension.
         let isURL = path.contains("://") && !path.hasPrefix("file:")
-        if !isURL {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("\(path): is a directory, not an output file")
-            }
-        }
+        // Symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
+        let target = isURL ? nil : try OutputTarget(path: path)
         let fileName = (path as NSString).lastPathComponent
         let ext = (fileName as NSString).pathExtension
         guard !ext.isEmpty || isURL else {
@@ -216,10 +216,18 @@ public final class MovieWriter: @unchecked Sendable {
         if avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL) == 0 {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        temporaryPath = isURL ? nil
-            : (directory.isEmpty ? "" : directory + "/") + ".\(fileName).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
-        let writePath = temporaryPath ?? path
+        if let target, target.isStream, !MovieWriter.streamableFormats.contains(where: formatName.contains) {
+            throw UsageError("\(path): is a \(target.streamKind ?? "stream"), and the \(formatName) container needs a seekable "
+                             + "file; write .mkv or .ts into it (or -o - for raw frames)")
+        }
+        if let target, !target.isStream {
+            target.removeStaleTemporaries()
+            temporaryPath = target.makeTemporaryPath()
+        } else {
+            temporaryPath = nil
+        }
+        finalPath = target?.path ?? path
+        let writePath = temporaryPath ?? finalPath
 
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, outputFormat, nil, writePath), "avformat_alloc_output_context2", path)
@@ -287,6 +295,7 @@ public final class MovieWriter: @unchecked Sendable {
         }
 
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
+            if let temporaryPath { PartialOutputs.register(temporaryPath) }
             try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
                       what: "cannot create the output file")
             ioOpen = true
@@ -316,6 +325,9 @@ public final class MovieWriter: @unchecked Sendable {
         if ioOpen { avio_closep(&format.pointee.pb) }
         avformat_free_context(format)
     }
+
+    /// Containers that are written front to back without seeking, so they can go into a FIFO or a device.
+    private static let streamableFormats = ["matroska", "webm", "mpegts", "nut"]
 
     private static func codecID(_ codec: VideoEncoderSettings.Codec) -> AVCodecID {
         switch codec {
@@ -570,6 +582,10 @@ public final class MovieWriter: @unchecked Sendable {
     public func finish() throws {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         do {
+            // An empty movie is a failure, not a result: the input gave nothing and any existing file stays.
+            guard videoFramesWritten > 0 else {
+                throw AVError("no frames to write (the input had none); nothing was written", context: outputPath)
+            }
             if start == nil, let first = pendingAudio.compactMap(\.pts).min() { start = first }
             if start == nil, let first = pendingPCM.first?.pts { start = first }
             try flushPendingAudio()
@@ -591,8 +607,9 @@ public final class MovieWriter: @unchecked Sendable {
                 try check(avio_closep(&format.pointee.pb), "avio_closep", outputPath, what: "cannot close the file")
                 ioOpen = false
             }
-            if let temporaryPath, rename(temporaryPath, outputPath) != 0 {
-                throw SystemError("rename", code: errno, context: outputPath)
+            if let temporaryPath {
+                guard rename(temporaryPath, finalPath) == 0 else { throw SystemError("rename", code: errno, context: outputPath) }
+                PartialOutputs.unregister(temporaryPath)
             }
             state = .finished
         } catch {
@@ -611,6 +628,9 @@ public final class MovieWriter: @unchecked Sendable {
             avio_closep(&format.pointee.pb)
             ioOpen = false
         }
-        if let temporaryPath { unlink(temporaryPath) }
+        if let temporaryPath {
+            unlink(temporaryPath)
+            PartialOutputs.unregister(temporaryPath)
+        }
     }
 }
