@@ -202,3 +202,17 @@ struct ArgumentScanner {
         }
     }
 }
+
+extension ArgumentScanner {
+    /// Frame rates a command accepts: 1/1000 to 1000 frames per second.
+    static let frameRates: ClosedRange<Double> = 0.001...1000
+
+    /// A frame rate (`30`, `29.97`, `30000/1001`) in `frameRates`.
+    mutating func frameRate(_ name: String) throws -> Rational? {
+        guard let text = value(name) else { return nil }
+        guard let rate = Rational(parsing: text), rate.num > 0, rate.den > 0, Self.frameRates.contains(rate.doubleValue) else {
+            throw UsageError("\(name) takes a frame rate from 0.001 to 1000 like 30, 29.97 or 30000/1001, not '\(text)'")
+        }
+        return rate
+    }
+}

@@ -6,20 +6,16 @@ import PrismMedia
 /// `prism`'s entry point: picks the command, runs it, turns any error into one line on stderr and a
 /// non-zero exit status.
 public enum PrismCommandLine {
-    public static let usage = """
-        usage: prism <command> [options]
-          run [INPUT] -o OUTPUT [--filter SPEC] [--codec h264|hevc|ffv1|prores] [--preset P] [--crf N]
-              [--bitrate N[k|M]] [--size WxH] [--fps RATE] [--frames N] [--duration SECONDS] [--gpu N]
-              [--render-node PATH] [--input-format WxH:PIXFMT:RATE] [--output-format PIXFMT]
-              [--readback sync|pbo] [--audio ALSA_PCM] [--no-fuse] [--quiet] [--stats] [--verbose]
-          render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
-          filters [NAME]
-          devices                      GPUs and V4L2 cameras
-          dev SHADER [INPUT] [--port N] [--bind ADDRESS]
-          bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--no-fuse] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
-        INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the
-        built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
-        """
+    /// Every command's declaration, in the order the usage lists them (batch is declared on its own).
+    static let commands: [CommandSpec] = [RunCommand.spec, RenderCommand.spec, FiltersCommand.spec, DevicesCommand.spec,
+                                          DevOptions.commandLine, BenchCommand.spec]
+
+    /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
+    public static var usage: String {
+        (["usage: prism <command> [options]   (prism COMMAND --help describes one)"]
+         + commands.map { $0.synopsis() }
+         + [""] + RunCommand.spec.notes).joined(separator: "\n")
+    }
 
     /// Runs `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
@@ -28,8 +24,12 @@ public enum PrismCommandLine {
             return 2
         }
         let rest = Array(arguments.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") || name == "help" || name == "--help" || name == "-h" {
+        if name == "help" || name == "--help" || name == "-h" {
             print(usage)
+            return 0
+        }
+        if rest.contains("--help") || rest.contains("-h") {
+            print(commands.first { $0.name == name }?.help ?? usage)
             return 0
         }
         do {
@@ -47,9 +47,10 @@ public enum PrismCommandLine {
             report(error.description)
             // On a terminal, the text with a caret under the column (two more lines, for people).
             if isatty(2) != 0 {
-                FileHandle.standardError.write(Data((error.error.caretDiagnostic(for: error.text) + "\n").utf8))
+                FileHandle.standardError.write(Data((terminalSafe(error.error.caretDiagnostic(for: error.text)) + "\n").utf8))
             }
-            return 1
+            // What the user typed is wrong (unknown filter, a value out of range): a usage error, like a bad option.
+            return 2
         } catch let error as UsageError {
             report(error.description)
             return 2
@@ -63,14 +64,35 @@ public enum PrismCommandLine {
     }
 
 
-    /// The one line an error gets on stderr.
+    /// The one line an error gets on stderr. Messages may quote what was read from files (a LUT's first
+    /// word, a shader's line): control characters are escaped so no file can drive the terminal.
     static func report(_ message: String) {
-        let line = "prism: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+        let line = "prism: " + terminalSafe(message.replacingOccurrences(of: "\n", with: " ")) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// `text` with control characters (C0 but newline, DEL, C1, and the Unicode bidi overrides) written as
+    /// `\x1b` / `\u{202e}`; everything else, non-ASCII letters included, as it is.
+    static func terminalSafe(_ text: String) -> String {
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A:
+                result.unicodeScalars.append(scalar)
+            case 0x00..<0x20, 0x7F:
+                result += String(format: "\\x%02x", scalar.value)
+            case 0x80..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                result += String(format: "\\u{%x}", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     static func info(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
     }
 }
 
@@ -78,8 +100,11 @@ public enum PrismCommandLine {
 struct FiltersCommand {
     let name: String?
 
+    static let spec = CommandSpec(name: "filters", arguments: "[NAME]",
+                                  summary: "Lists the built-in filters and their parameters, or describes one.", options: [])
+
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, valueOptions: [], flags: [])
+        let scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.count <= 1 else { throw UsageError("filters takes at most one NAME") }
         name = scanner.positionals.first
     }
@@ -116,8 +141,11 @@ struct FiltersCommand {
 
 /// `prism devices`.
 struct DevicesCommand {
+    static let spec = CommandSpec(name: "devices", arguments: "",
+                                  summary: "Lists what EGL sees (GPUs, renderers) and the V4L2 cameras.", options: [])
+
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, valueOptions: [], flags: [])
+        let scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.isEmpty else { throw UsageError("devices takes no arguments") }
     }
 

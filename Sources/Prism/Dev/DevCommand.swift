@@ -13,10 +13,7 @@ struct DevCommand {
     static let usage = "dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]"
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments,
-                                          valueOptions: ["--port", "--bind", "--filter", "-f", "--out", "--size", "--fps", "--gpu",
-                                                         "--preview-width"],
-                                          flags: ["--quiet", "-q", "--page-self-test"])
+        var scanner = try ArgumentScanner(arguments, command: DevOptions.commandLine)
         guard (1...2).contains(scanner.positionals.count) else {
             throw UsageError("usage: prism \(Self.usage)")
         }
@@ -53,6 +50,7 @@ struct DevCommand {
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
         selfTestEndpoint = scanner.flag("--page-self-test")
+        try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {
