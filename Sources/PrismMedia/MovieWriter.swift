@@ -13,6 +13,15 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         case ffv1
         /// Apple ProRes with prores_ks, 4:2:2 10-bit.
         case prores
+
+        /// The smallest frame the encoder opens for (FFV1 refuses width 1; x265 works in 16x16 blocks).
+        public var minimumSize: Size {
+            switch self {
+            case .h264, .prores: return Size(width: 1, height: 1)
+            case .hevc: return Size(width: 16, height: 16)
+            case .ffv1: return Size(width: 2, height: 1)
+            }
+        }
     }
 
     public var codec: Codec
@@ -192,6 +201,11 @@ public final class MovieWriter: @unchecked Sendable {
             || (chroma.verticalShift > 0 && video.size.height % 2 != 0) {
             throw UsageError("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
                              + "frame size, not \(video.size)")
+        }
+        // What the encoders refuse with a bare "Function not implemented" / "Invalid argument" at open.
+        let minimum = settings.codec.minimumSize
+        if video.size.width < minimum.width || video.size.height < minimum.height {
+            throw UsageError("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
         }
         if let crf = settings.crf, !(0...51).contains(crf) {
             throw UsageError("\(path): crf \(crf) is out of range (0-51)")

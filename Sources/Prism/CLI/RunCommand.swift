@@ -210,22 +210,32 @@ struct RunFailure: PrismError {
 
 /// Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the run cleanly: the output is finished. A second
 /// one changes nothing (the output is still being finished); a third abandons the run at once, removing
-/// the temporaries of unfinished outputs first. SIGPIPE is ignored so a closed stdout shows up as EPIPE
-/// on write (a clean end), not a dead process.
+/// the temporaries of unfinished outputs first. Once the work is over (`restore()`), signals are ignored:
+/// the outputs are final and the process is exiting with its status. SIGPIPE is ignored so a closed
+/// stdout shows up as EPIPE on write (a clean end), not a dead process.
 final class SignalHandlers {
     private static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
     private let sources: [any DispatchSourceSignal]
+    /// Signals seen; nil once the work is over. (A class: the handlers and `restore()` share it.)
+    private final class Count: Sendable { let value = Mutex<Int?>(0) }
+    private let count = Count()
 
     init(stop: StopSignal) {
         signal(SIGPIPE, SIG_IGN)
-        let count = Mutex(0)
+        let count = self.count
         var sources: [any DispatchSourceSignal] = []
         for number in Self.stopping {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
-                let seen = count.withLock { value -> Int in value += 1; return value }
+                let seen = count.value.withLock { value -> Int in
+                    guard let seen = value else { return 0 }
+                    value = seen + 1
+                    return seen + 1
+                }
                 switch seen {
+                case 0:
+                    break
                 case 1:
                     FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
                     stop.stop()
@@ -243,9 +253,9 @@ final class SignalHandlers {
         self.sources = sources
     }
 
+    /// The work is over: later signals change nothing (the process is about to exit with its status).
     func restore() {
-        for source in sources { source.cancel() }
-        for number in Self.stopping { signal(number, SIG_DFL) }
+        count.value.withLock { $0 = nil }
     }
 }
 
