@@ -189,16 +189,13 @@ public enum ImageFile {
                     dstFormat: AV_PIX_FMT_YUVJ420P, dstSize: size, dstColor: jfif, context: label)
             }
         }
-        try check(avcodec_send_frame(context, f), "avcodec_send_frame", label, what: "cannot encode the image")
-        try check(avcodec_send_frame(context, nil), "avcodec_send_frame", label)
+        let session = CodecSession(context: context, label: label, activity: "encode the image")
+        try session.send(frame: f)
+        try session.send(frame: nil)
         let packet = OwnedPacket()
         var bytes: [UInt8] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet.pointer)
-            if result == averrorEOF || result == averrorEAGAIN { break }
-            try check(result, "avcodec_receive_packet", label, what: "cannot encode the image")
-            bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointer.pointee.data, count: Int(packet.pointer.pointee.size)))
-            av_packet_unref(packet.pointer)
+        try session.drainPackets(into: packet.pointer) { encoded in
+            bytes.append(contentsOf: UnsafeBufferPointer(start: encoded.pointee.data, count: Int(encoded.pointee.size)))
         }
         guard !bytes.isEmpty else { throw AVError("the encoder produced no data", context: label) }
         return bytes

@@ -454,21 +454,20 @@ public final class MovieWriter: @unchecked Sendable {
         f.pointee.color_range = encoder.pointee.color_range
         f.pointee.color_primaries = encoder.pointee.color_primaries
         f.pointee.color_trc = encoder.pointee.color_trc
-        let sent = avcodec_send_frame(encoder, f)
-        av_frame_unref(f) // the encoder holds its own reference (or is done with the data)
-        try check(sent, "avcodec_send_frame", outputPath, what: "cannot encode video")
+        // The encoder holds its own reference (or is done with the data) either way.
+        do { try videoSession.send(frame: f) } catch { av_frame_unref(f); throw error }
+        av_frame_unref(f)
         videoFramesWritten += 1
         try drainVideo()
         if let videoEnd, !pendingPCM.isEmpty { try feedPCM(before: videoEnd) }
         return true
     }
 
+    /// The send/receive loop over the video encoder.
+    private var videoSession: CodecSession { CodecSession(context: encoder, label: outputPath, activity: "encode video") }
+
     private func drainVideo() throws {
-        let pkt = packet.pointer
-        while true {
-            let result = avcodec_receive_packet(encoder, pkt)
-            if result == averrorEAGAIN || result == averrorEOF { return }
-            try check(result, "avcodec_receive_packet", outputPath, what: "cannot encode video")
+        try videoSession.drainPackets(into: packet.pointer) { pkt in
             if pkt.pointee.duration <= 0 {
                 pkt.pointee.duration = durations.removeValue(forKey: pkt.pointee.pts) ?? lastDurationTicks
             } else {
@@ -609,7 +608,7 @@ public final class MovieWriter: @unchecked Sendable {
                 }
                 try feedPCM(before: nil)
             }
-            try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", outputPath)
+            try videoSession.send(frame: nil)
             try drainVideo()
             if let transcoder, let audioStream, let start {
                 try transcoder.finish(start: start) { encoded in
