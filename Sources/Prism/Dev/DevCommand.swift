@@ -10,7 +10,8 @@ struct DevCommand {
     var options: DevOptions
     var selfTestEndpoint = false
 
-    static let usage = "dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]"
+    /// The synopsis, one line, from the option table.
+    static var usage: String { DevOptions.commandLine.synopsis(indent: "", width: .max) }
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: DevOptions.commandLine)
