@@ -23,7 +23,7 @@ final class OutputSafetyTests: XCTestCase {
         return info.st_mode & S_IFMT
     }
 
-    private func partials() -> [String] { dir.contents().filter { $0.hasSuffix(".partial") } }
+    func partials() -> [String] { dir.contents().filter { $0.hasSuffix(".partial") } }
 
     // MARK: the output is the input
 
@@ -150,7 +150,7 @@ final class OutputSafetyTests: XCTestCase {
     // MARK: temporaries after signals
 
     /// Starts a long run into `output` and waits until its temporary exists.
-    private func startLongRun(_ output: String) throws -> Process {
+    func startLongRun(_ output: String) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.prism)
         process.arguments = ["run", "--size", "64x48", "--frames", "1000000", "--preset", "ultrafast", "-o", output, "--quiet"]
@@ -163,7 +163,7 @@ final class OutputSafetyTests: XCTestCase {
         return process
     }
 
-    private func waitForExit(_ process: Process) {
+    func waitForExit(_ process: Process) {
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning && Date() < deadline { usleep(20_000) }
         XCTAssertFalse(process.isRunning, "prism did not stop")
@@ -208,5 +208,36 @@ final class OutputSafetyTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(partials(), [live], "the dead run's temporary is removed, the live one's kept")
         XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount, 2)
+    }
+}
+
+extension OutputSafetyTests {
+    func testAThirdSignalAbandonsAStuckRunWithoutLeavingItsTemporary() throws {
+        // Raw frames from a pipe that stays open and silent: the source is stuck in read(), so the run
+        // cannot finish after the first Ctrl-C; the second changes nothing, the third abandons it.
+        let output = dir.path("stuck.mp4")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["run", "-", "--input-format", "64x48:rgba:25", "-o", output, "--quiet"]
+        let silent = Pipe(), errors = Pipe()
+        process.standardInput = silent
+        process.standardError = errors
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while partials().isEmpty && Date() < deadline { usleep(20_000) }
+        XCTAssertEqual(partials().count, 1, "the run's temporary exists")
+        Thread.sleep(forTimeInterval: 1) // the signal handlers are installed just after the output is opened
+        for _ in 0..<3 {
+            kill(process.processIdentifier, SIGINT)
+            Thread.sleep(forTimeInterval: 0.3) // one at a time (signal sources coalesce)
+        }
+        waitForExit(process)
+        try? silent.fileHandleForWriting.close()
+        let messages = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(process.terminationReason, .exit)
+        XCTAssertEqual(process.terminationStatus, 130, messages)
+        XCTAssertTrue(messages.contains("abandoned: unfinished output removed"), messages)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        XCTAssertEqual(partials(), [])
     }
 }
