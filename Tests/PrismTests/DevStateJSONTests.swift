@@ -53,6 +53,7 @@ final class DevStateJSONTests: XCTestCase {
             $0.cameras = [DevCamera(path: "/dev/video0", card: "Fake"), DevCamera(path: "/dev/video1", card: "Other")]
             $0.selfTest = #"{"ok":true,"checks":[1,"two",null]}"#
         }
+        XCTAssertFalse(state.json().contains("<"), "escaped as \\u003c, as before")
         let json = try decode(state)
         XCTAssertEqual(json["frames"] as? Int, 42)
         XCTAssertEqual(json["fps"] as? Double, 30.0, "rounded to 0.1")

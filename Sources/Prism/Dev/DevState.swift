@@ -62,7 +62,8 @@ final class DevState: Sendable {
         encoder.outputFormatting = [.withoutEscapingSlashes]
         // Every value is finite and every string encodable: encoding cannot fail.
         let data = (try? encoder.encode(StateJSON(read(), now: Date()))) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        // "<" only occurs inside strings: escaped, the document stays inert even if pasted into HTML.
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
     }
 }
 
