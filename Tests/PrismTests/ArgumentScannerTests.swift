@@ -53,6 +53,16 @@ final class ArgumentScannerTests: XCTestCase {
         XCTAssertNoThrow(try scanner.checkAllUsed())
     }
 
+    func testCommandsWithoutATableStillFindEverySpelling() throws {
+        var scanner = try ArgumentScanner(["-f", "mono", "-q", "--workers", "4"], valueOptions: ["--filter", "-f", "--workers"],
+                                          flags: ["--quiet", "-q"])
+        XCTAssertEqual(scanner.value("--filter", "-f"), "mono")
+        XCTAssertTrue(scanner.flag("--quiet", "-q"))
+        XCTAssertEqual(try scanner.int("--workers", in: 1...8), 4)
+        XCTAssertNoThrow(try scanner.checkAllUsed())
+        XCTAssertThrowsError(try ArgumentScanner(["--workers", "1", "--workers", "2"], valueOptions: ["--workers"], flags: []))
+    }
+
     func testFrameRatesAreBounded() throws {
         for text in ["0.0000001", "0", "-5", "1/0", "5000", "abc"] {
             var scanner = try ArgumentScanner(["--crf", text], command: command)

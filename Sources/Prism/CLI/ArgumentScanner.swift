@@ -150,26 +150,28 @@ struct ArgumentScanner {
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 
-    /// The option's declaration; asking for an undeclared option is a programming error.
-    private func declared(_ names: [String]) -> OptionSpec {
-        guard let option = names.lazy.compactMap({ command.option(named: $0) }).first else {
-            preconditionFailure("\(names) is not declared for \(command.name)")
+    /// The declarations `names` spell (one when they are spellings of one option, several in an
+    /// untabled command where each name is its own); asking for an undeclared option is a programming error.
+    private mutating func declared(_ names: [String]) -> [String] {
+        var found: [String] = []
+        for name in names {
+            if let option = command.option(named: name), !found.contains(option.name) { found.append(option.name) }
         }
-        return option
+        precondition(!found.isEmpty, "\(names) is not declared for \(command.name)")
+        used.formUnion(found)
+        return found
     }
 
     /// The value of the option any of `names` spells, nil when not given.
     mutating func value(_ names: String...) -> String? {
-        let option = declared(names)
-        used.insert(option.name)
-        return values[option.name]?.value
+        let options = declared(names)
+        return options.compactMap { values[$0]?.value }.first
     }
 
     /// Whether the flag any of `names` spells was given.
     mutating func flag(_ names: String...) -> Bool {
-        let option = declared(names)
-        used.insert(option.name)
-        return flags[option.name] != nil
+        let options = declared(names)
+        return options.contains { flags[$0] != nil }
     }
 
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
