@@ -3,7 +3,7 @@ import PrismCore
 import PrismGPU
 
 /// `prism bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
-struct BenchCommand {
+struct BenchCommand: PrismCommand {
     var options = BenchOptions()
 
     static let spec = CommandSpec(

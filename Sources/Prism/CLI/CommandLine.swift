@@ -6,9 +6,11 @@ import PrismMedia
 /// `prism`'s entry point: picks the command, runs it, turns any error into one line on stderr and a
 /// non-zero exit status.
 public enum PrismCommandLine {
-    /// Every command's declaration, in the order the usage lists them (batch is declared on its own).
-    static let commands: [CommandSpec] = [RunCommand.spec, RenderCommand.spec, FiltersCommand.spec, DevicesCommand.spec,
-                                          DevOptions.commandLine, BenchCommand.spec]
+    /// Every command, in the order the usage lists them.
+    static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
+                                                        DevicesCommand.self, DevCommand.self, BenchCommand.self]
+    /// Their declarations.
+    static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 
     /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
     public static var usage: String {
@@ -33,16 +35,11 @@ public enum PrismCommandLine {
             return 0
         }
         do {
-            switch name {
-            case "run": return try RunCommand(arguments: rest).execute()
-            case "render": return try RenderCommand(arguments: rest).execute()
-            case "filters": return try FiltersCommand(arguments: rest).execute()
-            case "devices": return try DevicesCommand(arguments: rest).execute()
-            case "dev": return try DevCommand(arguments: rest).execute()
-            case "bench": return try BenchCommand(arguments: rest).execute()
-            default:
+            guard let command = commandTypes.first(where: { $0.spec.name == name }) else {
                 throw UsageError("unknown command '\(name)' (prism --help lists them)")
             }
+            // Parse and validate (one line naming any mistake), then run.
+            return try command.init(arguments: rest).execute()
         } catch let error as GraphInputError {
             report(error.description)
             // On a terminal, the text with a caret under the column (two more lines, for people).
@@ -96,8 +93,19 @@ public enum PrismCommandLine {
     }
 }
 
+/// A `prism` command as a type (swift-argument-parser's model): its declaration, parsing and
+/// validation in `init`, then `execute`.
+protocol PrismCommand {
+    /// The command's name, arguments and options: the parser and the usage read this one table.
+    static var spec: CommandSpec { get }
+    /// Parses and validates `arguments` (those after the command's name); throws one clear error.
+    init(arguments: [String]) throws
+    /// Runs the command; returns the exit status.
+    func execute() throws -> Int32
+}
+
 /// `prism filters [NAME]`.
-struct FiltersCommand {
+struct FiltersCommand: PrismCommand {
     let name: String?
 
     static let spec = CommandSpec(name: "filters", arguments: "[NAME]",
@@ -140,7 +148,7 @@ struct FiltersCommand {
 }
 
 /// `prism devices`.
-struct DevicesCommand {
+struct DevicesCommand: PrismCommand {
     static let spec = CommandSpec(name: "devices", arguments: "",
                                   summary: "Lists what EGL sees (GPUs, renderers) and the V4L2 cameras.", options: [])
 

@@ -6,7 +6,7 @@ import PrismMedia
 import Synchronization
 
 /// `prism run`: parse, validate, run the pipeline, report.
-struct RunCommand {
+struct RunCommand: PrismCommand {
     var options = RunOptions()
     /// Let FFmpeg's own log through (its warnings about damaged input, for instance).
     var verbose = false
@@ -260,7 +260,7 @@ final class SignalHandlers {
 }
 
 /// `prism render`: one still image through a graph.
-struct RenderCommand {
+struct RenderCommand: PrismCommand {
     let filter: String
     let input: String
     let output: String

@@ -6,12 +6,14 @@ import PrismMedia
 /// `prism dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]`:
 /// the shader-authoring loop. Runs the shader live on the input, serves the preview page and reloads the
 /// shader whenever one of its files changes, until Ctrl-C.
-struct DevCommand {
+struct DevCommand: PrismCommand {
     var options: DevOptions
     var selfTestEndpoint = false
 
+    static var spec: CommandSpec { DevOptions.commandLine }
+
     /// The synopsis, one line, from the option table.
-    static var usage: String { DevOptions.commandLine.synopsis(indent: "", width: .max) }
+    static var usage: String { spec.synopsis(indent: "", width: .max) }
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: DevOptions.commandLine)
