@@ -10,6 +10,8 @@ import PrismPipeline
 public final class RunJob: Sendable {
     public let options: RunOptions
     public let engine: FrameEngine
+    /// Recordings a killed earlier run of the same output left, recovered next to it.
+    public let recoveredLeftovers: [String]
 
     public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
         self.options = options
@@ -72,6 +74,7 @@ public final class RunJob: Sendable {
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
         engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
                                  audioCapture: capture, taps: taps)
+        recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
     }
 
     /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.

@@ -53,6 +53,9 @@ public final class MovieSink: FrameSink {
     public var acceptsAudio: Bool { true }
     public var bytesWritten: Int64? { lastBytes }
 
+    /// Recordings a killed earlier run of this output left, recovered next to it (`MovieWriter`).
+    public var recoveredLeftovers: [String] { writer?.recoveredLeftovers ?? [] }
+
     public func open(_ stream: SinkStream) throws {
         var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
         if let rate = stream.frameRate { video.frameRate = rate }
