@@ -17,7 +17,7 @@ struct RunCommand {
             valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
                            "--readback", "--threads", "--switch-camera-after", "--audio"],
-            flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
+            flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v", "--no-autorotate", "--mirror"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
@@ -26,6 +26,8 @@ struct RunCommand {
         options.stats = scanner.flag("--stats")
         verbose = scanner.flag("--verbose", "-v")
         options.fuse = !scanner.flag("--no-fuse")
+        options.autorotate = !scanner.flag("--no-autorotate")
+        options.mirror = scanner.flag("--mirror")
         options.size = try scanner.size("--size")
         if let rate = scanner.value("--fps") {
             guard let parsed = Rational(parsing: rate) else { throw UsageError("--fps takes a rate like 30, 29.97 or 30000/1001, not '\(rate)'") }
@@ -74,9 +76,7 @@ struct RunCommand {
             options.input = .camera(path)
         case let path?:
             guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            if !path.contains("://"), !FileManager.default.fileExists(atPath: path) {
-                throw UsageError("\(path): no such file")
-            }
+            try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
             options.input = .movie(path)
         }
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
@@ -128,6 +128,7 @@ struct RunCommand {
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
                                   + "\(job.passLabels.count) GPU pass(es)")
+            for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)

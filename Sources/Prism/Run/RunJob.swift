@@ -10,8 +10,13 @@ import PrismPipeline
 public final class RunJob: Sendable {
     public let options: RunOptions
     public let engine: FrameEngine
+    /// What the job did to the input or output that the user did not spell out, one line each (said once,
+    /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
+    public let notes: [String]
+    /// Set when a camera's --frames were all written (the run then stopped by reaching it, not early).
+    private let limitReached: FrameLimitReached?
 
-    public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
+    public init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil) throws {
         self.options = options
         if options.audioDevice != nil {
             switch options.input {
@@ -23,6 +28,18 @@ public final class RunJob: Sendable {
             guard case .movie = options.output else { throw UsageError("--audio needs a movie output (-o FILE)") }
         }
         let source = try Self.sourceSpec(options).open()
+        var notes: [String] = []
+        // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
+        var orientation = InputOrientation(mirrored: options.mirror)
+        if options.autorotate, !source.info.orientation.isUpright {
+            orientation.rotation = source.info.orientation
+            notes.append("input is \(source.info.orientation) for display: turned upright (--no-autorotate keeps it as stored)")
+        }
+        let graph = try userGraph.readingSource(through: orientation)
+        if case .camera = options.input, let asked = options.frameRate, let given = source.info.frameRate,
+           abs(asked.doubleValue - given.doubleValue) > 0.01 {
+            notes.append("the camera cannot give \(asked) fps; it runs at \(given) fps, the closest it offers")
+        }
         // --size: the pattern and cameras are asked for it; other inputs, and a camera that could not give
         // it, get a final scale.
         if let size = options.size {
@@ -37,7 +54,10 @@ public final class RunJob: Sendable {
         configuration.fuse = options.fuse
         configuration.sizeChange = .keepOutputSize
         configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
-        configuration.frameLimit = options.frameLimit
+        // A camera's --frames counts frames written (the live queue may drop some on the way): the sink
+        // takes N and stops the run, rather than the source stopping after N read.
+        let limitWritten = options.input.isCamera ? options.frameLimit : nil
+        configuration.frameLimit = limitWritten == nil ? options.frameLimit : nil
         configuration.durationLimit = options.durationLimit
         switch options.input {
         case .pattern, .camera: break
@@ -51,12 +71,25 @@ public final class RunJob: Sendable {
         // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
         // benchmark checks this); in a running engine they do, so software renderers are fenced.
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
-        let sink: any FrameSink
+        var sink: any FrameSink
         switch options.output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder)
+        case .movie(let path):
+            sink = MovieSink(path: path, settings: options.encoder)
+            // H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: crop an odd last column or row.
+            if let crop = try graph.cropToEvenSize(forSource: source.info.size, format: options.encoder.pixelFormat) {
+                notes.append("\(options.encoder.codec.rawValue) needs an even frame size: \(crop.from) cropped to \(crop.to)")
+            }
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)
         }
+        var limitReached: FrameLimitReached?
+        if let limitWritten {
+            let limited = WrittenFrameLimit(sink, frames: limitWritten)
+            limitReached = limited.reached
+            sink = limited
+        }
+        self.limitReached = limitReached
+        self.notes = notes
         var taps: [any FrameTap] = []
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
         engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
@@ -83,7 +116,9 @@ public final class RunJob: Sendable {
     /// Runs to the end of the input, a limit, or `stop`. On an error the output is removed (a movie) and
     /// the error rethrown; on a stop the output is finished and playable.
     public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
-        try engine.run(stop: stop, progress: progress)
+        var report = try engine.run(stop: stop, progress: progress)
+        if limitReached?.value == true { report.interrupted = false }  // the limit stopped it, as asked
+        return report
     }
 }
 

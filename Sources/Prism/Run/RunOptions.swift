@@ -46,6 +46,10 @@ public struct RunOptions: Sendable {
     /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
     /// CLOCK_MONOTONIC); a movie or raw input is refused (its time line is not the clock's).
     public var audioDevice: String?
+    /// Turn a movie upright by its display matrix (off: `--no-autorotate`, frames as stored).
+    public var autorotate = true
+    /// `--mirror`: swap left and right (a front-facing camera shown as a mirror shows it).
+    public var mirror = false
 
     public init() {}
 
