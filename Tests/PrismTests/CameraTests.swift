@@ -83,10 +83,9 @@ final class CameraTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssert(result.stderr.contains("input: camera \(Self.camera) (Prism Fake Camera 0, prism-fake) YUYV 640x480 @ 30 fps"),
                   result.stderr)
-        // Every frame read is either written or dropped as late (live source); the file holds the written ones.
-        let (written, dropped) = try XCTUnwrap(counts(result.stderr), result.stderr)
-        XCTAssertEqual(written + dropped, 60)
-        XCTAssertGreaterThan(written, 20, "the pipeline kept up with less than a third of the frames")
+        // --frames counts frames written (late frames the live queue dropped are not among them).
+        let (written, _) = try XCTUnwrap(counts(result.stderr), result.stderr)
+        XCTAssertEqual(written, 60)
         let report = try MediaInspector.inspect(output)
         XCTAssertEqual(report.videoFrameCount, written)
         XCTAssertEqual(report.size, Size(width: 640, height: 480))
