@@ -28,7 +28,8 @@
 //
 // Configuration, for device slot 0 with prefix PRISM_FAKE_V4L2 and slots 1-3 with PRISM_FAKE_V4L2_<n>:
 //   <prefix>                the device path (required), e.g. /dev/video60
-//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG (default YUYV,NV12)
+//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG, H264 (default YUYV,NV12;
+//                           H264 is only listed, its buffers stay empty)
 //   <prefix>_SIZES          discrete frame sizes, WxH,... (default 640x480,320x240,1280x720)
 //   <prefix>_FPS            discrete rates in frames per second, N,... (default 30,15)
 //   <prefix>_CAPS           capture (default) | output (not a capture device) | readwrite (no streaming)
@@ -154,6 +155,7 @@ static uint32_t fourcc_named(const char *name, size_t length) {
     if (!strncmp(name, "NV12", 4)) return V4L2_PIX_FMT_NV12;
     if (!strncmp(name, "YU12", 4)) return V4L2_PIX_FMT_YUV420;
     if (!strncmp(name, "MJPG", 4)) return V4L2_PIX_FMT_MJPEG;
+    if (!strncmp(name, "H264", 4)) return V4L2_PIX_FMT_H264; // offered, never streamed: a format Prism does not take
     return 0;
 }
 
@@ -655,6 +657,7 @@ static const char *format_name(uint32_t fourcc) {
     case V4L2_PIX_FMT_NV12: return "Y/UV 4:2:0";
     case V4L2_PIX_FMT_YUV420: return "Planar YUV 4:2:0";
     case V4L2_PIX_FMT_MJPEG: return "Motion-JPEG";
+    case V4L2_PIX_FMT_H264: return "H.264";
     default: return "?";
     }
 }
@@ -677,7 +680,7 @@ static int handle(struct fake_device *device, unsigned long request, void *argum
         desc->index = index;
         desc->type = type;
         desc->pixelformat = config->formats[index];
-        desc->flags = desc->pixelformat == V4L2_PIX_FMT_MJPEG ? V4L2_FMT_FLAG_COMPRESSED : 0;
+        desc->flags = desc->pixelformat == V4L2_PIX_FMT_MJPEG || desc->pixelformat == V4L2_PIX_FMT_H264 ? V4L2_FMT_FLAG_COMPRESSED : 0;
         copy_string(desc->description, sizeof desc->description, format_name(desc->pixelformat));
         return 0;
     }
