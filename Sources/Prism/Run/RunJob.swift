@@ -54,9 +54,10 @@ public final class RunJob: Sendable {
         configuration.fuse = options.fuse
         configuration.sizeChange = .keepOutputSize
         configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
-        // A camera's --frames counts frames written (the live queue may drop some on the way): the sink
-        // takes N and stops the run, rather than the source stopping after N read.
-        let limitWritten = options.input.isCamera ? options.frameLimit : nil
+        // A live source's --frames (a camera; the pattern paced beside a microphone) counts frames written
+        // (the live queue may drop some on the way): the sink takes N and stops the run, rather than the
+        // source stopping after N read.
+        let limitWritten = options.input.isCamera || Self.pacesPattern(options) ? options.frameLimit : nil
         configuration.frameLimit = limitWritten == nil ? options.frameLimit : nil
         configuration.durationLimit = options.durationLimit
         switch options.input {
@@ -64,7 +65,7 @@ public final class RunJob: Sendable {
         case .movie, .standardInput: configuration.constantRate = options.frameRate
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
-        configuration.pacedToClock = options.audioDevice != nil && options.input == .pattern
+        configuration.pacedToClock = Self.pacesPattern(options)
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let gpu = try gpu ?? GPUContext(options: options.gpu)
@@ -101,11 +102,16 @@ public final class RunJob: Sendable {
         var spec = SourceSpec(input: options.input, size: options.size, frameRate: options.frameRate)
         if options.input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
-            spec.patternFrames = options.frameLimit
-                ?? (options.durationLimit == nil ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
+            // Paced, the pattern runs on until the sink has written --frames (see `limitWritten`).
+            let frames = pacesPattern(options) ? nil : options.frameLimit
+            spec.patternFrames = frames ?? (options.durationLimit == nil && options.frameLimit == nil
+                                            ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
         }
         return spec
     }
+
+    /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
+    static func pacesPattern(_ options: RunOptions) -> Bool { options.audioDevice != nil && options.input == .pattern }
 
     public var sourceInfo: SourceInfo { engine.sourceInfo }
     public var gpuInfo: GPUInfo { engine.gpuInfo }
