@@ -36,6 +36,7 @@
 //   <prefix>_STALL_AFTER    deliver this many frames, then none (a camera that hangs)
 //   <prefix>_CARD           the card name (default "Prism Fake Camera <n>")
 //   <prefix>_STRIDE_ALIGN   pad bytesperline to a multiple of this (default 1: tight rows)
+//   <prefix>_MJPG_CHROMA    420: MJPG frames are 4:2:0 (some webcams); default 422
 //   PRISM_FAKE_V4L2_TRACE   1: one stderr line per device call, and a summary at close
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -79,6 +80,7 @@ struct fake_config {
     long stall_after; // -1: never
     char card[32];
     uint32_t stride_align;
+    int mjpeg_420;
 };
 
 enum buffer_state { BUF_USER, BUF_QUEUED, BUF_DONE };
@@ -220,6 +222,8 @@ static void load_slot(int slot) {
     text = variable(prefix, "_STRIDE_ALIGN");
     config->stride_align = text ? (uint32_t)strtoul(text, NULL, 10) : 1;
     if (config->stride_align == 0) config->stride_align = 1;
+    text = variable(prefix, "_MJPG_CHROMA");
+    config->mjpeg_420 = text && !strcmp(text, "420");
 }
 
 static void initialise(void) {
@@ -349,7 +353,7 @@ static void free_jpeg(struct fake_device *device) {
 static uint8_t full_luma(uint8_t y) { int v = ((int)y - 16) * 255 / 219; return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 static uint8_t full_chroma(uint8_t c) { int v = 128 + ((int)c - 128) * 255 / 224; return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
 
-/// Draws frame k as full-range 4:2:2 and compresses it into `out` (at most sizeimage bytes); returns its
+/// Draws frame k as full-range 4:2:2 (or 4:2:0) and compresses it into `out` (at most sizeimage bytes); returns its
 /// length, 0 when the encoder fails (the buffer then reaches the client flagged as an error).
 static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k, uint32_t bar_x, uint32_t bar_width,
                             struct yuv bg) {
@@ -360,7 +364,8 @@ static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k
         if (!codec || !(device->jpeg = avcodec_alloc_context3(codec))) return 0;
         device->jpeg->width = (int)pix->width;
         device->jpeg->height = (int)pix->height;
-        device->jpeg->pix_fmt = AV_PIX_FMT_YUVJ422P;
+        enum AVPixelFormat format = device->config->mjpeg_420 ? AV_PIX_FMT_YUVJ420P : AV_PIX_FMT_YUVJ422P;
+        device->jpeg->pix_fmt = format;
         device->jpeg->color_range = AVCOL_RANGE_JPEG;
         device->jpeg->time_base = (AVRational){1, (int)device->rate};
         device->jpeg->thread_count = 1;
@@ -369,7 +374,7 @@ static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k
         device->jpeg_picture = av_frame_alloc();
         device->jpeg_packet = av_packet_alloc();
         if (!device->jpeg_picture || !device->jpeg_packet || avcodec_open2(device->jpeg, codec, NULL) < 0) { free_jpeg(device); return 0; }
-        device->jpeg_picture->format = AV_PIX_FMT_YUVJ422P;
+        device->jpeg_picture->format = format;
         device->jpeg_picture->width = (int)pix->width;
         device->jpeg_picture->height = (int)pix->height;
         if (av_frame_get_buffer(device->jpeg_picture, 0) < 0) { free_jpeg(device); return 0; }
@@ -379,12 +384,14 @@ static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k
     for (uint32_t row = 0; row < pix->height; row++) {
         int counter = row >= 8 && row < 24;
         uint8_t *luma = picture->data[0] + (size_t)row * picture->linesize[0];
-        uint8_t *cb = picture->data[1] + (size_t)row * picture->linesize[1];
-        uint8_t *cr = picture->data[2] + (size_t)row * picture->linesize[2];
+        uint32_t chroma_row = device->config->mjpeg_420 ? row / 2 : row;
+        int chroma = !device->config->mjpeg_420 || row % 2 == 0;
+        uint8_t *cb = picture->data[1] + (size_t)chroma_row * picture->linesize[1];
+        uint8_t *cr = picture->data[2] + (size_t)chroma_row * picture->linesize[2];
         for (uint32_t x = 0; x < pix->width; x++) {
             struct yuv c = pixel_at(x, counter, k, bar_x, bar_width, bg);
             luma[x] = full_luma(c.y);
-            if (x % 2 == 0) { cb[x / 2] = full_chroma(c.u); cr[x / 2] = full_chroma(c.v); }
+            if (chroma && x % 2 == 0) { cb[x / 2] = full_chroma(c.u); cr[x / 2] = full_chroma(c.v); }
         }
     }
     picture->pts = (int64_t)k;

@@ -104,6 +104,18 @@ final class InputsTests: XCTestCase {
         }
     }
 
+    /// Some webcams send 4:2:0 JPEGs: the source announces what its first JPEG decodes to, so the graph is
+    /// compiled once for it (no recompile at the first frame), and the picture is right.
+    func testMJPEGCameraWith420ChromaIsTakenAsItIs() throws {
+        let output = dir.path("mjpeg420.mkv")
+        let result = try prismWithCamera(["run", Self.camera, "-o", output, "--codec", "ffv1", "--size", "320x240", "--frames", "6"],
+                                         ["PRISM_FAKE_V4L2_FORMATS": "MJPG", "PRISM_FAKE_V4L2_MJPG_CHROMA": "420"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertFalse(result.stderr.contains("recompiled"), result.stderr)
+        XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount, 6)
+        _ = assertCameraPicture(try MediaInspector.frameRGBA(output, index: 5), "frame 5")
+    }
+
     /// Offered both, at a size both give, the uncompressed format wins (no CPU decode).
     func testUncompressedFormatIsPreferredWhenItGivesTheSize() throws {
         let output = dir.path("yuyv.mp4")

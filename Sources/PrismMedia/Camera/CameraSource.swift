@@ -67,6 +67,10 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     private var lastSequence: UInt32?
     /// For a Motion-JPEG stream.
     private var decoder: MJPEGDecoder?
+    /// A Motion-JPEG camera's first frame, decoded at opening to learn what its JPEGs decode to (4:2:2 or
+    /// 4:2:0), so `info` announces the format the frames really have; `next()` returns it first.
+    private var firstFrame: VideoFrame?
+    private var decodedFormat: PixelFormat?
     /// JPEGs the decoder rejected (skipped, like corrupted buffers).
     public private(set) var undecodableFrames = 0
     private var undecodableInARow = 0
@@ -83,6 +87,18 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         card = capabilities.card
         driver = capabilities.driver
         decoder = try Self.decoder(for: stream.format, path: path)
+        if decoder != nil {
+            do {
+                if case .video(let frame)? = try next() {
+                    firstFrame = frame
+                    decodedFormat = frame.format
+                }
+            } catch let error as V4L2Error {
+                throw error
+            } catch {
+                throw V4L2Error(device: path, call: "VIDIOC_DQBUF", code: 0, detail: "\(error)")
+            }
+        }
     }
 
     private static func decoder(for format: CameraFormat, path: String) throws(V4L2Error) -> MJPEGDecoder? {
@@ -99,7 +115,7 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         var summary = "camera \(path) (\(card), \(driver)) \(format)"
         if format.isCompressed { summary += " (decoded on the CPU)" }
         if let asked = configuration.size, asked != format.size { summary += " (asked for \(asked))" }
-        return SourceInfo(size: format.size, pixelFormat: format.pixelFormat, frameRate: format.frameRate,
+        return SourceInfo(size: format.size, pixelFormat: decodedFormat ?? format.pixelFormat, frameRate: format.frameRate,
                           timeBase: Self.timeBase, duration: nil, estimatedFrameCount: nil, isLive: true, audio: nil,
                           colorSpace: format.colorSpace, summary: summary)
     }
@@ -216,6 +232,10 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     /// The next frame; never nil (a camera does not end). Throws when the camera stops delivering for
     /// `frameTimeout` seconds or a V4L2 call fails.
     public func next() throws -> SourceEvent? {
+        if let frame = firstFrame {
+            firstFrame = nil
+            return .video(frame)
+        }
         while true {
             let filled = try stream.dequeue(timeout: configuration.frameTimeout)
             let stream = self.stream
@@ -284,6 +304,7 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         let newDecoder = try Self.decoder(for: newStream.format, path: newPath)
         stream.stop()
         decoder = newDecoder
+        decodedFormat = nil  // the new camera's JPEGs may decode to another layout: the engine adapts
         let oldPath = path
         stream = newStream
         path = newPath
