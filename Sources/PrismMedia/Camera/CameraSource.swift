@@ -23,6 +23,10 @@ import Glibc
 /// `bufferCount` above the pipeline's queue depth: the driver keeps buffers to fill and drops frames only
 /// when the consumer really is behind).
 ///
+/// Motion-JPEG buffers are the exception: each is decoded (`MJPEGDecoder`, libavcodec) into the
+/// decoder's own memory and queued again at once; the first is decoded while opening, so `info` names
+/// the layout the JPEGs really decode to.
+///
 /// Timestamps are the driver's (CLOCK_MONOTONIC, microseconds) rebased to the first frame, so they keep
 /// the camera's real timing; they stay on the same time line across `switchDevice`.
 /// Use from one thread at a time (frames may be released on any thread).
