@@ -42,6 +42,8 @@ struct RunCommand: PrismCommand {
             .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
             .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
             .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
+            .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
+            .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
             .flag("--quiet", "-q", help: "no progress or summary on stderr"),
             .flag("--stats", help: "per-stage timings at the end"),
             .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
@@ -64,6 +66,8 @@ struct RunCommand: PrismCommand {
         options.stats = scanner.flag("--stats")
         verbose = scanner.flag("--verbose", "-v")
         options.fuse = !scanner.flag("--no-fuse")
+        options.autorotate = !scanner.flag("--no-autorotate")
+        options.mirror = scanner.flag("--mirror")
         options.size = try scanner.size("--size")
         options.frameRate = try scanner.frameRate("--fps")
         options.frameLimit = try scanner.int("--frames", in: 1...100_000_000)
@@ -120,9 +124,7 @@ struct RunCommand: PrismCommand {
             options.input = .camera(path)
         case let path?:
             guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            if !path.contains("://"), !FileManager.default.fileExists(atPath: path) {
-                throw UsageError("\(path): no such file")
-            }
+            try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
             options.input = .movie(path)
             inputPath = path
         }
@@ -189,6 +191,7 @@ struct RunCommand: PrismCommand {
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
                                   + "\(job.passLabels.count) GPU pass(es)")
+            for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for path in job.recoveredLeftovers {
             PrismCommandLine.info("prism: a killed earlier run left a recording of \(path.split(separator: "/").last.map(String.init) ?? path); recovered as \(path)")
