@@ -8,7 +8,8 @@ import PrismMedia
 public enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
     static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
-                                                        DevicesCommand.self, DevCommand.self, BenchCommand.self]
+                                                        DevicesCommand.self, DevCommand.self, BenchCommand.self,
+                                                        RecordCommand.self]
     /// Their declarations.
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 

@@ -16,7 +16,13 @@ public final class RunJob: Sendable {
     /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
     public let notes: [String]
 
-    public init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil) throws {
+    /// - Parameters:
+    ///   - sinks: what the frames go to instead of `options.output` (`prism record` starts with none and
+    ///     attaches a movie per take).
+    ///   - taps: more taps on the engine (the take controller).
+    public init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil,
+                sinks customSinks: [any FrameSink]? = nil, taps extraTaps: [any FrameTap] = [],
+                pacePattern: Bool = false) throws {
         self.options = options
         if options.audioDevice != nil {
             switch options.input {
@@ -31,7 +37,8 @@ public final class RunJob: Sendable {
            let free = RecordingLimits.freeBytes(near: path), free <= floor {
             throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
         }
-        let source = try Self.sourceSpec(options).open()
+        // Takes (custom sinks) run until stopped: the pattern is endless then.
+        let source = try Self.sourceSpec(options, endless: customSinks != nil).open()
         var notes: [String] = []
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
         var orientation = InputOrientation(mirrored: options.mirror)
@@ -69,7 +76,7 @@ public final class RunJob: Sendable {
         case .movie, .standardInput: configuration.constantRate = options.frameRate
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
-        configuration.pacedToClock = Self.pacesPattern(options)
+        configuration.pacedToClock = pacePattern || Self.pacesPattern(options)
         // A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
         // its movie is written so that even a killed process leaves a playable file.
         let live = options.input.isCamera || options.audioDevice != nil
@@ -80,8 +87,8 @@ public final class RunJob: Sendable {
         // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
         // benchmark checks this); in a running engine they do, so software renderers are fenced.
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
-        let sink: any FrameSink
-        switch options.output {
+        let sink: (any FrameSink)?
+        switch customSinks == nil ? options.output : nil {
         case .movie(let path):
             sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
             // H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: crop an odd last column or row.
@@ -91,19 +98,21 @@ public final class RunJob: Sendable {
         case .still(let path): sink = try StillImageSink(path: path)
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)
+        case nil: sink = nil
         }
         self.notes = notes
-        var taps: [any FrameTap] = []
+        var taps = extraTaps
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
-        engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
+        engine = try FrameEngine(source: source, graph: graph, sinks: customSinks ?? [sink].compactMap { $0 },
+                                 configuration: configuration, gpu: gpu,
                                  audioCapture: capture, taps: taps)
         recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
     }
 
     /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.
-    static func sourceSpec(_ options: RunOptions) -> SourceSpec {
+    static func sourceSpec(_ options: RunOptions, endless: Bool = false) -> SourceSpec {
         var spec = SourceSpec(input: options.input, size: options.size, frameRate: options.frameRate)
-        if options.input == .pattern {
+        if options.input == .pattern, !endless || options.frameLimit != nil {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until --frames have reached the GPU.
             let frames = pacesPattern(options) ? nil : options.frameLimit

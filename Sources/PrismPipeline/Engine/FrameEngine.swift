@@ -205,10 +205,10 @@ public final class FrameEngine: Sendable {
         // The microphone, if any: its sound goes to the sinks that take audio.
         let capture = audioCapture.value
         let recordingSince = capture.map { _ in monotonicMicroseconds() }
+        // Sinks attached later (a take) get it from then on.
         capture?.start { chunk in
-            var delivered = false
-            for outlet in audioOutlets { delivered = outlet.queue.push(.pcm(chunk)) || delivered }
-            return delivered
+            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(.pcm(chunk)) }
+            return !failure.hasError
         }
 
         // Source thread.
