@@ -170,6 +170,29 @@ final class CameraTests: XCTestCase {
         XCTAssert(closes.allSatisfy { $0.contains("streaming=0 buffers=0 mapped=0") }, closes.joined(separator: "\n"))
     }
 
+    func testSIGUSR2SwitchesToTheNextCameraMidRun() throws {
+        let output = dir.path("flip.mp4")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["run", Self.camera, "-o", output, "--size", "320x240", "--frames", "90"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera, "PRISM_FAKE_V4L2_1": Self.second]) { $1 }
+        let errors = Pipe()
+        process.standardError = errors
+        try process.run()
+        Thread.sleep(forTimeInterval: 1.5)
+        kill(process.processIdentifier, SIGUSR2)
+        process.waitUntilExit()
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertEqual(process.terminationStatus, 0, log)
+        XCTAssert(log.contains("switching to \(Self.second)"), log)
+        XCTAssert(log.contains("switched camera \(Self.camera) → \(Self.second)"), log)
+        let report = try MediaInspector.inspect(output)
+        XCTAssertEqual(report.videoFrameCount, 90)
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: 0), background: blue, "before the signal")
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: 89), background: green, "after the signal")
+    }
+
     func testDevPreviewsTheCamera() throws {
         // The invert look on the fake camera: its blue background comes out yellow in the preview.
         let directory = try TemporaryDirectory()

@@ -181,6 +181,31 @@ struct RunCommand: PrismCommand {
         return inputPath
     }
 
+    /// SIGUSR2 → the next camera `CameraSource.list()` finds after the current one, round the list.
+    static func cycleCamerasOnSIGUSR2(_ engine: FrameEngine, from first: String) -> any DispatchSourceSignal {
+        let current = Locked(first)
+        signal(SIGUSR2, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+        source.setEventHandler {
+            let paths = CameraSource.list().filter { $0.problem == nil }.map(\.path)
+            let next = current.withLock { now -> String? in
+                guard let index = paths.firstIndex(of: now) ?? paths.indices.last else { return nil }
+                let next = paths[(index + 1) % paths.count]
+                guard next != now else { return nil }
+                now = next
+                return next
+            }
+            if let next {
+                PrismCommandLine.info("prism: switching to \(next)")
+                engine.switchCamera(to: next)
+            } else {
+                PrismCommandLine.info("prism: no other camera to switch to")
+            }
+        }
+        source.resume()
+        return source
+    }
+
     static func parseBitrate(_ text: String) throws -> Int {
         let lowered = text.lowercased()
         var multiplier = 1.0
@@ -212,6 +237,12 @@ struct RunCommand: PrismCommand {
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
+        // A camera input: SIGUSR2 switches to the next camera (the seed's front/back flip), without a restart.
+        var cameraSwitch: (any DispatchSourceSignal)?
+        if case .camera(let first) = options.input {
+            cameraSwitch = Self.cycleCamerasOnSIGUSR2(job.engine, from: first)
+        }
+        defer { cameraSwitch?.cancel() }
         var progress: (@Sendable (RunProgress) -> Void)?
         if options.jsonProgress {
             // Programs read one object per line: on stdout, unless stdout carries the raw frames.
