@@ -186,7 +186,10 @@ struct RunCommand: PrismCommand {
         let current = Locked(first)
         signal(SIGUSR2, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
-        source.setEventHandler {
+        // Weak: a cancelled dispatch source lets go of its handler later, on a queue of its own; the engine
+        // must not end its life there while the process exits.
+        source.setEventHandler { [weak engine] in
+            guard let engine else { return }
             let paths = CameraSource.list().filter { $0.problem == nil }.map(\.path)
             let next = current.withLock { now -> String? in
                 guard let index = paths.firstIndex(of: now) ?? paths.indices.last else { return nil }
@@ -248,7 +251,8 @@ struct RunCommand: PrismCommand {
             // Programs read one object per line: on stdout, unless stdout carries the raw frames.
             let handle: FileHandle
             if case .standardOutput = options.output { handle = .standardError } else { handle = .standardOutput }
-            progress = { snapshot in handle.write(Data((snapshot.json + "\n").utf8)) }
+            // A reader that went away (`| head`) must not kill the run: the throwing write reports EPIPE.
+            progress = { snapshot in try? handle.write(contentsOf: Data((snapshot.json + "\n").utf8)) }
         } else if options.progress {
             progress = { snapshot in
                 let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")

@@ -294,6 +294,9 @@ public final class FrameEngine: Sendable {
 
         sourceDone.wait()
         gpuDone.wait()
+        // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
+        // alive: a camera's frames are its mapped buffers, queued again when released.
+        frames.cancel()
         for outlet in registry.all { outlet.join() }
         capture?.stop()
         if let capture {
