@@ -27,7 +27,9 @@ let package = Package(
         .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CShims"]),
         .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
-        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
+        // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
+        .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CHTTPShims", "CShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 

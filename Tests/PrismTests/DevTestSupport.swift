@@ -60,11 +60,14 @@ final class DevProcess: @unchecked Sendable {
     func get(_ path: String) throws -> HTTPReply { try request("GET", path) }
 
     func request(_ method: String, _ path: String, body: [UInt8]? = nil) throws -> HTTPReply {
-        try HTTPReply.fetch(port: port, raw: Self.requestText(method, path, body: body))
+        try HTTPReply.fetch(port: port, raw: Self.requestText(method, path, body: body, host: "127.0.0.1:\(port)"))
     }
 
-    static func requestText(_ method: String, _ path: String, body: [UInt8]?) -> [UInt8] {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    /// The request as a browser at `http://HOST/` sends it (the server checks `Host`, and POSTs' type).
+    static func requestText(_ method: String, _ path: String, body: [UInt8]?, host: String,
+                            extraHeaders: [String] = []) -> [UInt8] {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
+        for header in extraHeaders { head += header + "\r\n" }
         if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         return Array((head + "\r\n").utf8) + (body ?? [])
     }

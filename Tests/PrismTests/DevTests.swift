@@ -136,7 +136,7 @@ final class DevTests: XCTestCase {
         // A client that opens the stream and never reads cannot stall the loop.
         let stalled = try HTTPReply.connect(port: dev.port)
         defer { close(stalled) }
-        let request = DevProcess.requestText("GET", "/stream", body: nil)
+        let request = DevProcess.requestText("GET", "/stream", body: nil, host: "127.0.0.1:\(dev.port)")
         _ = request.withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var size: Int32 = 4096
         setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))

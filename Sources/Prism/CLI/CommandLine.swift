@@ -27,6 +27,7 @@ public enum PrismCommandLine {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2
         }
+        QuitSignal.install()
         let rest = Array(arguments.dropFirst())
         if rest.contains("--help") || rest.contains("-h") || name == "help" || name == "--help" || name == "-h" {
             print(usage)

@@ -159,7 +159,7 @@ final class SignalHandlers: @unchecked Sendable {
 
     init(stop: StopSignal) {
         signal(SIGPIPE, SIG_IGN)
-        for number in [SIGINT, SIGTERM] {
+        for number in [SIGINT, SIGTERM, SIGQUIT] {  // SIGQUIT too: a stop, not a crash report
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler { [weak self] in
@@ -181,6 +181,19 @@ final class SignalHandlers: @unchecked Sendable {
         for source in sources { source.cancel() }
         signal(SIGINT, SIG_DFL)
         signal(SIGTERM, SIG_DFL)
+        QuitSignal.install()
+    }
+}
+
+/// SIGQUIT outside a run: one line and exit status 131 (128 + SIGQUIT), instead of the Swift runtime's
+/// crash backtrace followed by status 0.
+enum QuitSignal {
+    static func install() {
+        signal(SIGQUIT) { _ in
+            let message: StaticString = "\nprism: quit (SIGQUIT)\n"
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)  // async-signal-safe
+            _exit(131)
+        }
     }
 }
 
