@@ -82,7 +82,7 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
     let gate: RequestGate
     fileprivate let handler: Handler
     fileprivate var bodyLimit: Int { limits.body }
-    fileprivate let connections: ConnectionTable
+    let connections: ConnectionTable
     private let streamCount = Mutex(0)
     private var daemon: OpaquePointer?
     private var listenSocket: Int32
