@@ -18,7 +18,10 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `WxH:PIXFMT:RATE`; each bad part gets its own message.
-    public init(parsing text: String) throws(UsageError) {
+    public init(parsing input: String) throws(UsageError) {
+        // Messages quote the text: control characters are escaped so an error stays one line.
+        let text = input.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? String(input.debugDescription.dropFirst().dropLast()) : input
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else {
             throw UsageError("raw video format '\(text)': expected WxH:PIXFMT:RATE, e.g. 1280x720:yuv420p:30")
@@ -30,7 +33,8 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
             let known = PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw UsageError("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
         }
-        guard let rate = Rational(parsing: parts[2]) else {
+        // A rate that rounds to 0 (1e-300) would be a zero time base.
+        guard let rate = Rational(parsing: parts[2]), rate.num > 0, rate.den > 0 else {
             throw UsageError("raw video format '\(text)': bad frame rate '\(parts[2])' (expected e.g. 30, 29.97 or 30000/1001)")
         }
         if format == .yuyv422 && size.width % 2 != 0 {
