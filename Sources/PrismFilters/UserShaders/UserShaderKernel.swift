@@ -605,7 +605,8 @@ public final class UserShaderKernel: ParameterizedKernel {
             throw UsageError("\(path): not a binary PPM or PAM file (only P6 and P7 are read without an image loader)")
         }
         position += 1  // the single blank after the header
-        guard width > 0, height > 0, maxValue == 255, depth == 3 || depth == 4,
+        // Sides bounded before they are multiplied: a header claiming 4000000000² overflowed Int.
+        guard width > 0, height > 0, width <= 65536, height <= 65536, maxValue == 255, depth == 3 || depth == 4,
               bytes.count - position >= width * height * depth else {
             throw UsageError("\(path): unsupported or truncated PPM/PAM (8-bit RGB or RGBA only)")
         }
