@@ -119,21 +119,21 @@ final class CrashRegressionTests: XCTestCase {
 
     /// Item 16: a shader that never finishes fails with the watchdog's error instead of hanging.
     func testGPUWatchdogEndsAShaderThatNeverFinishes() throws {
-        // Three nested loops of a million (llvmpipe caps each loop at 65535 iterations, still ~10¹⁴ per pixel).
+        // Four nested loops of a million: hours on any GPU (llvmpipe caps loops, so it would end at last).
         let spin = dir.path("spin.fs")
         try """
             /*{ "ISFVSN": "2", "INPUTS": [ { "NAME": "inputImage", "TYPE": "image" }, { "NAME": "n", "TYPE": "float", "DEFAULT": 1000000.0 } ] }*/
             void main() {
                 float acc = 0.0;
                 for (int i = 0; i < int(n); i++) { for (int j = 0; j < int(n); j++) { for (int k = 0; k < int(n); k++) {
-                    acc += sin(float(i + j + k)); } } }
+                    for (int l = 0; l < int(n); l++) { acc += sin(float(i + j + k + l)); } } } }
                 gl_FragColor = IMG_THIS_PIXEL(inputImage) + vec4(acc * 1e-30);
             }
             """.write(toFile: spin, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.prism)
         process.arguments = ["render", "--filter", spin, image, "-o", dir.path("out.png")]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PRISM_GPU_TIMEOUT": "2"]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["PRISM_GPU_TIMEOUT": "0.5"]) { $1 }
         let errors = Pipe()
         process.standardError = errors
         try process.run()
