@@ -25,7 +25,7 @@ final class DevHardeningTests: XCTestCase {
     private func errorText(_ state: [String: Any]) -> String? { (state["error"] as? [String: Any])?["text"] as? String }
 
     private func raw(_ dev: DevProcess, _ lines: [String], body: String = "") throws -> HTTPReply {
-        var text = lines.joined(separator: "\r\n") + "\r\nConnection: close\r\n"
+        var text = (lines + [dev.cookie]).joined(separator: "\r\n") + "\r\nConnection: close\r\n"
         if !body.isEmpty { text += "Content-Length: \(body.utf8.count)\r\n" }
         return try HTTPReply.fetch(port: dev.port, raw: Array((text + "\r\n" + body).utf8))
     }
@@ -60,6 +60,18 @@ final class DevHardeningTests: XCTestCase {
         for path in ["/state", "/snapshot", "/frame.jpg", "/"] {
             XCTAssertEqual(try raw(dev, ["GET \(path) HTTP/1.1", "Host: rebind.evil.example:\(dev.port)"]).status, 403, path)
         }
+
+        // The session's token: without it (another local user, a program that did not read the terminal)
+        // nothing is served; the printed URL carries it and sets it as the page's cookie.
+        let plain = "GET /state HTTP/1.1\r\n\(host)\r\nConnection: close\r\n\r\n"
+        XCTAssertEqual(try HTTPReply.fetch(port: dev.port, raw: Array(plain.utf8)).status, 403)
+        let wrong = "GET /?token=0123 HTTP/1.1\r\n\(host)\r\nConnection: close\r\n\r\n"
+        XCTAssertEqual(try HTTPReply.fetch(port: dev.port, raw: Array(wrong.utf8)).status, 403)
+        let opened = "GET /?token=\(dev.token) HTTP/1.1\r\n\(host)\r\nConnection: close\r\n\r\n"
+        let page = try HTTPReply.fetch(port: dev.port, raw: Array(opened.utf8))
+        XCTAssertEqual(page.status, 200)
+        XCTAssertEqual(page.headers["set-cookie"], "prism-token-\(dev.port)=\(dev.token); Path=/; HttpOnly; SameSite=Strict")
+        XCTAssertEqual(dev.token.count, 32)
 
         // 2. The remote crash: a huge value for a float that sizes a pass. The server answers, reports the
         // limit, and frames keep flowing from the last good program.

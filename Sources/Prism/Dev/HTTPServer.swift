@@ -87,13 +87,13 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
     private var daemon: OpaquePointer?
     private var listenSocket: Int32
 
-    init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(),
+    init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
          handler: @escaping Handler) throws {
         self.handler = handler
         self.limits = limits
         self.address = address
         (listenSocket, self.port) = try Self.listen(address: address, port: port)
-        gate = RequestGate(bindAddress: address, port: self.port)
+        gate = RequestGate(bindAddress: address, port: self.port, token: token)
         connections = ConnectionTable(limits: limits)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [
@@ -196,6 +196,8 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
 private final class RequestState {
     var body: [UInt8] = []
     var tooLarge = false
+    /// The token cookie to set on the answer (the request carried the token in its URL).
+    var setCookie: String?
 }
 
 /// Frees the per-request state (`MHD_OPTION_NOTIFY_COMPLETED`); the connection waits for its next
@@ -239,8 +241,12 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let header: (String) -> String? = { name in
             MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
         }
-        if let refusal = server.gate.refusal(method: methodName, path: String(cString: url), header: header) {
-            return send(refusal, on: connection)
+        let query: (String) -> String? = { name in
+            MHD_lookup_connection_value(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
+        }
+        switch server.gate.check(method: methodName, path: String(cString: url), header: header, query: query) {
+        case .refuse(let refusal): return send(refusal, on: connection)
+        case .allow(let setCookie): request.setCookie = setCookie
         }
         if methodName == "POST" {
             if let length = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
@@ -281,6 +287,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             source.finish()
             response = .error(503, "too many preview streams open (at most \(server.limits.streams))")
         }
+    }
+    if let cookie = request.setCookie, case .data(let status, let type, let body, let headers) = response {
+        response = .data(status: status, contentType: type, body: body, headers: headers + [("Set-Cookie", cookie)])
     }
     return send(response, on: connection, streamEnded: streamEnded)
 }

@@ -10,8 +10,30 @@ import Foundation
 /// - `Sec-Fetch-Site`, when sent, must not be another site's, except for a plain navigation (a link
 ///   to the page), so other pages cannot embed the frames either;
 /// - POST bodies must be typed `application/json`: a cross-origin form or `text/plain` fetch, which
-///   browsers send without a preflight, is refused even from a browser that sends no `Origin`.
+///   browsers send without a preflight, is refused even from a browser that sends no `Origin`;
+/// - with a token (as Jupyter does), every request must carry it: the page URL printed at start has
+///   `?token=…`, and the page's answer sets it as a `SameSite=Strict` cookie that the page's own
+///   requests then carry. Other local users and programs that cannot read the terminal are refused.
 struct RequestGate: Sendable {
+    /// The per-run secret, or nil when none is required.
+    let token: String?
+    /// The cookie holding the token: one name per port, since cookies are shared across ports.
+    var cookieName: String { "prism-token-\(port)" }
+
+    /// What the gate decided.
+    enum Decision {
+        case refuse(HTTPResponse)
+        /// Go on; `setCookie` is a `Set-Cookie` value for the response when the token came in the URL.
+        case allow(setCookie: String?)
+    }
+
+    /// A fresh random token (128 bits, hex).
+    static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in String(generator.next(), radix: 16) }.map { String(repeating: "0", count: 16 - $0.count) + $0 }
+            .joined()
+    }
+
     /// Accepted `Host` values (lower case), each with the port, and bare when the port is 80.
     let hosts: Set<String>
     /// Accepted `Origin` values (lower case).
@@ -21,7 +43,8 @@ struct RequestGate: Sendable {
     /// Rebinding needs a DNS name, so literals are safe; names other than `localhost` still are not.
     let acceptsAddressLiterals: Bool
 
-    init(bindAddress: String, port: Int) {
+    init(bindAddress: String, port: Int, token: String? = nil) {
+        self.token = token
         var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
         let bound = bindAddress.lowercased()
         if !["0.0.0.0", "::", "127.0.0.1", "::1"].contains(bound) {
@@ -51,7 +74,19 @@ struct RequestGate: Sendable {
         return inet_pton(AF_INET, name, &v4) == 1
     }
 
-    /// The refusal for a request, or nil when it may go on. `header` looks up a request header by name.
+    /// The decision for a request; `header` looks up a request header, `query` a URL query argument.
+    func check(method: String, path: String, header: (String) -> String?, query: (String) -> String?) -> Decision {
+        if let refusal = refusal(method: method, path: path, header: header) { return .refuse(refusal) }
+        guard let token else { return .allow(setCookie: nil) }
+        let cookies = (header("Cookie") ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        if cookies.contains("\(cookieName)=\(token)") { return .allow(setCookie: nil) }
+        if method == "GET", query("token") == token {
+            return .allow(setCookie: "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")
+        }
+        return .refuse(.error(403, "open the preview at the URL prism dev printed (it carries the session's token)"))
+    }
+
+    /// The refusal for a request by its headers alone, or nil when it may go on.
     func refusal(method: String, path: String, header: (String) -> String?) -> HTTPResponse? {
         guard let host = header("Host")?.trimmingCharacters(in: .whitespaces).lowercased(), !host.isEmpty else {
             return .error(400, "a Host header is required")
