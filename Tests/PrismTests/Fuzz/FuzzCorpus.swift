@@ -67,6 +67,8 @@ enum FuzzCorpus {
         "/*{ \"INPUTS\": [] }*/\nfloat a[100000000];\nvoid main() { gl_FragColor = vec4(a[0]); }",
         "/*" + String(repeating: "[", count: 20_000) + "*/\nvoid main() {}",
         "/*{ \"IMPORTED\": { \"img\": { \"PATH\": \"huge.ppm\" } } }*/\nvoid main() { gl_FragColor = IMG_NORM_PIXEL(img, vec2(0.5)); }",
+        // Found by this fuzzer: an image argument spanning lines made a two-line error.
+        "/*{ \"INPUTS\": [] }*/\nvoid main() { gl_FragColor = IMG_NORM_PIXEL(no\nsuch, vec2(0.5)); }",
     ]
 
     static let shaderDictionary = ["{", "}", "[", "]", ",", ":", "\"", "\"NAME\"", "\"TYPE\"", "\"float\"", "\"long\"", "\"image\"",

@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 import PrismFilters
+import PrismGPU
 import PrismMedia
 import XCTest
 @testable import Prism
@@ -14,9 +15,33 @@ import Glibc
 final class ParserFuzzTests: XCTestCase {
     static let sizes = [Size(width: 1, height: 1), Size(width: 160, height: 90), Size(width: 16384, height: 16384)]
 
+    /// Renders `graph` on a small image with the default limits; any refusal must be one line.
+    /// Only the first `budget` graphs render (llvmpipe compiles are the slow part).
+    private func renderSome(_ graph: FilterGraph, _ text: String, rendered: inout Int, budget: Int = renderBudget) {
+        guard rendered < budget, let context = try? Self.gpu() else { return }
+        rendered += 1
+        let rgba = [UInt8](repeating: 128, count: 24 * 16 * 4)
+        do {
+            _ = try StillRenderer.render(graph, rgba: rgba, size: Size(width: 24, height: 16), on: context)
+        } catch {
+            assertOneLine(error, text)
+        }
+    }
+
+    /// Renders per target (`PRISM_FUZZ_RENDERS`, default 25).
+    static let renderBudget = ProcessInfo.processInfo.environment["PRISM_FUZZ_RENDERS"].flatMap { Int($0) } ?? 25
+
+    nonisolated(unsafe) private static var context: GPUContext?
+    private static func gpu() throws -> GPUContext {
+        if let context { return context }
+        let made = try GPUContext()
+        context = made
+        return made
+    }
+
     func testFuzzFilterGraphText() {
         let binder = GraphBinder()
-        var bound = 0
+        var bound = 0, rendered = 0
         let tried = Fuzzer(corpus: FuzzCorpus.graphs, dictionary: FuzzCorpus.graphDictionary).run("graph") { text in
             do {
                 _ = try GraphParser.parse(text)
@@ -33,17 +58,21 @@ final class ParserFuzzTests: XCTestCase {
                         for prepass in node.kernel.prepasses { _ = prepass.size(inputs) }
                     }
                 }
+                renderSome(graph, text, rendered: &rendered)
             } catch {
                 assertOneLine(error, text)
             }
         }
         XCTAssertGreaterThan(bound, 5, "some inputs are valid graphs")
-        print("fuzz graph: \(tried) inputs, \(bound) bound")
+        print("fuzz graph: \(tried) inputs, \(bound) bound, \(rendered) rendered")
     }
 
     func testFuzzISFHeaderAndSizeExpressions() {
         let files = MemoryFiles()
-        var loaded = 0
+        var loaded = 0, rendered = 0
+        let directory = NSTemporaryDirectory() + "/prism-fuzz-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let tried = Fuzzer(corpus: FuzzCorpus.shaders, dictionary: FuzzCorpus.shaderDictionary).run("isf") { text in
             do {
                 let shader = try UserShader.load(source: text, path: "/fuzz/shader.fs", fileSystem: files)
@@ -59,12 +88,18 @@ final class ParserFuzzTests: XCTestCase {
                     }
                 }
                 _ = specs
+                // Through the graph and the compiler, as `prism render --filter shader.fs` would.
+                if rendered < Self.renderBudget {
+                    let path = directory + "/shader\(loaded).fs"
+                    try? text.write(toFile: path, atomically: true, encoding: .utf8)
+                    if let graph = try? GraphBinder().bind("\"" + path + "\"") { renderSome(graph, text, rendered: &rendered) }
+                }
             } catch {
                 assertOneLine(error, text)
             }
         }
         XCTAssertGreaterThan(loaded, 3, "some inputs are valid shaders")
-        print("fuzz isf: \(tried) inputs, \(loaded) loaded")
+        print("fuzz isf: \(tried) inputs, \(loaded) loaded, \(rendered) rendered")
 
         var parsed = 0
         let expressions = Fuzzer(corpus: FuzzCorpus.sizeExpressions, dictionary: FuzzCorpus.sizeDictionary).run("size") { text in
