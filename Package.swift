@@ -35,7 +35,9 @@ let package = Package(
         // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
         .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
         .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline"]),
-        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD"]),
+        // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
+        .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CHTTPShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
                                                    .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),

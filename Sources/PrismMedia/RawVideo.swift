@@ -18,7 +18,10 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `WxH:PIXFMT:RATE`; each bad part gets its own message.
-    public init(parsing text: String) throws(UsageError) {
+    public init(parsing input: String) throws(UsageError) {
+        // Messages quote the text: control characters are escaped so an error stays one line.
+        let text = input.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            ? String(input.debugDescription.dropFirst().dropLast()) : input
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else {
             throw UsageError("raw video format '\(text)': expected WxH:PIXFMT:RATE, e.g. 1280x720:yuv420p:30")

@@ -9,6 +9,9 @@ import Glibc
 final class DevProcess: @unchecked Sendable {
     let process = Process()
     private(set) var port = 0
+    /// The session's token, from the URL prism dev printed; sent as the page's cookie.
+    private(set) var token = ""
+    var cookie: String { "Cookie: prism-token-\(port)=\(token)" }
     private let lock = NSLock()
     private var errorText = ""
     private let errorPipe = Pipe()
@@ -29,9 +32,12 @@ final class DevProcess: @unchecked Sendable {
         try process.run()
         let deadline = Date(timeIntervalSinceNow: 30)
         while Date() < deadline {
-            if let range = stderr.range(of: #"preview at http://[^:/]+:(\d+)/"#, options: .regularExpression) {
-                let match = String(stderr[range])
-                port = Int(match.split(separator: ":").last!.filter(\.isNumber))!
+            // The whole URL, up to the space after the token: `preview at http://127.0.0.1:PORT/?token=HEX `.
+            if let range = stderr.range(of: #"preview at http://[^:/]+:\d+/\?token=[0-9a-f]+ "#, options: .regularExpression) {
+                let url = String(stderr[range]).dropFirst("preview at http://".count).dropLast()
+                let parts = url.split(separator: "/", maxSplits: 1)
+                port = Int(parts[0].split(separator: ":").last!)!
+                token = String(parts[1].dropFirst("?token=".count))
                 return
             }
             if !process.isRunning { break }
@@ -60,11 +66,15 @@ final class DevProcess: @unchecked Sendable {
     func get(_ path: String) throws -> HTTPReply { try request("GET", path) }
 
     func request(_ method: String, _ path: String, body: [UInt8]? = nil) throws -> HTTPReply {
-        try HTTPReply.fetch(port: port, raw: Self.requestText(method, path, body: body))
+        try HTTPReply.fetch(port: port, raw: Self.requestText(method, path, body: body, host: "127.0.0.1:\(port)",
+                                                             extraHeaders: [cookie]))
     }
 
-    static func requestText(_ method: String, _ path: String, body: [UInt8]?) -> [UInt8] {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    /// The request as a browser at `http://HOST/` sends it (the server checks `Host`, and POSTs' type).
+    static func requestText(_ method: String, _ path: String, body: [UInt8]?, host: String,
+                            extraHeaders: [String] = []) -> [UInt8] {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n"
+        for header in extraHeaders { head += header + "\r\n" }
         if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         return Array((head + "\r\n").utf8) + (body ?? [])
     }

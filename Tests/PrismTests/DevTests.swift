@@ -136,7 +136,7 @@ final class DevTests: XCTestCase {
         // A client that opens the stream and never reads cannot stall the loop.
         let stalled = try HTTPReply.connect(port: dev.port)
         defer { close(stalled) }
-        let request = DevProcess.requestText("GET", "/stream", body: nil)
+        let request = DevProcess.requestText("GET", "/stream", body: nil, host: "127.0.0.1:\(dev.port)", extraHeaders: [dev.cookie])
         _ = request.withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         var size: Int32 = 4096
         setsockopt(stalled, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -187,7 +187,7 @@ final class DevTests: XCTestCase {
         browser.executableURL = URL(fileURLWithPath: chromium)
         browser.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                              "--mute-audio", "--user-data-dir=\(directory.file("chromium-\(mode)"))",
-                             "--window-size=1280,900", "http://127.0.0.1:\(dev.port)/?selftest=\(mode)"]
+                             "--window-size=1280,900", "http://127.0.0.1:\(dev.port)/?token=\(dev.token)&selftest=\(mode)"]
         browser.standardOutput = FileHandle.nullDevice
         browser.standardError = FileHandle.nullDevice
         try browser.run()

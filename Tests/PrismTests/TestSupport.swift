@@ -91,9 +91,15 @@ enum Tools {
         }
         writer.start()
         // Drain both pipes concurrently so a chatty child cannot block.
+        // Written by the reader before `errDone.signal()`, read after `errDone.wait()` (polling
+        // `Thread.isFinished` ordered nothing: ThreadSanitizer reported the race).
         final class Box: @unchecked Sendable { var data = Data() }
         let errBox = Box()
-        let errReader = Thread { errBox.data = err.fileHandleForReading.readDataToEndOfFile() }
+        let errDone = DispatchSemaphore(value: 0)
+        let errReader = Thread {
+            errBox.data = err.fileHandleForReading.readDataToEndOfFile()
+            errDone.signal()
+        }
         errReader.start()
         let output = out.fileHandleForReading.readDataToEndOfFile()
         let deadline = Date().addingTimeInterval(timeout)
@@ -103,7 +109,7 @@ enum Tools {
             XCTFail("\(executable) \(arguments.joined(separator: " ")) timed out")
         }
         process.waitUntilExit()
-        while !errReader.isFinished { usleep(1000) }
+        errDone.wait()
         return ProcessResult(status: process.terminationStatus, stdout: output,
                              stderr: String(decoding: errBox.data, as: UTF8.self))
     }

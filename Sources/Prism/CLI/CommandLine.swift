@@ -26,6 +26,7 @@ public enum PrismCommandLine {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2
         }
+        QuitSignal.install()
         let rest = Array(arguments.dropFirst())
         if name == "help" || name == "--help" || name == "-h" {
             print(usage)

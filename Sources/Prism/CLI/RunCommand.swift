@@ -305,7 +305,7 @@ struct RunFailure: PrismError {
 /// the outputs are final and the process is exiting with its status. SIGPIPE is ignored so a closed
 /// stdout shows up as EPIPE on write (a clean end), not a dead process.
 final class SignalHandlers {
-    private static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    private static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]  // SIGQUIT too: a stop, not a crash report
     private let sources: [any DispatchSourceSignal]
     /// Signals seen; nil once the work is over. (A class: the handlers and `restore()` share it.)
     private final class Count: Sendable { let value = Mutex<Int?>(0) }
@@ -347,6 +347,18 @@ final class SignalHandlers {
     /// The work is over: later signals change nothing (the process is about to exit with its status).
     func restore() {
         count.value.withLock { $0 = nil }
+    }
+}
+
+/// SIGQUIT outside a run: one line and exit status 131 (128 + SIGQUIT), instead of the Swift runtime's
+/// crash backtrace followed by status 0.
+enum QuitSignal {
+    static func install() {
+        signal(SIGQUIT) { _ in
+            let message: StaticString = "\nprism: quit (SIGQUIT)\n"
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)  // async-signal-safe
+            _exit(131)
+        }
     }
 }
 

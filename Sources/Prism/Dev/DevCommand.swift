@@ -62,12 +62,14 @@ struct DevCommand: PrismCommand {
         FFmpegLog.setLevel(.error)
         let session = try DevSession(options: options)
         let routes = PreviewRoutes(session: session, selfTest: selfTestEndpoint)
-        let server = try HTTPServer(address: options.bindAddress, port: options.port) { routes.handle($0) }
+        // A per-run secret in the page URL (like Jupyter's): only someone who can read this terminal opens the page.
+        let token = RequestGate.makeToken()
+        let server = try HTTPServer(address: options.bindAddress, port: options.port, token: token) { routes.handle($0) }
         defer { server.stop() }
         let host = options.bindAddress.contains(":") ? "[\(options.bindAddress)]" : options.bindAddress
         PrismCommandLine.info("prism: GPU: \(session.gpuInfo.renderer)" + (session.gpuInfo.isSoftware ? " (software renderer)" : ""))
         PrismCommandLine.info("prism: input: \(session.sourceInfo.summary)")
-        PrismCommandLine.info("prism: preview at http://\(host):\(server.port)/ — editing \(options.shaderPath); Ctrl-C stops")
+        PrismCommandLine.info("prism: preview at http://\(host):\(server.port)/?token=\(token) — editing \(options.shaderPath); Ctrl-C stops")
         if options.bindAddress != "127.0.0.1" && options.bindAddress != "::1" {
             PrismCommandLine.info("prism: warning: the preview is reachable from other machines on \(options.bindAddress)")
         }

@@ -1,6 +1,8 @@
+import CHTTPShims
 import CMicroHTTPD
 import Foundation
 import PrismCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,42 +42,73 @@ protocol HTTPStreamSource: AnyObject, Sendable {
     func finish()
 }
 
+/// Bounds that keep one client (or a hostile page, or a slowloris script) from locking others out.
+struct HTTPServerLimits: Sendable {
+    /// Connections in all (`MHD_OPTION_CONNECTION_LIMIT`); every client is on loopback, so a per-IP
+    /// limit could not tell them apart.
+    var connections = 64
+    /// Connections kept free for new clients: past `connections - reserve` open, the connections that
+    /// have waited longest for a complete request (idle keep-alives, slowloris) are closed.
+    var reserve = 16
+    /// A connection waiting that long for a complete request may be closed to make room.
+    var evictableAfter: Duration = .seconds(1)
+    /// Whole-request deadline: from the connection's start (or its previous response) to a complete
+    /// request, headers and body. libmicrohttpd's own timeout is an idle timeout, which a client
+    /// sending a byte now and then never reaches.
+    var requestDeadline: Duration = .seconds(10)
+    /// Idle timeout of a connection in any state (`MHD_OPTION_CONNECTION_TIMEOUT`, seconds).
+    var idleTimeout = 30
+    /// Streams (MJPEG) at once; more get 503, so streams can never fill the connection table.
+    var streams = 8
+    /// Request body bytes (413 beyond).
+    var body = 16 * 1024
+}
+
 /// An embedded HTTP server: libmicrohttpd with a thread per connection, on a listening socket this
 /// type opens itself (so the bound port is known even for port 0, and the address is exactly the one
 /// asked for).
 ///
-/// Limits: `connectionLimit` connections in all (`MHD_OPTION_CONNECTION_LIMIT`), a per-connection
-/// memory pool (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, which also bounds header sizes), an idle
-/// timeout, and `bodyLimit` bytes of request body (413 beyond it).
-final class HTTPServer: @unchecked Sendable {
+/// Every request first passes the `RequestGate` (Host, Origin, Sec-Fetch-Site, JSON POSTs). Limits
+/// (`HTTPServerLimits`): connections in all, a per-connection memory pool
+/// (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, which also bounds header sizes), a whole-request deadline
+/// and eviction of the longest-waiting connections when the table fills (a watchdog thread shuts
+/// their sockets down), a cap on concurrent streams, and a request body limit.
+final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written only by init and stop
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     let port: Int
     let address: String
+    let limits: HTTPServerLimits
+    let gate: RequestGate
     fileprivate let handler: Handler
-    fileprivate let bodyLimit: Int
+    fileprivate var bodyLimit: Int { limits.body }
+    let connections: ConnectionTable
+    private let streamCount = Mutex(0)
     private var daemon: OpaquePointer?
     private var listenSocket: Int32
 
-    init(address: String, port: Int, connectionLimit: Int = 32, bodyLimit: Int = 16 * 1024,
+    init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
          handler: @escaping Handler) throws {
         self.handler = handler
-        self.bodyLimit = bodyLimit
+        self.limits = limits
         self.address = address
         (listenSocket, self.port) = try Self.listen(address: address, port: port)
+        gate = RequestGate(bindAddress: address, port: self.port, token: token)
+        connections = ConnectionTable(limits: limits)
+        let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [
             MHD_OptionItem(option: MHD_OPTION.LISTEN_SOCKET, value: Int(listenSocket), ptr_value: nil),
-            MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: connectionLimit, ptr_value: nil),
-            MHD_OptionItem(option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: connectionLimit, ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.CONNECTION_LIMIT, value: limits.connections, ptr_value: nil),
             MHD_OptionItem(option: MHD_OPTION.CONNECTION_MEMORY_LIMIT, value: 64 * 1024, ptr_value: nil),
-            MHD_OptionItem(option: MHD_OPTION.CONNECTION_TIMEOUT, value: 30, ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.CONNECTION_TIMEOUT, value: limits.idleTimeout, ptr_value: nil),
             MHD_OptionItem(option: MHD_OPTION.NOTIFY_COMPLETED, value: unsafeBitCast(requestCompleted, to: Int.self),
-                           ptr_value: nil),
+                           ptr_value: context),
+            MHD_OptionItem(option: MHD_OPTION.NOTIFY_CONNECTION, value: unsafeBitCast(connectionNotified, to: Int.self),
+                           ptr_value: context),
             MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil),
         ]
         let flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
             | UInt32(MHD_USE_POLL.rawValue)
-        let context = Unmanaged.passUnretained(self).toOpaque()
         daemon = options.withUnsafeMutableBufferPointer { items in
             withVaList([Int32(MHD_OPTION.ARRAY.rawValue), items.baseAddress!,
                         Int32(MHD_OPTION.END.rawValue)]) { list in
@@ -86,12 +119,28 @@ final class HTTPServer: @unchecked Sendable {
             close(listenSocket)
             throw UsageError("cannot start the preview server on \(address):\(self.port) (MHD_start_daemon failed)")
         }
+        connections.startWatchdog()
     }
+
+    /// Counts a stream in, or answers false when `limits.streams` are already running.
+    fileprivate func admitStream() -> Bool {
+        streamCount.withLock { count in
+            guard count < limits.streams else { return false }
+            count += 1
+            return true
+        }
+    }
+
+    fileprivate func streamEnded() { streamCount.withLock { $0 -= 1 } }
+
+    /// Streams running now (for tests and `/state`).
+    var activeStreams: Int { streamCount.withLock { $0 } }
 
     /// Stops accepting, ends every connection (streams see `finish` first) and frees the daemon.
     func stop() {
         guard let daemon else { return }
         self.daemon = nil
+        connections.stopWatchdog()
         MHD_stop_daemon(daemon)
         close(listenSocket)
     }
@@ -147,15 +196,34 @@ final class HTTPServer: @unchecked Sendable {
 private final class RequestState {
     var body: [UInt8] = []
     var tooLarge = false
+    /// The token cookie to set on the answer (the request carried the token in its URL).
+    var setCookie: String?
 }
 
-/// Frees the per-request state (`MHD_OPTION_NOTIFY_COMPLETED`).
+/// Frees the per-request state (`MHD_OPTION_NOTIFY_COMPLETED`); the connection waits for its next
+/// request from now on, under the request deadline again.
 private let requestCompleted: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?,
                                               UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                                              MHD_RequestTerminationCode) -> Void = { _, _, state, _ in
+                                              MHD_RequestTerminationCode) -> Void = { cls, connection, state, _ in
+    if let cls, let connection {
+        Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connections.waiting(connection)
+    }
     guard let state, let pointer = state.pointee else { return }
     Unmanaged<RequestState>.fromOpaque(pointer).release()
     state.pointee = nil
+}
+
+/// Connections opening and closing (`MHD_OPTION_NOTIFY_CONNECTION`), for the deadlines and eviction.
+private let connectionNotified: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?,
+                                                UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                                MHD_ConnectionNotificationCode) -> Void = { cls, connection, _, code in
+    guard let cls, let connection else { return }
+    let table = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue().connections
+    if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+        table.opened(connection, socket: prism_mhd_connection_fd(connection))
+    } else {
+        table.closed(connection)
+    }
 }
 
 /// The access handler: libmicrohttpd calls it once with the headers, then with each piece of the body,
@@ -169,6 +237,16 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         state.pointee = Unmanaged.passRetained(request).toOpaque()
         guard ["GET", "HEAD", "POST"].contains(methodName) else {
             return send(.error(405, "method \(methodName) not allowed"), on: connection)
+        }
+        let header: (String) -> String? = { name in
+            MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, name).map { String(cString: $0) }
+        }
+        let query: (String) -> String? = { name in
+            MHD_lookup_connection_value(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
+        }
+        switch server.gate.check(method: methodName, path: String(cString: url), header: header, query: query) {
+        case .refuse(let refusal): return send(refusal, on: connection)
+        case .allow(let setCookie): request.setCookie = setCookie
         }
         if methodName == "POST" {
             if let length = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
@@ -198,13 +276,27 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let query: (String) -> String? = { name in
         MHD_lookup_connection_value(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
     }
-    let response = server.handler(HTTPRequest(method: methodName == "HEAD" ? "GET" : methodName, path: path,
+    server.connections.served(connection)
+    var response = server.handler(HTTPRequest(method: methodName == "HEAD" ? "GET" : methodName, path: path,
                                               body: request.body, query: query))
-    return send(response, on: connection)
+    var streamEnded: (@Sendable () -> Void)?
+    if case .stream(_, _, let source) = response {
+        if server.admitStream() {
+            streamEnded = { [weak server] in server?.streamEnded() }
+        } else {
+            source.finish()
+            response = .error(503, "too many preview streams open (at most \(server.limits.streams))")
+        }
+    }
+    if let cookie = request.setCookie, case .data(let status, let type, let body, let headers) = response {
+        response = .data(status: status, contentType: type, body: body, headers: headers + [("Set-Cookie", cookie)])
+    }
+    return send(response, on: connection, streamEnded: streamEnded)
 }
 
 /// Queues `response` (`MHD_create_response_from_buffer` / `_from_callback`, `MHD_queue_response`).
-private func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+private func send(_ response: HTTPResponse, on connection: OpaquePointer,
+                  streamEnded: (@Sendable () -> Void)? = nil) -> MHD_Result {
     let made: OpaquePointer?
     let status: Int
     switch response {
@@ -219,12 +311,13 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD
         }
     case .stream(let code, let type, let source):
         status = code
-        let context = Unmanaged.passRetained(StreamBox(source)).toOpaque()
+        let context = Unmanaged.passRetained(StreamBox(source, ended: streamEnded)).toOpaque()
         made = MHD_create_response_from_callback(UInt64.max, 32 * 1024, streamReader, context, streamFree)
         if let made {
             MHD_add_response_header(made, "Content-Type", type)
         } else {
             Unmanaged<StreamBox>.fromOpaque(context).release()
+            streamEnded?()
         }
     }
     guard let made else { return MHD_Result.NO }
@@ -237,7 +330,12 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD
 
 private final class StreamBox {
     let source: any HTTPStreamSource
-    init(_ source: any HTTPStreamSource) { self.source = source }
+    /// Counts the stream out of the server's stream limit.
+    let ended: (@Sendable () -> Void)?
+    init(_ source: any HTTPStreamSource, ended: (@Sendable () -> Void)?) {
+        self.source = source
+        self.ended = ended
+    }
 }
 
 private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
@@ -251,6 +349,7 @@ private let streamFree: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
     let box = Unmanaged<StreamBox>.fromOpaque(cls).takeRetainedValue()
     box.source.finish()
+    box.ended?()
 }
 
 /// Minimal JSON text building for the preview's responses (values are escaped, numbers finite).
@@ -276,5 +375,93 @@ enum JSONText {
         guard value.isFinite else { return "null" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         return String(value)
+    }
+}
+
+/// The server's open connections, for the request deadline and eviction: each connection's socket
+/// (a `dup`, so shutting it down can never hit a reused descriptor number) and since when it has been
+/// waiting for a complete request (nil while a request is being answered or streamed).
+///
+/// A watchdog thread shuts down (`shutdown(2)`) the sockets of connections past the request deadline,
+/// and, while the table is fuller than `connections - reserve`, those waiting longest; libmicrohttpd
+/// then sees the socket end and closes the connection on its own thread.
+final class ConnectionTable: Sendable {
+    private struct Entry {
+        var socket: Int32
+        var waitingSince: ContinuousClock.Instant?
+        var shut = false
+    }
+
+    private let limits: HTTPServerLimits
+    private let entries = Mutex<[UInt: Entry]>([:])
+    private let running = Mutex(false)
+
+    init(limits: HTTPServerLimits) { self.limits = limits }
+
+    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))) }
+
+    func opened(_ connection: OpaquePointer, socket: Int32) {
+        let copy = socket >= 0 ? fcntl(socket, F_DUPFD_CLOEXEC, 0) : -1
+        entries.withLock { $0[Self.key(connection)] = Entry(socket: copy, waitingSince: .now) }
+        sweep()  // a connection that fills the table makes room at once, not at the next tick
+    }
+
+    func closed(_ connection: OpaquePointer) {
+        let entry = entries.withLock { $0.removeValue(forKey: Self.key(connection)) }
+        if let entry, entry.socket >= 0 { close(entry.socket) }
+    }
+
+    /// A request is complete and its route runs: no deadline while it is answered or streamed.
+    func served(_ connection: OpaquePointer) {
+        entries.withLock { $0[Self.key(connection)]?.waitingSince = nil }
+    }
+
+    /// A response is done; the connection waits for its next request.
+    func waiting(_ connection: OpaquePointer) {
+        entries.withLock { $0[Self.key(connection)]?.waitingSince = .now }
+    }
+
+    var count: Int { entries.withLock { $0.count } }
+
+    /// Shuts down the connections past the deadline, then the longest-waiting ones while the table is
+    /// too full. Returns how many it shut down.
+    @discardableResult
+    func sweep(now: ContinuousClock.Instant = .now) -> Int {
+        entries.withLock { table in
+            var shut = 0
+            func shutDown(_ key: UInt) {
+                guard let entry = table[key], !entry.shut else { return }
+                if entry.socket >= 0 { shutdown(entry.socket, Int32(SHUT_RDWR)) }
+                table[key]?.shut = true
+                shut += 1
+            }
+            for (key, entry) in table {
+                if let since = entry.waitingSince, now - since > limits.requestDeadline { shutDown(key) }
+            }
+            let open = table.values.filter { !$0.shut }.count
+            let room = limits.connections - limits.reserve
+            if open > room {
+                let oldest = table.filter { !$0.value.shut && $0.value.waitingSince.map { now - $0 > limits.evictableAfter } == true }
+                    .sorted { $0.value.waitingSince! < $1.value.waitingSince! }
+                for (key, _) in oldest.prefix(open - room) { shutDown(key) }
+            }
+            return shut
+        }
+    }
+
+    func startWatchdog() {
+        running.withLock { $0 = true }
+        let thread = Thread { [self] in
+            while running.withLock({ $0 }) {
+                usleep(100_000)
+                sweep()
+            }
+        }
+        thread.name = "prism-http-watchdog"
+        thread.start()  // ends within a tick of stopWatchdog
+    }
+
+    func stopWatchdog() {
+        running.withLock { $0 = false }
     }
 }

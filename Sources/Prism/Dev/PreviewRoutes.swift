@@ -5,6 +5,8 @@ import PrismMedia
 import PrismPipeline
 
 /// The preview's endpoints. Only these paths exist; nothing is read from disk because of a URL.
+/// Requests reach them only past `RequestGate` (Host, Origin, JSON POSTs, the session token),
+/// which `HTTPServer` applies to every request first.
 ///
 /// | method | path | answer |
 /// |---|---|---|

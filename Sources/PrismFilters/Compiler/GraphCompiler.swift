@@ -13,11 +13,15 @@ public struct CompileOptions: Sendable {
     /// Storage of textures between passes: RGBA8 is the fast path everywhere (and much the fastest on
     /// llvmpipe); RGBA16F keeps chains of many unfused passes from accumulating 8-bit rounding.
     public var intermediateFormat: TextureFormat
+    /// Bounds on sizes, passes and memory; nil reads them from the context at compile time.
+    public var limits: GraphLimits?
 
-    public init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8) {
+    public init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
+                limits: GraphLimits? = nil) {
         self.fuse = fuse
         self.maxPackCost = maxPackCost
         self.intermediateFormat = intermediateFormat
+        self.limits = limits
     }
 }
 
@@ -68,6 +72,14 @@ enum GraphCompiler {
     static func compile(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                         options: CompileOptions, pool: TexturePool) throws -> Result {
         let nodes = graph.nodes
+        // 0. Limits, checked before anything is allocated.
+        let limits = try options.limits ?? GraphLimits.current()
+        guard nodes.count <= limits.maxNodes else {
+            throw UsageError("the graph has \(nodes.count) filters, over the limit of \(limits.maxNodes) "
+                             + "(set \(GraphLimits.nodesVariable) to allow more)")
+        }
+        var budget = GraphBudget(limits: limits)
+        try limits.checkSide(sourceSize, "the input")
         // 1. Sizes, producer first.
         var sizes: [Size] = []
         func size(of stream: FilterGraph.Stream) -> Size {
@@ -79,9 +91,7 @@ enum GraphCompiler {
         for node in nodes {
             let inputSizes = node.inputs.map(size(of:))
             let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
-            guard output.width > 0, output.height > 0, output.width <= 16384, output.height <= 16384 else {
-                throw UsageError("\(node.name) would make a \(output) frame")
-            }
+            try limits.checkSide(output, node.name)
             sizes.append(output)
         }
         let outputSize = size(of: graph.output)
@@ -128,6 +138,22 @@ enum GraphCompiler {
         }
 
         // 3. Passes in dependency order.
+        // Every target is counted before the first is allocated.
+        if sourceMaterialized { try budget.add(sourceSize, format: options.intermediateFormat, what: "the input") }
+        for (index, node) in nodes.enumerated() {
+            let inputSizes = node.inputs.map(size(of:))
+            for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
+                let what = "\(node.name) (pass \(prepassIndex + 1))"
+                let format = prepass.format ?? options.intermediateFormat
+                try budget.add(prepass.size(inputSizes), format: format, attachments: prepass.persistent ? 2 : 1, what: what)
+            }
+            if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }
+        }
+        for layout in layouts {
+            let shape = FrameShaders.packMain(layout: layout)
+            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+        }
+
         var passes: [CompiledPass] = []
         let builder = PassBuilder(graph: graph, sizes: sizes, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                   materialized: materialized, sourceMaterialized: sourceMaterialized)

@@ -154,7 +154,7 @@ public struct GraphBinder {
     /// The typed value of a graph value for a parameter kind (nil: by the value's own shape).
     static func convert(_ value: GraphValue, to kind: ParameterKind?) throws -> ParameterValue {
         switch (value, kind) {
-        case (.number(let v), .some(.int)): return v == v.rounded() ? .int(Int(v)) : .float(v)
+        case (.number(let v), .some(.int)): return Int(exactly: v).map(ParameterValue.int) ?? .float(v)  // the spec rejects the rest
         case (.number(let v), _): return .float(v)
         case (.tuple(let values), .some(.color)) where values.count == 3 || values.count == 4:
             return .color(SIMD4(values[0], values[1], values[2], values.count == 4 ? values[3] : 1))

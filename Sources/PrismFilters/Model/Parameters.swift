@@ -94,14 +94,17 @@ public struct ParameterSpec: Hashable, Sendable {
         switch (kind, value) {
         case (.float(let range), _):
             guard let v = value.doubleValue, !(value.isBool) else { throw mismatch(value) }
+            // Infinities and NaN reach sizes and loop bounds in shaders; no parameter means them.
+            guard v.isFinite else { throw UsageError("\(name) takes a finite number, not \(value)") }
             guard range.contains(v) else { throw outOfRange(value) }
             return .float(v)
         case (.int(let range), .int(let v)):
             guard range.contains(v) else { throw outOfRange(value) }
             return value
-        case (.int(let range), .float(let v)) where v == v.rounded():
-            guard range.contains(Int(v)) else { throw outOfRange(value) }
-            return .int(Int(v))
+        case (.int(let range), .float(let v)) where v.isFinite && v == v.rounded():
+            // `Int(exactly:)` is nil beyond Int's range, where `Int(v)` would trap (1e19).
+            guard let whole = Int(exactly: v), range.contains(whole) else { throw outOfRange(value) }
+            return .int(whole)
         case (.bool, .bool): return value
         case (.bool, .int(let v)) where v == 0 || v == 1: return .bool(v == 1)
         case (.bool, .float(let v)) where v == 0 || v == 1: return .bool(v == 1)
@@ -124,6 +127,17 @@ public struct ParameterSpec: Hashable, Sendable {
 
     private func outOfRange(_ value: ParameterValue) -> UsageError {
         UsageError("\(name) must be in \(kind.rangeDescription ?? "range"), not \(value)")
+    }
+}
+
+extension Int {
+    /// The nearest Int to `value` rounded toward zero, saturating at Int's bounds; NaN gives 0.
+    /// (`Int(_: Double)` traps on NaN, infinities and magnitudes past 2⁶³.)
+    public init(clamping value: Double) {
+        if value.isNaN { self = 0 }
+        else if value >= 9_223_372_036_854_775_807.0 { self = .max }  // 2⁶³ as a Double
+        else if value <= -9_223_372_036_854_775_808.0 { self = .min }
+        else { self = Int(value) }
     }
 }
 
@@ -162,7 +176,7 @@ public struct ParameterValues: Hashable, Sendable {
     public func double(_ name: String) -> Double { values[name]?.doubleValue ?? 0 }
     public func int(_ name: String) -> Int {
         if case .int(let v) = values[name] { return v }
-        return Int(double(name))
+        return Int(clamping: double(name))
     }
     public func bool(_ name: String) -> Bool {
         if case .bool(let v) = values[name] { return v }

@@ -371,7 +371,7 @@ public struct GraphParser {
             throw fail("invalid size '\(token)': expected WIDTHxHEIGHT", at: start)
         }
         guard let first = Self.number(from: token) else {
-            throw fail("invalid number '\(token)'", at: start)
+            throw fail(Self.invalidNumber(token), at: start)
         }
         guard current == ":" else { return .number(first) }
         var values = [first]
@@ -388,7 +388,7 @@ public struct GraphParser {
             throw fail("expected a number")
         }
         let token = scanNumberToken()
-        guard let value = Self.number(from: token) else { throw fail("invalid number '\(token)'", at: start) }
+        guard let value = Self.number(from: token) else { throw fail(Self.invalidNumber(token), at: start) }
         return value
     }
 
@@ -397,6 +397,12 @@ public struct GraphParser {
         let start = pos
         while let c = current, !c.isWhitespace, !",;:()[]=\"'".contains(c) { pos += 1 }
         return String(chars[start..<pos])
+    }
+
+    /// Why `number(from:)` refused a token.
+    static func invalidNumber(_ token: String) -> String {
+        let digitsFirst = token.drop { $0 == "-" || $0 == "+" }.first.map { $0.isNumber || $0 == "." } ?? false
+        return digitsFirst && Double(token)?.isInfinite == true ? "number '\(token)' is too large" : "invalid number '\(token)'"
     }
 
     /// Decimal numbers only: optional sign, digits with an optional fraction, optional exponent.
@@ -420,6 +426,8 @@ public struct GraphParser {
             guard exponentDigits > 0 else { return nil }
         }
         guard i == s.endIndex else { return nil }
-        return Double(token)
+        // `Double` turns 1e309 into infinity; no parameter means that.
+        guard let value = Double(token), value.isFinite else { return nil }
+        return value
     }
 }

@@ -77,13 +77,25 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
         }
     }
 
-    /// A pixel count from the expression: rounded down, at least 1, at most 16384; non-finite
-    /// results give `fallback`.
+    /// The largest pixel count `pixels` answers: past any GPU's texture size limit, so the compiler's
+    /// limit check (not this clamp) reports an oversized pass, yet small enough that sizes multiplied
+    /// together stay far inside Int.
+    public static let pixelCeiling = 1 << 20
+
+    /// A pixel count from the expression: rounded down, at least 1, at most `pixelCeiling`; non-finite
+    /// results give `fallback`. Never traps, whatever the inputs (`$WIDTH*1e20`, `pow(2,1000)`).
     public func pixels(width: Int, height: Int, inputs: [String: Double] = [:], fallback: Int) -> Int {
         let v = evaluate(width: width, height: height, inputs: inputs)
         guard v.isFinite else { return fallback }
-        return Swift.min(16384, Swift.max(1, Int(v.rounded(.down))))
+        // Clamped as a Double first: `Int(_:)` traps beyond 2⁶³.
+        return Int(Swift.min(Double(Self.pixelCeiling), Swift.max(1, v.rounded(.down))))
     }
+
+    /// Bounds on what `parse` accepts, so evaluating, printing or freeing a tree never recurses deeply
+    /// (20,000 nested parentheses overflowed the stack). Real ISF size expressions are a few terms.
+    public static let maximumLength = 1024
+    public static let maximumNesting = 64
+    public static let maximumOperations = 256
 
     public struct ParseError: Error, Equatable {
         public var message: String
@@ -93,6 +105,9 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
 
     /// Parses `text`; `isKnown` says whether a variable name (without `$`) may be read.
     public static func parse(_ text: String, isKnown: @escaping (String) -> Bool = { _ in true }) throws(ParseError) -> ISFSizeExpression {
+        guard text.count <= maximumLength else {
+            throw ParseError(message: "the size expression is longer than \(maximumLength) characters", offset: maximumLength)
+        }
         var parser = ExpressionParser(chars: Array(text), isKnown: isKnown)
         let expression = try parser.parseSum()
         parser.skipSpace()
@@ -106,6 +121,10 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
         let chars: [Character]
         let isKnown: (String) -> Bool
         var position = 0
+        /// Open parentheses, calls and unary signs around the current position.
+        var nesting = 0
+        /// Operators and calls built so far.
+        var operations = 0
 
         var current: Character? { position < chars.count ? chars[position] : nil }
 
@@ -115,12 +134,21 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
             ParseError(message: message, offset: offset ?? position)
         }
 
+        /// Counts one operator or call against `maximumOperations`.
+        mutating func countOperation() throws(ParseError) {
+            operations += 1
+            guard operations <= ISFSizeExpression.maximumOperations else {
+                throw fail("the size expression has more than \(ISFSizeExpression.maximumOperations) operations")
+            }
+        }
+
         mutating func parseSum() throws(ParseError) -> ISFSizeExpression {
             var left = try parseProduct()
             while true {
                 skipSpace()
                 guard let c = current, c == "+" || c == "-" else { return left }
                 position += 1
+                try countOperation()
                 left = .binary(c, left, try parseProduct())
             }
         }
@@ -131,13 +159,20 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
                 skipSpace()
                 guard let c = current, c == "*" || c == "/" else { return left }
                 position += 1
+                try countOperation()
                 left = .binary(c, left, try parseUnary())
             }
         }
 
+        /// Every nesting (parentheses, call arguments, unary signs) passes through here once.
         mutating func parseUnary() throws(ParseError) -> ISFSizeExpression {
+            nesting += 1
+            defer { nesting -= 1 }
+            guard nesting <= ISFSizeExpression.maximumNesting else {
+                throw fail("the size expression nests more than \(ISFSizeExpression.maximumNesting) levels deep")
+            }
             skipSpace()
-            if current == "-" { position += 1; return .negate(try parseUnary()) }
+            if current == "-" { position += 1; try countOperation(); return .negate(try parseUnary()) }
             if current == "+" { position += 1; return try parseUnary() }
             return try parsePrimary()
         }
@@ -172,6 +207,7 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
                     throw fail("unknown function '\(name)' (known: max, min, pow, floor, ceil, round, abs, sqrt)", at: start)
                 }
                 position += 1
+                try countOperation()
                 var args: [ISFSizeExpression] = []
                 skipSpace()
                 if current != ")" {

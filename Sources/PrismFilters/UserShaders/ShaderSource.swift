@@ -91,7 +91,8 @@ public struct ShaderLoadError: PrismError, Equatable {
         var s = file
         if let line { s += ":\(line)" }
         if let column, line != nil { s += ":\(column)" }
-        return s + ": " + message
+        // Messages quote the author's text, which may span lines: an error stays one line.
+        return s + ": " + message.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }
 

@@ -108,10 +108,12 @@ public struct UserShader: Hashable, Sendable {
         var expander = IncludeExpander(fileSystem: fileSystem)
         if let (document, body) = try ISFDocument.parse(text: source, file: file) {
             let lines = try expander.expand(root: body, file: file)
+            try GLSLLimits.check(lines)
             return try translateISF(document, lines: lines, file: file, dependencies: expander.dependencies)
         }
         let root = splitLines(source).enumerated().map { SourceLine(text: $0.element, file: file, line: $0.offset + 1) }
         let lines = try expander.expand(root: root, file: file)
+        try GLSLLimits.check(lines)
         if definesMainImage(lines) {
             return try wrapShaderToy(lines, file: file, dependencies: expander.dependencies)
         }

@@ -1,5 +1,6 @@
 import CGLES
 import CGPUShims
+import Foundation
 import PrismCore
 
 /// How packed frames come back from the GPU.
@@ -13,6 +14,10 @@ public enum ReadbackStrategy: String, Sendable, CaseIterable {
 
     /// The engine's choice for a driver.
     public static func preferred(for info: GPUInfo) -> ReadbackStrategy { info.isSoftware ? .sync : .pbo }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
 }
 
 /// Reads packed frames (`PackedFrameLayout`) out of render targets into caller-owned memory, keeping
@@ -26,6 +31,34 @@ public final class FrameReadback<Tag> {
     private var home: GLObjectHome?
     private var pending: [(buffer: Int, fence: GLsync?, destination: UnsafeMutableRawPointer, tag: Tag)] = []
     private var nextBuffer = 0
+    /// GPU watchdog: how long a frame may take on the GPU before the read fails with an error instead
+    /// of waiting forever (a shader that never finishes; llvmpipe caps loops, vendor drivers may not).
+    /// `PRISM_GPU_TIMEOUT` (seconds) sets it; 10 s by default.
+    public var timeoutSeconds: Double = FrameReadback.defaultTimeout()
+
+    public static func defaultTimeout(environment: [String: String] = ProcessInfo.processInfo.environment) -> Double {
+        guard let text = environment["PRISM_GPU_TIMEOUT"], let seconds = Double(text), seconds.isFinite, seconds > 0 else {
+            return 10
+        }
+        return min(seconds, 3600)
+    }
+
+    private var timeoutNanoseconds: GLuint64 { GLuint64(timeoutSeconds * 1e9) }
+
+    private func timeoutError(_ what: String) -> GLError {
+        GLError("glClientWaitSync", detail: "the GPU did not finish \(what) within \(ReadbackStrategy.seconds(timeoutSeconds)) s "
+                + "(a shader that never ends?); PRISM_GPU_TIMEOUT sets the limit")
+    }
+
+    /// Waits for everything drawn so far, up to the timeout (the sync path's watchdog: glReadPixels
+    /// itself would wait without a limit).
+    private func waitForDrawing() throws {
+        guard let fence = glFenceSync(GLenum(GL_SYNC_GPU_COMMANDS_COMPLETE), 0) else { return }
+        defer { glDeleteSync(fence) }
+        let status = glClientWaitSync(fence, GLbitfield(GL_SYNC_FLUSH_COMMANDS_BIT), timeoutNanoseconds)
+        if status == GLenum(GL_TIMEOUT_EXPIRED) { throw timeoutError("the frame") }
+        if status == GLenum(GL_WAIT_FAILED) { throw GLError("glClientWaitSync", code: glGetError()) }
+    }
 
     /// The read of a target that holds the layout row for row in attachment 0.
     private let wholeTarget: [ReadRegion]
@@ -93,6 +126,7 @@ public final class FrameReadback<Tag> {
         }
         switch strategy {
         case .sync:
+            try waitForDrawing()
             readRegions(destination)
             try GLError.check("glReadPixels")
             try completed(tag)
@@ -130,10 +164,10 @@ public final class FrameReadback<Tag> {
         let entry = pending.removeFirst()
         if let fence = entry.fence {
             if wait {
-                let status = glClientWaitSync(fence, GLbitfield(GL_SYNC_FLUSH_COMMANDS_BIT), 5_000_000_000)
+                let status = glClientWaitSync(fence, GLbitfield(GL_SYNC_FLUSH_COMMANDS_BIT), timeoutNanoseconds)
                 if status == GLenum(GL_WAIT_FAILED) || status == GLenum(GL_TIMEOUT_EXPIRED) {
                     glDeleteSync(fence)
-                    throw GLError("glClientWaitSync", detail: "readback fence did not signal within 5 s")
+                    throw timeoutError("the readback")
                 }
             }
             glDeleteSync(fence)
