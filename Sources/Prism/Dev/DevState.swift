@@ -60,7 +60,7 @@ final class DevState: Sendable {
     func json() -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        // Every value is finite and every string encodable: encoding cannot fail.
+        // Every number written is finite and every string encodable: encoding cannot fail (a test keeps it so).
         let data = (try? encoder.encode(StateJSON(read(), now: Date()))) ?? Data("{}".utf8)
         // "<" only occurs inside strings: escaped, the document stays inert even if pasted into HTML.
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
@@ -164,8 +164,9 @@ private struct StateJSON: Encodable {
             switch spec.kind {
             case .float(let range):
                 try c.encode("float", forKey: .type)
-                try c.encode(range.lowerBound, forKey: .min)
-                try c.encode(range.upperBound, forKey: .max)
+                // An ISF float without MIN/MAX is unbounded: no min/max (JSON has no infinity).
+                if range.lowerBound.isFinite { try c.encode(range.lowerBound, forKey: .min) }
+                if range.upperBound.isFinite { try c.encode(range.upperBound, forKey: .max) }
             case .int(let range):
                 try c.encode("int", forKey: .type)
                 try c.encode(range.lowerBound, forKey: .min)
