@@ -17,6 +17,7 @@ public enum PrismCommandLine {
           devices                      GPUs and V4L2 cameras
           dev SHADER [INPUT] [--port N] [--bind ADDRESS]
           bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--no-fuse] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
+        \(BatchCommand.usage)
         INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the
         built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
         """
@@ -40,6 +41,7 @@ public enum PrismCommandLine {
             case "devices": return try DevicesCommand(arguments: rest).execute()
             case "dev": return try DevCommand(arguments: rest).execute()
             case "bench": return try BenchCommand(arguments: rest).execute()
+            case "batch": return try BatchCommand(arguments: rest).execute()
             default:
                 throw UsageError("unknown command '\(name)' (prism --help lists them)")
             }

@@ -1,0 +1,239 @@
+import Foundation
+import PrismCore
+import PrismGPU
+import PrismMedia
+
+/// `prism batch`: many jobs from a JSON Lines manifest on every GPU of this box (or N llvmpipe workers),
+/// one shard of them on a cluster node, an sbatch script for a Slurm array, or a report merging results.
+///
+/// Exit status: 0 when every job of the run succeeded (or was already done), 3 when any job failed (one
+/// line each on stderr), 130 when interrupted (finished jobs are kept; a rerun does the rest), 2 for bad
+/// arguments or an invalid manifest, 1 when the batch could not start (no GPU context, unwritable results).
+struct BatchCommand {
+    static let usage = """
+          batch MANIFEST.jsonl [--workers N] [--gpus all|N|0,2] [--results FILE] [--shard I/N | --shards N] [--force]
+              [--progress bar|lines|json|quiet] [--output-dir DIR] [--dry-run] [job defaults: --filter --codec --preset
+              --crf --bitrate --size --fps --frames --duration]
+          batch MANIFEST.jsonl --sbatch [--submit] [--shards N] [--gres gpu:1|none] [--partition P] [--time T]
+              [--logs DIR] [--max-parallel M]
+          batch --report RESULTS.jsonl... [--json]
+        """
+
+    static let failedJobsStatus: Int32 = 3
+    static let interruptedStatus: Int32 = 130
+
+    enum Mode {
+        case run
+        case sbatch(submit: Bool)
+        case report(paths: [String], json: Bool)
+    }
+
+    var mode: Mode = .run
+    var manifestPath = ""
+    var defaults = JobSettings()
+    var outputDirectory: String?
+    var resultsPath: String?
+    var shard: Shard?
+    var shardCount: Int?
+    var gpus = GPUSelection.all
+    var workers: Int?
+    var force = false
+    var dryRun = false
+    var progress: BatchProgressStyle
+    // --sbatch
+    var gres: String? = "gpu:1"
+    var partition: String?
+    var timeLimit: String?
+    var logDirectory: String?
+    var maxParallel: Int?
+    var prismPath: String?
+    /// What the command line said, passed on to the tasks of an sbatch script.
+    private var passOn: [String] = []
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(
+            arguments,
+            valueOptions: ["--workers", "--gpus", "--results", "--shard", "--shards", "--progress", "--output-dir",
+                           "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps", "--frames", "--duration",
+                           "--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"],
+            flags: ["--force", "--dry-run", "--sbatch", "--submit", "--report", "--json", "--quiet", "-q"])
+        progress = isatty(2) != 0 ? .bar : .lines
+        if scanner.flag("--report") {
+            guard !scanner.positionals.isEmpty else { throw UsageError("--report takes one or more RESULTS.jsonl files") }
+            mode = .report(paths: scanner.positionals, json: scanner.flag("--json"))
+            try Self.rejectLeftovers(&scanner, mode: "--report")
+            return
+        }
+        guard scanner.positionals.count == 1 else {
+            throw UsageError("batch takes one MANIFEST.jsonl (or --report RESULTS…), got \(scanner.positionals.count) arguments")
+        }
+        manifestPath = scanner.positionals[0]
+        // Job defaults: the same spellings as `run` and as the manifest's keys.
+        for (option, key) in [("--filter", "filter"), ("--codec", "codec"), ("--preset", "preset"), ("--crf", "crf"),
+                              ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
+                              ("--duration", "duration")] {
+            let value = option == "--filter" ? scanner.value("--filter", "-f") : scanner.value(option)
+            guard let value else { continue }
+            do {
+                _ = try defaults.set(key, text: value)
+            } catch let error as UsageError {
+                throw UsageError("--" + error.description)
+            }
+            passOn += [option, value]
+        }
+        if let directory = scanner.value("--output-dir") {
+            outputDirectory = directory
+            passOn += ["--output-dir", BatchManifest.absolute(directory, relativeTo: FileManager.default.currentDirectoryPath)]
+        }
+        resultsPath = scanner.value("--results")
+        if let text = scanner.value("--shard") { shard = try Shard(parsing: text) }
+        shardCount = try scanner.int("--shards", in: 1...100_000)
+        if let text = scanner.value("--gpus") { gpus = try GPUSelection(parsing: text) }
+        workers = try scanner.int("--workers", in: 1...256)
+        force = scanner.flag("--force")
+        if force { passOn.append("--force") }
+        dryRun = scanner.flag("--dry-run")
+        if scanner.flag("--quiet", "-q") { progress = .quiet }
+        if let text = scanner.value("--progress") {
+            guard let style = BatchProgressStyle(rawValue: text) else {
+                throw UsageError("--progress takes bar, lines, json or quiet, not '\(text)'")
+            }
+            progress = style
+        }
+        let sbatchOptions = ["--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"]
+        if scanner.flag("--sbatch") {
+            mode = .sbatch(submit: scanner.flag("--submit"))
+            if let text = scanner.value("--gres") { gres = text == "none" ? nil : text }
+            partition = scanner.value("--partition")
+            timeLimit = scanner.value("--time")
+            logDirectory = scanner.value("--logs")
+            maxParallel = try scanner.int("--max-parallel", in: 1...100_000)
+            prismPath = scanner.value("--prism")
+            if shard != nil { throw UsageError("--sbatch makes the shards itself: give --shards N, not --shard") }
+        } else {
+            if scanner.flag("--submit") { throw UsageError("--submit goes with --sbatch") }
+            for option in sbatchOptions where scanner.value(option) != nil { throw UsageError("\(option) goes with --sbatch") }
+        }
+        try Self.rejectLeftovers(&scanner, mode: "batch")
+    }
+
+    private static func rejectLeftovers(_ scanner: inout ArgumentScanner, mode: String) throws {
+        // Anything the scanner knows but this mode did not take.
+        for flag in ["--json", "--report", "--sbatch", "--submit", "--force", "--dry-run"] where scanner.flag(flag) {
+            throw UsageError("\(flag) does not go with \(mode)")
+        }
+        for option in ["--workers", "--gpus", "--results", "--shard", "--shards", "--progress", "--output-dir", "--filter", "-f",
+                       "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps", "--frames", "--duration",
+                       "--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"] where scanner.value(option) != nil {
+            throw UsageError("\(option) does not go with \(mode)")
+        }
+    }
+
+    func execute() throws -> Int32 {
+        switch mode {
+        case .report(let paths, let json):
+            let report = try BatchReport.load(paths)
+            print(json ? try report.json() : report.text)
+            return report.failed > 0 ? Self.failedJobsStatus : 0
+        case .sbatch(let submit):
+            return try writeScript(submit: submit)
+        case .run:
+            return try runBatch()
+        }
+    }
+
+    private func loadManifest() throws -> BatchManifest {
+        guard FileManager.default.fileExists(atPath: manifestPath) else { throw UsageError("\(manifestPath): no such manifest") }
+        return try BatchManifest(path: manifestPath, defaults: defaults, outputDirectory: outputDirectory)
+    }
+
+    private func writeScript(submit: Bool) throws -> Int32 {
+        let manifest = try loadManifest()
+        let results = ResultsLocation(explicit: resultsPath, manifest: manifestPath)
+        let tasks = min(shardCount ?? min(manifest.jobs.count, 16), manifest.jobs.count)
+        let cwd = FileManager.default.currentDirectoryPath
+        let prism = prismPath.map { BatchManifest.absolute($0, relativeTo: cwd) }
+            ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let logs = logDirectory.map { BatchManifest.absolute($0, relativeTo: cwd) }
+            ?? (results.base as NSString).deletingLastPathComponent + "/logs"
+        let script = SlurmScript(prism: prism, manifest: BatchManifest.absolute(manifestPath, relativeTo: cwd), results: results,
+                                 tasks: tasks, gres: gres, logDirectory: logs, partition: partition, timeLimit: timeLimit,
+                                 maxParallel: maxParallel, passOn: passOn)
+        guard submit else {
+            print(script.text, terminator: "")
+            return 0
+        }
+        let id = try script.submit()
+        print(id)
+        if progress != .quiet && progress != .json {
+            PrismCommandLine.info("prism: submitted Slurm array job \(id): \(tasks) task(s) over \(manifest.jobs.count) job(s); "
+                                  + "logs in \(logs); merge with prism batch --report "
+                                  + SlurmScript.quote(results.split.stem) + ".shard-*" + results.split.ext)
+        }
+        return 0
+    }
+
+    private func runBatch() throws -> Int32 {
+        let manifest = try loadManifest()
+        let environment = ProcessInfo.processInfo.environment
+        var shard = self.shard
+        if shard == nil { shard = try Shard.fromEnvironment(environment, shardCount: shardCount) }
+        if shard == nil, shardCount != nil {
+            throw UsageError("--shards N goes with --sbatch, or with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); use --shard I/N")
+        }
+        let location = ResultsLocation(explicit: resultsPath, manifest: manifestPath)
+        let resultsFile = location.file(for: shard)
+        let mine = manifest.jobs.filter { shard?.contains($0) ?? true }
+        let finished = force ? FinishedJobs([]) : FinishedJobs(BatchResultsFile.read(location.allFiles()).results)
+        let pending = mine.filter { !finished.isDone($0) }
+        let skipped = mine.count - pending.count
+
+        if dryRun {
+            for job in mine {
+                print("\(finished.isDone(job) ? "done" : "todo")  \(job.id)  \(job.input) → \(job.output)")
+            }
+            PrismCommandLine.info("prism: \(pending.count) of \(mine.count) job(s) to run" + (shard.map { " (shard \($0))" } ?? ""))
+            return 0
+        }
+        FFmpegLog.setLevel(.quiet)
+        let results = try BatchResultsFile(path: resultsFile)
+        guard !pending.isEmpty else {
+            let progress = BatchProgress(style: progress, workers: [])
+            progress.begin(jobs: 0, skipped: skipped, shard: shard, results: resultsFile, summary: "nothing to do")
+            progress.end(BatchRun.Summary(), skipped: skipped)
+            return 0
+        }
+        // Workers: contexts are made before any job starts, so a machine without a usable GPU fails here.
+        let cores = environment["SLURM_CPUS_PER_TASK"].flatMap { Int($0) } ?? ProcessInfo.processInfo.activeProcessorCount
+        let plan = try WorkerPlan.make(selection: gpus, workers: workers, devices: GPUContext.listDevices().devices, cores: cores)
+        let slots = Array(plan.slots.prefix(pending.count))
+        let workers = try slots.map { try BatchWorker(slot: $0) }
+        defer { for worker in workers { worker.close() } }
+
+        let progress = BatchProgress(style: progress, workers: workers.map(\.label))
+        progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
+        let stop = StopSignal()
+        let signals = BatchSignals(stop: stop)
+        defer { signals.restore() }
+        let run = BatchRun(jobs: pending, results: results, progress: progress, shard: shard)
+        let summary = run.run(workers: workers, stop: stop)
+        progress.end(summary, skipped: skipped)
+
+        if progress.style != .json {
+            var line = String(format: "prism: batch: %d ok, %d failed", summary.succeeded.count, summary.failed.count)
+            if skipped > 0 { line += ", \(skipped) skipped (done before)" }
+            line += String(format: "; %d frames in %.2f s, %.1f fps aggregate", summary.frames, summary.wallSeconds,
+                           summary.wallSeconds > 0 ? Double(summary.frames) / summary.wallSeconds : 0)
+            PrismCommandLine.info(line + "; results → \(resultsFile)")
+        }
+        if summary.interrupted {
+            PrismCommandLine.report("batch interrupted: \(summary.unfinished) job(s) not done; run the same command again to finish them")
+            return Self.interruptedStatus
+        }
+        if !summary.failed.isEmpty {
+            PrismCommandLine.report("\(summary.failed.count) of \(pending.count) job(s) failed (exit status \(Self.failedJobsStatus))")
+            return Self.failedJobsStatus
+        }
+        return 0
+    }
+}
