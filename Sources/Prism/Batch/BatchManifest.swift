@@ -235,6 +235,9 @@ struct BatchManifest: Sendable {
         var input: String?, output: String?, id: String?
         for key in fields.keys.sorted() {
             let field = fields[key]!
+            guard keys.contains(key) else {
+                throw UsageError("unknown key \"\(key)\"" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
+            }
             let text: String
             switch field {
             case .string(let string): text = string
@@ -249,11 +252,8 @@ struct BatchManifest: Sendable {
             case "id": id = text
             default:
                 do {
-                    guard try settings.set(key, text: text) else {
-                        throw UsageError("unknown key \"\(key)\"" + Self.suggestion(for: key)
-                                         + " (keys: \(keys.joined(separator: ", ")))")
-                    }
-                } catch let error as UsageError where !error.description.hasPrefix("unknown key") {
+                    _ = try settings.set(key, text: text)
+                } catch let error as UsageError {
                     throw UsageError("\"\(key)\": " + error.description)
                 }
             }
