@@ -144,7 +144,11 @@ struct BatchCommand {
 
     private func loadManifest() throws -> BatchManifest {
         guard FileManager.default.fileExists(atPath: manifestPath) else { throw UsageError("\(manifestPath): no such manifest") }
-        return try BatchManifest(path: manifestPath, defaults: defaults, outputDirectory: outputDirectory)
+        do {
+            return try BatchManifest(path: manifestPath, defaults: defaults, outputDirectory: outputDirectory)
+        } catch let error as ManifestError {
+            throw UsageError(error.description) // bad input: the usage status, like a bad argument
+        }
     }
 
     private func writeScript(submit: Bool) throws -> Int32 {
@@ -196,7 +200,6 @@ struct BatchCommand {
             return 0
         }
         FFmpegLog.setLevel(.quiet)
-        let results = try BatchResultsFile(path: resultsFile)
         guard !pending.isEmpty else {
             let progress = BatchProgress(style: progress, workers: [])
             progress.begin(jobs: 0, skipped: skipped, shard: shard, results: resultsFile, summary: "nothing to do")
@@ -209,6 +212,7 @@ struct BatchCommand {
         let slots = Array(plan.slots.prefix(pending.count))
         let workers = try slots.map { try BatchWorker(slot: $0) }
         defer { for worker in workers { worker.close() } }
+        let results = try BatchResultsFile(path: resultsFile)
 
         let progress = BatchProgress(style: progress, workers: workers.map(\.label))
         progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
