@@ -132,8 +132,9 @@ final class BatchProgress: Sendable {
         tick()
         clearBar()
         if style == .json {
-            emit(BatchEvent(event: "end", frames: summary.frames, fps: summary.wallSeconds > 0 ? Double(summary.frames) / summary.wallSeconds : 0,
-                            seconds: summary.wallSeconds, skipped: skipped, ok: summary.succeeded.count, failed: summary.failed.count,
+            let fps = summary.wallSeconds > 0 ? Double(summary.frames) / summary.wallSeconds : 0
+            emit(BatchEvent(event: "end", frames: summary.frames, fps: (fps * 10).rounded() / 10,
+                            seconds: (summary.wallSeconds * 1000).rounded() / 1000, skipped: skipped, ok: summary.succeeded.count, failed: summary.failed.count,
                             interrupted: summary.interrupted))
         }
     }
