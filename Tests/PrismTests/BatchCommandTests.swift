@@ -173,12 +173,26 @@ final class BatchCommandTests: XCTestCase {
                        "the interrupted job leaves neither an output nor a temporary")
         XCTAssertEqual(results(resultsPath).count, 1)
         let stamp = modificationDate(dir.path("out/first.mkv"))
+        // Killed outright (a node lost): hidden temporaries stay behind, and the rerun clears them.
+        let killed = Process()
+        killed.executableURL = URL(fileURLWithPath: Tools.prism)
+        killed.arguments = ["batch", manifest, "--workers", "1", "--progress", "quiet"]
+        killed.standardError = FileHandle.nullDevice
+        try killed.run()
+        func hidden() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: dir.path("out"))) ?? []).filter { $0.hasPrefix(".") } }
+        let killBy = Date().addingTimeInterval(60)
+        while hidden().isEmpty && killed.isRunning && Date() < killBy { usleep(10_000) }
+        kill(killed.processIdentifier, SIGKILL)
+        killed.waitUntilExit()
+        XCTAssertFalse(hidden().isEmpty, "the killed run was writing a temporary")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out/long.mp4")))
         // The rerun does only the missing job.
         let rerun = try Tools.run(Tools.prism, ["batch", manifest, "--workers", "1", "--progress", "lines"], timeout: 300)
         XCTAssertEqual(rerun.status, 0, rerun.stderr)
         let lines = results(resultsPath)
         XCTAssertEqual(lines.compactMap { $0["job"] as? String }, ["out/first.mkv", "out/long.mp4"])
         XCTAssertEqual(modificationDate(dir.path("out/first.mkv")), stamp)
+        XCTAssertEqual(hidden(), [], "the rerun removed the killed run's temporaries")
         XCTAssertEqual(try MediaInspector.inspect(dir.path("out/long.mp4")).videoFrameCount, 3000)
         try assertInverted(dir.path("out/first.mkv"), of: clips[0])
     }
