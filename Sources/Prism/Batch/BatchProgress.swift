@@ -145,7 +145,12 @@ final class BatchProgress: Sendable {
         state.withLock { state in
             var lines: [String] = []
             let width = 24
-            let fraction = state.jobs == 0 ? 1 : Double(state.done) / Double(state.jobs)
+            // Jobs done, plus the part of each job in flight whose length is known.
+            let partial = state.workers.reduce(0.0) { sum, worker in
+                guard worker.job != nil, let expected = worker.expected, expected > 0 else { return sum }
+                return sum + min(1, Double(worker.frames) / Double(expected))
+            }
+            let fraction = state.jobs == 0 ? 1 : min(1, (Double(state.done) + partial) / Double(state.jobs))
             let filled = Int((fraction * Double(width)).rounded(.down))
             let inFlight = state.workers.reduce(0) { $0 + ($1.job == nil ? 0 : $1.frames) }
             let elapsed = Date().timeIntervalSince(state.started)
@@ -154,9 +159,9 @@ final class BatchProgress: Sendable {
                 + "\(state.done)/\(state.jobs) jobs"
             if state.failed > 0 { head += ", \(state.failed) failed" }
             head += String(format: ", %d frames, %.1f fps", state.frames + inFlight, fps)
-            if state.done > 0, state.done < state.jobs {
-                let remaining = elapsed / Double(state.done) * Double(state.jobs - state.done)
-                head += ", eta " + MediaTime(value: Int64(remaining * 1000), timescale: 1000).clockDescription
+            if fraction > 0.02, fraction < 1 {
+                let remaining = Int((elapsed * (1 - fraction) / fraction).rounded())
+                head += String(format: ", eta %d:%02d", remaining / 60, remaining % 60)
             }
             lines.append(head)
             for worker in state.workers {
