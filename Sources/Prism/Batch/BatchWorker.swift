@@ -38,9 +38,9 @@ struct WorkerPlan: Sendable {
     /// Why this many workers, for the first line of the batch's output.
     var summary: String
 
-    /// llvmpipe workers when no GPU is there and `--workers` is not given: each llvmpipe context already
-    /// renders on every core and x264 threads too, so more workers than half the cores mostly contend
-    /// (BENCHMARKS.md: 1 vs 2 workers on a 2-core box).
+    /// llvmpipe workers when no GPU is there and `--workers` is not given. Each llvmpipe context already
+    /// rasterises on every core and x264 threads too; more workers mainly hide each job's serial parts
+    /// (opening, compiling, flushing), so one per two cores (BENCHMARKS.md has 1 vs 2 on a 2-core box).
     static func defaultSoftwareWorkers(cores: Int) -> Int { max(1, cores / 2) }
 
     /// Chooses workers from the EGL devices this machine has. `workers` spreads that many workers over
