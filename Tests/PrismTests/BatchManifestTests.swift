@@ -15,7 +15,7 @@ final class BatchManifestTests: XCTestCase {
     }
 
     private func touch(_ name: String) -> String {
-        FileManager.default.createFile(atPath: dir.path(name), contents: Data("x".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: dir.path(name), contents: Data("x".utf8)))
         return dir.path(name)
     }
 
@@ -51,8 +51,8 @@ final class BatchManifestTests: XCTestCase {
         XCTAssertTrue(try defaults.set("crf", text: "30"))
         // From another working directory: paths still mean the manifest's directory.
         let cwd = FileManager.default.currentDirectoryPath
-        FileManager.default.changeCurrentDirectoryPath("/")
-        defer { FileManager.default.changeCurrentDirectoryPath(cwd) }
+        XCTAssertTrue(FileManager.default.changeCurrentDirectoryPath("/"))
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(cwd) }
         let jobs = try BatchManifest(path: path, defaults: defaults).jobs
         XCTAssertEqual(jobs.count, 3)
         XCTAssertEqual(jobs.map(\.line), [3, 4, 5])
@@ -95,8 +95,7 @@ final class BatchManifestTests: XCTestCase {
     }
 
     func testEveryKindOfBadLineIsNamedByFileAndLine() throws {
-        let a = touch("a.mp4")
-        _ = a
+        _ = touch("a.mp4")
         try assertManifestError([#"{"input": "a.mp4", "output": "o.mp4"}"#, "{not json"], line: 2, mentioning: ["not valid JSON"])
         try assertManifestError([#"["a.mp4"]"#], line: 1, mentioning: ["JSON object", "array"])
         try assertManifestError([#"{"input": "a.mp4", "output": "o.mp4", "crff": 20}"#], line: 1, mentioning: ["unknown key \"crff\"", "did you mean \"crf\""])
