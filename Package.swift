@@ -6,6 +6,8 @@ let package = Package(
     name: "Prism",
     products: [
         .executable(name: "prism", targets: ["prism"]),
+        // The engine as a library: open a source, set a graph, receive frames, write movies and stills.
+        .library(name: "PrismKit", targets: ["PrismKit"]),
         // Test support, never linked into prism: an emulated V4L2 camera the camera tests LD_PRELOAD into the tool.
         .library(name: "FakeV4L2", type: .dynamic, targets: ["FakeV4L2"]),
     ],
@@ -18,16 +20,22 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CV4L2", providers: [.apt(["linux-libc-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        // What Swift cannot import directly: EGL extension entry points, FFmpeg macros, ioctl numbers.
-        .target(name: "CShims", dependencies: ["CEGL", "CGLES", "CFFmpeg", "CV4L2"],
-                linkerSettings: [.linkedLibrary("EGL"), .linkedLibrary("GLESv2"), .linkedLibrary("avutil")]),
+        // What Swift cannot import directly, split by what it links: libc only (thread names, ioctl),
+        // EGL/GLES (extension entry points; PrismGPU only), FFmpeg/V4L2 (macros, ioctl numbers; media only).
+        .target(name: "CSystemShims"),
+        .target(name: "CGPUShims", dependencies: ["CEGL", "CGLES"],
+                linkerSettings: [.linkedLibrary("EGL"), .linkedLibrary("GLESv2")]),
+        .target(name: "CMediaShims", dependencies: ["CFFmpeg", "CV4L2"], linkerSettings: [.linkedLibrary("avutil")]),
 
         // Vocabulary every layer shares: time, sizes, pixel formats, colour spaces, the error protocol.
         .target(name: "PrismCore"),
-        .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CShims"]),
+        .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CGPUShims", "CSystemShims"]),
         .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
-        .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
-        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
+        .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CMediaShims", "CSystemShims"]),
+        // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
+        .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
+        .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline"]),
+        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
@@ -35,6 +43,7 @@ let package = Package(
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
+        .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism"]),
     ],
     swiftLanguageModes: [.v6]

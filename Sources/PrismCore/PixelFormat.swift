@@ -93,6 +93,12 @@ public struct YUVColorSpace: Hashable, Sendable {
         self.range = range
     }
 
+    /// The one rule for what packed output frames are written in: a Y'CbCr source's own description,
+    /// or for an RGB source BT.709 / BT.601 (by the output's size), limited range.
+    public static func packing(sourceFormat: PixelFormat, sourceColorSpace: YUVColorSpace, outputSize: Size) -> YUVColorSpace {
+        sourceFormat.isYUV ? sourceColorSpace : YUVColorSpace(matrix: .defaultFor(outputSize), range: .limited)
+    }
+
     /// Scale and offset from normalised Y (0...1) to code values / (2^bits - 1).
     public func lumaScaleOffset(bitDepth: Int = 8) -> (scale: Double, offset: Double) {
         let maxCode = Double((1 << bitDepth) - 1)

@@ -1,5 +1,5 @@
 import CFFmpeg
-import CShims
+import CMediaShims
 import Foundation
 import PrismCore
 

@@ -20,7 +20,8 @@ public struct RGBAImage: Hashable, Sendable {
     }
 }
 
-/// Still images: PNG and JPEG read and written with libavformat / libavcodec (no other image library).
+/// Still images read and written with libavformat / libavcodec (no other image library): PNG and JPEG
+/// both ways; anything FFmpeg's image demuxers recognise by extension (PPM, PAM, BMP, TIFF, …) read.
 public enum ImageFile {
     public enum Kind: Sendable { case png, jpeg }
 

@@ -127,6 +127,12 @@ public final class MovieWriter: @unchecked Sendable {
     public private(set) var videoFramesDropped = 0
     /// Audio packets muxed (copy mode) or encoded (transcode mode).
     public private(set) var audioPacketsWritten = 0
+    /// Encoded video packets so far and their bytes: with `videoFramesWritten`, what the encoder still
+    /// holds (its lookahead), for stopping before a size limit.
+    public private(set) var videoPacketsOut = 0
+    public private(set) var videoPacketBytes: Int64 = 0
+    /// Bytes in the file so far (`avio_tell`); 0 for outputs without a file.
+    public var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
 
     private let format: UnsafeMutablePointer<AVFormatContext>
     private let encoder: UnsafeMutablePointer<AVCodecContext>
@@ -155,6 +161,8 @@ public final class MovieWriter: @unchecked Sendable {
     private var headerWritten = false
     private var state: State = .open
     private let allowsNegativeTimestamps: Bool
+    /// Whether a file cut off before its trailer still plays (see `salvage`).
+    private var keepsWithoutTrailer = false
 
     private enum State { case open, finished, aborted }
 
@@ -166,8 +174,12 @@ public final class MovieWriter: @unchecked Sendable {
     ///   - audio: the source's audio stream whose packets will be passed to `writeAudio(_:)`.
     ///   - pcm: raw S16 interleaved PCM that will be passed to `writeAudio(pcm:pts:)`, encoded as AAC
     ///     (instead of `audio`; giving both is an error).
+    ///   - fragmented: a live recording: MP4/MOV is written as fragments of about a second (no index at the
+    ///     end to lose), Matroska with one-second clusters, so a killed process or a full disk still leaves
+    ///     a playable file of everything up to the last fragment (see `salvage`).
     public init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
-                audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000) throws {
+                audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
+                fragmented: Bool = false) throws {
         outputPath = path
         self.settings = settings
         self.video = video
@@ -213,7 +225,10 @@ public final class MovieWriter: @unchecked Sendable {
             throw UsageError("\(path): unknown output file extension '.\(ext)' (use .mp4, .mov or .mkv)")
         }
         let formatName = cString(outputFormat.pointee.name)
-        if avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL) == 0 {
+        // 0: the container refuses the codec. Unknown (< 0) is refused for raw single-codec formats too
+        // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
+        let takes = avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL)
+        if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
         let directory = (path as NSString).deletingLastPathComponent
@@ -292,9 +307,19 @@ public final class MovieWriter: @unchecked Sendable {
             ioOpen = true
         }
         var options: OpaquePointer?
-        if formatName.contains("mp4") || formatName.contains("mov") {
+        let isMP4 = formatName.contains("mp4") || formatName.contains("mov")
+        if isMP4 && fragmented {
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+            av_dict_set(&options, "frag_duration", "1000000", 0)
+        } else if isMP4 {
             av_dict_set(&options, "movflags", "+faststart", 0)
+        } else if fragmented && formatName.contains("matroska") {
+            av_dict_set(&options, "cluster_time_limit", "1000", 0)
         }
+        if fragmented { ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS }
+        // What survives without a trailer: fragments, clusters, transport packets.
+        keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
+            || formatName == "mpegts" || formatName == "nut"
         defer { av_dict_free(&options) }
         try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
         headerWritten = true
@@ -443,6 +468,8 @@ public final class MovieWriter: @unchecked Sendable {
             let result = avcodec_receive_packet(encoder, pkt)
             if result == averrorEAGAIN || result == averrorEOF { return }
             try check(result, "avcodec_receive_packet", outputPath, what: "cannot encode video")
+            videoPacketsOut += 1
+            videoPacketBytes += Int64(pkt.pointee.size)
             if pkt.pointee.duration <= 0 {
                 pkt.pointee.duration = durations.removeValue(forKey: pkt.pointee.pts) ?? lastDurationTicks
             } else {
@@ -599,6 +626,33 @@ public final class MovieWriter: @unchecked Sendable {
             abort()
             throw error
         }
+    }
+
+    /// After a failure mid-recording (a full disk, a camera that stopped): finishes what can still be
+    /// finished and keeps the file when it plays — a live recording keeps what it recorded. A file that
+    /// would not play without its trailer (a non-fragmented MP4 whose trailer failed) is deleted as by
+    /// `abort`. Returns whether the file was kept at `outputPath`.
+    @discardableResult
+    public func salvage() -> Bool {
+        guard state == .open else { return state == .finished }
+        guard videoFramesWritten > 0 else { abort(); return false }
+        // Flush what the encoders hold and write the trailer; any of it may fail again (the disk is full).
+        _ = try? flushPendingAudio()
+        if avcodec_send_frame(encoder, nil) >= 0 { _ = try? drainVideo() }
+        if let transcoder, let audioStream, let start {
+            _ = try? transcoder.finish(start: start) { encoded in
+                try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
+            }
+        }
+        let trailerWritten = av_write_trailer(format) >= 0
+        guard trailerWritten || keepsWithoutTrailer else { abort(); return false }
+        if ioOpen {
+            avio_closep(&format.pointee.pb)
+            ioOpen = false
+        }
+        if let temporaryPath, rename(temporaryPath, outputPath) != 0 { abort(); return false }
+        state = .finished
+        return true
     }
 
     /// Stops writing and deletes the temporary file; an existing target is left as it was.

@@ -87,6 +87,13 @@ public final class VideoFrame: @unchecked Sendable {
                   pts: pts, duration: duration)
     }
 
+    /// The same pixels at another time (a looped clip's frames continue its time line): the new frame
+    /// keeps this one, and so its memory, alive.
+    public func retimed(pts: MediaTime, duration: MediaTime? = nil) -> VideoFrame {
+        VideoFrame(lending: planes, format: format, size: size, colorSpace: colorSpace, pts: pts,
+                   duration: duration ?? self.duration, release: { withExtendedLifetime(self) {} })
+    }
+
     deinit {
         switch backing {
         case .avFrame(let frame):

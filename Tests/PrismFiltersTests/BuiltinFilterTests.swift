@@ -86,41 +86,140 @@ final class BuiltinFilterTests: XCTestCase {
 }
 
 final class KernelResourceTests: XCTestCase {
-    func testSharedKernelKeepsItsTableUntilTheLastRendererGoes() throws {
-        // Two renderers over one graph (the dev preview does this while recording); dropping one must
-        // not free the LUT the other still samples.
-        let image = TestImage.varied()
-        let graph = try chain([("mono", [:])])
+    let image = TestImage.varied()
+
+    /// An ISF filter that imports a 2×2 image (red, green / blue, white) and mixes it half and half
+    /// with its input, written to a fresh directory; the loader hands the image over from memory.
+    private func importingShader() throws -> (path: String, binder: GraphBinder, cleanup: () -> Void) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifetime-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let path = directory.appendingPathComponent("mixquad.fs").path
+        try """
+        /*{
+            "ISFVSN": "2",
+            "INPUTS": [ { "NAME": "inputImage", "TYPE": "image" } ],
+            "IMPORTED": { "quad": { "PATH": "quad.png" } }
+        }*/
+        void main() {
+            vec2 cell = floor(isf_FragNormCoord * 2.0);
+            gl_FragColor = mix(IMG_THIS_PIXEL(inputImage), IMG_NORM_PIXEL(quad, (cell + 0.5) / IMG_SIZE(quad)), 0.5);
+        }
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let quad: [UInt8] = [255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255]
+        let binder = GraphBinder(imageLoader: { _ in (Size(width: 2, height: 2), quad) })
+        return (path, binder, { try? FileManager.default.removeItem(at: directory) })
+    }
+
+    /// Uploads, renders and reads back one frame through `renderer` (on the GPU thread).
+    private func renderOnce(_ renderer: GraphRenderer, _ image: TestImage) throws -> [UInt8] {
+        let uploader = FrameUploader(ringSize: 1)
+        let frame = try image.rgba.withUnsafeBytes {
+            try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
+                                               colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
+                                               planes: [($0.baseAddress!, image.size.width * 4)]))
+        }
+        try renderer.render(frame, context: FrameContext())
+        let layout = renderer.sinkLayouts[0]
+        var packed = [UInt8](repeating: 0, count: layout.byteCount)
+        let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+        _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+        var rgba: [UInt8] = []
+        for row in 0..<image.size.height {
+            rgba += packed[(row * layout.rowBytes)..<(row * layout.rowBytes + image.size.width * 4)]
+        }
+        return rgba
+    }
+
+    func testRenderersReleaseKernelTexturesOnTheNormalPath() throws {
+        // noir is a real 33³ table (not affine, unlike mono) and the ISF filter holds an imported image
+        // and an empty texture: GL textures the kernels own. Every renderer balances its `prepare` on
+        // the normal path, so once the last renderer is gone the context holds no more textures than
+        // before — while the graph (and its kernels) live on. Two renderers share the kernels (the dev
+        // preview does this while recording): dropping one must not free what the other still samples.
+        let shader = try importingShader()
+        defer { shader.cleanup() }
+        let graph = try shader.binder.bind("\"\(shader.path)\", noir")
+        let lut = try XCTUnwrap(graph.nodes.last?.kernel as? LUTKernel)
+        XCTAssertNil(lut.affine, "noir must need its table for this test")
         let context = try SharedGPU.get()
-        let expected = try render(graph, image)
-        var first: GraphRenderer?, second: GraphRenderer?
-        try context.perform {
-            first = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
-            second = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        let counts = try context.perform { () throws -> (before: GPUObjectCounts, afterOne: GPUObjectCounts, during: GPUObjectCounts,
+                                                         afterAll: GPUObjectCounts, alone: [UInt8], shared: [UInt8]) in
+            let before = context.liveObjects
+            let alone = try renderOnce(try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba]),
+                                       image)
+            let afterOne = context.liveObjects
+            var first: GraphRenderer? = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            var second: GraphRenderer? = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            let during = context.liveObjects
+            XCTAssertNotNil(first)
+            first = nil
+            let shared = try renderOnce(second!, image)
+            second = nil
+            return (before, afterOne, during, context.liveObjects, alone, shared)
         }
-        XCTAssertNotNil(first)
-        try context.perform { first = nil }
-        let out = try context.perform { () -> [UInt8] in
-            defer { second = nil }
-            let uploader = FrameUploader(ringSize: 1)
-            let frame = try image.rgba.withUnsafeBytes {
-                try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
-                                                   colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
-                                                   planes: [($0.baseAddress!, image.size.width * 4)]))
+        XCTAssertGreaterThan(counts.during.textures, counts.before.textures)
+        XCTAssertEqual(counts.afterOne.textures, counts.before.textures,
+                       "one renderer came and went: the LUT and the imported image must be gone with it")
+        XCTAssertEqual(counts.afterAll, counts.before, "every GL object of both renderers must be gone")
+        XCTAssertTrue(counts.shared == counts.alone, "the surviving renderer lost its table or its image")
+        // Not the input, and not black: the table and the image were really sampled.
+        XCTAssertNotEqual(counts.alone, image.rgba)
+        XCTAssertTrue(counts.alone.enumerated().contains { $0.offset % 4 != 3 && $0.element > 40 })
+    }
+
+    func testSteadyStateRenderingMakesNoGLObjects() throws {
+        // After the first frame, frames reuse what they made: the live counts stay where they are.
+        let graph = try GraphBinder().bind("noir, pixellate(4), blur(2)")
+        let context = try SharedGPU.get()
+        let counts = try context.perform { () throws -> [GPUObjectCounts] in
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            let uploader = FrameUploader(ringSize: 2)
+            let readback = try FrameReadback<Int>(strategy: .pbo, layout: renderer.sinkLayouts[0], ringSize: 2)
+            var destination = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)
+            var seen: [GPUObjectCounts] = []
+            for index in 0..<6 {
+                let frame = try image.rgba.withUnsafeBytes {
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: image.size,
+                                                       colorSpace: YUVColorSpace(matrix: .bt709, range: .full),
+                                                       planes: [($0.baseAddress!, image.size.width * 4)]))
+                }
+                try renderer.render(frame, context: FrameContext(frameIndex: index))
+                _ = try destination.withUnsafeMutableBytes {
+                    try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: index)
+                }
+                seen.append(context.liveObjects)
             }
-            let renderer = second!
-            try renderer.render(frame, context: FrameContext())
-            let layout = renderer.sinkLayouts[0]
-            var packed = [UInt8](repeating: 0, count: layout.byteCount)
-            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
-            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
-            var rgba: [UInt8] = []
-            for row in 0..<image.size.height {
-                rgba += packed[(row * layout.rowBytes)..<(row * layout.rowBytes + image.size.width * 4)]
-            }
-            return rgba
+            _ = try readback.drain()
+            return seen
         }
-        XCTAssertTrue(out == expected.rgba, "the surviving renderer lost its table")
+        // Two uploads fill the ring; from then on nothing new.
+        XCTAssertEqual(Set(counts.dropFirst(2)).count, 1, "\(counts)")
+        XCTAssertGreaterThan(counts[0].textures, 0)
+    }
+
+    func testAKernelWithTexturesRefusesASecondContextWhileTheFirstHoldsThem() throws {
+        // GL objects do not cross contexts: a graph whose table lives on one context cannot be prepared on
+        // another at the same time — a clear error, not a texture name that means nothing there.
+        let graph = try chain([("noir", [:])])
+        let first = try SharedGPU.get(), second = try GPUContext()
+        var renderer: GraphRenderer? = try first.perform {
+            try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }
+        XCTAssertThrowsError(try second.perform {
+            try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+        }) { error in
+            XCTAssertTrue("\(error)".contains("another GPU context"), "\(error)")
+        }
+        XCTAssertEqual(second.liveObjects.textures, 0, "the failed compile left nothing behind")
+        try first.perform { renderer = nil }
+        // Once the first context's renderer is gone, so is the table: the second may make its own.
+        let textures = try second.perform { () throws -> Int in
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
+            XCTAssertEqual(renderer.passCount, 1)
+            return second.liveObjects.textures
+        }
+        XCTAssertGreaterThan(textures, 0)
+        XCTAssertNil(renderer)
     }
 }
 

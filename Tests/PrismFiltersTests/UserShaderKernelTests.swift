@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import XCTest
 import PrismCore
@@ -175,18 +176,17 @@ final class UserShaderKernelTests: XCTestCase {
     }
 
     func testImportedImage() throws {
-        // A 2×2 PAM: red, green / blue, white. Each quadrant of the output shows one of its pixels.
+        // A 2×2 image: red, green / blue, white, handed over by the installed reader (the tool's reads
+        // files with libavcodec; see ImportedImageTests in PrismTests). Each quadrant of the output shows
+        // one of its pixels.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("isf-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var pam = Array("P7\nWIDTH 2\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n".utf8)
-        pam += [255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255]
-        try Data(pam).write(to: directory.appendingPathComponent("quad.pam"))
         let text = """
         /*{
             "ISFVSN": "2",
             "INPUTS": [ { "NAME": "inputImage", "TYPE": "image" } ],
-            "IMPORTED": { "quad": { "PATH": "quad.pam" } }
+            "IMPORTED": { "quad": { "PATH": "quad.png" } }
         }*/
         void main() {
             vec2 cell = floor(isf_FragNormCoord * 2.0);
@@ -194,11 +194,23 @@ final class UserShaderKernelTests: XCTestCase {
         }
         """
         try text.write(to: directory.appendingPathComponent("quad.fs"), atomically: true, encoding: .utf8)
-        let out = try render(GraphBinder().bind("\"\(directory.path)/quad.fs\""), image)
+        let asked = Mutex<[String]>([])
+        let binder = GraphBinder(imageLoader: { path in
+            asked.withLock { $0.append(path) }
+            return (Size(width: 2, height: 2), [255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 255, 255, 255, 255])
+        })
+        let out = try render(binder.bind("\"\(directory.path)/quad.fs\""), image)
+        XCTAssertEqual(asked.withLock { $0 }, [directory.appendingPathComponent("quad.png").path])
         let w = image.size.width, h = image.size.height
         let colors: [SIMD4<Double>] = [SIMD4(1, 0, 0, 1), SIMD4(0, 1, 0, 1), SIMD4(0, 0, 1, 1), SIMD4(1, 1, 1, 1)]
         let expected = TestImage.from(size: image.size) { x, y in colors[(y < h / 2 ? 0 : 2) + (x < w / 2 ? 0 : 1)] }
         assertClose(out, expected, tolerance: 0, "quadrants")
+
+        // Without a reader, preparing the shader fails with one line naming the image.
+        XCTAssertThrowsError(try render(GraphBinder().bind("\"\(directory.path)/quad.fs\""), image)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("quad.png") && text.contains("no image reader"), text)
+        }
     }
 
     // MARK: Every input type, through the graph

@@ -11,4 +11,10 @@ final class ContextTests: XCTestCase {
         XCTAssertTrue(try context.perform { context.isCurrentThread })
         print("extensions:", context.info.extensions.sorted().filter { $0.contains("timer") || $0.contains("float") })
     }
+
+    func testAnExplicitDeviceThatDoesNotExistIsAnError() {
+        XCTAssertThrowsError(try GPUContext(options: GPUOptions(deviceIndex: 99))) { error in
+            XCTAssertTrue("\(error)".contains("99"), "\(error)")
+        }
+    }
 }

@@ -14,7 +14,7 @@ final class CameraTests: XCTestCase {
     static let second = "/dev/video61"
 
     /// The preload library SwiftPM builds next to `prism` (product FakeV4L2).
-    private func fakeLibrary() throws -> String {
+    static func fakeLibrary() throws -> String {
         let path = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("\(path) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
@@ -25,7 +25,7 @@ final class CameraTests: XCTestCase {
 
     /// Runs `prism` with the fake camera at `camera` (and more variables, e.g. PRISM_FAKE_V4L2_FORMATS).
     private func prism(_ arguments: [String], _ variables: [String: String] = [:]) throws -> ProcessResult {
-        var environment = ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
+        var environment = ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
         environment.merge(variables) { $1 }
         return try Tools.run(Tools.prism, arguments, environment: environment, timeout: 60)
     }
@@ -39,24 +39,25 @@ final class CameraTests: XCTestCase {
         return RGB(r: Int(image.pixels[i]), g: Int(image.pixels[i + 1]), b: Int(image.pixels[i + 2]))
     }
 
-    /// The frame number the fake drew into the top row of blocks.
-    private func counter(_ image: RGBAImage) -> Int {
+    /// The frame number the fake drew into the top row of blocks; `scale` is the output's size over the
+    /// camera's (a camera that had no such size is scaled to the size asked for).
+    private func counter(_ image: RGBAImage, scale: Int = 1) -> Int {
         (0..<16).reduce(0) { value, bit in
-            let p = pixel(image, 8 + 16 * bit + 8, 16)
+            let p = pixel(image, (8 + 16 * bit + 8) * scale, 16 * scale)
             return p.r + p.g + p.b > 3 * 128 ? value | 1 << bit : value
         }
     }
 
     /// Checks that frame `image` shows the bar where the fake draws it for its counter, in red, on `background`.
-    private func assertPicture(_ image: RGBAImage, background: (RGB) -> Bool, _ label: String,
+    private func assertPicture(_ image: RGBAImage, background: (RGB) -> Bool, _ label: String, scale: Int = 1,
                                file: StaticString = #filePath, line: UInt = #line) -> Int {
-        let k = counter(image)
-        let width = image.size.width, middle = image.size.height / 2
+        let k = counter(image, scale: scale)
+        let width = image.size.width / scale, middle = image.size.height / 2
         let bar = max(8, (width / 20) & ~3)
         let x = (4 * k) % (width - bar) & ~1
-        let inBar = pixel(image, x + bar / 2, middle)
+        let inBar = pixel(image, (x + bar / 2) * scale, middle)
         XCTAssert(inBar.r > 190 && inBar.g < 70 && inBar.b < 70, "\(label): frame \(k) bar at x=\(x) is \(inBar), not red", file: file, line: line)
-        let away = pixel(image, (x + bar / 2 + width / 2) % width, middle)
+        let away = pixel(image, ((x + bar / 2 + width / 2) % width) * scale, middle)
         XCTAssert(background(away), "\(label): frame \(k) background is \(away)", file: file, line: line)
         return k
     }
@@ -162,7 +163,8 @@ final class CameraTests: XCTestCase {
         XCTAssertEqual(report.videoPTS, report.videoPTS.sorted())
         XCTAssertEqual(Set(report.videoPTS).count, report.videoPTS.count, "timestamps stay increasing across the switch")
         _ = assertPicture(try MediaInspector.frameRGBA(output, index: 0), background: blue, "first camera")
-        _ = assertPicture(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1), background: green, "second camera")
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1), background: green, "second camera",
+                          scale: 2)
         // Both devices were released cleanly.
         let closes = result.stderrLines.filter { $0.contains("fake-v4l2: close fd") }
         XCTAssertEqual(closes.count, 2, result.stderr)
@@ -174,7 +176,7 @@ final class CameraTests: XCTestCase {
         let directory = try TemporaryDirectory()
         try DevTests.invertCube.write(toFile: directory.file("invert.cube"), atomically: true, encoding: .utf8)
         let dev = try DevProcess(arguments: [directory.file("invert.cube"), Self.camera, "--size", "320x240"],
-                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera])
+                                 environment: ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera])
         defer { dev.stop() }
         XCTAssert(dev.stderr.contains("input: camera \(Self.camera) (Prism Fake Camera 0, prism-fake) YUYV 320x240 @ 30 fps"),
                   dev.stderr)
@@ -199,7 +201,7 @@ final class CameraTests: XCTestCase {
         try "LUT_3D_SIZE 2\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
             .write(toFile: directory.file("identity.cube"), atomically: true, encoding: .utf8)
         let dev = try DevProcess(arguments: [directory.file("identity.cube"), Self.camera, "--size", "320x240", "--out", directory.path],
-                                 environment: ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera,
+                                 environment: ["LD_PRELOAD": try Self.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera,
                                                "PRISM_FAKE_V4L2_1": Self.second, "PRISM_FAKE_V4L2_1_SIZES": "160x120",
                                                "PRISM_FAKE_V4L2_1_FORMATS": "NV12"])
         defer { dev.stop() }

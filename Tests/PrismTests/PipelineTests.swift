@@ -4,14 +4,15 @@ import PrismFilters
 import PrismGPU
 import PrismMedia
 @testable import Prism
+import PrismPipeline
 
 /// `prism run` end to end, in process: real decode, GPU passes on llvmpipe, encode, then decode again.
 final class PipelineTests: XCTestCase {
     let dir = ScratchDirectory()
 
     private func run(_ options: RunOptions, filter: String = "",
-                     progress: ((RunProgress) -> Void)? = nil) throws -> (RunReport, Pipeline) {
-        let pipeline = try Pipeline(options: options, graph: GraphBinder().bind(filter))
+                     progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> (RunReport, RunJob) {
+        let pipeline = try RunJob(options: options, graph: GraphBinder().bind(filter))
         let report = try pipeline.run(progress: progress)
         return (report, pipeline)
     }
@@ -93,9 +94,13 @@ final class PipelineTests: XCTestCase {
         options.frameLimit = 300
         options.output = .movie(dir.path("flat.mkv"))
         options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
-        let pipeline = try Pipeline(options: options, graph: GraphBinder().bind("invert, pixellate(4), mono"))
-        var samples: [(frames: Int, allocated: Int)] = []
-        let report = try pipeline.run { progress in samples.append((progress.frames, pipeline.poolAllocatedCount)) }
+        let pipeline = try RunJob(options: options, graph: GraphBinder().bind("invert, pixellate(4), mono"))
+        let collected = Locked<[(frames: Int, allocated: Int)]>([])
+        let report = try pipeline.run { progress in
+            let allocated = pipeline.poolAllocatedCount
+            collected.withLock { $0.append((progress.frames, allocated)) }
+        }
+        let samples = collected.withLock { $0 }
         XCTAssertEqual(report.framesOut, 300)
         XCTAssertLessThanOrEqual(report.poolAllocated, report.poolCapacity)
         // Whatever the pool had grown to early on is what it ends with.

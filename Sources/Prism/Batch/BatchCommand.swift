@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismPipeline
 import PrismGPU
 import PrismMedia
 

@@ -1,4 +1,5 @@
 import Foundation
+import PrismPipeline
 import Synchronization
 
 /// Ctrl-C and SIGTERM (what `scancel` and a Slurm time limit send first) stop a batch: the jobs in flight

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismPipeline
 import PrismFilters
 import PrismGPU
 import PrismMedia
@@ -119,14 +120,13 @@ final class BatchWorker: Sendable {
     }
 
     // MARK: The engine hook
-    /// The one place `batch` drives the engine: a bound graph and `run`'s options through `Pipeline` on
-    /// this worker's context. (The lead's shared engine replaces these lines at merge.)
+    /// The one place `batch` drives the engine: a freshly bound graph and `run`'s options through `RunJob`
+    /// (the engine with a movie sink) on this worker's context.
     static func runJob(_ job: BatchJob, outputPath: String, gpu: GPUContext, stop: StopSignal,
                        progress: @escaping @Sendable (Int, Int?) -> Void) throws -> RunReport {
         let graph = try PrismGraphs.bind(job.settings.filter ?? "")
-        let pipeline = try Pipeline(options: job.runOptions(outputPath: outputPath), graph: graph, gpu: gpu)
-        defer { pipeline.close() }
-        return try pipeline.run(stop: stop) { snapshot in progress(snapshot.frames, snapshot.expectedFrames) }
+        let run = try RunJob(options: job.runOptions(outputPath: outputPath), graph: graph, gpu: gpu)
+        return try run.run(stop: stop) { snapshot in progress(snapshot.frames, snapshot.expectedFrames) }
     }
     // MARK: -
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PrismGPU
 
 /// What the figures were measured on: the benchmark's header.
@@ -110,10 +111,8 @@ enum BenchMemoryProbe {
 }
 
 /// Samples VmRSS on a background thread while a run goes on.
-final class BenchRSSSampler: @unchecked Sendable {
-    private let lock = NSLock()
-    private var samples: [(seconds: Double, bytes: Int)] = []
-    private var running = true
+final class BenchRSSSampler: Sendable {
+    private let state = Mutex((running: true, samples: [(seconds: Double, bytes: Int)]()))
     private let done = DispatchSemaphore(value: 0)
     private let interval: Double
 
@@ -121,9 +120,9 @@ final class BenchRSSSampler: @unchecked Sendable {
         self.interval = interval
         let start = benchNow()
         Thread.detachNewThread { [self] in
-            while lock.withLock({ running }) {
+            while state.withLock({ $0.running }) {
                 let sample = (Double(benchNow() - start) / 1e9, BenchMemoryProbe.residentBytes)
-                lock.withLock { samples.append(sample) }
+                state.withLock { $0.samples.append(sample) }
                 Thread.sleep(forTimeInterval: interval)
             }
             done.signal()
@@ -131,9 +130,9 @@ final class BenchRSSSampler: @unchecked Sendable {
     }
 
     func stop() -> [(seconds: Double, bytes: Int)] {
-        lock.withLock { running = false }
+        state.withLock { $0.running = false }
         done.wait()
-        return lock.withLock { samples }
+        return state.withLock { $0.samples }
     }
 }
 

@@ -1,9 +1,9 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 
 /// Runs the whole benchmark: per size, a clip made by Prism, the stage micro-measurements on the GPU
 /// thread through the engine's own classes, the encoders, the real `Pipeline` end to end, FFmpeg on the
@@ -24,7 +24,7 @@ final class BenchRunner {
         self.options = options
         self.log = log
         // The graph must bind before anything slow happens.
-        _ = try GraphBinder().bind(options.filter)
+        _ = try PrismGraphs.binder().bind(options.filter)
         context = try GPUContext(options: options.gpu)
         directory = NSTemporaryDirectory() + "prism-bench-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -36,7 +36,7 @@ final class BenchRunner {
                 ffmpegInfo.available = true
                 ffmpegInfo.path = path
                 ffmpegInfo.version = runner.version()
-                switch BenchFFmpeg.filterChain(for: try GraphBinder().bind(options.filter)) {
+                switch BenchFFmpeg.filterChain(for: try PrismGraphs.binder().bind(options.filter)) {
                 case .success(let chain):
                     ffmpegInfo.filterChain = chain
                     ffmpegInfo.message = "FFmpeg CPU chain: \(chain)"
@@ -276,11 +276,11 @@ final class BenchRunner {
     }
 
     private func measureGPU(size: Size, clip: Clip) throws -> GPUStages {
-        let graph = try GraphBinder().bind(options.filter)
-        let identity = try GraphBinder().bind("")
+        let graph = try PrismGraphs.binder().bind(options.filter)
+        let identity = try PrismGraphs.binder().bind("")
         let warmup = options.warmup, samples = options.samples
         let extensions = context.info.extensions
-        let reference = BenchReference.make(for: try GraphBinder().bind(options.filter))
+        let reference = BenchReference.make(for: try PrismGraphs.binder().bind(options.filter))
         let checkFrames = clip.checkFrames
         let sinkFormat = VideoEncoderSettings(codec: .h264).pixelFormat
         let colorSpace = clip.colorSpace
@@ -301,10 +301,10 @@ final class BenchRunner {
                 var values: [Double] = []
                 for iteration in 0..<(warmup + samples) {
                     if coldCaches { memset(eviction, Int32(iteration & 0xFF), evictionBytes) }
-                    glFinish()
+                    self.context.finish()
                     let t0 = benchNow()
                     try body()
-                    glFinish()
+                    self.context.finish()
                     let ms = benchMilliseconds(since: t0)
                     if iteration >= warmup { values.append(ms) }
                 }
@@ -360,7 +360,7 @@ final class BenchRunner {
                         renderer.timer = timer
                         for index in 0..<count {
                             try renderer.render(uploaded, context: FrameContext(frameIndex: index))
-                            glFinish()  // frames do not overlap, as in the fenced measurement
+                            self.context.finish()  // frames do not overlap, as in the fenced measurement
                         }
                         timer.finish()
                         renderer.timer = nil
@@ -424,7 +424,7 @@ final class BenchRunner {
                     var values: [Double] = []
                     for iteration in 0..<(warmup + samples) {
                         try renderer.render(uploaded, context: FrameContext(frameIndex: iteration))
-                        glFinish()
+                        self.context.finish()
                         let t0 = benchNow()
                         _ = try readback.submit(renderer.sinkTarget(), into: destinations[iteration % 4], tag: iteration)
                         let ms = benchMilliseconds(since: t0)
@@ -572,7 +572,7 @@ final class BenchRunner {
             let sources = (0..<distinct).map { _ in pattern.nextFrame()! }
             let converted: [[UInt8]] = try context.perform {
                 let uploader = FrameUploader()
-                let renderer = try GraphRenderer(graph: try GraphBinder().bind(""), sourceFormat: .yuv420p, sourceSize: size,
+                let renderer = try GraphRenderer(graph: try PrismGraphs.binder().bind(""), sourceFormat: .yuv420p, sourceSize: size,
                                                  sinks: [format])
                 let readback = try FrameReadback<Int>(strategy: .sync, layout: renderer.sinkLayouts[0])
                 var frames: [[UInt8]] = []
@@ -636,9 +636,7 @@ final class BenchRunner {
         options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
         options.quiet = true
         options.progress = false
-        let pipeline = try Pipeline(options: options, graph: try GraphBinder().bind(self.options.filter), gpu: context)
-        defer { pipeline.close() }
-        return try pipeline.run()
+        return try RunJob(options: options, graph: try PrismGraphs.binder().bind(self.options.filter), gpu: context).run()
     }
 
     private func measureEndToEnd(size: Size, clip: Clip, expected: [Int: [UInt8]]) throws -> (rows: [BenchRow], verifications: [BenchVerification]) {
@@ -763,10 +761,9 @@ final class BenchRunner {
         runOptions.output = .discard(.yuv420p)
         runOptions.filter = options.filter
         runOptions.quiet = true
-        let pipeline = try Pipeline(options: runOptions, graph: try GraphBinder().bind(options.filter), gpu: context)
-        defer { pipeline.close() }
+        let job = try RunJob(options: runOptions, graph: try PrismGraphs.binder().bind(options.filter), gpu: context)
         let sampler = BenchRSSSampler()
-        let report = try pipeline.run()
+        let report = try job.run()
         let samples = sampler.stop()
         return BenchMemory.judge(samples: samples, size: BenchOptions.sizeName(size), frames: report.framesOut,
                                  seconds: report.wallSeconds)

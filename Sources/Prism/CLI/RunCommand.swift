@@ -3,6 +3,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 
 /// `prism run`: parse, validate, run the pipeline, report.
 struct RunCommand {
@@ -15,7 +16,8 @@ struct RunCommand {
             arguments,
             valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
-                           "--readback", "--threads", "--switch-camera-after", "--audio"],
+                           "--readback", "--threads", "--switch-camera-after", "--audio", "--max-size", "--min-free",
+                           "--progress"],
             flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
@@ -35,6 +37,15 @@ struct RunCommand {
             options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
         }
         options.audioDevice = scanner.value("--audio")
+        for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
+            guard let text = scanner.value(flag) else { continue }
+            guard let bytes = ByteCount.parse(text) else { throw UsageError("\(flag) takes a size like 500M or 2G, not '\(text)'") }
+            options.limits[keyPath: keyPath] = bytes
+        }
+        if let format = scanner.value("--progress") {
+            guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
+            options.jsonProgress = true
+        }
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
         options.gpu.renderNode = scanner.value("--render-node")
         if let readback = scanner.value("--readback") {
@@ -99,9 +110,20 @@ struct RunCommand {
             options.output = .standardOutput(format)
         } else {
             guard outputFormat == nil else { throw UsageError("--output-format applies to raw output (-o -)") }
-            options.output = .movie(output)
+            if ImageFile.kind(forPath: output) != nil {
+                if let frames = options.frameLimit, frames != 1 {
+                    throw UsageError("\(output): a still holds one frame; use --frames 1 (or a movie output)")
+                }
+                options.output = .still(output)
+            } else {
+                options.output = .movie(output)
+            }
         }
-        options.progress = !options.quiet && isatty(2) != 0 && output != "-"
+        let limited = options.limits.maxBytes != nil || options.limits.minFreeBytes != nil
+        if case .movie = options.output {} else if limited {
+            throw UsageError("--max-size and --min-free limit a movie output (-o FILE)")
+        }
+        options.progress = options.jsonProgress || (!options.quiet && isatty(2) != 0 && output != "-")
     }
 
     static func parseBitrate(_ text: String) throws -> Int {
@@ -120,29 +142,41 @@ struct RunCommand {
         let graph = try PrismGraphs.bind(options.filter)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
-        let pipeline = try Pipeline(options: options, graph: graph)
+        let job = try RunJob(options: options, graph: graph)
         if !options.quiet {
-            let gpu = pipeline.gpuInfo
+            let gpu = job.gpuInfo
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
-            PrismCommandLine.info("prism: input: \(pipeline.sourceInfo.summary) → \(pipeline.outputSize), "
-                                  + "\(pipeline.passLabels.count) GPU pass(es)")
+            PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
+                                  + "\(job.passLabels.count) GPU pass(es)")
         }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
-        let progress: ((RunProgress) -> Void)? = options.progress ? { snapshot in
-            let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
-            FileHandle.standardError.write(Data(text.utf8))
-        } : nil
-        let report = try pipeline.run(stop: stop, progress: progress)
-        pipeline.close()
+        var progress: (@Sendable (RunProgress) -> Void)?
+        if options.jsonProgress {
+            // Programs read one object per line: on stdout, unless stdout carries the raw frames.
+            let handle: FileHandle
+            if case .standardOutput = options.output { handle = .standardError } else { handle = .standardOutput }
+            progress = { snapshot in handle.write(Data((snapshot.json + "\n").utf8)) }
+        } else if options.progress {
+            progress = { snapshot in
+                let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
+                FileHandle.standardError.write(Data(text.utf8))
+            }
+        }
+        let report = try job.run(stop: stop, progress: progress)
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
-            if report.interrupted { line += ", stopped early: output finished and playable" }
+            switch report.stopReason {
+            case .endOfInput, .frameLimit, .durationLimit, .outputClosed: break
+            case .interrupted: line += ", stopped early: output finished and playable"
+            case .sizeLimit, .freeSpaceLimit: line += ", stopped at the \(report.stopReason.rawValue): output finished and playable"
+            }
             if case .movie(let path) = options.output { line += " → \(path)" }
+            if case .still(let path) = options.output { line += " → \(path)" }
             PrismCommandLine.info(line)
         }
         if options.stats { PrismCommandLine.info(report.statsTable()) }
@@ -219,10 +253,9 @@ struct RenderCommand {
 
 /// The binder the tool uses: built-ins, .cube files and user shaders.
 enum PrismGraphs {
-    /// ISF IMPORTED images: PNG and JPEG through PrismMedia, PPM/PAM through the filters' own reader.
+    /// ISF IMPORTED images (PNG, JPEG, PPM, PAM, …) are read by PrismMedia's `ImageFile.read` (libavcodec).
     static func binder() -> GraphBinder {
         GraphBinder(imageLoader: { path in
-            if ImageFile.kind(forPath: path) == nil { return try UserShaderKernel.netpbmImageLoader(path) }
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })

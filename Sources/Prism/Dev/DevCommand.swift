@@ -2,6 +2,7 @@ import Foundation
 import PrismCore
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 
 /// `prism dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]`:
 /// the shader-authoring loop. Runs the shader live on the input, serves the preview page and reloads the
@@ -33,7 +34,7 @@ struct DevCommand {
             options.input = .camera(InputSpec.cameraPath(argument)!)
         case let path:
             guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
-            options.input = .file(path)
+            options.input = .movie(path)
         }
         options.port = try scanner.int("--port", in: 0...65535) ?? 8080
         options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"

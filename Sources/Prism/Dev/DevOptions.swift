@@ -1,21 +1,13 @@
 import Foundation
 import PrismCore
 import PrismGPU
-
-/// Where `prism dev` takes frames from, behind the `LiveSource` interface.
-enum DevInput: Sendable, Equatable {
-    /// The built-in test pattern, endless.
-    case pattern
-    /// A movie file, looped: reopened at its end, timestamps continuing.
-    case file(String)
-    /// A V4L2 camera, asked for the pattern's size and rate (it takes its closest).
-    case camera(String)
-}
+import PrismPipeline
 
 /// Everything `prism dev` was asked to do, validated.
 struct DevOptions: Sendable {
     var shaderPath: String
-    var input: DevInput = .pattern
+    /// The pattern, a movie (looped: reopened at its end, timestamps continuing) or a camera.
+    var input: InputSpec = .pattern
     /// More filters after the shader (graph text), e.g. `mono`.
     var extraFilter = ""
     var port = 8080

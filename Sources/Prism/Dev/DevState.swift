@@ -180,7 +180,7 @@ enum DevParameters {
         case .color:
             var rgba: [Double]
             if case .string(let text) = json {
-                guard let parsed = parseHexColor(text) else { throw Invalid("\(spec.name) takes #rrggbb[aa] or [r,g,b,a]") }
+                guard let parsed = HexColor.parse(text).map({ [$0.x, $0.y, $0.z, $0.w] }) else { throw Invalid("\(spec.name) takes #rrggbb[aa] or [r,g,b,a]") }
                 rgba = parsed
             } else {
                 rgba = try numbers([3, 4])
@@ -200,20 +200,6 @@ enum DevParameters {
         do { return try spec.validate(candidate) } catch { throw Invalid("\(error)") }
     }
 
-    static func parseHexColor(_ text: String) -> [Double]? {
-        guard text.hasPrefix("#") else { return nil }
-        let hex = text.dropFirst()
-        guard hex.count == 6 || hex.count == 8, hex.allSatisfy(\.isHexDigit) else { return nil }
-        var values: [Double] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            values.append(Double(Int(hex[index..<next], radix: 16)!) / 255)
-            index = next
-        }
-        if values.count == 3 { values.append(1) }
-        return values
-    }
 
     /// Whether two kinds are the same type (ranges and option lists may differ), for carrying values over
     /// a reload.

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,15 +15,17 @@ import Glibc
 ///
 /// One thread blocks in `poll(2)` on the inotify descriptor and on a pipe that wakes it for `update` and
 /// `stop`. `onChange` runs on that thread with the files of the set that changed.
-final class FileWatcher: @unchecked Sendable {
+final class FileWatcher: Sendable {
     private let inotify: Int32
     private let wakePipe: (read: Int32, write: Int32)
-    private let lock = NSLock()
-    /// Files to report, by directory (absolute, standardised paths).
-    private var wanted: [String: Set<String>] = [:]
-    /// Watch descriptor → directory.
-    private var watches: [Int32: String] = [:]
-    private var stopped = false
+    private struct State {
+        /// Files to report, by directory (absolute, standardised paths).
+        var wanted: [String: Set<String>] = [:]
+        /// Watch descriptor → directory.
+        var watches: [Int32: String] = [:]
+        var stopped = false
+    }
+    private let state = Mutex(State())
     private let quietPeriod: Int32
     private let onChange: @Sendable (Set<String>) -> Void
     private let finished = DispatchSemaphore(value: 0)
@@ -72,29 +75,29 @@ final class FileWatcher: @unchecked Sendable {
             let url = URL(fileURLWithPath: path)
             byDirectory[url.deletingLastPathComponent().path, default: []].insert(url.lastPathComponent)
         }
-        try lock.withLock {
+        try state.withLock { state in
             let events: [Int32] = [IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_MODIFY, IN_ATTRIB,
                                    IN_MOVED_FROM, IN_ONLYDIR]
             let mask = events.reduce(UInt32(0)) { $0 | UInt32(bitPattern: $1) }
-            for directory in byDirectory.keys where !watches.values.contains(directory) {
+            for directory in byDirectory.keys where !state.watches.values.contains(directory) {
                 // inotify_add_watch on a directory already watched returns the same descriptor.
                 let wd = inotify_add_watch(inotify, directory, mask)
                 guard wd >= 0 else { throw SystemError("inotify_add_watch", code: errno, context: directory) }
-                watches[wd] = directory
+                state.watches[wd] = directory
             }
-            for (wd, directory) in watches where byDirectory[directory] == nil {
+            for (wd, directory) in state.watches where byDirectory[directory] == nil {
                 inotify_rm_watch(inotify, wd)
-                watches[wd] = nil
+                state.watches[wd] = nil
             }
-            wanted = byDirectory
+            state.wanted = byDirectory
         }
     }
 
     /// Stops the thread and waits for it.
     func stop() {
-        let already = lock.withLock { () -> Bool in
-            defer { stopped = true }
-            return stopped
+        let already = state.withLock { state -> Bool in
+            defer { state.stopped = true }
+            return state.stopped
         }
         guard !already else { return }
         var byte: UInt8 = 1
@@ -102,7 +105,7 @@ final class FileWatcher: @unchecked Sendable {
         finished.wait()
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func loop() {
         var pending = Set<String>()
@@ -153,11 +156,11 @@ final class FileWatcher: @unchecked Sendable {
                 offset += header + nameLength
                 if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
                     // Events were lost: report everything.
-                    lock.withLock { for (dir, names) in wanted { for n in names { changed.insert(dir + "/" + n) } } }
+                    state.withLock { state in for (dir, names) in state.wanted { for n in names { changed.insert(dir + "/" + n) } } }
                     continue
                 }
-                lock.withLock {
-                    guard let directory = watches[event.wd], let names = wanted[directory], names.contains(name) else { return }
+                state.withLock { state in
+                    guard let directory = state.watches[event.wd], let names = state.wanted[directory], names.contains(name) else { return }
                     changed.insert(directory + "/" + name)
                 }
             }

@@ -10,7 +10,7 @@ enum PreviewView: String, Sendable, CaseIterable {
 /// The latest frames for the preview, per view: the newest read-back RGBA buffer (snapshots) and the
 /// newest JPEG (streams). Producers replace; consumers take the newest and skip what they missed, so a
 /// slow client never holds the pipeline back.
-final class PreviewHub: @unchecked Sendable {
+final class PreviewHub: @unchecked Sendable {  // every field is guarded by `condition` (a Mutex cannot wait)
     private struct Slot {
         var buffer: PooledFrameBuffer?
         var jpeg: [UInt8]?
@@ -73,54 +73,11 @@ final class PreviewHub: @unchecked Sendable {
     }
 
     var isClosed: Bool { condition.withLock { closed } }
-
-    /// The RGBA pixels of a pooled RGBA buffer, row padding removed, optionally box-downscaled so the
-    /// width is at most `maxWidth`.
-    static func image(from buffer: PooledFrameBuffer, maxWidth: Int? = nil) -> RGBAImage {
-        let layout = buffer.layout
-        let size = layout.size
-        let plane = buffer.plane(0)
-        let factor = maxWidth.map { max(1, (size.width + $0 - 1) / $0) } ?? 1
-        if factor == 1 {
-            var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
-            pixels.withUnsafeMutableBytes { out in
-                for y in 0..<size.height {
-                    (out.baseAddress! + y * size.width * 4).copyMemory(from: plane.base + y * plane.rowBytes,
-                                                                       byteCount: size.width * 4)
-                }
-            }
-            return RGBAImage(size: size, pixels: pixels)
-        }
-        let width = size.width / factor, height = max(1, size.height / factor)
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        let source = plane.base.assumingMemoryBound(to: UInt8.self)
-        let area = UInt32(factor * factor)
-        pixels.withUnsafeMutableBufferPointer { out in
-            for y in 0..<height {
-                for x in 0..<width {
-                    var sum = SIMD4<UInt32>(repeating: 0)
-                    for dy in 0..<factor {
-                        let row = source + (y * factor + dy) * plane.rowBytes + x * factor * 4
-                        for dx in 0..<factor {
-                            let p = row + dx * 4
-                            sum &+= SIMD4(UInt32(p[0]), UInt32(p[1]), UInt32(p[2]), UInt32(p[3]))
-                        }
-                    }
-                    let o = (y * width + x) * 4
-                    out[o] = UInt8(sum.x / area)
-                    out[o + 1] = UInt8(sum.y / area)
-                    out[o + 2] = UInt8(sum.z / area)
-                    out[o + 3] = UInt8(sum.w / area)
-                }
-            }
-        }
-        return RGBAImage(size: Size(width: width, height: height), pixels: pixels)
-    }
 }
 
 /// One MJPEG client: `multipart/x-mixed-replace` parts, each the newest JPEG when the previous part
 /// has gone out. Runs on the client's connection thread; a slow reader just sees fewer frames.
-final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {
+final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {  // read() runs on the one connection thread; finish() is guarded
     static let boundary = "prismframe"
     private let hub: PreviewHub
     private let view: PreviewView

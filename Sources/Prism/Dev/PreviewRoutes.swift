@@ -2,6 +2,7 @@ import Foundation
 import PrismCore
 import PrismFilters
 import PrismMedia
+import PrismPipeline
 
 /// The preview's endpoints. Only these paths exist; nothing is read from disk because of a URL.
 ///
@@ -35,14 +36,14 @@ struct PreviewRoutes: Sendable {
         case ("GET", "/frame.jpg"):
             guard let view = view(request) else { return .error(400, "view must be output or input") }
             guard let buffer = session.hub.latest(view) else { return .error(503, "no frame yet") }
-            let image = PreviewHub.image(from: buffer, maxWidth: session.options.previewMaxWidth)
+            let image = buffer.rgbaImage(maxWidth: session.options.previewMaxWidth)
             guard let jpeg = try? ImageFile.encode(image, kind: .jpeg, jpegQuality: 85, label: "frame") else {
                 return .error(500, "cannot encode the frame")
             }
             return .data(status: 200, contentType: "image/jpeg", body: jpeg)
         case ("GET", "/snapshot"):
             guard let buffer = session.hub.latest(.output) else { return .error(503, "no frame yet") }
-            guard let png = try? ImageFile.encode(PreviewHub.image(from: buffer), kind: .png, label: "snapshot") else {
+            guard let png = try? ImageFile.encode(buffer.rgbaImage(), kind: .png, label: "snapshot") else {
                 return .error(500, "cannot encode the snapshot")
             }
             let stamp = Self.timestamp()

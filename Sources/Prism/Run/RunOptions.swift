@@ -2,29 +2,14 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
-
-/// Where frames come from.
-public enum InputSpec: Sendable, Equatable {
-    /// The built-in moving test pattern.
-    case pattern
-    /// Anything libavformat opens: a path or a URL.
-    case movie(String)
-    /// Raw frames on standard input, described by `--input-format`.
-    case standardInput(RawVideoFormat)
-    /// A V4L2 camera (`/dev/videoN`, or any device path given as `v4l2:PATH`).
-    case camera(String)
-
-    /// An INPUT argument naming a camera: a path under /dev/video, or `v4l2:` and a device path.
-    static func cameraPath(_ argument: String) -> String? {
-        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
-        return argument.hasPrefix("/dev/video") ? argument : nil
-    }
-}
+import PrismPipeline
 
 /// Where frames go.
 public enum OutputSpec: Sendable, Equatable {
     /// A movie file; its extension picks the container.
     case movie(String)
+    /// One frame as a PNG or JPEG photo (the seed's "take photo").
+    case still(String)
     /// Raw frames on standard output in this pixel format.
     case standardOutput(PixelFormat)
     /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
@@ -63,6 +48,10 @@ public struct RunOptions: Sendable {
     /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
     /// CLOCK_MONOTONIC); a movie or raw input is refused (its time line is not the clock's).
     public var audioDevice: String?
+    /// `--max-size`, `--min-free`: limits that end a recording cleanly.
+    public var limits = RecordingLimits()
+    /// `--progress json`: one JSON object per line for programs, instead of the terminal line.
+    public var jsonProgress = false
 
     public init() {}
 

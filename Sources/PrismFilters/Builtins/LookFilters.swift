@@ -1,4 +1,3 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU
@@ -209,6 +208,7 @@ final class LUTKernel: ParameterizedKernel {
     private var users = 0
 
     func prepare() throws {
+        try KernelContextError.check(texture?.thread, filter: "a colour table")
         if texture == nil && affine == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
         users += 1
     }
@@ -219,7 +219,7 @@ final class LUTKernel: ParameterizedKernel {
     }
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        if let texture { uniforms.bindTexture("$lut", name: texture.name, target: GLenum(GL_TEXTURE_3D)) }
+        if let texture { uniforms.bind("$lut", texture) }
         uniforms.set("$lutMax", Float(dimension - 1))
         if let affine {
             uniforms.setMatrix3("$affineMatrix", rows: affineRows)

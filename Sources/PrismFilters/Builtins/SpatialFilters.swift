@@ -1,4 +1,3 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU
@@ -170,10 +169,8 @@ final class BlurKernel: ParameterizedKernel {
     var mergeTaps: Bool { mergeTapsOverride ?? driverPrefersMergedTaps }
 
     func prepare() throws {
-        if let renderer = glGetString(GLenum(GL_RENDERER)) {
-            let name = String(cString: UnsafeRawPointer(renderer).assumingMemoryBound(to: CChar.self)).lowercased()
-            driverPrefersMergedTaps = !(name.contains("llvmpipe") || name.contains("softpipe") || name.contains("swrast"))
-        }
+        let renderer = GPUContext.currentRenderer()
+        if !renderer.isEmpty { driverPrefersMergedTaps = !GPUInfo.isSoftwareRenderer(renderer) }
     }
 
     /// One-sided weights of the normalised Gaussian: w[0] at the centre, w[k] at ±k, k ≤ ceil(3σ).

@@ -1,4 +1,3 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU

@@ -1,9 +1,13 @@
-import CGLES
 import PrismCore
 import PrismGPU
 
 /// Runs a compiled `FilterGraph` on uploaded frames: every pass, in order, ending in one packed render
-/// target per sink. Create, use and release it on the GPU thread; it owns every GL object it made.
+/// target per sink. Create and use it on the GPU thread; it owns every GL object it made.
+///
+/// The resource contract: `init` calls `prepare()` once on each kernel of the graph and `deinit` balances
+/// each with `releaseGPUResources()` (on failure `init` balances what it prepared), so a kernel's own
+/// textures (LUT tables, ISF imported images) live exactly as long as the last renderer using them. A
+/// renderer dropped on another thread does that release on its GPU thread.
 public final class GraphRenderer {
     public let graph: FilterGraph
     public let sourceFormat: PixelFormat
@@ -31,9 +35,15 @@ public final class GraphRenderer {
     private var packCoefficients: (space: YUVColorSpace, layout: PackedFrameLayout, values: PackCoefficients)?
     /// Optional per-pass GPU timing.
     public var timer: PassTimer?
+    /// The kernels `init` prepared, released in `deinit` (the graph may gain nodes later).
+    private let preparedKernels: [FilterKernel]
+    private let thread: GPUThread
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
+        guard let thread = GPUThread.current else {
+            preconditionFailure("GraphRenderer made off a GPU thread; make it inside GPUContext.perform")
+        }
         var prepared: [FilterKernel] = []
         let result: GraphCompiler.Result
         do {
@@ -57,15 +67,13 @@ public final class GraphRenderer {
         self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
                                                                   sourceSize: sourceSize) }
         self.pool = pool
+        self.preparedKernels = prepared
+        self.thread = thread
         for (passIndex, pass) in passes.enumerated() {
             if let alternate = pass.alternateTarget {
                 persistent[passIndex] = (pass.target, alternate)
                 // Both start transparent black, whatever the pool handed out.
-                for target in [pass.target, alternate] {
-                    target.bindForDrawing()
-                    glClearColor(0, 0, 0, 0)
-                    glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
-                }
+                for target in [pass.target, alternate] { target.clear() }
             }
             switch pass.kind {
             case .source: sourceTarget = pass.target
@@ -77,9 +85,13 @@ public final class GraphRenderer {
     }
 
     deinit {
-        for pass in passes {
-            pool.release(pass.target)
-            if let alternate = pass.alternateTarget { pool.release(alternate) }
+        let pool = self.pool, passes = self.passes, kernels = preparedKernels
+        thread.runOrDefer {
+            for pass in passes {
+                pool.release(pass.target)
+                if let alternate = pass.alternateTarget { pool.release(alternate) }
+            }
+            for kernel in kernels { kernel.releaseGPUResources() }
         }
     }
 
@@ -135,9 +147,7 @@ public final class GraphRenderer {
             let target = persistent[index]?.current ?? pass.target
             target.bindForDrawing()
             for draw in pass.draws {
-                if let rows = draw.rows {
-                    glViewport(0, GLint(rows.lowerBound), GLsizei(target.size.width), GLsizei(rows.count))
-                }
+                if let rows = draw.rows { target.bindForDrawing(rows: rows) }
                 bind(pass, draw.program, frame: frame, context: context)
                 draw.program.drawFullscreen()
             }
@@ -170,7 +180,7 @@ public final class GraphRenderer {
             target.texture.bind(unit: unit)
             program.set(binding.uniform, Int32(unit))
             // `<sampler>Size`, looked up once per program (the cache takes the sampler's name as prefix).
-            glUniform2f(program.location(prefix: binding.uniform, placeholder: "$Size"),
+            program.set(at: program.location(prefix: binding.uniform, placeholder: "$Size"),
                         Float(target.size.width), Float(target.size.height))
         }
         for member in pass.members {
@@ -190,6 +200,6 @@ public final class GraphRenderer {
     /// The Y'CbCr description packed frames are written in: the source's own, or BT.709 / BT.601
     /// limited (by size) when the source is RGB.
     public func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
-        frame.format.isYUV ? frame.colorSpace : YUVColorSpace(matrix: .defaultFor(outputSize), range: .limited)
+        YUVColorSpace.packing(sourceFormat: frame.format, sourceColorSpace: frame.colorSpace, outputSize: outputSize)
     }
 }

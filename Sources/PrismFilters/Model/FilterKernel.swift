@@ -1,4 +1,3 @@
-import CGLES
 import PrismCore
 import PrismGPU
 
@@ -38,13 +37,15 @@ public protocol FilterKernel: AnyObject {
     /// inputs, usually take the graph source's size.
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
     /// Creates GL resources (LUT textures, images); runs on the GPU thread before the first frame.
-    /// Each `GraphRenderer` that uses the kernel calls it once and balances it with
-    /// `releaseGPUResources`, so a kernel shared by two renderers frees its textures when the last one
-    /// goes — on the GPU thread, where renderers are destroyed.
+    /// Each `GraphRenderer` that uses the kernel calls it once when it is made and balances it with
+    /// `releaseGPUResources` when it goes (or at once if it fails to compile), so a kernel shared by two
+    /// renderers frees its textures when the last one goes — on the GPU thread, whichever thread
+    /// dropped the renderer. Keep a count, not a flag.
     func prepare() throws
-    /// Balances one `prepare`.
+    /// Balances one `prepare`; on the GPU thread.
     func releaseGPUResources()
-    /// Sets the kernel's uniforms and binds its own textures in a program that contains its code.
+    /// Sets the kernel's uniforms and binds its own textures (as `Texture`/`Texture3D` objects: the GPU
+    /// layer makes the GL calls) in a program that contains its code.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
 
@@ -58,6 +59,21 @@ extension FilterKernel {
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
     public func releaseGPUResources() {}
+}
+
+/// The error a kernel's `prepare` throws when its textures were made on another GPU context than the
+/// one preparing it now (one filter graph rendered on two contexts at once): GL objects do not cross
+/// contexts. Bind the graph text once per context instead.
+struct KernelContextError: PrismError {
+    let filter: String
+    var description: String {
+        "\(filter) is already in use on another GPU context; build one filter graph per context"
+    }
+
+    /// Throws unless `owner` (the thread of a texture the kernel holds) is nil or the caller's.
+    static func check(_ owner: GPUThread?, filter: String) throws {
+        if let owner, owner !== GPUThread.current { throw KernelContextError(filter: filter) }
+    }
 }
 
 /// A pass a kernel renders into its own texture before its expression runs.
@@ -119,51 +135,33 @@ public struct FrameContext: Sendable {
     }
 }
 
-/// Sets one kernel's uniforms in one program, translating `$name` to the kernel's prefix, and binds
-/// textures to free units.
+/// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
+/// kernel's prefix. The kernel hands over values and `Texture`/`Texture3D` objects; PrismGPU's
+/// `UniformScope` makes the GL calls.
 public struct KernelUniforms {
-    let program: ShaderProgram
-    let prefix: String
-    let units: TextureUnits
+    let scope: UniformScope
     /// The size of the kernel's output in this pass.
     public let outputSize: Size
     /// The sizes of the kernel's inputs.
     public let inputSizes: [Size]
 
-    private func at(_ placeholder: String) -> GLint { program.location(prefix: prefix, placeholder: placeholder) }
+    init(program: ShaderProgram, prefix: String, units: TextureUnits, outputSize: Size, inputSizes: [Size]) {
+        scope = UniformScope(program: program, prefix: prefix, units: units)
+        self.outputSize = outputSize
+        self.inputSizes = inputSizes
+    }
 
-    public func set(_ uniform: String, _ value: Float) { glUniform1f(at(uniform), value) }
-    public func set(_ uniform: String, _ value: Int32) { glUniform1i(at(uniform), value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(at(uniform), x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(at(uniform), x, y, z) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
-        glUniform4f(at(uniform), x, y, z, w)
-    }
-    public func set(_ uniform: String, _ v: SIMD4<Double>) {
-        glUniform4f(at(uniform), Float(v.x), Float(v.y), Float(v.z), Float(v.w))
-    }
-    public func set(_ uniform: String, _ v: SIMD2<Double>) { glUniform2f(at(uniform), Float(v.x), Float(v.y)) }
+    public func set(_ uniform: String, _ value: Float) { scope.set(uniform, value) }
+    public func set(_ uniform: String, _ value: Int32) { scope.set(uniform, value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { scope.set(uniform, x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { scope.set(uniform, x, y, z) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { scope.set(uniform, x, y, z, w) }
+    public func set(_ uniform: String, _ v: SIMD4<Double>) { scope.set(uniform, v) }
+    public func set(_ uniform: String, _ v: SIMD2<Double>) { scope.set(uniform, v) }
     /// A mat3 from row-major rows.
-    public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(at: at(uniform), rows: rows) }
-
-    /// Binds a texture (GL_TEXTURE_2D or GL_TEXTURE_3D name) to the next free unit and points `uniform` at it.
-    public func bindTexture(_ uniform: String, name texture: GLuint, target: GLenum = GLenum(GL_TEXTURE_2D)) {
-        let location = at(uniform)
-        guard location >= 0 else { return }
-        let unit = units.next()
-        glActiveTexture(GLenum(GL_TEXTURE0) + GLenum(unit))
-        glBindTexture(target, texture)
-        glUniform1i(location, Int32(unit))
-    }
-}
-
-/// Hands out texture units for one draw; the renderer keeps one and resets it per draw.
-final class TextureUnits {
-    private var used = 0
-    init(startingAt first: Int = 0) { used = first }
-    func reset(to first: Int) { used = first }
-    func next() -> Int {
-        defer { used += 1 }
-        return used
-    }
+    public func setMatrix3(_ uniform: String, rows: [[Double]]) { scope.setMatrix3(uniform, rows: rows) }
+    /// Binds a texture to the next free unit and points the sampler `uniform` at it.
+    public func bind(_ uniform: String, _ texture: Texture) { scope.bind(uniform, texture) }
+    /// Binds a 3D texture to the next free unit and points the `sampler3D` `uniform` at it.
+    public func bind(_ uniform: String, _ texture: Texture3D) { scope.bind(uniform, texture) }
 }

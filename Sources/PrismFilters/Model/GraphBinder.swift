@@ -26,7 +26,7 @@ public struct GraphBinder {
     /// File extensions the default `fileFilters` loads as user shaders.
     public static let shaderExtensions: Set<String> = ["fs", "frag", "glsl", "isf"]
 
-    /// `imageLoader` reads the images ISF shaders import (the CLI passes one that decodes PNG and JPEG).
+    /// `imageLoader` reads the images ISF shaders import (the tool passes PrismMedia's `ImageFile.read`).
     public init(imageLoader: @escaping ShaderImageLoader) {
         fileFilters = { path, arguments in
             if Self.isShader(path) {
@@ -49,8 +49,8 @@ public struct GraphBinder {
         }
     }
 
-    /// Imported images are read with `UserShaderKernel.netpbmImageLoader` (PPM and PAM files).
-    public init() { self.init(imageLoader: UserShaderKernel.netpbmImageLoader) }
+    /// Without an image reader: shaders that import images fail to prepare, naming the file.
+    public init() { self.init(imageLoader: UserShaderKernel.noImageLoader) }
 
     static func isShader(_ path: String) -> Bool {
         shaderExtensions.contains((path as NSString).pathExtension.lowercased())

@@ -58,7 +58,7 @@ public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
         case .float(let v): ParameterKind.trim(v)
         case .int(let v): String(v)
         case .bool(let v): String(v)
-        case .color(let c): String(format4(c))
+        case .color(let c): HexColor.format(c)
         case .point(let p): "\(ParameterKind.trim(p.x)):\(ParameterKind.trim(p.y))"
         case .size(let s): s.description
         case .choice(let s), .text(let s): s
@@ -73,14 +73,6 @@ public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
         default: nil
         }
     }
-}
-
-private func format4(_ c: SIMD4<Double>) -> String {
-    func hex(_ v: Double) -> String {
-        let byte = Int((min(max(v, 0), 1) * 255).rounded())
-        return (byte < 16 ? "0" : "") + String(byte, radix: 16)
-    }
-    return "#" + hex(c.x) + hex(c.y) + hex(c.z) + (c.w < 1 ? hex(c.w) : "")
 }
 
 /// A declared parameter: name, type, default, documentation.

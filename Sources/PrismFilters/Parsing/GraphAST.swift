@@ -38,7 +38,7 @@ public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
         case .number(let v): return formatGraphNumber(v)
         case .tuple(let vs): return vs.map(formatGraphNumber).joined(separator: ":")
         case .color(let r, let g, let b, let a):
-            return "#" + [r, g, b, a].map { hexByte($0) }.joined()
+            return HexColor.format(SIMD4(r, g, b, a), alpha: .always)
         case .size(let w, let h): return "\(w)x\(h)"
         case .word(let w): return w
         case .string(let s): return "\"" + s + "\""
@@ -64,12 +64,6 @@ public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
 private func formatGraphNumber(_ v: Double) -> String {
     if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
     return String(v)
-}
-
-private func hexByte(_ v: Double) -> String {
-    let byte = Int((max(0, min(1, v)) * 255).rounded())
-    let digits = Array("0123456789abcdef")
-    return String([digits[byte / 16], digits[byte % 16]])
 }
 
 /// One argument: `key=value` or a positional `value`.

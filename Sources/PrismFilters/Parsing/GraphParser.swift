@@ -325,18 +325,10 @@ public struct GraphParser {
         if let c = current, !Self.isValueEnd(c) {
             throw fail("unexpected character '\(c)' in colour")
         }
-        guard hex.count == 6 || hex.count == 8 else {
+        guard let color = HexColor.parse("#" + hex) else {
             throw fail("invalid colour '#\(hex)': expected #rrggbb or #rrggbbaa", at: start)
         }
-        var components: [Double] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            components.append(Double(Int(hex[index..<next], radix: 16)!) / 255)
-            index = next
-        }
-        return .color(red: components[0], green: components[1], blue: components[2],
-                      alpha: components.count == 4 ? components[3] : 1)
+        return .color(red: color.x, green: color.y, blue: color.z, alpha: color.w)
     }
 
     private mutating func parseParenTuple() throws(GraphSyntaxError) -> GraphValue {

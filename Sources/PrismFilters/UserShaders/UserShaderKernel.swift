@@ -1,11 +1,11 @@
-import CGLES
 import Foundation
 import PrismCore
 import PrismGPU
 
 /// Reads an image file for ISF `IMPORTED` images: its size and RGBA8 pixels, top row first.
-/// PrismFilters cannot decode PNG or JPEG itself (that is PrismMedia's job), so the layer that knows
-/// both (the CLI) hands one in; `UserShaderKernel.netpbmImageLoader` reads PPM/PAM files and is the default.
+/// PrismFilters decodes no image formats (that is PrismMedia's job, with libavcodec), so the layer that
+/// knows both installs one: the tool passes `ImageFile.read` (PNG, JPEG, PPM, PAM, …) through
+/// `GraphBinder(imageLoader:)`. Without one, `UserShaderKernel.noImageLoader` refuses with a clear error.
 public typealias ShaderImageLoader = @Sendable (_ path: String) throws -> (size: Size, rgba: [UInt8])
 
 /// A user shader that does not compile, with the compiler's messages in the author's own files.
@@ -95,7 +95,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     public var isFused: Bool { fused != nil }
 
     public init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
-                imageLoader: @escaping ShaderImageLoader = UserShaderKernel.netpbmImageLoader) throws {
+                imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
         self.imageInputs = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
         self.inputCount = imageInputs.count
@@ -408,6 +408,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     }
 
     private func prepareResources() throws {
+        try KernelContextError.check(emptyTexture?.thread, filter: shader.path)
         if emptyTexture == nil {
             let empty = try Texture(size: Size(width: 1, height: 1), format: .rgba8)
             let zero = [UInt8](repeating: 0, count: 4)
@@ -546,9 +547,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         for image in shader.importedImages {
             guard let texture = importedTextures[image.name] else { continue }
             uniforms.set(GLSLRewriter.sizeUniform(image.name), Float(texture.size.width), Float(texture.size.height))
-            uniforms.bindTexture(image.name, name: texture.name)
+            uniforms.bind(image.name, texture)
         }
-        if let emptyTexture { uniforms.bindTexture("$isf_empty", name: emptyTexture.name) }
+        if let emptyTexture { uniforms.bind("$isf_empty", emptyTexture) }
     }
 
     /// ISF's DATE: year, month, day, seconds since midnight (local time).
@@ -561,58 +562,8 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     // MARK: Images
 
-    /// Reads binary PPM (`P6`) and PAM (`P7`, RGB or RGB_ALPHA) files with 8-bit samples.
-    public static let netpbmImageLoader: ShaderImageLoader = { path in
-        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
-        return try decodeNetpbm([UInt8](data), path: path)
-    }
-
-    static func decodeNetpbm(_ bytes: [UInt8], path: String) throws -> (size: Size, rgba: [UInt8]) {
-        var position = 0
-        func token() -> String {
-            while position < bytes.count {
-                if bytes[position] == UInt8(ascii: "#") {
-                    while position < bytes.count, bytes[position] != 10 { position += 1 }
-                } else if [9, 10, 13, 32].contains(bytes[position]) {
-                    position += 1
-                } else { break }
-            }
-            let start = position
-            while position < bytes.count, ![9, 10, 13, 32].contains(bytes[position]) { position += 1 }
-            return String(decoding: bytes[start..<position], as: UTF8.self)
-        }
-        let magic = token()
-        var width = 0, height = 0, maxValue = 0, depth = 3
-        switch magic {
-        case "P6":
-            width = Int(token()) ?? 0
-            height = Int(token()) ?? 0
-            maxValue = Int(token()) ?? 0
-        case "P7":
-            while true {
-                let key = token()
-                if key == "ENDHDR" || key.isEmpty { break }
-                let value = token()
-                switch key {
-                case "WIDTH": width = Int(value) ?? 0
-                case "HEIGHT": height = Int(value) ?? 0
-                case "DEPTH": depth = Int(value) ?? 0
-                case "MAXVAL": maxValue = Int(value) ?? 0
-                default: break
-                }
-            }
-        default:
-            throw UsageError("\(path): not a binary PPM or PAM file (only P6 and P7 are read without an image loader)")
-        }
-        position += 1  // the single blank after the header
-        guard width > 0, height > 0, maxValue == 255, depth == 3 || depth == 4,
-              bytes.count - position >= width * height * depth else {
-            throw UsageError("\(path): unsupported or truncated PPM/PAM (8-bit RGB or RGBA only)")
-        }
-        var rgba = [UInt8](repeating: 255, count: width * height * 4)
-        for pixel in 0..<(width * height) {
-            for channel in 0..<depth { rgba[pixel * 4 + channel] = bytes[position + pixel * depth + channel] }
-        }
-        return (Size(width: width, height: height), rgba)
+    /// The loader when none was installed: imported images cannot be read (the error names the file).
+    public static let noImageLoader: ShaderImageLoader = { path in
+        throw UsageError("no image reader is installed to read \(path) (prism installs one that reads PNG, JPEG, PPM and PAM)")
     }
 }

@@ -1,9 +1,10 @@
 import CEGL
 import CGBM
 import CGLES
-import CShims
+import CGPUShims
 import Foundation
 import PrismCore
+import Synchronization
 
 /// How an EGL display was reached, in the order Prism tries them.
 public enum EGLPlatform: String, Sendable, CaseIterable {
@@ -49,6 +50,12 @@ public struct GPUInfo: Sendable, CustomStringConvertible {
     public var description: String {
         "\(renderer) (\(version); \(platform.rawValue) platform, \(source))" + (isSoftware ? " [software renderer]" : "")
     }
+
+    /// Whether a GL_RENDERER string names a CPU rasteriser (Mesa's llvmpipe, softpipe, swrast; SwiftShader).
+    public static func isSoftwareRenderer(_ renderer: String) -> Bool {
+        let lowered = renderer.lowercased()
+        return ["llvmpipe", "softpipe", "swrast", "swiftshader", "software"].contains { lowered.contains($0) }
+    }
 }
 
 /// One EGL device as listed by `prism devices`.
@@ -72,28 +79,25 @@ public struct GPUContextError: PrismError {
 /// An EGL display plus a GLES 3 context, current on its own GPU thread for its whole life.
 ///
 /// All GL work goes through `perform`, which runs on that thread. Nothing about GL is global: two
-/// contexts (two GPUs, or a test beside a pipeline) are independent.
-public final class GPUContext: @unchecked Sendable {
+/// contexts (two GPUs, or a test beside a pipeline) are independent. GL objects made in `perform`
+/// belong to this context's thread and check it (see `GPUThread`, `GPUBound`).
+public final class GPUContext: Sendable {
     public let info: GPUInfo
     public let thread: GPUThread
-    private let display: EGLDisplay
-    private let context: EGLContext
-    private let gbmDevice: OpaquePointer?
-    private let gbmFD: Int32
-    private var closed = false
+    /// The EGL handles until `close`; only touched on the GPU thread.
+    private let handles: Mutex<OpenedContext?>
 
     /// Creates a context, trying EGL device → GBM render node → Mesa surfaceless unless `options` pins one.
     public init(options: GPUOptions = GPUOptions()) throws {
         let thread = GPUThread(name: "prism.gpu")
-        var opened: OpenedContext?
         var failures: [String] = []
-        let attempt = try thread.sync { () throws -> OpenedContext? in
+        /// Tries the platforms in order; an explicit choice is not silently replaced by another platform.
+        func openFirst() throws -> OpenedContext? {
             for platform in GPUContext.platformOrder(options) {
                 do {
                     return try GPUContext.open(platform: platform, options: options)
                 } catch let error as PrismError {
                     failures.append("\(platform.rawValue): \(error.description)")
-                    // An explicit choice is not silently replaced by another platform.
                     if options.platform != nil || (platform == .device && options.deviceIndex != nil)
                         || (platform == .gbm && options.renderNode != nil) {
                         throw GPUContextError(attempts: failures)
@@ -102,33 +106,30 @@ public final class GPUContext: @unchecked Sendable {
             }
             return nil
         }
-        opened = attempt
-        guard let opened else {
+        let attempt: OpenedContext?
+        do {
+            attempt = try thread.sync(openFirst)
+        } catch {
+            thread.stop()  // no context: the thread has nothing left to do
+            throw error
+        }
+        guard let opened = attempt else {
             thread.stop()
             throw GPUContextError(attempts: failures)
         }
         self.thread = thread
-        self.display = opened.display
-        self.context = opened.context
-        self.gbmDevice = opened.gbmDevice
-        self.gbmFD = opened.gbmFD
         self.info = opened.info
+        self.handles = Mutex(opened)
     }
 
     deinit { close() }
 
-    /// Releases the context and stops the GPU thread. GL objects must be gone by now.
+    /// Releases the context and stops the GPU thread. GL objects still alive are destroyed with the
+    /// context (their own deletions, if they come later, are dropped).
     public func close() {
-        guard !closed else { return }
-        closed = true
-        let display = self.display, context = self.context, gbm = self.gbmDevice, fd = self.gbmFD
-        thread.sync {
-            eglMakeCurrent(display, prism_egl_no_surface(), prism_egl_no_surface(), prism_egl_no_context())
-            eglDestroyContext(display, context)
-            eglTerminate(display)
-            eglReleaseThread()
-            if let gbm { gbm_device_destroy(gbm) }
-            if fd >= 0 { Foundation.close(fd) }
+        handles.withLock { handles in
+            guard let opened = handles.take() else { return }
+            thread.sync { opened.destroy(releasingThread: true) }
         }
         thread.stop()
     }
@@ -138,8 +139,25 @@ public final class GPUContext: @unchecked Sendable {
         try thread.sync(body)
     }
 
-    /// Whether the caller is on this context's GPU thread (for assertions in GL object lifetimes).
+    /// Whether the caller is on this context's GPU thread.
     public var isCurrentThread: Bool { thread.isCurrent }
+
+    /// GL objects alive in this context, by kind (a leak check for tests and long runs).
+    public var liveObjects: GPUObjectCounts { thread.liveObjects }
+
+    /// Waits until the GPU has finished every command submitted so far (glFinish): what a benchmark
+    /// does around a measured stretch. Call it on the context's thread (inside `perform`).
+    public func finish() {
+        thread.checkCurrent("GPUContext.finish()")
+        glFinish()
+    }
+
+    /// The GL_RENDERER string of the context current on the calling thread ("" off a GPU thread).
+    /// For code that runs inside `perform` without the `GPUContext` at hand (a kernel's `prepare`).
+    public static func currentRenderer() -> String {
+        guard GPUThread.current != nil else { return "" }
+        return glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
+    }
 
     public func hasExtension(_ name: String) -> Bool { info.extensions.contains(name) }
 
@@ -194,10 +212,11 @@ public final class GPUContext: @unchecked Sendable {
         var gbmFD: Int32
         var info: GPUInfo
 
-        func destroy() {
+        func destroy(releasingThread: Bool = false) {
             eglMakeCurrent(display, prism_egl_no_surface(), prism_egl_no_surface(), prism_egl_no_context())
             eglDestroyContext(display, context)
             eglTerminate(display)
+            if releasingThread { eglReleaseThread() }
             if let gbmDevice { gbm_device_destroy(gbmDevice) }
             if gbmFD >= 0 { Foundation.close(gbmFD) }
         }
@@ -350,8 +369,7 @@ public final class GPUContext: @unchecked Sendable {
             }
         }
         let renderer = glString(GL_RENDERER)
-        let lowered = renderer.lowercased()
-        let software = ["llvmpipe", "softpipe", "swiftshader", "software"].contains { lowered.contains($0) }
+        let software = GPUInfo.isSoftwareRenderer(renderer)
         return GPUInfo(
             platform: platform, source: source,
             eglVendor: eglQueryString(display, EGL_VENDOR).map { String(cString: $0) } ?? "",

@@ -1,5 +1,5 @@
 import CGLES
-import CShims
+import CGPUShims
 import PrismCore
 
 /// How packed frames come back from the GPU.
@@ -22,6 +22,8 @@ public final class FrameReadback<Tag> {
     public let strategy: ReadbackStrategy
     public let layout: PackedFrameLayout
     private var buffers: [GLuint] = []
+    /// The thread the pixel-pack buffers belong to (nil for `.sync`, which makes none).
+    private var home: GLObjectHome?
     private var pending: [(buffer: Int, fence: GLsync?, destination: UnsafeMutableRawPointer, tag: Tag)] = []
     private var nextBuffer = 0
 
@@ -34,6 +36,7 @@ public final class FrameReadback<Tag> {
         wholeTarget = [ReadRegion(attachment: 0, width: layout.textureSize.width, rows: layout.textureSize.height,
                                   destinationOffset: 0, destinationRowBytes: layout.rowBytes)]
         if strategy == .pbo {
+            home = GLObjectHome(.buffer, count: max(ringSize, 1))
             buffers = [GLuint](repeating: 0, count: max(ringSize, 1))
             glGenBuffers(GLsizei(buffers.count), &buffers)
             for buffer in buffers {
@@ -46,8 +49,12 @@ public final class FrameReadback<Tag> {
     }
 
     deinit {
-        for entry in pending { if let fence = entry.fence { glDeleteSync(fence) } }
-        if !buffers.isEmpty { glDeleteBuffers(GLsizei(buffers.count), buffers) }
+        // Fences travel as bit patterns: a GLsync pointer is not Sendable.
+        let fences = pending.compactMap { $0.fence.map { UInt(bitPattern: $0) } }, buffers = self.buffers
+        home?.delete {
+            for fence in fences { glDeleteSync(OpaquePointer(bitPattern: fence)) }
+            glDeleteBuffers(GLsizei(buffers.count), buffers)
+        }
     }
 
     /// Frames submitted and not yet delivered.
@@ -68,7 +75,8 @@ public final class FrameReadback<Tag> {
         let regions = target.readPlan ?? wholeTarget
         precondition(target.readPlan != nil || target.size == layout.textureSize,
                      "render target does not match the packed layout")
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
+        home?.check()
+        target.bindForReading()
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
         /// Reads every region; `base` is the destination pointer, or an offset into the bound PBO.
         func readRegions(_ base: UnsafeMutableRawPointer?) {

@@ -1,5 +1,5 @@
 import CGLES
-import CShims
+import CGPUShims
 import Foundation
 
 /// Times GPU passes: with GL_EXT_disjoint_timer_query where the driver has it (results read a few
@@ -18,6 +18,8 @@ public final class PassTimer {
     /// Frames whose query results were unusable (disjoint or implausible).
     public private(set) var discardedFrames = 0
     private var frames: [[GLuint]] = []     // query objects: [frame slot][pass]
+    /// Set when queries are made: the thread they belong to.
+    private var home: GLObjectHome?
     private var pendingSlots: [Int] = []
     private var currentSlot = 0
     private var started: UInt64 = 0
@@ -29,6 +31,7 @@ public final class PassTimer {
         samples = Array(repeating: [], count: passCount)
         if preferQueries && extensions.contains("GL_EXT_disjoint_timer_query") && prism_gl_timer_queries_load() != 0 {
             method = .timerQuery
+            home = GLObjectHome(.query, count: lag * passCount)
             for _ in 0..<lag {
                 var names = [GLuint](repeating: 0, count: passCount)
                 glGenQueries(GLsizei(passCount), &names)
@@ -41,10 +44,14 @@ public final class PassTimer {
     }
 
     deinit {
-        for names in frames { glDeleteQueries(GLsizei(names.count), names) }
+        let frames = self.frames
+        home?.delete {
+            for names in frames { glDeleteQueries(GLsizei(names.count), names) }
+        }
     }
 
     public func beginFrame() {
+        home?.check()
         switch method {
         case .timerQuery:
             if pendingSlots.count == lag { collect(slot: pendingSlots.removeFirst()) }
@@ -85,6 +92,7 @@ public final class PassTimer {
 
     /// Reads every outstanding result (waits for the GPU).
     public func finish() {
+        home?.check()
         while !pendingSlots.isEmpty { collect(slot: pendingSlots.removeFirst()) }
     }
 

@@ -1,10 +1,12 @@
 import CGLES
 import PrismCore
 
-/// A linked GLSL ES program with a cache of uniform locations.
+/// A linked GLSL ES program with a cache of uniform locations. Made, used and deleted on its context's
+/// GPU thread (checked).
 public final class ShaderProgram {
-    public let name: GLuint
+    let name: GLuint
     public let label: String
+    private let home: GLObjectHome
     private var locations: [String: GLint] = [:]
     /// Locations of kernel uniforms by instance prefix and placeholder (`n3_` + `$scale`), so setting
     /// them every frame builds no strings.
@@ -23,6 +25,7 @@ public final class ShaderProgram {
 
     /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
     public init(label: String, vertex: String? = nil, fragment: String) throws {
+        GLObjectHome.requireGPUThread(.program)
         self.label = label
         // Both stages must declare the same GLSL version: the default vertex shader follows the fragment's.
         let version = fragment.split(separator: "\n", maxSplits: 1).first.map(String.init)
@@ -44,9 +47,13 @@ public final class ShaderProgram {
             throw ShaderCompileError(stage: .link, name: label, log: log)
         }
         name = program
+        home = GLObjectHome(.program)
     }
 
-    deinit { glDeleteProgram(name) }
+    deinit {
+        let name = self.name
+        home.delete { glDeleteProgram(name) }
+    }
 
     private static func compile(_ type: GLenum, _ source: String, label: String,
                                 stage: ShaderCompileError.Stage) throws -> GLuint {
@@ -77,7 +84,10 @@ public final class ShaderProgram {
         return String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public func use() { glUseProgram(name) }
+    public func use() {
+        home.check()
+        glUseProgram(name)
+    }
 
     /// The location of a uniform, or -1 when the compiler removed or never had it (setting -1 is a no-op).
     public func location(_ uniform: String) -> GLint {
@@ -96,13 +106,20 @@ public final class ShaderProgram {
         return found
     }
 
-    public func set(_ uniform: String, _ value: Float) { glUniform1f(location(uniform), value) }
-    public func set(_ uniform: String, _ value: Int32) { glUniform1i(location(uniform), value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { glUniform2f(location(uniform), x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location(uniform), x, y, z) }
+    public func set(_ uniform: String, _ value: Float) { set(at: location(uniform), value) }
+    public func set(_ uniform: String, _ value: Int32) { set(at: location(uniform), value) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float) { set(at: location(uniform), x, y) }
+    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { set(at: location(uniform), x, y, z) }
     public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
-        glUniform4f(location(uniform), x, y, z, w)
+        set(at: location(uniform), x, y, z, w)
     }
+
+    // By location (from `location(_:)`, cached by the caller); -1 is a no-op. The program must be in use.
+    public func set(at location: GLint, _ value: Float) { glUniform1f(location, value) }
+    public func set(at location: GLint, _ value: Int32) { glUniform1i(location, value) }
+    public func set(at location: GLint, _ x: Float, _ y: Float) { glUniform2f(location, x, y) }
+    public func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location, x, y, z) }
+    public func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { glUniform4f(location, x, y, z, w) }
 
     /// Sets a mat3 from row-major rows (GL wants columns, so it is transposed here).
     public func setMatrix3(_ uniform: String, rows: [[Double]]) {
@@ -120,6 +137,7 @@ public final class ShaderProgram {
 
     /// Draws one full-target triangle with this program into the bound framebuffer.
     public func drawFullscreen() {
+        home.check()
         glUseProgram(name)
         glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
     }
@@ -127,15 +145,25 @@ public final class ShaderProgram {
 
 /// The GL state a context needs once: a bound vertex array (required by GLES 3 for attribute-less draws).
 public final class DrawState {
-    private var vertexArray: GLuint = 0
+    private let vertexArray: GLuint
+    private let home: GLObjectHome
 
     public init() {
+        home = GLObjectHome(.vertexArray)
+        var vertexArray: GLuint = 0
         glGenVertexArrays(1, &vertexArray)
+        self.vertexArray = vertexArray
         glBindVertexArray(vertexArray)
         glDisable(GLenum(GL_BLEND))
         glDisable(GLenum(GL_DEPTH_TEST))
         glDisable(GLenum(GL_DITHER))
     }
 
-    deinit { glDeleteVertexArrays(1, &vertexArray) }
+    deinit {
+        let vertexArray = self.vertexArray
+        home.delete {
+            var name = vertexArray
+            glDeleteVertexArrays(1, &name)
+        }
+    }
 }

@@ -46,14 +46,17 @@ public enum TextureFormat: Hashable, Sendable {
     var isInteger: Bool { self == .r16ui }
 }
 
-/// An immutable-storage 2D texture. Created and destroyed on its context's GPU thread only.
+/// An immutable-storage 2D texture. Made, used and deleted on its context's GPU thread (checked; a last
+/// reference dropped elsewhere posts the deletion there).
 public final class Texture {
-    public let name: GLuint
+    let name: GLuint
     public let size: Size
     public let format: TextureFormat
+    private let home: GLObjectHome
 
     /// Allocates storage (glTexStorage2D); linear filtering and edge clamping unless the format is integer.
     public init(size: Size, format: TextureFormat, linear: Bool = true) throws {
+        home = GLObjectHome(.texture)
         var name: GLuint = 0
         glGenTextures(1, &name)
         self.name = name
@@ -70,13 +73,20 @@ public final class Texture {
     }
 
     deinit {
-        var name = self.name
-        glDeleteTextures(1, &name)
+        let name = self.name
+        home.delete {
+            var name = name
+            glDeleteTextures(1, &name)
+        }
     }
+
+    /// The GPU thread (and so the context) the texture belongs to.
+    public var thread: GPUThread { home.thread }
 
     /// Uploads the whole texture from CPU memory; `rowBytes` (a multiple of the texel size) may exceed
     /// the texture's row (decoder padding).
     public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int) {
+        home.check()
         precondition(rowBytes % format.bytesPerTexel == 0 && rowBytes >= size.width * format.bytesPerTexel)
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / format.bytesPerTexel))
@@ -88,6 +98,7 @@ public final class Texture {
 
     /// Binds to texture unit `unit`.
     public func bind(unit: Int) {
+        home.check()
         glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
     }
@@ -98,7 +109,8 @@ public final class Texture {
 public final class RenderTarget {
     /// Colour attachment 0, 1, …
     public let textures: [Texture]
-    public let framebuffer: GLuint
+    let framebuffer: GLuint
+    private let home: GLObjectHome
     /// How a packed frame is read out of this target, when it is not simply all of attachment 0
     /// (set by whoever lays the frame out; see `FrameReadback`).
     public var readPlan: [ReadRegion]?
@@ -108,6 +120,7 @@ public final class RenderTarget {
 
     public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true, attachments: Int = 1) throws {
         textures = try (0..<max(attachments, 1)).map { _ in try Texture(size: size, format: format, linear: linear) }
+        home = GLObjectHome(.framebuffer)
         var fbo: GLuint = 0
         glGenFramebuffers(1, &fbo)
         framebuffer = fbo
@@ -120,22 +133,46 @@ public final class RenderTarget {
         glDrawBuffers(GLsizei(buffers.count), buffers)
         let status = glCheckFramebufferStatus(GLenum(GL_FRAMEBUFFER))
         guard status == GLenum(GL_FRAMEBUFFER_COMPLETE) else {
-            var name = fbo
-            glDeleteFramebuffers(1, &name)
+            // deinit deletes the framebuffer (every property is set by now).
             throw GLError("glCheckFramebufferStatus", code: status,
                           detail: "render target \(size) \(format) ×\(textures.count) incomplete")
         }
     }
 
     deinit {
-        var name = framebuffer
-        glDeleteFramebuffers(1, &name)
+        let framebuffer = self.framebuffer
+        home.delete {
+            var name = framebuffer
+            glDeleteFramebuffers(1, &name)
+        }
     }
 
     /// Makes this the draw target with a viewport covering it.
     public func bindForDrawing() {
+        home.check()
         glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
         glViewport(0, 0, GLsizei(size.width), GLsizei(size.height))
+    }
+
+    /// Makes this the draw target with a viewport covering only `rows` (a draw that writes a band of
+    /// a packed frame).
+    public func bindForDrawing(rows: Range<Int>) {
+        home.check()
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        glViewport(0, GLint(rows.lowerBound), GLsizei(size.width), GLsizei(rows.count))
+    }
+
+    /// Fills every attachment with transparent black.
+    public func clear() {
+        bindForDrawing()
+        glClearColor(0, 0, 0, 0)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+    }
+
+    /// Binds the framebuffer for reading (readback).
+    func bindForReading() {
+        home.check()
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), framebuffer)
     }
 }
 
@@ -188,12 +225,14 @@ public final class TexturePool {
 
 /// A 3D float texture (colour lookup tables), read with texelFetch and interpolated in the shader.
 public final class Texture3D {
-    public let name: GLuint
+    let name: GLuint
     public let dimension: Int
+    private let home: GLObjectHome
 
     /// `rgb` holds dimension³ entries, red varying fastest, then green, then blue.
     public init(dimension: Int, rgb: [SIMD3<Float>]) throws {
         precondition(rgb.count == dimension * dimension * dimension)
+        home = GLObjectHome(.texture)
         var name: GLuint = 0
         glGenTextures(1, &name)
         self.name = name
@@ -220,7 +259,20 @@ public final class Texture3D {
     }
 
     deinit {
-        var name = self.name
-        glDeleteTextures(1, &name)
+        let name = self.name
+        home.delete {
+            var name = name
+            glDeleteTextures(1, &name)
+        }
+    }
+
+    /// The GPU thread (and so the context) the table belongs to.
+    public var thread: GPUThread { home.thread }
+
+    /// Binds to texture unit `unit`.
+    public func bind(unit: Int) {
+        home.check()
+        glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
+        glBindTexture(GLenum(GL_TEXTURE_3D), name)
     }
 }

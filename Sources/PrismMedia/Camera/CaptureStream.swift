@@ -1,4 +1,4 @@
-import CShims
+import CMediaShims
 import CV4L2
 import PrismCore
 import Synchronization

@@ -1,4 +1,5 @@
-import CShims
+import CMediaShims
+import CSystemShims
 import CV4L2
 import PrismCore
 

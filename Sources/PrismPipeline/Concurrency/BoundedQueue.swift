@@ -1,12 +1,15 @@
 import Foundation
 
-/// A blocking FIFO of fixed capacity between two pipeline threads.
+/// A blocking FIFO of fixed capacity between two engine threads.
 ///
 /// `push` waits while the queue is full (files never drop frames) unless the queue drops the oldest
 /// element instead (live sources: a late frame is worth less than the next one; drops are counted).
 /// `close` lets the consumer drain what is left; `cancel` wakes everyone and discards the rest.
-final class BoundedQueue<Element>: @unchecked Sendable {
-    enum Overflow { case block, dropOldest }
+///
+/// `@unchecked Sendable`: every field is guarded by `condition`, the one blocking primitive of the engine
+/// (`Mutex` cannot wait for a condition).
+public final class BoundedQueue<Element>: @unchecked Sendable {
+    public enum Overflow: Sendable { case block, dropOldest }
 
     private let condition = NSCondition()
     // A ring of slots; a popped slot is cleared at once so the queue never keeps a frame (or a pooled
@@ -18,19 +21,22 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     private let overflow: Overflow
     private var closed = false
     private var cancelled = false
-    private(set) var dropped = 0
+    private var droppedCount = 0
 
-    init(capacity: Int, overflow: Overflow = .block) {
+    public init(capacity: Int, overflow: Overflow = .block) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.overflow = overflow
         slots = Array(repeating: nil, count: capacity)
     }
 
+    /// Elements dropped to make room (`.dropOldest` only).
+    public var dropped: Int { condition.withLock { droppedCount } }
+
     /// Adds `element`; returns false when the queue was cancelled or closed (the element is dropped): a
     /// producer that outlives the others (the audio capture) never blocks on a queue nobody pops.
     @discardableResult
-    func push(_ element: Element) -> Bool {
+    public func push(_ element: Element) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while count >= capacity && !cancelled && !closed {
@@ -38,7 +44,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
                 slots[head] = nil
                 head = (head + 1) % capacity
                 count -= 1
-                dropped += 1
+                droppedCount += 1
                 break
             }
             condition.wait()
@@ -51,7 +57,7 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// The oldest element; nil once the queue is closed and empty, or cancelled.
-    func pop() -> Element? {
+    public func pop() -> Element? {
         condition.lock()
         defer { condition.unlock() }
         while count == 0 && !closed && !cancelled { condition.wait() }
@@ -65,21 +71,21 @@ final class BoundedQueue<Element>: @unchecked Sendable {
     }
 
     /// No more pushes: the consumer gets what is left, then nil.
-    func close() {
-        condition.lock()
-        closed = true
-        condition.broadcast()
-        condition.unlock()
+    public func close() {
+        condition.withLock {
+            closed = true
+            condition.broadcast()
+        }
     }
 
     /// Stops both sides now.
-    func cancel() {
-        condition.lock()
-        cancelled = true
-        slots = Array(repeating: nil, count: capacity)
-        head = 0
-        count = 0
-        condition.broadcast()
-        condition.unlock()
+    public func cancel() {
+        condition.withLock {
+            cancelled = true
+            slots = Array(repeating: nil, count: capacity)
+            head = 0
+            count = 0
+            condition.broadcast()
+        }
     }
 }

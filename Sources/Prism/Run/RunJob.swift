@@ -1,0 +1,109 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import PrismPipeline
+
+/// `prism run` on the engine: the source, the one output and the policies `RunOptions` asks for.
+/// Everything that can fail because of the user's input fails in `init`, before the first frame.
+public final class RunJob: Sendable {
+    public let options: RunOptions
+    public let engine: FrameEngine
+
+    public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
+        self.options = options
+        if options.audioDevice != nil {
+            switch options.input {
+            case .pattern, .camera: break
+            case .movie, .standardInput:
+                throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
+                                 + "(their time line is not the clock's)")
+            }
+            guard case .movie = options.output else { throw UsageError("--audio needs a movie output (-o FILE)") }
+        }
+        if let floor = options.limits.minFreeBytes, case .movie(let path) = options.output,
+           let free = RecordingLimits.freeBytes(near: path), free <= floor {
+            throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+        }
+        let source = try Self.sourceSpec(options).open()
+        // --size: the pattern and cameras are asked for it; other inputs, and a camera that could not give
+        // it, get a final scale.
+        if let size = options.size {
+            switch options.input {
+            case .pattern: break
+            case .camera: if size != source.info.size { try graph.appendScale(to: size) }
+            case .movie, .standardInput: try graph.appendScale(to: size)
+            }
+        }
+        var configuration = EngineConfiguration()
+        configuration.readback = options.readback
+        configuration.fuse = options.fuse
+        configuration.sizeChange = .keepOutputSize
+        configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
+        configuration.frameLimit = options.frameLimit
+        // A still is one frame: the first, unless --frames picks a later one.
+        if case .still = options.output, options.frameLimit == nil { configuration.frameLimit = 1 }
+        configuration.durationLimit = options.durationLimit
+        switch options.input {
+        case .pattern, .camera: break
+        case .movie, .standardInput: configuration.constantRate = options.frameRate
+        }
+        // The pattern's synthetic time line meets a microphone's clock by being paced to it.
+        configuration.pacedToClock = options.audioDevice != nil && options.input == .pattern
+        // The microphone is opened before the output file, so a bad device leaves no file behind.
+        let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
+        let gpu = try gpu ?? GPUContext(options: options.gpu)
+        // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
+        // benchmark checks this); in a running engine they do, so software renderers are fenced.
+        if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
+        let sink: any FrameSink
+        switch options.output {
+        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits)
+        case .still(let path): sink = try StillImageSink(path: path)
+        case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
+        case .discard(let format): sink = DiscardSink(format: format)
+        }
+        var taps: [any FrameTap] = []
+        if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
+        engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
+                                 audioCapture: capture, taps: taps)
+    }
+
+    /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.
+    static func sourceSpec(_ options: RunOptions) -> SourceSpec {
+        var spec = SourceSpec(input: options.input, size: options.size, frameRate: options.frameRate)
+        if options.input == .pattern {
+            let rate = options.frameRate ?? SourceSpec.defaultRate
+            spec.patternFrames = options.frameLimit
+                ?? (options.durationLimit == nil ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
+        }
+        return spec
+    }
+
+    public var sourceInfo: SourceInfo { engine.sourceInfo }
+    public var gpuInfo: GPUInfo { engine.gpuInfo }
+    public var outputSize: Size { engine.outputSize }
+    public var passLabels: [String] { engine.passLabels }
+    public var poolAllocatedCount: Int { engine.poolAllocatedCount }
+
+    /// Runs to the end of the input, a limit, or `stop`. On an error the output is removed (a movie) and
+    /// the error rethrown; on a stop the output is finished and playable.
+    public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
+        try engine.run(stop: stop, progress: progress)
+    }
+}
+
+/// The hidden `--switch-camera-after N:PATH`: switches cameras once N frames went through, as a UI
+/// would (`FrameEngine.switchCamera`); the end-to-end test of the runtime switch.
+private final class ScheduledCameraSwitch: FrameTap {
+    let afterFrames: Int
+    let path: String
+    init(afterFrames: Int, path: String) {
+        self.afterFrames = afterFrames
+        self.path = path
+    }
+    func rendered(_ frame: RenderedFrame, control: EngineControl) throws {
+        if frame.index + 1 == afterFrames { control.switchCamera(to: path) }
+    }
+}

@@ -1,0 +1,101 @@
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+
+/// Per-frame data the graph reads, given before the frame renders (face regions, a sidecar, a value
+/// from a control page). Called on the GPU thread; an input may wait for its data (a file run that must
+/// be deterministic) or use the newest it has (a live run that must not stall).
+public protocol SideInput: AnyObject {
+    func apply(to context: inout FrameContext, frame: TimedFrame, index: Int) throws
+}
+
+/// A frame as the GPU has it after the graph ran: for taps, on the GPU thread, during the call only.
+public struct RenderedFrame {
+    /// The input frame's planes on the GPU.
+    public let uploaded: UploadedFrame
+    /// The graph that rendered it (nil while no sink takes the output).
+    public let renderer: GraphRenderer?
+    public let pts: MediaTime
+    public let index: Int
+    public let context: FrameContext
+}
+
+/// Observes every rendered frame on the GPU thread (the detector's small luma image, per-pass timings,
+/// a still). Keep it short: the next frame waits for it.
+public protocol FrameTap: AnyObject {
+    func rendered(_ frame: RenderedFrame, control: EngineControl) throws
+    /// The run is ending (on the GPU thread): deliver what is in flight.
+    func finish() throws
+}
+
+extension FrameTap {
+    public func finish() throws {}
+}
+
+/// Something that happened during a run that a front end may want to show.
+public enum EngineEvent: Sendable {
+    case cameraSwitched(CameraSwitch, summary: String)
+    case cameraSwitchFailed(path: String, kept: String, error: String)
+    /// The input changed format or size and the graph was compiled again.
+    case inputChanged(format: PixelFormat, size: Size, outputFrom: Size, outputTo: Size)
+    /// `.followInput`: the graph did not compile for the new input; the unfiltered input runs instead.
+    case graphFallback(error: String)
+
+    /// One line for a log or a run's notes.
+    public var description: String {
+        switch self {
+        case .cameraSwitched(let change, _): return change.description
+        case .cameraSwitchFailed(let path, let kept, let error): return "camera switch to \(path) failed, \(kept) kept: \(error)"
+        case .inputChanged(let format, let size, let from, let to):
+            return "input is now \(format.rawValue) \(size): graph recompiled, "
+                + (from == to ? "output stays \(to)" : "output \(from) → \(to)")
+        case .graphFallback(let error): return "the graph does not compile for the new input (\(error)); showing the input"
+        }
+    }
+}
+
+/// What code running between frames on the GPU thread may change: the graph, the sinks, the timings.
+/// Handed to `FrameEngine.schedule` closures and to taps; valid only during that call.
+public final class EngineControl {
+    private let stage: GPUStage
+
+    init(stage: GPUStage) { self.stage = stage }
+
+    public var gpuInfo: GPUInfo { stage.gpu.info }
+    /// The graph running now.
+    public var graph: FilterGraph { stage.graph }
+    /// Its compiled form (pass labels, output size, `isStale`); nil while no sink takes the output.
+    public var renderer: GraphRenderer? { stage.renderer }
+
+    /// Runs `graph` from the next frame on; throws (keeping the current graph) when it does not compile.
+    public func setGraph(_ graph: FilterGraph) throws { try stage.setGraph(graph) }
+    /// Compiles the current graph again, after a parameter change that made the renderer stale.
+    public func recompile() throws { try stage.recompile() }
+    /// Adds a sink from the next frame on, opening it now.
+    public func attach(_ sink: any FrameSink) throws { _ = try stage.attach(sink) }
+    /// Removes a sink: its frames in flight are delivered, then it is finished on its own thread.
+    public func detach(_ sink: any FrameSink) throws { try stage.detach(sink) }
+
+    /// Switches cameras between two frames (`FrameEngine.switchCamera`).
+    public func switchCamera(to path: String) { stage.requestCameraSwitch?(path) }
+
+    /// Frames skipped for a sink that takes the newest frames (no free buffer, or overtaken in its queue).
+    public func skippedFrames(of sink: any FrameSink) -> Int { stage.outlet(of: sink)?.skipped ?? 0 }
+
+    /// How passes are timed ("" when timing is off).
+    public var timingMethod: String { stage.timer?.method.rawValue ?? "" }
+    /// Median milliseconds per pass since the last reset; `reset` starts a new window.
+    public func passMilliseconds(reset: Bool) -> [Double] {
+        guard let timer = stage.timer else { return [] }
+        timer.finish()
+        let medians = timer.medianMilliseconds()
+        if reset, let renderer = stage.renderer, case .perPass(let preferQueries) = stage.timing {
+            let fresh = PassTimer(passCount: renderer.passCount, preferQueries: preferQueries,
+                                  extensions: stage.gpu.info.extensions)
+            renderer.timer = fresh
+            stage.replaceTimer(fresh)
+        }
+        return medians
+    }
+}

@@ -1,0 +1,358 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import Synchronization
+
+/// How an engine runs, besides its source, graph and sinks.
+public struct EngineConfiguration: Sendable {
+    /// nil: the engine's choice for the driver (sync on software renderers, a PBO ring on real GPUs).
+    public var readback: ReadbackStrategy?
+    /// Fuse filters into as few passes as possible (off only to measure what fusion buys).
+    public var fuse = true
+    public var sizeChange = SizeChangePolicy.keepOutputSize
+    public var timing = PassTiming.off
+    /// Stop after this many frames.
+    public var frameLimit: Int?
+    /// Stop after this much input time.
+    public var durationLimit: MediaTime?
+    /// Convert to this constant rate, dropping or repeating frames (files and raw input).
+    public var constantRate: Rational?
+    /// Release each frame at its timestamp on the clock (a preview looping a clip; the pattern recorded
+    /// beside a microphone), as a camera would deliver it.
+    public var pacedToClock = false
+    /// nil: live sources (cameras) drop frames the engine is too late for; files and pipes never do.
+    public var dropLateFrames: Bool?
+    /// Frames decoded ahead of the GPU.
+    public var frameQueueCapacity = 4
+    /// Copy the source's compressed audio into sinks that take audio.
+    public var copyAudio = true
+
+    public init() {}
+}
+
+/// The one frame engine every front end drives: a source thread → a bounded queue → the GPU thread
+/// (upload, side inputs, the graph, readback into each sink's pooled buffers, taps) → one output thread
+/// per sink.
+///
+/// Policies are data (`EngineConfiguration`): live sources drop late frames and count them, files and
+/// pipes get back-pressure; a format change recompiles the graph between frames; a camera switch replaces
+/// the device without stopping the sinks. Everything that can fail because of the user's input (source,
+/// GPU, graph, sink paths) fails in `init`, before the first frame.
+///
+/// ```swift
+/// let gpu = try GPUContext()
+/// let engine = try FrameEngine(source: SourceSpec(input: .movie("in.mp4")),
+///                              graph: try GraphBinder().bind("invert, mono"),
+///                              sinks: [MovieSink(path: "out.mp4", settings: VideoEncoderSettings())], gpu: gpu)
+/// let report = try engine.run()
+/// ```
+public final class FrameEngine: Sendable {
+    public let sourceInfo: SourceInfo
+    public let gpuInfo: GPUInfo
+    /// The size of the graph's output (the first output sink's frames).
+    public let outputSize: Size
+    /// The graph's passes as first compiled.
+    public let passLabels: [String]
+    private let configuration: EngineConfiguration
+    private let source: ThreadOwned<MediaSource>
+    private let gpu: GPUContext
+    private let stage: GPUBound<GPUStage>
+    private let registry = OutletRegistry()
+    private let audioCapture: ThreadOwned<AudioCaptureSource?>
+    private let pendingSwitch = Locked<String?>(nil)
+    private let commands = Locked<[@Sendable (EngineControl) throws -> Void]>([])
+    private let eventHandler: (@Sendable (EngineEvent) -> Void)?
+    private let notes = Locked<[String]>([])
+    private let hasRun = Atomic<Bool>(false)
+
+    /// - Parameters:
+    ///   - source: an opened source; the engine reads it from its own thread from now on.
+    ///   - sinks: opened here, in order, before the first frame (the first output sink drives progress).
+    ///   - audioCapture: a microphone recorded into the sinks that take audio, on the video's time line
+    ///     (live sources only: a camera, or the pattern paced to the clock).
+    ///   - events: told what happens during the run (camera switches, recompiles), from any thread.
+    public init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
+                gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
+                sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+        let info = source.info
+        sourceInfo = info
+        gpuInfo = gpu.info
+        self.configuration = configuration
+        self.source = ThreadOwned(source)
+        self.gpu = gpu
+        self.audioCapture = ThreadOwned(audioCapture)
+        eventHandler = events
+        let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
+        let registry = self.registry
+        let notes = self.notes
+        let pendingSwitch = self.pendingSwitch
+        let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
+            let stage = GPUStage(gpu: gpu, graph: graph, source: info, strategy: strategy,
+                                 compileOptions: CompileOptions(fuse: configuration.fuse),
+                                 sizePolicy: configuration.sizeChange, timing: configuration.timing,
+                                 frameRate: configuration.constantRate,
+                                 audio: configuration.copyAudio && audioCapture == nil ? info.audio : nil,
+                                 pcm: audioCapture?.format, registry: registry)
+            stage.events = { event in
+                notes.withLock { $0.append(event.description) }
+                events?(event)
+            }
+            stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
+            stage.taps = taps
+            stage.sideInputs = sideInputs
+            do {
+                for sink in sinks { _ = try stage.attach(sink) }
+            } catch {
+                // Sinks opened before the failing one leave nothing behind.
+                for outlet in registry.all { try? outlet.close(failed: true) }
+                stage.release()
+                throw error
+            }
+            return (GPUBound(stage, on: gpu), stage.renderer?.outputSize ?? info.size, stage.renderer?.passLabels ?? [])
+        }
+        stage = bound
+        outputSize = size
+        passLabels = labels
+    }
+
+    /// Opens `spec` and builds an engine on it.
+    public convenience init(source spec: SourceSpec, graph: FilterGraph, sinks: [any FrameSink],
+                            configuration: EngineConfiguration = .init(), gpu: GPUContext,
+                            audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
+                            sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+        try self.init(source: try spec.open(), graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
+                      audioCapture: audioCapture, taps: taps, sideInputs: sideInputs, events: events)
+    }
+
+    deinit {
+        let stage = self.stage
+        try? gpu.perform { stage.value.release() }
+    }
+
+    /// Switches to another camera between two frames; the sinks go on (see `SizeChangePolicy` for a
+    /// camera of another size). The outcome is an `EngineEvent`. Ignored for inputs other than cameras.
+    public func switchCamera(to path: String) {
+        pendingSwitch.withLock { $0 = path }
+    }
+
+    /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach).
+    public func schedule(_ work: @escaping @Sendable (EngineControl) throws -> Void) {
+        commands.withLock { $0.append(work) }
+    }
+
+    /// Runs to the end of the input, a limit, or `stop`; returns when every sink is finished. On an error
+    /// every sink is aborted (a movie leaves no file) and the error rethrown; on a stop they are finished.
+    /// An engine runs once.
+    public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
+        guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw UsageError("an engine runs once") }
+        let configuration = self.configuration
+        let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
+        let frames = BoundedQueue<TimedFrame>(capacity: configuration.frameQueueCapacity,
+                                              overflow: live ? .dropOldest : .block)
+        let failure = FirstError()
+        let started = StageTimes.now()
+        let registry = self.registry
+        let stage = self.stage
+        let gpu = self.gpu
+        let outlets = registry.all
+        let audioOutlets = outlets.filter(\.acceptsAudio)
+        let origin = AudioOrigin()
+        let expected = configuration.frameLimit ?? sourceInfo.estimatedFrameCount
+        let mediaDuration = sourceInfo.duration?.seconds
+
+        @Sendable func fail(_ error: any Error) {
+            failure.record(error)
+            frames.cancel()
+            // Not through the GPU thread: it may be the one waiting for a buffer.
+            for outlet in registry.all { outlet.cancel() }
+        }
+
+        // Output threads: the first output sink reports progress; sinks attached later start the same way.
+        let progressOutlet = outlets.first { $0.point == .output }
+        let throttle = ProgressThrottle(start: started)
+        let launch = { @Sendable (outlet: SinkOutlet) in
+            var report: (@Sendable (ProcessedFrame, Int, Int64?) -> Void)?
+            if let progress, outlet === progressOutlet {
+                report = { frame, written, bytes in
+                    guard let elapsed = throttle.due() else { return }
+                    var snapshot = RunProgress(frames: written, expectedFrames: expected, elapsed: elapsed,
+                                               mediaSeconds: frame.pts.seconds, mediaDuration: mediaDuration)
+                    snapshot.bytes = bytes
+                    snapshot.dropped = frames.dropped
+                    progress(snapshot)
+                }
+            }
+            outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop($0) }, fail: fail)
+        }
+        for outlet in outlets { launch(outlet) }
+        try gpu.perform { stage.value.launch = launch }
+
+        // The microphone, if any: its sound goes to the sinks that take audio.
+        let capture = audioCapture.value
+        let recordingSince = capture.map { _ in monotonicMicroseconds() }
+        capture?.start { chunk in
+            var delivered = false
+            for outlet in audioOutlets { delivered = outlet.queue.push(.pcm(chunk)) || delivered }
+            return delivered
+        }
+
+        // Source thread.
+        let sourceDone = DispatchSemaphore(value: 0)
+        let sourceTimes = Locked(StageTimes())
+        let framesRead = Atomic<Int>(0)
+        let limitReached = Locked<StopReason?>(nil)
+        let source = self.source
+        let pendingSwitch = self.pendingSwitch
+        let eventHandler = self.eventHandler
+        let notes = self.notes
+        Thread.detachNewThread {
+            defer { frames.close(); sourceDone.signal() }
+            var loop = SourceLoop(source: source.value, configuration: configuration, origin: origin,
+                                  recordingSince: recordingSince)
+            do {
+                reading: while !stop.isStopped, !failure.hasError {
+                    if let path = pendingSwitch.take(replacingWith: nil),
+                       let event = loop.switchCamera(to: path) {
+                        notes.withLock { $0.append(event.description) }
+                        eventHandler?(event)
+                    }
+                    guard let step = try loop.next() else { break }
+                    switch step {
+                    case .frames(let timed):
+                        for frame in timed { guard frames.push(frame) else { break reading } }
+                        if loop.isDone { break reading }
+                    case .audio(let packet):
+                        guard configuration.copyAudio, recordingSince == nil else { continue }
+                        for outlet in audioOutlets { _ = outlet.queue.push(.audio(packet)) }
+                    }
+                }
+                if !stop.isStopped, !failure.hasError {
+                    for frame in loop.finish() { guard frames.push(frame) else { break } }
+                }
+            } catch {
+                fail(error)
+            }
+            sourceTimes.withLock { $0 = loop.times }
+            let reached = loop.limitReached
+            limitReached.withLock { $0 = reached }
+            framesRead.store(loop.emitted, ordering: .relaxed)
+        }
+
+        // GPU thread.
+        let gpuDone = DispatchSemaphore(value: 0)
+        let commands = self.commands
+        Thread.detachNewThread {
+            defer {
+                for outlet in registry.all { outlet.queue.close() }
+                gpuDone.signal()
+            }
+            do {
+                try gpu.perform {
+                    let stage = stage.value
+                    let control = EngineControl(stage: stage)
+                    var first: MediaTime?
+                    var previousTime = 0.0
+                    var index = 0
+                    while let timed = frames.pop() {
+                        for work in commands.take(replacingWith: []) {
+                            try work(control)
+                        }
+                        let origin = first ?? timed.pts
+                        first = origin
+                        let time = (timed.pts - origin).seconds
+                        try stage.process(timed, index: index, time: time, timeDelta: time - previousTime, control: control)
+                        previousTime = time
+                        index += 1
+                    }
+                    try stage.finish()
+                }
+            } catch {
+                fail(error)
+            }
+        }
+
+        sourceDone.wait()
+        gpuDone.wait()
+        for outlet in registry.all { outlet.join() }
+        capture?.stop()
+        if let capture {
+            if let error = capture.error { notes.withLock { $0.append("audio capture stopped early: \(error)") } }
+            if capture.overruns > 0 {
+                notes.withLock { $0.append("audio: \(capture.overruns) overrun(s), samples lost (filled with silence)") }
+            }
+        }
+        if let error = failure.error {
+            for outlet in registry.all { try? outlet.close(failed: true) }
+            throw error
+        }
+        var finishTimes = StageTimes()
+        let t0 = StageTimes.now()
+        for outlet in registry.all { try outlet.close(failed: false) }
+        finishTimes.add(.encode, nanoseconds: StageTimes.now() - t0, count: 0)
+
+        var report = RunReport()
+        report.renderer = gpuInfo.description
+        report.framesIn = framesRead.load(ordering: .relaxed)
+        report.framesOut = progressOutlet?.framesWritten ?? 0
+        report.framesDropped = frames.dropped
+        if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
+            notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
+        }
+        report.notes = notes.withLock { $0 }
+        report.wallSeconds = Double(StageTimes.now() - started) / 1e9
+        report.stages.merge(sourceTimes.withLock { $0 })
+        let gpuFigures = try gpu.perform { () -> (StageTimes, Int, Int, [String], String, [Double]) in
+            let stage = stage.value
+            return (stage.times, stage.poolAllocated, stage.poolCapacity, stage.renderer?.passLabels ?? [],
+                    stage.timer?.method.rawValue ?? "CPU submit time", stage.timer?.medianMilliseconds() ?? [])
+        }
+        report.stages.merge(gpuFigures.0)
+        var encode = finishTimes
+        if let progressOutlet {
+            encode.add(.encode, nanoseconds: progressOutlet.busyNanoseconds, count: progressOutlet.framesWritten)
+        }
+        report.stages.merge(encode)
+        report.interrupted = stop.stopReason == .interrupted
+        report.stopReason = stop.stopReason ?? limitReached.withLock { $0 } ?? .endOfInput
+        report.poolAllocated = gpuFigures.1
+        report.poolCapacity = gpuFigures.2
+        report.passLabels = gpuFigures.3
+        report.filterTiming = gpuFigures.4
+        report.passMilliseconds = gpuFigures.5
+        var last = RunProgress(frames: report.framesOut, expectedFrames: expected, elapsed: report.wallSeconds,
+                               mediaSeconds: nil, mediaDuration: nil, finished: true)
+        last.bytes = progressOutlet?.sink.value.bytesWritten
+        last.dropped = report.framesDropped
+        last.stopReason = report.stopReason
+        progress?(last)
+        return report
+    }
+
+    /// Buffers the first output sink's pool has allocated so far (flat once the engine is warm).
+    public var poolAllocatedCount: Int {
+        let stage = self.stage
+        return (try? gpu.perform { stage.value.poolAllocated }) ?? 0
+    }
+}
+
+/// Lets a progress report through at most every quarter second.
+private final class ProgressThrottle: Sendable {
+    private let start: UInt64
+    private let last: Mutex<UInt64>
+    init(start: UInt64) {
+        self.start = start
+        last = Mutex(start)
+    }
+    /// Seconds since the start when a report is due, else nil.
+    func due() -> Double? {
+        let now = StageTimes.now()
+        let isDue = last.withLock { last in
+            guard now - last > 250_000_000 else { return false }
+            last = now
+            return true
+        }
+        return isDue ? Double(now - start) / 1e9 : nil
+    }
+}

@@ -1,0 +1,352 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import Synchronization
+
+/// What the engine does when the input changes format or size mid-run (a camera switch).
+public enum SizeChangePolicy: Sendable {
+    /// The output keeps its size: a final scale is appended to the graph (a movie cannot change size).
+    case keepOutputSize
+    /// The output follows the input: sinks are told the new layout (`FrameSink.reopen`) and a graph that
+    /// no longer compiles falls back to the unfiltered input (the shader preview).
+    case followInput
+}
+
+/// How the filter passes are timed.
+public enum PassTiming: Sendable {
+    case off
+    /// Per-pass GPU time (`PassTimer`): timer queries where the driver has them and `preferQueries`,
+    /// else fenced CPU timing.
+    case perPass(preferQueries: Bool)
+}
+
+/// One sink's GPU side: its buffer pool and readback, in its layout. Lives on the GPU thread.
+final class OutletChannel {
+    let outlet: SinkOutlet
+    private(set) var layout: PackedFrameLayout
+    private(set) var pool: FrameBufferPool
+    private(set) var readback: FrameReadback<ProcessedFrame>
+    private let strategy: ReadbackStrategy
+
+    init(outlet: SinkOutlet, layout: PackedFrameLayout, strategy: ReadbackStrategy) throws {
+        self.outlet = outlet
+        self.layout = layout
+        self.strategy = strategy
+        pool = FrameBufferPool(layout: layout, capacity: outlet.bufferCount)
+        readback = try FrameReadback(strategy: strategy, layout: layout)
+        outlet.use(pool)
+    }
+
+    /// Starts reading `target` back into a pooled buffer; complete frames go to the sink's queue. A sink
+    /// that takes the newest frames is skipped when it has no free buffer; one that takes every frame
+    /// holds the engine back until it has.
+    func submit(_ target: RenderTarget, pts: MediaTime, duration: MediaTime?, index: Int) throws {
+        let buffer: PooledFrameBuffer
+        switch outlet.delivery {
+        case .everyFrame:
+            buffer = try pool.acquire(timeout: 30)
+        case .newest:
+            guard let free = pool.tryAcquire() else { outlet.countSkipped(); return }
+            buffer = free
+        }
+        let frame = ProcessedFrame(buffer: buffer, pts: pts, duration: duration, index: index)
+        try readback.submit(target, into: buffer.data, tag: frame) { done in outlet.queue.push(.video(done)) }
+    }
+
+    /// Delivers every frame still being read back.
+    func drain() throws {
+        for frame in try readback.drain() { outlet.queue.push(.video(frame)) }
+    }
+
+    /// Continues in another layout (the output changed size): what was in flight is delivered first.
+    func change(to layout: PackedFrameLayout) throws {
+        guard layout != self.layout else { return }
+        try drain()
+        self.layout = layout
+        pool = FrameBufferPool(layout: layout, capacity: outlet.bufferCount)
+        readback = try FrameReadback(strategy: strategy, layout: layout)
+        outlet.use(pool)
+    }
+
+    var allocatedCount: Int { pool.allocatedCount }
+}
+
+/// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
+/// and the changes asked for between frames. Every GL object of a run is owned here.
+final class GPUStage {
+    let gpu: GPUContext
+    let strategy: ReadbackStrategy
+    let compileOptions: CompileOptions
+    let sizePolicy: SizeChangePolicy
+    let timing: PassTiming
+    private(set) var graph: FilterGraph
+    /// The graph for the sinks at the output; nil while there are none.
+    private(set) var renderer: GraphRenderer?
+    /// An empty graph for the sinks that see the input; nil while there are none.
+    private var inputRenderer: GraphRenderer?
+    private(set) var outputs: [OutletChannel] = []
+    private var inputs: [OutletChannel] = []
+    private let uploader = FrameUploader()
+    private(set) var timer: PassTimer?
+    var taps: [any FrameTap] = []
+    var sideInputs: [any SideInput] = []
+    /// What the graph is compiled for.
+    private(set) var sourceFormat: PixelFormat
+    private(set) var sourceSize: Size
+    private var sourceColorSpace: YUVColorSpace
+    /// The source as it is now (a camera switch changes its size and format).
+    private var source: SourceInfo
+    /// `.keepOutputSize`: the size every output keeps.
+    private var keptOutputSize: Size?
+    /// What sinks are told besides the layout.
+    let frameRate: Rational?
+    let audio: AudioStreamInfo?
+    let pcm: PCMFormat?
+    var events: (@Sendable (EngineEvent) -> Void)?
+    var requestCameraSwitch: (@Sendable (String) -> Void)?
+    /// Starts a sink's output thread; set while the engine runs, so sinks attached then start at once.
+    var launch: ((SinkOutlet) -> Void)?
+    /// Outlets a running engine must wait for (the run's thread joins them).
+    let registry: OutletRegistry
+    var times = StageTimes()
+
+    init(gpu: GPUContext, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
+         compileOptions: CompileOptions, sizePolicy: SizeChangePolicy, timing: PassTiming, frameRate: Rational?,
+         audio: AudioStreamInfo?, pcm: PCMFormat?, registry: OutletRegistry) {
+        self.gpu = gpu
+        self.graph = graph
+        self.source = source
+        self.strategy = strategy
+        self.compileOptions = compileOptions
+        self.sizePolicy = sizePolicy
+        self.timing = timing
+        self.frameRate = frameRate
+        self.audio = audio
+        self.pcm = pcm
+        self.registry = registry
+        sourceFormat = source.pixelFormat
+        sourceSize = source.size
+        sourceColorSpace = source.colorSpace
+    }
+
+    // MARK: Compiling
+
+    private var outputFormats: [PixelFormat] { outputs.map(\.outlet.pixelFormat) }
+
+    private func compile(_ graph: FilterGraph, formats: [PixelFormat]) throws -> GraphRenderer? {
+        guard !formats.isEmpty else { return nil }
+        return try GraphRenderer(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: formats,
+                                 options: compileOptions)
+    }
+
+    private func stream(_ layout: PackedFrameLayout) -> SinkStream {
+        SinkStream(layout: layout,
+                   colorSpace: YUVColorSpace.packing(sourceFormat: sourceFormat, sourceColorSpace: sourceColorSpace,
+                                                     outputSize: layout.size),
+                   source: source, frameRate: frameRate, audio: audio, pcm: pcm)
+    }
+
+    /// Installs a renderer (and a timer for its passes) and moves each output channel to its layout.
+    private func install(_ candidate: GraphRenderer?, graph: FilterGraph) throws {
+        for (index, channel) in outputs.enumerated() {
+            guard let layout = candidate?.sinkLayouts[index], layout != channel.layout else { continue }
+            try channel.change(to: layout)
+            channel.outlet.queue.push(.reopen(stream(layout)))
+        }
+        self.graph = graph
+        renderer = candidate
+        if case .perPass(let preferQueries) = timing, let candidate {
+            if timer?.passCount != candidate.passCount {
+                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpu.info.extensions)
+            }
+            candidate.timer = timer
+        } else {
+            timer = nil
+        }
+    }
+
+    /// Adds a sink (before the run, or between frames); opens it with its stream. Returns its outlet.
+    func attach(_ sink: any FrameSink) throws -> SinkOutlet {
+        let outlet = SinkOutlet(sink)
+        switch outlet.point {
+        case .output:
+            let candidate = try compile(graph, formats: outputFormats + [outlet.pixelFormat])!
+            let layout = candidate.sinkLayouts.last!
+            if keptOutputSize == nil, sizePolicy == .keepOutputSize { keptOutputSize = layout.size }
+            try sink.open(stream(layout))
+            outputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
+            try install(candidate, graph: graph)
+        case .input:
+            let candidate = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat) + [outlet.pixelFormat])!
+            let layout = candidate.sinkLayouts.last!
+            try sink.open(stream(layout))
+            inputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
+            inputRenderer = candidate
+        }
+        registry.add(outlet)
+        launch?(outlet)
+        return outlet
+    }
+
+    func outlet(of sink: any FrameSink) -> SinkOutlet? {
+        (outputs + inputs).first { $0.outlet.sink.value === sink }?.outlet
+    }
+
+    /// Removes a sink between frames: its frames in flight are delivered, then its own thread finishes it.
+    func detach(_ sink: any FrameSink) throws {
+        if let index = outputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
+            let channel = outputs.remove(at: index)
+            try channel.drain()
+            channel.outlet.finishItself()
+            try install(try compile(graph, formats: outputFormats), graph: graph)
+        } else if let index = inputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
+            let channel = inputs.remove(at: index)
+            try channel.drain()
+            channel.outlet.finishItself()
+            inputRenderer = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
+        }
+    }
+
+    /// Replaces the graph between frames; on failure the current one keeps running.
+    func setGraph(_ graph: FilterGraph) throws {
+        try install(try compile(graph, formats: outputFormats), graph: graph)
+    }
+
+    /// Compiles the current graph again (a parameter that changes code or sizes, see `GraphRenderer.isStale`).
+    func recompile() throws { try setGraph(graph) }
+
+    /// Sinks that finished themselves (they could not follow a size change) leave the graph.
+    private func dropClosedOutlets() throws {
+        let closed = outputs.filter { !$0.outlet.isOpen }
+        if !closed.isEmpty {
+            outputs.removeAll { !$0.outlet.isOpen }
+            try install(try compile(graph, formats: outputFormats), graph: graph)
+        }
+        if inputs.contains(where: { !$0.outlet.isOpen }) {
+            inputs.removeAll { !$0.outlet.isOpen }
+            inputRenderer = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
+        }
+    }
+
+    /// The input changed format or size: recompile for it, by the size policy.
+    private func adapt(to format: PixelFormat, size: Size) throws {
+        let oldSize = renderer?.outputSize ?? sourceSize
+        sourceFormat = format
+        sourceSize = size
+        source.pixelFormat = format
+        source.size = size
+        switch sizePolicy {
+        case .keepOutputSize:
+            var candidate = try compile(graph, formats: outputFormats)
+            let wanted = outputs.map(\.layout)
+            if let built = candidate, built.sinkLayouts != wanted, let keptOutputSize {
+                try graph.appendScale(to: keptOutputSize)
+                candidate = try compile(graph, formats: outputFormats)
+                _ = built
+            }
+            guard candidate?.sinkLayouts ?? [] == wanted else {
+                throw UsageError("input changed to \(format.rawValue) \(size): the graph's output no longer matches the output")
+            }
+            try install(candidate, graph: graph)
+        case .followInput:
+            do {
+                try install(try compile(graph, formats: outputFormats), graph: graph)
+            } catch {
+                events?(.graphFallback(error: "\(error)"))
+                try install(try compile(FilterGraph(), formats: outputFormats), graph: FilterGraph())
+            }
+        }
+        let inputCandidate = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
+        for (index, channel) in inputs.enumerated() {
+            let layout = inputCandidate!.sinkLayouts[index]
+            guard layout != channel.layout else { continue }
+            try channel.change(to: layout)
+            channel.outlet.queue.push(.reopen(stream(layout)))
+        }
+        inputRenderer = inputCandidate
+        events?(.inputChanged(format: format, size: size, outputFrom: oldSize, outputTo: renderer?.outputSize ?? size))
+    }
+
+    // MARK: Frames
+
+    /// One frame: upload, side inputs, the graph, readback for each sink that wants it, taps.
+    func process(_ timed: TimedFrame, index: Int, time: Double, timeDelta: Double, control: EngineControl) throws {
+        let frame = timed.frame
+        try dropClosedOutlets()
+        if frame.format != sourceFormat || frame.size != sourceSize { try adapt(to: frame.format, size: frame.size) }
+        sourceColorSpace = frame.colorSpace
+        var t0 = StageTimes.now()
+        let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                          colorSpace: frame.colorSpace, planes: frame.planes))
+        times.add(.upload, since: t0)
+        var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index)
+        for input in sideInputs { try input.apply(to: &context, frame: timed, index: index) }
+        if let renderer {
+            t0 = StageTimes.now()
+            try renderer.render(uploaded, context: context)
+            if timer == nil { times.add(.filter, since: t0) }
+            t0 = StageTimes.now()
+            for (sink, channel) in outputs.enumerated() where channel.outlet.wants(frameIndex: index) {
+                try channel.submit(renderer.sinkTarget(sink), pts: timed.pts, duration: timed.duration, index: index)
+            }
+            times.add(.readback, since: t0)
+        }
+        if let inputRenderer, inputs.contains(where: { $0.outlet.wants(frameIndex: index) }) {
+            try inputRenderer.render(uploaded, context: context)
+            for (sink, channel) in inputs.enumerated() where channel.outlet.wants(frameIndex: index) {
+                try channel.submit(inputRenderer.sinkTarget(sink), pts: timed.pts, duration: timed.duration, index: index)
+            }
+        }
+        if !taps.isEmpty {
+            let rendered = RenderedFrame(uploaded: uploaded, renderer: renderer, pts: timed.pts, index: index, context: context)
+            for tap in taps { try tap.rendered(rendered, control: control) }
+        }
+    }
+
+    /// At the end: every frame in flight is delivered, the taps finish, the timer's totals are counted.
+    func finish() throws {
+        let t0 = StageTimes.now()
+        for channel in outputs + inputs { try channel.drain() }
+        times.add(.readback, nanoseconds: StageTimes.now() - t0, count: 0)
+        for tap in taps { try tap.finish() }
+        if let timer {
+            timer.finish()
+            let total = timer.samples.reduce(UInt64(0)) { $0 + $1.reduce(0, +) }
+            times.add(.filter, nanoseconds: total, count: timer.samples.first?.count ?? 0)
+        }
+    }
+
+    func replaceTimer(_ timer: PassTimer) { self.timer = timer }
+
+    /// Releases every GL object of the run, on this thread.
+    func release() {
+        renderer?.timer = nil
+        renderer = nil
+        inputRenderer = nil
+        timer = nil
+        outputs.removeAll()
+        inputs.removeAll()
+        taps.removeAll()
+    }
+
+    var poolAllocated: Int { outputs.first?.allocatedCount ?? 0 }
+    var poolCapacity: Int { outputs.first?.outlet.bufferCount ?? 0 }
+}
+
+/// Every outlet of a run, for the run's thread to join at the end (sinks attached while running too).
+final class OutletRegistry: Sendable {
+    private let outlets = Mutex<[SinkOutlet]>([])
+    func add(_ outlet: SinkOutlet) { outlets.withLock { $0.append(outlet) } }
+    var all: [SinkOutlet] { outlets.withLock { $0 } }
+}
+
+extension FilterGraph {
+    /// Appends a final `scale` to `size` (the output keeps a size its input does not have).
+    public func appendScale(to size: Size) throws {
+        guard let scale = BuiltinFilters.named("scale") else { throw UsageError("this build lacks the scale filter") }
+        let (kernel, values) = try scale.instantiate(["size": .size(size)])
+        try append("scale", kernel: kernel, parameters: values)
+    }
+}

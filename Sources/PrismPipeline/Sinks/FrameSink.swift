@@ -1,0 +1,97 @@
+import PrismCore
+import PrismMedia
+
+/// What a sink learns before its first frame (and again if the engine's output changes size).
+public struct SinkStream: Sendable {
+    /// How each frame's bytes are laid out (the sink's pixel format at the output size).
+    public let layout: PackedFrameLayout
+    /// The Y'CbCr description the frames are packed in (for RGB layouts: what the source was).
+    public let colorSpace: YUVColorSpace
+    /// The source the frames come from.
+    public let source: SourceInfo
+    /// The constant rate frames are converted to, when the run converts.
+    public let frameRate: Rational?
+    /// The source's compressed audio, when sinks that take audio should copy it.
+    public let audio: AudioStreamInfo?
+    /// The captured sound's format, when the engine records a microphone.
+    public let pcm: PCMFormat?
+}
+
+/// A processed frame, packed in the sink's layout in a pooled buffer (back to its pool when released).
+public struct ProcessedFrame: Sendable {
+    public let buffer: PooledFrameBuffer
+    public let pts: MediaTime
+    public let duration: MediaTime?
+    /// The frame's position in the run (0 for the first frame rendered).
+    public let index: Int
+}
+
+/// Where a sink sees the frames.
+public enum SinkPoint: Sendable {
+    /// After the filter graph (what `run` writes).
+    case output
+    /// The input as it came, unfiltered (the preview's "input" view).
+    case input
+}
+
+/// How frames reach a sink.
+public enum SinkDelivery: Sendable {
+    /// Every frame, in order; a slow sink holds the engine back (files, pipes).
+    case everyFrame
+    /// The newest frames it can keep up with; frames it has no room for are skipped and counted
+    /// (previews: the engine never waits for them).
+    case newest
+}
+
+/// A consumer of packed frames: a movie writer, a raw pipe, a preview, a user's callback.
+///
+/// The engine calls `open` before the first frame (on the thread that starts it), then every other
+/// method on the sink's own output thread, one call at a time: a sink needs no locks of its own.
+public protocol FrameSink: AnyObject {
+    /// The packed pixel format the sink takes.
+    var pixelFormat: PixelFormat { get }
+    var point: SinkPoint { get }
+    var delivery: SinkDelivery { get }
+    /// Pooled buffers for the sink's frames in flight (readback ring + queue + what the sink holds).
+    var bufferCount: Int { get }
+    /// Whether the engine sends the source's audio (and captured sound) here.
+    var acceptsAudio: Bool { get }
+    /// Whether the sink wants frame `index`. Asked on the GPU thread while the sink's own thread may be
+    /// busy, so it may only read thread-safe state; keep it cheap. Frames it does not want are not read
+    /// back for it.
+    func wants(frameIndex: Int) -> Bool
+
+    func open(_ stream: SinkStream) throws
+    /// Returns false when the sink takes no more frames (a closed pipe, a size limit): the run then stops
+    /// cleanly, for `stopReason`.
+    func write(_ frame: ProcessedFrame) throws -> Bool
+    /// Why the sink refused more frames (after `write` returned false).
+    var stopReason: StopReason { get }
+    /// Bytes written so far, for progress (nil when the sink does not count them).
+    var bytesWritten: Int64? { get }
+    func write(audio packet: AudioPacket) throws
+    /// Captured sound, already on the video's time line.
+    func write(pcm chunk: AudioChunk, pts: MediaTime) throws
+    /// The output changed size (an engine that follows its input, after a camera switch). Return false
+    /// when the sink cannot follow (a movie cannot change size): the engine then finishes it.
+    func reopen(_ stream: SinkStream) throws -> Bool
+    /// The last frame was written: finish the output (a playable file).
+    func finish() throws
+    /// The run failed: leave nothing half-written.
+    func abort()
+}
+
+extension FrameSink {
+    public var point: SinkPoint { .output }
+    public var delivery: SinkDelivery { .everyFrame }
+    public var bufferCount: Int { delivery == .everyFrame ? 16 : 6 }
+    public var acceptsAudio: Bool { false }
+    public func wants(frameIndex: Int) -> Bool { true }
+    public var stopReason: StopReason { .outputClosed }
+    public var bytesWritten: Int64? { nil }
+    public func write(audio packet: AudioPacket) throws {}
+    public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {}
+    public func reopen(_ stream: SinkStream) throws -> Bool { true }
+    public func finish() throws {}
+    public func abort() {}
+}

@@ -1,0 +1,223 @@
+import Foundation
+import PrismCore
+import PrismMedia
+
+/// Limits that end a recording cleanly (AVCaptureMovieFileOutput's `maxRecordedFileSize` and
+/// `minFreeDiskSpaceLimit`); `--duration` is the engine's.
+public struct RecordingLimits: Sendable {
+    /// Stop before the movie grows past this many bytes.
+    public var maxBytes: Int64?
+    /// Stop when the output's file system has no more than this many bytes free.
+    public var minFreeBytes: Int64?
+
+    public init(maxBytes: Int64? = nil, minFreeBytes: Int64? = nil) {
+        self.maxBytes = maxBytes
+        self.minFreeBytes = minFreeBytes
+    }
+
+    /// Bytes free to unprivileged writers on the file system holding `path` (`statvfs`); nil if unknown.
+    public static func freeBytes(near path: String) -> Int64? {
+        var directory = (path as NSString).deletingLastPathComponent
+        if directory.isEmpty { directory = "." }
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+}
+
+/// Encodes frames into a movie file (`MovieWriter`: temporary name, renamed when finished), with the
+/// source's audio copied or the captured sound encoded as AAC.
+public final class MovieSink: FrameSink {
+    public let path: String
+    public let settings: VideoEncoderSettings
+    public let limits: RecordingLimits
+    public private(set) var writer: MovieWriter?
+    /// Video frames the encoder took.
+    public private(set) var framesWritten = 0
+    public private(set) var stopReason = StopReason.outputClosed
+    /// The file's size when last seen (kept after `finish`, for the final report).
+    private var lastBytes: Int64 = 0
+
+    public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits()) {
+        self.path = path
+        self.settings = settings
+        self.limits = limits
+    }
+
+    public var pixelFormat: PixelFormat { settings.pixelFormat }
+    public var acceptsAudio: Bool { true }
+    public var bytesWritten: Int64? { lastBytes }
+
+    public func open(_ stream: SinkStream) throws {
+        var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
+        if let rate = stream.frameRate { video.frameRate = rate }
+        writer = try MovieWriter(path: path, video: video, settings: settings,
+                                 audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm)
+    }
+
+    public func write(_ frame: ProcessedFrame) throws -> Bool {
+        guard let writer else { return false }
+        if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
+        return withinLimits(writer)
+    }
+
+    /// Whether another frame fits. The file's size is projected to what `finish` will leave: what is on
+    /// disk or muxed (containers buffer: Matroska writes whole clusters), the frames the encoder still
+    /// holds at the average packet size, one more frame, and room for the index. The disk must keep
+    /// `minFreeBytes` beyond that (checked every 15 frames: `statvfs` is cheap but not free).
+    private func withinLimits(_ writer: MovieWriter) -> Bool {
+        let bytes = writer.bytesWritten
+        lastBytes = bytes
+        let packets = max(1, writer.videoPacketsOut)
+        let averagePacket = writer.videoPacketBytes / Int64(packets)
+        let held = Int64(max(0, writer.videoFramesWritten - writer.videoPacketsOut))
+        let index = Int64(writer.videoFramesWritten) * 24 + 16_384
+        let projected = max(bytes, writer.videoPacketBytes) + (held + 2) * averagePacket + index
+        if let limit = limits.maxBytes, projected >= limit {
+            stopReason = .sizeLimit
+            return false
+        }
+        if let floor = limits.minFreeBytes, framesWritten % 15 == 0,
+           let free = RecordingLimits.freeBytes(near: path), free - (projected - bytes) <= floor {
+            stopReason = .freeSpaceLimit
+            return false
+        }
+        return true
+    }
+
+    public func write(audio packet: AudioPacket) throws { try writer?.writeAudio(packet) }
+
+    public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {
+        try chunk.samples.withUnsafeBytes { try writer?.writeAudio(pcm: $0, pts: pts) }
+    }
+
+    /// A movie keeps its size: it cannot follow the input to another one.
+    public func reopen(_ stream: SinkStream) throws -> Bool { stream.layout.size == writer?.video.size }
+
+    public func finish() throws {
+        try writer?.finish()
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
+    }
+
+    public func abort() { writer?.abort() }
+}
+
+/// Writes one frame as a PNG or JPEG still (by the path's extension): the last frame it was given, at its
+/// own size (odd sizes too), written atomically when the run finishes.
+public final class StillImageSink: FrameSink {
+    public let path: String
+    public let jpegQuality: Int
+    private var image: RGBAImage?
+
+    public init(path: String, jpegQuality: Int = 90) throws {
+        guard ImageFile.kind(forPath: path) != nil else {
+            throw UsageError("\(path): a still must end in .png, .jpg or .jpeg")
+        }
+        self.path = path
+        self.jpegQuality = jpegQuality
+    }
+
+    public var pixelFormat: PixelFormat { .rgba }
+    public func open(_ stream: SinkStream) throws {}
+
+    public func write(_ frame: ProcessedFrame) throws -> Bool {
+        image = frame.buffer.rgbaImage()
+        return true
+    }
+
+    public func finish() throws {
+        guard let image else { throw UsageError("\(path): no frame came to make the still from") }
+        try ImageFile.write(image, to: path, jpegQuality: jpegQuality)
+    }
+}
+
+extension PooledFrameBuffer {
+    /// The pixels of an RGBA buffer, row padding removed, box-downscaled by a whole factor so the width is
+    /// at most `maxWidth` (previews).
+    public func rgbaImage(maxWidth: Int? = nil) -> RGBAImage {
+        let size = layout.size
+        let plane = self.plane(0)
+        let factor = maxWidth.map { max(1, (size.width + $0 - 1) / $0) } ?? 1
+        if factor == 1 {
+            var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+            pixels.withUnsafeMutableBytes { out in
+                for y in 0..<size.height {
+                    (out.baseAddress! + y * size.width * 4).copyMemory(from: plane.base + y * plane.rowBytes,
+                                                                       byteCount: size.width * 4)
+                }
+            }
+            return RGBAImage(size: size, pixels: pixels)
+        }
+        let width = size.width / factor, height = max(1, size.height / factor)
+        var pixels = [UInt8](repeating: 0, count: width * height * 4)
+        let source = plane.base.assumingMemoryBound(to: UInt8.self)
+        let area = UInt32(factor * factor)
+        pixels.withUnsafeMutableBufferPointer { out in
+            for y in 0..<height {
+                for x in 0..<width {
+                    var sum = SIMD4<UInt32>(repeating: 0)
+                    for dy in 0..<factor {
+                        let row = source + (y * factor + dy) * plane.rowBytes + x * factor * 4
+                        for dx in 0..<factor {
+                            let p = row + dx * 4
+                            sum &+= SIMD4(UInt32(p[0]), UInt32(p[1]), UInt32(p[2]), UInt32(p[3]))
+                        }
+                    }
+                    let o = (y * width + x) * 4
+                    out[o] = UInt8(sum.x / area)
+                    out[o + 1] = UInt8(sum.y / area)
+                    out[o + 2] = UInt8(sum.z / area)
+                    out[o + 3] = UInt8(sum.w / area)
+                }
+            }
+        }
+        return RGBAImage(size: Size(width: width, height: height), pixels: pixels)
+    }
+}
+
+/// Writes packed frames to a file descriptor, one after the other (`-o -`: raw frames on stdout).
+public final class RawSink: FrameSink {
+    public let pixelFormat: PixelFormat
+    private let output: RawVideoSink
+
+    public init(fileDescriptor: Int32, format: PixelFormat) {
+        pixelFormat = format
+        output = RawVideoSink(fileDescriptor: fileDescriptor, format: format)
+    }
+
+    public func open(_ stream: SinkStream) throws {}
+    /// False once the reader has gone (EPIPE): the run ends cleanly.
+    public func write(_ frame: ProcessedFrame) throws -> Bool { try output.write(frame.buffer) }
+}
+
+/// Reads every frame back and drops it: the whole GPU path without an output (what benchmarks compare
+/// with FFmpeg's `-f null`).
+public final class DiscardSink: FrameSink {
+    public let pixelFormat: PixelFormat
+    public init(format: PixelFormat) { pixelFormat = format }
+    public func open(_ stream: SinkStream) throws {}
+    public func write(_ frame: ProcessedFrame) throws -> Bool { true }
+}
+
+/// Hands each processed frame to a closure (on the sink's own thread): how a program built on the engine
+/// receives frames as CPU memory. The buffer goes back to the pool when the closure lets go of it.
+public final class CallbackSink: FrameSink {
+    public let pixelFormat: PixelFormat
+    public let point: SinkPoint
+    public let delivery: SinkDelivery
+    private let body: (ProcessedFrame, SinkStream) throws -> Bool
+    private var stream: SinkStream?
+
+    /// - Parameter body: called per frame with the stream it belongs to; return false to stop the run.
+    public init(format: PixelFormat = .rgba, point: SinkPoint = .output, delivery: SinkDelivery = .everyFrame,
+                _ body: @escaping (ProcessedFrame, SinkStream) throws -> Bool) {
+        pixelFormat = format
+        self.point = point
+        self.delivery = delivery
+        self.body = body
+    }
+
+    public func open(_ stream: SinkStream) throws { self.stream = stream }
+    public func reopen(_ stream: SinkStream) throws -> Bool { self.stream = stream; return true }
+    public func write(_ frame: ProcessedFrame) throws -> Bool { try body(frame, stream!) }
+}

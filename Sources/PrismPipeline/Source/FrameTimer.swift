@@ -1,0 +1,78 @@
+import PrismCore
+import PrismMedia
+
+/// A frame on its way to the GPU with the time it will have in the output.
+public struct TimedFrame: Sendable {
+    public let frame: VideoFrame
+    public let pts: MediaTime
+    public let duration: MediaTime?
+}
+
+/// Applies a frame limit, a duration limit and a constant-rate conversion (dropping or repeating frames
+/// onto the rate, each output frame showing the latest input frame at or before its time).
+struct FrameTimer {
+    let frameLimit: Int?
+    let durationLimit: MediaTime?
+    let rate: Rational?
+    private(set) var emitted = 0
+    private(set) var isDone = false
+    /// Which limit ended the frames.
+    private(set) var limitReached: StopReason?
+    private var first: MediaTime?
+    private var pending: VideoFrame?
+    private var nextIndex: Int64 = 0
+
+    init(frameLimit: Int?, durationLimit: MediaTime?, rate: Rational?) {
+        self.frameLimit = frameLimit
+        self.durationLimit = durationLimit
+        self.rate = rate
+    }
+
+    /// Output time of converted frame `index`.
+    private func outputTime(_ index: Int64, rate: Rational) -> MediaTime {
+        first! + MediaTime(value: index * Int64(rate.den), timescale: rate.num)
+    }
+
+    private mutating func emit(_ frame: VideoFrame, pts: MediaTime, duration: MediaTime?) -> TimedFrame? {
+        if let limit = frameLimit, emitted >= limit { return done(.frameLimit) }
+        if let limit = durationLimit, let first, pts - first >= limit { return done(.durationLimit) }
+        emitted += 1
+        return TimedFrame(frame: frame, pts: pts, duration: duration)
+    }
+
+    private mutating func done(_ reason: StopReason) -> TimedFrame? {
+        isDone = true
+        limitReached = reason
+        return nil
+    }
+
+    /// The frames to send on for a new input frame.
+    mutating func admit(_ frame: VideoFrame) -> [TimedFrame] {
+        if first == nil { first = frame.pts }
+        guard let rate else { return emit(frame, pts: frame.pts, duration: frame.duration).map { [$0] } ?? [] }
+        var out: [TimedFrame] = []
+        if let held = pending {
+            let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+            while outputTime(nextIndex, rate: rate) < frame.pts, !isDone {
+                if let timed = emit(held, pts: outputTime(nextIndex, rate: rate), duration: step) { out.append(timed) }
+                nextIndex += 1
+            }
+        }
+        pending = frame
+        return out
+    }
+
+    /// At the end of the input: the held frame for the output times its display covers.
+    mutating func finish() -> [TimedFrame] {
+        guard let rate, let held = pending, !isDone else { return [] }
+        let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+        let end = held.pts + (held.duration ?? step)
+        var out: [TimedFrame] = []
+        // Every output time the last frame covers (at least one output frame for a one-frame input).
+        while !isDone && (outputTime(nextIndex, rate: rate) < end || emitted == 0) {
+            if let timed = emit(held, pts: outputTime(nextIndex, rate: rate), duration: step) { out.append(timed) }
+            nextIndex += 1
+        }
+        return out
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import PrismCore
+import PrismMedia
+
+/// Where frames come from.
+public enum InputSpec: Sendable, Equatable {
+    /// The built-in moving test pattern.
+    case pattern
+    /// Anything libavformat opens: a path or a URL.
+    case movie(String)
+    /// Raw frames on standard input (or any file descriptor), described by their format.
+    case standardInput(RawVideoFormat)
+    /// A V4L2 camera (`/dev/videoN`).
+    case camera(String)
+
+    /// An INPUT argument naming a camera: a path under /dev/video, or `v4l2:` and a device path.
+    public static func cameraPath(_ argument: String) -> String? {
+        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
+        return argument.hasPrefix("/dev/video") ? argument : nil
+    }
+
+    /// Cameras (and the clock-paced pattern) run on the clock; files and pipes do not.
+    public var isCamera: Bool { if case .camera = self { return true } else { return false } }
+}
+
+/// What to open and how: the one place every front end turns an input into a `MediaSource`.
+public struct SourceSpec: Sendable {
+    public var input: InputSpec
+    /// The pattern's size, or the size asked of a camera (it takes its closest).
+    public var size: Size?
+    /// The pattern's rate, or the rate asked of a camera.
+    public var frameRate: Rational?
+    /// The pattern's length in frames (nil: endless).
+    public var patternFrames: Int?
+    /// Reopen a movie at its end with its timestamps continued (`prism dev` loops its clip).
+    public var loop = false
+
+    public init(input: InputSpec, size: Size? = nil, frameRate: Rational? = nil, patternFrames: Int? = nil,
+                loop: Bool = false) {
+        self.input = input
+        self.size = size
+        self.frameRate = frameRate
+        self.patternFrames = patternFrames
+        self.loop = loop
+    }
+
+    /// The pattern's size when none is asked for.
+    public static let defaultSize = Size(width: 1280, height: 720)
+    public static let defaultRate = Rational(30, 1)
+
+    /// Opens the source. Fails with the source's own one-line error (no such file, no such camera…).
+    public func open() throws -> MediaSource {
+        if loop, case .movie = input { return try LoopingSource(spec: self) }
+        return try openOnce()
+    }
+
+    fileprivate func openOnce() throws -> MediaSource {
+        switch input {
+        case .pattern:
+            return try TestPatternSource(size: size ?? Self.defaultSize, frameRate: frameRate ?? Self.defaultRate,
+                                         frameCount: patternFrames)
+        case .movie(let path):
+            return try MovieSource(url: path)
+        case .standardInput(let format):
+            return RawVideoSource(fileDescriptor: 0, format: format)
+        case .camera(let path):
+            return try CameraSource(path: path, configuration: .init(size: size, frameRate: frameRate))
+        }
+    }
+}
+
+/// A movie reopened at its end, its timestamps continued one frame after the last, forever. Audio is
+/// dropped (a loop's audio would not line up). Used from one thread.
+final class LoopingSource: MediaSource {
+    let info: SourceInfo
+    private let spec: SourceSpec
+    private var source: MediaSource
+    /// Added to the current pass's timestamps.
+    private var offset = MediaTime.zero
+    private var passStart: MediaTime?
+    private var lastPTS: MediaTime?
+    private var lastDuration: MediaTime?
+    private var framesThisPass = 0
+
+    init(spec: SourceSpec) throws {
+        self.spec = spec
+        source = try spec.openOnce()
+        var info = source.info
+        info.audio = nil
+        info.duration = nil
+        info.estimatedFrameCount = nil
+        self.info = info
+    }
+
+    func next() throws -> SourceEvent? {
+        while true {
+            guard let event = try source.next() else {
+                guard framesThisPass > 0 else { throw UsageError("\(info.summary): no video frames to loop") }
+                // End of the file: continue the time line one frame after the last frame.
+                let step = lastDuration ?? MediaTime(value: Int64((spec.frameRate ?? SourceSpec.defaultRate).den),
+                                                     timescale: (spec.frameRate ?? SourceSpec.defaultRate).num)
+                offset = (lastPTS ?? .zero) + step
+                source = try spec.openOnce()
+                framesThisPass = 0
+                passStart = nil
+                continue
+            }
+            guard case .video(let frame) = event else { continue }
+            let first = passStart ?? frame.pts
+            passStart = first
+            let pts = offset + (frame.pts - first)
+            if let lastPTS, pts <= lastPTS { continue }
+            lastDuration = lastPTS.map { pts - $0 } ?? frame.duration
+            lastPTS = pts
+            framesThisPass += 1
+            return .video(frame.retimed(pts: pts))
+        }
+    }
+}
