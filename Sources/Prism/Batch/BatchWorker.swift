@@ -137,7 +137,13 @@ final class BatchWorker: Sendable {
 /// `.partial` goes beside that). A task killed outright leaves them; the next attempt at the same job on the
 /// same host removes those whose process is gone.
 enum BatchTemporaries {
-    static let host = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "host"
+    /// This machine's short name (gethostname: no name lookup).
+    static let host: String = {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "host" }
+        let text = String(cString: name).split(separator: ".").first.map(String.init) ?? ""
+        return text.isEmpty ? "host" : text
+    }()
 
     static func path(for output: String) -> String {
         let directory = (output as NSString).deletingLastPathComponent
