@@ -125,16 +125,9 @@ final class AudioTranscoder {
     /// every encoded packet to `write` (timestamps in 1/sampleRate, counted from `start`).
     func process(_ packet: UnsafeMutablePointer<AVPacket>?, start: MediaTime,
                  write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        let result = avcodec_send_packet(decoder, packet)
-        if result < 0 && result != averrorEOF {
-            throw AVError(call: "avcodec_send_packet", code: result, context: label, what: "cannot decode audio")
-        }
-        while true {
-            let received = avcodec_receive_frame(decoder, decoded.pointer)
-            if received == averrorEAGAIN || received == averrorEOF { break }
-            try check(received, "avcodec_receive_frame", label, what: "cannot decode audio")
-            defer { av_frame_unref(decoded.pointer) }
-            try append(decoded.pointer, start: start)
+        try decoderSession.send(packet: packet)
+        try decoderSession.drainFrames(into: decoded.pointer) { frame in
+            try append(frame, start: start)
             try encodeFullFrames(write: write)
         }
     }
@@ -147,7 +140,7 @@ final class AudioTranscoder {
         }
         try encodeFullFrames(write: write)
         if av_audio_fifo_size(fifo) > 0 { try encodeFrame(samples: av_audio_fifo_size(fifo), write: write) }
-        try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", label)
+        try encoderSession.send(frame: nil)
         try drainEncoder(write: write)
     }
 
@@ -245,16 +238,15 @@ final class AudioTranscoder {
         try check(read, "av_audio_fifo_read", label)
         frame.pointee.pts = nextPTS ?? 0
         nextPTS = (nextPTS ?? 0) + Int64(samples)
-        try check(avcodec_send_frame(encoder, frame), "avcodec_send_frame", label, what: "cannot encode audio")
+        try encoderSession.send(frame: frame)
         try drainEncoder(write: write)
     }
 
     private func drainEncoder(write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        while true {
-            let result = avcodec_receive_packet(encoder, encoded.pointer)
-            if result == averrorEAGAIN || result == averrorEOF { return }
-            try check(result, "avcodec_receive_packet", label, what: "cannot encode audio")
-            try write(encoded.pointer)
-        }
+        try encoderSession.drainPackets(into: encoded.pointer, write)
     }
+
+    /// The send/receive loops over the decoder and the AAC encoder.
+    private var decoderSession: CodecSession { CodecSession(context: decoder, label: label, activity: "decode audio") }
+    private var encoderSession: CodecSession { CodecSession(context: encoder, label: label, activity: "encode audio") }
 }

@@ -61,6 +61,8 @@ final class StreamDecoder {
     let streamIndex: Int
     let timeBase: Rational
     let label: String
+    /// The send/receive loop over `context`.
+    let session: CodecSession
 
     /// `frameThreads`: decode several frames at once (`FF_THREAD_FRAME`, `thread_count` 0 = auto).
     init(input: InputFile, streamIndex: Int, frameThreads: Bool) throws(AVError) {
@@ -75,6 +77,7 @@ final class StreamDecoder {
             throw AVError(call: "avcodec_alloc_context3", code: averrorENOMEM, context: label)
         }
         context = ctx
+        session = CodecSession(context: ctx, label: label, activity: "decode")
         self.streamIndex = streamIndex
         timeBase = Rational(stream.pointee.time_base)
         // Fully initialised: a throw from here on runs deinit, which frees the context.
@@ -92,24 +95,13 @@ final class StreamDecoder {
         avcodec_free_context(&pointer)
     }
 
-    /// `avcodec_send_packet`; nil flushes. Corrupt data is reported, not concealed silently.
-    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws(AVError) {
-        let result = avcodec_send_packet(context, packet)
-        if result < 0 && result != averrorEOF && result != averrorEAGAIN {
-            throw AVError(call: "avcodec_send_packet", code: result, context: label, what: "cannot decode")
-        }
-    }
+    /// `avcodec_send_packet` (`CodecSession.send(packet:)`); nil flushes.
+    func send(_ packet: UnsafeMutablePointer<AVPacket>?) throws(AVError) { try session.send(packet: packet) }
 
-    enum Receive { case frame, needsInput, finished }
+    typealias Receive = CodecSession.Received
 
-    /// `avcodec_receive_frame` into `frame`.
-    func receive(into frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> Receive {
-        let result = avcodec_receive_frame(context, frame)
-        if result >= 0 { return .frame }
-        if result == averrorEAGAIN { return .needsInput }
-        if result == averrorEOF { return .finished }
-        throw AVError(call: "avcodec_receive_frame", code: result, context: label, what: "cannot decode")
-    }
+    /// `avcodec_receive_frame` into `frame` (`CodecSession.receive(into:)`).
+    func receive(into frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> Receive { try session.receive(into: frame) }
 }
 
 /// An `AVPacket` (`av_packet_alloc`), freed with `av_packet_free`.

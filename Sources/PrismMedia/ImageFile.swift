@@ -87,7 +87,8 @@ public enum ImageFile {
     /// Writes `image` as PNG or JPEG, chosen by `path`'s extension. `jpegQuality` 1 (worst) … 100 (best)
     /// maps onto the mjpeg encoder's quantiser scale. Encoded with the png / mjpeg encoders
     /// (`avcodec_send_frame` / `avcodec_receive_packet`), written to a temporary file next to `path` and
-    /// renamed over it only when complete.
+    /// renamed over it only when complete (a symlink's target is written, a FIFO or device in place:
+    /// see `OutputTarget`).
     public static func write(_ image: RGBAImage, to path: String, jpegQuality: Int = 90) throws {
         guard let kind = kind(forPath: path) else {
             throw UsageError("\(path): unknown image extension (use .png, .jpg or .jpeg)")
@@ -95,30 +96,46 @@ public enum ImageFile {
         guard (1...100).contains(jpegQuality) else {
             throw UsageError("JPEG quality \(jpegQuality) is out of range (1-100)")
         }
+        let target = try OutputTarget(path: path)
         let data = try encode(image, kind: kind, jpegQuality: jpegQuality, label: path)
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporary = (directory.isEmpty ? "" : directory + "/") + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+        if target.isStream {
+            // A FIFO or a device: written in place, never replaced by a regular file.
+            let fd = open(target.path, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw SystemError("open", code: errno, context: path) }
+            var failure = writeAll(data, to: fd, label: path)
+            if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
+            if let failure { throw failure }
+            return
+        }
+        target.removeStaleTemporaries()
+        let temporary = target.makeTemporaryPath()
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("open", code: errno, context: path) }
-        var failure: SystemError?
+        PartialOutputs.register(temporary)
+        defer { PartialOutputs.unregister(temporary) }
+        var failure = writeAll(data, to: fd, label: path)
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
+        // A symlink's target is replaced; the link stays.
+        if failure == nil && rename(temporary, target.path) != 0 { failure = SystemError("rename", code: errno, context: path) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+    }
+
+    /// Writes all of `data` to `fd`, retrying short writes and EINTR; the error, if any.
+    private static func writeAll(_ data: [UInt8], to fd: Int32, label: String) -> SystemError? {
         data.withUnsafeBytes { bytes in
             var written = 0
             while written < bytes.count {
                 let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
                 if result < 0 {
                     if errno == EINTR { continue }
-                    failure = SystemError("write", code: errno, context: path)
-                    return
+                    return SystemError("write", code: errno, context: label)
                 }
                 written += result
             }
-        }
-        if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
-        if failure == nil && rename(temporary, path) != 0 { failure = SystemError("rename", code: errno, context: path) }
-        if let failure {
-            unlink(temporary)
-            throw failure
+            return nil
         }
     }
 
@@ -173,16 +190,13 @@ public enum ImageFile {
                     dstFormat: AV_PIX_FMT_YUVJ420P, dstSize: size, dstColor: jfif, context: label)
             }
         }
-        try check(avcodec_send_frame(context, f), "avcodec_send_frame", label, what: "cannot encode the image")
-        try check(avcodec_send_frame(context, nil), "avcodec_send_frame", label)
+        let session = CodecSession(context: context, label: label, activity: "encode the image")
+        try session.send(frame: f)
+        try session.send(frame: nil)
         let packet = OwnedPacket()
         var bytes: [UInt8] = []
-        while true {
-            let result = avcodec_receive_packet(context, packet.pointer)
-            if result == averrorEOF || result == averrorEAGAIN { break }
-            try check(result, "avcodec_receive_packet", label, what: "cannot encode the image")
-            bytes.append(contentsOf: UnsafeBufferPointer(start: packet.pointer.pointee.data, count: Int(packet.pointer.pointee.size)))
-            av_packet_unref(packet.pointer)
+        try session.drainPackets(into: packet.pointer) { encoded in
+            bytes.append(contentsOf: UnsafeBufferPointer(start: encoded.pointee.data, count: Int(encoded.pointee.size)))
         }
         guard !bytes.isEmpty else { throw AVError("the encoder produced no data", context: label) }
         return bytes

@@ -13,6 +13,15 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         case ffv1
         /// Apple ProRes with prores_ks, 4:2:2 10-bit.
         case prores
+
+        /// The smallest frame the encoder opens for (FFV1 refuses width 1; x265 works in 16x16 blocks).
+        public var minimumSize: Size {
+            switch self {
+            case .h264, .prores: return Size(width: 1, height: 1)
+            case .hevc: return Size(width: 16, height: 16)
+            case .ffv1: return Size(width: 2, height: 1)
+            }
+        }
     }
 
     public var codec: Codec
@@ -108,8 +117,10 @@ public struct VideoStreamConfig: Hashable, Sendable {
 ///   back until the video has reached it, and `finish()` cuts it at the end of the last video frame, so
 ///   a recording has the video's length.
 /// - The file is written to a hidden temporary name next to the target and renamed over it only by a
-///   successful `finish()`. `abort()`, or dropping the writer unfinished, deletes the temporary and
-///   leaves any existing target untouched.
+///   successful `finish()` of at least one frame. `abort()`, or dropping the writer unfinished, deletes
+///   the temporary and leaves any existing target untouched. A symlink target is written through (the
+///   link stays); a FIFO or character device is written in place, in a container that needs no seeking
+///   (see `OutputTarget`).
 ///
 /// Not thread-safe: use a writer from one thread at a time (e.g. a dedicated encoding thread).
 public final class MovieWriter: @unchecked Sendable {
@@ -131,6 +142,8 @@ public final class MovieWriter: @unchecked Sendable {
     /// holds (its lookahead), for stopping before a size limit.
     public private(set) var videoPacketsOut = 0
     public private(set) var videoPacketBytes: Int64 = 0
+    /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
+    public private(set) var recoveredLeftovers: [String] = []
     /// Bytes in the file so far (`avio_tell`); 0 for outputs without a file.
     public var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
 
@@ -149,6 +162,8 @@ public final class MovieWriter: @unchecked Sendable {
     private var transcoder: AudioTranscoder?
     private let layout: PackedFrameLayout
     private let temporaryPath: String?
+    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names.
+    private let finalPath: String
     private let frame = OwnedFrame()
     private let packet = OwnedPacket()
     private let encoderTimeBase: AVRational
@@ -163,6 +178,7 @@ public final class MovieWriter: @unchecked Sendable {
     private let allowsNegativeTimestamps: Bool
     /// Whether a file cut off before its trailer still plays (see `salvage`).
     private var keepsWithoutTrailer = false
+    private var isFragmentedMP4 = false
 
     private enum State { case open, finished, aborted }
 
@@ -201,6 +217,11 @@ public final class MovieWriter: @unchecked Sendable {
             throw UsageError("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
                              + "frame size, not \(video.size)")
         }
+        // What the encoders refuse with a bare "Function not implemented" / "Invalid argument" at open.
+        let minimum = settings.codec.minimumSize
+        if video.size.width < minimum.width || video.size.height < minimum.height {
+            throw UsageError("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
+        }
         if let crf = settings.crf, !(0...51).contains(crf) {
             throw UsageError("\(path): crf \(crf) is out of range (0-51)")
         }
@@ -210,12 +231,8 @@ public final class MovieWriter: @unchecked Sendable {
 
         // Container from the extension.
         let isURL = path.contains("://") && !path.hasPrefix("file:")
-        if !isURL {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("\(path): is a directory, not an output file")
-            }
-        }
+        // Symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
+        let target = isURL ? nil : try OutputTarget(path: path)
         let fileName = (path as NSString).lastPathComponent
         let ext = (fileName as NSString).pathExtension
         guard !ext.isEmpty || isURL else {
@@ -231,10 +248,18 @@ public final class MovieWriter: @unchecked Sendable {
         if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        temporaryPath = isURL ? nil
-            : (directory.isEmpty ? "" : directory + "/") + ".\(fileName).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
-        let writePath = temporaryPath ?? path
+        if let target, target.isStream, !MovieWriter.streamableFormats.contains(where: formatName.contains) {
+            throw UsageError("\(path): is a \(target.streamKind ?? "stream"), and the \(formatName) container needs a seekable "
+                             + "file; write .mkv or .ts into it (or -o - for raw frames)")
+        }
+        if let target, !target.isStream {
+            recoveredLeftovers = target.removeStaleTemporaries().recovered
+            temporaryPath = target.makeTemporaryPath()
+        } else {
+            temporaryPath = nil
+        }
+        finalPath = target?.path ?? path
+        let writePath = temporaryPath ?? finalPath
 
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, outputFormat, nil, writePath), "avformat_alloc_output_context2", path)
@@ -302,6 +327,7 @@ public final class MovieWriter: @unchecked Sendable {
         }
 
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
+            if let temporaryPath { PartialOutputs.register(temporaryPath) }
             try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
                       what: "cannot create the output file")
             ioOpen = true
@@ -309,7 +335,9 @@ public final class MovieWriter: @unchecked Sendable {
         var options: OpaquePointer?
         let isMP4 = formatName.contains("mp4") || formatName.contains("mov")
         if isMP4 && fragmented {
-            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+            // delay_moov: the header waits for the first fragment, so it can carry the edit list that
+            // starts B-frame video at 0.
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+delay_moov+default_base_moof", 0)
             av_dict_set(&options, "frag_duration", "1000000", 0)
         } else if isMP4 {
             av_dict_set(&options, "movflags", "+faststart", 0)
@@ -318,6 +346,7 @@ public final class MovieWriter: @unchecked Sendable {
         }
         if fragmented { ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS }
         // What survives without a trailer: fragments, clusters, transport packets.
+        isFragmentedMP4 = isMP4 && fragmented
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
         defer { av_dict_free(&options) }
@@ -341,6 +370,9 @@ public final class MovieWriter: @unchecked Sendable {
         if ioOpen { avio_closep(&format.pointee.pb) }
         avformat_free_context(format)
     }
+
+    /// Containers that are written front to back without seeking, so they can go into a FIFO or a device.
+    private static let streamableFormats = ["matroska", "webm", "mpegts", "nut"]
 
     private static func codecID(_ codec: VideoEncoderSettings.Codec) -> AVCodecID {
         switch codec {
@@ -453,21 +485,20 @@ public final class MovieWriter: @unchecked Sendable {
         f.pointee.color_range = encoder.pointee.color_range
         f.pointee.color_primaries = encoder.pointee.color_primaries
         f.pointee.color_trc = encoder.pointee.color_trc
-        let sent = avcodec_send_frame(encoder, f)
-        av_frame_unref(f) // the encoder holds its own reference (or is done with the data)
-        try check(sent, "avcodec_send_frame", outputPath, what: "cannot encode video")
+        // The encoder holds its own reference (or is done with the data) either way.
+        do { try videoSession.send(frame: f) } catch { av_frame_unref(f); throw error }
+        av_frame_unref(f)
         videoFramesWritten += 1
         try drainVideo()
         if let videoEnd, !pendingPCM.isEmpty { try feedPCM(before: videoEnd) }
         return true
     }
 
+    /// The send/receive loop over the video encoder.
+    private var videoSession: CodecSession { CodecSession(context: encoder, label: outputPath, activity: "encode video") }
+
     private func drainVideo() throws {
-        let pkt = packet.pointer
-        while true {
-            let result = avcodec_receive_packet(encoder, pkt)
-            if result == averrorEAGAIN || result == averrorEOF { return }
-            try check(result, "avcodec_receive_packet", outputPath, what: "cannot encode video")
+        try videoSession.drainPackets(into: packet.pointer) { pkt in
             videoPacketsOut += 1
             videoPacketBytes += Int64(pkt.pointee.size)
             if pkt.pointee.duration <= 0 {
@@ -597,6 +628,10 @@ public final class MovieWriter: @unchecked Sendable {
     public func finish() throws {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         do {
+            // An empty movie is a failure, not a result: the input gave nothing and any existing file stays.
+            guard videoFramesWritten > 0 else {
+                throw AVError("no frames to write (the input had none); nothing was written", context: outputPath)
+            }
             if start == nil, let first = pendingAudio.compactMap(\.pts).min() { start = first }
             if start == nil, let first = pendingPCM.first?.pts { start = first }
             try flushPendingAudio()
@@ -606,7 +641,7 @@ public final class MovieWriter: @unchecked Sendable {
                 }
                 try feedPCM(before: nil)
             }
-            try check(avcodec_send_frame(encoder, nil), "avcodec_send_frame", outputPath)
+            try videoSession.send(frame: nil)
             try drainVideo()
             if let transcoder, let audioStream, let start {
                 try transcoder.finish(start: start) { encoded in
@@ -618,8 +653,9 @@ public final class MovieWriter: @unchecked Sendable {
                 try check(avio_closep(&format.pointee.pb), "avio_closep", outputPath, what: "cannot close the file")
                 ioOpen = false
             }
-            if let temporaryPath, rename(temporaryPath, outputPath) != 0 {
-                throw SystemError("rename", code: errno, context: outputPath)
+            if let temporaryPath {
+                guard rename(temporaryPath, finalPath) == 0 else { throw SystemError("rename", code: errno, context: outputPath) }
+                PartialOutputs.unregister(temporaryPath)
             }
             state = .finished
         } catch {
@@ -650,7 +686,17 @@ public final class MovieWriter: @unchecked Sendable {
             avio_closep(&format.pointee.pb)
             ioOpen = false
         }
-        if let temporaryPath, rename(temporaryPath, outputPath) != 0 { abort(); return false }
+        // A fragment cut off mid-write would not decode (the trailer may "succeed" on an I/O error that
+        // is only reported later): keep the file up to the last whole fragment.
+        if isFragmentedMP4, let path = temporaryPath,
+           FragmentedMP4.truncateToLastCompleteFragment(path: path) == nil {
+            abort()
+            return false
+        }
+        if let temporaryPath {
+            guard rename(temporaryPath, finalPath) == 0 else { abort(); return false }
+            PartialOutputs.unregister(temporaryPath)
+        }
         state = .finished
         return true
     }
@@ -665,6 +711,9 @@ public final class MovieWriter: @unchecked Sendable {
             avio_closep(&format.pointee.pb)
             ioOpen = false
         }
-        if let temporaryPath { unlink(temporaryPath) }
+        if let temporaryPath {
+            unlink(temporaryPath)
+            PartialOutputs.unregister(temporaryPath)
+        }
     }
 }

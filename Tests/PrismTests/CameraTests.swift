@@ -303,7 +303,11 @@ final class CameraTests: XCTestCase {
         let result = try prism(["run", Self.camera, "-o", output, "--frames", "60", "--quiet"], ["PRISM_FAKE_V4L2_STALL_AFTER": "5"])
         XCTAssertEqual(result.status, 1)
         XCTAssertEqual(result.stderrLines.last,
-                       "prism: camera \(Self.camera): poll: camera stopped delivering frames (none for 3.0 s)")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "a failed run leaves no output")
+                       "prism: camera \(Self.camera): poll: camera stopped delivering frames (none for 3.0 s); "
+                       + "what was recorded until then is in \(output)")
+        // A live recording keeps what it recorded: the frames before the stall, finished and playable.
+        let report = try MediaInspector.inspect(output)
+        XCTAssertEqual(report.videoFrameCount, 5)
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: 4), background: blue, "last frame before the stall")
     }
 }

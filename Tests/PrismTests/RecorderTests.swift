@@ -113,3 +113,73 @@ final class RecorderTests: XCTestCase {
         XCTAssertEqual(dir.contents(), [], "refused runs write nothing")
     }
 }
+
+/// A live recording keeps what it recorded: a full disk or SIGKILL mid-take still leaves a playable movie.
+final class LiveRecordingTests: XCTestCase {
+    let dir = ScratchDirectory()
+
+    private var camera: [String: String] {
+        get throws { ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": CameraTests.camera] }
+    }
+
+    func testAFullDiskFinishesTheTakeRecordedSoFar() throws {
+        let mountPoint = dir.path("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        // 256 KiB: the fake camera's flat picture takes about 1.7 kB a frame losslessly, so the disk fills
+        // after about five seconds.
+        let mount = try Tools.run("/bin/mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", mountPoint])
+        XCTAssertEqual(mount.status, 0, "cannot mount a tmpfs: \(mount.stderr)")
+        guard mount.status == 0 else { return }
+        defer { _ = try? Tools.run("/bin/umount", [mountPoint]) }
+        let output = mountPoint + "/take.mp4"
+        let result = try Tools.run(Tools.prism, ["run", CameraTests.camera, "-o", output, "--size", "640x480", "--crf", "0",
+                                                 "--preset", "ultrafast", "--frames", "900", "--quiet"],
+                                   environment: try camera, timeout: 120)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+        XCTAssert(result.stderr.contains("No space left on device"), result.stderr)
+        XCTAssert(result.stderr.contains("what was recorded until then is in \(output)"), result.stderr)
+        let report = try MediaInspector.inspect(output)
+        XCTAssertGreaterThan(report.videoFrameCount, 3, "the fragments written before the disk filled play")
+        XCTAssertEqual(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1).size, Size(width: 640, height: 480))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: mountPoint), ["take.mp4"], "no partial file left")
+    }
+
+    func testAKilledRecordingLeavesAPlayableMovie() throws {
+        let output = dir.path("take.mp4")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["run", CameraTests.camera, "-o", output, "--size", "320x240", "--frames", "3000", "--quiet"]
+        process.environment = ProcessInfo.processInfo.environment.merging(try camera) { $1 }
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Fragments of about a second reach the disk as the take goes on (behind the encoder's lookahead).
+        Thread.sleep(forTimeInterval: 4)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .uncaughtSignal)
+        let leftovers = dir.contents().filter { $0.hasSuffix(".partial") }
+        XCTAssertEqual(leftovers.count, 1, "\(dir.contents())")
+        let partial = dir.path(try XCTUnwrap(leftovers.first))
+        let report = try MediaInspector.inspect(partial)
+        XCTAssertGreaterThanOrEqual(report.videoFrameCount, 10, "the fragments written before SIGKILL play")
+        // A prefix of the take: from 0, on the camera's 30 fps clock, increasing (a live source may drop a
+        // late frame, so gaps of whole frames are allowed).
+        XCTAssertEqual(report.videoPTS.first?.seconds, 0)
+        for (a, b) in zip(report.videoPTS, report.videoPTS.dropFirst()) {
+            let frames = (b - a).seconds * 30
+            XCTAssertGreaterThanOrEqual(frames, 0.95)
+            XCTAssertEqual(frames, frames.rounded(), accuracy: 0.06, "frames land on the camera's clock")
+        }
+        _ = try MediaInspector.frameRGBA(partial, index: report.videoFrameCount - 1)
+        // The next run of the same output recovers it beside the output, rather than deleting it.
+        let again = try Tools.run(Tools.prism, ["run", CameraTests.camera, "-o", output, "--size", "320x240", "--frames", "10"],
+                                  environment: try camera, timeout: 60)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        let recovered = dir.path("take.recovered-\(process.processIdentifier).mp4")
+        XCTAssert(again.stderr.contains("recovered as \(recovered)"), again.stderr)
+        XCTAssertEqual(try MediaInspector.inspect(recovered).videoFrameCount, report.videoFrameCount)
+        XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount, 10)
+        XCTAssertEqual(dir.contents().filter { $0.hasSuffix(".partial") }, [])
+    }
+}

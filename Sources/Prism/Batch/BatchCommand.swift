@@ -10,15 +10,46 @@ import PrismMedia
 /// Exit status: 0 when every job of the run succeeded (or was already done), 3 when any job failed (one
 /// line each on stderr), 130 when interrupted (finished jobs are kept; a rerun does the rest), 2 for bad
 /// arguments or an invalid manifest, 1 when the batch could not start (no GPU context, unwritable results).
-struct BatchCommand {
-    static let usage = """
-          batch MANIFEST.jsonl [--workers N] [--gpus all|N|0,2] [--results FILE] [--shard I/N | --shards N] [--force]
-              [--progress bar|lines|json|quiet] [--output-dir DIR] [--dry-run] [job defaults: --filter --codec --preset
-              --crf --bitrate --size --fps --frames --duration]
-          batch MANIFEST.jsonl --sbatch [--submit] [--shards N] [--gres gpu:1|none] [--partition P] [--time T]
-              [--logs DIR] [--max-parallel M]
-          batch --report RESULTS.jsonl... [--json]
-        """
+struct BatchCommand: PrismCommand {
+    static let spec = CommandSpec(
+        name: "batch", arguments: "MANIFEST.jsonl",
+        summary: "Runs a JSON Lines manifest of jobs on every GPU (or llvmpipe workers), or one shard of it on a node.",
+        options: [
+            .value("--workers", value: "N", help: "workers (each its own GPU context): llvmpipe workers, or spread over the GPUs"),
+            .value("--gpus", value: "all|N|0,2", help: "the GPUs to use: all (default), the first N, or these indices"),
+            .value("--results", value: "FILE", help: "the results file (default: MANIFEST.results.jsonl beside the manifest)"),
+            .value("--shard", value: "I/N", help: "run shard I of N (from 0); default from SLURM_ARRAY_TASK_ID/COUNT"),
+            .value("--shards", value: "N", help: "shards of --sbatch, or the count with JOB_COMPLETION_INDEX (Kubernetes)"),
+            .flag("--force", help: "run jobs already done too"),
+            .flag("--dry-run", help: "list the jobs and whether each would run, run nothing"),
+            .value("--progress", value: "bar|lines|json|quiet", help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
+            .flag("--quiet", "-q", help: "--progress quiet"),
+            .value("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)"),
+            .value("--filter", "-f", value: "SPEC", help: "default filter graph for jobs that give none"),
+            .value("--codec", value: "h264|hevc|ffv1|prores", help: "default codec"),
+            .value("--preset", value: "P", help: "default x264/x265 preset"),
+            .value("--crf", value: "N", help: "default constant rate factor"),
+            .value("--bitrate", value: "N[k|M]", help: "default bitrate"),
+            .value("--size", value: "WxH", help: "default output size"),
+            .value("--fps", value: "RATE", help: "default constant output rate"),
+            .value("--frames", value: "N", help: "default frame limit per job"),
+            .value("--duration", value: "SECONDS", help: "default duration limit per job"),
+            .flag("--sbatch", help: "print an sbatch --array script, one task per shard"),
+            .flag("--submit", help: "with --sbatch: submit it (prints the job id)"),
+            .value("--gres", value: "gpu:1|none", help: "with --sbatch: GPUs per task (none for CPU-only clusters)"),
+            .value("--partition", value: "P", help: "with --sbatch: the Slurm partition"),
+            .value("--time", value: "T", help: "with --sbatch: the time limit per task"),
+            .value("--logs", value: "DIR", help: "with --sbatch: the tasks' log directory (default: logs/ beside the results)"),
+            .value("--max-parallel", value: "M", help: "with --sbatch: at most M tasks at once"),
+            .value("--prism", value: "PATH", help: "with --sbatch: the prism the tasks run (default: this one)"),
+            .flag("--report", help: "merge results files (the arguments) into one summary"),
+            .flag("--json", help: "with --report: the summary as JSON"),
+        ],
+        notes: ["MANIFEST.jsonl: one job per line, e.g. {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\", \"filter\": \"invert\", \"crf\": 20};",
+                "keys: id, input, output, filter, codec, preset, crf, bitrate, size, fps, frames, duration. Paths are relative to",
+                "the manifest. prism batch --report RESULTS.jsonl... merges results files.",
+                "Exit status: 0 every job succeeded (or was done), 3 a job failed, 130 interrupted, 2 bad arguments or",
+                "manifest, 1 the batch could not start."])
 
     static let failedJobsStatus: Int32 = 3
     static let interruptedStatus: Int32 = 130
@@ -52,17 +83,12 @@ struct BatchCommand {
     private var passOn: [String] = []
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(
-            arguments,
-            valueOptions: ["--workers", "--gpus", "--results", "--shard", "--shards", "--progress", "--output-dir",
-                           "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps", "--frames", "--duration",
-                           "--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"],
-            flags: ["--force", "--dry-run", "--sbatch", "--submit", "--report", "--json", "--quiet", "-q"])
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
         progress = isatty(2) != 0 ? .bar : .lines
         if scanner.flag("--report") {
             guard !scanner.positionals.isEmpty else { throw UsageError("--report takes one or more RESULTS.jsonl files") }
             mode = .report(paths: scanner.positionals, json: scanner.flag("--json"))
-            try Self.rejectLeftovers(&scanner, mode: "--report")
+            try scanner.checkAllUsed()
             return
         }
         guard scanner.positionals.count == 1 else {
@@ -73,8 +99,7 @@ struct BatchCommand {
         for (option, key) in [("--filter", "filter"), ("--codec", "codec"), ("--preset", "preset"), ("--crf", "crf"),
                               ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
                               ("--duration", "duration")] {
-            let value = option == "--filter" ? scanner.value("--filter", "-f") : scanner.value(option)
-            guard let value else { continue }
+            guard let value = scanner.value(option) else { continue }
             do {
                 _ = try defaults.set(key, text: value)
             } catch let error as UsageError {
@@ -101,7 +126,6 @@ struct BatchCommand {
             }
             progress = style
         }
-        let sbatchOptions = ["--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"]
         if scanner.flag("--sbatch") {
             mode = .sbatch(submit: scanner.flag("--submit"))
             if let text = scanner.value("--gres") { gres = text == "none" ? nil : text }
@@ -113,21 +137,11 @@ struct BatchCommand {
             if shard != nil { throw UsageError("--sbatch makes the shards itself: give --shards N, not --shard") }
         } else {
             if scanner.flag("--submit") { throw UsageError("--submit goes with --sbatch") }
-            for option in sbatchOptions where scanner.value(option) != nil { throw UsageError("\(option) goes with --sbatch") }
+            for option in ["--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"] where scanner.value(option) != nil {
+                throw UsageError("\(option) goes with --sbatch")
+            }
         }
-        try Self.rejectLeftovers(&scanner, mode: "batch")
-    }
-
-    private static func rejectLeftovers(_ scanner: inout ArgumentScanner, mode: String) throws {
-        // Anything the scanner knows but this mode did not take.
-        for flag in ["--json", "--report", "--sbatch", "--submit", "--force", "--dry-run"] where scanner.flag(flag) {
-            throw UsageError("\(flag) does not go with \(mode)")
-        }
-        for option in ["--workers", "--gpus", "--results", "--shard", "--shards", "--progress", "--output-dir", "--filter", "-f",
-                       "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps", "--frames", "--duration",
-                       "--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"] where scanner.value(option) != nil {
-            throw UsageError("\(option) does not go with \(mode)")
-        }
+        try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {

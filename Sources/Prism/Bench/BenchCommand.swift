@@ -3,14 +3,30 @@ import PrismCore
 import PrismGPU
 
 /// `prism bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
-struct BenchCommand {
+struct BenchCommand: PrismCommand {
     var options = BenchOptions()
 
+    static let spec = CommandSpec(
+        name: "bench", arguments: "",
+        summary: "Measures each stage (upload, each filter pass, readback, encode) and the whole pipeline per size.",
+        options: [
+            .value("--sizes", value: "480p,720p,1080p,2160p", help: "the sizes to measure, comma-separated (720p or WxH)"),
+            .value("--filter", "-f", value: "SPEC", help: "the filter graph to measure"),
+            .flag("--no-fuse", help: "one GPU pass per filter (to measure fusing)"),
+            .flag("--json", help: "the results as JSON on stdout instead of a table"),
+            .value("--chart", value: "FILE.svg", help: "also write the results as an SVG chart"),
+            .value("--compare", value: "ffmpeg", help: "run FFmpeg's CPU chain on the same work, side by side"),
+            .value("--ffmpeg", value: "PATH", help: "the ffmpeg to compare with (implies --compare ffmpeg)"),
+            .flag("--quick", help: "one small size, few samples (a smoke test, not figures)"),
+            .value("--samples", value: "N", help: "timed samples per stage, 1-10000"),
+            .value("--warmup", value: "N", help: "untimed runs before the samples, 0-1000"),
+            .value("--runs", value: "N", help: "end-to-end runs per size, 1-100"),
+            .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
+            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+        ])
+
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments,
-                                          valueOptions: ["--sizes", "--filter", "-f", "--chart", "--compare", "--samples",
-                                                         "--warmup", "--runs", "--soak-frames", "--gpu", "--ffmpeg"],
-                                          flags: ["--json", "--quick", "--no-fuse"])
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.isEmpty else {
             throw UsageError("bench takes no positional arguments, got: \(scanner.positionals.joined(separator: " "))")
         }
@@ -53,6 +69,7 @@ struct BenchCommand {
         options.soakFrames = try scanner.int("--soak-frames", in: 10...1_000_000) ?? options.soakFrames
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
         options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
+        try scanner.checkAllUsed()
     }
 
     static func quoted(_ word: String) -> String {

@@ -1,14 +1,106 @@
 import PrismCore
 
-/// Walks a command's arguments: options with values (`--crf 18`, `--crf=18`, `-o out.mp4`), flags and
-/// positionals. Each command pulls what it knows; anything left over is an error naming it.
+/// One option of a command, declared once: its spellings, the value it takes (nil for a flag) and its
+/// help line. The parser accepts exactly what is declared and the usage text is printed from the same
+/// declarations, so the two cannot drift apart.
+struct OptionSpec: Sendable {
+    /// Every spelling, the one shown in the usage first: `["-o", "--output"]`.
+    let names: [String]
+    /// What the value looks like in the usage (`FILE`, `h264|hevc|ffv1|prores`); nil for a flag.
+    let value: String?
+    let help: String
+    /// Shown without brackets in the synopsis (the command refuses to run without it).
+    var required = false
+    /// Accepted but left out of the usage (test hooks).
+    var hidden = false
+
+    static func value(_ names: String..., value: String, help: String, required: Bool = false, hidden: Bool = false) -> OptionSpec {
+        OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden)
+    }
+
+    static func flag(_ names: String..., help: String, hidden: Bool = false) -> OptionSpec {
+        OptionSpec(names: names, value: nil, help: help, hidden: hidden)
+    }
+
+    var name: String { names[0] }
+    var takesValue: Bool { value != nil }
+
+    /// `[--crf N]`, `-o OUTPUT`, `[--quiet]`.
+    var synopsis: String {
+        let text = name + (value.map { " " + $0 } ?? "")
+        return required ? text : "[" + text + "]"
+    }
+}
+
+/// A command's arguments and options, declared once (swift-argument-parser's model, as a table): the
+/// parser, the one-line synopsis in `prism --help` and the detailed `prism COMMAND --help` come from it.
+struct CommandSpec: Sendable {
+    let name: String
+    /// The positional arguments as the synopsis shows them: `[INPUT]`, `SHADER [INPUT]`.
+    let arguments: String
+    let summary: String
+    let options: [OptionSpec]
+    /// Lines after the option list in the detailed help (what the arguments mean).
+    var notes: [String] = []
+
+    /// The option `name` is a spelling of.
+    func option(named name: String) -> OptionSpec? { options.first { $0.names.contains(name) } }
+
+    /// `run [INPUT] -o OUTPUT [--filter SPEC] …`, wrapped to `width` columns with continuation lines indented.
+    func synopsis(indent: String = "  ", width: Int = 116) -> String {
+        var lines: [String] = []
+        var line = indent + name + (arguments.isEmpty ? "" : " " + arguments)
+        for option in options where !option.hidden {
+            let word = option.synopsis
+            if line.count + 1 + word.count > width {
+                lines.append(line)
+                line = indent + String(repeating: " ", count: name.count + 1) + word
+            } else {
+                line += " " + word
+            }
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
+    }
+
+    /// `prism COMMAND --help`: the synopsis, what the command does, one line per option, the notes.
+    var help: String {
+        var lines = ["usage: prism " + synopsis(indent: "").trimmingCharacters(in: .whitespaces), "", summary]
+        let visible = options.filter { !$0.hidden }
+        if !visible.isEmpty {
+            lines.append("")
+            lines.append("options:")
+            let labels = visible.map { option in option.names.joined(separator: ", ") + (option.value.map { " " + $0 } ?? "") }
+            let column = min(34, (labels.map(\.count).max() ?? 0) + 2)
+            for (label, option) in zip(labels, visible) {
+                let padding = label.count < column ? String(repeating: " ", count: column - label.count) : "\n  " + String(repeating: " ", count: column)
+                lines.append("  " + label + padding + option.help)
+            }
+        }
+        if !notes.isEmpty {
+            lines.append("")
+            lines += notes
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// Walks a command's arguments against its `CommandSpec`: options with values (`--crf 18`, `--crf=18`,
+/// `-o out.mp4`), flags and positionals. Unknown options, a missing value, a value given to a flag and an
+/// option that takes one value given twice are errors at once; `checkAllUsed()` reports any option the
+/// command was given but never read.
 struct ArgumentScanner {
-    private var remaining: [String]
+    let command: CommandSpec
+    /// Values by the option's first spelling, with the spelling used.
+    private var values: [String: (spelling: String, value: String)] = [:]
+    /// Flags given, by first spelling, with the spelling used.
+    private var flags: [String: String] = [:]
+    private var used: Set<String> = []
     private(set) var positionals: [String] = []
 
-    init(_ arguments: [String], valueOptions: Set<String>, flags: Set<String>) throws {
+    init(_ arguments: [String], command: CommandSpec) throws {
+        self.command = command
         var index = 0
-        var options: [String] = []
         while index < arguments.count {
             let argument = arguments[index]
             index += 1
@@ -16,27 +108,41 @@ struct ArgumentScanner {
                 positionals += arguments[index...]
                 break
             }
-            if argument.hasPrefix("-") && argument != "-" && !(Double(argument) != nil) {
-                let (name, inlineValue) = Self.split(argument)
-                if valueOptions.contains(name) {
-                    if let inlineValue {
-                        options += [name, inlineValue]
-                    } else {
-                        guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-                        options += [name, arguments[index]]
-                        index += 1
-                    }
-                } else if flags.contains(name) {
-                    guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
-                    options.append(name)
-                } else {
-                    throw UsageError("unknown option \(name)")
-                }
-            } else {
+            // "-" is stdin/stdout; "-3" is a (negative) number, left to whichever option or check reads it.
+            guard argument.hasPrefix("-") && argument != "-" && Double(argument) == nil else {
                 positionals.append(argument)
+                continue
+            }
+            let (name, inlineValue) = Self.split(argument)
+            guard let option = command.option(named: name) else {
+                throw UsageError("unknown option \(name) for \(command.name) (prism \(command.name) --help lists them)")
+            }
+            if option.takesValue {
+                let value: String
+                if let inlineValue {
+                    value = inlineValue
+                } else {
+                    guard index < arguments.count else { throw UsageError("\(name) needs a value") }
+                    value = arguments[index]
+                    index += 1
+                }
+                if let earlier = values[option.name] {
+                    let both = earlier.spelling == name ? name : "\(earlier.spelling) and \(name)"
+                    throw UsageError("\(both) given twice ('\(earlier.value)' and '\(value)'); give it once")
+                }
+                values[option.name] = (name, value)
+            } else {
+                guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
+                flags[option.name] = name
             }
         }
-        remaining = options
+    }
+
+    /// For commands not yet declared in a table: every name its own option, no help.
+    init(_ arguments: [String], valueOptions: Set<String>, flags: Set<String>) throws {
+        let options = valueOptions.sorted().map { OptionSpec(names: [$0], value: "VALUE", help: "") }
+            + flags.sorted().map { OptionSpec(names: [$0], value: nil, help: "") }
+        try self.init(arguments, command: CommandSpec(name: "this command", arguments: "", summary: "", options: options))
     }
 
     private static func split(_ argument: String) -> (String, String?) {
@@ -44,25 +150,28 @@ struct ArgumentScanner {
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 
-    /// The last value given for any of `names` (later options override earlier ones).
-    mutating func value(_ names: String...) -> String? {
-        var found: String?
-        var index = 0
-        while index < remaining.count {
-            if names.contains(remaining[index]), index + 1 < remaining.count {
-                found = remaining[index + 1]
-                remaining.removeSubrange(index...(index + 1))
-            } else {
-                index += 1
-            }
+    /// The declarations `names` spell (one when they are spellings of one option, several in an
+    /// untabled command where each name is its own); asking for an undeclared option is a programming error.
+    private mutating func declared(_ names: [String]) -> [String] {
+        var found: [String] = []
+        for name in names {
+            if let option = command.option(named: name), !found.contains(option.name) { found.append(option.name) }
         }
+        precondition(!found.isEmpty, "\(names) is not declared for \(command.name)")
+        used.formUnion(found)
         return found
     }
 
+    /// The value of the option any of `names` spells, nil when not given.
+    mutating func value(_ names: String...) -> String? {
+        let options = declared(names)
+        return options.compactMap { values[$0]?.value }.first
+    }
+
+    /// Whether the flag any of `names` spells was given.
     mutating func flag(_ names: String...) -> Bool {
-        let before = remaining.count
-        remaining.removeAll { names.contains($0) }
-        return remaining.count != before
+        let options = declared(names)
+        return options.contains { flags[$0] != nil }
     }
 
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
@@ -85,5 +194,27 @@ struct ArgumentScanner {
         guard let text = value(name) else { return nil }
         guard let size = Size(parsing: text) else { throw UsageError("\(name) takes WxH (e.g. 1280x720) or 720p, not '\(text)'") }
         return size
+    }
+
+    /// Throws for an option that was given but that the command never read: it would be silently ignored.
+    func checkAllUsed() throws {
+        let given = values.map { ($0.key, $0.value.spelling) } + flags.map { ($0.key, $0.value) }
+        if let (_, spelling) = given.sorted(by: { $0.1 < $1.1 }).first(where: { !used.contains($0.0) }) {
+            throw UsageError("\(spelling) has no effect on prism \(command.name) here")
+        }
+    }
+}
+
+extension ArgumentScanner {
+    /// Frame rates a command accepts: 1/1000 to 1000 frames per second.
+    static let frameRates: ClosedRange<Double> = 0.001...1000
+
+    /// A frame rate (`30`, `29.97`, `30000/1001`) in `frameRates`.
+    mutating func frameRate(_ name: String) throws -> Rational? {
+        guard let text = value(name) else { return nil }
+        guard let rate = Rational(parsing: text), rate.num > 0, rate.den > 0, Self.frameRates.contains(rate.doubleValue) else {
+            throw UsageError("\(name) takes a frame rate from 0.001 to 1000 like 30, 29.97 or 30000/1001, not '\(text)'")
+        }
+        return rate
     }
 }

@@ -6,21 +6,19 @@ import PrismMedia
 /// `prism`'s entry point: picks the command, runs it, turns any error into one line on stderr and a
 /// non-zero exit status.
 public enum PrismCommandLine {
-    public static let usage = """
-        usage: prism <command> [options]
-          run [INPUT] -o OUTPUT [--filter SPEC] [--codec h264|hevc|ffv1|prores] [--preset P] [--crf N]
-              [--bitrate N[k|M]] [--size WxH] [--fps RATE] [--frames N] [--duration SECONDS] [--gpu N]
-              [--render-node PATH] [--input-format WxH:PIXFMT:RATE] [--output-format PIXFMT]
-              [--readback sync|pbo] [--audio ALSA_PCM] [--no-fuse] [--quiet] [--stats] [--verbose]
-          render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
-          filters [NAME]
-          devices                      GPUs and V4L2 cameras
-          dev SHADER [INPUT] [--port N] [--bind ADDRESS]
-          bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--no-fuse] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]
-        \(BatchCommand.usage)
-        INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the
-        built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container, or `-` for raw frames on stdout.
-        """
+    /// Every command, in the order the usage lists them.
+    static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
+                                                        DevicesCommand.self, DevCommand.self, BenchCommand.self,
+                                                        BatchCommand.self]
+    /// Their declarations.
+    static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
+
+    /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
+    public static var usage: String {
+        (["usage: prism <command> [options]   (prism COMMAND --help describes one)"]
+         + commands.map { $0.synopsis() }
+         + [""] + RunCommand.spec.notes).joined(separator: "\n")
+    }
 
     /// Runs `arguments` (without the program name); returns the exit status.
     public static func main(_ arguments: [String]) -> Int32 {
@@ -29,29 +27,28 @@ public enum PrismCommandLine {
             return 2
         }
         let rest = Array(arguments.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") || name == "help" || name == "--help" || name == "-h" {
+        if name == "help" || name == "--help" || name == "-h" {
             print(usage)
             return 0
         }
+        if rest.contains("--help") || rest.contains("-h") {
+            print(commands.first { $0.name == name }?.help ?? usage)
+            return 0
+        }
         do {
-            switch name {
-            case "run": return try RunCommand(arguments: rest).execute()
-            case "render": return try RenderCommand(arguments: rest).execute()
-            case "filters": return try FiltersCommand(arguments: rest).execute()
-            case "devices": return try DevicesCommand(arguments: rest).execute()
-            case "dev": return try DevCommand(arguments: rest).execute()
-            case "bench": return try BenchCommand(arguments: rest).execute()
-            case "batch": return try BatchCommand(arguments: rest).execute()
-            default:
+            guard let command = commandTypes.first(where: { $0.spec.name == name }) else {
                 throw UsageError("unknown command '\(name)' (prism --help lists them)")
             }
+            // Parse and validate (one line naming any mistake), then run.
+            return try command.init(arguments: rest).execute()
         } catch let error as GraphInputError {
             report(error.description)
             // On a terminal, the text with a caret under the column (two more lines, for people).
             if isatty(2) != 0 {
-                FileHandle.standardError.write(Data((error.error.caretDiagnostic(for: error.text) + "\n").utf8))
+                FileHandle.standardError.write(Data((terminalSafe(error.error.caretDiagnostic(for: error.text)) + "\n").utf8))
             }
-            return 1
+            // What the user typed is wrong (unknown filter, a value out of range): a usage error, like a bad option.
+            return 2
         } catch let error as UsageError {
             report(error.description)
             return 2
@@ -65,23 +62,58 @@ public enum PrismCommandLine {
     }
 
 
-    /// The one line an error gets on stderr.
+    /// The one line an error gets on stderr. Messages may quote what was read from files (a LUT's first
+    /// word, a shader's line): control characters are escaped so no file can drive the terminal.
     static func report(_ message: String) {
-        let line = "prism: " + message.replacingOccurrences(of: "\n", with: " ") + "\n"
+        let line = "prism: " + terminalSafe(message.replacingOccurrences(of: "\n", with: " ")) + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }
 
+    /// `text` with control characters (C0 but newline, DEL, C1, and the Unicode bidi overrides) written as
+    /// `\x1b` / `\u{202e}`; everything else, non-ASCII letters included, as it is.
+    static func terminalSafe(_ text: String) -> String {
+        var result = ""
+        result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A:
+                result.unicodeScalars.append(scalar)
+            case 0x00..<0x20, 0x7F:
+                result += String(format: "\\x%02x", scalar.value)
+            case 0x80..<0xA0, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069:
+                result += String(format: "\\u{%x}", scalar.value)
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
     static func info(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        FileHandle.standardError.write(Data((terminalSafe(message) + "\n").utf8))
     }
 }
 
+/// A `prism` command as a type (swift-argument-parser's model): its declaration, parsing and
+/// validation in `init`, then `execute`.
+protocol PrismCommand {
+    /// The command's name, arguments and options: the parser and the usage read this one table.
+    static var spec: CommandSpec { get }
+    /// Parses and validates `arguments` (those after the command's name); throws one clear error.
+    init(arguments: [String]) throws
+    /// Runs the command; returns the exit status.
+    func execute() throws -> Int32
+}
+
 /// `prism filters [NAME]`.
-struct FiltersCommand {
+struct FiltersCommand: PrismCommand {
     let name: String?
 
+    static let spec = CommandSpec(name: "filters", arguments: "[NAME]",
+                                  summary: "Lists the built-in filters and their parameters, or describes one.", options: [])
+
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, valueOptions: [], flags: [])
+        let scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.count <= 1 else { throw UsageError("filters takes at most one NAME") }
         name = scanner.positionals.first
     }
@@ -117,9 +149,12 @@ struct FiltersCommand {
 }
 
 /// `prism devices`.
-struct DevicesCommand {
+struct DevicesCommand: PrismCommand {
+    static let spec = CommandSpec(name: "devices", arguments: "",
+                                  summary: "Lists what EGL sees (GPUs, renderers) and the V4L2 cameras.", options: [])
+
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, valueOptions: [], flags: [])
+        let scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.isEmpty else { throw UsageError("devices takes no arguments") }
     }
 

@@ -4,21 +4,58 @@ import PrismFilters
 import PrismGPU
 import PrismMedia
 import PrismPipeline
+import Synchronization
 
 /// `prism run`: parse, validate, run the pipeline, report.
-struct RunCommand {
+struct RunCommand: PrismCommand {
     var options = RunOptions()
     /// Let FFmpeg's own log through (its warnings about damaged input, for instance).
     var verbose = false
 
+    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
+    static let spec = CommandSpec(
+        name: "run", arguments: "[INPUT]",
+        summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
+        options: [
+            .value("-o", "--output", value: "OUTPUT", help: "the movie to write (its extension picks the container), a .png/.jpg "
+                   + "still (one frame), or - for raw frames on stdout",
+                   required: true),
+            .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
+            .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
+            .value("--preset", value: "P", help: "x264/x265 preset: " + presets.joined(separator: ", ") + " (default medium)"),
+            .value("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
+            .value("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
+            .value("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
+            .value("--size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
+            .value("--fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
+                   + "else a constant-rate conversion"),
+            .value("--frames", value: "N", help: "stop after N frames"),
+            .value("--duration", value: "SECONDS", help: "stop after this much input time"),
+            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
+            .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
+            .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
+            .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
+            .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern"),
+            .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
+            .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
+            .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
+            .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
+            .flag("--quiet", "-q", help: "no progress or summary on stderr"),
+            .flag("--stats", help: "per-stage timings at the end"),
+            .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
+            // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
+            .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
+        ],
+        notes: [
+            "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
+            "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
+            "or `-` for raw frames on stdout. Ctrl-C, SIGTERM or SIGHUP stop the run and finish the output.",
+        ])
+
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(
-            arguments,
-            valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
-                           "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
-                           "--readback", "--threads", "--switch-camera-after", "--audio", "--max-size", "--min-free",
-                           "--progress"],
-            flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
@@ -28,10 +65,7 @@ struct RunCommand {
         verbose = scanner.flag("--verbose", "-v")
         options.fuse = !scanner.flag("--no-fuse")
         options.size = try scanner.size("--size")
-        if let rate = scanner.value("--fps") {
-            guard let parsed = Rational(parsing: rate) else { throw UsageError("--fps takes a rate like 30, 29.97 or 30000/1001, not '\(rate)'") }
-            options.frameRate = parsed
-        }
+        options.frameRate = try scanner.frameRate("--fps")
         options.frameLimit = try scanner.int("--frames", in: 1...100_000_000)
         if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
             options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
@@ -60,8 +94,9 @@ struct RunCommand {
             options.encoder.codec = parsed
         }
         if let preset = scanner.value("--preset") {
-            let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-            guard presets.contains(preset) else { throw UsageError("--preset takes one of \(presets.joined(separator: ", ")), not '\(preset)'") }
+            guard Self.presets.contains(preset) else {
+                throw UsageError("--preset takes one of \(Self.presets.joined(separator: ", ")), not '\(preset)'")
+            }
             options.encoder.preset = preset
         }
         options.encoder.crf = try scanner.int("--crf", in: 0...51)
@@ -69,6 +104,7 @@ struct RunCommand {
         if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
         // Input.
         let inputFormat = scanner.value("--input-format")
+        var inputPath: String?
         switch scanner.positionals.first {
         case nil, "pattern":
             guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
@@ -88,6 +124,7 @@ struct RunCommand {
                 throw UsageError("\(path): no such file")
             }
             options.input = .movie(path)
+            inputPath = path
         }
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (Pipeline.switchCamera, as a UI would call it).
@@ -110,6 +147,8 @@ struct RunCommand {
             options.output = .standardOutput(format)
         } else {
             guard outputFormat == nil else { throw UsageError("--output-format applies to raw output (-o -)") }
+            // Writing over the input would replace it with the result (and read what is being written).
+            if let inputPath { try OutputTarget.checkNotInput(inputPath, output: output) }
             if ImageFile.kind(forPath: output) != nil {
                 if let frames = options.frameLimit, frames != 1 {
                     throw UsageError("\(output): a still holds one frame; use --frames 1 (or a movie output)")
@@ -124,6 +163,7 @@ struct RunCommand {
             throw UsageError("--max-size and --min-free limit a movie output (-o FILE)")
         }
         options.progress = options.jsonProgress || (!options.quiet && isatty(2) != 0 && output != "-")
+        try scanner.checkAllUsed()
     }
 
     static func parseBitrate(_ text: String) throws -> Int {
@@ -150,6 +190,9 @@ struct RunCommand {
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
                                   + "\(job.passLabels.count) GPU pass(es)")
         }
+        for path in job.recoveredLeftovers {
+            PrismCommandLine.info("prism: a killed earlier run left a recording of \(path.split(separator: "/").last.map(String.init) ?? path); recovered as \(path)")
+        }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
@@ -166,6 +209,9 @@ struct RunCommand {
             }
         }
         let report = try job.run(stop: stop, progress: progress)
+        // Nothing written is a failure, not "0 frames" (a movie writer has already refused to finish).
+        guard report.framesOut > 0 else { throw RunFailure("no frames: the input gave none, nothing was written") }
+        if let warning = truncationWarning(report, source: job.sourceInfo) { PrismCommandLine.info("prism: warning: \(warning)") }
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
@@ -184,51 +230,95 @@ struct RunCommand {
     }
 }
 
-/// Ctrl-C and SIGTERM stop the run cleanly; a second one exits at once. SIGPIPE is ignored so a closed
+extension RunCommand {
+    /// A movie input that ended well before the frame count its header gives (a truncated file) is worth
+    /// a warning: the run succeeds with what could be decoded.
+    func truncationWarning(_ report: RunReport, source: SourceInfo) -> String? {
+        guard case .movie(let path) = options.input, !report.interrupted, options.frameLimit == nil, options.durationLimit == nil,
+              options.frameRate == nil, let expected = source.estimatedFrameCount else { return nil }
+        // Counts estimated from duration × rate may be off by a frame or two.
+        guard expected - report.framesIn > max(2, expected / 50) else { return nil }
+        return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"
+    }
+}
+
+/// A run that finished without producing anything usable.
+struct RunFailure: PrismError {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the run cleanly: the output is finished. A second
+/// one changes nothing (the output is still being finished); a third abandons the run at once, removing
+/// the temporaries of unfinished outputs first. Once the work is over (`restore()`), signals are ignored:
+/// the outputs are final and the process is exiting with its status. SIGPIPE is ignored so a closed
 /// stdout shows up as EPIPE on write (a clean end), not a dead process.
-final class SignalHandlers: @unchecked Sendable {
-    private var sources: [DispatchSourceSignal] = []
-    private let lock = NSLock()
-    private var count = 0
+final class SignalHandlers {
+    private static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    private let sources: [any DispatchSourceSignal]
+    /// Signals seen; nil once the work is over. (A class: the handlers and `restore()` share it.)
+    private final class Count: Sendable { let value = Mutex<Int?>(0) }
+    private let count = Count()
 
     init(stop: StopSignal) {
         signal(SIGPIPE, SIG_IGN)
-        for number in [SIGINT, SIGTERM] {
+        let count = self.count
+        var sources: [any DispatchSourceSignal] = []
+        for number in Self.stopping {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
-                let seen = self.lock.withLock { () -> Int in self.count += 1; return self.count }
-                if seen > 1 {
-                    FileHandle.standardError.write(Data("\nprism: interrupted twice, exiting now\n".utf8))
+            source.setEventHandler {
+                let seen = count.value.withLock { value -> Int in
+                    guard let seen = value else { return 0 }
+                    value = seen + 1
+                    return seen + 1
+                }
+                switch seen {
+                case 0:
+                    break
+                case 1:
+                    FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
+                    stop.stop()
+                case 2:
+                    FileHandle.standardError.write(Data("\nprism: still finishing the output (a third signal abandons it)\n".utf8))
+                default:
+                    PartialOutputs.removeAll()
+                    FileHandle.standardError.write(Data("\nprism: abandoned: unfinished output removed\n".utf8))
                     exit(130)
                 }
-                FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
-                stop.stop()
             }
             source.resume()
             sources.append(source)
         }
+        self.sources = sources
     }
 
+    /// The work is over: later signals change nothing (the process is about to exit with its status).
     func restore() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        count.value.withLock { $0 = nil }
     }
 }
 
 /// `prism render`: one still image through a graph.
-struct RenderCommand {
+struct RenderCommand: PrismCommand {
     let filter: String
     let input: String
     let output: String
     let gpu: GPUOptions
     let quality: Int
 
+    static let spec = CommandSpec(
+        name: "render", arguments: "IN.(png|jpg)",
+        summary: "Runs one still image through the filter graph on the GPU.",
+        options: [
+            .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'"),
+            .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
+            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
+        ])
+
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments, valueOptions: ["--filter", "-f", "-o", "--output", "--gpu", "--quality"],
-                                          flags: [])
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.count == 1 else { throw UsageError("render takes one input image: prism render --filter SPEC IN.png -o OUT.png") }
         input = scanner.positionals[0]
         guard let output = scanner.value("-o", "--output") else { throw UsageError("render needs -o OUT.(png|jpg)") }
@@ -238,6 +328,8 @@ struct RenderCommand {
         gpu = GPUOptions(deviceIndex: try scanner.int("--gpu", in: 0...63))
         quality = try scanner.int("--quality", in: 1...100) ?? 90
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
+        try OutputTarget.checkNotInput(input, output: output)
+        try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {

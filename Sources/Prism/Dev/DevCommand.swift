@@ -7,17 +7,17 @@ import PrismPipeline
 /// `prism dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]`:
 /// the shader-authoring loop. Runs the shader live on the input, serves the preview page and reloads the
 /// shader whenever one of its files changes, until Ctrl-C.
-struct DevCommand {
+struct DevCommand: PrismCommand {
     var options: DevOptions
     var selfTestEndpoint = false
 
-    static let usage = "dev SHADER [INPUT] [--port N] [--bind ADDRESS] [--filter EXTRA] [--out DIR] [--size WxH] [--fps RATE]"
+    static var spec: CommandSpec { DevOptions.commandLine }
+
+    /// The synopsis, one line, from the option table.
+    static var usage: String { spec.synopsis(indent: "", width: .max) }
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments,
-                                          valueOptions: ["--port", "--bind", "--filter", "-f", "--out", "--size", "--fps", "--gpu",
-                                                         "--preview-width"],
-                                          flags: ["--quiet", "-q", "--page-self-test"])
+        var scanner = try ArgumentScanner(arguments, command: DevOptions.commandLine)
         guard (1...2).contains(scanner.positionals.count) else {
             throw UsageError("usage: prism \(Self.usage)")
         }
@@ -54,6 +54,7 @@ struct DevCommand {
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
         selfTestEndpoint = scanner.flag("--page-self-test")
+        try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {

@@ -5,6 +5,26 @@ import PrismPipeline
 
 /// Everything `prism dev` was asked to do, validated.
 struct DevOptions: Sendable {
+    /// `prism dev`'s command line, declared once for the parser and the usage.
+    static let commandLine = CommandSpec(
+        name: "dev", arguments: "SHADER [INPUT]",
+        summary: "Runs SHADER live on INPUT (the pattern, a looping movie or a camera), serves a preview page and "
+            + "reloads the shader when its files change, until Ctrl-C.",
+        options: [
+            .value("--port", value: "N", help: "the preview's port (default 8080; 0 picks a free one)"),
+            .value("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)"),
+            .value("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono"),
+            .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
+            .value("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)"),
+            .value("--fps", value: "RATE", help: "the pattern's rate, asked of a camera (default 30, at most 240)"),
+            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .value("--preview-width", value: "N", help: "preview frames wider than this are downscaled, 64-8192 (default 960)"),
+            .flag("--quiet", "-q", help: "fewer messages"),
+            // The page's self-test endpoint, for the browser tests.
+            .flag("--page-self-test", help: "", hidden: true),
+        ],
+        notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
+
     var shaderPath: String
     /// The pattern, a movie (looped: reopened at its end, timestamps continuing) or a camera.
     var input: InputSpec = .pattern

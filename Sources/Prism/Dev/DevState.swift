@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 import PrismFilters
+import Synchronization
 
 /// The parameters of one graph node, as the preview shows and sets them.
 struct DevNodeParameters: Sendable {
@@ -15,8 +16,8 @@ struct DevCamera: Sendable, Equatable {
     var card: String
 }
 
-/// What the preview's `/state` reports; written by the loop, read by the server, under one lock.
-final class DevState: @unchecked Sendable {
+/// What the preview's `/state` reports; written by the loop, read by the server.
+final class DevState: Sendable {
     struct Snapshot: Sendable {
         var frames = 0
         var fps = 0.0
@@ -40,6 +41,7 @@ final class DevState: @unchecked Sendable {
         var renderer = ""
         var shader = ""
         var watched: [String] = []
+        /// The page's self-test findings: a JSON object, as posted.
         var selfTest: String?
         /// The camera in use (nil when the input is not a camera), the cameras it can switch to, a switch
         /// asked for and not yet made, and why the last switch failed.
@@ -49,81 +51,225 @@ final class DevState: @unchecked Sendable {
         var cameraError: String?
     }
 
-    private let lock = NSLock()
-    private var snapshot = Snapshot()
+    private let snapshot = Mutex(Snapshot())
 
-    func read() -> Snapshot { lock.withLock { snapshot } }
-    func update(_ body: (inout Snapshot) -> Void) { lock.withLock { body(&snapshot) } }
+    func read() -> Snapshot { snapshot.withLock { $0 } }
+    func update(_ body: (inout Snapshot) -> Void) { snapshot.withLock { body(&$0) } }
 
-    /// `/state` as JSON.
+    /// `/state` as JSON (the shape `PreviewPage`'s script reads).
     func json() -> String {
-        let s = read()
-        var parts: [String] = []
-        parts.append("\"frames\":\(s.frames)")
-        parts.append("\"fps\":\(JSONText.number((s.fps * 10).rounded() / 10))")
-        parts.append("\"passes\":[" + s.passes.map {
-            "{\"label\":\(JSONText.string($0.label)),\"ms\":\(JSONText.number(($0.milliseconds * 1000).rounded() / 1000))}"
-        }.joined(separator: ",") + "]")
-        parts.append("\"timing\":\(JSONText.string(s.timing))")
-        if let error = s.error {
-            parts.append("\"error\":{\"file\":\(JSONText.string(error.file)),\"line\":\(error.line.map(String.init) ?? "null"),"
-                         + "\"column\":\(error.column.map(String.init) ?? "null"),\"message\":\(JSONText.string(error.message)),"
-                         + "\"text\":\(JSONText.string(error.text))}")
-        } else {
-            parts.append("\"error\":null")
-        }
-        parts.append("\"reloads\":\(s.reloads)")
-        parts.append("\"failedReloads\":\(s.failedReloads)")
-        parts.append("\"parameters\":[" + s.parameters.flatMap { node in
-            node.values.specs.map { Self.parameterJSON(node: node, spec: $0) }
-        }.joined(separator: ",") + "]")
-        let seconds = s.recordingStarted.map { Date().timeIntervalSince($0) } ?? 0
-        parts.append("\"recording\":{\"active\":\(s.recordingPath != nil),\"seconds\":\(JSONText.number((seconds * 10).rounded() / 10)),"
-                     + "\"path\":\(s.recordingPath.map(JSONText.string) ?? "null"),\"frames\":\(s.recordingFrames),"
-                     + "\"dropped\":\(s.recordingDropped),\"last\":\(s.lastRecording.map(JSONText.string) ?? "null"),"
-                     + "\"error\":\(s.recordingError.map(JSONText.string) ?? "null"),"
-                     + "\"note\":\(s.recordingNote.map(JSONText.string) ?? "null")}")
-        parts.append("\"previewDropped\":\(s.previewDropped)")
-        parts.append("\"size\":[\(s.outputSize.width),\(s.outputSize.height)]")
-        parts.append("\"input\":\(JSONText.string(s.input))")
-        parts.append("\"renderer\":\(JSONText.string(s.renderer))")
-        parts.append("\"shader\":\(JSONText.string(s.shader))")
-        parts.append("\"watched\":[" + s.watched.map(JSONText.string).joined(separator: ",") + "]")
-        if let device = s.cameraDevice {
-            let cameras = s.cameras.map { "{\"path\":\(JSONText.string($0.path)),\"card\":\(JSONText.string($0.card))}" }
-            parts.append("\"camera\":{\"device\":\(JSONText.string(device)),\"cameras\":[" + cameras.joined(separator: ",") + "],"
-                         + "\"pending\":\(s.cameraPending.map(JSONText.string) ?? "null"),"
-                         + "\"error\":\(s.cameraError.map(JSONText.string) ?? "null")}")
-        } else {
-            parts.append("\"camera\":null")
-        }
-        parts.append("\"selfTest\":\(s.selfTest ?? "null")")
-        return "{" + parts.joined(separator: ",") + "}"
-    }
-
-    private static func parameterJSON(node: DevNodeParameters, spec: ParameterSpec) -> String {
-        var fields = ["\"node\":\(node.node)", "\"filter\":\(JSONText.string(node.filter))",
-                      "\"name\":\(JSONText.string(spec.name))", "\"summary\":\(JSONText.string(spec.summary))"]
-        let value = node.values[spec.name] ?? spec.defaultValue
-        switch spec.kind {
-        case .float(let range):
-            fields += ["\"type\":\"float\"", "\"min\":\(JSONText.number(range.lowerBound))", "\"max\":\(JSONText.number(range.upperBound))"]
-        case .int(let range):
-            fields += ["\"type\":\"int\"", "\"min\":\(range.lowerBound)", "\"max\":\(range.upperBound)"]
-        case .bool: fields.append("\"type\":\"bool\"")
-        case .color: fields.append("\"type\":\"color\"")
-        case .point: fields.append("\"type\":\"point\"")
-        case .size: fields.append("\"type\":\"size\"")
-        case .choice(let options):
-            fields += ["\"type\":\"choice\"", "\"options\":[" + options.map(JSONText.string).joined(separator: ",") + "]"]
-        case .text: fields.append("\"type\":\"text\"")
-        }
-        fields.append("\"settable\":\(DevParameters.isSettable(spec.kind))")
-        fields.append("\"value\":" + DevParameters.json(value))
-        fields.append("\"default\":" + DevParameters.json(spec.defaultValue))
-        return "{" + fields.joined(separator: ",") + "}"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        // Every value is finite and every string encodable: encoding cannot fail.
+        let data = (try? encoder.encode(StateJSON(read(), now: Date()))) ?? Data("{}".utf8)
+        // "<" only occurs inside strings: escaped, the document stays inert even if pasted into HTML.
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "<", with: "\\u003c")
     }
 }
+
+/// `/state`'s document. Absent values are `null`, not missing keys (the page tests `state.error`,
+/// `state.camera`, …), so the optionals are encoded explicitly.
+private struct StateJSON: Encodable {
+    let snapshot: DevState.Snapshot
+    let now: Date
+
+    init(_ snapshot: DevState.Snapshot, now: Date) {
+        self.snapshot = snapshot
+        self.now = now
+    }
+
+    struct Pass: Encodable {
+        let label: String
+        let ms: Double
+    }
+
+    struct ErrorJSON: Encodable {
+        let file: String
+        let line: Int?
+        let column: Int?
+        let message: String
+        let text: String
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(file, forKey: .file)
+            try c.encode(line, forKey: .line)
+            try c.encode(column, forKey: .column)
+            try c.encode(message, forKey: .message)
+            try c.encode(text, forKey: .text)
+        }
+        enum CodingKeys: String, CodingKey { case file, line, column, message, text }
+    }
+
+    struct Recording: Encodable {
+        let active: Bool
+        let seconds: Double
+        let path: String?
+        let frames: Int
+        let dropped: Int
+        let last: String?
+        let error: String?
+        let note: String?
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(active, forKey: .active)
+            try c.encode(seconds, forKey: .seconds)
+            try c.encode(path, forKey: .path)
+            try c.encode(frames, forKey: .frames)
+            try c.encode(dropped, forKey: .dropped)
+            try c.encode(last, forKey: .last)
+            try c.encode(error, forKey: .error)
+            try c.encode(note, forKey: .note)
+        }
+        enum CodingKeys: String, CodingKey { case active, seconds, path, frames, dropped, last, error, note }
+    }
+
+    struct Camera: Encodable {
+        struct Choice: Encodable {
+            let path: String
+            let card: String
+        }
+        let device: String
+        let cameras: [Choice]
+        let pending: String?
+        let error: String?
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(device, forKey: .device)
+            try c.encode(cameras, forKey: .cameras)
+            try c.encode(pending, forKey: .pending)
+            try c.encode(error, forKey: .error)
+        }
+        enum CodingKeys: String, CodingKey { case device, cameras, pending, error }
+    }
+
+    /// One settable (or shown) parameter of a graph node; `min`/`max` only for numbers, `options` only
+    /// for choices.
+    struct Parameter: Encodable {
+        let node: Int
+        let filter: String
+        let spec: ParameterSpec
+        let value: ParameterValue
+
+        enum CodingKeys: String, CodingKey { case node, filter, name, summary, type, min, max, options, settable, value, `default` }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(node, forKey: .node)
+            try c.encode(filter, forKey: .filter)
+            try c.encode(spec.name, forKey: .name)
+            try c.encode(spec.summary, forKey: .summary)
+            switch spec.kind {
+            case .float(let range):
+                try c.encode("float", forKey: .type)
+                try c.encode(range.lowerBound, forKey: .min)
+                try c.encode(range.upperBound, forKey: .max)
+            case .int(let range):
+                try c.encode("int", forKey: .type)
+                try c.encode(range.lowerBound, forKey: .min)
+                try c.encode(range.upperBound, forKey: .max)
+            case .bool: try c.encode("bool", forKey: .type)
+            case .color: try c.encode("color", forKey: .type)
+            case .point: try c.encode("point", forKey: .type)
+            case .size: try c.encode("size", forKey: .type)
+            case .choice(let options):
+                try c.encode("choice", forKey: .type)
+                try c.encode(options, forKey: .options)
+            case .text: try c.encode("text", forKey: .type)
+            }
+            try c.encode(DevParameters.isSettable(spec.kind), forKey: .settable)
+            try c.encode(ValueJSON(value), forKey: .value)
+            try c.encode(ValueJSON(spec.defaultValue), forKey: .default)
+        }
+    }
+
+    /// A parameter value as the page's controls take it: numbers, booleans, [r,g,b,a], [x,y], strings.
+    struct ValueJSON: Encodable {
+        let value: ParameterValue
+        init(_ value: ParameterValue) { self.value = value }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch value {
+            case .float(let v): try c.encode(jsonNumber(v))
+            case .int(let v): try c.encode(v)
+            case .bool(let v): try c.encode(v)
+            case .color(let v): try c.encode([v.x, v.y, v.z, v.w].map(jsonNumber))
+            case .point(let v): try c.encode([v.x, v.y].map(jsonNumber))
+            case .size(let v): try c.encode(v.description)
+            case .choice(let v), .text(let v): try c.encode(v)
+            }
+        }
+    }
+
+    /// Any JSON value (the self-test's object is passed through as the page posted it).
+    indirect enum AnyJSON: Codable {
+        case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
+
+        init(from decoder: Decoder) throws {
+            let c = try decoder.singleValueContainer()
+            if c.decodeNil() { self = .null }
+            else if let v = try? c.decode(Bool.self) { self = .bool(v) }
+            else if let v = try? c.decode(Double.self) { self = .number(v) }
+            else if let v = try? c.decode(String.self) { self = .string(v) }
+            else if let v = try? c.decode([AnyJSON].self) { self = .array(v) }
+            else { self = .object(try c.decode([String: AnyJSON].self)) }
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.singleValueContainer()
+            switch self {
+            case .null: try c.encodeNil()
+            case .bool(let v): try c.encode(v)
+            case .number(let v): try c.encode(v)
+            case .string(let v): try c.encode(v)
+            case .array(let v): try c.encode(v)
+            case .object(let v): try c.encode(v)
+            }
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case frames, fps, passes, timing, error, reloads, failedReloads, parameters, recording, previewDropped, size,
+             input, renderer, shader, watched, camera, selfTest
+    }
+
+    func encode(to encoder: Encoder) throws {
+        let s = snapshot
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(s.frames, forKey: .frames)
+        try c.encode(jsonNumber((s.fps * 10).rounded() / 10), forKey: .fps)
+        try c.encode(s.passes.map { Pass(label: $0.label, ms: jsonNumber(($0.milliseconds * 1000).rounded() / 1000) ?? 0) }, forKey: .passes)
+        try c.encode(s.timing, forKey: .timing)
+        try c.encode(s.error.map { ErrorJSON(file: $0.file, line: $0.line, column: $0.column, message: $0.message, text: $0.text) },
+                     forKey: .error)
+        try c.encode(s.reloads, forKey: .reloads)
+        try c.encode(s.failedReloads, forKey: .failedReloads)
+        try c.encode(s.parameters.flatMap { node in
+            node.values.specs.map { Parameter(node: node.node, filter: node.filter, spec: $0, value: node.values[$0.name] ?? $0.defaultValue) }
+        }, forKey: .parameters)
+        let seconds = s.recordingStarted.map { now.timeIntervalSince($0) } ?? 0
+        try c.encode(Recording(active: s.recordingPath != nil, seconds: jsonNumber((seconds * 10).rounded() / 10) ?? 0, path: s.recordingPath,
+                               frames: s.recordingFrames, dropped: s.recordingDropped, last: s.lastRecording,
+                               error: s.recordingError, note: s.recordingNote), forKey: .recording)
+        try c.encode(s.previewDropped, forKey: .previewDropped)
+        try c.encode([s.outputSize.width, s.outputSize.height], forKey: .size)
+        try c.encode(s.input, forKey: .input)
+        try c.encode(s.renderer, forKey: .renderer)
+        try c.encode(s.shader, forKey: .shader)
+        try c.encode(s.watched, forKey: .watched)
+        try c.encode(s.cameraDevice.map { device in
+            Camera(device: device, cameras: s.cameras.map { Camera.Choice(path: $0.path, card: $0.card) },
+                   pending: s.cameraPending, error: s.cameraError)
+        }, forKey: .camera)
+        try c.encode(s.selfTest.flatMap { try? JSONDecoder().decode(AnyJSON.self, from: Data($0.utf8)) }, forKey: .selfTest)
+    }
+}
+
+/// JSON has no NaN or infinity: those are null.
+private func jsonNumber(_ value: Double) -> Double? { value.isFinite ? value : nil }
 
 /// Parameter values to and from the preview's JSON, validated against the declared specs.
 enum DevParameters {

@@ -10,6 +10,8 @@ import PrismPipeline
 public final class RunJob: Sendable {
     public let options: RunOptions
     public let engine: FrameEngine
+    /// Recordings a killed earlier run of the same output left, recovered next to it.
+    public let recoveredLeftovers: [String]
 
     public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
         self.options = options
@@ -51,6 +53,10 @@ public final class RunJob: Sendable {
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
         configuration.pacedToClock = options.audioDevice != nil && options.input == .pattern
+        // A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
+        // its movie is written so that even a killed process leaves a playable file.
+        let live = options.input.isCamera || options.audioDevice != nil
+        configuration.keepsOutputOnFailure = live
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let gpu = try gpu ?? GPUContext(options: options.gpu)
@@ -59,7 +65,7 @@ public final class RunJob: Sendable {
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
         let sink: any FrameSink
         switch options.output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits)
+        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
         case .still(let path): sink = try StillImageSink(path: path)
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)
@@ -68,6 +74,7 @@ public final class RunJob: Sendable {
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
         engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
                                  audioCapture: capture, taps: taps)
+        recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
     }
 
     /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.
@@ -85,7 +92,6 @@ public final class RunJob: Sendable {
     public var gpuInfo: GPUInfo { engine.gpuInfo }
     public var outputSize: Size { engine.outputSize }
     public var passLabels: [String] { engine.passLabels }
-    public var poolAllocatedCount: Int { engine.poolAllocatedCount }
 
     /// Runs to the end of the input, a limit, or `stop`. On an error the output is removed (a movie) and
     /// the error rethrown; on a stop the output is finished and playable.

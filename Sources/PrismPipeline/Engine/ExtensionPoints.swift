@@ -62,7 +62,7 @@ public final class EngineControl {
 
     init(stage: GPUStage) { self.stage = stage }
 
-    public var gpuInfo: GPUInfo { stage.gpu.info }
+    public var gpuInfo: GPUInfo { stage.gpuInfo }
     /// The graph running now.
     public var graph: FilterGraph { stage.graph }
     /// Its compiled form (pass labels, output size, `isStale`); nil while no sink takes the output.
@@ -92,7 +92,7 @@ public final class EngineControl {
         let medians = timer.medianMilliseconds()
         if reset, let renderer = stage.renderer, case .perPass(let preferQueries) = stage.timing {
             let fresh = PassTimer(passCount: renderer.passCount, preferQueries: preferQueries,
-                                  extensions: stage.gpu.info.extensions)
+                                  extensions: stage.gpuInfo.extensions)
             renderer.timer = fresh
             stage.replaceTimer(fresh)
         }

@@ -28,6 +28,10 @@ public struct EngineConfiguration: Sendable {
     public var frameQueueCapacity = 4
     /// Copy the source's compressed audio into sinks that take audio.
     public var copyAudio = true
+    /// A live recording (a camera, a microphone) keeps what it recorded when the run fails: the sinks are
+    /// salvaged (`FrameSink.salvage`) instead of aborted, and the error says where the recording is. Files
+    /// and pipes leave nothing on failure.
+    public var keepsOutputOnFailure = false
 
     public init() {}
 }
@@ -89,7 +93,7 @@ public final class FrameEngine: Sendable {
         let notes = self.notes
         let pendingSwitch = self.pendingSwitch
         let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
-            let stage = GPUStage(gpu: gpu, graph: graph, source: info, strategy: strategy,
+            let stage = GPUStage(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
                                  compileOptions: CompileOptions(fuse: configuration.fuse),
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
@@ -99,6 +103,7 @@ public final class FrameEngine: Sendable {
                 notes.withLock { $0.append(event.description) }
                 events?(event)
             }
+            stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs
@@ -213,6 +218,8 @@ public final class FrameEngine: Sendable {
                                   recordingSince: recordingSince)
             do {
                 reading: while !stop.isStopped, !failure.hasError {
+                    // A microphone that failed ends the take where it failed.
+                    if let error = capture?.error { throw error }
                     if let path = pendingSwitch.take(replacingWith: nil),
                        let event = loop.switchCamera(to: path) {
                         notes.withLock { $0.append(event.description) }
@@ -278,14 +285,15 @@ public final class FrameEngine: Sendable {
         for outlet in registry.all { outlet.join() }
         capture?.stop()
         if let capture {
-            if let error = capture.error { notes.withLock { $0.append("audio capture stopped early: \(error)") } }
+
             if capture.overruns > 0 {
                 notes.withLock { $0.append("audio: \(capture.overruns) overrun(s), samples lost (filled with silence)") }
             }
         }
         if let error = failure.error {
-            for outlet in registry.all { try? outlet.close(failed: true) }
-            throw error
+            var kept: [String] = []
+            for outlet in registry.all { if let path = try? outlet.close(failed: true) { kept.append(path) } }
+            throw kept.isEmpty ? error : RecordingKeptError(underlying: error, kept: kept)
         }
         var finishTimes = StageTimes()
         let t0 = StageTimes.now()
@@ -330,10 +338,10 @@ public final class FrameEngine: Sendable {
         return report
     }
 
-    /// Buffers the first output sink's pool has allocated so far (flat once the engine is warm).
-    public var poolAllocatedCount: Int {
-        let stage = self.stage
-        return (try? gpu.perform { stage.value.poolAllocated }) ?? 0
+    /// The first output sink's buffer pool: buffers allocated so far (flat once the engine is warm) and
+    /// buffers out of the pool now (in readback, queued or held by the sink). Read from any thread.
+    public var bufferPool: (allocated: Int, outstanding: Int) {
+        registry.all.first { $0.point == .output }?.poolCounts ?? (0, 0)
     }
 }
 
@@ -354,5 +362,15 @@ private final class ProgressThrottle: Sendable {
             return true
         }
         return isDue ? Double(now - start) / 1e9 : nil
+    }
+}
+
+/// A live run failed, and what it had recorded was kept.
+public struct RecordingKeptError: PrismError {
+    public let underlying: any Error
+    /// Where the recordings are.
+    public let kept: [String]
+    public var description: String {
+        "\(underlying); what was recorded until then is in \(kept.joined(separator: ", "))"
     }
 }

@@ -76,11 +76,15 @@ final class OutletChannel {
 /// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
 /// and the changes asked for between frames. Every GL object of a run is owned here.
 final class GPUStage {
-    let gpu: GPUContext
+    /// What the context is (not the context: the stage lives and dies on the context's own thread, which
+    /// must never hold the last reference to its context).
+    let gpuInfo: GPUInfo
     let strategy: ReadbackStrategy
     let compileOptions: CompileOptions
     let sizePolicy: SizeChangePolicy
     let timing: PassTiming
+    /// A live run keeps what its sinks recorded when it fails.
+    var keepsOutputOnFailure = false
     private(set) var graph: FilterGraph
     /// The graph for the sinks at the output; nil while there are none.
     private(set) var renderer: GraphRenderer?
@@ -112,10 +116,10 @@ final class GPUStage {
     let registry: OutletRegistry
     var times = StageTimes()
 
-    init(gpu: GPUContext, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
+    init(gpuInfo: GPUInfo, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
          compileOptions: CompileOptions, sizePolicy: SizeChangePolicy, timing: PassTiming, frameRate: Rational?,
          audio: AudioStreamInfo?, pcm: PCMFormat?, registry: OutletRegistry) {
-        self.gpu = gpu
+        self.gpuInfo = gpuInfo
         self.graph = graph
         self.source = source
         self.strategy = strategy
@@ -159,7 +163,7 @@ final class GPUStage {
         renderer = candidate
         if case .perPass(let preferQueries) = timing, let candidate {
             if timer?.passCount != candidate.passCount {
-                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpu.info.extensions)
+                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpuInfo.extensions)
             }
             candidate.timer = timer
         } else {
@@ -169,7 +173,7 @@ final class GPUStage {
 
     /// Adds a sink (before the run, or between frames); opens it with its stream. Returns its outlet.
     func attach(_ sink: any FrameSink) throws -> SinkOutlet {
-        let outlet = SinkOutlet(sink)
+        let outlet = SinkOutlet(sink, keepOnFailure: keepsOutputOnFailure)
         switch outlet.point {
         case .output:
             let candidate = try compile(graph, formats: outputFormats + [outlet.pixelFormat])!

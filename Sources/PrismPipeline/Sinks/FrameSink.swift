@@ -79,6 +79,9 @@ public protocol FrameSink: AnyObject {
     func finish() throws
     /// The run failed: leave nothing half-written.
     func abort()
+    /// A live run failed (`EngineConfiguration.keepsOutputOnFailure`): keep what was recorded if it can
+    /// be made whole. Returns where it is, or nil when nothing was kept (the default: `abort`).
+    func salvage() -> String?
 }
 
 extension FrameSink {
@@ -94,4 +97,5 @@ extension FrameSink {
     public func reopen(_ stream: SinkStream) throws -> Bool { true }
     public func finish() throws {}
     public func abort() {}
+    public func salvage() -> String? { abort(); return nil }
 }

@@ -44,7 +44,11 @@ final class SinkOutlet: Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let counters = Mutex((written: 0, busyNanoseconds: UInt64(0), skipped: 0))
 
-    init(_ sink: any FrameSink) {
+    /// A live run: after a failure the sink is salvaged, not aborted.
+    let keepOnFailure: Bool
+
+    init(_ sink: any FrameSink, keepOnFailure: Bool = false) {
+        self.keepOnFailure = keepOnFailure
         self.sink = ThreadOwned(sink)
         pixelFormat = sink.pixelFormat
         point = sink.point
@@ -58,6 +62,11 @@ final class SinkOutlet: Sendable {
     /// waiting for one without going through that thread.
     private let pool = Mutex<FrameBufferPool?>(nil)
     func use(_ pool: FrameBufferPool) { self.pool.withLock { $0 = pool } }
+
+    /// The buffers of the sink's pool: allocated so far, and out of the pool now (read from any thread).
+    var poolCounts: (allocated: Int, outstanding: Int) {
+        pool.withLock { pool in (pool?.allocatedCount ?? 0, pool?.outstandingCount ?? 0) }
+    }
 
     /// Stops both sides now (the run failed).
     func cancel() {
@@ -124,8 +133,11 @@ final class SinkOutlet: Sendable {
                     try sink.finish()
                 }
             } catch {
-                state.withLock { $0 = .done }
-                sink.abort()
+                // A live run keeps what was recorded: the engine salvages the sink after the others stop.
+                if !keepOnFailure {
+                    state.withLock { $0 = .done }
+                    sink.abort()
+                }
                 fail(error)
             }
         }
@@ -134,12 +146,20 @@ final class SinkOutlet: Sendable {
     /// Waits for the output thread to end.
     func join() { finished.wait() }
 
-    /// After `join`, on the run's thread: finishes (or on failure aborts) a sink still open.
-    func close(failed: Bool) throws {
+    /// After `join`, on the run's thread: finishes a sink still open, or after a failure aborts it (or,
+    /// keeping what was recorded, salvages it). Returns where a salvaged sink's output is.
+    @discardableResult
+    func close(failed: Bool) throws -> String? {
         guard state.withLock({ state in
             defer { state = .done }
-            return state == .open
-        }) else { return }
-        if failed { sink.value.abort() } else { try sink.value.finish() }
+            return state != .done
+        }) else { return nil }
+        if !failed {
+            try sink.value.finish()
+            return nil
+        }
+        if keepOnFailure { return sink.value.salvage() }
+        sink.value.abort()
+        return nil
     }
 }

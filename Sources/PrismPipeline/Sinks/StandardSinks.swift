@@ -38,21 +38,29 @@ public final class MovieSink: FrameSink {
     /// The file's size when last seen (kept after `finish`, for the final report).
     private var lastBytes: Int64 = 0
 
-    public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits()) {
+    /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
+    public let live: Bool
+
+    public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits(),
+                live: Bool = false) {
         self.path = path
         self.settings = settings
         self.limits = limits
+        self.live = live
     }
 
     public var pixelFormat: PixelFormat { settings.pixelFormat }
     public var acceptsAudio: Bool { true }
     public var bytesWritten: Int64? { lastBytes }
 
+    /// Recordings a killed earlier run of this output left, recovered next to it (`MovieWriter`).
+    public var recoveredLeftovers: [String] { writer?.recoveredLeftovers ?? [] }
+
     public func open(_ stream: SinkStream) throws {
         var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
         if let rate = stream.frameRate { video.frameRate = rate }
         writer = try MovieWriter(path: path, video: video, settings: settings,
-                                 audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm)
+                                 audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live)
     }
 
     public func write(_ frame: ProcessedFrame) throws -> Bool {
@@ -100,6 +108,7 @@ public final class MovieSink: FrameSink {
     }
 
     public func abort() { writer?.abort() }
+    public func salvage() -> String? { writer?.salvage() == true ? path : nil }
 }
 
 /// Writes one frame as a PNG or JPEG still (by the path's extension): the last frame it was given, at its

@@ -1,0 +1,138 @@
+import Foundation
+import PrismCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where an output file really goes, decided before anything is written, so that writing never destroys
+/// what the user did not mean to replace:
+/// - a symlink is followed: the result lands at its final target and the link stays a link;
+/// - a FIFO or a character device is written in place (`isStream`), never replaced by a regular file;
+/// - a directory, a socket or a block device is refused;
+/// - regular files are written to a hidden temporary next to the target (`temporaryPath`) and renamed
+///   over it only when complete. Temporaries left by a process that no longer exists (SIGKILL, a crash)
+///   are removed by the next write of the same target.
+public struct OutputTarget: Sendable, Equatable {
+    /// The path as the user gave it (for messages).
+    public let requested: String
+    /// The path written: `requested`, or the final target of the symlink it names.
+    public let path: String
+    /// A FIFO or a character device: written straight to, without a temporary.
+    public let isStream: Bool
+    /// "FIFO" or "character device" when `isStream`.
+    public let streamKind: String?
+
+    /// Resolves `path` (symlinks) and checks what it names. Throws `UsageError` for a directory, a socket,
+    /// a block device or a symlink loop.
+    public init(path: String) throws {
+        requested = path
+        let resolved = try Self.resolvingLinks(path)
+        self.path = resolved
+        var info = stat()
+        if stat(resolved, &info) != 0 {
+            guard errno == ENOENT else { throw SystemError("stat", code: errno, context: path) }
+            isStream = false
+            streamKind = nil
+            return
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: (isStream, streamKind) = (false, nil)
+        case S_IFIFO: (isStream, streamKind) = (true, "FIFO")
+        case S_IFCHR: (isStream, streamKind) = (true, "character device")
+        case S_IFDIR: throw UsageError("\(path): is a directory, not an output file")
+        case S_IFSOCK: throw UsageError("\(path): is a socket, not an output file")
+        default: throw UsageError("\(path): is a block device or special file, not an output file")
+        }
+    }
+
+    /// The symlink chain of `path` followed to its end (the end need not exist yet).
+    static func resolvingLinks(_ path: String) throws -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count >= 0 else { throw SystemError("readlink", code: errno, context: path) }
+            let destination = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if destination.hasPrefix("/") {
+                current = destination
+            } else {
+                let directory = (current as NSString).deletingLastPathComponent
+                current = directory.isEmpty ? destination : directory + "/" + destination
+            }
+        }
+        throw UsageError("\(path): too many levels of symbolic links")
+    }
+
+    /// A fresh hidden temporary beside `path`: `.NAME.PID-RANDOM.partial`.
+    public func makeTemporaryPath() -> String {
+        let (directory, name) = Self.split(path)
+        return directory + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
+    }
+
+    /// Clears up temporaries of this target left by processes that no longer exist (killed mid-write);
+    /// those of live processes are someone's write in progress and are left alone. A live recording's
+    /// temporary is a fragmented MP4 that plays up to its last whole fragment: it is recovered next to the
+    /// target as `NAME.recovered-PID.EXT` rather than deleted. Returns the names removed and the paths
+    /// recovered.
+    @discardableResult
+    public func removeStaleTemporaries() -> (removed: [String], recovered: [String]) {
+        let (directory, name) = Self.split(path)
+        let prefix = ".\(name)."
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return ([], []) }
+        var removed: [String] = [], recovered: [String] = []
+        for entry in entries where entry.hasPrefix(prefix) && entry.hasSuffix(".partial") {
+            let middle = entry.dropFirst(prefix.count).dropLast(".partial".count)
+            let parts = middle.split(separator: "-")
+            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UInt32(parts[1]) != nil else { continue }
+            // kill(pid, 0): ESRCH when no such process exists.
+            guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
+            if FragmentedMP4.truncateToLastCompleteFragment(path: directory + entry) != nil {
+                let ext = (name as NSString).pathExtension
+                let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+                let target = directory + base + ".recovered-\(pid)" + (ext.isEmpty ? "" : "." + ext)
+                if !FileManager.default.fileExists(atPath: target), rename(directory + entry, target) == 0 {
+                    recovered.append(target)
+                    continue
+                }
+            }
+            if unlink(directory + entry) == 0 { removed.append(entry) }
+        }
+        return (removed, recovered)
+    }
+
+    private static func split(_ path: String) -> (directory: String, name: String) {
+        let directory = (path as NSString).deletingLastPathComponent
+        return (directory.isEmpty ? "" : directory + "/", (path as NSString).lastPathComponent)
+    }
+
+    /// Throws when `output` is the same file as `input` (same device and inode, whatever the spelling:
+    /// `./`, `..`, a symlink, a hard link), before the input is read: writing would replace the input.
+    public static func checkNotInput(_ input: String, output: String) throws {
+        var a = stat(), b = stat()
+        guard stat(input, &a) == 0, stat(output, &b) == 0 else { return }
+        if a.st_dev == b.st_dev && a.st_ino == b.st_ino {
+            throw UsageError("\(output) is the input file (\(input)); write the result to another file")
+        }
+    }
+}
+
+/// The temporaries this process is writing, so a run abandoned by signal can remove them before it exits
+/// (a normal end renames or removes each one itself).
+public enum PartialOutputs {
+    private static let paths = Mutex<Set<String>>([])
+
+    static func register(_ path: String) { paths.withLock { _ = $0.insert(path) } }
+    static func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }
+
+    /// Deletes every registered temporary (for an exit that cannot finish the writers).
+    public static func removeAll() {
+        paths.withLock { set in
+            for path in set { unlink(path) }
+            set.removeAll()
+        }
+    }
+}
