@@ -1,6 +1,9 @@
 import XCTest
 import PrismCore
+import PrismGPU
 import PrismMedia
+import PrismPipeline
+@testable import Prism
 
 /// `prism batch` end to end with the built binary on llvmpipe: outputs decoded again and compared with
 /// their own inputs, results files, reruns, failures, interrupts and shards.
@@ -235,6 +238,57 @@ final class BatchCommandTests: XCTestCase {
         XCTAssertEqual(summary["succeeded"] as? Int, 5)
         XCTAssertEqual(summary["frames"] as? Int, clips.reduce(0) { $0 + $1.frames })
         XCTAssertGreaterThan(summary["aggregateFPS"] as? Double ?? 0, 0)
+    }
+
+    /// A stop that lands between two jobs: the next job starts on a stopped engine, which has no frame to
+    /// write and throws for it. That is not the job failing: nothing is written and nothing recorded, and
+    /// the rerun does the job.
+    func testAJobStoppedBeforeItsFirstFrameLeavesNothingAndIsNotAFailure() throws {
+        var settings = JobSettings()
+        settings.frames = 30
+        settings.size = Size(width: 64, height: 48)
+        let job = BatchJob(id: "p", line: 1, index: 0, input: "pattern", output: dir.path("out/p.mp4"), settings: settings)
+        let worker = try BatchWorker(slot: WorkerPlan.Slot(label: "test", gpu: GPUOptions()))
+        defer { worker.close() }
+        let stop = StopSignal()
+        stop.stop()
+        do {
+            if case .finished = try worker.execute(job, stop: stop, progress: { _, _ in }) { XCTFail("a stopped job finished") }
+        } catch {
+            // "no frames to write": BatchRun.work takes an error under a stop as an interruption, not a failure.
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("out")), [], "no output, no temporary")
+        let results = try BatchResultsFile(path: dir.path("r.jsonl"))
+        let summary = BatchRun(jobs: [job], results: results, progress: BatchProgress(style: .quiet, workers: ["test"]), shard: nil)
+            .run(workers: [worker], stop: stop)
+        XCTAssertTrue(summary.interrupted)
+        XCTAssertEqual(summary.failed.count + summary.succeeded.count, 0)
+        XCTAssertEqual(summary.unfinished, 1)
+        XCTAssertEqual(self.results(dir.path("r.jsonl")).count, 0)
+    }
+
+    func testAReaderThatGoesAwayDoesNotStopTheBatch() throws {
+        let clips = try makeClips(2)
+        let manifest = try writeManifest(clips.enumerated().map { n, clip in
+            #"{"input": "\#((clip.path as NSString).lastPathComponent)", "output": "o\#(n).mkv", "codec": "ffv1", "filter": "invert"}"#
+        })
+        // `prism batch --progress json | head -0`: stdout is a pipe nobody reads.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["batch", manifest, "--progress", "json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try output.fileHandleForReading.close()
+        try process.run()
+        let deadline = Date().addingTimeInterval(120)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationReason, .exit, "prism batch crashed on a closed stdout")
+        XCTAssertEqual(process.terminationStatus, 0)
+        for (n, clip) in clips.enumerated() { try assertInverted(dir.path("o\(n).mkv"), of: clip) }
+        XCTAssertEqual(results(dir.path("jobs.results.jsonl")).count, 2)
     }
 
     func testBadArgumentsAndManifestsFailWithOneLineAndTouchNothing() throws {

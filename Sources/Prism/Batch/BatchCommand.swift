@@ -215,6 +215,7 @@ struct BatchCommand: PrismCommand {
             return 0
         }
         FFmpegLog.setLevel(.quiet)
+        signal(SIGPIPE, SIG_IGN) // a closed stdout or stderr is an error on write (ignored), not the end of the batch
         guard !pending.isEmpty else {
             let progress = BatchProgress(style: progress, workers: [])
             progress.begin(jobs: 0, skipped: skipped, shard: shard, results: resultsFile, summary: "nothing to do")
@@ -229,11 +230,13 @@ struct BatchCommand: PrismCommand {
         defer { for worker in workers { worker.close() } }
         let results = try BatchResultsFile(path: resultsFile)
 
-        let progress = BatchProgress(style: progress, workers: workers.map(\.label))
-        progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
+        // Signals first: SIGPIPE ignored before the first event, so a reader that went away is an error to
+        // shrug off, not a signal that kills the batch.
         let stop = StopSignal()
         let signals = BatchSignals(stop: stop)
         defer { signals.restore() }
+        let progress = BatchProgress(style: progress, workers: workers.map(\.label))
+        progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
         let run = BatchRun(jobs: pending, results: results, progress: progress, shard: shard)
         let summary = run.run(workers: workers, stop: stop)
         progress.end(summary, skipped: skipped)

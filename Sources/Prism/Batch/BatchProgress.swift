@@ -199,10 +199,16 @@ final class BatchProgress: Sendable {
         guard var data = try? encoder.encode(event) else { return }
         data.append(0x0A)
         // One write per event, so lines from several workers never interleave.
-        state.withLock { _ in FileHandle.standardOutput.write(data) }
+        state.withLock { _ in Self.write(data, to: .standardOutput) }
     }
 
     private static func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        write(Data(text.utf8), to: .standardError)
+    }
+
+    /// A reader that went away (`| head`, a closed terminal) loses the display, not the batch: the jobs,
+    /// their outputs and the results file go on. (FileHandle's non-throwing `write` would trap on EPIPE.)
+    static func write(_ data: Data, to handle: FileHandle) {
+        try? handle.write(contentsOf: data)
     }
 }

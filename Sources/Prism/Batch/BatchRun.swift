@@ -82,6 +82,11 @@ final class BatchRun: Sendable {
                     result.frames = report.framesOut
                     result.fps = (report.fps * 10).rounded() / 10
                 }
+            } catch where stop.isStopped {
+                // Stopped at the start or in the middle (an engine stopped before its first frame has nothing
+                // to write and says so): not a failure of the job, which the next run does.
+                progress.abandoned(job, worker: slot)
+                return
             } catch {
                 result.status = .failed
                 result.error = "\(error)".replacingOccurrences(of: "\n", with: " ")

@@ -18,10 +18,10 @@ final class BatchSignals: Sendable {
             source.setEventHandler {
                 let seen = count.withLock { count -> Int in count += 1; return count }
                 if seen > 1 {
-                    FileHandle.standardError.write(Data("\nprism: interrupted twice, exiting now\n".utf8))
+                    BatchProgress.write(Data("\nprism: interrupted twice, exiting now\n".utf8), to: .standardError)
                     exit(BatchCommand.interruptedStatus)
                 }
-                FileHandle.standardError.write(Data("\nprism: stopping: jobs in flight are dropped, finished ones are kept\n".utf8))
+                BatchProgress.write(Data("\nprism: stopping: jobs in flight are dropped, finished ones are kept\n".utf8), to: .standardError)
                 stop.stop()
             }
             source.resume()
