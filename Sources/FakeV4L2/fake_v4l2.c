@@ -23,16 +23,20 @@
 // frame). The picture, BT.601 limited range: a background (blue for device 0, green for device 1, grey
 // after), a red bar 1/20 of the width sliding 4 pixels per frame (x = 4k mod (width - bar width)), and
 // frame k's number as 16 blocks of 16x16 pixels at (8 + 16 i, 8), bit i white when set, black otherwise.
+// MJPG frames are that picture drawn as full-range 4:2:2 (what UVC webcams send) and compressed by
+// libavcodec's MJPEG encoder at a fine quantiser, one JPEG per buffer, `bytesused` its length.
 //
 // Configuration, for device slot 0 with prefix PRISM_FAKE_V4L2 and slots 1-3 with PRISM_FAKE_V4L2_<n>:
 //   <prefix>                the device path (required), e.g. /dev/video60
-//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG (default YUYV,NV12)
+//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG, H264 (default YUYV,NV12;
+//                           H264 is only listed, its buffers stay empty)
 //   <prefix>_SIZES          discrete frame sizes, WxH,... (default 640x480,320x240,1280x720)
 //   <prefix>_FPS            discrete rates in frames per second, N,... (default 30,15)
 //   <prefix>_CAPS           capture (default) | output (not a capture device) | readwrite (no streaming)
 //   <prefix>_STALL_AFTER    deliver this many frames, then none (a camera that hangs)
 //   <prefix>_CARD           the card name (default "Prism Fake Camera <n>")
 //   <prefix>_STRIDE_ALIGN   pad bytesperline to a multiple of this (default 1: tight rows)
+//   <prefix>_MJPG_CHROMA    420: MJPG frames are 4:2:0 (some webcams); default 422
 //   PRISM_FAKE_V4L2_TRACE   1: one stderr line per device call, and a summary at close
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -51,6 +55,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavutil/frame.h>
 
 #define FAKE_SLOTS 4
 #define FAKE_MAX_FORMATS 8
@@ -73,6 +80,7 @@ struct fake_config {
     long stall_after; // -1: never
     char card[32];
     uint32_t stride_align;
+    int mjpeg_420;
 };
 
 enum buffer_state { BUF_USER, BUF_QUEUED, BUF_DONE };
@@ -81,6 +89,7 @@ struct fake_buffer {
     enum buffer_state state;
     uint64_t order; // QBUF order (queued) or fill order (done): oldest first
     uint32_t sequence;
+    uint32_t bytesused;
     struct timeval timestamp;
 };
 
@@ -111,6 +120,10 @@ struct fake_device {
     uint64_t frames_due;    // frames whose time has come (delivered or dropped)
     uint64_t frames_filled; // delivered into buffers
     int stream_ons;
+    // MJPG: the encoder and the picture it compresses, made at the first frame of a format.
+    AVCodecContext *jpeg;
+    AVFrame *jpeg_picture;
+    AVPacket *jpeg_packet;
 };
 
 static struct fake_config configs[FAKE_SLOTS];
@@ -120,7 +133,8 @@ static struct fake_device *devices[FAKE_MAX_FD];
 /// The open devices, so munmap (called often by everything) looks at a handful, not the fd table.
 static struct fake_device *open_devices[64];
 static int open_count;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+// Recursive: the MJPEG encoder runs with the lock held and may itself reach an intercepted call.
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static int (*real_open)(const char *, int, ...);
@@ -143,6 +157,7 @@ static uint32_t fourcc_named(const char *name, size_t length) {
     if (!strncmp(name, "NV12", 4)) return V4L2_PIX_FMT_NV12;
     if (!strncmp(name, "YU12", 4)) return V4L2_PIX_FMT_YUV420;
     if (!strncmp(name, "MJPG", 4)) return V4L2_PIX_FMT_MJPEG;
+    if (!strncmp(name, "H264", 4)) return V4L2_PIX_FMT_H264; // offered, never streamed: a format Prism does not take
     return 0;
 }
 
@@ -207,6 +222,8 @@ static void load_slot(int slot) {
     text = variable(prefix, "_STRIDE_ALIGN");
     config->stride_align = text ? (uint32_t)strtoul(text, NULL, 10) : 1;
     if (config->stride_align == 0) config->stride_align = 1;
+    text = variable(prefix, "_MJPG_CHROMA");
+    config->mjpeg_420 = text && !strcmp(text, "420");
 }
 
 static void initialise(void) {
@@ -265,7 +282,7 @@ static void fill_layout(struct v4l2_pix_format *pix, uint32_t align) {
     case V4L2_PIX_FMT_YUYV: pix->sizeimage = line * pix->height; break;
     case V4L2_PIX_FMT_NV12: pix->sizeimage = line * pix->height + line * (pix->height / 2); break;
     case V4L2_PIX_FMT_YUV420: pix->sizeimage = line * pix->height + 2 * (line / 2) * (pix->height / 2); break;
-    default: pix->bytesperline = 0; pix->sizeimage = pix->width * pix->height; break; // compressed: an upper bound
+    default: pix->bytesperline = 0; pix->sizeimage = pix->width * pix->height * 2 + 65536; break; // compressed: an upper bound
     }
 }
 
@@ -326,13 +343,78 @@ static struct yuv pixel_at(uint32_t x, int counter_row, uint64_t k, uint32_t bar
     return bg;
 }
 
-static void draw_frame(struct fake_device *device, uint8_t *out, uint64_t k) {
+static void free_jpeg(struct fake_device *device) {
+    avcodec_free_context(&device->jpeg);
+    av_frame_free(&device->jpeg_picture);
+    av_packet_free(&device->jpeg_packet);
+}
+
+/// Limited-range BT.601 → full range (JPEG's): Y' 16…235 → 0…255, Cb/Cr 16…240 → 0…255 about 128.
+static uint8_t full_luma(uint8_t y) { int v = ((int)y - 16) * 255 / 219; return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+static uint8_t full_chroma(uint8_t c) { int v = 128 + ((int)c - 128) * 255 / 224; return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v); }
+
+/// Draws frame k as full-range 4:2:2 (or 4:2:0) and compresses it into `out` (at most sizeimage bytes); returns its
+/// length, 0 when the encoder fails (the buffer then reaches the client flagged as an error).
+static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k, uint32_t bar_x, uint32_t bar_width,
+                            struct yuv bg) {
+    const struct v4l2_pix_format *pix = &device->pix;
+    if (!device->jpeg || device->jpeg->width != (int)pix->width || device->jpeg->height != (int)pix->height) {
+        free_jpeg(device);
+        const AVCodec *codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
+        if (!codec || !(device->jpeg = avcodec_alloc_context3(codec))) return 0;
+        device->jpeg->width = (int)pix->width;
+        device->jpeg->height = (int)pix->height;
+        enum AVPixelFormat format = device->config->mjpeg_420 ? AV_PIX_FMT_YUVJ420P : AV_PIX_FMT_YUVJ422P;
+        device->jpeg->pix_fmt = format;
+        device->jpeg->color_range = AVCOL_RANGE_JPEG;
+        device->jpeg->time_base = (AVRational){1, (int)device->rate};
+        device->jpeg->thread_count = 1;
+        device->jpeg->flags |= AV_CODEC_FLAG_QSCALE;
+        device->jpeg->global_quality = 2 * FF_QP2LAMBDA;
+        device->jpeg_picture = av_frame_alloc();
+        device->jpeg_packet = av_packet_alloc();
+        if (!device->jpeg_picture || !device->jpeg_packet || avcodec_open2(device->jpeg, codec, NULL) < 0) { free_jpeg(device); return 0; }
+        device->jpeg_picture->format = format;
+        device->jpeg_picture->width = (int)pix->width;
+        device->jpeg_picture->height = (int)pix->height;
+        if (av_frame_get_buffer(device->jpeg_picture, 0) < 0) { free_jpeg(device); return 0; }
+    }
+    AVFrame *picture = device->jpeg_picture;
+    if (av_frame_make_writable(picture) < 0) return 0;
+    for (uint32_t row = 0; row < pix->height; row++) {
+        int counter = row >= 8 && row < 24;
+        uint8_t *luma = picture->data[0] + (size_t)row * picture->linesize[0];
+        uint32_t chroma_row = device->config->mjpeg_420 ? row / 2 : row;
+        int chroma = !device->config->mjpeg_420 || row % 2 == 0;
+        uint8_t *cb = picture->data[1] + (size_t)chroma_row * picture->linesize[1];
+        uint8_t *cr = picture->data[2] + (size_t)chroma_row * picture->linesize[2];
+        for (uint32_t x = 0; x < pix->width; x++) {
+            struct yuv c = pixel_at(x, counter, k, bar_x, bar_width, bg);
+            luma[x] = full_luma(c.y);
+            if (chroma && x % 2 == 0) { cb[x / 2] = full_chroma(c.u); cr[x / 2] = full_chroma(c.v); }
+        }
+    }
+    picture->pts = (int64_t)k;
+    uint32_t length = 0;
+    if (avcodec_send_frame(device->jpeg, picture) >= 0 && avcodec_receive_packet(device->jpeg, device->jpeg_packet) >= 0) {
+        if ((uint32_t)device->jpeg_packet->size <= pix->sizeimage) {
+            memcpy(out, device->jpeg_packet->data, (size_t)device->jpeg_packet->size);
+            length = (uint32_t)device->jpeg_packet->size;
+        }
+        av_packet_unref(device->jpeg_packet);
+    }
+    return length;
+}
+
+/// Draws frame k into a buffer; returns the bytes used.
+static uint32_t draw_frame(struct fake_device *device, uint8_t *out, uint64_t k) {
     const struct v4l2_pix_format *pix = &device->pix;
     uint32_t width = pix->width, height = pix->height, line = pix->bytesperline;
     uint32_t bar_width = (width / 20) & ~3u;
     if (bar_width < 8) bar_width = 8;
     uint32_t bar_x = (uint32_t)((k * 4) % (width - bar_width)) & ~1u;
     struct yuv bg = background_for(device->slot);
+    if (pix->pixelformat == V4L2_PIX_FMT_MJPEG) return encode_jpeg(device, out, k, bar_x, bar_width, bg);
     for (uint32_t row = 0; row < height; row++) {
         int counter = row >= 8 && row < 24;
         if (pix->pixelformat == V4L2_PIX_FMT_YUYV) {
@@ -360,6 +442,7 @@ static void draw_frame(struct fake_device *device, uint8_t *out, uint64_t k) {
             }
         }
     }
+    return pix->sizeimage;
 }
 
 static uint64_t nanoseconds(struct timespec t) { return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec; }
@@ -400,7 +483,7 @@ static void advance(struct fake_device *device) {
             continue;
         }
         struct fake_buffer *buffer = &device->buffers[index];
-        draw_frame(device, device->memory + (size_t)index * device->stride, k);
+        buffer->bytesused = draw_frame(device, device->memory + (size_t)index * device->stride, k);
         uint64_t at = nanoseconds(device->start) + (k + 1) * period_ns(device);
         buffer->timestamp.tv_sec = (time_t)(at / 1000000000ull);
         buffer->timestamp.tv_usec = (suseconds_t)(at % 1000000000ull / 1000);
@@ -544,6 +627,7 @@ int close(int fd) {
               device->streaming, device->buffer_count, device->mapping_count,
               (unsigned long long)device->frames_filled, (unsigned long long)(device->frames_due - device->frames_filled));
         release_buffers(device);
+        free_jpeg(device);
         free(device);
     }
     pthread_mutex_unlock(&lock);
@@ -580,6 +664,7 @@ static const char *format_name(uint32_t fourcc) {
     case V4L2_PIX_FMT_NV12: return "Y/UV 4:2:0";
     case V4L2_PIX_FMT_YUV420: return "Planar YUV 4:2:0";
     case V4L2_PIX_FMT_MJPEG: return "Motion-JPEG";
+    case V4L2_PIX_FMT_H264: return "H.264";
     default: return "?";
     }
 }
@@ -602,7 +687,7 @@ static int handle(struct fake_device *device, unsigned long request, void *argum
         desc->index = index;
         desc->type = type;
         desc->pixelformat = config->formats[index];
-        desc->flags = desc->pixelformat == V4L2_PIX_FMT_MJPEG ? V4L2_FMT_FLAG_COMPRESSED : 0;
+        desc->flags = desc->pixelformat == V4L2_PIX_FMT_MJPEG || desc->pixelformat == V4L2_PIX_FMT_H264 ? V4L2_FMT_FLAG_COMPRESSED : 0;
         copy_string(desc->description, sizeof desc->description, format_name(desc->pixelformat));
         return 0;
     }
@@ -739,7 +824,8 @@ static int handle(struct fake_device *device, unsigned long request, void *argum
         if (state->state == BUF_QUEUED) buffer->flags |= V4L2_BUF_FLAG_QUEUED;
         if (state->state == BUF_DONE) buffer->flags |= V4L2_BUF_FLAG_DONE;
         if (request == VIDIOC_DQBUF) {
-            buffer->bytesused = device->pix.sizeimage;
+            buffer->bytesused = state->bytesused;
+            if (state->bytesused == 0) buffer->flags |= V4L2_BUF_FLAG_ERROR;
             buffer->timestamp = state->timestamp;
             buffer->sequence = state->sequence;
         }

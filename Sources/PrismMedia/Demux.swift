@@ -8,11 +8,15 @@ final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
 
     /// Opens `url`. Errors name the file: "in.mp4: cannot open: Invalid data found when processing input".
-    init(url: String, format: String? = nil) throws(AVError) {
+    /// `options`: the demuxer's private options (e.g. image2's `framerate`).
+    init(url: String, format: String? = nil, options: [String: String] = [:]) throws(AVError) {
         self.url = url
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         let inputFormat = format.flatMap { av_find_input_format($0) }
-        try check(avformat_open_input(&ctx, url, inputFormat, nil), "avformat_open_input", url,
+        var dictionary: OpaquePointer?
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        defer { av_dict_free(&dictionary) }
+        try check(avformat_open_input(&ctx, url, inputFormat, &dictionary), "avformat_open_input", url,
                   what: "cannot open")
         guard let ctx else { throw AVError("cannot open", context: url, call: "avformat_open_input") }
         context = ctx

@@ -35,6 +35,9 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var colorSpace: YUVColorSpace
     /// One line for logs: what the source is.
     public var summary: String
+    /// How the frames must be turned to be shown upright (a phone movie's display matrix); `.upright`
+    /// for everything else.
+    public var orientation = DisplayOrientation.upright
 
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,
                 duration: MediaTime?, estimatedFrameCount: Int?, isLive: Bool, audio: AudioStreamInfo? = nil,
@@ -52,6 +55,21 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     }
 
     public var description: String { summary }
+}
+
+/// A turn by a whole number of quarter turns, as a movie's display matrix asks for its frames.
+public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
+    /// Clockwise degrees: 0, 90, 180 or 270.
+    public var clockwiseDegrees: Int
+    public init(clockwiseDegrees: Int) {
+        let quarter = ((clockwiseDegrees % 360) + 360) % 360
+        self.clockwiseDegrees = quarter / 90 * 90
+    }
+    public static let upright = DisplayOrientation(clockwiseDegrees: 0)
+    public var isUpright: Bool { clockwiseDegrees == 0 }
+    /// Width and height swap (a quarter or three-quarter turn).
+    public var swapsSides: Bool { clockwiseDegrees == 90 || clockwiseDegrees == 270 }
+    public var description: String { "rotated \(clockwiseDegrees)° clockwise" }
 }
 
 /// An audio stream's parameters (an owned copy of its `AVCodecParameters`, freed with

@@ -30,9 +30,17 @@ public final class MovieSource: MediaSource, @unchecked Sendable {
 
     /// Opens `url` (`avformat_open_input`, `avformat_find_stream_info`, `avcodec_open2`).
     /// Throws when it cannot be opened, is not a movie, or has no video stream.
-    public init(url: String) throws {
+    ///
+    /// A numbered image pattern (`img%03d.png`, see `ImageSequence`) is read by libavformat's image2
+    /// demuxer with its `framerate` set to `imageRate`, so frame n is at n / imageRate exactly.
+    public init(url: String, imageRate: Rational = Rational(30, 1)) throws {
         self.url = url
-        input = try InputFile(url: url)
+        if ImageSequence.isPattern(url) {
+            input = try InputFile(url: url, format: "image2",
+                                  options: ["framerate": "\(imageRate.num)/\(imageRate.den)", "pattern_type": "sequence"])
+        } else {
+            input = try InputFile(url: url)
+        }
         guard let videoIndex = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
             throw AVError("no video stream", context: url)
         }
@@ -73,7 +81,9 @@ public final class MovieSource: MediaSource, @unchecked Sendable {
         }
         audioStream = audio
         let scheme = url.range(of: "://").map { String(url[..<$0.lowerBound]) }
-        let isLive = input.duration == nil && scheme != nil && scheme != "file"
+        // Network streams run in real time; files, pipes (`pipe:0`, `pipe://0`, /dev/stdin, FIFOs) and
+        // image sequences wait for the reader: back-pressure, never dropped frames.
+        let isLive = input.duration == nil && scheme != nil && scheme != "file" && scheme != "pipe"
         let format = PixelFormat.ingest(rawFormat)
         let colorSpace = YUVColorSpace.from(space: parameters.color_space, range: parameters.color_range,
                                             format: rawFormat, size: size)
@@ -81,9 +91,25 @@ public final class MovieSource: MediaSource, @unchecked Sendable {
         if rawFormat != format.avPixelFormat { summary += " (as \(format.rawValue))" }
         if let frameRate { summary += " \(frameRate) fps" }
         if let audio { summary += ", \(audio.codecName) audio \(audio.sampleRate) Hz \(audio.channelCount) ch" }
-        info = SourceInfo(size: size, pixelFormat: format, frameRate: frameRate, timeBase: timeBase,
-                          duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
-                          colorSpace: colorSpace, summary: summary)
+        let orientation = Self.displayOrientation(stream)
+        if !orientation.isUpright { summary += ", \(orientation)" }
+        var info = SourceInfo(size: size, pixelFormat: format, frameRate: frameRate, timeBase: timeBase,
+                              duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
+                              colorSpace: colorSpace, summary: summary)
+        info.orientation = orientation
+        self.info = info
+    }
+
+    /// The stream's display matrix (`AV_PKT_DATA_DISPLAYMATRIX`, what phones write for a camera held
+    /// upright) as a clockwise turn, rounded to a quarter turn like FFmpeg's own autorotation:
+    /// `av_display_rotation_get` gives the counter-clockwise angle.
+    static func displayOrientation(_ stream: UnsafeMutablePointer<AVStream>) -> DisplayOrientation {
+        var size: Int = 0
+        guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size),
+              size >= 9 * MemoryLayout<Int32>.size else { return .upright }
+        let degrees = -av_display_rotation_get(UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self))
+        guard degrees.isFinite else { return .upright }
+        return DisplayOrientation(clockwiseDegrees: Int((degrees / 90).rounded()) * 90)
     }
 
     /// Reads (`av_read_frame`) and decodes (`avcodec_send_packet` / `avcodec_receive_frame`) until a

@@ -14,6 +14,32 @@ struct RunCommand: PrismCommand {
 
     static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
+    /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits.
+    static let commonOptions: [OptionSpec] = [
+        .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
+        .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
+        .value("--preset", value: "P", help: "x264/x265 preset: " + presets.joined(separator: ", ") + " (default medium)"),
+        .value("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
+        .value("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
+        .value("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
+        .value("--size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
+        .value("--fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
+               + "else a constant-rate conversion"),
+        .value("--duration", value: "SECONDS", help: "stop after this much input time"),
+        .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+        .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
+        .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
+        .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern"),
+        .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
+        .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
+        .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
+        .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
+        .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
+        .flag("--quiet", "-q", help: "no progress or summary on stderr"),
+        .flag("--stats", help: "per-stage timings at the end"),
+        .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
+    ]
+
     static let spec = CommandSpec(
         name: "run", arguments: "[INPUT]",
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
@@ -21,33 +47,13 @@ struct RunCommand: PrismCommand {
             .value("-o", "--output", value: "OUTPUT", help: "the movie to write (its extension picks the container), a .png/.jpg "
                    + "still (one frame), or - for raw frames on stdout",
                    required: true),
-            .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
-            .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
-            .value("--preset", value: "P", help: "x264/x265 preset: " + presets.joined(separator: ", ") + " (default medium)"),
-            .value("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
-            .value("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
-            .value("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
-            .value("--size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
-            .value("--fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
-                   + "else a constant-rate conversion"),
             .value("--frames", value: "N", help: "stop after N frames"),
-            .value("--duration", value: "SECONDS", help: "stop after this much input time"),
-            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
-            .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
             .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
-            .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
-            .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern"),
-            .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
-            .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
             .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
-            .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
-            .flag("--quiet", "-q", help: "no progress or summary on stderr"),
-            .flag("--stats", help: "per-stage timings at the end"),
-            .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
             // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
             .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
-        ],
+        ] + commonOptions,
         notes: [
             "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
             "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
@@ -59,73 +65,14 @@ struct RunCommand: PrismCommand {
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
-        options.filter = scanner.value("--filter", "-f") ?? ""
-        options.quiet = scanner.flag("--quiet", "-q")
-        options.stats = scanner.flag("--stats")
-        verbose = scanner.flag("--verbose", "-v")
-        options.fuse = !scanner.flag("--no-fuse")
-        options.size = try scanner.size("--size")
-        options.frameRate = try scanner.frameRate("--fps")
         options.frameLimit = try scanner.int("--frames", in: 1...100_000_000)
-        if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
-            options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
-        }
-        options.audioDevice = scanner.value("--audio")
-        for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
-            guard let text = scanner.value(flag) else { continue }
-            guard let bytes = ByteCount.parse(text) else { throw UsageError("\(flag) takes a size like 500M or 2G, not '\(text)'") }
-            options.limits[keyPath: keyPath] = bytes
-        }
         if let format = scanner.value("--progress") {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
         }
-        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
-        options.gpu.renderNode = scanner.value("--render-node")
-        if let readback = scanner.value("--readback") {
-            guard let strategy = ReadbackStrategy(rawValue: readback) else { throw UsageError("--readback takes sync or pbo, not '\(readback)'") }
-            options.readback = strategy
-        }
-        // Encoder.
-        if let codec = scanner.value("--codec") {
-            guard let parsed = VideoEncoderSettings.Codec(rawValue: codec.lowercased()) else {
-                throw UsageError("--codec takes h264, hevc, ffv1 or prores, not '\(codec)'")
-            }
-            options.encoder.codec = parsed
-        }
-        if let preset = scanner.value("--preset") {
-            guard Self.presets.contains(preset) else {
-                throw UsageError("--preset takes one of \(Self.presets.joined(separator: ", ")), not '\(preset)'")
-            }
-            options.encoder.preset = preset
-        }
-        options.encoder.crf = try scanner.int("--crf", in: 0...51)
-        if let bitrate = scanner.value("--bitrate") { options.encoder.bitrate = try Self.parseBitrate(bitrate) }
-        if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
-        // Input.
-        let inputFormat = scanner.value("--input-format")
-        var inputPath: String?
-        switch scanner.positionals.first {
-        case nil, "pattern":
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            options.input = .pattern
-        case "-":
-            guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
-            let format = try RawVideoFormat(parsing: inputFormat)
-            options.input = .standardInput(format)
-        case let argument? where InputSpec.cameraPath(argument) != nil:
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            let path = InputSpec.cameraPath(argument)!
-            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
-            options.input = .camera(path)
-        case let path?:
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            if !path.contains("://"), !FileManager.default.fileExists(atPath: path) {
-                throw UsageError("\(path): no such file")
-            }
-            options.input = .movie(path)
-            inputPath = path
-        }
+        verbose = scanner.flag("--verbose", "-v")
+        let inputPath = try Self.parseCommon(&scanner, into: &options, input: scanner.positionals.first,
+                                             rawInputFormat: scanner.value("--input-format"))
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (Pipeline.switchCamera, as a UI would call it).
         if let text = scanner.value("--switch-camera-after") {
@@ -166,6 +113,99 @@ struct RunCommand: PrismCommand {
         try scanner.checkAllUsed()
     }
 
+    /// Parses the options `run` and `record` share (`commonOptions`) and the INPUT into `options`; returns
+    /// the input's path when it is a file (so the output can be checked not to be it).
+    static func parseCommon(_ scanner: inout ArgumentScanner, into options: inout RunOptions, input: String?,
+                            rawInputFormat: String?) throws -> String? {
+        options.filter = scanner.value("--filter", "-f") ?? ""
+        options.quiet = scanner.flag("--quiet", "-q")
+        options.stats = scanner.flag("--stats")
+        options.fuse = !scanner.flag("--no-fuse")
+        options.autorotate = !scanner.flag("--no-autorotate")
+        options.mirror = scanner.flag("--mirror")
+        options.size = try scanner.size("--size")
+        options.frameRate = try scanner.frameRate("--fps")
+        if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
+            options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
+        }
+        options.audioDevice = scanner.value("--audio")
+        for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
+            guard let text = scanner.value(flag) else { continue }
+            guard let bytes = ByteCount.parse(text) else { throw UsageError("\(flag) takes a size like 500M or 2G, not '\(text)'") }
+            options.limits[keyPath: keyPath] = bytes
+        }
+        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.gpu.renderNode = scanner.value("--render-node")
+        if let readback = scanner.value("--readback") {
+            guard let strategy = ReadbackStrategy(rawValue: readback) else { throw UsageError("--readback takes sync or pbo, not '\(readback)'") }
+            options.readback = strategy
+        }
+        // Encoder.
+        if let codec = scanner.value("--codec") {
+            guard let parsed = VideoEncoderSettings.Codec(rawValue: codec.lowercased()) else {
+                throw UsageError("--codec takes h264, hevc, ffv1 or prores, not '\(codec)'")
+            }
+            options.encoder.codec = parsed
+        }
+        if let preset = scanner.value("--preset") {
+            guard presets.contains(preset) else {
+                throw UsageError("--preset takes one of \(presets.joined(separator: ", ")), not '\(preset)'")
+            }
+            options.encoder.preset = preset
+        }
+        options.encoder.crf = try scanner.int("--crf", in: 0...51)
+        if let bitrate = scanner.value("--bitrate") { options.encoder.bitrate = try Self.parseBitrate(bitrate) }
+        if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
+        // Input.
+        let inputFormat = rawInputFormat
+        var inputPath: String?
+        switch input {
+        case nil, "pattern":
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            options.input = .pattern
+        case "-":
+            guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
+            let format = try RawVideoFormat(parsing: inputFormat)
+            options.input = .standardInput(format)
+        case let argument? where InputSpec.cameraPath(argument) != nil:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            let path = InputSpec.cameraPath(argument)!
+            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
+            options.input = .camera(path)
+        case let path?:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
+            options.input = .movie(path)
+            inputPath = path
+        }
+        return inputPath
+    }
+
+    /// SIGUSR2 → the next camera `CameraSource.list()` finds after the current one, round the list.
+    static func cycleCamerasOnSIGUSR2(_ engine: FrameEngine, from first: String) -> any DispatchSourceSignal {
+        let current = Locked(first)
+        signal(SIGUSR2, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
+        source.setEventHandler {
+            let paths = CameraSource.list().filter { $0.problem == nil }.map(\.path)
+            let next = current.withLock { now -> String? in
+                guard let index = paths.firstIndex(of: now) ?? paths.indices.last else { return nil }
+                let next = paths[(index + 1) % paths.count]
+                guard next != now else { return nil }
+                now = next
+                return next
+            }
+            if let next {
+                PrismCommandLine.info("prism: switching to \(next)")
+                engine.switchCamera(to: next)
+            } else {
+                PrismCommandLine.info("prism: no other camera to switch to")
+            }
+        }
+        source.resume()
+        return source
+    }
+
     static func parseBitrate(_ text: String) throws -> Int {
         let lowered = text.lowercased()
         var multiplier = 1.0
@@ -189,6 +229,7 @@ struct RunCommand: PrismCommand {
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
                                   + "\(job.passLabels.count) GPU pass(es)")
+            for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for path in job.recoveredLeftovers {
             PrismCommandLine.info("prism: a killed earlier run left a recording of \(path.split(separator: "/").last.map(String.init) ?? path); recovered as \(path)")
@@ -196,6 +237,12 @@ struct RunCommand: PrismCommand {
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
+        // A camera input: SIGUSR2 switches to the next camera (the seed's front/back flip), without a restart.
+        var cameraSwitch: (any DispatchSourceSignal)?
+        if case .camera(let first) = options.input {
+            cameraSwitch = Self.cycleCamerasOnSIGUSR2(job.engine, from: first)
+        }
+        defer { cameraSwitch?.cancel() }
         var progress: (@Sendable (RunProgress) -> Void)?
         if options.jsonProgress {
             // Programs read one object per line: on stdout, unless stdout carries the raw frames.

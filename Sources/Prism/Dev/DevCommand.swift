@@ -53,6 +53,7 @@ struct DevCommand: PrismCommand {
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
+        options.audioDevice = scanner.value("--audio")
         selfTestEndpoint = scanner.flag("--page-self-test")
         try scanner.checkAllUsed()
     }

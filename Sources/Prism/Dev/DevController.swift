@@ -12,7 +12,7 @@ final class DevController {
     let state: DevState
     private let binder = PrismGraphs.binder()
     private let userSet: Locked<Set<String>>
-    private var recording: RecordingSink?
+    private var recording: TakeSink?
     private let encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 20)
 
     init(options: DevOptions, state: DevState, userSet: Locked<Set<String>>) {
@@ -104,7 +104,9 @@ final class DevController {
 
     func startRecording(_ control: EngineControl, path: String) {
         guard recording == nil else { return }
-        let sink = RecordingSink(path: path, settings: encoder, state: state, quiet: options.quiet)
+        // The preview never waits for the recording: it takes the frames it can (dropped ones are counted).
+        let sink = TakeSink(path: path, settings: encoder, delivery: .newest, bufferCount: 12,
+                            events: Self.recordingEvents(state: state, quiet: options.quiet))
         do {
             try control.attach(sink)
             recording = sink
@@ -119,6 +121,29 @@ final class DevController {
         } catch {
             state.update { $0.recordingError = "\(error)" }
         }
+    }
+
+    /// A recording's progress and end, on the page and on stderr.
+    private static func recordingEvents(state: DevState, quiet: Bool) -> TakeSink.Events {
+        TakeSink.Events(
+            framesWritten: { frames in state.update { $0.recordingFrames = frames } },
+            finished: { path, _, _ in
+                state.update {
+                    $0.lastRecording = path
+                    $0.recordingPath = nil
+                    $0.recordingStarted = nil
+                }
+            },
+            ended: { note in
+                state.update { $0.recordingNote = note }
+                if !quiet { PrismCommandLine.info("prism: \(note)") }
+            },
+            failed: { error in
+                state.update {
+                    $0.recordingError = error
+                    $0.recordingPath = nil
+                }
+            })
     }
 
     /// Ends the recording: its last frames are delivered and the file is finished on its own thread.
@@ -136,68 +161,6 @@ final class DevController {
     /// A recording that ended by itself (it could not follow a size change) is gone.
     func forgetEndedRecording() {
         if recording?.ended == true { recording = nil }
-    }
-}
-
-/// A `prism dev` recording: H.264 into a movie, every frame it can take without holding the preview back.
-final class RecordingSink: FrameSink {
-    private let movie: MovieSink
-    private let state: DevState
-    private let quiet: Bool
-    /// Finished because the input changed size (read on the GPU thread after its own thread set it).
-    private let endedFlag = Locked(false)
-
-    init(path: String, settings: VideoEncoderSettings, state: DevState, quiet: Bool) {
-        movie = MovieSink(path: path, settings: settings)
-        self.state = state
-        self.quiet = quiet
-    }
-
-    var ended: Bool { endedFlag.withLock { $0 } }
-    var pixelFormat: PixelFormat { movie.pixelFormat }
-    var delivery: SinkDelivery { .newest }
-    var bufferCount: Int { 12 }
-
-    func open(_ stream: SinkStream) throws { try movie.open(stream) }
-
-    func write(_ frame: ProcessedFrame) throws -> Bool {
-        _ = try movie.write(frame)
-        state.update { $0.recordingFrames += 1 }
-        return true
-    }
-
-    func reopen(_ stream: SinkStream) throws -> Bool {
-        guard try !movie.reopen(stream) else { return true }
-        let recorded = movie.writer?.video.size.description ?? "?"
-        let note = "recording stopped: the camera now delivers \(stream.source.size) and the recording is "
-            + "\(recorded); saved \(movie.path)"
-        state.update { $0.recordingNote = note }
-        if !quiet { PrismCommandLine.info("prism: \(note)") }
-        endedFlag.withLock { $0 = true }
-        return false
-    }
-
-    func finish() throws {
-        do {
-            try movie.finish()
-            let path = movie.path
-            state.update {
-                $0.lastRecording = path
-                $0.recordingPath = nil
-                $0.recordingStarted = nil
-            }
-        } catch {
-            state.update {
-                $0.recordingError = "\(error)"
-                $0.recordingPath = nil
-            }
-            throw error
-        }
-    }
-
-    func abort() {
-        movie.abort()
-        state.update { $0.recordingPath = nil }
     }
 }
 

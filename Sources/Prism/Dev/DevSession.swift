@@ -52,10 +52,12 @@ final class DevSession: Sendable {
         configuration.dropLateFrames = true
         configuration.frameQueueCapacity = 2
         configuration.copyAudio = false
+        // The microphone runs with the preview; recordings take its sound from the moment they start.
+        let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let output = PreviewSink(view: .output, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 8)
         let input = PreviewSink(view: .input, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 6)
         engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
-                                 gpu: gpu, taps: [DevStatsTap(state: state, output: output, controller: controller)],
+                                 gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller)],
                                  events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")

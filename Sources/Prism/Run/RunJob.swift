@@ -12,8 +12,17 @@ public final class RunJob: Sendable {
     public let engine: FrameEngine
     /// Recordings a killed earlier run of the same output left, recovered next to it.
     public let recoveredLeftovers: [String]
+    /// What the job did to the input or output that the user did not spell out, one line each (said once,
+    /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
+    public let notes: [String]
 
-    public init(options: RunOptions, graph: FilterGraph, gpu: GPUContext? = nil) throws {
+    /// - Parameters:
+    ///   - sinks: what the frames go to instead of `options.output` (`prism record` starts with none and
+    ///     attaches a movie per take).
+    ///   - taps: more taps on the engine (the take controller).
+    public init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil,
+                sinks customSinks: [any FrameSink]? = nil, taps extraTaps: [any FrameTap] = [],
+                pacePattern: Bool = false) throws {
         self.options = options
         if options.audioDevice != nil {
             switch options.input {
@@ -28,7 +37,20 @@ public final class RunJob: Sendable {
            let free = RecordingLimits.freeBytes(near: path), free <= floor {
             throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
         }
-        let source = try Self.sourceSpec(options).open()
+        // Takes (custom sinks) run until stopped: the pattern is endless then.
+        let source = try Self.sourceSpec(options, endless: customSinks != nil).open()
+        var notes: [String] = []
+        // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
+        var orientation = InputOrientation(mirrored: options.mirror)
+        if options.autorotate, !source.info.orientation.isUpright {
+            orientation.rotation = source.info.orientation
+            notes.append("input is \(source.info.orientation) for display: turned upright (--no-autorotate keeps it as stored)")
+        }
+        let graph = try userGraph.readingSource(through: orientation)
+        if case .camera = options.input, let asked = options.frameRate, let given = source.info.frameRate,
+           abs(asked.doubleValue - given.doubleValue) > 0.01 {
+            notes.append("the camera cannot give \(asked) fps; it runs at \(given) fps, the closest it offers")
+        }
         // --size: the pattern and cameras are asked for it; other inputs, and a camera that could not give
         // it, get a final scale.
         if let size = options.size {
@@ -43,6 +65,8 @@ public final class RunJob: Sendable {
         configuration.fuse = options.fuse
         configuration.sizeChange = .keepOutputSize
         configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
+        // A live source's --frames (a camera; the pattern paced beside a microphone) counts the frames
+        // that reach the GPU, so all of them are written: the live queue may drop late frames before it.
         configuration.frameLimit = options.frameLimit
         // A still is one frame: the first, unless --frames picks a later one.
         if case .still = options.output, options.frameLimit == nil { configuration.frameLimit = 1 }
@@ -52,7 +76,7 @@ public final class RunJob: Sendable {
         case .movie, .standardInput: configuration.constantRate = options.frameRate
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
-        configuration.pacedToClock = options.audioDevice != nil && options.input == .pattern
+        configuration.pacedToClock = pacePattern || Self.pacesPattern(options)
         // A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
         // its movie is written so that even a killed process leaves a playable file.
         let live = options.input.isCamera || options.audioDevice != nil
@@ -63,30 +87,43 @@ public final class RunJob: Sendable {
         // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
         // benchmark checks this); in a running engine they do, so software renderers are fenced.
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
-        let sink: any FrameSink
-        switch options.output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
+        let sink: (any FrameSink)?
+        switch customSinks == nil ? options.output : nil {
+        case .movie(let path):
+            sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
+            // H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: crop an odd last column or row.
+            if let crop = try graph.cropToEvenSize(forSource: source.info.size, format: options.encoder.pixelFormat) {
+                notes.append("\(options.encoder.codec.rawValue) needs an even frame size: \(crop.from) cropped to \(crop.to)")
+            }
         case .still(let path): sink = try StillImageSink(path: path)
         case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
         case .discard(let format): sink = DiscardSink(format: format)
+        case nil: sink = nil
         }
-        var taps: [any FrameTap] = []
+        self.notes = notes
+        var taps = extraTaps
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
-        engine = try FrameEngine(source: source, graph: graph, sinks: [sink], configuration: configuration, gpu: gpu,
+        engine = try FrameEngine(source: source, graph: graph, sinks: customSinks ?? [sink].compactMap { $0 },
+                                 configuration: configuration, gpu: gpu,
                                  audioCapture: capture, taps: taps)
         recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
     }
 
     /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.
-    static func sourceSpec(_ options: RunOptions) -> SourceSpec {
+    static func sourceSpec(_ options: RunOptions, endless: Bool = false) -> SourceSpec {
         var spec = SourceSpec(input: options.input, size: options.size, frameRate: options.frameRate)
-        if options.input == .pattern {
+        if options.input == .pattern, !endless || options.frameLimit != nil {
             let rate = options.frameRate ?? SourceSpec.defaultRate
-            spec.patternFrames = options.frameLimit
-                ?? (options.durationLimit == nil ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
+            // Paced, the pattern is live: it runs on until --frames have reached the GPU.
+            let frames = pacesPattern(options) ? nil : options.frameLimit
+            spec.patternFrames = frames ?? (options.durationLimit == nil && options.frameLimit == nil
+                                            ? RunOptions.defaultPatternSeconds * Int(rate.doubleValue.rounded()) : nil)
         }
         return spec
     }
+
+    /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
+    static func pacesPattern(_ options: RunOptions) -> Bool { options.audioDevice != nil && options.input == .pattern }
 
     public var sourceInfo: SourceInfo { engine.sourceInfo }
     public var gpuInfo: GPUInfo { engine.gpuInfo }

@@ -52,6 +52,10 @@ public struct RunOptions: Sendable {
     public var limits = RecordingLimits()
     /// `--progress json`: one JSON object per line for programs, instead of the terminal line.
     public var jsonProgress = false
+    /// Turn a movie upright by its display matrix (off: `--no-autorotate`, frames as stored).
+    public var autorotate = true
+    /// `--mirror`: swap left and right (a front-facing camera shown as a mirror shows it).
+    public var mirror = false
 
     public init() {}
 

@@ -14,8 +14,8 @@ public struct CameraDescription: Sendable, CustomStringConvertible {
         public var isRange: Bool
         /// Rates offered at the first size, when the driver lists them.
         public var frameRates: [Rational]
-        /// Prism uploads this format as it is.
-        public var isUsable: Bool { fourcc.pixelFormat != nil }
+        /// Prism takes this format: uploads it as it is, or (MJPG) decodes it first.
+        public var isUsable: Bool { fourcc.pixelFormat != nil || fourcc == .mjpeg }
     }
 
     public var path: String

@@ -8,8 +8,9 @@ import Glibc
 /// Frames from a V4L2 camera (`/dev/videoN`), by mmap streaming I/O.
 ///
 /// Opening: `open(O_RDWR | O_NONBLOCK | O_CLOEXEC)`, VIDIOC_QUERYCAP (a video capture node with streaming
-/// I/O), VIDIOC_ENUM_FMT (the first of `preferredFormats` the camera offers: YUYV, NV12 or YU12, the formats
-/// Prism uploads as they are), VIDIOC_ENUM_FRAMESIZES (the offered size closest to the request),
+/// I/O), VIDIOC_ENUM_FMT + VIDIOC_ENUM_FRAMESIZES + VIDIOC_ENUM_FRAMEINTERVALS (the format that gives the
+/// asked size and rate natively: YUYV, NV12 or YU12, which Prism uploads as they are, or MJPG, which
+/// most USB webcams offer alone at 720p and above and Prism decodes with libavcodec; see `chooseFormat`),
 /// VIDIOC_S_FMT then VIDIOC_G_FMT (what the driver chose, which is what `format` reports), VIDIOC_S_PARM
 /// (`timeperframe` = 1/rate, when the driver can set it), then `CaptureStream`'s REQBUFS / QUERYBUF / mmap /
 /// QBUF / STREAMON.
@@ -22,6 +23,10 @@ import Glibc
 /// `bufferCount` above the pipeline's queue depth: the driver keeps buffers to fill and drops frames only
 /// when the consumer really is behind).
 ///
+/// Motion-JPEG buffers are the exception: each is decoded (`MJPEGDecoder`, libavcodec) into the
+/// decoder's own memory and queued again at once; the first is decoded while opening, so `info` names
+/// the layout the JPEGs really decode to.
+///
 /// Timestamps are the driver's (CLOCK_MONOTONIC, microseconds) rebased to the first frame, so they keep
 /// the camera's real timing; they stay on the same time line across `switchDevice`.
 /// Use from one thread at a time (frames may be released on any thread).
@@ -33,6 +38,8 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         public var frameRate: Rational?
         /// Formats in order of preference; only formats Prism uploads as they are (yuyv422, nv12, yuv420p).
         public var preferredFormats: [PixelFormat] = [.yuyv422, .nv12, .yuv420p]
+        /// Take Motion-JPEG (decoded on the CPU) when the camera gives the asked size or rate only that way.
+        public var decodesMJPEG = true
         /// mmap buffers to request.
         public var bufferCount = 8
         /// Seconds without a frame after which `next()` reports that the camera stopped delivering.
@@ -62,6 +69,15 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     public var originMonotonicMicroseconds: Int64? { origin }
     private var lastPTS: Int64 = -1
     private var lastSequence: UInt32?
+    /// For a Motion-JPEG stream.
+    private var decoder: MJPEGDecoder?
+    /// A Motion-JPEG camera's first frame, decoded at opening to learn what its JPEGs decode to (4:2:2 or
+    /// 4:2:0), so `info` announces the format the frames really have; `next()` returns it first.
+    private var firstFrame: VideoFrame?
+    private var decodedFormat: PixelFormat?
+    /// JPEGs the decoder rejected (skipped, like corrupted buffers).
+    public private(set) var undecodableFrames = 0
+    private var undecodableInARow = 0
 
     public static let timeBase = Rational(1, 1_000_000)
 
@@ -74,13 +90,36 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         self.path = path
         card = capabilities.card
         driver = capabilities.driver
+        decoder = try Self.decoder(for: stream.format, path: path)
+        if decoder != nil {
+            do {
+                if case .video(let frame)? = try next() {
+                    firstFrame = frame
+                    decodedFormat = frame.format
+                }
+            } catch let error as V4L2Error {
+                throw error
+            } catch {
+                throw V4L2Error(device: path, call: "VIDIOC_DQBUF", code: 0, detail: "\(error)")
+            }
+        }
+    }
+
+    private static func decoder(for format: CameraFormat, path: String) throws(V4L2Error) -> MJPEGDecoder? {
+        guard format.isCompressed else { return nil }
+        do {
+            return try MJPEGDecoder(label: "camera \(path)")
+        } catch {
+            throw V4L2Error(device: path, call: "avcodec_open2", code: 0, detail: "\(error)")
+        }
     }
 
     public var info: SourceInfo {
         let format = stream.format
         var summary = "camera \(path) (\(card), \(driver)) \(format)"
+        if format.isCompressed { summary += " (decoded on the CPU)" }
         if let asked = configuration.size, asked != format.size { summary += " (asked for \(asked))" }
-        return SourceInfo(size: format.size, pixelFormat: format.pixelFormat, frameRate: format.frameRate,
+        return SourceInfo(size: format.size, pixelFormat: decodedFormat ?? format.pixelFormat, frameRate: format.frameRate,
                           timeBase: Self.timeBase, duration: nil, estimatedFrameCount: nil, isLive: true, audio: nil,
                           colorSpace: format.colorSpace, summary: summary)
     }
@@ -104,25 +143,24 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     /// VIDIOC_G_FMT; VIDIOC_G_PARM / VIDIOC_S_PARM for the rate.
     private static func negotiate(_ device: V4L2Device, _ configuration: Configuration) throws(V4L2Error) -> CameraFormat {
         let offered = try device.formats()
-        let wanted = configuration.preferredFormats.compactMap { FourCC($0) }
-        guard let fourcc = wanted.first(where: { fourcc in offered.contains { $0.fourcc == fourcc } }) else {
+        var wanted = configuration.preferredFormats.compactMap { FourCC($0) }
+        if configuration.decodesMJPEG { wanted.append(.mjpeg) }
+        let usable = wanted.filter { fourcc in offered.contains { $0.fourcc == fourcc } }
+        guard !usable.isEmpty else {
             let names = offered.isEmpty ? "none" : offered.map { $0.fourcc.description }.joined(separator: ", ")
-            let usable = wanted.map(\.description).joined(separator: ", ")
-            throw device.error("VIDIOC_ENUM_FMT", "offers no format Prism takes (it offers \(names); Prism takes \(usable))")
+            let takes = wanted.map(\.description).joined(separator: ", ")
+            throw device.error("VIDIOC_ENUM_FMT", "offers no format Prism takes (it offers \(names); Prism takes \(takes))")
         }
         let current = try device.format()
-        let size: Size
-        if let asked = configuration.size {
-            let (sizes, isRange) = device.frameSizes(fourcc)
-            size = isRange || sizes.isEmpty ? asked : closest(to: asked, in: sizes)
-        } else {
-            size = Size(width: Int(current.width), height: Int(current.height))
-        }
+        let currentSize = Size(width: Int(current.width), height: Int(current.height))
+        let (fourcc, size) = chooseFormat(usable, size: configuration.size ?? currentSize, rate: configuration.frameRate,
+                                          sizes: { device.frameSizes($0) }, rates: { device.frameRates($0, $1) })
         try device.setFormat(fourcc, size)
         // What the driver settled on, read back rather than trusted from S_FMT's answer.
         let chosen = try device.format()
         let chosenFourCC = FourCC(rawValue: chosen.pixelformat)
-        guard let pixelFormat = chosenFourCC.pixelFormat, wanted.contains(chosenFourCC) else {
+        let pixelFormat = chosenFourCC == .mjpeg ? MJPEGDecoder.expectedFormat : chosenFourCC.pixelFormat
+        guard let pixelFormat, wanted.contains(chosenFourCC) else {
             throw device.error("VIDIOC_S_FMT", "asked for \(fourcc), the driver chose \(chosenFourCC)")
         }
         var rate = device.frameRate()
@@ -134,10 +172,34 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
                                   bytesPerLine: Int(chosen.bytesperline), imageBytes: Int(chosen.sizeimage),
                                   frameRate: rate.rate, colorSpace: colorSpace(of: chosen))
         if format.bytesPerLine == 0 { format.bytesPerLine = pixelFormat.planes[0].minimumRowBytes(for: format.size.width) }
-        guard format.size.width > 0, format.size.height > 0, format.planeOffsets() != nil else {
+        if format.isCompressed { format.colorSpace = YUVColorSpace(matrix: .bt601, range: .full) }  // JPEG's
+        guard format.size.width > 0, format.size.height > 0, format.isCompressed || format.planeOffsets() != nil else {
             throw device.error("VIDIOC_G_FMT", "unusable format \(format) with \(format.bytesPerLine) bytes per line")
         }
         return format
+    }
+
+    /// The format to ask for, and its size: among `usable` (in order of preference), the one that gives the
+    /// size nearest `size`, then the one that offers `rate` at that size, then the earlier in the list.
+    /// So an uncompressed format wins whenever it gives what was asked, and Motion-JPEG is taken when
+    /// only it has the size (or the rate: webcams give 720p YUYV at 10 fps or less, MJPG at 30).
+    static func chooseFormat(_ usable: [FourCC], size: Size, rate: Rational?,
+                             sizes: (FourCC) -> (sizes: [Size], isRange: Bool),
+                             rates: (FourCC, Size) -> [Rational]) -> (FourCC, Size) {
+        let scored = usable.enumerated().map { order, fourcc -> (fourcc: FourCC, size: Size, cost: (Int, Int, Int)) in
+            let (offered, isRange) = sizes(fourcc)
+            let chosen = isRange || offered.isEmpty ? size : closest(to: size, in: offered)
+            let sizeCost = abs(chosen.width * chosen.height - size.width * size.height)
+            var rateCost = 0
+            if let rate {
+                let given = rates(fourcc, chosen)
+                // A driver that lists no discrete rates is not held against its format.
+                if !given.isEmpty, !given.contains(where: { abs($0.doubleValue - rate.doubleValue) < 0.01 }) { rateCost = 1 }
+            }
+            return (fourcc, chosen, (sizeCost, rateCost, order))
+        }
+        let best = scored.min { $0.cost < $1.cost }!
+        return (best.fourcc, best.size)
     }
 
     /// The offered size nearest to `target`: least difference in area, then in aspect ratio.
@@ -174,6 +236,10 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
     /// The next frame; never nil (a camera does not end). Throws when the camera stops delivering for
     /// `frameTimeout` seconds or a V4L2 call fails.
     public func next() throws -> SourceEvent? {
+        if let frame = firstFrame {
+            firstFrame = nil
+            return .video(frame)
+        }
         while true {
             let filled = try stream.dequeue(timeout: configuration.frameTimeout)
             let stream = self.stream
@@ -183,23 +249,44 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
             }
             lastSequence = filled.sequence
             let needed = format.planeBytes
-            if filled.corrupted || (filled.bytesUsed != 0 && filled.bytesUsed < needed) {
+            if filled.corrupted || (filled.bytesUsed != 0 && filled.bytesUsed < needed)
+                || (format.isCompressed && filled.bytesUsed == 0) {
                 corruptedFrames += 1
                 stream.requeue(filled.index)
                 continue
             }
             let origin = self.origin ?? filled.timestamp
-            self.origin = origin
             var pts = filled.timestamp - origin
             if pts <= lastPTS { pts = lastPTS + 1 }
+            let duration = format.frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num) }
+            if let decoder {
+                // The JPEG is decoded into the decoder's own memory; the buffer goes straight back.
+                let bytes = UnsafeRawBufferPointer(start: stream.base(filled.index), count: min(filled.bytesUsed, stream.length(filled.index)))
+                let decoded = try? decoder.decode(bytes, pts: MediaTime(value: pts, timeBase: Self.timeBase), duration: duration)
+                stream.requeue(filled.index)
+                guard let decoded else {
+                    undecodableFrames += 1
+                    undecodableInARow += 1
+                    // A camera whose every JPEG is damaged is broken, not noisy: say so rather than spin.
+                    if undecodableInARow >= 30 {
+                        throw V4L2Error(device: path, call: "avcodec_send_packet", code: 0,
+                                        detail: "the last \(undecodableInARow) Motion-JPEG frames could not be decoded")
+                    }
+                    continue
+                }
+                undecodableInARow = 0
+                self.origin = origin
+                lastPTS = pts
+                return .video(decoded)
+            }
+            self.origin = origin
             lastPTS = pts
             let base = UnsafeRawPointer(stream.base(filled.index))
             let planes = format.planeOffsets()!.map { (base: base + $0.offset, rowBytes: $0.rowBytes) }
             let index = filled.index
             let frame = VideoFrame(lending: planes, format: format.pixelFormat, size: format.size,
                                    colorSpace: format.colorSpace, pts: MediaTime(value: pts, timeBase: Self.timeBase),
-                                   duration: format.frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num) },
-                                   release: { stream.requeue(index) })
+                                   duration: duration, release: { stream.requeue(index) })
             return .video(frame)
         }
     }
@@ -218,7 +305,10 @@ public final class CameraSource: MediaSource, @unchecked Sendable {
         wanted.size = previous.size
         wanted.frameRate = previous.frameRate ?? configuration.frameRate
         let (newStream, capabilities) = try Self.start(path: newPath, configuration: wanted)
+        let newDecoder = try Self.decoder(for: newStream.format, path: newPath)
         stream.stop()
+        decoder = newDecoder
+        decodedFormat = nil  // the new camera's JPEGs may decode to another layout: the engine adapts
         let oldPath = path
         stream = newStream
         path = newPath

@@ -25,9 +25,14 @@ public struct CameraFormat: Sendable, Equatable, CustomStringConvertible {
         "\(fourcc) \(size)" + (frameRate.map { " @ \($0) fps" } ?? "")
     }
 
+    /// Motion-JPEG: each buffer holds one JPEG of `bytesused` bytes, decoded before upload
+    /// (`pixelFormat` is then what the decoder gives).
+    public var isCompressed: Bool { fourcc == .mjpeg }
+
     /// Each plane's offset in a buffer and its row pitch, in `pixelFormat.planes` order; nil when
     /// `bytesPerLine` cannot hold a row.
     func planeOffsets() -> [(offset: Int, rowBytes: Int)]? {
+        guard !isCompressed else { return nil }
         let height = size.height
         switch pixelFormat {
         case .yuyv422:
@@ -46,8 +51,9 @@ public struct CameraFormat: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// Bytes the planes span (what a filled buffer must hold).
+    /// Bytes the planes span (what a filled buffer must hold); for JPEGs, which vary, none.
     var planeBytes: Int {
+        guard !isCompressed else { return 0 }
         guard let planes = planeOffsets(), let last = planes.last else { return 0 }
         let layout = pixelFormat.planes[planes.count - 1]
         return last.offset + last.rowBytes * (layout.height(for: size.height) - 1) + layout.minimumRowBytes(for: size.width)
@@ -162,6 +168,8 @@ final class CaptureStream: @unchecked Sendable {
 
     /// The start of buffer `index`'s mapping.
     func base(_ index: Int) -> UnsafeMutableRawPointer { buffers[index].base }
+    /// The length of buffer `index`'s mapping.
+    func length(_ index: Int) -> Int { buffers[index].length }
 
     /// Waits with `poll(POLLIN)` up to `timeout` seconds for a filled buffer, then VIDIOC_DQBUF.
     func dequeue(timeout: Double) throws(V4L2Error) -> FilledBuffer {

@@ -13,7 +13,8 @@ public struct EngineConfiguration: Sendable {
     public var fuse = true
     public var sizeChange = SizeChangePolicy.keepOutputSize
     public var timing = PassTiming.off
-    /// Stop after this many frames.
+    /// Stop after this many frames: frames read from a file or pipe; frames that reach the GPU from a live
+    /// source (its queue drops the frames the engine is late for, and every frame counted is written).
     public var frameLimit: Int?
     /// Stop after this much input time.
     public var durationLimit: MediaTime?
@@ -154,6 +155,13 @@ public final class FrameEngine: Sendable {
         guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw UsageError("an engine runs once") }
         let configuration = self.configuration
         let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
+        // A live source's frame limit is counted where frames can no longer be dropped: on the GPU thread.
+        let gpuFrameLimit = live ? configuration.frameLimit : nil
+        let sourceConfiguration = { () -> EngineConfiguration in
+            var limited = configuration
+            if live { limited.frameLimit = nil }
+            return limited
+        }()
         let frames = BoundedQueue<TimedFrame>(capacity: configuration.frameQueueCapacity,
                                               overflow: live ? .dropOldest : .block)
         let failure = FirstError()
@@ -197,10 +205,10 @@ public final class FrameEngine: Sendable {
         // The microphone, if any: its sound goes to the sinks that take audio.
         let capture = audioCapture.value
         let recordingSince = capture.map { _ in monotonicMicroseconds() }
+        // Sinks attached later (a take) get it from then on.
         capture?.start { chunk in
-            var delivered = false
-            for outlet in audioOutlets { delivered = outlet.queue.push(.pcm(chunk)) || delivered }
-            return delivered
+            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(.pcm(chunk)) }
+            return !failure.hasError
         }
 
         // Source thread.
@@ -214,7 +222,7 @@ public final class FrameEngine: Sendable {
         let notes = self.notes
         Thread.detachNewThread {
             defer { frames.close(); sourceDone.signal() }
-            var loop = SourceLoop(source: source.value, configuration: configuration, origin: origin,
+            var loop = SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
                                   recordingSince: recordingSince)
             do {
                 reading: while !stop.isStopped, !failure.hasError {
@@ -272,6 +280,10 @@ public final class FrameEngine: Sendable {
                         try stage.process(timed, index: index, time: time, timeDelta: time - previousTime, control: control)
                         previousTime = time
                         index += 1
+                        if let limit = gpuFrameLimit, index >= limit {
+                            stop.stop(.frameLimit)
+                            break
+                        }
                     }
                     try stage.finish()
                 }

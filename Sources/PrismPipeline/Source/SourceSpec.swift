@@ -19,6 +19,22 @@ public enum InputSpec: Sendable, Equatable {
         return argument.hasPrefix("/dev/video") ? argument : nil
     }
 
+    /// Checks an INPUT that names a movie before anything opens it, so a typo is one clear line:
+    /// a file (or FIFO, or /dev/stdin) that exists, a pipe (`pipe:0`, `pipe://0`: libavformat's pipe
+    /// protocol, read like a file, with back-pressure), a URL, or an image pattern (`img%03d.png`,
+    /// see `ImageSequence`) whose first image exists.
+    public static func checkMovieArgument(_ path: String) throws {
+        if path.hasPrefix("pipe:") || path.contains("://") { return }
+        if ImageSequence.isPattern(path) {
+            guard ImageSequence.firstFile(path) != nil else {
+                let tried = ImageSequence.firstNumbers.compactMap { ImageSequence.path(path, number: $0) }
+                throw UsageError("\(path): no image of the sequence exists (tried \(tried.first!) … \(tried.last!))")
+            }
+            return
+        }
+        guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
+    }
+
     /// Cameras (and the clock-paced pattern) run on the clock; files and pipes do not.
     public var isCamera: Bool { if case .camera = self { return true } else { return false } }
 }
@@ -60,7 +76,8 @@ public struct SourceSpec: Sendable {
             return try TestPatternSource(size: size ?? Self.defaultSize, frameRate: frameRate ?? Self.defaultRate,
                                          frameCount: patternFrames)
         case .movie(let path):
-            return try MovieSource(url: path)
+            // An image sequence's frames are 1/rate apart (--fps, else the default rate).
+            return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate)
         case .standardInput(let format):
             return RawVideoSource(fileDescriptor: 0, format: format)
         case .camera(let path):

@@ -1,0 +1,128 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import PrismPipeline
+
+/// `prism record DIR [INPUT]`: the seeds' recorder, headless. The engine runs the camera (or the pattern)
+/// through the graph all along; each take is a movie of its own in DIR, started and stopped by commands
+/// on stdin or SIGUSR1, rolled over at `--segment`, and finished playable however the run ends.
+struct RecordCommand: PrismCommand {
+    var options = RunOptions()
+    var directory: String
+    var startRecording = false
+    var segmentSeconds: Double?
+    var segmentBytes: Int64?
+
+    static let spec = CommandSpec(
+        name: "record", arguments: "DIR [INPUT]",
+        summary: "Records takes from a camera (or the pattern) through the graph into DIR, one movie per take.",
+        options: [
+            .flag("--start", help: "start the first take at once (else wait for `start` or SIGUSR1)"),
+            .value("--segment", value: "DURATION", help: "roll over to a new take every DURATION (90s, 10m, 1h)"),
+            .value("--segment-size", value: "SIZE", help: "roll over to a new take when one reaches SIZE (500M, 2G)"),
+        ] + RunCommand.commonOptions,
+        notes: [
+            "INPUT is a camera (/dev/videoN, v4l2:DEVICE) or `pattern` (the default). Commands, one per line on stdin:",
+            "start, stop, toggle, snap (a photo through the graph), camera DEVICE (switch cameras), quit.",
+            "SIGUSR1 toggles recording; Ctrl-C, SIGTERM or SIGHUP finish the take in progress and quit.",
+            "Takes are named take-YYYYMMDD-HHMMSS.mp4 (then -2, -3… within the same second), photos photo-….jpg.",
+        ])
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
+        guard (1...2).contains(scanner.positionals.count) else {
+            throw UsageError("usage: prism record DIR [INPUT] (prism record --help)")
+        }
+        let positionals = scanner.positionals
+        directory = positionals[0]
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("\(directory): no such directory")
+        }
+        let input = positionals.count > 1 ? positionals[1] : nil
+        if input == "-" { throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for raw input") }
+        _ = try RunCommand.parseCommon(&scanner, into: &options, input: input, rawInputFormat: nil)
+        switch options.input {
+        case .pattern, .camera: break
+        case .movie, .standardInput:
+            throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for files")
+        }
+        startRecording = scanner.flag("--start")
+        if let text = scanner.value("--segment") {
+            guard let seconds = Self.parseDuration(text) else {
+                throw UsageError("--segment takes a duration like 90s, 10m or 1h, not '\(text)'")
+            }
+            segmentSeconds = seconds
+        }
+        if let text = scanner.value("--segment-size") {
+            guard let bytes = ByteCount.parse(text) else { throw UsageError("--segment-size takes a size like 500M, not '\(text)'") }
+            segmentBytes = bytes
+        }
+        try scanner.checkAllUsed()
+    }
+
+    /// `90s`, `10m`, `1h`, `1.5m`, or plain seconds.
+    static func parseDuration(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text), scale = 1.0
+        if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
+        guard let value = Double(number), value.isFinite, value > 0 else { return nil }
+        return value * scale
+    }
+
+    func execute() throws -> Int32 {
+        let graph = try PrismGraphs.bind(options.filter)
+        FFmpegLog.setLevel(.quiet)
+        let quiet = options.quiet
+        let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }
+        let remote = TakeController.Remote()
+        let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
+                                                   segmentSeconds: segmentSeconds, segmentBytes: segmentBytes),
+                                   remote: remote, say: say)
+        // A camera (or the pattern, paced) runs on the clock, as a recorder does.
+        let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes], pacePattern: true)
+        if !quiet {
+            say("input: \(job.sourceInfo.summary) → \(job.outputSize); takes go to \(directory)")
+            say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` on stdin, or SIGUSR1 to start and stop")
+        }
+        if startRecording { remote.send(.start) }
+        let stop = StopSignal()
+        let signals = SignalHandlers(stop: stop)
+        defer { signals.restore() }
+        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        signal(SIGUSR1, SIG_IGN)
+        toggle.setEventHandler { remote.send(.toggle) }
+        toggle.resume()
+        defer { toggle.cancel() }
+        Self.readCommands(into: remote, stop: stop, say: say)
+        let report = try job.run(stop: stop)
+        let finished = remote.finished.withLock { $0 }
+        if !quiet {
+            for note in report.notes { say(note) }
+            say("\(finished.count) take(s) in \(directory)")
+        }
+        return 0
+    }
+
+    /// Reads commands from stdin on a thread of its own until `quit` or the end of input (a closed stdin
+    /// leaves the recorder running until a signal, as a daemon's would).
+    private static func readCommands(into takes: TakeController.Remote, stop: StopSignal, say: @escaping @Sendable (String) -> Void) {
+        Thread.detachNewThread {
+            while let line = readLine() {
+                let words = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                switch words.first?.lowercased() {
+                case "start": takes.send(.start)
+                case "stop": takes.send(.stop)
+                case "toggle": takes.send(.toggle)
+                case "snap", "photo": takes.send(.snap)
+                case "camera" where words.count == 2: takes.send(.camera(InputSpec.cameraPath(words[1]) ?? words[1]))
+                case "quit", "exit": stop.stop(.interrupted); return
+                case nil: continue
+                default: say("unknown command '\(PrismCommandLine.terminalSafe(line))' (start, stop, toggle, snap, camera DEVICE, quit)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import PrismCore
+import PrismMedia
+import PrismPipeline
+
+/// The seed's recorder states — ready → recording → finished — on the engine's GPU thread: a take is a
+/// `TakeSink` attached between two frames and detached (finished on its own thread) at `stop`, at a
+/// segment's end (the next take starts on the very next frame), or when the run ends.
+final class TakeController: FrameTap {
+    enum Command: Sendable, Equatable {
+        case start, stop, toggle, snap
+        case camera(String)
+    }
+
+    struct Settings: Sendable {
+        var directory: String
+        var encoder: VideoEncoderSettings
+        var limits = RecordingLimits()
+        /// Roll to a new take after this long (seconds of input time) or this many bytes.
+        var segmentSeconds: Double?
+        var segmentBytes: Int64?
+    }
+
+    private let settings: Settings
+    private let names: TakeNames
+    private let stills: TakeNames
+    /// The controller's side other threads see: commands in, finished takes out.
+    final class Remote: Sendable {
+        fileprivate let commands = Locked<[Command]>([])
+        /// Takes finished so far, in order.
+        let finished = Locked<[String]>([])
+        init() {}
+        /// Asks for a change from any thread (stdin, a signal); applied between two frames.
+        func send(_ command: Command) { commands.withLock { $0.append(command) } }
+    }
+
+    private let say: @Sendable (String) -> Void
+    private let remote: Remote
+    private var take: (sink: TakeSink, started: MediaTime)?
+    private var still: StillImageSink?
+
+    init(settings: Settings, remote: Remote, say: @escaping @Sendable (String) -> Void) {
+        self.settings = settings
+        self.remote = remote
+        names = TakeNames(directory: settings.directory, prefix: "take")
+        stills = TakeNames(directory: settings.directory, prefix: "photo", fileExtension: "jpg")
+        self.say = say
+    }
+
+    var isRecording: Bool { take != nil }
+
+    func rendered(_ frame: RenderedFrame, control: EngineControl) throws {
+        // A still attached on the previous frame has its frame now.
+        if let still {
+            try control.detach(still)
+            self.still = nil
+        }
+        if take?.sink.ended == true { take = nil }
+        for command in remote.commands.take(replacingWith: []) {
+            switch command {
+            case .start: if take == nil { try start(at: frame.pts, control) }
+            case .stop: try stop(control)
+            case .toggle: if take == nil { try start(at: frame.pts, control) } else { try stop(control) }
+            case .snap:
+                let sink = try StillImageSink(path: stills.next())
+                try control.attach(sink)
+                still = sink
+                say("photo \(sink.path)")
+            case .camera(let path): control.switchCamera(to: path)
+            }
+        }
+        // Segments: the next take begins with the next frame, so nothing is lost between them.
+        if let take {
+            let seconds = (frame.pts - take.started).seconds
+            let bytes = take.sink.bytesWritten ?? 0
+            if settings.segmentSeconds.map({ seconds >= $0 }) == true || settings.segmentBytes.map({ bytes >= $0 }) == true {
+                try stop(control)
+                try start(at: frame.pts, control)
+            }
+        }
+    }
+
+    private func start(at pts: MediaTime, _ control: EngineControl) throws {
+        let path = names.next()
+        let finished = remote.finished
+        let say = self.say
+        let sink = TakeSink(path: path, settings: settings.encoder, limits: settings.limits, events: TakeSink.Events(
+            finished: { path, frames, bytes in
+                finished.withLock { $0.append(path) }
+                say("finished \(path) (\(frames) frames, \(ByteCount.text(bytes)))")
+            },
+            ended: { note in say(note) },
+            failed: { error in say("take \(path) failed: \(error)") }))
+        try control.attach(sink)
+        take = (sink, pts)
+        say("recording \(path)")
+    }
+
+    private func stop(_ control: EngineControl) throws {
+        guard let active = take else { return }
+        take = nil
+        try control.detach(active.sink)
+    }
+}

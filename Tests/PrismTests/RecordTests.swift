@@ -1,0 +1,120 @@
+import Foundation
+import XCTest
+import PrismCore
+import PrismMedia
+
+/// `prism record DIR`: takes started and stopped from stdin and SIGUSR1, collision-free names, segments,
+/// photos, each file decoded again.
+final class RecordTests: XCTestCase {
+    let dir = ScratchDirectory()
+
+    /// Starts `prism record` with a pipe on its stdin.
+    private func start(_ arguments: [String], environment: [String: String] = [:]) throws -> (Process, FileHandle, Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["record"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let input = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return (process, input.fileHandleForWriting, errors)
+    }
+
+    private func say(_ handle: FileHandle, _ line: String, thenWait seconds: Double) {
+        handle.write(Data((line + "\n").utf8))
+        Thread.sleep(forTimeInterval: seconds)
+    }
+
+    private func finish(_ process: Process, _ errors: Pipe) -> String {
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(process.isRunning, "record did not quit")
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    private func takes() -> [String] { dir.contents().filter { $0.hasPrefix("take-") && $0.hasSuffix(".mp4") } }
+
+    func testTakesFromStdinGetNamesOfTheirOwnAndPlay() throws {
+        let (process, input, errors) = try start([dir.url.path, "--size", "160x120", "--preset", "ultrafast"])
+        Thread.sleep(forTimeInterval: 1)
+        // Two takes within the same second or so, a photo between them, an unknown word, then quit.
+        say(input, "start", thenWait: 0.6)
+        say(input, "stop", thenWait: 0.1)
+        say(input, "start", thenWait: 0.3)
+        say(input, "snap", thenWait: 0.3)
+        say(input, "stop", thenWait: 0.1)
+        say(input, "sparkle", thenWait: 0.1)
+        say(input, "quit", thenWait: 0)
+        let log = finish(process, errors)
+        XCTAssertEqual(process.terminationStatus, 0, log)
+        let names = takes()
+        XCTAssertEqual(names.count, 2, "\(dir.contents())\n\(log)")
+        XCTAssertEqual(Set(names).count, 2)
+        for name in names {
+            let report = try MediaInspector.inspect(dir.path(name))
+            XCTAssertGreaterThan(report.videoFrameCount, 3, name)
+            XCTAssertEqual(report.size, Size(width: 160, height: 120))
+            XCTAssertEqual(report.videoPTS.first?.seconds, 0, "\(name) starts at its own zero")
+            XCTAssert(log.contains("finished \(dir.path(name))"), log)
+        }
+        let photos = dir.contents().filter { $0.hasPrefix("photo-") && $0.hasSuffix(".jpg") }
+        XCTAssertEqual(photos.count, 1, "\(dir.contents())")
+        XCTAssertEqual(try ImageFile.read(path: dir.path(photos[0])).size, Size(width: 160, height: 120))
+        XCTAssert(log.contains("unknown command 'sparkle'"), log)
+        XCTAssertEqual(dir.contents().filter { $0.hasPrefix(".") }, [], "no temporaries left")
+    }
+
+    func testSegmentsRollOverWithoutLosingFrames() throws {
+        let (process, input, errors) = try start([dir.url.path, "--size", "160x120", "--preset", "ultrafast",
+                                                  "--segment", "1s", "--start"])
+        Thread.sleep(forTimeInterval: 4.2)
+        say(input, "quit", thenWait: 0)
+        let log = finish(process, errors)
+        XCTAssertEqual(process.terminationStatus, 0, log)
+        let names = takes().sorted()
+        XCTAssertGreaterThanOrEqual(names.count, 3, "\(names)\n\(log)")
+        // Every segment but the last is one second of the 30 fps pattern.
+        for name in names.dropLast() {
+            XCTAssertEqual(try MediaInspector.inspect(dir.path(name)).videoFrameCount, 30, name)
+        }
+        // The next segment starts with the very next frame: the pattern's counter goes on from one to the next.
+        let first = try MediaInspector.frameRGBA(dir.path(names[0]), index: 29)
+        let second = try MediaInspector.frameRGBA(dir.path(names[1]), index: 0)
+        let third = try MediaInspector.frameRGBA(dir.path(names[1]), index: 1)
+        func distance(_ a: RGBAImage, _ b: RGBAImage) -> Int { zip(a.pixels, b.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } }
+        XCTAssertLessThanOrEqual(distance(first, second), distance(second, third) * 2 + 1000,
+                                 "the segments meet at consecutive frames")
+    }
+
+    func testSIGUSR1TogglesAndSIGINTFinishesTheTake() throws {
+        let (process, _, errors) = try start([dir.url.path, "--size", "160x120", "--preset", "ultrafast"])
+        Thread.sleep(forTimeInterval: 1)
+        kill(process.processIdentifier, SIGUSR1)
+        Thread.sleep(forTimeInterval: 0.8)
+        kill(process.processIdentifier, SIGUSR1)
+        Thread.sleep(forTimeInterval: 0.3)
+        kill(process.processIdentifier, SIGUSR1)
+        Thread.sleep(forTimeInterval: 0.8)
+        kill(process.processIdentifier, SIGINT)
+        let log = finish(process, errors)
+        XCTAssertEqual(process.terminationStatus, 0, log)
+        let names = takes()
+        XCTAssertEqual(names.count, 2, "one take per toggle on; the second finished by Ctrl-C\n\(log)")
+        for name in names { XCTAssertGreaterThan(try MediaInspector.inspect(dir.path(name)).videoFrameCount, 5, name) }
+    }
+
+    func testBadArgumentsAreOneLine() throws {
+        for (arguments, words) in [([dir.path("missing")], ["missing", "no such directory"]),
+                                   ([dir.url.path, "-"], ["camera or the pattern"]),
+                                   ([dir.url.path, "--segment", "soon"], ["--segment", "soon"])] {
+            let result = try Tools.run(Tools.prism, ["record"] + arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+            for word in words { XCTAssert(result.stderr.contains(word), result.stderr) }
+        }
+    }
+}
