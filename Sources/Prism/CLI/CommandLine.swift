@@ -9,7 +9,7 @@ public enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
     static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
-                                                        RecordCommand.self]
+                                                        RecordCommand.self, BatchCommand.self]
     /// Their declarations.
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 

@@ -1,0 +1,261 @@
+import Foundation
+import PrismCore
+import PrismPipeline
+import PrismGPU
+import PrismMedia
+
+/// `prism batch`: many jobs from a JSON Lines manifest on every GPU of this box (or N llvmpipe workers),
+/// one shard of them on a cluster node, an sbatch script for a Slurm array, or a report merging results.
+///
+/// Exit status: 0 when every job of the run succeeded (or was already done), 3 when any job failed (one
+/// line each on stderr), 130 when interrupted (finished jobs are kept; a rerun does the rest), 2 for bad
+/// arguments or an invalid manifest, 1 when the batch could not start (no GPU context, unwritable results).
+struct BatchCommand: PrismCommand {
+    static let spec = CommandSpec(
+        name: "batch", arguments: "MANIFEST.jsonl",
+        summary: "Runs a JSON Lines manifest of jobs on every GPU (or llvmpipe workers), or one shard of it on a node.",
+        options: [
+            .value("--workers", value: "N", help: "workers (each its own GPU context): llvmpipe workers, or spread over the GPUs"),
+            .value("--gpus", value: "all|N|0,2", help: "the GPUs to use: all (default), the first N, or these indices"),
+            .value("--results", value: "FILE", help: "the results file (default: MANIFEST.results.jsonl beside the manifest)"),
+            .value("--shard", value: "I/N", help: "run shard I of N (from 0); default from SLURM_ARRAY_TASK_ID/COUNT"),
+            .value("--shards", value: "N", help: "shards of --sbatch, or the count with JOB_COMPLETION_INDEX (Kubernetes)"),
+            .flag("--force", help: "run jobs already done too"),
+            .flag("--dry-run", help: "list the jobs and whether each would run, run nothing"),
+            .value("--progress", value: "bar|lines|json|quiet", help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
+            .flag("--quiet", "-q", help: "--progress quiet"),
+            .value("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)"),
+            .value("--filter", "-f", value: "SPEC", help: "default filter graph for jobs that give none"),
+            .value("--codec", value: "h264|hevc|ffv1|prores", help: "default codec"),
+            .value("--preset", value: "P", help: "default x264/x265 preset"),
+            .value("--crf", value: "N", help: "default constant rate factor"),
+            .value("--bitrate", value: "N[k|M]", help: "default bitrate"),
+            .value("--size", value: "WxH", help: "default output size"),
+            .value("--fps", value: "RATE", help: "default constant output rate"),
+            .value("--frames", value: "N", help: "default frame limit per job"),
+            .value("--duration", value: "SECONDS", help: "default duration limit per job"),
+            .flag("--sbatch", help: "print an sbatch --array script, one task per shard"),
+            .flag("--submit", help: "with --sbatch: submit it (prints the job id)"),
+            .value("--gres", value: "gpu:1|none", help: "with --sbatch: GPUs per task (none for CPU-only clusters)"),
+            .value("--partition", value: "P", help: "with --sbatch: the Slurm partition"),
+            .value("--time", value: "T", help: "with --sbatch: the time limit per task"),
+            .value("--logs", value: "DIR", help: "with --sbatch: the tasks' log directory (default: logs/ beside the results)"),
+            .value("--max-parallel", value: "M", help: "with --sbatch: at most M tasks at once"),
+            .value("--prism", value: "PATH", help: "with --sbatch: the prism the tasks run (default: this one)"),
+            .flag("--report", help: "merge results files (the arguments) into one summary"),
+            .flag("--json", help: "with --report: the summary as JSON"),
+        ],
+        notes: ["MANIFEST.jsonl: one job per line, e.g. {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\", \"filter\": \"invert\", \"crf\": 20};",
+                "keys: id, input, output, filter, codec, preset, crf, bitrate, size, fps, frames, duration. Paths are relative to",
+                "the manifest. prism batch --report RESULTS.jsonl... merges results files.",
+                "Exit status: 0 every job succeeded (or was done), 3 a job failed, 130 interrupted, 2 bad arguments or",
+                "manifest, 1 the batch could not start."])
+
+    static let failedJobsStatus: Int32 = 3
+    static let interruptedStatus: Int32 = 130
+
+    enum Mode {
+        case run
+        case sbatch(submit: Bool)
+        case report(paths: [String], json: Bool)
+    }
+
+    var mode: Mode = .run
+    var manifestPath = ""
+    var defaults = JobSettings()
+    var outputDirectory: String?
+    var resultsPath: String?
+    var shard: Shard?
+    var shardCount: Int?
+    var gpus = GPUSelection.all
+    var workers: Int?
+    var force = false
+    var dryRun = false
+    var progress: BatchProgressStyle
+    // --sbatch
+    var gres: String? = "gpu:1"
+    var partition: String?
+    var timeLimit: String?
+    var logDirectory: String?
+    var maxParallel: Int?
+    var prismPath: String?
+    /// What the command line said, passed on to the tasks of an sbatch script.
+    private var passOn: [String] = []
+
+    init(arguments: [String]) throws {
+        var scanner = try ArgumentScanner(arguments, command: Self.spec)
+        progress = isatty(2) != 0 ? .bar : .lines
+        if scanner.flag("--report") {
+            guard !scanner.positionals.isEmpty else { throw UsageError("--report takes one or more RESULTS.jsonl files") }
+            mode = .report(paths: scanner.positionals, json: scanner.flag("--json"))
+            try scanner.checkAllUsed()
+            return
+        }
+        guard scanner.positionals.count == 1 else {
+            throw UsageError("batch takes one MANIFEST.jsonl (or --report RESULTS…), got \(scanner.positionals.count) arguments")
+        }
+        manifestPath = scanner.positionals[0]
+        // Job defaults: the same spellings as `run` and as the manifest's keys.
+        for (option, key) in [("--filter", "filter"), ("--codec", "codec"), ("--preset", "preset"), ("--crf", "crf"),
+                              ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
+                              ("--duration", "duration")] {
+            guard let value = scanner.value(option) else { continue }
+            do {
+                _ = try defaults.set(key, text: value)
+            } catch let error as UsageError {
+                throw UsageError("--" + error.description)
+            }
+            passOn += [option, value]
+        }
+        if let directory = scanner.value("--output-dir") {
+            outputDirectory = directory
+            passOn += ["--output-dir", BatchManifest.absolute(directory, relativeTo: FileManager.default.currentDirectoryPath)]
+        }
+        resultsPath = scanner.value("--results")
+        if let text = scanner.value("--shard") { shard = try Shard(parsing: text) }
+        shardCount = try scanner.int("--shards", in: 1...100_000)
+        if let text = scanner.value("--gpus") { gpus = try GPUSelection(parsing: text) }
+        workers = try scanner.int("--workers", in: 1...256)
+        force = scanner.flag("--force")
+        if force { passOn.append("--force") }
+        dryRun = scanner.flag("--dry-run")
+        if scanner.flag("--quiet", "-q") { progress = .quiet }
+        if let text = scanner.value("--progress") {
+            guard let style = BatchProgressStyle(rawValue: text) else {
+                throw UsageError("--progress takes bar, lines, json or quiet, not '\(text)'")
+            }
+            progress = style
+        }
+        if scanner.flag("--sbatch") {
+            mode = .sbatch(submit: scanner.flag("--submit"))
+            if let text = scanner.value("--gres") { gres = text == "none" ? nil : text }
+            partition = scanner.value("--partition")
+            timeLimit = scanner.value("--time")
+            logDirectory = scanner.value("--logs")
+            maxParallel = try scanner.int("--max-parallel", in: 1...100_000)
+            prismPath = scanner.value("--prism")
+            if shard != nil { throw UsageError("--sbatch makes the shards itself: give --shards N, not --shard") }
+        } else {
+            if scanner.flag("--submit") { throw UsageError("--submit goes with --sbatch") }
+            for option in ["--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"] where scanner.value(option) != nil {
+                throw UsageError("\(option) goes with --sbatch")
+            }
+        }
+        try scanner.checkAllUsed()
+    }
+
+    func execute() throws -> Int32 {
+        switch mode {
+        case .report(let paths, let json):
+            let report = try BatchReport.load(paths)
+            print(json ? try report.json() : report.text)
+            return report.failed > 0 ? Self.failedJobsStatus : 0
+        case .sbatch(let submit):
+            return try writeScript(submit: submit)
+        case .run:
+            return try runBatch()
+        }
+    }
+
+    private func loadManifest() throws -> BatchManifest {
+        guard FileManager.default.fileExists(atPath: manifestPath) else { throw UsageError("\(manifestPath): no such manifest") }
+        do {
+            return try BatchManifest(path: manifestPath, defaults: defaults, outputDirectory: outputDirectory)
+        } catch let error as ManifestError {
+            throw UsageError(error.description) // bad input: the usage status, like a bad argument
+        }
+    }
+
+    private func writeScript(submit: Bool) throws -> Int32 {
+        let manifest = try loadManifest()
+        let results = ResultsLocation(explicit: resultsPath, manifest: manifestPath)
+        let tasks = min(shardCount ?? min(manifest.jobs.count, 16), manifest.jobs.count)
+        let cwd = FileManager.default.currentDirectoryPath
+        let prism = prismPath.map { BatchManifest.absolute($0, relativeTo: cwd) }
+            ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        let logs = logDirectory.map { BatchManifest.absolute($0, relativeTo: cwd) }
+            ?? (results.base as NSString).deletingLastPathComponent + "/logs"
+        let script = SlurmScript(prism: prism, manifest: BatchManifest.absolute(manifestPath, relativeTo: cwd), results: results,
+                                 tasks: tasks, gres: gres, logDirectory: logs, partition: partition, timeLimit: timeLimit,
+                                 maxParallel: maxParallel, passOn: passOn)
+        guard submit else {
+            print(script.text, terminator: "")
+            return 0
+        }
+        let id = try script.submit()
+        print(id)
+        if progress != .quiet && progress != .json {
+            PrismCommandLine.info("prism: submitted Slurm array job \(id): \(tasks) task(s) over \(manifest.jobs.count) job(s); "
+                                  + "logs in \(logs); merge with prism batch --report "
+                                  + SlurmScript.quote(results.split.stem) + ".shard-*" + results.split.ext)
+        }
+        return 0
+    }
+
+    private func runBatch() throws -> Int32 {
+        let manifest = try loadManifest()
+        let environment = ProcessInfo.processInfo.environment
+        var shard = self.shard
+        if shard == nil { shard = try Shard.fromEnvironment(environment, shardCount: shardCount) }
+        if shard == nil, shardCount != nil {
+            throw UsageError("--shards N goes with --sbatch, or with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job); use --shard I/N")
+        }
+        let location = ResultsLocation(explicit: resultsPath, manifest: manifestPath)
+        let resultsFile = location.file(for: shard)
+        let mine = manifest.jobs.filter { shard?.contains($0) ?? true }
+        let finished = force ? FinishedJobs([]) : FinishedJobs(BatchResultsFile.read(location.allFiles()).results)
+        let pending = mine.filter { !finished.isDone($0) }
+        let skipped = mine.count - pending.count
+
+        if dryRun {
+            for job in mine {
+                print("\(finished.isDone(job) ? "done" : "todo")  \(job.id)  \(job.input) → \(job.output)")
+            }
+            PrismCommandLine.info("prism: \(pending.count) of \(mine.count) job(s) to run" + (shard.map { " (shard \($0))" } ?? ""))
+            return 0
+        }
+        FFmpegLog.setLevel(.quiet)
+        signal(SIGPIPE, SIG_IGN) // a closed stdout or stderr is an error on write (ignored), not the end of the batch
+        guard !pending.isEmpty else {
+            let progress = BatchProgress(style: progress, workers: [])
+            progress.begin(jobs: 0, skipped: skipped, shard: shard, results: resultsFile, summary: "nothing to do")
+            progress.end(BatchRun.Summary(), skipped: skipped)
+            return 0
+        }
+        // Workers: contexts are made before any job starts, so a machine without a usable GPU fails here.
+        let cores = environment["SLURM_CPUS_PER_TASK"].flatMap { Int($0) } ?? ProcessInfo.processInfo.activeProcessorCount
+        let plan = try WorkerPlan.make(selection: gpus, workers: workers, devices: GPUContext.listDevices().devices, cores: cores)
+        let slots = Array(plan.slots.prefix(pending.count))
+        let workers = try slots.map { try BatchWorker(slot: $0) }
+        defer { for worker in workers { worker.close() } }
+        let results = try BatchResultsFile(path: resultsFile)
+
+        // Signals first: SIGPIPE ignored before the first event, so a reader that went away is an error to
+        // shrug off, not a signal that kills the batch.
+        let stop = StopSignal()
+        let signals = BatchSignals(stop: stop)
+        defer { signals.restore() }
+        let progress = BatchProgress(style: progress, workers: workers.map(\.label))
+        progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
+        let run = BatchRun(jobs: pending, results: results, progress: progress, shard: shard)
+        let summary = run.run(workers: workers, stop: stop)
+        progress.end(summary, skipped: skipped)
+
+        if progress.style != .json {
+            var line = String(format: "prism: batch: %d ok, %d failed", summary.succeeded.count, summary.failed.count)
+            if skipped > 0 { line += ", \(skipped) skipped (done before)" }
+            line += String(format: "; %d frames in %.2f s, %.1f fps aggregate", summary.frames, summary.wallSeconds,
+                           summary.wallSeconds > 0 ? Double(summary.frames) / summary.wallSeconds : 0)
+            PrismCommandLine.info(line + "; results → \(resultsFile)")
+        }
+        if summary.interrupted {
+            PrismCommandLine.report("batch interrupted: \(summary.unfinished) job(s) not done; run the same command again to finish them")
+            return Self.interruptedStatus
+        }
+        if !summary.failed.isEmpty {
+            PrismCommandLine.report("\(summary.failed.count) of \(pending.count) job(s) failed (exit status \(Self.failedJobsStatus))")
+            return Self.failedJobsStatus
+        }
+        return 0
+    }
+}

@@ -1,0 +1,334 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismMedia
+
+/// A JSON value as a manifest line holds it (so a wrong type can be named, and no `Any` escapes).
+enum ManifestValue: Decodable, Sendable, Equatable {
+    case null, bool(Bool), number(Double), string(String), array([ManifestValue]), object([String: ManifestValue])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
+        else if let value = try? container.decode(Double.self) { self = .number(value) }
+        else if let value = try? container.decode(String.self) { self = .string(value) }
+        else if let value = try? container.decode([ManifestValue].self) { self = .array(value) }
+        else { self = .object(try container.decode([String: ManifestValue].self)) }
+    }
+
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// The `run` settings a job may set; any it leaves out come from the command line (`prism batch M --crf 20`).
+struct JobSettings: Sendable, Equatable {
+    var filter: String?
+    var codec: VideoEncoderSettings.Codec?
+    var preset: String?
+    var crf: Int?
+    var bitrate: Int?
+    var size: Size?
+    var frameRate: Rational?
+    var frames: Int?
+    var duration: Double?
+
+    /// Each field of `self`, or else `defaults`'.
+    func over(_ defaults: JobSettings) -> JobSettings {
+        JobSettings(filter: filter ?? defaults.filter, codec: codec ?? defaults.codec, preset: preset ?? defaults.preset,
+                    crf: crf ?? defaults.crf, bitrate: bitrate ?? defaults.bitrate, size: size ?? defaults.size,
+                    frameRate: frameRate ?? defaults.frameRate, frames: frames ?? defaults.frames,
+                    duration: duration ?? defaults.duration)
+    }
+
+    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+
+    /// Checks and sets one setting from its text form (the command line's spelling and the manifest's);
+    /// returns false for a key that is not a setting. Errors name the key, not where it came from.
+    mutating func set(_ key: String, text: String) throws -> Bool {
+        switch key {
+        case "filter":
+            filter = text
+        case "codec":
+            guard let parsed = VideoEncoderSettings.Codec(rawValue: text.lowercased()) else {
+                throw UsageError("codec takes h264, hevc, ffv1 or prores, not '\(text)'")
+            }
+            codec = parsed
+        case "preset":
+            guard Self.presets.contains(text) else { throw UsageError("preset takes one of \(Self.presets.joined(separator: ", ")), not '\(text)'") }
+            preset = text
+        case "crf":
+            guard let value = Int(text), (0...51).contains(value) else { throw UsageError("crf takes a whole number in 0...51, not '\(text)'") }
+            crf = value
+        case "bitrate":
+            bitrate = try RunCommand.parseBitrate(text)
+        case "size":
+            guard let parsed = Size(parsing: text) else { throw UsageError("size takes WxH (e.g. 1280x720) or 720p, not '\(text)'") }
+            size = parsed
+        case "fps":
+            guard let parsed = Rational(parsing: text) else { throw UsageError("fps takes a rate like 30, 29.97 or 30000/1001, not '\(text)'") }
+            frameRate = parsed
+        case "frames":
+            guard let value = Int(text), (1...100_000_000).contains(value) else {
+                throw UsageError("frames takes a whole number in 1...100000000, not '\(text)'")
+            }
+            frames = value
+        case "duration":
+            guard let value = Double(text), (0.001...1e7).contains(value) else { throw UsageError("duration takes seconds in 0.001...1e7, not '\(text)'") }
+            duration = value
+        default:
+            return false
+        }
+        return true
+    }
+
+    static let keys = ["filter", "codec", "preset", "crf", "bitrate", "size", "fps", "frames", "duration"]
+
+    /// The settings as text, for the job's fingerprint and for passing defaults on to an sbatch script.
+    var arguments: [(key: String, value: String)] {
+        var list: [(String, String)] = []
+        if let filter { list.append(("filter", filter)) }
+        if let codec { list.append(("codec", codec.rawValue)) }
+        if let preset { list.append(("preset", preset)) }
+        if let crf { list.append(("crf", String(crf))) }
+        if let bitrate { list.append(("bitrate", String(bitrate))) }
+        if let size { list.append(("size", size.description)) }
+        if let frameRate { list.append(("fps", "\(frameRate.num)/\(frameRate.den)")) }
+        if let frames { list.append(("frames", String(frames))) }
+        if let duration { list.append(("duration", String(duration))) }
+        return list
+    }
+}
+
+/// One line of a manifest, resolved: absolute paths, every setting final.
+struct BatchJob: Sendable, Equatable {
+    /// Names the job in results and reports: the line's `id`, else its output path as written.
+    var id: String
+    /// 1-based line in the manifest (for messages).
+    var line: Int
+    /// 0-based position among the manifest's jobs: what shards divide.
+    var index: Int
+    /// An absolute path or URL, or "pattern" for the built-in test pattern.
+    var input: String
+    var output: String
+    var settings: JobSettings
+
+    /// Identifies what the job would produce: a finished job whose fingerprint changed (another filter,
+    /// codec, input…) is run again rather than skipped.
+    var fingerprint: String {
+        var text = "input=\(input)\noutput=\(output)\n"
+        for (key, value) in settings.arguments { text += "\(key)=\(value)\n" }
+        return String(Self.fnv1a(text), radix: 16)
+    }
+
+    private static func fnv1a(_ text: String) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return hash
+    }
+
+    /// The `prism run` options for this job, writing to `outputPath` (the batch's temporary name).
+    func runOptions(outputPath: String) -> RunOptions {
+        var options = RunOptions()
+        options.input = input == "pattern" ? .pattern : .movie(input)
+        options.output = .movie(outputPath)
+        options.filter = settings.filter ?? ""
+        if let codec = settings.codec { options.encoder.codec = codec }
+        if let preset = settings.preset { options.encoder.preset = preset }
+        options.encoder.crf = settings.crf
+        options.encoder.bitrate = settings.bitrate
+        options.size = settings.size
+        options.frameRate = settings.frameRate
+        options.frameLimit = settings.frames
+        if let duration = settings.duration {
+            options.durationLimit = MediaTime(value: Int64((duration * 1000).rounded()), timescale: 1000)
+        }
+        options.quiet = true
+        options.progress = false
+        return options
+    }
+}
+
+/// A problem in a manifest: `file:line: message`.
+struct ManifestError: PrismError {
+    let path: String
+    let line: Int?
+    let message: String
+    /// How many other problems were found (listed in one line: the first, and a count).
+    var more = 0
+    var description: String {
+        (line.map { "\(path):\($0): " } ?? "\(path): ") + message
+            + (more > 0 ? " (and \(more) more problem\(more == 1 ? "" : "s") in the manifest)" : "")
+    }
+}
+
+/// A JSON Lines job list: one object per line, blank lines and lines starting with `#` ignored.
+///
+///     {"input": "clips/a.mp4", "output": "out/a.mp4", "filter": "invert, mono", "crf": 20}
+///
+/// Relative paths are relative to the manifest's directory, so a manifest means the same thing from any
+/// working directory (a Slurm task, a Kubernetes pod). Every line is checked before any job runs.
+struct BatchManifest: Sendable {
+    let path: String
+    let jobs: [BatchJob]
+
+    static let keys = ["id", "input", "output"] + JobSettings.keys
+
+    /// Reads and checks `path`. `defaults` fill what a line leaves out; without an `output`, a line's
+    /// output is `outputDirectory`/INPUT-NAME with the codec's usual extension.
+    init(path: String, defaults: JobSettings = JobSettings(), outputDirectory: String? = nil) throws {
+        self.path = path
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UsageError("\(path): cannot read the manifest (\(String(cString: strerror(errno))))")
+        }
+        let base = Self.absolute((path as NSString).deletingLastPathComponent, relativeTo: FileManager.default.currentDirectoryPath)
+        let outputDirectory = outputDirectory.map { Self.absolute($0, relativeTo: FileManager.default.currentDirectoryPath) }
+        var jobs: [BatchJob] = []
+        var problems: [ManifestError] = []
+        var outputs: [String: Int] = [:]
+        var ids: [String: Int] = [:]
+        for (offset, rawLine) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = offset + 1
+            let text = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            do {
+                var job = try Self.parse(text, base: base, defaults: defaults, outputDirectory: outputDirectory)
+                job.line = line
+                job.index = jobs.count
+                if let first = outputs[job.output] {
+                    throw UsageError("output \(job.output) is also line \(first)'s: two jobs cannot write one file")
+                }
+                if let first = ids[job.id] { throw UsageError("id '\(job.id)' is also line \(first)'s") }
+                if job.input == job.output { throw UsageError("output is the input file") }
+                outputs[job.output] = line
+                ids[job.id] = line
+                jobs.append(job)
+            } catch let error as PrismError {
+                problems.append(ManifestError(path: path, line: line, message: error.description))
+            }
+        }
+        if var first = problems.first {
+            first.more = problems.count - 1
+            throw first
+        }
+        guard !jobs.isEmpty else { throw ManifestError(path: path, line: nil, message: "no jobs (one JSON object per line)") }
+        self.jobs = jobs
+    }
+
+    private static func parse(_ text: String, base: String, defaults: JobSettings, outputDirectory: String?) throws -> BatchJob {
+        let value: ManifestValue
+        do {
+            value = try JSONDecoder().decode(ManifestValue.self, from: Data(text.utf8))
+        } catch {
+            throw UsageError("not valid JSON (one job per line: {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\"})")
+        }
+        guard case .object(let fields) = value else { throw UsageError("a job is a JSON object, not \(value.typeName)") }
+        var settings = JobSettings()
+        var input: String?, output: String?, id: String?
+        for key in fields.keys.sorted() {
+            let field = fields[key]!
+            guard keys.contains(key) else {
+                throw UsageError("unknown key \"\(key)\"" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
+            }
+            let text: String
+            switch field {
+            case .string(let string): text = string
+            case .number(let number) where ["crf", "frames", "duration", "fps", "bitrate"].contains(key):
+                text = number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+            default:
+                throw UsageError("\"\(key)\" must be \(["crf", "frames", "duration", "fps", "bitrate"].contains(key) ? "a number or a string" : "a string"), not \(field.typeName)")
+            }
+            switch key {
+            case "input": input = text
+            case "output": output = text
+            case "id": id = text
+            default:
+                do {
+                    _ = try settings.set(key, text: text)
+                } catch let error as UsageError {
+                    throw UsageError("\"\(key)\": " + error.description)
+                }
+            }
+        }
+        guard let input, !input.isEmpty else { throw UsageError("a job needs \"input\" (a file, a URL, or \"pattern\")") }
+        let resolvedInput: String
+        if input == "pattern" || input.contains("://") {
+            resolvedInput = input
+        } else {
+            resolvedInput = absolute(input, relativeTo: base)
+            guard FileManager.default.fileExists(atPath: resolvedInput) else { throw UsageError("input \(resolvedInput): no such file") }
+        }
+        settings = settings.over(defaults)
+        if let filter = settings.filter {
+            do {
+                _ = try PrismGraphs.binder().bind(filter)
+            } catch let error as PrismError {
+                throw UsageError("\"filter\": \(error.description)")
+            }
+        }
+        let resolvedOutput: String
+        if let output, !output.isEmpty {
+            resolvedOutput = absolute(output, relativeTo: base)
+        } else if let outputDirectory {
+            let stem = input == "pattern" ? "pattern" : ((input as NSString).lastPathComponent as NSString).deletingPathExtension
+            resolvedOutput = outputDirectory + "/" + stem + "." + defaultExtension(settings.codec ?? .h264)
+        } else {
+            throw UsageError("a job needs \"output\" (or give prism batch --output-dir DIR)")
+        }
+        try checkContainer(resolvedOutput, codec: settings.codec ?? .h264)
+        return BatchJob(id: id ?? output ?? resolvedOutput, line: 0, index: 0, input: resolvedInput, output: resolvedOutput,
+                        settings: settings)
+    }
+
+    /// "; did you mean 'crf'?" for a key one or two edits from a known one.
+    private static func suggestion(for key: String) -> String {
+        func distance(_ a: [Character], _ b: [Character]) -> Int {
+            var row = Array(0...b.count)
+            for i in a.indices {
+                var next = [i + 1]
+                for j in b.indices { next.append(min(row[j + 1] + 1, next[j] + 1, row[j] + (a[i] == b[j] ? 0 : 1))) }
+                row = next
+            }
+            return row[b.count]
+        }
+        let best = keys.min { distance(Array(key.lowercased()), Array($0)) < distance(Array(key.lowercased()), Array($1)) }
+        guard let best, distance(Array(key.lowercased()), Array(best)) <= 2 else { return "" }
+        return "; did you mean \"\(best)\"?"
+    }
+
+    static func defaultExtension(_ codec: VideoEncoderSettings.Codec) -> String {
+        switch codec {
+        case .h264, .hevc: "mp4"
+        case .ffv1: "mkv"
+        case .prores: "mov"
+        }
+    }
+
+    /// The containers a batch writes and the codecs each holds; anything else is refused before work starts
+    /// (the writer would only find out when the job starts).
+    private static func checkContainer(_ path: String, codec: VideoEncoderSettings.Codec) throws {
+        let ext = (path as NSString).pathExtension.lowercased()
+        let holds: [String: Set<VideoEncoderSettings.Codec>] = [
+            "mp4": [.h264, .hevc], "m4v": [.h264, .hevc], "mov": [.h264, .hevc, .prores], "mkv": [.h264, .hevc, .ffv1, .prores],
+        ]
+        guard let codecs = holds[ext] else {
+            throw UsageError("output \(path): use .mp4, .mov or .mkv (the extension picks the container)")
+        }
+        guard codecs.contains(codec) else {
+            throw UsageError("output \(path): a .\(ext) file cannot hold \(codec.rawValue) (use .\(defaultExtension(codec)))")
+        }
+    }
+
+    static func absolute(_ path: String, relativeTo base: String) -> String {
+        let joined = path.hasPrefix("/") ? path : (base.isEmpty ? path : base + "/" + path)
+        return URL(fileURLWithPath: joined).standardizedFileURL.path
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import PrismCore
+import Synchronization
+
+/// One line of a results file: what happened to one job in one attempt.
+struct BatchResult: Codable, Sendable, Equatable {
+    enum Status: String, Codable, Sendable {
+        case ok, failed
+    }
+
+    var job: String
+    var status: Status
+    var frames: Int
+    var fps: Double
+    var seconds: Double
+    var error: String?
+    var input: String
+    var output: String
+    /// `BatchJob.fingerprint`: a rerun skips the job only while this still matches.
+    var fingerprint: String
+    /// Wall-clock start and end (seconds since 1970), for the aggregate rate over many workers and shards.
+    var started: Double
+    var finished: Double
+    /// Which worker ran it: host, shard and GPU, for logs.
+    var host: String
+    var shard: String?
+    var worker: String
+
+    func line() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+}
+
+/// A results file (JSON Lines) appended to one whole line per finished job.
+///
+/// Each line goes out in one `write` on a descriptor opened with O_APPEND, under an exclusive `flock`, and
+/// is flushed with `fsync` before the job counts as done, so an interrupted batch keeps every line it
+/// wrote, and two processes appending to one file never interleave. A line cut short (a full disk) is
+/// skipped by readers and a later append starts on a fresh line.
+final class BatchResultsFile: Sendable {
+    let path: String
+    private let descriptor: Mutex<Int32>
+
+    init(path: String) throws {
+        self.path = path
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("open", code: errno, context: path) }
+        descriptor = Mutex(fd)
+    }
+
+    deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
+
+    func append(_ result: BatchResult) throws {
+        var data = try result.line()
+        try descriptor.withLock { fd in
+            guard flock(fd, LOCK_EX) == 0 else { throw SystemError("flock", code: errno, context: path) }
+            defer { flock(fd, LOCK_UN) }
+            // A torn last line (disk full mid-write) must not swallow this one.
+            if let last = Self.lastByte(of: path), last != 0x0A { data.insert(0x0A, at: 0) }
+            let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == data.count else {
+                throw SystemError("write", code: written < 0 ? errno : ENOSPC, context: path)
+            }
+            guard fsync(fd) == 0 else { throw SystemError("fsync", code: errno, context: path) }
+        }
+    }
+
+    private static func lastByte(of path: String) -> UInt8? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var byte: UInt8 = 0
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0, pread(fd, &byte, 1, size - 1) == 1 else { return nil }
+        return byte
+    }
+
+    /// Every whole line of the files at `paths` that exist, in order; damaged lines are counted, not fatal.
+    static func read(_ paths: [String]) -> (results: [BatchResult], damaged: Int) {
+        var results: [BatchResult] = []
+        var damaged = 0
+        let decoder = JSONDecoder()
+        for path in paths {
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            for line in data.split(separator: 0x0A) where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
+                if let result = try? decoder.decode(BatchResult.self, from: Data(line)) {
+                    results.append(result)
+                } else {
+                    damaged += 1
+                }
+            }
+        }
+        return (results, damaged)
+    }
+}
+
+/// Where a batch's results go. Unsharded: `--results FILE` (default `MANIFEST.results.jsonl` beside the
+/// manifest). Shard I of N writes `FILE` with `.shard-I-of-N` before the extension, so shards never share a
+/// file. What counts as done is read from all of them, so a rerun with other sharding still skips work.
+struct ResultsLocation: Sendable {
+    /// The unsharded file.
+    let base: String
+
+    init(explicit: String?, manifest: String) {
+        if let explicit {
+            base = BatchManifest.absolute(explicit, relativeTo: FileManager.default.currentDirectoryPath)
+        } else {
+            let absolute = BatchManifest.absolute(manifest, relativeTo: FileManager.default.currentDirectoryPath)
+            let stem = absolute.hasSuffix(".jsonl") ? String(absolute.dropLast(6)) : absolute
+            base = stem + ".results.jsonl"
+        }
+    }
+
+    /// The base file's name without and with its extension (`.jsonl`).
+    var split: (stem: String, ext: String) {
+        let ext = (base as NSString).pathExtension
+        return ext.isEmpty ? (base, "") : (String(base.dropLast(ext.count + 1)), "." + ext)
+    }
+
+    /// The file this run appends to.
+    func file(for shard: Shard?) -> String {
+        guard let shard, shard.count > 1 else { return base }
+        return "\(split.stem).shard-\(shard.index)-of-\(shard.count)\(split.ext)"
+    }
+
+    /// The unsharded file and every shard's, as they exist now.
+    func allFiles() -> [String] {
+        let directory = (base as NSString).deletingLastPathComponent
+        let prefix = (split.stem as NSString).lastPathComponent + ".shard-"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let shards = names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(split.ext) }.sorted().map { directory + "/" + $0 }
+        return [base] + shards
+    }
+}
+
+/// The jobs already done: a successful result with the job's current fingerprint, and its output on disk.
+struct FinishedJobs {
+    private var done: [String: String] = [:] // job id → fingerprint of its last success
+
+    init(_ results: [BatchResult]) {
+        for result in results {
+            switch result.status {
+            case .ok: done[result.job] = result.fingerprint
+            case .failed: break // a failure after a success (a forced rerun) leaves the output of the success
+            }
+        }
+    }
+
+    func isDone(_ job: BatchJob) -> Bool {
+        done[job.id] == job.fingerprint && FileManager.default.fileExists(atPath: job.output)
+    }
+}
