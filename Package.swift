@@ -27,14 +27,24 @@ let package = Package(
         .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CShims"]),
         .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
-        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CShims"]),
+        .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision", "CMicroHTTPD", "CShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
+        // OpenCV's cascade face detector behind a C API (Swift cannot import its C++ headers). Debian's
+        // libopencv-objdetect-dev ships no opencv4.pc (only the whole libopencv-dev does), so the include
+        // directory and libraries are named here.
+        .target(name: "CFaceDetect",
+                cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"),
+                                 .linkedLibrary("opencv_core"), .linkedLibrary("stdc++")]),
+        // Face detection on a small luma image, tracking, regions for the graph, sidecars.
+        .target(name: "PrismVision", dependencies: ["PrismCore", "PrismFilters", "CFaceDetect"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
 
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
+        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism"]),
     ],
     swiftLanguageModes: [.v6]
