@@ -13,9 +13,9 @@ struct RunCommand {
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(
             arguments,
-            valueOptions: ["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
+            valueOptions: Set(["-o", "--output", "--filter", "-f", "--codec", "--preset", "--crf", "--bitrate", "--size", "--fps",
                            "--frames", "--duration", "--gpu", "--render-node", "--input-format", "--output-format",
-                           "--readback", "--threads", "--switch-camera-after", "--audio"],
+                           "--readback", "--threads", "--switch-camera-after", "--audio"]).union(FaceOptions.valueOptions),
             flags: ["--quiet", "-q", "--stats", "--no-fuse", "--verbose", "-v"])
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
@@ -35,6 +35,7 @@ struct RunCommand {
             options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
         }
         options.audioDevice = scanner.value("--audio")
+        options.faces = try FaceOptions.parse(&scanner)
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
         options.gpu.renderNode = scanner.value("--render-node")
         if let readback = scanner.value("--readback") {
@@ -118,6 +119,10 @@ struct RunCommand {
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(options.filter)
+        // FACES HOOK (until the engine takes face regions as a side input): say so rather than draw empty masks.
+        if options.faces.needsFaces(for: graph) || !options.faces.isEmpty {
+            throw UsageError("faces in `prism run` need the new engine (face-mask, --faces-*); `prism render` has them")
+        }
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         let pipeline = try Pipeline(options: options, graph: graph)
@@ -191,10 +196,11 @@ struct RenderCommand {
     let output: String
     let gpu: GPUOptions
     let quality: Int
+    let faces: FaceOptions
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments, valueOptions: ["--filter", "-f", "-o", "--output", "--gpu", "--quality"],
-                                          flags: [])
+        var scanner = try ArgumentScanner(arguments, valueOptions: Set(["--filter", "-f", "-o", "--output", "--gpu", "--quality"])
+                                            .union(FaceOptions.valueOptions), flags: [])
         guard scanner.positionals.count == 1 else { throw UsageError("render takes one input image: prism render --filter SPEC IN.png -o OUT.png") }
         input = scanner.positionals[0]
         guard let output = scanner.value("-o", "--output") else { throw UsageError("render needs -o OUT.(png|jpg)") }
@@ -203,16 +209,27 @@ struct RenderCommand {
         filter = scanner.value("--filter", "-f") ?? ""
         gpu = GPUOptions(deviceIndex: try scanner.int("--gpu", in: 0...63))
         quality = try scanner.int("--quality", in: 1...100) ?? 90
+        faces = try FaceOptions.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
     }
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
         FFmpegLog.setLevel(.quiet)
+        // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
+        let provider = faces.needsFaces(for: graph) ? try faces.makeProvider(live: false) : nil
+        let sidecar = provider == nil ? nil : try faces.makeWriter()
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
-        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context)
+        var frame = FrameContext()
+        if let provider {
+            let found = try StillFaces.detect(rgba: image.pixels, size: image.size, on: context, provider: provider)
+            frame.regions = found.regions
+            try sidecar?.write(found)
+        }
+        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context, frame: frame)
         try ImageFile.write(RGBAImage(size: size, pixels: pixels), to: output, jpegQuality: quality)
+        try sidecar?.commit()
         return 0
     }
 }

@@ -63,6 +63,8 @@ public struct RunOptions: Sendable {
     /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
     /// CLOCK_MONOTONIC); a movie or raw input is refused (its time line is not the clock's).
     public var audioDevice: String?
+    /// `--face-model`, `--face-every`, `--faces-in`, `--faces-out` (see `FaceOptions`).
+    public var faces = FaceOptions()
 
     public init() {}
 

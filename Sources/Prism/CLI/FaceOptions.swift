@@ -1,0 +1,78 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismVision
+
+/// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
+public struct FaceOptions: Sendable, Equatable {
+    /// `--face-model PATH|haar|lbp`: an OpenCV cascade (default: Debian's frontal face Haar cascade).
+    public var model: String?
+    /// `--face-every N`: files and raw input detect on frames 0, N, 2N… (default 1); ignored live.
+    public var every: Int?
+    /// `--faces-in F.jsonl`: faces from a sidecar instead of the detector.
+    public var sidecarIn: String?
+    /// `--faces-out F.jsonl`: write each frame's faces.
+    public var sidecarOut: String?
+
+    public init() {}
+
+    static let valueOptions: Set<String> = ["--face-model", "--face-every", "--faces-in", "--faces-out"]
+
+    static func parse(_ scanner: inout ArgumentScanner) throws -> FaceOptions {
+        var options = FaceOptions()
+        options.model = scanner.value("--face-model")
+        options.every = try scanner.int("--face-every", in: 1...100_000)
+        options.sidecarIn = scanner.value("--faces-in")
+        options.sidecarOut = scanner.value("--faces-out")
+        if options.sidecarIn != nil, options.model != nil || options.every != nil {
+            throw UsageError("--faces-in replaces the detector: drop --face-model and --face-every")
+        }
+        if let input = options.sidecarIn, let output = options.sidecarOut,
+           URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
+            throw UsageError("--faces-in and --faces-out name the same file")
+        }
+        return options
+    }
+
+    /// Any face flag given.
+    public var isEmpty: Bool { self == FaceOptions() }
+
+    /// Faces are needed when the graph draws face masks or a sidecar is to be written.
+    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || sidecarOut != nil }
+
+    /// The provider these options ask for: the sidecar, or the cascade detector (loaded now, so a bad
+    /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
+    public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
+        if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
+        let detector = try CascadeFaceDetector(model: model ?? CascadeFaceDetector.defaultModel)
+        return DetectingFaceProvider(detector: detector,
+                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval))
+    }
+
+    /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
+    public func makeWriter() throws -> FaceSidecarWriter? {
+        try sidecarOut.map { try FaceSidecarWriter(path: $0) }
+    }
+}
+
+/// Faces for one still image (`prism render`): its luma thumbnail on the GPU, one detection (or the
+/// sidecar's line for pts 0), as frame 0 at pts 0.
+enum StillFaces {
+    static func detect(rgba: [UInt8], size: Size, on context: GPUContext, provider: any FaceRegionProvider) throws -> FaceFrame {
+        let pts = MediaTime.zero
+        if provider.wantsLuma(frameIndex: 0) {
+            let luma = try context.perform {
+                let uploader = FrameUploader(ringSize: 1)
+                let uploaded = try rgba.withUnsafeBytes { bytes in
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
+                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
+                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
+                }
+                return try LumaThumbnailer().render(uploaded)
+            }
+            provider.submit(frameIndex: 0, pts: pts, luma: luma)
+        }
+        return try provider.regions(frameIndex: 0, pts: pts, frameSize: size)
+    }
+}
