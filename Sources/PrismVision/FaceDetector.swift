@@ -59,10 +59,12 @@ public struct FaceDetectorError: PrismError {
 /// OpenCV's cascade classifier (Haar or LBP, from an XML file; Debian's opencv-data has both) behind
 /// CFaceDetect's C API. Owns the native detector and frees it.
 public final class CascadeFaceDetector: FaceDetecting {
-    /// The cascades Debian's opencv-data installs, by the short names `--face-model` accepts.
+    /// The cascades Debian's opencv-data installs, by the short names `--face-model` accepts. Haar is
+    /// the "alt" frontal cascade: `_default` also fired on a shoulder in the astronaut photograph; the
+    /// plain LBP cascade finds faces down to 24 px, where `_improved` needs about twice that.
     public static let bundledModels: [String: String] = [
-        "haar": "/usr/share/opencv4/haarcascades/haarcascade_frontalface_default.xml",
-        "lbp": "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface_improved.xml",
+        "haar": "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml",
+        "lbp": "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml",
     ]
     public static let defaultModel = "haar"
 

@@ -95,14 +95,17 @@ public enum FaceSidecar {
         return nil
     }
 
+    /// JSON true/false arrive as NSNumbers too; Foundation marks them with the `char` type code.
+    private static func isBoolean(_ n: NSNumber) -> Bool { String(cString: n.objCType) == "c" }
+
     private static func integer(_ value: Any) -> Int? {
-        guard !(type(of: value) == Bool.self), let n = value as? NSNumber else { return nil }
+        guard let n = value as? NSNumber, !isBoolean(n) else { return nil }
         let d = n.doubleValue
         return d == d.rounded() && abs(d) < 1e12 ? Int(d) : nil
     }
 
     private static func number(_ value: Any) -> Double? {
-        guard !(type(of: value) == Bool.self), let n = value as? NSNumber, n.doubleValue.isFinite else { return nil }
+        guard let n = value as? NSNumber, !isBoolean(n), n.doubleValue.isFinite else { return nil }
         return n.doubleValue
     }
 }
