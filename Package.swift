@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CShims"]),
         .target(name: "Prism", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision", "CMicroHTTPD", "CShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
+        // Prints what face detection costs on a clip (BENCHMARKS.md), until `prism bench` measures it.
+        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision"],
+                          path: "Sources/FaceBench"),
         // OpenCV's cascade face detector behind a C API (Swift cannot import its C++ headers). Debian's
         // libopencv-objdetect-dev ships no opencv4.pc (only the whole libopencv-dev does), so the include
         // directory and libraries are named here.

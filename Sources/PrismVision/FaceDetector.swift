@@ -69,8 +69,9 @@ public final class CascadeFaceDetector: FaceDetecting {
     public static let defaultModel = "haar"
 
     public let path: String
-    /// Each step of the image pyramid shrinks it by this factor (smaller: slower, finds more sizes).
-    public var scaleFactor = 1.1
+    /// Each step of the image pyramid shrinks it by this factor (smaller: slower, finds more sizes). 1.15
+    /// costs about a quarter less than OpenCV's 1.1 and still finds 30-px faces that 1.2 missed.
+    public var scaleFactor = 1.15
     /// Raw detections that must agree before a face is reported (higher: fewer false faces; 3, OpenCV's
     /// default, finds 30-px faces in the thumbnail that 4 missed, without false faces on the fixtures).
     public var minNeighbours: Int32 = 3

@@ -1,0 +1,100 @@
+// face-bench: what face detection costs, measured on a clip (printed figures for BENCHMARKS.md).
+//
+//   swift run -c release face-bench CLIP.mp4 [--frames N]
+//
+// For each frame, on the GPU thread as the engine will do it: upload → luma thumbnail (draw + readback) →
+// detector (its own thread; files wait for it) → graph → NV12 packing → readback. Decoding happens once
+// up front and nothing is encoded, so the fps is the GPU path plus detection. It reports the thumbnail's
+// cost, the detector's (Haar and LBP) per frame, and frames per second without faces, with
+// face-pixellate detecting every frame and every third frame, all in the same run on the same frames.
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import PrismVision
+
+func seconds(_ start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("face-bench: \(message)\n".utf8))
+    exit(1)
+}
+
+/// Not top-level code: that is main-actor isolated, and the measurements run on the GPU thread.
+enum FaceBench {
+static func run(_ commandLine: [String]) {
+var arguments = commandLine
+var frameLimit = 60
+if let index = arguments.firstIndex(of: "--frames"), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {
+    frameLimit = n
+    arguments.removeSubrange(index...(index + 1))
+}
+guard arguments.count == 1 else { fail("usage: face-bench CLIP [--frames N]") }
+
+do {
+    FFmpegLog.setLevel(.quiet)
+    let source = try MovieSource(url: arguments[0])
+    var frames: [VideoFrame] = []
+    while frames.count < frameLimit, let event = try source.next() {
+        if case .video(let frame) = event { frames.append(frame) }
+    }
+    guard let first = frames.first else { fail("\(arguments[0]): no video frames") }
+    let context = try GPUContext()
+    print("face-bench: \(frames.count) frames of \(first.size) \(first.format) on \(context.info.renderer)")
+
+    /// Runs every frame through `filter`; `faces` (when given) is asked for regions per frame.
+    func measure(_ label: String, filter: String, faces: DetectingFaceProvider?) throws -> Double {
+        let graph = try GraphBinder().bind(filter)
+        var thumbnailSeconds = 0.0, thumbnails = 0
+        let elapsed = try context.perform { () -> Double in
+            let uploader = FrameUploader()
+            let thumbnailer = LumaThumbnailer()
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: first.format, sourceSize: first.size, sinks: [.nv12])
+            let readback = try FrameReadback<Int>(strategy: .preferred(for: context.info), layout: renderer.sinkLayouts[0])
+            var buffer = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)
+            let start = DispatchTime.now().uptimeNanoseconds
+            for (index, frame) in frames.enumerated() {
+                let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                                  colorSpace: frame.colorSpace, planes: frame.planes))
+                var frameContext = FrameContext(frameIndex: index)
+                if let faces {
+                    if faces.wantsLuma(frameIndex: index) {
+                        let t = DispatchTime.now().uptimeNanoseconds
+                        faces.submit(frameIndex: index, pts: frame.pts, luma: try thumbnailer.render(uploaded))
+                        thumbnailSeconds += seconds(t)
+                        thumbnails += 1
+                    }
+                    frameContext.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: frame.size).regions
+                }
+                try renderer.render(uploaded, context: frameContext)
+                _ = try buffer.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: index) }
+            }
+            _ = try readback.drain()
+            return seconds(start)
+        }
+        var line = label.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%7.1f fps", Double(frames.count) / elapsed)
+        if let faces {
+            let stats = faces.statistics
+            line += String(format: "   thumbnail %.2f ms, detector %.1f ms on %@ (%d runs)", thumbnailSeconds * 1000 / Double(max(thumbnails, 1)),
+                           stats.meanDetectMilliseconds, "\(stats.inputSize.map { "\($0)" } ?? "-")", stats.detections)
+        }
+        print(line)
+        return elapsed
+    }
+
+    _ = try measure("no filter", filter: "", faces: nil)
+    _ = try measure("pixellate(16) alone (no detection)", filter: "pixellate(16)", faces: nil)
+    for model in ["haar", "lbp"] {
+        for every in [1, 3] {
+            let provider = DetectingFaceProvider(detector: try CascadeFaceDetector(model: model), mode: .everyNth(every))
+            _ = try measure("face-pixellate, \(model), detect every \(every)", filter: "face-pixellate(scale=16)", faces: provider)
+        }
+    }
+} catch {
+    fail("\(error)")
+}
+}
+}
+
+FaceBench.run(Array(CommandLine.arguments.dropFirst()))
