@@ -12,7 +12,7 @@ public enum PrismCommandLine {
               [--bitrate N[k|M]] [--size WxH] [--fps RATE] [--frames N] [--duration SECONDS] [--gpu N]
               [--render-node PATH] [--input-format WxH:PIXFMT:RATE] [--output-format PIXFMT]
               [--readback sync|pbo] [--audio ALSA_PCM] [--no-fuse] [--quiet] [--stats] [--verbose]
-          render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg)
+          render --filter SPEC IN.(png|jpg) -o OUT.(png|jpg) [--face-model PATH|haar|lbp] [--faces-in F.jsonl] [--faces-out F.jsonl]
           filters [NAME]
           devices                      GPUs and V4L2 cameras
           dev SHADER [INPUT] [--port N] [--bind ADDRESS]
