@@ -105,6 +105,27 @@ final class FaceFilterTests: XCTestCase {
         XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(bogus=1)"))
     }
 
+    func testOutlineDrawsARingAtEachMasksEdgeOverTheInput() throws {
+        let image = TestImage.varied(width: 120, height: 80)
+        let out = try render("face-outline(size=1.5, width=3, color=#ff00ff)", image, regions: regions)
+        var ring = 0
+        for y in 0..<80 { for x in 0..<120 {
+            let onRing = regions.contains { region in
+                let dx = Double(x) + 0.5 - region.center.x * 120, dy = Double(y) + 0.5 - region.center.y * 80
+                return abs((dx * dx + dy * dy).squareRoot() - region.radius * 120 * 1.5) <= 1.5
+            }
+            let nearEdge = regions.contains { region in
+                let dx = Double(x) + 0.5 - region.center.x * 120, dy = Double(y) + 0.5 - region.center.y * 80
+                return abs(abs((dx * dx + dy * dy).squareRoot() - region.radius * 120 * 1.5) - 1.5) < 1e-3
+            }
+            if nearEdge { continue }  // float rounding at exactly half the width
+            if onRing { ring += 1 }
+            XCTAssertEqual(out.codes(x, y), onRing ? [255, 0, 255, 255] : image.codes(x, y), "(\(x), \(y))")
+        } }
+        XCTAssertGreaterThan(ring, 100)
+        XCTAssertTrue(try GraphBinder().bind("face-outline").readsFaceRegions)
+    }
+
     func testMoreFacesThanTheShaderHoldsKeepsTheFirstOnes() throws {
         let many = (0..<(FaceMaskKernel.maxFaces + 4)).map { i in
             FrameContext.Region(center: SIMD2((Double(i % 5) + 0.5) / 5, (Double(i / 5) + 0.5) / 5), radius: 0.02)

@@ -23,6 +23,19 @@ enum FaceFilters {
             parameters: maskParameters, inputs: [],
             example: "[in]pixellate(scale=16)[px]; face-mask(size=1.2, feather=0.25)[m]; [px][in][m]blend-mask",
             make: { FaceMaskKernel(parameters: $0) }),
+        FilterDefinition(
+            name: "face-outline", summary: "Draws a circle where each face's mask ends (the dev preview's face outlines).",
+            maths: """
+                For each face i: r1 = size·w_i/2 as in face-mask; pixels with ||p - c_i| - r1| ≤ width/2 take `color`,
+                all others are the input unchanged.
+                """,
+            parameters: [
+                maskParameters[0],
+                ParameterSpec("width", .float(0.5...64), default: .float(3), "line width in pixels"),
+                ParameterSpec("color", .color, default: .color(SIMD4(0, 1, 0, 1)), "line colour"),
+            ],
+            example: "face-pixellate, face-outline(color=#00ff00)",
+            make: { FaceOutlineKernel(parameters: $0) }),
         shorthand(
             name: "face-pixellate", summary: "Pixellates every face inside a soft circle (the seed's effect).",
             effect: ParameterSpec("scale", .float(1...512), default: .float(16), "block size in pixels"),
@@ -115,8 +128,40 @@ final class FaceMaskKernel: ParameterizedKernel {
     }
 }
 
+/// `face-outline`: a ring at each face mask's outer radius over the input. Point-wise.
+final class FaceOutlineKernel: ParameterizedKernel {
+    let inputCount = 1
+    let isPointwise = true
+    var parameters: ParameterValues
+
+    init(parameters: ParameterValues) { self.parameters = parameters }
+
+    let library = "uniform vec4 $faces[\(FaceMaskKernel.maxFaces)];\nuniform int $faceCount;\nuniform float $halfWidth;\nuniform vec4 $color;\n"
+
+    let expression = """
+        vec4 $main(vec2 p) {
+            for (int i = 0; i < \(FaceMaskKernel.maxFaces); i++) {
+                if (i >= $faceCount) break;
+                if (abs(distance(p, $faces[i].xy) - $faces[i].w) <= $halfWidth) return $color;
+            }
+            return $in0(p);
+        }
+
+        """
+
+    private static let elementNames = (0..<FaceMaskKernel.maxFaces).map { "$faces[\($0)]" }
+
+    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        let discs = FaceMaskKernel.discs(regions: frame.regions, size: uniforms.outputSize, scale: parameters.double("size"), feather: 0)
+        uniforms.set("$faceCount", Int32(discs.count))
+        for (index, disc) in discs.enumerated() { uniforms.set(Self.elementNames[index], disc) }
+        uniforms.set("$halfWidth", Float(parameters.double("width") / 2))
+        uniforms.set("$color", parameters.color("color"))
+    }
+}
+
 extension FilterGraph {
     /// True when some node draws face masks, so the engine must supply `FrameContext.regions` (run a
     /// detector or read a sidecar).
-    public var readsFaceRegions: Bool { nodes.contains { $0.kernel is FaceMaskKernel } }
+    public var readsFaceRegions: Bool { nodes.contains { $0.kernel is FaceMaskKernel || $0.kernel is FaceOutlineKernel } }
 }
