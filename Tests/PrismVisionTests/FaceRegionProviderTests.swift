@@ -125,3 +125,33 @@ final class SharedList<Element: Sendable>: Sendable {
     var value: [Element] { items.withLock { $0 } }
     func append(_ element: Element) { items.withLock { $0.append(element) } }
 }
+
+final class FaceSideInputTests: XCTestCase {
+    func testOneCallPerFrameRendersThumbnailsOnlyWhenWantedAndWritesTheSidecar() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("prism-side-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("faces.jsonl").path
+        let detector = ScriptedDetector { luma in
+            [FaceDetection(box: FaceBox(x: Double(luma.pixels[0]), y: 10, width: 40, height: 40), score: 2)]
+        }
+        let faces = FaceSideInput(provider: DetectingFaceProvider(detector: detector, mode: .everyNth(2)),
+                                  writer: try FaceSidecarWriter(path: path))
+        var thumbnails: [Int] = []
+        for frame in 0..<5 {
+            let regions = try faces.regions(frameIndex: frame, pts: MediaTime(value: Int64(frame), timescale: 25),
+                                            frameSize: Size(width: 640, height: 360)) {
+                thumbnails.append(frame)
+                return markedLuma(frame)
+            }
+            XCTAssertEqual(regions.count, 1)
+        }
+        XCTAssertEqual(thumbnails, [0, 2, 4], "thumbnails only for the frames the detector runs on")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        try faces.finish()
+        let replay = try SidecarFaceProvider(path: path)
+        XCTAssertEqual(try replay.regions(frameIndex: 3, pts: MediaTime(value: 3, timescale: 25), frameSize: Size(width: 640, height: 360)).faces.count, 1)
+        XCTAssertEqual(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").count, 5)
+        XCTAssertEqual(faces.statistics.detections, 3)
+    }
+}

@@ -54,15 +54,21 @@ public struct FaceOptions: Sendable, Equatable {
     public func makeWriter() throws -> FaceSidecarWriter? {
         try sidecarOut.map { try FaceSidecarWriter(path: $0) }
     }
+
+    /// Provider and writer as the engine's per-frame side input; nil when `graph` needs no faces and no
+    /// sidecar is asked for. Fails now on a bad model or sidecar, before any frame.
+    public func makeSideInput(for graph: FilterGraph, live: Bool) throws -> FaceSideInput? {
+        guard needsFaces(for: graph) else { return nil }
+        return FaceSideInput(provider: try makeProvider(live: live), writer: try makeWriter())
+    }
 }
 
 /// Faces for one still image (`prism render`): its luma thumbnail on the GPU, one detection (or the
 /// sidecar's line for pts 0), as frame 0 at pts 0.
 enum StillFaces {
-    static func detect(rgba: [UInt8], size: Size, on context: GPUContext, provider: any FaceRegionProvider) throws -> FaceFrame {
-        let pts = MediaTime.zero
-        if provider.wantsLuma(frameIndex: 0) {
-            let luma = try context.perform {
+    static func detect(rgba: [UInt8], size: Size, on context: GPUContext, faces: FaceSideInput) throws -> FaceFrame {
+        try faces.faces(frameIndex: 0, pts: .zero, frameSize: size) {
+            try context.perform {
                 let uploader = FrameUploader(ringSize: 1)
                 let uploaded = try rgba.withUnsafeBytes { bytes in
                     try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
@@ -71,8 +77,6 @@ enum StillFaces {
                 }
                 return try LumaThumbnailer().render(uploaded)
             }
-            provider.submit(frameIndex: 0, pts: pts, luma: luma)
         }
-        return try provider.regions(frameIndex: 0, pts: pts, frameSize: size)
     }
 }

@@ -217,19 +217,16 @@ struct RenderCommand {
         let graph = try PrismGraphs.bind(filter)
         FFmpegLog.setLevel(.quiet)
         // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
-        let provider = faces.needsFaces(for: graph) ? try faces.makeProvider(live: false) : nil
-        let sidecar = provider == nil ? nil : try faces.makeWriter()
+        let sideInput = try faces.makeSideInput(for: graph, live: false)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
         var frame = FrameContext()
-        if let provider {
-            let found = try StillFaces.detect(rgba: image.pixels, size: image.size, on: context, provider: provider)
-            frame.regions = found.regions
-            try sidecar?.write(found)
+        if let sideInput {
+            frame.regions = try StillFaces.detect(rgba: image.pixels, size: image.size, on: context, faces: sideInput).regions
         }
         let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context, frame: frame)
         try ImageFile.write(RGBAImage(size: size, pixels: pixels), to: output, jpegQuality: quality)
-        try sidecar?.commit()
+        try sideInput?.finish()
         return 0
     }
 }
