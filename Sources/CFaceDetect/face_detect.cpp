@@ -40,8 +40,14 @@ extern "C" prism_face_detector *prism_face_detector_open(const char *path, char 
             delete detector;
             return nullptr;
         }
+    } catch (const cv::Exception &e) {
+        // Malformed XML makes OpenCV's file storage throw; its own short message (not the source location).
+        std::string message = std::string("not an OpenCV cascade (") + e.err + ")";
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        write_error(error, error_size, message.c_str());
+        delete detector;
+        return nullptr;
     } catch (const std::exception &e) {
-        // Malformed XML makes OpenCV's file storage throw; say what it said, on one line.
         std::string message = std::string("not an OpenCV cascade: ") + e.what();
         std::replace(message.begin(), message.end(), '\n', ' ');
         write_error(error, error_size, message.c_str());

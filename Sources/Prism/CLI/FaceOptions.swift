@@ -38,8 +38,9 @@ public struct FaceOptions: Sendable, Equatable {
     /// Any face flag given.
     public var isEmpty: Bool { self == FaceOptions() }
 
-    /// Faces are needed when the graph draws face masks or a sidecar is to be written.
-    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || sidecarOut != nil }
+    /// Faces are needed when the graph draws face masks or any face flag is given (a sidecar to write,
+    /// or a model or sidecar that must then be valid even if nothing draws faces).
+    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || !isEmpty }
 
     /// The provider these options ask for: the sidecar, or the cascade detector (loaded now, so a bad
     /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.

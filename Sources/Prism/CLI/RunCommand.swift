@@ -120,7 +120,7 @@ struct RunCommand {
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(options.filter)
         // FACES HOOK (until the engine takes face regions as a side input): say so rather than draw empty masks.
-        if options.faces.needsFaces(for: graph) || !options.faces.isEmpty {
+        if options.faces.needsFaces(for: graph) {
             throw UsageError("faces in `prism run` need the new engine (face-mask, --faces-*); `prism render` has them")
         }
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
