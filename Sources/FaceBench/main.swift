@@ -1,6 +1,6 @@
 // face-bench: what face detection costs, measured on a clip (printed figures for BENCHMARKS.md).
 //
-//   swift run -c release face-bench CLIP.mp4 [--frames N]
+//   swift run -c release face-bench CLIP.mp4 [--frames N] [--rounds N]
 //
 // For each frame, on the GPU thread as the engine will do it: upload → luma thumbnail (draw + readback) →
 // detector (its own thread; files wait for it) → graph → NV12 packing → readback. Decoding happens once
@@ -37,12 +37,14 @@ final class FixedFace: FaceRegionProvider {
 enum FaceBench {
 static func run(_ commandLine: [String]) {
 var arguments = commandLine
-var frameLimit = 60
-if let index = arguments.firstIndex(of: "--frames"), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {
-    frameLimit = n
-    arguments.removeSubrange(index...(index + 1))
+var frameLimit = 60, rounds = 3
+for (flag, target) in [("--frames", 0), ("--rounds", 1)] {
+    if let index = arguments.firstIndex(of: flag), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {
+        if target == 0 { frameLimit = n } else { rounds = n }
+        arguments.removeSubrange(index...(index + 1))
+    }
 }
-guard arguments.count == 1 else { fail("usage: face-bench CLIP [--frames N]") }
+guard arguments.count == 1 else { fail("usage: face-bench CLIP [--frames N] [--rounds N]") }
 
 do {
     FFmpegLog.setLevel(.quiet)
@@ -55,8 +57,10 @@ do {
     let context = try GPUContext()
     print("face-bench: \(frames.count) frames of \(first.size) \(first.format) on \(context.info.renderer)")
 
+    struct Figures { var fps: Double; var thumbnailMs: Double?; var detectorMs: Double?; var detections = 0; var input: Size? }
+
     /// Runs every frame through `filter`; `faces` (when given) is asked for regions per frame.
-    func measure(_ label: String, filter: String, faces: (any FaceRegionProvider)?) throws -> Double {
+    func measure(filter: String, faces: (any FaceRegionProvider)?) throws -> Figures {
         let graph = try GraphBinder().bind(filter)
         var thumbnailSeconds = 0.0, thumbnails = 0
         let elapsed = try context.perform { () -> Double in
@@ -85,24 +89,51 @@ do {
             _ = try readback.drain()
             return seconds(start)
         }
-        var line = label.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%7.1f fps", Double(frames.count) / elapsed)
+        var figures = Figures(fps: Double(frames.count) / elapsed)
         if let faces, faces.statistics.detections > 0 {
-            let stats = faces.statistics
-            line += String(format: "   thumbnail %.2f ms, detector %.1f ms on %@ (%d runs)", thumbnailSeconds * 1000 / Double(max(thumbnails, 1)),
-                           stats.meanDetectMilliseconds, "\(stats.inputSize.map { "\($0)" } ?? "-")", stats.detections)
+            figures.thumbnailMs = thumbnailSeconds * 1000 / Double(max(thumbnails, 1))
+            figures.detectorMs = faces.statistics.meanDetectMilliseconds
+            figures.detections = faces.statistics.detections
+            figures.input = faces.statistics.inputSize
         }
-        print(line)
-        return elapsed
+        return figures
     }
 
-    _ = try measure("no filter", filter: "", faces: nil)
-    _ = try measure("pixellate(16) alone (no detection)", filter: "pixellate(16)", faces: nil)
-    _ = try measure("face-pixellate, one fixed face, no detection", filter: "face-pixellate(scale=16)", faces: FixedFace())
-    for model in ["haar", "lbp"] {
-        for every in [1, 3] {
-            let provider = DetectingFaceProvider(detector: try CascadeFaceDetector(model: model), mode: .everyNth(every))
-            _ = try measure("face-pixellate, \(model), detect every \(every)", filter: "face-pixellate(scale=16)", faces: provider)
+    // Configurations are interleaved and repeated (a shared machine's load moves); medians are printed.
+    let allConfigurations: [(label: String, filter: String, faces: () throws -> (any FaceRegionProvider)?)] = [
+        ("no filter", "", { nil }),
+        ("pixellate(16) alone, no mask", "pixellate(16)", { nil }),
+        ("face-pixellate, one fixed face, no detector", "face-pixellate(scale=16)", { FixedFace() }),
+        ("the seed's graph with one radial-gradient", "[in]pixellate(scale=16)[px]; radial-gradient(radius0=70, radius1=90)[m]; [px][in][m]blend-mask", { nil }),
+    ] + ["haar", "lbp"].flatMap { model in
+        [1, 3].map { every in
+            ("face-pixellate, \(model), detect every \(every)", "face-pixellate(scale=16)", {
+                DetectingFaceProvider(detector: try CascadeFaceDetector(model: model), mode: .everyNth(every)) as (any FaceRegionProvider)?
+            })
         }
+    }
+    let chosen = ProcessInfo.processInfo.environment["FACE_BENCH_ONLY"].map { $0.split(separator: ",").compactMap { Int($0) } }
+    let configurations = chosen.map { indices in indices.map { allConfigurations[$0] } } ?? allConfigurations
+    var results = [[Figures]](repeating: [], count: configurations.count)
+    for _ in 0..<rounds {
+        for (index, configuration) in configurations.enumerated() {
+            results[index].append(try measure(filter: configuration.filter, faces: try configuration.faces()))
+        }
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    print("medians of \(rounds) rounds (range in brackets)")
+    for (index, configuration) in configurations.enumerated() {
+        let runs = results[index]
+        let fps = runs.map(\.fps)
+        var line = configuration.label.padding(toLength: 46, withPad: " ", startingAt: 0)
+            + String(format: "%7.1f fps [%.1f–%.1f]", median(fps), fps.min()!, fps.max()!)
+        let detector = runs.compactMap(\.detectorMs), thumbnail = runs.compactMap(\.thumbnailMs)
+        if !detector.isEmpty {
+            line += String(format: "   thumbnail %.2f ms, detector %.1f ms [%.1f–%.1f] on %@, %d runs per pass",
+                           median(thumbnail), median(detector), detector.min()!, detector.max()!,
+                           runs.last?.input.map { "\($0)" } ?? "-", runs.last?.detections ?? 0)
+        }
+        print(line)
     }
 } catch {
     fail("\(error)")
