@@ -59,7 +59,8 @@ public final class DetectingFaceProvider: FaceRegionProvider {
         case live
     }
 
-    /// Files: detect every frame by default (the mask follows motion best; a 320-px cascade costs a few ms).
+    /// Files: detect every frame by default: the mask follows motion best. The cost (Haar ≈ 16–25 ms per frame on
+    /// the 2-core llvmpipe box, LBP ≈ 5–9 ms; BENCHMARKS.md) is traded for speed with `--face-every N`.
     public static let defaultInterval = 1
 
     public let mode: Mode
