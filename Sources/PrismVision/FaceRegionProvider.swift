@@ -70,6 +70,7 @@ public final class DetectingFaceProvider: FaceRegionProvider {
 
     private struct Detected: Sendable {
         var frameIndex: Int
+        var pts: MediaTime
         var faces: [TrackedFace]
     }
     private struct State: Sendable {
@@ -84,8 +85,13 @@ public final class DetectingFaceProvider: FaceRegionProvider {
     }
     private let state: Mutex<State>
 
-    public init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings()) {
+    /// Seconds a face is moved on at its velocity after its detection (0: boxes stay where detected).
+    public let maxPrediction: Double
+
+    public init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings(),
+                maxPrediction: Double = 0.25) {
         self.mode = mode
+        self.maxPrediction = maxPrediction
         self.detector = Mutex(detector)
         state = Mutex(State(tracker: FaceTracker(settings: tracker)))
     }
@@ -121,7 +127,7 @@ public final class DetectingFaceProvider: FaceRegionProvider {
                 switch result {
                 case .success(let detections):
                     let faces = state.tracker.update(detections, frameIndex: frameIndex, time: pts.seconds)
-                    state.detected.append(Detected(frameIndex: frameIndex, faces: faces))
+                    state.detected.append(Detected(frameIndex: frameIndex, pts: pts, faces: faces))
                     state.detected.sort { $0.frameIndex < $1.frameIndex }
                 case .failure(let error):
                     if state.error == nil { state.error = error }
@@ -156,7 +162,16 @@ public final class DetectingFaceProvider: FaceRegionProvider {
                 state.statistics.maxAge = max(state.statistics.maxAge, age)
             }
             var faces = usable?.faces ?? []
-            for index in faces.indices { faces[index].framesSinceSeen += age ?? 0 }
+            // Frames after the detection: faces seen in it move on at their velocity (from pts, so files stay
+            // deterministic), for at most `maxPrediction`; faces already being held stay where they were.
+            let elapsed = usable.map { min(max((pts - $0.pts).seconds, 0), maxPrediction) } ?? 0
+            for index in faces.indices {
+                if faces[index].framesSinceSeen == 0 {
+                    faces[index].box.x += faces[index].velocity.x * elapsed
+                    faces[index].box.y += faces[index].velocity.y * elapsed
+                }
+                faces[index].framesSinceSeen += age ?? 0
+            }
             return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: faces, age: age)
         }
     }

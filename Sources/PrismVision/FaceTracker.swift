@@ -8,12 +8,16 @@ public struct TrackedFace: Hashable, Sendable {
     /// Frames since the detector last saw this face (0: seen on the frame the box is for); the tracker
     /// keeps a face for `holdFrames` after a miss so a mask does not blink.
     public var framesSinceSeen: Int
+    /// How fast the box's centre moves, in pixels per second (the smoothed derivative; zero without
+    /// smoothing or history). The provider moves boxes on by it for frames after their detection.
+    public var velocity: SIMD2<Double>
 
-    public init(id: Int, box: FaceBox, score: Double, framesSinceSeen: Int = 0) {
+    public init(id: Int, box: FaceBox, score: Double, framesSinceSeen: Int = 0, velocity: SIMD2<Double> = .zero) {
         self.id = id
         self.box = box
         self.score = score
         self.framesSinceSeen = framesSinceSeen
+        self.velocity = velocity
     }
 }
 
@@ -25,7 +29,8 @@ struct OneEuroFilter: Sendable {
     var beta: Double
     var derivativeCutoff = 1.0
     private var value: Double?
-    private var derivative = 0.0
+    /// The smoothed rate of change, per second.
+    private(set) var derivative = 0.0
 
     init(minCutoff: Double, beta: Double) {
         self.minCutoff = minCutoff
@@ -110,6 +115,9 @@ public struct FaceTracker: Sendable {
             detectionTaken.insert(pair.detection)
             let detection = detections[pair.detection]
             tracks[pair.track].face.box = smooth(&tracks[pair.track].filters, detection.box, interval: interval)
+            if settings.smoothing {
+                tracks[pair.track].face.velocity = SIMD2(tracks[pair.track].filters[0].derivative, tracks[pair.track].filters[1].derivative)
+            }
             tracks[pair.track].face.score = detection.score
             tracks[pair.track].lastSeenFrame = frameIndex
         }

@@ -57,6 +57,32 @@ final class FaceRegionProviderTests: XCTestCase {
         XCTAssertFalse(DetectingFaceProvider(detector: Self.movingFaceDetector(seed: 0), mode: .everyNth(3)).wantsLuma(frameIndex: 4))
     }
 
+    func testFacesMoveOnAtTheirVelocityBetweenDetections() throws {
+        // The face moves 10 px a frame (300 px/s at 30 fps); detections every third frame.
+        func centres(maxPrediction: Double) throws -> [Double] {
+            let provider = DetectingFaceProvider(detector: Self.movingFaceDetector(seed: 9), mode: .everyNth(3), maxPrediction: maxPrediction)
+            return try (0..<30).map { frame in
+                if provider.wantsLuma(frameIndex: frame) {
+                    provider.submit(frameIndex: frame, pts: Self.pts(frame), luma: markedLuma(frame))
+                }
+                let faces = try provider.regions(frameIndex: frame, pts: Self.pts(frame), frameSize: Size(width: 640, height: 360)).faces
+                return faces[0].box.center.x
+            }
+        }
+        let held = try centres(maxPrediction: 0), moved = try centres(maxPrediction: 0.25)
+        var heldError = 0.0, movedError = 0.0
+        for frame in 15..<30 where frame % 3 != 0 {
+            let truth = 10 * Double(frame) + 40
+            heldError += abs(held[frame] - truth)
+            movedError += abs(moved[frame] - truth)
+            XCTAssertGreaterThan(moved[frame], moved[frame - 1], "frame \(frame): moves on between detections")
+            XCTAssertEqual(held[frame], held[frame - frame % 3], "frame \(frame): held without prediction")
+        }
+        XCTAssertLessThan(movedError, heldError / 2, "prediction follows the face: \(movedError) vs \(heldError) px")
+        // Detection frames are the same either way.
+        for frame in stride(from: 0, to: 30, by: 3) { XCTAssertEqual(moved[frame], held[frame]) }
+    }
+
     func testLiveSubmitNeverWaitsAndRegionsReportTheirAge() throws {
         let gate = DispatchSemaphore(value: 0)
         let detector = ScriptedDetector(gate: gate) { luma in
