@@ -34,11 +34,24 @@ let package = Package(
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CMediaShims", "CSystemShims"]),
         // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
         .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
-        .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline"]),
+        .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"]),
         // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
         .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
-        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "CMicroHTTPD", "CHTTPShims"]),
+        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
+                                              "CMicroHTTPD", "CHTTPShims"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
+        // Prints what face detection costs on a clip (BENCHMARKS.md).
+        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision"],
+                          path: "Sources/FaceBench"),
+        // OpenCV's cascade face detector behind a C API (Swift cannot import its C++ headers). Debian's
+        // libopencv-objdetect-dev ships no opencv4.pc (only the whole libopencv-dev does), so the include
+        // directory and libraries are named here.
+        .target(name: "CFaceDetect",
+                cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"),
+                                 .linkedLibrary("opencv_core"), .linkedLibrary("stdc++")]),
+        // Face detection on a small luma image, tracking, regions for the graph, sidecars.
+        .target(name: "PrismVision", dependencies: ["PrismCore", "PrismFilters", "CFaceDetect"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
                                                    .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
 
@@ -47,6 +60,7 @@ let package = Package(
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
+        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism"]),
     ],
     swiftLanguageModes: [.v6]

@@ -37,6 +37,8 @@
 //   <prefix>_CARD           the card name (default "Prism Fake Camera <n>")
 //   <prefix>_STRIDE_ALIGN   pad bytesperline to a multiple of this (default 1: tight rows)
 //   <prefix>_MJPG_CHROMA    420: MJPG frames are 4:2:0 (some webcams); default 422
+//   <prefix>_CLIP           WxH:PATH, raw yuv420p frames of that size: at that size the device shows them
+//                           (frame k is clip frame k mod count) instead of the picture above (face tests)
 //   PRISM_FAKE_V4L2_TRACE   1: one stderr line per device call, and a summary at close
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -81,6 +83,10 @@ struct fake_config {
     char card[32];
     uint32_t stride_align;
     int mjpeg_420;
+    // <prefix>_CLIP: yuv420p frames shown at clip_width x clip_height (NULL: the synthetic picture).
+    uint8_t *clip;
+    uint32_t clip_width, clip_height;
+    uint64_t clip_frames;
 };
 
 enum buffer_state { BUF_USER, BUF_QUEUED, BUF_DONE };
@@ -167,6 +173,35 @@ static const char *variable(const char *prefix, const char *suffix) {
     return getenv(name);
 }
 
+/// Reads a whole `WxH:PATH` clip of yuv420p frames into memory (kept for the life of the process).
+static void load_clip(struct fake_config *config, const char *prefix, const char *text) {
+    unsigned w = 0, h = 0;
+    int offset = 0;
+    if (sscanf(text, "%ux%u:%n", &w, &h, &offset) != 2 || offset == 0 || w % 2 || h % 2) {
+        fprintf(stderr, "fake-v4l2: %s_CLIP: expected WxH:PATH (even sizes), not '%s'\n", prefix, text);
+        return;
+    }
+    FILE *file = fopen(text + offset, "rb");
+    if (!file) { fprintf(stderr, "fake-v4l2: %s_CLIP: cannot open %s\n", prefix, text + offset); return; }
+    size_t frame = (size_t)w * h * 3 / 2;
+    fseek(file, 0, SEEK_END);
+    long length = ftell(file);
+    fseek(file, 0, SEEK_SET);
+    uint64_t count = length > 0 ? (uint64_t)length / frame : 0;
+    uint8_t *data = count ? malloc(count * frame) : NULL;
+    if (!data || fread(data, frame, count, file) != count) {
+        fprintf(stderr, "fake-v4l2: %s_CLIP: %s holds no whole %ux%u yuv420p frame\n", prefix, text + offset, w, h);
+        free(data);
+        fclose(file);
+        return;
+    }
+    fclose(file);
+    config->clip = data;
+    config->clip_width = w;
+    config->clip_height = h;
+    config->clip_frames = count;
+}
+
 static void load_slot(int slot) {
     char prefix[64];
     if (slot == 0) snprintf(prefix, sizeof prefix, "PRISM_FAKE_V4L2");
@@ -224,6 +259,8 @@ static void load_slot(int slot) {
     if (config->stride_align == 0) config->stride_align = 1;
     text = variable(prefix, "_MJPG_CHROMA");
     config->mjpeg_420 = text && !strcmp(text, "420");
+    text = variable(prefix, "_CLIP");
+    if (text) load_clip(config, prefix, text);
 }
 
 static void initialise(void) {
@@ -343,6 +380,36 @@ static struct yuv pixel_at(uint32_t x, int counter_row, uint64_t k, uint32_t bar
     return bg;
 }
 
+/// Clip frame k mod count, converted to the negotiated layout.
+static void draw_clip_frame(struct fake_device *device, uint8_t *out, uint64_t k) {
+    const struct v4l2_pix_format *pix = &device->pix;
+    const struct fake_config *config = device->config;
+    uint32_t width = pix->width, height = pix->height, line = pix->bytesperline;
+    const uint8_t *y = config->clip + (k % config->clip_frames) * ((size_t)width * height * 3 / 2);
+    const uint8_t *u = y + (size_t)width * height, *v = u + (size_t)width * height / 4;
+    for (uint32_t row = 0; row < height; row++) {
+        const uint8_t *ys = y + (size_t)row * width, *us = u + (size_t)(row / 2) * (width / 2), *vs = v + (size_t)(row / 2) * (width / 2);
+        if (pix->pixelformat == V4L2_PIX_FMT_YUYV) {
+            uint8_t *p = out + (size_t)row * line;
+            for (uint32_t x = 0; x < width; x += 2) {
+                p[2 * x] = ys[x]; p[2 * x + 1] = us[x / 2]; p[2 * x + 2] = ys[x + 1]; p[2 * x + 3] = vs[x / 2];
+            }
+            continue;
+        }
+        memcpy(out + (size_t)row * line, ys, width);
+        if (row % 2) continue;
+        uint8_t *chroma = out + (size_t)line * height;
+        if (pix->pixelformat == V4L2_PIX_FMT_NV12) {
+            uint8_t *p = chroma + (size_t)(row / 2) * line;
+            for (uint32_t x = 0; x < width / 2; x++) { p[2 * x] = us[x]; p[2 * x + 1] = vs[x]; }
+        } else {
+            uint32_t half = line / 2;
+            memcpy(chroma + (size_t)(row / 2) * half, us, width / 2);
+            memcpy(chroma + (size_t)half * (height / 2) + (size_t)(row / 2) * half, vs, width / 2);
+        }
+    }
+}
+
 static void free_jpeg(struct fake_device *device) {
     avcodec_free_context(&device->jpeg);
     av_frame_free(&device->jpeg_picture);
@@ -409,6 +476,11 @@ static uint32_t encode_jpeg(struct fake_device *device, uint8_t *out, uint64_t k
 /// Draws frame k into a buffer; returns the bytes used.
 static uint32_t draw_frame(struct fake_device *device, uint8_t *out, uint64_t k) {
     const struct v4l2_pix_format *pix = &device->pix;
+    if (device->config->clip && pix->width == device->config->clip_width && pix->height == device->config->clip_height
+        && pix->pixelformat != V4L2_PIX_FMT_MJPEG) {
+        draw_clip_frame(device, out, k);
+        return pix->sizeimage;
+    }
     uint32_t width = pix->width, height = pix->height, line = pix->bytesperline;
     uint32_t bar_width = (width / 20) & ~3u;
     if (bar_width < 8) bar_width = 8;

@@ -87,7 +87,8 @@ final class FrameEngineTests: XCTestCase {
 
     func testSideInputsReachTheFrameContextAndTapsSeeEveryFrame() throws {
         final class Regions: SideInput {
-            func apply(to context: inout FrameContext, frame: TimedFrame, index: Int) throws {
+            func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+                XCTAssertEqual(uploaded.size, FrameEngineTests.size)
                 context.regions = [FrameContext.Region(center: SIMD2(Double(index) / 10, 0.5), radius: 0.1)]
             }
         }

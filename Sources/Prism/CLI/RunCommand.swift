@@ -14,8 +14,8 @@ struct RunCommand: PrismCommand {
 
     static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
-    /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits.
-    static let commonOptions: [OptionSpec] = [
+    /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
+    static let commonOptions: [OptionSpec] = FaceOptions.commandLine + [
         .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
         .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
         .value("--preset", value: "P", help: "x264/x265 preset: " + presets.joined(separator: ", ") + " (default medium)"),
@@ -129,6 +129,7 @@ struct RunCommand: PrismCommand {
             options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
         }
         options.audioDevice = scanner.value("--audio")
+        options.faces = try FaceOptions.parse(&scanner)
         for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
             guard let text = scanner.value(flag) else { continue }
             guard let bytes = ByteCount.parse(text) else { throw UsageError("\(flag) takes a size like 500M or 2G, not '\(text)'") }
@@ -265,6 +266,7 @@ struct RunCommand: PrismCommand {
         if let warning = truncationWarning(report, source: job.sourceInfo) { PrismCommandLine.info("prism: warning: \(warning)") }
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
+            if let faces = job.faceStatistics { PrismCommandLine.info("prism: \(faces.summary)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
             switch report.stopReason {
@@ -369,6 +371,7 @@ struct RenderCommand: PrismCommand {
     let output: String
     let gpu: GPUOptions
     let quality: Int
+    let faces: FaceOptions
 
     static let spec = CommandSpec(
         name: "render", arguments: "IN.(png|jpg)",
@@ -378,7 +381,7 @@ struct RenderCommand: PrismCommand {
             .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
             .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
             .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
-        ])
+        ] + FaceOptions.commandLine)
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
@@ -390,6 +393,7 @@ struct RenderCommand: PrismCommand {
         filter = scanner.value("--filter", "-f") ?? ""
         gpu = GPUOptions(deviceIndex: try scanner.int("--gpu", in: 0...63))
         quality = try scanner.int("--quality", in: 1...100) ?? 90
+        faces = try FaceOptions.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
         try scanner.checkAllUsed()
@@ -398,10 +402,17 @@ struct RenderCommand: PrismCommand {
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
         FFmpegLog.setLevel(.quiet)
+        // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
+        let sideInput = try faces.makeSideInput(for: graph, live: false)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
-        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context)
+        var frame = FrameContext()
+        if let sideInput {
+            frame.regions = try StillFaces.detect(rgba: image.pixels, size: image.size, on: context, faces: sideInput).regions
+        }
+        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context, frame: frame)
         try ImageFile.write(RGBAImage(size: size, pixels: pixels), to: output, jpegQuality: quality)
+        try sideInput?.finish()
         return 0
     }
 }

@@ -4,6 +4,7 @@ import PrismFilters
 import PrismGPU
 import PrismMedia
 import PrismPipeline
+import PrismVision
 
 /// `prism run` on the engine: the source, the one output and the policies `RunOptions` asks for.
 /// Everything that can fail because of the user's input fails in `init`, before the first frame.
@@ -12,6 +13,8 @@ public final class RunJob: Sendable {
     public let engine: FrameEngine
     /// Recordings a killed earlier run of the same output left, recovered next to it.
     public let recoveredLeftovers: [String]
+    /// Faces found per frame (a side input of the graph), when the graph draws them or a face flag asks.
+    private let faces: FaceSideInput?
     /// What the job did to the input or output that the user did not spell out, one line each (said once,
     /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
     public let notes: [String]
@@ -102,10 +105,14 @@ public final class RunJob: Sendable {
         }
         self.notes = notes
         var taps = extraTaps
+        // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
+        // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
+        let faces = try options.faces.makeSideInput(for: graph, live: options.input.isCamera)
+        self.faces = faces
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
         engine = try FrameEngine(source: source, graph: graph, sinks: customSinks ?? [sink].compactMap { $0 },
                                  configuration: configuration, gpu: gpu,
-                                 audioCapture: capture, taps: taps)
+                                 audioCapture: capture, taps: taps, sideInputs: faces.map { [FaceRegions($0)] } ?? [])
         recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
     }
 
@@ -124,6 +131,9 @@ public final class RunJob: Sendable {
 
     /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
     static func pacesPattern(_ options: RunOptions) -> Bool { options.audioDevice != nil && options.input == .pattern }
+
+    /// What the face detector cost, when faces were found.
+    public var faceStatistics: FaceDetectorStatistics? { faces?.statistics }
 
     public var sourceInfo: SourceInfo { engine.sourceInfo }
     public var gpuInfo: GPUInfo { engine.gpuInfo }

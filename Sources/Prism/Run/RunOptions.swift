@@ -56,6 +56,8 @@ public struct RunOptions: Sendable {
     public var autorotate = true
     /// `--mirror`: swap left and right (a front-facing camera shown as a mirror shows it).
     public var mirror = false
+    /// `--face-model`, `--face-every`, `--faces-in`, `--faces-out` (see `FaceOptions`).
+    public var faces = FaceOptions()
 
     public init() {}
 

@@ -15,10 +15,15 @@ public struct FilterDefinition: Sendable {
     /// Positional arguments map onto these parameter names, in order.
     public let positional: [String]
     private let make: @Sendable (ParameterValues) throws -> FilterKernel
+    /// Shorthands that stand for several filters (`face-pixellate`): adds them to `graph` reading `input`
+    /// and returns the last; the binder calls it instead of `instantiate`.
+    public let expand: (@Sendable (_ graph: FilterGraph, _ input: FilterGraph.Stream, _ values: ParameterValues) throws -> FilterGraph.NodeID)?
 
     public init(name: String, summary: String, maths: String, parameters: [ParameterSpec] = [],
                 inputs: [String] = ["input"], example: String, positional: [String]? = nil,
-                make: @escaping @Sendable (ParameterValues) throws -> FilterKernel) {
+                make: @escaping @Sendable (ParameterValues) throws -> FilterKernel,
+                expand: (@Sendable (FilterGraph, FilterGraph.Stream, ParameterValues) throws -> FilterGraph.NodeID)? = nil) {
+        self.expand = expand
         self.name = name
         self.summary = summary
         self.maths = maths
@@ -39,7 +44,7 @@ public struct FilterDefinition: Sendable {
 /// Every built-in filter, by name.
 public enum BuiltinFilters {
     public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition]
-        + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions
+        + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions + FaceFilters.definitions
 
     public static func named(_ name: String) -> FilterDefinition? {
         all.first { $0.name == name.lowercased() }

@@ -114,8 +114,8 @@ public struct FrameContext: Sendable {
     public var time: Double
     public var timeDelta: Double
     public var frameIndex: Int
-    /// Regions of interest for this frame (face centres and radii, normalised to the frame), for
-    /// kernels that take them.
+    /// Regions of interest for this frame (faces: centres as 0...1 of width and height, radii as a
+    /// fraction of the frame's width), for kernels that take them (`face-mask`).
     public var regions: [Region]
 
     public struct Region: Hashable, Sendable {

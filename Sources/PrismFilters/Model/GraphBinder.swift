@@ -78,6 +78,17 @@ public struct GraphBinder {
                                              + " (prism filters lists them)", column: column)
                     }
                     given = try arguments(of: element, specs: definition.parameters, positional: definition.positional)
+                    if let expand = definition.expand {  // a shorthand for several filters (face-pixellate)
+                        let input = (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
+                            if case .element(let producer) = source { return .node(nodeFor[producer]!) }
+                            return .source
+                        }
+                        guard input.count == 1 else {
+                            throw GraphBindError("\(definition.name) takes 1 input but is given \(input.count)", column: element.range.start)
+                        }
+                        nodeFor[id] = try expand(graph, input[0], try ParameterValues(specs: definition.parameters, given: given))
+                        continue
+                    }
                     (kernel, values) = try definition.instantiate(given)
                     name = definition.name
                 case .file:

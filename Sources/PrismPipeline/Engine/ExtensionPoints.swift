@@ -4,10 +4,17 @@ import PrismGPU
 import PrismMedia
 
 /// Per-frame data the graph reads, given before the frame renders (face regions, a sidecar, a value
-/// from a control page). Called on the GPU thread; an input may wait for its data (a file run that must
+/// from a control page). Called on the GPU thread after the upload, so an input can derive its data from
+/// the frame on the GPU (the detector's small luma image); it may wait for its data (a file run that must
 /// be deterministic) or use the newest it has (a live run that must not stall).
 public protocol SideInput: AnyObject {
-    func apply(to context: inout FrameContext, frame: TimedFrame, index: Int) throws
+    func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws
+    /// The run ended without an error (on the GPU thread): commit what the input wrote (a sidecar).
+    func finish() throws
+}
+
+extension SideInput {
+    public func finish() throws {}
 }
 
 /// A frame as the GPU has it after the graph ran: for taps, on the GPU thread, during the call only.

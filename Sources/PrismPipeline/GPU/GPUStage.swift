@@ -286,7 +286,7 @@ final class GPUStage {
                                                           colorSpace: frame.colorSpace, planes: frame.planes))
         times.add(.upload, since: t0)
         var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index)
-        for input in sideInputs { try input.apply(to: &context, frame: timed, index: index) }
+        for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
         if let renderer {
             t0 = StageTimes.now()
             try renderer.render(uploaded, context: context)
@@ -315,6 +315,7 @@ final class GPUStage {
         for channel in outputs + inputs { try channel.drain() }
         times.add(.readback, nanoseconds: StageTimes.now() - t0, count: 0)
         for tap in taps { try tap.finish() }
+        for input in sideInputs { try input.finish() }
         if let timer {
             timer.finish()
             let total = timer.samples.reduce(UInt64(0)) { $0 + $1.reduce(0, +) }

@@ -1,0 +1,94 @@
+// The C API of CFaceDetect.h over cv::CascadeClassifier. OpenCV reports failures with exceptions;
+// none may cross into Swift, so each entry point catches them and returns a message instead.
+#include "CFaceDetect.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <opencv2/core.hpp>
+#include <opencv2/imgproc.hpp>
+#include <opencv2/objdetect.hpp>
+
+struct prism_face_detector {
+    cv::CascadeClassifier cascade;
+    cv::Mat equalised;  // reused between frames of the same size
+};
+
+static void write_error(char *error, size_t size, const char *message) {
+    if (error != nullptr && size > 0) std::snprintf(error, size, "%s", message);
+}
+
+extern "C" prism_face_detector *prism_face_detector_open(const char *path, char *error, size_t error_size) {
+    std::FILE *file = std::fopen(path, "rb");
+    if (file == nullptr) {
+        write_error(error, error_size, "cannot open the cascade file");
+        return nullptr;
+    }
+    std::fclose(file);
+    prism_face_detector *detector = new (std::nothrow) prism_face_detector();
+    if (detector == nullptr) {
+        write_error(error, error_size, "out of memory");
+        return nullptr;
+    }
+    try {
+        if (!detector->cascade.load(path) || detector->cascade.empty()) {
+            write_error(error, error_size, "not an OpenCV cascade (Haar or LBP XML)");
+            delete detector;
+            return nullptr;
+        }
+    } catch (const cv::Exception &e) {
+        // Malformed XML makes OpenCV's file storage throw; its own short message (not the source location).
+        std::string message = std::string("not an OpenCV cascade (") + e.err + ")";
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        write_error(error, error_size, message.c_str());
+        delete detector;
+        return nullptr;
+    } catch (const std::exception &e) {
+        std::string message = std::string("not an OpenCV cascade: ") + e.what();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        write_error(error, error_size, message.c_str());
+        delete detector;
+        return nullptr;
+    }
+    return detector;
+}
+
+extern "C" void prism_face_detector_close(prism_face_detector *detector) { delete detector; }
+
+extern "C" int prism_face_detector_detect(prism_face_detector *detector, const uint8_t *gray, int width, int height,
+                                          int stride, double scale_factor, int min_neighbours, int min_size,
+                                          prism_face_box *boxes, int capacity, char *error, size_t error_size) {
+    if (detector == nullptr || gray == nullptr || width <= 0 || height <= 0 || stride < width) {
+        write_error(error, error_size, "invalid image");
+        return -1;
+    }
+    try {
+        const cv::Mat image(height, width, CV_8UC1, const_cast<uint8_t *>(gray), static_cast<size_t>(stride));
+        cv::equalizeHist(image, detector->equalised);
+        std::vector<cv::Rect> found;
+        std::vector<int> neighbours;
+        detector->cascade.detectMultiScale(detector->equalised, found, neighbours, scale_factor, min_neighbours, 0,
+                                           cv::Size(min_size, min_size));
+        std::vector<size_t> order(found.size());
+        for (size_t i = 0; i < order.size(); i++) order[i] = i;
+        // Largest first; equal areas keep OpenCV's order, so the result is deterministic.
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return found[a].area() != found[b].area() ? found[a].area() > found[b].area() : a < b;
+        });
+        const int count = static_cast<int>(found.size());
+        for (int i = 0; i < count && i < capacity; i++) {
+            const cv::Rect &r = found[order[i]];
+            boxes[i] = prism_face_box{r.x, r.y, r.width, r.height, i < static_cast<int>(neighbours.size()) ? neighbours[order[i]] : 0};
+        }
+        return count;
+    } catch (const std::exception &e) {
+        std::string message = std::string("face detection failed: ") + e.what();
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        write_error(error, error_size, message.c_str());
+        return -1;
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismVision
+
+/// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
+public struct FaceOptions: Sendable, Equatable {
+    /// `--face-model PATH|haar|lbp`: an OpenCV cascade (default: Debian's frontal face Haar cascade).
+    public var model: String?
+    /// `--face-every N`: files and raw input detect on frames 0, N, 2N… (default 1); ignored live.
+    public var every: Int?
+    /// `--faces-in F.jsonl`: faces from a sidecar instead of the detector.
+    public var sidecarIn: String?
+    /// `--faces-out F.jsonl`: write each frame's faces.
+    public var sidecarOut: String?
+
+    public init() {}
+
+    /// The flags, declared once for every command that takes them.
+    static let commandLine: [OptionSpec] = [
+        .value("--face-model", value: "PATH|haar|lbp", help: "the OpenCV cascade that finds faces (default haar)"),
+        .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
+        .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
+        .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
+    ]
+
+    static func parse(_ scanner: inout ArgumentScanner) throws -> FaceOptions {
+        var options = FaceOptions()
+        options.model = scanner.value("--face-model")
+        options.every = try scanner.int("--face-every", in: 1...100_000)
+        options.sidecarIn = scanner.value("--faces-in")
+        options.sidecarOut = scanner.value("--faces-out")
+        if options.sidecarIn != nil, options.model != nil || options.every != nil {
+            throw UsageError("--faces-in replaces the detector: drop --face-model and --face-every")
+        }
+        if let input = options.sidecarIn, let output = options.sidecarOut,
+           URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
+            throw UsageError("--faces-in and --faces-out name the same file")
+        }
+        return options
+    }
+
+    /// Any face flag given.
+    public var isEmpty: Bool { self == FaceOptions() }
+
+    /// Faces are needed when the graph draws face masks or any face flag is given (a sidecar to write,
+    /// or a model or sidecar that must then be valid even if nothing draws faces).
+    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || !isEmpty }
+
+    /// The provider these options ask for: the sidecar, or the cascade detector (loaded now, so a bad
+    /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
+    public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
+        if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
+        let detector = try CascadeFaceDetector(model: model ?? CascadeFaceDetector.defaultModel)
+        return DetectingFaceProvider(detector: detector,
+                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval))
+    }
+
+    /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
+    public func makeWriter() throws -> FaceSidecarWriter? {
+        try sidecarOut.map { try FaceSidecarWriter(path: $0) }
+    }
+
+    /// Provider and writer as the engine's per-frame side input; nil when `graph` needs no faces and no
+    /// sidecar is asked for. Fails now on a bad model or sidecar, before any frame.
+    public func makeSideInput(for graph: FilterGraph, live: Bool) throws -> FaceSideInput? {
+        guard needsFaces(for: graph) else { return nil }
+        return FaceSideInput(provider: try makeProvider(live: live), writer: try makeWriter())
+    }
+}
+
+/// Faces for one still image (`prism render`): its luma thumbnail on the GPU, one detection (or the
+/// sidecar's line for pts 0), as frame 0 at pts 0.
+enum StillFaces {
+    static func detect(rgba: [UInt8], size: Size, on context: GPUContext, faces: FaceSideInput) throws -> FaceFrame {
+        try faces.faces(frameIndex: 0, pts: .zero, frameSize: size) {
+            try context.perform {
+                let uploader = FrameUploader(ringSize: 1)
+                let uploaded = try rgba.withUnsafeBytes { bytes in
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
+                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
+                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
+                }
+                return try LumaThumbnailer().render(uploaded)
+            }
+        }
+    }
+}

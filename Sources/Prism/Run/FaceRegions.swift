@@ -1,0 +1,25 @@
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismPipeline
+import PrismVision
+
+/// Faces as the engine's side input: on the GPU thread, after the upload, the detector's small luma image
+/// is rendered from the uploaded frame (only for frames the detector wants) and each frame gets its
+/// tracked regions (`FrameContext.regions`) before the graph runs; `--faces-out` is committed at the end.
+final class FaceRegions: SideInput {
+    let faces: FaceSideInput
+    private var thumbnailer: LumaThumbnailer?
+
+    init(_ faces: FaceSideInput) { self.faces = faces }
+
+    func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+        context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
+            let thumbnailer = self.thumbnailer ?? LumaThumbnailer()
+            self.thumbnailer = thumbnailer
+            return try thumbnailer.render(uploaded)
+        }
+    }
+
+    func finish() throws { try faces.finish() }
+}

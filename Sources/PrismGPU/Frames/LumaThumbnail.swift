@@ -1,0 +1,82 @@
+import CGLES
+import PrismCore
+
+/// Renders a frame's small grayscale picture for the face detector: at most `maxWidth` pixels wide
+/// (`LumaImage.thumbnailSize`), full-range BT.601 luma of the R'G'B' the filters see, each pixel the
+/// mean of a 2×2 grid of samples inside the block of the frame it covers. Four thumbnail pixels are
+/// packed into one RGBA8 texel, so the draw is tiny (80×180 texels for 720p) and the readback is
+/// width×height bytes. One per pipeline, on its GPU thread; programs are made per source format.
+public final class LumaThumbnailer {
+    public let maxWidth: Int
+    private var programs: [PixelFormat: ShaderProgram] = [:]
+    private var target: RenderTarget?
+    private var vertexArray: GLuint = 0
+
+    public init(maxWidth: Int = 320) {
+        self.maxWidth = maxWidth
+        glGenVertexArrays(1, &vertexArray)
+    }
+
+    deinit { glDeleteVertexArrays(1, &vertexArray) }
+
+    /// Draws and reads back the thumbnail of `frame` (synchronously: it is a few kilobytes).
+    public func render(_ frame: UploadedFrame) throws -> LumaImage {
+        let size = LumaImage.thumbnailSize(for: frame.size, maxWidth: maxWidth)
+        let program = try self.program(for: frame.format)
+        let targetSize = Size(width: size.width / 4, height: size.height)
+        if target?.size != targetSize { target = try RenderTarget(size: targetSize, format: .rgba8, linear: false) }
+        guard let target else { preconditionFailure("thumbnail target was just made") }
+        var previousArray: GLint = 0
+        glGetIntegerv(GLenum(GL_VERTEX_ARRAY_BINDING), &previousArray)
+        defer { glBindVertexArray(GLuint(previousArray)) }
+        glBindVertexArray(vertexArray)
+        target.bindForDrawing()
+        program.use()
+        frame.bind(to: program)
+        program.set("prism_blockSize", Float(frame.size.width) / Float(size.width), Float(frame.size.height) / Float(size.height))
+        program.set("prism_frameSize", Float(frame.size.width), Float(frame.size.height))
+        program.drawFullscreen()
+        var pixels = [UInt8](repeating: 0, count: size.pixelCount)
+        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
+        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
+        pixels.withUnsafeMutableBytes { bytes in
+            glReadPixels(0, 0, GLsizei(targetSize.width), GLsizei(targetSize.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
+                         bytes.baseAddress)
+        }
+        try GLError.check("glReadPixels(luma thumbnail \(size))")
+        return LumaImage(size: size, pixels: pixels, frameSize: frame.size)
+    }
+
+    private func program(for format: PixelFormat) throws -> ShaderProgram {
+        if let program = programs[format] { return program }
+        let fragment = FrameShaders.header + FrameShaders.sourceFunctions(for: format) + """
+
+            uniform vec2 prism_blockSize;
+            uniform vec2 prism_frameSize;
+            out vec4 prism_out;
+            // Mean luma of samples at 1/4 and 3/4 of thumbnail pixel t's block, in each direction.
+            float prism_thumbLuma(vec2 t) {
+                float sum = 0.0;
+                for (int j = 0; j < 2; j++) {
+                    for (int i = 0; i < 2; i++) {
+                        vec2 p = floor((t + vec2(0.25 + 0.5 * float(i), 0.25 + 0.5 * float(j))) * prism_blockSize);
+                        sum += dot(prism_fetchSource(min(p, prism_frameSize - 1.0) + 0.5).rgb, vec3(0.299, 0.587, 0.114));
+                    }
+                }
+                return sum * 0.25;
+            }
+            void main() {
+                ivec2 texel = ivec2(gl_FragCoord.xy);
+                float y = float(texel.y);
+                float x = float(texel.x * 4);
+                prism_out = vec4(prism_thumbLuma(vec2(x, y)), prism_thumbLuma(vec2(x + 1.0, y)),
+                                 prism_thumbLuma(vec2(x + 2.0, y)), prism_thumbLuma(vec2(x + 3.0, y)));
+            }
+
+            """
+        let program = try ShaderProgram(label: "luma thumbnail (\(format))", fragment: fragment)
+        programs[format] = program
+        return program
+    }
+}

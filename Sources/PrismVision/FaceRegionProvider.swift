@@ -1,0 +1,183 @@
+import Dispatch
+import Foundation
+import PrismCore
+import Synchronization
+
+/// Per-frame face regions for the engine: it asks whether a frame's luma thumbnail is wanted, hands it
+/// over, and asks for the faces to draw each frame with. Called from the engine's threads.
+public protocol FaceRegionProvider: Sendable {
+    /// Whether the engine should render and `submit` this frame's luma thumbnail.
+    func wantsLuma(frameIndex: Int) -> Bool
+    /// Hands a thumbnail to the detector. Never waits for a detection.
+    func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage)
+    /// The faces for this frame. Throws the detector's or the sidecar's error (a bad model, a sidecar
+    /// without this pts).
+    func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame
+    /// What detection cost so far (for `--stats`, bench and the dev page).
+    var statistics: FaceDetectorStatistics { get }
+}
+
+/// Detector figures: cost per detection, its input, and how stale regions were when used.
+public struct FaceDetectorStatistics: Sendable, Equatable {
+    public var detections = 0
+    public var detectSeconds = 0.0
+    public var slowestDetectSeconds = 0.0
+    /// The thumbnail size the detector last ran on.
+    public var inputSize: Size?
+    /// Thumbnails offered while the detector was busy and not taken (live only).
+    public var skipped = 0
+    /// Frames that were given regions, and the sum and maximum of those regions' age in frames.
+    public var framesServed = 0
+    public var ageSum = 0
+    public var maxAge = 0
+
+    public init() {}
+
+    public var meanDetectMilliseconds: Double { detections == 0 ? 0 : detectSeconds * 1000 / Double(detections) }
+    public var meanAge: Double { framesServed == 0 ? 0 : Double(ageSum) / Double(framesServed) }
+
+    /// One line for reports: "face detector: 12.3 ms per detection on 320x180 (40 runs), regions 1.2 frames old on average (max 3)".
+    public var summary: String {
+        let input = inputSize.map { " on \($0)" } ?? ""
+        var line = String(format: "face detector: %.1f ms per detection%@ (%d run(s), slowest %.1f ms), regions %.1f frames old on average (max %d)",
+                          meanDetectMilliseconds, input, detections, slowestDetectSeconds * 1000, meanAge, maxAge)
+        if skipped > 0 { line += ", \(skipped) thumbnail(s) skipped while busy" }
+        return line
+    }
+}
+
+/// Runs a `FaceDetecting` on its own thread and tracks what it finds.
+///
+/// - `.everyNth(N)` (files, raw input: no deadline): frames 0, N, 2N… are detected, and `regions` for
+///   frame k waits for the detection of the latest such frame ≤ k. The same input always gives the
+///   same faces, however threads are scheduled.
+/// - `.live` (cameras): a thumbnail is wanted whenever the detector is idle; `submit` never waits and
+///   `regions` answers at once with the newest tracked faces and their age in frames.
+public final class DetectingFaceProvider: FaceRegionProvider {
+    public enum Mode: Sendable, Equatable {
+        case everyNth(Int)
+        case live
+    }
+
+    /// Files: detect every frame by default: the mask follows motion best. The cost (Haar ≈ 16–25 ms per frame on
+    /// the 2-core llvmpipe box, LBP ≈ 5–9 ms; BENCHMARKS.md) is traded for speed with `--face-every N`.
+    public static let defaultInterval = 1
+
+    public let mode: Mode
+    private let queue = DispatchQueue(label: "prism.faces.detector")
+    /// Only the detector queue uses it; the mutex makes handing it to that thread safe.
+    private let detector: Mutex<any FaceDetecting>
+
+    private struct Detected: Sendable {
+        var frameIndex: Int
+        var pts: MediaTime
+        var faces: [TrackedFace]
+    }
+    private struct State: Sendable {
+        var tracker: FaceTracker
+        /// Finished detections, oldest first (pruned as frames move on).
+        var detected: [Detected] = []
+        /// Frames submitted and not finished.
+        var inFlight: Set<Int> = []
+        var submitted: [Int] = []
+        var error: (any Error)?
+        var statistics = FaceDetectorStatistics()
+    }
+    private let state: Mutex<State>
+
+    /// Seconds a face is moved on at its velocity after its detection (0: boxes stay where detected).
+    public let maxPrediction: Double
+
+    public init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings(),
+                maxPrediction: Double = 0.25) {
+        self.mode = mode
+        self.maxPrediction = maxPrediction
+        self.detector = Mutex(detector)
+        state = Mutex(State(tracker: FaceTracker(settings: tracker)))
+    }
+
+    public func wantsLuma(frameIndex: Int) -> Bool {
+        switch mode {
+        case .everyNth(let n): return frameIndex % max(n, 1) == 0
+        case .live: return state.withLock { $0.inFlight.isEmpty }
+        }
+    }
+
+    public func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {
+        let accepted = state.withLock { state -> Bool in
+            if mode == .live, !state.inFlight.isEmpty {
+                state.statistics.skipped += 1
+                return false
+            }
+            state.inFlight.insert(frameIndex)
+            state.submitted.append(frameIndex)
+            return true
+        }
+        guard accepted else { return }
+        queue.async { [self] in
+            let start = DispatchTime.now().uptimeNanoseconds
+            let result = Result { try detector.withLock { try $0.detect(luma) } }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            state.withLock { state in
+                state.inFlight.remove(frameIndex)
+                state.statistics.detections += 1
+                state.statistics.detectSeconds += seconds
+                state.statistics.slowestDetectSeconds = max(state.statistics.slowestDetectSeconds, seconds)
+                state.statistics.inputSize = luma.size
+                switch result {
+                case .success(let detections):
+                    let faces = state.tracker.update(detections, frameIndex: frameIndex, time: pts.seconds)
+                    state.detected.append(Detected(frameIndex: frameIndex, pts: pts, faces: faces))
+                    state.detected.sort { $0.frameIndex < $1.frameIndex }
+                case .failure(let error):
+                    if state.error == nil { state.error = error }
+                }
+            }
+        }
+    }
+
+    public func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
+        if case .everyNth = mode {
+            // Wait for the detection this frame is scheduled to use, if it is still running. The serial
+            // queue finishes jobs in order, so an empty sync block is that wait.
+            let pending = state.withLock { state in
+                state.submitted.contains { $0 <= frameIndex && state.inFlight.contains($0) }
+            }
+            if pending { queue.sync {} }
+        }
+        return try state.withLock { state in
+            if let error = state.error { throw error }
+            // Newest detection not after this frame (live: the newest one of all, which may be from a
+            // later frame only if frames are asked for out of order).
+            let usable = state.detected.last { $0.frameIndex <= frameIndex }
+            if let usable {
+                // Older detections will not be needed again: frames are asked for in order.
+                state.detected.removeAll { $0.frameIndex < usable.frameIndex }
+                state.submitted.removeAll { $0 < usable.frameIndex }
+            }
+            let age = usable.map { frameIndex - $0.frameIndex }
+            state.statistics.framesServed += 1
+            if let age {
+                state.statistics.ageSum += age
+                state.statistics.maxAge = max(state.statistics.maxAge, age)
+            }
+            var faces = usable?.faces ?? []
+            // Frames after the detection: faces seen in it move on at their velocity (from pts, so files stay
+            // deterministic), for at most `maxPrediction`; faces already being held stay where they were.
+            let elapsed = usable.map { min(max((pts - $0.pts).seconds, 0), maxPrediction) } ?? 0
+            for index in faces.indices {
+                if faces[index].framesSinceSeen == 0 {
+                    faces[index].box.x += faces[index].velocity.x * elapsed
+                    faces[index].box.y += faces[index].velocity.y * elapsed
+                }
+                faces[index].framesSinceSeen += age ?? 0
+            }
+            return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: faces, age: age)
+        }
+    }
+
+    public var statistics: FaceDetectorStatistics { state.withLock { $0.statistics } }
+
+    /// Waits for every submitted detection (end of a run, tests).
+    public func drain() { queue.sync {} }
+}

@@ -1,0 +1,140 @@
+import XCTest
+import PrismCore
+import PrismGPU
+@testable import PrismFilters
+
+/// face-mask and the face shorthands against references computed here on the CPU.
+final class FaceFilterTests: XCTestCase {
+    private func render(_ text: String, _ image: TestImage, regions: [FrameContext.Region]) throws -> TestImage {
+        let graph = try GraphBinder().bind(text)
+        let (rgba, size) = try StillRenderer.render(graph, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
+                                                    frame: FrameContext(regions: regions))
+        return TestImage(size: size, rgba: rgba)
+    }
+
+    /// The seed's mask: one gradient per face from opaque white (inside r0) to transparent (outside r1),
+    /// composited source-over onto black, written out as straight alpha compositing step by step.
+    private func maskReference(_ size: Size, _ regions: [FrameContext.Region], scale: Double, feather: Double) -> [[Double]] {
+        var mask = [[Double]](repeating: [Double](repeating: 0, count: size.width), count: size.height)
+        for y in 0..<size.height { for x in 0..<size.width {
+            var value = 0.0  // the black background, as coverage
+            for region in regions {
+                let cx = region.center.x * Double(size.width), cy = region.center.y * Double(size.height)
+                let r1 = region.radius * Double(size.width) * scale, r0 = r1 * (1 - feather)
+                let d = ((Double(x) + 0.5 - cx) * (Double(x) + 0.5 - cx) + (Double(y) + 0.5 - cy) * (Double(y) + 0.5 - cy)).squareRoot()
+                let alpha = 1 - min(max((d - r0) / max(r1 - r0, 1e-6), 0), 1)
+                value = alpha * 1 + value * (1 - alpha)  // white over what is there
+            }
+            mask[y][x] = value
+        } }
+        return mask
+    }
+
+    private let regions = [
+        FrameContext.Region(center: SIMD2(0.3, 0.4), radius: 0.12),
+        FrameContext.Region(center: SIMD2(0.42, 0.5), radius: 0.08),  // overlaps the first
+        FrameContext.Region(center: SIMD2(0.8, 0.7), radius: 0.1),
+    ]
+
+    func testMaskIsOneSoftDiscPerFaceJoinedWithSourceOver() throws {
+        let image = TestImage.varied(width: 120, height: 80)
+        let out = try render("face-mask(size=1.5, feather=0.4)", image, regions: regions)
+        let mask = maskReference(image.size, regions, scale: 1.5, feather: 0.4)
+        let expected = TestImage.from(size: image.size) { x, y in SIMD4(mask[y][x], mask[y][x], mask[y][x], 1) }
+        assertClose(out, expected, tolerance: 1, "face-mask")
+        // Every face is in the mask, not only the first.
+        for region in regions {
+            let x = Int(region.center.x * 120), y = Int(region.center.y * 80)
+            XCTAssertEqual(out.codes(x, y)[1], 255, "centre of face at \(region.center)")
+        }
+        // No faces: an all-black mask.
+        let empty = try render("face-mask", image, regions: [])
+        XCTAssertEqual(Set(stride(from: 0, to: empty.rgba.count, by: 4).map { empty.rgba[$0 + 1] }), [0])
+    }
+
+    func testFacePixellateIsPixellateThroughTheMask() throws {
+        let image = TestImage.varied(width: 120, height: 80)
+        let out = try render("face-pixellate(scale=6, size=1.3, feather=0.3)", image, regions: regions)
+        // Pixellate (blocks centred on the frame centre), then blend through the mask, on the CPU.
+        let scale = 6.0, size = image.size
+        let ox0 = 0.5 * Double(size.width) - scale / 2, oy0 = 0.5 * Double(size.height) - scale / 2
+        let origin = SIMD2(ox0 - scale * (ox0 / scale).rounded(.up), oy0 - scale * (oy0 / scale).rounded(.up))
+        func block(_ x: Int, _ y: Int) -> SIMD2<Int> {
+            SIMD2(Int(((Double(x) + 0.5 - origin.x) / scale).rounded(.down)), Int(((Double(y) + 0.5 - origin.y) / scale).rounded(.down)))
+        }
+        var sums: [SIMD2<Int>: (SIMD4<Double>, Int)] = [:]
+        for y in 0..<size.height { for x in 0..<size.width {
+            let (s, n) = sums[block(x, y)] ?? (.zero, 0)
+            sums[block(x, y)] = (s + image.pixel(x, y), n + 1)
+        } }
+        let mask = maskReference(size, regions, scale: 1.3, feather: 0.3)
+        let expected = TestImage.from(size: size) { x, y in
+            let (s, n) = sums[block(x, y)]!
+            let m = mask[y][x]
+            return image.pixel(x, y) * (1 - m) + (s / Double(n)) * m
+        }
+        assertClose(out, expected, tolerance: 1, "face-pixellate")
+        // Outside every disc the input comes through exactly.
+        var outside = 0
+        for y in 0..<size.height { for x in 0..<size.width where mask[y][x] == 0 {
+            XCTAssertEqual(out.codes(x, y), image.codes(x, y), "(\(x), \(y)) outside the faces")
+            outside += 1
+        } }
+        XCTAssertGreaterThan(outside, size.pixelCount / 2)
+    }
+
+    func testShorthandsExpandToTheSeedsGraphAnywhereInAChain() throws {
+        let graph = try GraphBinder().bind("invert, face-blur(radius=4, size=2), mono")
+        XCTAssertEqual(graph.nodes.map(\.name), ["invert", "blur", "face-mask", "blend-mask", "mono"])
+        // blend-mask reads the blur, the chain's input to the shorthand (invert) and the mask.
+        XCTAssertEqual(graph.nodes[3].inputs, [.node(graph.nodes[1].id), .node(graph.nodes[0].id), .node(graph.nodes[2].id)])
+        XCTAssertEqual(graph.nodes[1].parameters?.double("radius"), 4)
+        XCTAssertEqual(graph.nodes[2].parameters?.double("size"), 2)
+        XCTAssertTrue(graph.readsFaceRegions)
+        XCTAssertFalse(try GraphBinder().bind("[in]pixellate[p]; radial-gradient[m]; [p][in][m]blend-mask").readsFaceRegions)
+        // face-blur is blur through the mask: with a mask covering the whole frame it is the blur alone.
+        let image = TestImage.varied(width: 64, height: 40)
+        let whole = [FrameContext.Region(center: SIMD2(0.5, 0.5), radius: 2)]
+        let blurred = try render("face-blur(radius=4, feather=0)", image, regions: whole)
+        let plain = try render("blur(radius=4)", image, regions: [])
+        assertClose(blurred, plain, tolerance: 0, "face-blur over a full-frame face")
+        // Parameters are checked like any filter's, at their column.
+        XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(scale=0)")) { error in
+            XCTAssertEqual((error as? GraphBindError)?.column, 22, "\(error)")
+        }
+        XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(bogus=1)"))
+    }
+
+    func testOutlineDrawsARingAtEachMasksEdgeOverTheInput() throws {
+        let image = TestImage.varied(width: 120, height: 80)
+        let out = try render("face-outline(size=1.5, width=3, color=#ff00ff)", image, regions: regions)
+        var ring = 0
+        for y in 0..<80 { for x in 0..<120 {
+            let onRing = regions.contains { region in
+                let dx = Double(x) + 0.5 - region.center.x * 120, dy = Double(y) + 0.5 - region.center.y * 80
+                return abs((dx * dx + dy * dy).squareRoot() - region.radius * 120 * 1.5) <= 1.5
+            }
+            let nearEdge = regions.contains { region in
+                let dx = Double(x) + 0.5 - region.center.x * 120, dy = Double(y) + 0.5 - region.center.y * 80
+                return abs(abs((dx * dx + dy * dy).squareRoot() - region.radius * 120 * 1.5) - 1.5) < 1e-3
+            }
+            if nearEdge { continue }  // float rounding at exactly half the width
+            if onRing { ring += 1 }
+            XCTAssertEqual(out.codes(x, y), onRing ? [255, 0, 255, 255] : image.codes(x, y), "(\(x), \(y))")
+        } }
+        XCTAssertGreaterThan(ring, 100)
+        XCTAssertTrue(try GraphBinder().bind("face-outline").readsFaceRegions)
+    }
+
+    func testMoreFacesThanTheShaderHoldsKeepsTheFirstOnes() throws {
+        let many = (0..<(FaceMaskKernel.maxFaces + 4)).map { i in
+            FrameContext.Region(center: SIMD2((Double(i % 5) + 0.5) / 5, (Double(i / 5) + 0.5) / 5), radius: 0.02)
+        }
+        let image = TestImage.varied(width: 100, height: 100)
+        let out = try render("face-mask(feather=0)", image, regions: many)
+        for (i, region) in many.enumerated() {
+            let code = out.codes(Int(region.center.x * 100), Int(region.center.y * 100))[1]
+            XCTAssertEqual(code, i < FaceMaskKernel.maxFaces ? 255 : 0, "face \(i)")
+        }
+    }
+}
