@@ -22,7 +22,7 @@ public struct PoolError: PrismError {
 /// Buffers are allocated lazily up to `capacity`, never more, and reused. `acquire` blocks while all are
 /// in use. A buffer goes back to the pool when its last user lets go of its `PooledFrameBuffer`, including
 /// when an `AVBufferRef` that wraps it (`avBufferRef()`) is freed by an encoder. Thread-safe.
-public final class FrameBufferPool: @unchecked Sendable {
+public final class FrameBufferPool: @unchecked Sendable {  // every field is guarded by `condition` (acquire waits on it)
     public let layout: PackedFrameLayout
     public let capacity: Int
     /// Usable bytes per buffer: `layout.byteCount`.
@@ -129,7 +129,7 @@ public final class FrameBufferPool: @unchecked Sendable {
 
 /// One buffer lent by a `FrameBufferPool`. It returns to the pool when the last reference to this object
 /// goes away, so whoever still needs the bytes (a sink, an encoder through `avBufferRef()`) keeps it alive.
-public final class PooledFrameBuffer: @unchecked Sendable {
+public final class PooledFrameBuffer: @unchecked Sendable {  // one owner at a time; returns itself to its pool in deinit
     public let pool: FrameBufferPool
     /// First byte of the frame; `layout.byteCount` bytes are usable.
     public let data: UnsafeMutableRawPointer

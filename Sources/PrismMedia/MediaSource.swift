@@ -74,7 +74,7 @@ public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
 
 /// An audio stream's parameters (an owned copy of its `AVCodecParameters`, freed with
 /// `avcodec_parameters_free`), so a writer can copy or transcode its packets.
-public final class AudioStreamInfo: @unchecked Sendable {
+public final class AudioStreamInfo: @unchecked Sendable {  // an immutable copy of the parameters, freed in deinit
     let parameters: UnsafeMutablePointer<AVCodecParameters>
     public let timeBase: Rational
     /// libavcodec's name of the codec, e.g. "aac", "pcm_s16le".
@@ -105,7 +105,7 @@ public final class AudioStreamInfo: @unchecked Sendable {
 
 /// One compressed audio packet passed through from a movie, untouched. Owns its `AVPacket`
 /// (`av_packet_free` in deinit).
-public final class AudioPacket: @unchecked Sendable {
+public final class AudioPacket: @unchecked Sendable {  // immutable after init; writers copy it, never change it
     let packet: UnsafeMutablePointer<AVPacket>
     /// The stream the packet belongs to.
     public let stream: AudioStreamInfo

@@ -7,7 +7,7 @@ import PrismCore
 /// Video timestamps are the decoder's `best_effort_timestamp` in the stream's time base, so variable
 /// frame rate survives. Corrupt data in the middle of a stream throws an `AVError` naming the file.
 /// Use from one thread at a time.
-public final class MovieSource: MediaSource, @unchecked Sendable {
+public final class MovieSource: MediaSource {
     public let url: String
     public let info: SourceInfo
     /// Frames the decoder flagged as damaged but concealed (`AV_FRAME_FLAG_CORRUPT` or

@@ -123,7 +123,7 @@ public struct VideoStreamConfig: Hashable, Sendable {
 ///   (see `OutputTarget`).
 ///
 /// Not thread-safe: use a writer from one thread at a time (e.g. a dedicated encoding thread).
-public final class MovieWriter: @unchecked Sendable {
+public final class MovieWriter {
     public enum AudioMode: Sendable, Equatable { case none, copy, transcode }
 
     /// The file (or URL) the movie ends up at.

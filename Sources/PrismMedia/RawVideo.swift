@@ -50,7 +50,7 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
 /// Raw frames read from a file descriptor (usually stdin, fd 0), described by a `RawVideoFormat`.
 /// A clean end of file between frames ends the stream; a short last frame is an error. Timestamps count
 /// frames in the time base 1/rate. The descriptor is not closed. Use from one thread at a time.
-public final class RawVideoSource: MediaSource, @unchecked Sendable {
+public final class RawVideoSource: MediaSource {
     public let info: SourceInfo
     public let format: RawVideoFormat
     private let fd: Int32
@@ -107,7 +107,7 @@ public final class RawVideoSource: MediaSource, @unchecked Sendable {
 /// (EPIPE) the sink reports `isClosed` and `write` returns false: a clean end, not a crash. Creating a
 /// sink sets SIGPIPE to be ignored for the process (`signal(SIGPIPE, SIG_IGN)`), so that a closed pipe
 /// becomes EPIPE. The descriptor is not closed. Use from one thread at a time.
-public final class RawVideoSink: @unchecked Sendable {
+public final class RawVideoSink {
     public let format: PixelFormat
     private let fd: Int32
     private var staging: UnsafeMutableRawPointer?

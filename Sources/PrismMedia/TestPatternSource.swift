@@ -7,7 +7,7 @@ import PrismCore
 /// each frame copies that background and draws only what moves, into recycled memory.
 /// BT.709 limited range for 720 rows and more, BT.601 limited below. Timestamps count frames in
 /// the time base 1/fps. Use from one thread at a time.
-public final class TestPatternSource: MediaSource, @unchecked Sendable {
+public final class TestPatternSource: MediaSource {
     public let info: SourceInfo
     public let frameRate: Rational
     public let frameCount: Int?

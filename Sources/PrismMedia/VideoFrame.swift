@@ -8,7 +8,7 @@ import Synchronization
 /// by memory it owns (test pattern, raw stdin; returned to its recycler or freed in deinit), or by memory
 /// lent to it (a camera's mapped buffer; handed back by a release closure in deinit).
 /// Plane pointers stay valid for the frame's lifetime. Immutable once made, so it may cross threads.
-public final class VideoFrame: @unchecked Sendable {
+public final class VideoFrame: @unchecked Sendable {  // immutable after init; its memory is released once, in deinit
     public let format: PixelFormat
     public let size: Size
     /// The matrix and range the frame's Y'CbCr samples use (ignored for RGB formats).

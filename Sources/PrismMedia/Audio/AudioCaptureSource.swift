@@ -80,7 +80,7 @@ public struct AudioChunk: Sendable {
 ///
 /// The PCM handle has one owner, this object: `snd_pcm_close` in deinit. alsa-lib's own stderr messages
 /// are switched off; failures are thrown as one-line `ALSAError`s.
-public final class AudioCaptureSource: @unchecked Sendable {
+public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle is used by the capture thread only; shared state is under `lock`
     public let device: String
     public let format: PCMFormat
     /// Frames per read.

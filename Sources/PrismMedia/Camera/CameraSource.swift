@@ -30,7 +30,7 @@ import Glibc
 /// Timestamps are the driver's (CLOCK_MONOTONIC, microseconds) rebased to the first frame, so they keep
 /// the camera's real timing; they stay on the same time line across `switchDevice`.
 /// Use from one thread at a time (frames may be released on any thread).
-public final class CameraSource: MediaSource, @unchecked Sendable {
+public final class CameraSource: MediaSource {
     public struct Configuration: Sendable {
         /// The size to ask for; nil keeps the camera's current size. The closest offered size is taken.
         public var size: Size?

@@ -92,7 +92,7 @@ extension String {
 /// An open V4L2 device node. Owns the file descriptor (`close` in deinit) and wraps, one method each,
 /// the ioctls Prism issues, turning failures into `V4L2Error`s that name the call and the device.
 /// The descriptor never changes, and the kernel serialises ioctls on it, so the object may be shared.
-final class V4L2Device: @unchecked Sendable {
+final class V4L2Device {
     let path: String
     let fd: Int32
 
