@@ -135,4 +135,25 @@ final class CubeLUTTests: XCTestCase {
         let lut = try CubeLUT(parsing: "LUT_IN_VIDEO_RANGE\nLUT_1D_SIZE 2\n0 0 0 # black\n1 1 1\n")
         XCTAssertEqual(lut.kind, .oneD(size: 2))
     }
+
+    /// What is wrong with the file, in the user's terms (issue 9, messages): not "permission" for a device,
+    /// not "isn't in the correct format" for bytes that are not text, and no long quotes of another file.
+    func testFilesThatAreNotCubeFilesAreNamedForWhatTheyAre() throws {
+        func message(_ path: String) -> String {
+            do { _ = try CubeLUT(contentsOfFile: path); return "loaded" } catch { return "\(error)" }
+        }
+        XCTAssert(message("/dev/zero").contains("is a device, not a .cube file"), message("/dev/zero"))
+        XCTAssert(message("/").contains("is a directory"), message("/"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cube-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let binary = directory.appendingPathComponent("binary.cube").path
+        try Data([0x4C, 0x55, 0x54, 0xFF, 0xFE, 0x00, 0x0A]).write(to: URL(fileURLWithPath: binary))
+        XCTAssert(message(binary).contains("is not text (not UTF-8)"), message(binary))
+        let secret = directory.appendingPathComponent("secret.cube").path
+        try "root:$6$averylongsecrethashthatmustnotbeprinted:19000:0:99999:7:::\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        XCTAssertFalse(message(secret).contains("mustnotbeprinted"), message(secret))
+        XCTAssert(message(secret).contains("is neither a keyword nor a number"), message(secret))
+        XCTAssert(message(directory.appendingPathComponent("missing.cube").path).contains("no such file"))
+    }
 }

@@ -162,13 +162,41 @@ public struct CubeLUTError: PrismError, Equatable {
 extension CubeLUT {
     /// Reads a `.cube` file from disk; errors name the file.
     public init(contentsOfFile path: String) throws(CubeLUTError) {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw CubeLUTError(file: path, line: 0, message: "cannot read the file (\(error.localizedDescription))")
-        }
+        let text = try Self.readText(path)
         do { self = try CubeLUT(parsing: text) } catch {
             throw CubeLUTError(file: path, line: error.line, message: error.message)
         }
+    }
+
+    /// The largest `.cube` read: a 256³ table of "0.123456 0.123456 0.123456" rows is about 420 MB; nothing
+    /// real comes near that, and a device or a huge file must not be read whole.
+    static let maximumFileBytes = 512 << 20
+
+    /// The file's text, with what is wrong said in the user's terms: not a regular file (a device, a FIFO),
+    /// missing, unreadable, too large, or not text.
+    private static func readText(_ path: String) throws(CubeLUTError) -> String {
+        func fail(_ message: String) -> CubeLUTError { CubeLUTError(file: path, line: 0, message: message) }
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw fail(errno == ENOENT ? "no such file" : "cannot read it (\(String(cString: strerror(errno))))")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: throw fail("is a directory, not a .cube file")
+        case S_IFCHR, S_IFBLK: throw fail("is a device, not a .cube file")
+        case S_IFIFO: throw fail("is a FIFO, not a .cube file")
+        default: throw fail("is not a regular file")
+        }
+        guard Int(info.st_size) <= maximumFileBytes else {
+            throw fail("is \(info.st_size) bytes; a .cube file is text of at most \(maximumFileBytes >> 20) MB")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw fail("cannot read it (permission denied?)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw fail("is not text (not UTF-8): not a .cube file")
+        }
+        return text
     }
 
     /// Parses the text of a `.cube` file.
@@ -252,7 +280,9 @@ extension CubeLUT {
                 if first.allSatisfy({ $0.isUppercase || $0.isNumber || $0 == "_" }) {
                     continue // a keyword this reader does not use, e.g. LUT_IN_VIDEO_RANGE
                 }
-                throw fail(lineNumber, "'\(first)' is neither a keyword nor a number")
+                // Quoted short: enough to spot a typo, not a way to print another file's contents.
+                let shown = first.count > 16 ? first.prefix(16) + "…" : Substring(first)
+                throw fail(lineNumber, "'\(shown)' is neither a keyword nor a number")
             }
         }
 
