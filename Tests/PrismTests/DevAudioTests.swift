@@ -32,3 +32,46 @@ final class DevAudioTests: XCTestCase {
         XCTAssertGreaterThan(report.audioPeak, 0.2, "the tone is there")
     }
 }
+
+/// `prism dev` with a graph that draws faces: the detector runs beside the preview (live: frames never
+/// wait for it) and the seed's face pixellate lands on the astronaut's face.
+final class DevFaceTests: XCTestCase {
+    func testThePreviewPixellatesTheDetectedFace() throws {
+        let scratch = ScratchDirectory()
+        let clip = scratch.path("astronaut.mkv")
+        try Tools.ffmpeg(["-loop", "1", "-i", Tools.fixture("astronaut.png"), "-t", "2", "-r", "10",
+                          "-vf", "scale=320:320", "-c:v", "ffv1", clip])
+        // Where the face is: the mask `run` draws for it, white discs on black.
+        let maskPath = scratch.path("mask.png")
+        let run = try Tools.run(Tools.prism, ["run", clip, "-o", maskPath, "--filter", "face-mask", "--quiet"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let mask = try ImageFile.read(path: maskPath)
+        var sum = SIMD2<Int>(0, 0), count = 0
+        for y in 0..<mask.size.height { for x in 0..<mask.size.width where mask.pixels[(y * mask.size.width + x) * 4] > 200 {
+            sum &+= SIMD2(x, y); count += 1
+        } }
+        XCTAssertGreaterThan(count, 100, "the detector found the face")
+        let centre = SIMD2(sum.x / max(count, 1), sum.y / max(count, 1))
+
+        let directory = try TemporaryDirectory()
+        try DevTests.invertCube.write(toFile: directory.file("invert.cube"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("invert.cube"), clip, "--filter", "face-pixellate(scale=16)"])
+        defer { dev.stop() }
+        _ = try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 20 }
+        let reply = try dev.get("/snapshot")
+        XCTAssertEqual(reply.status, 200, reply.text)
+        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let image = try ImageFile.read(path: path)
+        /// Distinct values of R in the 16x16 window centred on (x, y): pixellated by 16, it spans at most
+        /// 2x2 blocks (a few values); the picture's own detail has many.
+        func distinct(_ x: Int, _ y: Int) -> Int {
+            var values = Set<UInt8>()
+            for yy in (y - 8)..<(y + 8) { for xx in (x - 8)..<(x + 8) { values.insert(image.pixels[(yy * image.size.width + xx) * 4]) } }
+            return values.count
+        }
+        XCTAssertLessThanOrEqual(distinct(centre.x, centre.y), 4, "the face is pixellated")
+        let far = [(24, 280), (56, 296), (280, 280), (296, 200)].map { distinct($0.0, $0.1) }
+        XCTAssertGreaterThan(far.max()!, 12, "far from the face the picture keeps its detail: \(far)")
+    }
+}

@@ -287,8 +287,9 @@ extension RunCommand {
     /// A movie input that ended well before the frame count its header gives (a truncated file) is worth
     /// a warning: the run succeeds with what could be decoded.
     func truncationWarning(_ report: RunReport, source: SourceInfo) -> String? {
-        guard case .movie(let path) = options.input, !report.interrupted, options.frameLimit == nil, options.durationLimit == nil,
-              options.frameRate == nil, let expected = source.estimatedFrameCount else { return nil }
+        // Only a movie that ran out by itself (not a limit, a stop, or a still's one frame) can be short.
+        guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.frameRate == nil,
+              let expected = source.estimatedFrameCount else { return nil }
         // Counts estimated from duration × rate may be off by a frame or two.
         guard expected - report.framesIn > max(2, expected / 50) else { return nil }
         return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"

@@ -54,6 +54,7 @@ struct DevCommand: PrismCommand {
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
         options.audioDevice = scanner.value("--audio")
+        options.faces = try FaceOptions.parse(&scanner)
         selfTestEndpoint = scanner.flag("--page-self-test")
         try scanner.checkAllUsed()
     }

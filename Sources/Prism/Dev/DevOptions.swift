@@ -23,7 +23,7 @@ struct DevOptions: Sendable {
             .flag("--quiet", "-q", help: "fewer messages"),
             // The page's self-test endpoint, for the browser tests.
             .flag("--page-self-test", help: "", hidden: true),
-        ],
+        ] + FaceOptions.commandLine,
         notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
 
     var shaderPath: String
@@ -44,6 +44,8 @@ struct DevOptions: Sendable {
     var quiet = false
     /// `--audio`: the microphone the page's recordings carry.
     var audioDevice: String?
+    /// `--face-model`, `--faces-in`, `--faces-out`: faces for shaders that draw them (`face-mask`…).
+    var faces = FaceOptions()
 
     /// The graph the loop runs: the shader as a filter, then the extra filters.
     var graphText: String {

@@ -4,6 +4,7 @@ import PrismFilters
 import PrismGPU
 import PrismMedia
 import PrismPipeline
+import PrismVision
 
 /// `prism dev` on the engine: the shader's graph on a looping, clock-paced source, with preview sinks
 /// for the output and the input, a recording sink attached and detached from the page, a stats tap, and
@@ -52,12 +53,16 @@ final class DevSession: Sendable {
         configuration.dropLateFrames = true
         configuration.frameQueueCapacity = 2
         configuration.copyAudio = false
+        // Faces, when the shader's graph draws them or a face flag asks: live, so frames never wait for the
+        // detector (a graph that starts drawing faces after a reload gets them only with a face flag).
+        let faces = try options.faces.makeSideInput(for: graph, live: true)
         // The microphone runs with the preview; recordings take its sound from the moment they start.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let output = PreviewSink(view: .output, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 8)
         let input = PreviewSink(view: .input, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 6)
         engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
                                  gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller)],
+                                 sideInputs: faces.map { [FaceRegions($0)] } ?? [],
                                  events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")
