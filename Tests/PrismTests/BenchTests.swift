@@ -33,6 +33,22 @@ final class BenchTests: XCTestCase {
         XCTAssertGreaterThan(figure["samples"] as? Int ?? 0, 0, "\(what).samples", file: file, line: line)
     }
 
+    /// A graph that draws faces: the bench says what the detector costs per detection, on what input, and
+    /// how old the regions the frames got were.
+    func testFaceGraphsReportTheDetector() throws {
+        var options = quickOptions()
+        options.sizes = [Size(width: 320, height: 240)]
+        options.filter = "face-pixellate(scale=8)"
+        let result = try BenchRunner(options: options).run()
+        XCTAssertTrue(result.verified, result.failures.joined(separator: "; "))
+        let sizes = try XCTUnwrap(try json(result)["sizes"] as? [[String: Any]])
+        let rows = try XCTUnwrap(sizes.first?["rows"] as? [[String: Any]])
+        let detector = try XCTUnwrap(rows.first { ($0["id"] as? String) == "faces.detector" }, "\(rows.map { $0["id"] ?? "" })")
+        let note = detector["note"] as? String ?? ""
+        XCTAssert(note.contains("ms per detection on 320x240"), note)
+        XCTAssert(note.contains("frames old on average"), note)
+    }
+
     func testQuickBenchReportsEveryStageVerifiedWithAValidChart() throws {
         var options = quickOptions()
         options.compareFFmpeg = true
