@@ -60,3 +60,15 @@ public final class Locked<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// References lent to a thread for the length of its work. A thread's closure outlives its work by a
+/// moment (Foundation releases it after the thread function returns), and must never be what drops the
+/// last reference to what it used: a GPU context torn down there raced the process's exit in the driver.
+/// The lender ends the lease once the thread has said it is done.
+final class Lease<Value: Sendable>: Sendable {
+    private let lent: Locked<Value?>
+    init(_ value: Value) { lent = Locked(value) }
+    /// The value, while the lease lasts.
+    func borrow() -> Value? { lent.withLock { $0 } }
+    func end() { lent.withLock { $0 = nil } }
+}

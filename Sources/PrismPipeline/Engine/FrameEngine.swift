@@ -216,12 +216,12 @@ public final class FrameEngine: Sendable {
         let sourceTimes = Locked(StageTimes())
         let framesRead = Atomic<Int>(0)
         let limitReached = Locked<StopReason?>(nil)
-        let source = self.source
+        let sourceLease = Lease((source: self.source, capture: capture))
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
         let notes = self.notes
-        Thread.detachNewThread {
-            defer { frames.close(); sourceDone.signal() }
+        let readSource: @Sendable () -> Void = {
+            guard let (source, capture) = sourceLease.borrow() else { return }
             var loop = SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
                                   recordingSince: recordingSince)
             do {
@@ -254,15 +254,18 @@ public final class FrameEngine: Sendable {
             limitReached.withLock { $0 = reached }
             framesRead.store(loop.emitted, ordering: .relaxed)
         }
+        Thread.detachNewThread {
+            readSource()
+            frames.close()
+            sourceDone.signal()
+        }
 
         // GPU thread.
         let gpuDone = DispatchSemaphore(value: 0)
         let commands = self.commands
-        Thread.detachNewThread {
-            defer {
-                for outlet in registry.all { outlet.queue.close() }
-                gpuDone.signal()
-            }
+        let gpuLease = Lease((gpu: gpu, stage: stage))
+        let renderFrames: @Sendable () -> Void = {
+            guard let (gpu, stage) = gpuLease.borrow() else { return }
             do {
                 try gpu.perform {
                     let stage = stage.value
@@ -291,9 +294,16 @@ public final class FrameEngine: Sendable {
                 fail(error)
             }
         }
+        Thread.detachNewThread {
+            renderFrames()
+            for outlet in registry.all { outlet.queue.close() }
+            gpuDone.signal()
+        }
 
         sourceDone.wait()
         gpuDone.wait()
+        sourceLease.end()
+        gpuLease.end()
         // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
         // alive: a camera's frames are its mapped buffers, queued again when released.
         frames.cancel()
