@@ -74,7 +74,7 @@ struct RunCommand: PrismCommand {
         let inputPath = try Self.parseCommon(&scanner, into: &options, input: scanner.positionals.first,
                                              rawInputFormat: scanner.value("--input-format"))
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
-        // to the camera at PATH once N frames have been read (Pipeline.switchCamera, as a UI would call it).
+        // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
         if let text = scanner.value("--switch-camera-after") {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard case .camera = options.input, parts.count == 2, let frames = Int(parts[0]), frames > 0 else {

@@ -42,7 +42,7 @@ public struct RunOptions: Sendable {
     /// Show the live progress line (on when stderr is a terminal and not quiet).
     public var progress = false
     /// Camera input: switch to this device once this many frames have been read (a hidden flag for the
-    /// end-to-end test of `Pipeline.switchCamera`, the runtime device switch).
+    /// end-to-end test of `FrameEngine.switchCamera`, the runtime device switch).
     public var cameraSwitch: (afterFrames: Int, path: String)?
     /// `--audio DEVICE`: record from this ALSA capture PCM (`default`, `hw:1,0`, any configured PCM) into
     /// the movie as AAC, on the video's time line. Only with the camera or the pattern (live sources on
