@@ -186,7 +186,9 @@ func copyRows(from source: UnsafeRawPointer, rowBytes sourcePitch: Int, to desti
 final class FrameMemoryRecycler: Sendable {
     let byteCount: Int
     let maximumRetained: Int
-    private let free = Mutex<[UnsafeMutableRawPointerBox]>([])
+    /// Idle blocks by address (an address is plain data: the list can sit in a `Mutex`; whoever takes one
+    /// owns its memory).
+    private let free = Mutex<[UInt]>([])
 
     init(byteCount: Int, maximumRetained: Int = 8) {
         self.byteCount = byteCount
@@ -195,27 +197,22 @@ final class FrameMemoryRecycler: Sendable {
 
     deinit {
         free.withLock { blocks in
-            for block in blocks { block.pointer.deallocate() }
+            for block in blocks { UnsafeMutableRawPointer(bitPattern: block)?.deallocate() }
             blocks.removeAll()
         }
     }
 
     func take() -> UnsafeMutableRawPointer {
-        if let block = free.withLock({ $0.popLast() }) { return block.pointer }
+        if let block = free.withLock({ $0.popLast() }), let pointer = UnsafeMutableRawPointer(bitPattern: block) { return pointer }
         return UnsafeMutableRawPointer.allocate(byteCount: byteCount, alignment: 64)
     }
 
     func give(_ pointer: UnsafeMutableRawPointer) {
         let kept = free.withLock { blocks -> Bool in
             guard blocks.count < maximumRetained else { return false }
-            blocks.append(UnsafeMutableRawPointerBox(pointer: pointer))
+            blocks.append(UInt(bitPattern: pointer))
             return true
         }
         if !kept { pointer.deallocate() }
     }
-}
-
-/// A raw pointer that may sit in a `Mutex` (the memory it points to is owned by the recycler's protocol).
-struct UnsafeMutableRawPointerBox: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer
 }
