@@ -16,6 +16,11 @@ struct GLSLRewriter {
         "varying": "in", "vv_FragNormCoord": "isf_FragNormCoord",
     ]
 
+    /// An ISF vertex shader: its varyings are outputs, its attributes inputs.
+    static let isfVertexIdentifiers: [String: String] = isfIdentifiers.merging([
+        "varying": "out", "attribute": "in", "vv_vertShaderInit": "isf_vertShaderInit",
+    ]) { $1 }
+
     static let legacyTextureIdentifiers: [String: String] = [
         "texture2D": "texture", "textureCube": "texture", "texture2DProj": "textureProj", "texture2DLod": "textureLod",
     ]

@@ -217,8 +217,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         let sizes = targetSizes()
         for (index, pass) in shader.passes.enumerated() {
-            list.append(KernelPrepass(main: passSource(index), format: pass.float ? .rgba16f : nil,
+            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba16f : nil,
                                       persistent: pass.persistent && pass.target != nil,
+                                      vertex: pass.vertex.map { passSource(index, program: $0, isVertex: true) },
                                       size: { sizes($0)[index] }))
         }
         return list
@@ -240,10 +241,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         (0..<inputs).map { "uniform vec2 $isf_inSize\($0);\n" }.joined() + "uniform vec2 $isf_outSize;\n"
     }
 
-    /// The author's program for ISF pass `index` as a prepass `main`: our output, our samplers, a
-    /// constant PASSINDEX.
-    private func passSource(_ index: Int) -> String {
-        let program = shader.passes[index].program
+    /// The author's program (fragment or vertex) for ISF pass `index` as a prepass: our output, our
+    /// samplers, a constant PASSINDEX.
+    private func passSource(_ index: Int, program: ShaderProgramSource, isVertex: Bool = false) -> String {
         var samplers: [String: String] = [:]
         for (input, name) in imageInputs.enumerated() { samplers[name] = "$pass\(input)" }
         for (other, pass) in shader.passes.enumerated() {
@@ -264,7 +264,7 @@ public final class UserShaderKernel: ParameterizedKernel {
                 lines.append("const int PASSINDEX = \(index);")
             } else if let (kind, name) = declaration, kind == "sampler2D", let replacement = samplers[name] {
                 lines.append("#define \(name) \(replacement)")
-            } else if let (kind, name) = declaration, kind == "out" {
+            } else if !isVertex, let (kind, name) = declaration, kind == "out" {
                 lines.append("#define \(name) prism_out")
             } else {
                 lines.append(text)
@@ -297,7 +297,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// computes; nil for any other shader.
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
         // Generators (no input image) fuse too: they compute from the pixel position alone.
-        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil,
+        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.passes[0].vertex == nil,
               shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty else { return nil }
         let input = shader.inputImage
         let program = shader.passes[0].program
@@ -365,7 +365,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             uniform int $UFRAMEINDEX;
             uniform vec2 $URENDERSIZE;
             uniform vec4 $UDATE;
-            \(input.map { "uniform vec2 $U_\($0)_imgSize;" } ?? "")
+            \(input.map { "uniform vec2 $U_\($0)_imgSize;\n" + UserShader.imageAliases($0, prefix: "$U").joined(separator: "\n") } ?? "")
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
@@ -450,8 +450,14 @@ public final class UserShaderKernel: ParameterizedKernel {
         var seen = Set<String>()
         for pass in shader.passes where seen.insert(pass.program.source).inserted {
             do {
-                _ = try ShaderProgram(label: shader.path, vertex: UserShader.vertexShaderSource, fragment: pass.program.source)
+                _ = try ShaderProgram(label: shader.path, vertex: pass.vertex?.source ?? UserShader.vertexShaderSource,
+                                      fragment: pass.program.source, drawsQuad: pass.vertex != nil)
             } catch let error as ShaderCompileError {
+                // Errors of the author's vertex shader are reported in the .vs file's lines.
+                if error.stage == .vertex, let vertex = pass.vertex, let path = shader.vertexPath {
+                    throw UserShaderCompileError(file: path, diagnostics: vertex.diagnostics(fromLog: error.log, file: path),
+                                                 log: error.log)
+                }
                 throw UserShaderCompileError(file: shader.path,
                                              diagnostics: pass.program.diagnostics(fromLog: error.log, file: shader.path),
                                              log: error.log)

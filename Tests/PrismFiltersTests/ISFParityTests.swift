@@ -1,0 +1,75 @@
+import Foundation
+import XCTest
+import PrismCore
+import PrismGPU
+@testable import PrismFilters
+
+/// What ISF hosts give shaders beyond the fragment stage (vertex shaders, host-declared names, precision,
+/// desktop GLSL habits, optional images), each on a small ISF file of `ISFCorpus/` rendered on the GPU and
+/// compared with a CPU reference.
+final class ISFParityTests: XCTestCase {
+    let image = TestImage.varied(width: 96, height: 60)
+
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("ISFCorpus")
+
+    func corpusKernel(_ name: String) throws -> UserShaderKernel {
+        let shader = try UserShader.load(path: Self.corpus.appendingPathComponent(name).path)
+        return try UserShaderKernel(shader: shader)
+    }
+
+    func graph(_ kernel: UserShaderKernel) throws -> FilterGraph {
+        let graph = FilterGraph()
+        try graph.append("user", kernel: kernel, parameters: kernel.parameters)
+        return graph
+    }
+
+    // MARK: Vertex shaders
+
+    func testVertexShaderVaryingsReachTheFragmentShader() throws {
+        let kernel = try corpusKernel("varying-shift.fs")
+        XCTAssertNotNil(kernel.shader.passes[0].vertex, "varying-shift.vs is loaded beside varying-shift.fs")
+        XCTAssertTrue(kernel.shader.dependencies.contains { $0.hasSuffix("varying-shift.vs") }, "the .vs is watched")
+        XCTAssertFalse(kernel.isFused, "a shader with its own vertex stage runs as a pass")
+        let out = try render(graph(kernel), image)
+        // ISF's y runs up: one pixel up is the previous row in memory.
+        let expected = TestImage.from(size: image.size) { x, y in self.image.pixel(x + 2, y - 1) }
+        assertClose(out, expected, tolerance: 1, "shifted by the vertex shader's varying")
+    }
+
+    func testMovedCornersAndTheInterpolatedNormalisedCoordinate() throws {
+        // The quad shrinks to the middle half: outside it nothing is drawn (transparent black), inside
+        // isf_FragNormCoord runs 0...1 across the quad — a varying, not gl_FragCoord / RENDERSIZE.
+        let out = try render(graph(try corpusKernel("shrunk-quad.fs")), image)
+        let w = Double(image.size.width), h = Double(image.size.height)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let u = (Double(x) + 0.5 - w / 4) / (w / 2), v = (h - Double(y) - 0.5 - h / 4) / (h / 2)
+            guard (0...1).contains(u), (0...1).contains(v) else { return SIMD4(0, 0, 0, 0) }
+            return SIMD4(u, v, 0, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "shrunk quad")
+    }
+
+    func testVertexShaderErrorsPointAtTheVSFile() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("isf-vs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try String(contentsOf: Self.corpus.appendingPathComponent("shrunk-quad.fs"), encoding: .utf8)
+            .write(to: directory.appendingPathComponent("bad.fs"), atomically: true, encoding: .utf8)
+        try "void main() {\n    isf_vertShaderInit();\n    gl_Position.xy = undefinedThing;\n}\n"
+            .write(to: directory.appendingPathComponent("bad.vs"), atomically: true, encoding: .utf8)
+        let kernel = try UserShaderKernel(shader: UserShader.load(path: directory.appendingPathComponent("bad.fs").path))
+        XCTAssertThrowsError(try SharedGPU.get().perform { try kernel.validate() }) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("bad.vs:3"), text)
+        }
+    }
+
+    // MARK: Names hosts declare
+
+    func testImageRectAndFlip() throws {
+        let kernel = try corpusKernel("image-rect.fs")
+        let out = try render(graph(kernel), image)
+        let expected = TestImage.from(size: image.size) { _, _ in SIMD4(96.0 / 255, 60.0 / 255, 0, 1) }
+        assertClose(out, expected, tolerance: 1, "_inputImage_imgRect = (0, 0, width, height), flip false")
+    }
+}
