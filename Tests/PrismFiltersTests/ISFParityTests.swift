@@ -73,3 +73,18 @@ final class ISFParityTests: XCTestCase {
         assertClose(out, expected, tolerance: 1, "_inputImage_imgRect = (0, 0, width, height), flip false")
     }
 }
+
+extension ISFParityTests {
+    // MARK: Precision
+
+    func testMediumPrecisionRunsAtHighPrecisionLikeDesktopHosts() throws {
+        let kernel = try corpusKernel("mediump-noise.fs")
+        let out = try render(graph(kernel), image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            return SIMD4(0.3, p.y, p.z, 1)
+        }
+        // 0.3 needs about 11 bits above 2049: at 16 bits the red channel is 0 or 0.5.
+        assertClose(out, expected, tolerance: 2, "fract(2049.3) at high precision")
+    }
+}

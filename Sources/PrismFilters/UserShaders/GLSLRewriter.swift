@@ -14,6 +14,9 @@ struct GLSLRewriter {
         "texture2D": "texture", "texture2DRect": "texture", "textureCube": "texture",
         "texture2DProj": "textureProj", "texture2DRectProj": "textureProj", "texture2DLod": "textureLod",
         "varying": "in", "vv_FragNormCoord": "isf_FragNormCoord",
+        // Desktop ISF hosts run everything at high precision; llvmpipe honours mediump literally
+        // (16-bit floats), which turns the usual hash-noise functions into NaN or constants.
+        "mediump": "highp", "lowp": "highp",
     ]
 
     /// An ISF vertex shader: its varyings are outputs, its attributes inputs.
