@@ -88,3 +88,31 @@ extension ISFParityTests {
         assertClose(out, expected, tolerance: 2, "fract(2049.3) at high precision")
     }
 }
+
+extension ISFParityTests {
+    // MARK: Optional image inputs
+
+    func testUnconnectedSecondImageReadsAsTransparentBlack() throws {
+        let path = Self.corpus.appendingPathComponent("two-images.fs").path
+        let bare = try GraphBinder().bind("\"\(path)\"")
+        let node = try XCTUnwrap(bare.nodes.last)
+        XCTAssertEqual(node.kernel.inputCount, 1, "the second image is left unconnected")
+        XCTAssertEqual((node.kernel as? UserShaderKernel)?.unconnectedImages, ["overlay"])
+        let out = try render(bare, image)
+        let w = Double(image.size.width)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            return SIMD4(p.x, p.y, p.z, w / 255)
+        }
+        assertClose(out, expected, tolerance: 1, "input + nothing; the empty image has the input's size")
+
+        // Connected, the second stream is read (the input's negative: every channel sums to 1).
+        let connected = try render(GraphBinder().bind("[in]invert[neg]; [in][neg]\"\(path)\""), image)
+        let sum = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            return SIMD4(min(p.x + (1 - p.x) * p.w, 1), min(p.y + (1 - p.y) * p.w, 1), min(p.z + (1 - p.z) * p.w, 1), w / 255)
+        }
+        assertClose(connected, sum, tolerance: 2, "input + its negative")
+        XCTAssertTrue(try UserShader.load(path: path).summary.contains("unconnected it reads as transparent black"))
+    }
+}

@@ -80,6 +80,10 @@ public final class UserShaderKernel: ParameterizedKernel {
     }
     /// The sampler names of the kernel's inputs, in input order.
     public let imageInputs: [String]
+    /// Extra ISF image inputs the graph leaves unconnected: they read as `unconnectedImageContents`.
+    public let unconnectedImages: [String]
+    /// What an unconnected image input holds (for `prism filters FILE.fs`).
+    public static let unconnectedImageContents = "transparent black, at the size of the filtered image"
     /// Built-in shaders (known to compile) skip the validation compile.
     private let trusted: Bool
     private let imageLoader: ShaderImageLoader
@@ -94,16 +98,32 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// True when the kernel is evaluated as a fused point-wise expression.
     public var isFused: Bool { fused != nil }
 
+    /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,
+    /// then extra images in order); nil: all. The others read as `unconnectedImageContents`, as ISF hosts
+    /// leave an image input without a source empty.
     public init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
+                connectedImages: Int? = nil,
                 imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
-        self.imageInputs = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let connected = min(max(connectedImages ?? all.count, shader.inputImage == nil ? 0 : 1), all.count)
+        self.imageInputs = Array(all.prefix(connected))
+        self.unconnectedImages = Array(all.dropFirst(connected))
         self.inputCount = imageInputs.count
         self.parameters = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
         self.trusted = trusted
         self.imageLoader = imageLoader
         self.fused = Self.fusedForm(of: shader)
         noteEvents(from: nil)
+    }
+
+    /// This shader with only `count` of its image inputs connected (see `init`), or nil when `count` is
+    /// not fewer than it takes or leaves out the main input.
+    public func connecting(_ count: Int) throws -> UserShaderKernel? {
+        let least = shader.inputImage == nil ? 0 : 1
+        guard count < inputCount, count >= least else { return nil }
+        return try UserShaderKernel(shader: shader, parameters: parameters, trusted: trusted, connectedImages: count,
+                                    imageLoader: imageLoader)
     }
 
     // MARK: Parameters
@@ -246,6 +266,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     private func passSource(_ index: Int, program: ShaderProgramSource, isVertex: Bool = false) -> String {
         var samplers: [String: String] = [:]
         for (input, name) in imageInputs.enumerated() { samplers[name] = "$pass\(input)" }
+        for name in unconnectedImages { samplers[name] = "$isf_empty" }
         for (other, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }
             let readable = other < index || (pass.persistent && pass.target != nil)
@@ -545,6 +566,11 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         uniforms.set("$isf_outSize", Float(render.width), Float(render.height))
         guard fused == nil else { return }
+        if let first = uniforms.inputSizes.first {
+            for image in unconnectedImages {
+                uniforms.set(GLSLRewriter.sizeUniform(image), Float(first.width), Float(first.height))
+            }
+        }
         let sizes = targetSizes()(uniforms.inputSizes)
         for (index, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }
