@@ -116,3 +116,42 @@ extension ISFParityTests {
         XCTAssertTrue(try UserShader.load(path: path).summary.contains("unconnected it reads as transparent black"))
     }
 }
+
+extension ISFParityTests {
+    // MARK: Desktop GLSL
+
+    func testDesktopDialectIsTranslated() throws {
+        let shader = try UserShader.load(path: Self.corpus.appendingPathComponent("desktop-dialect.fs").path)
+        for level in [0.5, 0.8] {
+            let values = try ParameterValues(specs: UserShaderKernel.parameterSpecs(for: shader), given: ["level": .float(level)])
+            let out = try render(graph(UserShaderKernel(shader: shader, parameters: values)), image)
+            let w = Double(image.size.width), h = Double(image.size.height)
+            let expected = TestImage.from(size: image.size) { x, y in
+                // sign(p, (0,0), (1,1)) = p.y - p.x in ISF's coordinates (y up).
+                let u = (Double(x) + 0.5) / w, v = (h - Double(y) - 0.5) / h
+                return SIMD4(v > u ? 1 : 0, level / 2, self.image.pixel(x, y).z, 1)
+            }
+            assertClose(out, expected, tolerance: 1, "dialect at level \(level)")
+        }
+    }
+
+    func testDialectTranslationKeepsLinesAndLeavesBuiltinCopiesAlone() {
+        let text = """
+        float g = TIME * 2.0;
+        const float k = 2.0;
+        float h = k * 3.0;
+        #ifndef GL_ES
+        float distance(vec2 a, vec2 b) { return length(a - b); }
+        #endif
+        void main() {
+            float x = distance(vec2(0.0), vec2(1.0));
+        }
+        """
+        let out = GLSLDialect.translate(text)
+        XCTAssertEqual(splitLines(out).count, splitLines(text).count)
+        XCTAssertTrue(out.contains("float g;"), out)
+        XCTAssertTrue(out.contains("float h = k * 3.0;"), "a constant initialiser stays: \(out)")
+        XCTAssertTrue(out.contains("void main() { g = TIME * 2.0;"), out)
+        XCTAssertFalse(out.contains("isf_distance"), "a built-in's own signature is not renamed: \(out)")
+    }
+}

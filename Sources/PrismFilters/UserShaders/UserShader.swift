@@ -218,7 +218,8 @@ public struct UserShader: Hashable, Sendable {
             return line
         }
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
-        body = try rewriter.rewrite(body)
+        let floatInputs = Set(document.inputs.filter { $0.type == .float }.map(\.name))
+        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs)
         let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor"),
                                                      stage: vertex == nil ? .fragmentOnly : .fragmentAfterVertex),
                                body: body, postamble: [])
@@ -230,7 +231,7 @@ public struct UserShader: Hashable, Sendable {
                 return line
             }
             var vertexRewriter = GLSLRewriter(identifiers: GLSLRewriter.isfVertexIdentifiers, images: Set(document.imageNames))
-            vertexBody = try vertexRewriter.rewrite(vertexBody)
+            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs)
             vertexProgram = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex), body: vertexBody, postamble: [])
         }
         let passes = document.passes.enumerated().map { index, pass in
