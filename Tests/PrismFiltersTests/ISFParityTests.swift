@@ -155,3 +155,19 @@ extension ISFParityTests {
         XCTAssertFalse(out.contains("isf_distance"), "a built-in's own signature is not renamed: \(out)")
     }
 }
+
+extension ISFParityTests {
+    // MARK: Paths in the graph
+
+    func testAPathWithASpaceAsksForQuotes() throws {
+        for text in ["/shaders/my look.fs, mono", "invert, my shaders/look.fs", "my look.fs"] {
+            XCTAssertThrowsError(try GraphParser.parse(text), text) { error in
+                XCTAssertTrue("\(error)".contains("quote file paths with spaces"), "\(text): \(error)")
+            }
+        }
+        XCTAssertThrowsError(try GraphParser.parse("invert mono")) { error in
+            XCTAssertFalse("\(error)".contains("quote"), "two filter names: no advice about paths: \(error)")
+        }
+        XCTAssertNoThrow(try GraphParser.parse("\"/shaders/my look.fs\", mono"))
+    }
+}
