@@ -68,9 +68,16 @@ final class ISFParityTests: XCTestCase {
 
     func testImageRectAndFlip() throws {
         let kernel = try corpusKernel("image-rect.fs")
+        XCTAssertTrue(kernel.isFused)
         let out = try render(graph(kernel), image)
         let expected = TestImage.from(size: image.size) { _, _ in SIMD4(96.0 / 255, 60.0 / 255, 0, 1) }
         assertClose(out, expected, tolerance: 1, "_inputImage_imgRect = (0, 0, width, height), flip false")
+        // The same names when the shader runs as a pass (a neighbour read keeps it from fusing).
+        let text = try String(contentsOf: Self.corpus.appendingPathComponent("image-rect.fs"), encoding: .utf8)
+            .replacingOccurrences(of: "IMG_THIS_PIXEL(inputImage)", with: "IMG_PIXEL(inputImage, gl_FragCoord.xy + 1.0)")
+        let pass = try UserShaderKernel(shader: UserShader.load(source: text, path: "/shaders/image-rect-pass.fs"))
+        XCTAssertFalse(pass.isFused)
+        assertClose(try render(graph(pass), image), expected, tolerance: 1, "as a pass")
     }
 }
 
@@ -169,5 +176,21 @@ extension ISFParityTests {
             XCTAssertFalse("\(error)".contains("quote"), "two filter names: no advice about paths: \(error)")
         }
         XCTAssertNoThrow(try GraphParser.parse("\"/shaders/my look.fs\", mono"))
+    }
+}
+
+extension ISFParityTests {
+    func testAVertexShaderBesideANonISFShaderIsRefusedNotIgnored() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("isf-vs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let fs = directory.appendingPathComponent("toy.fs").path
+        try "void mainImage(out vec4 c, in vec2 p) { c = vec4(1.0); }\n".write(toFile: fs, atomically: true, encoding: .utf8)
+        XCTAssertNoThrow(try UserShader.load(path: fs), "no .vs: a ShaderToy shader loads")
+        try "void main() { gl_Position = vec4(0.0); }\n"
+            .write(to: directory.appendingPathComponent("toy.vs"), atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try UserShader.load(path: fs)) { error in
+            XCTAssertTrue("\(error)".contains("toy.vs is a vertex shader"), "\(error)")
+        }
     }
 }

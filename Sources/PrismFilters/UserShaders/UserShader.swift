@@ -127,6 +127,11 @@ public struct UserShader: Hashable, Sendable {
             return try translateISF(document, lines: lines, file: file, vertex: vertex,
                                     dependencies: expander.dependencies + (vertex.map { [$0.path] } ?? []))
         }
+        // A vertex shader only ISF files can use: refused rather than ignored, which would draw another picture.
+        if let vertexPath = vertexShaderPath(for: file), (try? fileSystem.contents(ofFile: vertexPath)) != nil {
+            throw ShaderLoadError(file: file, message: "\(vertexPath) is a vertex shader, which Prism runs only beside ISF files "
+                                  + "(a /*{ … }*/ header); add one, or move the .vs away")
+        }
         let root = splitLines(source).enumerated().map { SourceLine(text: $0.element, file: file, line: $0.offset + 1) }
         let lines = try expander.expand(root: root, file: file)
         try GLSLLimits.check(lines)
