@@ -194,3 +194,15 @@ extension ISFParityTests {
         }
     }
 }
+
+extension ISFParityTests {
+    func testIntAndUintMixing() throws {
+        let out = try render(graph(try corpusKernel("unsigned-mix.fs")), image)
+        let h = image.size.height
+        let expected = TestImage.from(size: image.size) { x, y in
+            let column = x / 8, row = (h - 1 - y) / 8  // ISF rows count up from the bottom
+            return SIMD4(Double(column % 2), Double(row % 2), column * 2 > 4 ? 1 : 0, 1)
+        }
+        assertClose(out, expected, tolerance: 0, "uint stripes")
+    }
+}

@@ -4,7 +4,9 @@
 ///   `isf_NAME`, with the calls that pass as many arguments as it takes (the built-in keeps the others);
 /// - **non-constant global initialisers** (`float d = 1.0 / uniformValue;`): the declaration stays, the
 ///   assignment moves to the start of `main` (desktop GLSL runs them there too);
-/// - **int literals where a float is meant**: `floatVariable > 0` and `float x = 0;` get `0.0`.
+/// - **int literals where a float is meant**: `floatVariable > 0` and `float x = 0;` get `0.0`;
+/// - **int/uint mixing**: an int literal beside a uint operand (a uint variable, a swizzle of a uvec, a call
+///   of a function returning uint) gets `u`; `uintVariable = intExpression;` becomes `= uint(…);`.
 enum GLSLDialect {
     /// `lines` translated; lines that changed are marked edited.
     /// `floats`: names declared float outside the text (ISF float inputs).
@@ -26,6 +28,7 @@ enum GLSLDialect {
         var pieces = prefixer.pieces(text)
         renameBuiltinOverloads(&pieces)
         floatLiterals(&pieces, floats: floats)
+        unsignedOperands(&pieces)
         moveGlobalInitialisers(&pieces)
         return pieces.map(\.output).joined()
     }
@@ -165,6 +168,103 @@ enum GLSLDialect {
                 guard op == "=", let t = previous(pieces, before: l), word(pieces[t]) == "float" else { continue }
             }
             if case .text(let s) = pieces[i] { pieces[i] = .text(s + ".0") }
+        }
+    }
+
+    // MARK: int/uint mixing
+
+    private static func isIntegerLiteral(_ piece: GLSLPrefixer.Piece) -> Bool {
+        guard case .text(let s) = piece, let first = s.first, first.isNumber else { return false }
+        if s.hasPrefix("0x") || s.hasPrefix("0X") { return s.dropFirst(2).allSatisfy(\.isHexDigit) && s.count > 2 }
+        return s.allSatisfy(\.isNumber)
+    }
+
+    private static func unsignedOperands(_ pieces: inout [GLSLPrefixer.Piece]) {
+        var unsigned = Set<String>(), vectors = Set<String>(), functions = Set<String>()
+        var signed = Set<String>(), others = Set<String>()
+        var depth = 0
+        for i in pieces.indices {
+            if let c = symbol(pieces[i]) { depth += c == "{" ? 1 : c == "}" ? -1 : 0 }
+            guard let type = word(pieces[i]), types.contains(type),
+                  previous(pieces, before: i).map({ symbol(pieces[$0]) != "." }) ?? true,
+                  let n = next(pieces, after: i), let name = word(pieces[n]), !types.contains(name) else { continue }
+            let call = next(pieces, after: n).map { symbol(pieces[$0]) == "(" } ?? false
+            if call {
+                if depth == 0, type == "uint" { functions.insert(name) }
+                continue
+            }
+            switch type {
+            case "uint": unsigned.insert(name)
+            case "uvec2", "uvec3", "uvec4": vectors.insert(name)
+            case "int", "ivec2", "ivec3", "ivec4": signed.insert(name)
+            default: others.insert(name)
+            }
+        }
+        let scalars = unsigned.subtracting(signed).subtracting(others)
+        let uvecs = vectors.subtracting(signed).subtracting(others)
+        let ints = signed.subtracting(unsigned).subtracting(vectors)
+        guard !scalars.isEmpty || !uvecs.isEmpty || !functions.isEmpty else { return }
+
+        /// The operand ending at `j` (left of an operator) is unsigned.
+        func unsignedEndingAt(_ j: Int) -> Bool {
+            if case .text(let literal) = pieces[j], literal.hasSuffix("u"), literal.first?.isNumber == true { return true }
+            if let name = word(pieces[j]) {
+                if let dot = previous(pieces, before: j), symbol(pieces[dot]) == "." {
+                    return previous(pieces, before: dot).flatMap { word(pieces[$0]) }.map(uvecs.contains) ?? false
+                }
+                return scalars.contains(name)
+            }
+            if symbol(pieces[j]) == ")" {
+                var k = j, level = 0
+                while k >= 0 {
+                    if let c = symbol(pieces[k]) { level += c == ")" ? 1 : c == "(" ? -1 : 0 }
+                    if level == 0 { break }
+                    k -= 1
+                }
+                return previous(pieces, before: k).flatMap { word(pieces[$0]) }.map(functions.contains) ?? false
+            }
+            return false
+        }
+        /// The operand starting at `j` (right of an operator) is unsigned.
+        func unsignedStartingAt(_ j: Int) -> Bool {
+            guard let name = word(pieces[j]) else { return false }
+            let after = next(pieces, after: j).flatMap { symbol(pieces[$0]) }
+            if after == "." { return uvecs.contains(name) }
+            if after == "(" { return functions.contains(name) }
+            return after != "[" && scalars.contains(name)
+        }
+        let operators: Set<Character> = ["=", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^", "!"]
+        for i in pieces.indices where isIntegerLiteral(pieces[i]) {
+            var unsignedNeighbour = false
+            // OPERAND op LITERAL (op of one or two characters).
+            if var op = previous(pieces, before: i), let c = symbol(pieces[op]), operators.contains(c) {
+                if let op2 = previous(pieces, before: op), let c2 = symbol(pieces[op2]), operators.contains(c2) { op = op2 }
+                if let operand = previous(pieces, before: op), unsignedEndingAt(operand) { unsignedNeighbour = true }
+            }
+            // LITERAL op OPERAND.
+            if !unsignedNeighbour, var op = next(pieces, after: i), let c = symbol(pieces[op]), operators.contains(c), c != "!" {
+                if let op2 = next(pieces, after: op), let c2 = symbol(pieces[op2]), operators.contains(c2) { op = op2 }
+                if let operand = next(pieces, after: op), unsignedStartingAt(operand) { unsignedNeighbour = true }
+            }
+            if unsignedNeighbour, case .text(let s) = pieces[i] { pieces[i] = .text(s + "u") }
+        }
+        // uintVariable = intExpression;
+        for i in pieces.indices where symbol(pieces[i]) == "=" {
+            guard let left = previous(pieces, before: i), let name = word(pieces[left]), scalars.contains(name),
+                  previous(pieces, before: left).map({ symbol(pieces[$0]) != "." }) ?? true,
+                  let right = next(pieces, after: i), let first = word(pieces[right]), ints.contains(first),
+                  !(next(pieces, after: i).map { symbol(pieces[$0]) == "=" } ?? false) else { continue }
+            var k = right, level = 0
+            while k < pieces.count {
+                if let c = symbol(pieces[k]) {
+                    level += "([".contains(c) ? 1 : ")]".contains(c) ? -1 : 0
+                    if level < 0 || (level == 0 && (c == ";" || c == ",")) { break }
+                }
+                k += 1
+            }
+            guard k < pieces.count else { continue }
+            pieces[right] = .text("uint(" + pieces[right].output)
+            pieces[k] = .text(")" + pieces[k].output)
         }
     }
 
