@@ -159,7 +159,10 @@ extension ISFParityTests {
         XCTAssertTrue(out.contains("float g;"), out)
         XCTAssertTrue(out.contains("float h = k * 3.0;"), "a constant initialiser stays: \(out)")
         XCTAssertTrue(out.contains("void main() { g = TIME * 2.0;"), out)
-        XCTAssertFalse(out.contains("isf_distance"), "a built-in's own signature is not renamed: \(out)")
+        XCTAssertFalse(out.contains("isf_distance"), "a guarded copy of a built-in is not renamed: \(out)")
+        // Unguarded, a definition with the built-in's own arity is the author's: renamed with its calls.
+        let round = GLSLDialect.translate("float round(float x) { return floor(x + 0.5); }\nvoid main() { float y = round(1.4); }")
+        XCTAssertEqual(round, "float isf_round(float x) { return floor(x + 0.5); }\nvoid main() { float y = isf_round(1.4); }")
     }
 }
 

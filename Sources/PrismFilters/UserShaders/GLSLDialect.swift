@@ -92,7 +92,7 @@ enum GLSLDialect {
         "roundEven", "ceil", "fract", "mod", "modf", "min", "max", "clamp", "mix", "step", "smoothstep", "isnan", "isinf",
         "length", "distance", "dot", "cross", "normalize", "faceforward", "reflect", "refract", "matrixCompMult",
         "outerProduct", "transpose", "determinant", "inverse", "lessThan", "lessThanEqual", "greaterThan",
-        "greaterThanEqual", "equal", "notEqual", "any", "all", "not",
+        "greaterThanEqual", "equal", "notEqual", "any", "all", "not", "texture",
     ]
 
     /// Argument counts of the built-ins above that take other than one.
@@ -100,7 +100,7 @@ enum GLSLDialect {
         "atan": [1, 2], "pow": [2], "mod": [2], "modf": [2], "min": [2], "max": [2], "clamp": [3], "mix": [3], "step": [2],
         "smoothstep": [3], "distance": [2], "dot": [2], "cross": [2], "faceforward": [3], "reflect": [2], "refract": [3],
         "matrixCompMult": [2], "outerProduct": [2], "lessThan": [2], "lessThanEqual": [2], "greaterThan": [2],
-        "greaterThanEqual": [2], "equal": [2], "notEqual": [2],
+        "greaterThanEqual": [2], "equal": [2], "notEqual": [2], "texture": [2, 3],
     ]
 
     static let types: Set<String> = [
@@ -112,15 +112,20 @@ enum GLSLDialect {
     private static func renameBuiltinOverloads(_ pieces: inout [GLSLPrefixer.Piece]) {
         // Definitions and prototypes at the top level: TYPE NAME ( … ).
         var arities: [String: Set<Int>] = [:]
-        var depth = 0
+        var depth = 0, conditionals = 0
         for i in pieces.indices {
             if let c = symbol(pieces[i]) { depth += c == "{" ? 1 : c == "}" ? -1 : 0 }
+            if case .text(let s) = pieces[i], s.hasPrefix("#") {
+                let directive = String(s.dropFirst()).trimmingLeadingWhitespace()
+                if directive.hasPrefix("if") { conditionals += 1 } else if directive.hasPrefix("endif") { conditionals -= 1 }
+            }
             guard depth == 0, let name = word(pieces[i]), builtinFunctions.contains(name),
                   let before = previous(pieces, before: i), let type = word(pieces[before]), types.contains(type),
                   let open = next(pieces, after: i), symbol(pieces[open]) == "(",
                   let (_, count) = arguments(pieces, open: open) else { continue }
-            // Same arity as the built-in: a copy of it (often inside `#ifndef GL_ES`), left alone.
-            if !(builtinArities[name] ?? [1]).contains(count) { arities[name, default: []].insert(count) }
+            // The built-in's own arity inside `#if…`: a copy for hosts that lack it (`#ifndef GL_ES`), left alone.
+            if conditionals > 0, (builtinArities[name] ?? [1]).contains(count) { continue }
+            arities[name, default: []].insert(count)
         }
         guard !arities.isEmpty else { return }
         for i in pieces.indices {
