@@ -158,20 +158,18 @@ enum GLSLDialect {
             guard let before = previous(pieces, before: i), let after = next(pieces, after: i),
                   let c = symbol(pieces[after]), delimiters.contains(c),
                   let op = symbol(pieces[before]) else { continue }
-            // `NAME <op> 0`, `NAME <op>= 0`, `float NAME = 0`.
+            // `NAME <op> 0`, `NAME <op>= 0`, `[float] NAME = 0`, `NAME += 0` (and -=, *=, /=).
             var left = previous(pieces, before: before)
-            var comparison = op == "<" || op == ">"
-            if op == "=", let l = left, let c = symbol(pieces[l]), "<>=!".contains(c) {
-                comparison = true
+            guard "<>=".contains(op) else { continue }
+            if op == "=", let l = left, let c = symbol(pieces[l]) {
+                guard "<>=!+-*/".contains(c) else { continue }
                 left = previous(pieces, before: l)
                 if c == "<" || c == ">", let l2 = left, symbol(pieces[l2]) == c { continue }  // <<=, >>=
             } else if op == "<" || op == ">", let l = left, symbol(pieces[l]) == op {
                 continue  // a shift
             }
-            guard let l = left, let name = word(pieces[l]), floatNames.contains(name) else { continue }
-            if !comparison {
-                guard op == "=", let t = previous(pieces, before: l), word(pieces[t]) == "float" else { continue }
-            }
+            guard let l = left, let name = word(pieces[l]), floatNames.contains(name),
+                  previous(pieces, before: l).map({ symbol(pieces[$0]) != "." }) ?? true else { continue }
             if case .text(let s) = pieces[i] { pieces[i] = .text(s + ".0") }
         }
     }
