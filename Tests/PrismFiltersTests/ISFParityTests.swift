@@ -163,6 +163,8 @@ extension ISFParityTests {
         // Int literals given to float variables; ints, shifts and members left alone.
         let literals = GLSLDialect.translate("float f; int i; void main() { f = 1; f += 2; i = 3; if (f >= 4 && i < 5) {} i <<= 1; s.f = 6; }")
         XCTAssertEqual(literals, "float f; int i; void main() { f = 1.0; f += 2.0; i = 3; if (f >= 4.0 && i < 5) {} i <<= 1; s.f = 6; }")
+        XCTAssertEqual(GLSLDialect.translate("float f(float x) { if (x < 0.0) return 0; return x; }\nint g() { return 0; }"),
+                       "float f(float x) { if (x < 0.0) return 0.0; return x; }\nint g() { return 0; }")
         // Unguarded, a definition with the built-in's own arity is the author's: renamed with its calls.
         let round = GLSLDialect.translate("float round(float x) { return floor(x + 0.5); }\nvoid main() { float y = round(1.4); }")
         XCTAssertEqual(round, "float isf_round(float x) { return floor(x + 0.5); }\nvoid main() { float y = isf_round(1.4); }")

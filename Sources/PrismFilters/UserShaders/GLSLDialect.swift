@@ -172,6 +172,35 @@ enum GLSLDialect {
                   previous(pieces, before: l).map({ symbol(pieces[$0]) != "." }) ?? true else { continue }
             if case .text(let s) = pieces[i] { pieces[i] = .text(s + ".0") }
         }
+        // `return 0;` in a function returning float.
+        var depth = 0, returnType: String?
+        for i in pieces.indices {
+            if let c = symbol(pieces[i]) {
+                if c == "{" {
+                    if depth == 0 { returnType = functionReturnType(pieces, brace: i) }
+                    depth += 1
+                } else if c == "}" { depth -= 1 }
+                continue
+            }
+            guard returnType == "float", word(pieces[i]) == "return", let literal = next(pieces, after: i),
+                  isIntLiteral(pieces[literal]), let end = next(pieces, after: literal), symbol(pieces[end]) == ";",
+                  case .text(let s) = pieces[literal] else { continue }
+            pieces[literal] = .text(s + ".0")
+        }
+    }
+
+    /// `TYPE` of `TYPE NAME(…) {` for the `{` at `brace`; nil when it does not open a function.
+    private static func functionReturnType(_ pieces: [GLSLPrefixer.Piece], brace: Int) -> String? {
+        guard let close = previous(pieces, before: brace), symbol(pieces[close]) == ")" else { return nil }
+        var j = close, level = 0
+        while j >= 0 {
+            if let c = symbol(pieces[j]) { level += c == ")" ? 1 : c == "(" ? -1 : 0 }
+            if level == 0 { break }
+            j -= 1
+        }
+        guard let name = previous(pieces, before: j), word(pieces[name]) != nil,
+              let type = previous(pieces, before: name) else { return nil }
+        return word(pieces[type])
     }
 
     // MARK: int/uint mixing
