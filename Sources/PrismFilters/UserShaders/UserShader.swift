@@ -29,9 +29,16 @@
 /// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
 /// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
 /// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
+/// | `_<image>_imgRect`, `_<image>_flip` | vec4, bool | macros: `(0, 0, width, height)` and false |
 ///
 /// `isf_FragNormCoord` is `gl_FragCoord.xy / RENDERSIZE` (a macro) and the colour output is
 /// `out vec4 isf_FragColor` (location 0). Texture origins are bottom-left, as in ISF.
+///
+/// An ISF file `NAME.fs` with a `NAME.vs` beside it gets that vertex shader (`Pass.vertex`): it calls
+/// `isf_vertShaderInit()` (a quad of two triangles from `gl_VertexID`, `isf_FragNormCoord` set from the
+/// corner), may move `gl_Position` and writes its own varyings; the fragment shader then reads
+/// `isf_FragNormCoord` as a varying. `mediump`/`lowp` become `highp` and desktop GLSL habits are
+/// translated (`GLSLDialect`), as desktop ISF hosts accept them.
 ///
 /// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float),
 /// `iFrame` (int), `iMouse` (vec4), `iDate` (vec4 as DATE above), `iChannel0`…`iChannel3`

@@ -83,7 +83,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// Extra ISF image inputs the graph leaves unconnected: they read as `unconnectedImageContents`.
     public let unconnectedImages: [String]
     /// What an unconnected image input holds (for `prism filters FILE.fs`).
-    public static let unconnectedImageContents = "transparent black, at the size of the filtered image"
+    public static let unconnectedImageContents = "transparent black, at the size of the output (the filtered image's)"
     /// Built-in shaders (known to compile) skip the validation compile.
     private let trusted: Bool
     private let imageLoader: ShaderImageLoader
@@ -566,10 +566,8 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         uniforms.set("$isf_outSize", Float(render.width), Float(render.height))
         guard fused == nil else { return }
-        if let first = uniforms.inputSizes.first {
-            for image in unconnectedImages {
-                uniforms.set(GLSLRewriter.sizeUniform(image), Float(first.width), Float(first.height))
-            }
+        for image in unconnectedImages {
+            uniforms.set(GLSLRewriter.sizeUniform(image), Float(render.width), Float(render.height))
         }
         let sizes = targetSizes()(uniforms.inputSizes)
         for (index, pass) in shader.passes.enumerated() {
