@@ -57,7 +57,7 @@ let package = Package(
 
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
-        .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"]),
+        .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"], exclude: ["ISFCorpus"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia"]),

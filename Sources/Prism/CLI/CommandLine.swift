@@ -121,6 +121,11 @@ struct FiltersCommand: PrismCommand {
 
     func execute() throws -> Int32 {
         if let name {
+            // A user shader file: what it takes (ISF: which images, what an unconnected one holds).
+            if GraphBinder.isShader(name), FileManager.default.fileExists(atPath: name) {
+                print(try UserShader.load(path: name).summary)
+                return 0
+            }
             guard let definition = BuiltinFilters.named(name) else {
                 throw UsageError("unknown filter '\(name)'" + GraphBinder.suggestion(for: name))
             }

@@ -304,7 +304,12 @@ private struct PassBuilder {
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
                                   inputSizes: node.inputs.map(sizeOf)))
         let label = "\(node.name) prepass \(prepassIndex)"
-        let program = try ShaderProgram(label: label, fragment: source)
+        // A kernel's own vertex shader sees the same pass targets as its fragment shader.
+        let vertex = prepass.vertex.map { vertex in
+            FrameShaders.header + prepasses.indices.filter { $0 < prepassIndex || prepasses[$0].persistent }
+                .map { "uniform sampler2D \(prefix)pass\($0);\n" }.joined() + substitute(vertex, prefix: prefix)
+        }
+        let program = try ShaderProgram(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
                             draws: [.init(program: program, rows: nil, fragmentSource: source)],
                             target: target, members: code.members, textures: code.textures,

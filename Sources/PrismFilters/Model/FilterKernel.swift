@@ -98,9 +98,15 @@ public struct KernelPrepass {
     /// batched program `prism_source` answers `prism_current`, not a fetch.
     public var batchable: Bool
 
+    /// A vertex shader of the kernel's own (user shaders with an ISF `.vs`): `void main()` writing
+    /// `gl_Position` for the 6 vertices of a quad (two triangles from `gl_VertexID`); it may read the same
+    /// `$passN` targets as `main`. nil: the full-frame triangle. Such a prepass clears its target first.
+    public var vertex: String?
+
     public init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
-                size: @escaping @Sendable ([Size]) -> Size) {
+                vertex: String? = nil, size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
+        self.vertex = vertex
         self.format = format
         self.persistent = persistent
         self.batchable = batchable

@@ -52,7 +52,7 @@ public struct GraphBinder {
     /// Without an image reader: shaders that import images fail to prepare, naming the file.
     public init() { self.init(imageLoader: UserShaderKernel.noImageLoader) }
 
-    static func isShader(_ path: String) -> Bool {
+    public static func isShader(_ path: String) -> Bool {
         shaderExtensions.contains((path as NSString).pathExtension.lowercased())
     }
 
@@ -68,7 +68,7 @@ public struct GraphBinder {
             let column = element.nameRange.start
             var given: [String: ParameterValue] = [:]
             let name: String
-            let kernel: FilterKernel
+            var kernel: FilterKernel
             let values: ParameterValues
             do {
                 switch element.kind {
@@ -113,6 +113,10 @@ public struct GraphBinder {
             // A generator at the head of a chain does not read the graph input it was handed implicitly.
             if kernel.inputCount == 0, element.implicitInput == .graphInput, element.inputLabels.isEmpty {
                 inputs = []
+            }
+            // ISF: extra image inputs the graph does not connect read as empty images (UserShaderKernel).
+            if inputs.count < kernel.inputCount, let user = kernel as? UserShaderKernel, let fewer = try user.connecting(inputs.count) {
+                kernel = fewer
             }
             guard inputs.count == kernel.inputCount else {
                 throw GraphBindError("\(name) takes \(kernel.inputCount) input(s) but is given \(inputs.count)",

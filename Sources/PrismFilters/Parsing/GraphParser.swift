@@ -69,6 +69,15 @@ public struct GraphParser {
         (c.isLetter || c.isNumber || c == "-" || c == "_") && c.isASCII
     }
 
+    /// The unquoted word at the current position contains `/` or ends in a filter file's extension.
+    private func nextWordLooksLikePath() -> Bool {
+        var word = ""
+        var i = pos
+        while i < chars.count, !Self.isTargetDelimiter(chars[i]) { word.append(chars[i]); i += 1 }
+        let lower = word.lowercased()
+        return word.contains("/") || [".fs", ".frag", ".glsl", ".isf", ".cube"].contains { lower.hasSuffix($0) }
+    }
+
     /// Characters that end an unquoted target.
     private static func isTargetDelimiter(_ c: Character) -> Bool {
         c.isWhitespace || ",;()[]=\"'".contains(c)
@@ -122,6 +131,10 @@ public struct GraphParser {
             if c == ")" { throw fail("unexpected ')' without a matching '('") }
             if c == "]" { throw fail("unexpected ']'; labels are written [name]") }
             if Self.isNameChar(c) || c == "\"" || c == "'" || c == "/" || c == "." {
+                // `my shaders/look.fs`: a path cut at a space.
+                if elements.last?.kind == .file || nextWordLooksLikePath() {
+                    throw fail("expected ',' or ';' between filters; quote file paths with spaces: \"my shaders/look.fs\"")
+                }
                 throw fail("expected ',' or ';' between filters")
             }
             throw fail("unexpected character '\(c)'")

@@ -14,7 +14,15 @@ struct GLSLRewriter {
         "texture2D": "texture", "texture2DRect": "texture", "textureCube": "texture",
         "texture2DProj": "textureProj", "texture2DRectProj": "textureProj", "texture2DLod": "textureLod",
         "varying": "in", "vv_FragNormCoord": "isf_FragNormCoord",
+        // Desktop ISF hosts run everything at high precision; llvmpipe honours mediump literally
+        // (16-bit floats), which turns the usual hash-noise functions into NaN or constants.
+        "mediump": "highp", "lowp": "highp",
     ]
+
+    /// An ISF vertex shader: its varyings are outputs, its attributes inputs.
+    static let isfVertexIdentifiers: [String: String] = isfIdentifiers.merging([
+        "varying": "out", "attribute": "in", "vv_vertShaderInit": "isf_vertShaderInit",
+    ]) { $1 }
 
     static let legacyTextureIdentifiers: [String: String] = [
         "texture2D": "texture", "textureCube": "texture", "texture2DProj": "textureProj", "texture2DLod": "textureLod",

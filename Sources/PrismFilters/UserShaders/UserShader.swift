@@ -29,9 +29,16 @@
 /// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
 /// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
 /// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
+/// | `_<image>_imgRect`, `_<image>_flip` | vec4, bool | macros: `(0, 0, width, height)` and false |
 ///
 /// `isf_FragNormCoord` is `gl_FragCoord.xy / RENDERSIZE` (a macro) and the colour output is
 /// `out vec4 isf_FragColor` (location 0). Texture origins are bottom-left, as in ISF.
+///
+/// An ISF file `NAME.fs` with a `NAME.vs` beside it gets that vertex shader (`Pass.vertex`): it calls
+/// `isf_vertShaderInit()` (a quad of two triangles from `gl_VertexID`, `isf_FragNormCoord` set from the
+/// corner), may move `gl_Position` and writes its own varyings; the fragment shader then reads
+/// `isf_FragNormCoord` as a varying. `mediump`/`lowp` become `highp` and desktop GLSL habits are
+/// translated (`GLSLDialect`), as desktop ISF hosts accept them.
 ///
 /// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float),
 /// `iFrame` (int), `iMouse` (vec4), `iDate` (vec4 as DATE above), `iChannel0`…`iChannel3`
@@ -60,6 +67,10 @@ public struct UserShader: Hashable, Sendable {
         public var height: ISFSizeExpression?
         /// The fragment shader, GLSL ES 3.00, and its line map.
         public var program: ShaderProgramSource
+        /// The author's vertex shader (ISF `NAME.vs` beside `NAME.fs`), translated; nil: the full-frame
+        /// triangle. It draws a quad of two triangles (6 vertices from `gl_VertexID`, as ISF hosts draw
+        /// one) and writes `isf_FragNormCoord`, which the fragment then reads as a varying.
+        public var vertex: ShaderProgramSource? = nil
     }
 
     /// The main file, as given to the loader (normalised).
@@ -76,6 +87,8 @@ public struct UserShader: Hashable, Sendable {
     public var extraImageInputs: [String]
     public var passes: [Pass]
     public var importedImages: [ISFImportedImage]
+    /// The ISF vertex shader's file, when there is one.
+    public var vertexPath: String? = nil
     /// Every shader source file read: the main file first, then includes in first-read order.
     public var dependencies: [String]
 
@@ -109,7 +122,22 @@ public struct UserShader: Hashable, Sendable {
         if let (document, body) = try ISFDocument.parse(text: source, file: file) {
             let lines = try expander.expand(root: body, file: file)
             try GLSLLimits.check(lines)
-            return try translateISF(document, lines: lines, file: file, dependencies: expander.dependencies)
+            // ISF hosts load NAME.vs beside NAME.fs as the vertex shader.
+            var vertex: (path: String, lines: [SourceLine])?
+            let vertexPath = vertexShaderPath(for: file)
+            if let vertexPath, let text = try? fileSystem.contents(ofFile: vertexPath) {
+                let root = splitLines(text).enumerated().map { SourceLine(text: $0.element, file: vertexPath, line: $0.offset + 1) }
+                let vertexLines = try expander.expand(root: root, file: vertexPath)
+                try GLSLLimits.check(vertexLines)
+                vertex = (vertexPath, vertexLines)
+            }
+            return try translateISF(document, lines: lines, file: file, vertex: vertex,
+                                    dependencies: expander.dependencies + (vertex.map { [$0.path] } ?? []))
+        }
+        // A vertex shader only ISF files can use: refused rather than ignored, which would draw another picture.
+        if let vertexPath = vertexShaderPath(for: file), (try? fileSystem.contents(ofFile: vertexPath)) != nil {
+            throw ShaderLoadError(file: file, message: "\(vertexPath) is a vertex shader, which Prism runs only beside ISF files "
+                                  + "(a /*{ … }*/ header); add one, or move the .vs away")
         }
         let root = splitLines(source).enumerated().map { SourceLine(text: $0.element, file: file, line: $0.offset + 1) }
         let lines = try expander.expand(root: root, file: file)
@@ -122,25 +150,75 @@ public struct UserShader: Hashable, Sendable {
 
     // MARK: ISF
 
-    static func isfPreamble(_ document: ISFDocument, usesFragColor: Bool) -> [String] {
+    /// `NAME.vs` for `NAME.fs`; nil for a file not named `.fs`.
+    static func vertexShaderPath(for file: String) -> String? {
+        guard file.hasSuffix(".fs") else { return nil }
+        return String(file.dropLast(3)) + ".vs"
+    }
+
+    /// The names ISF hosts declare for every image besides `_NAME_imgSize`: `_NAME_imgRect` (the image's
+    /// rectangle in its texture, in pixels: all of it here) and `_NAME_flip` (false: Prism's copies are
+    /// already bottom row first).
+    static func imageAliases(_ name: String, prefix: String = "") -> [String] {
+        ["#define \(prefix)_\(name)_imgRect vec4(0.0, 0.0, \(prefix)_\(name)_imgSize)",
+         "#define \(prefix)_\(name)_flip false"]
+    }
+
+    /// Builds `isf_FragNormCoord` and `gl_Position` for the quad ISF hosts draw: two triangles, their
+    /// corners from `gl_VertexID` (no vertex buffers), normalised coordinates taken before the author
+    /// moves anything.
+    static let vertexInit = [
+        "out vec2 isf_FragNormCoord;",
+        "void isf_vertShaderInit() {",
+        "    int isf_vertex = gl_VertexID % 6;",
+        "    vec2 isf_corner = vec2(isf_vertex == 1 || isf_vertex == 4 || isf_vertex == 5 ? 1.0 : 0.0,",
+        "                           isf_vertex == 2 || isf_vertex == 3 || isf_vertex == 5 ? 1.0 : 0.0);",
+        "    gl_Position = vec4(isf_corner * 2.0 - 1.0, 0.0, 1.0);",
+        "    isf_FragNormCoord = isf_corner;",
+        "}",
+    ]
+
+    static func isfPreamble(_ document: ISFDocument, usesFragColor: Bool, stage: ShaderStage = .fragmentOnly) -> [String] {
         var p = ["#version 300 es", "precision highp float;", "precision highp int;", "precision highp sampler2D;",
                  "// Generated by Prism from an ISF file; the author's code follows the preamble.",
                  "uniform float TIME;", "uniform float TIMEDELTA;", "uniform int FRAMEINDEX;",
                  "uniform vec2 RENDERSIZE;", "uniform int PASSINDEX;", "uniform vec4 DATE;"]
         for input in document.inputs {
             p.append("uniform \(input.type.glslType) \(input.name);")
-            if input.type == .image { p.append("uniform vec2 \(GLSLRewriter.sizeUniform(input.name));") }
+            if input.type == .image {
+                p.append("uniform vec2 \(GLSLRewriter.sizeUniform(input.name));")
+                p += imageAliases(input.name)
+            }
         }
         for name in document.passes.compactMap(\.target) + document.importedImages.map(\.name) {
             p.append("uniform sampler2D \(name);")
             p.append("uniform vec2 \(GLSLRewriter.sizeUniform(name));")
+            p += imageAliases(name)
         }
-        if usesFragColor { p.append("out vec4 isf_FragColor;") }
-        p.append("#define isf_FragNormCoord (gl_FragCoord.xy / RENDERSIZE)")
+        switch stage {
+        case .fragmentOnly:
+            if usesFragColor { p.append("out vec4 isf_FragColor;") }
+            p.append("#define isf_FragNormCoord (gl_FragCoord.xy / RENDERSIZE)")
+        case .fragmentAfterVertex:
+            if usesFragColor { p.append("out vec4 isf_FragColor;") }
+            p.append("in vec2 isf_FragNormCoord;")
+        case .vertex:
+            p += vertexInit
+        }
         return p
     }
 
+    /// Which program an ISF preamble starts.
+    enum ShaderStage {
+        /// A fragment shader drawn by the full-frame triangle: `isf_FragNormCoord` from `gl_FragCoord`.
+        case fragmentOnly
+        /// A fragment shader after the author's vertex shader: `isf_FragNormCoord` is its varying.
+        case fragmentAfterVertex
+        case vertex
+    }
+
     static func translateISF(_ document: ISFDocument, lines: [SourceLine], file: String,
+                             vertex: (path: String, lines: [SourceLine])? = nil,
                              dependencies: [String]) throws(ShaderLoadError) -> UserShader {
         var body = lines.map { line -> SourceLine in
             var line = line
@@ -152,23 +230,37 @@ public struct UserShader: Hashable, Sendable {
             return line
         }
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
-        body = try rewriter.rewrite(body)
-        let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor")),
+        let floatInputs = Set(document.inputs.filter { $0.type == .float }.map(\.name))
+        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs)
+        let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor"),
+                                                     stage: vertex == nil ? .fragmentOnly : .fragmentAfterVertex),
                                body: body, postamble: [])
+        var vertexProgram: ShaderProgramSource?
+        if let vertex {
+            var vertexBody = vertex.lines.map { line -> SourceLine in
+                var line = line
+                if line.isVersionDirective || declaresFragNormCoord(line.trimmedText) { line.text = ""; line.edited = true }
+                return line
+            }
+            var vertexRewriter = GLSLRewriter(identifiers: GLSLRewriter.isfVertexIdentifiers, images: Set(document.imageNames))
+            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs)
+            vertexProgram = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex), body: vertexBody, postamble: [])
+        }
         let passes = document.passes.enumerated().map { index, pass in
             Pass(index: index, target: pass.target, persistent: pass.persistent, float: pass.float,
-                 width: pass.width, height: pass.height, program: program)
+                 width: pass.width, height: pass.height, program: program, vertex: vertexProgram)
         }
         return UserShader(path: file, kind: .isf, isf: document,
                           parameters: document.inputs.filter { $0.type != .image },
                           inputImage: document.isFilter ? ISFDocument.filterInputName : nil,
                           extraImageInputs: document.inputs.filter { $0.type == .image && $0.name != ISFDocument.filterInputName }.map(\.name),
-                          passes: passes, importedImages: document.importedImages, dependencies: dependencies)
+                          passes: passes, importedImages: document.importedImages,
+                          vertexPath: vertex?.path, dependencies: dependencies)
     }
 
     private static func declaresFragNormCoord(_ text: String) -> Bool {
         let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == ";" })
-        guard words.count >= 3, words.count <= 4, ["varying", "in"].contains(words[0]) else { return false }
+        guard words.count >= 3, words.count <= 4, ["varying", "in", "out"].contains(words[0]) else { return false }
         return words.last == "isf_FragNormCoord" || words.last == "vv_FragNormCoord"
     }
 

@@ -80,6 +80,10 @@ public final class UserShaderKernel: ParameterizedKernel {
     }
     /// The sampler names of the kernel's inputs, in input order.
     public let imageInputs: [String]
+    /// Extra ISF image inputs the graph leaves unconnected: they read as `unconnectedImageContents`.
+    public let unconnectedImages: [String]
+    /// What an unconnected image input holds (for `prism filters FILE.fs`).
+    public static let unconnectedImageContents = "transparent black, at the size of the output (the filtered image's)"
     /// Built-in shaders (known to compile) skip the validation compile.
     private let trusted: Bool
     private let imageLoader: ShaderImageLoader
@@ -94,16 +98,32 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// True when the kernel is evaluated as a fused point-wise expression.
     public var isFused: Bool { fused != nil }
 
+    /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,
+    /// then extra images in order); nil: all. The others read as `unconnectedImageContents`, as ISF hosts
+    /// leave an image input without a source empty.
     public init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
+                connectedImages: Int? = nil,
                 imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
-        self.imageInputs = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let connected = min(max(connectedImages ?? all.count, shader.inputImage == nil ? 0 : 1), all.count)
+        self.imageInputs = Array(all.prefix(connected))
+        self.unconnectedImages = Array(all.dropFirst(connected))
         self.inputCount = imageInputs.count
         self.parameters = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
         self.trusted = trusted
         self.imageLoader = imageLoader
         self.fused = Self.fusedForm(of: shader)
         noteEvents(from: nil)
+    }
+
+    /// This shader with only `count` of its image inputs connected (see `init`), or nil when `count` is
+    /// not fewer than it takes or leaves out the main input.
+    public func connecting(_ count: Int) throws -> UserShaderKernel? {
+        let least = shader.inputImage == nil ? 0 : 1
+        guard count < inputCount, count >= least else { return nil }
+        return try UserShaderKernel(shader: shader, parameters: parameters, trusted: trusted, connectedImages: count,
+                                    imageLoader: imageLoader)
     }
 
     // MARK: Parameters
@@ -217,8 +237,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         let sizes = targetSizes()
         for (index, pass) in shader.passes.enumerated() {
-            list.append(KernelPrepass(main: passSource(index), format: pass.float ? .rgba16f : nil,
+            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba16f : nil,
                                       persistent: pass.persistent && pass.target != nil,
+                                      vertex: pass.vertex.map { passSource(index, program: $0, isVertex: true) },
                                       size: { sizes($0)[index] }))
         }
         return list
@@ -240,12 +261,12 @@ public final class UserShaderKernel: ParameterizedKernel {
         (0..<inputs).map { "uniform vec2 $isf_inSize\($0);\n" }.joined() + "uniform vec2 $isf_outSize;\n"
     }
 
-    /// The author's program for ISF pass `index` as a prepass `main`: our output, our samplers, a
-    /// constant PASSINDEX.
-    private func passSource(_ index: Int) -> String {
-        let program = shader.passes[index].program
+    /// The author's program (fragment or vertex) for ISF pass `index` as a prepass: our output, our
+    /// samplers, a constant PASSINDEX.
+    private func passSource(_ index: Int, program: ShaderProgramSource, isVertex: Bool = false) -> String {
         var samplers: [String: String] = [:]
         for (input, name) in imageInputs.enumerated() { samplers[name] = "$pass\(input)" }
+        for name in unconnectedImages { samplers[name] = "$isf_empty" }
         for (other, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }
             let readable = other < index || (pass.persistent && pass.target != nil)
@@ -264,7 +285,7 @@ public final class UserShaderKernel: ParameterizedKernel {
                 lines.append("const int PASSINDEX = \(index);")
             } else if let (kind, name) = declaration, kind == "sampler2D", let replacement = samplers[name] {
                 lines.append("#define \(name) \(replacement)")
-            } else if let (kind, name) = declaration, kind == "out" {
+            } else if !isVertex, let (kind, name) = declaration, kind == "out" {
                 lines.append("#define \(name) prism_out")
             } else {
                 lines.append(text)
@@ -297,7 +318,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// computes; nil for any other shader.
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
         // Generators (no input image) fuse too: they compute from the pixel position alone.
-        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil,
+        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.passes[0].vertex == nil,
               shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty else { return nil }
         let input = shader.inputImage
         let program = shader.passes[0].program
@@ -365,7 +386,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             uniform int $UFRAMEINDEX;
             uniform vec2 $URENDERSIZE;
             uniform vec4 $UDATE;
-            \(input.map { "uniform vec2 $U_\($0)_imgSize;" } ?? "")
+            \(input.map { "uniform vec2 $U_\($0)_imgSize;\n" + UserShader.imageAliases($0, prefix: "$U").joined(separator: "\n") } ?? "")
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
@@ -450,8 +471,14 @@ public final class UserShaderKernel: ParameterizedKernel {
         var seen = Set<String>()
         for pass in shader.passes where seen.insert(pass.program.source).inserted {
             do {
-                _ = try ShaderProgram(label: shader.path, vertex: UserShader.vertexShaderSource, fragment: pass.program.source)
+                _ = try ShaderProgram(label: shader.path, vertex: pass.vertex?.source ?? UserShader.vertexShaderSource,
+                                      fragment: pass.program.source, drawsQuad: pass.vertex != nil)
             } catch let error as ShaderCompileError {
+                // Errors of the author's vertex shader are reported in the .vs file's lines.
+                if error.stage == .vertex, let vertex = pass.vertex, let path = shader.vertexPath {
+                    throw UserShaderCompileError(file: path, diagnostics: vertex.diagnostics(fromLog: error.log, file: path),
+                                                 log: error.log)
+                }
                 throw UserShaderCompileError(file: shader.path,
                                              diagnostics: pass.program.diagnostics(fromLog: error.log, file: shader.path),
                                              log: error.log)
@@ -539,6 +566,9 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         uniforms.set("$isf_outSize", Float(render.width), Float(render.height))
         guard fused == nil else { return }
+        for image in unconnectedImages {
+            uniforms.set(GLSLRewriter.sizeUniform(image), Float(render.width), Float(render.height))
+        }
         let sizes = targetSizes()(uniforms.inputSizes)
         for (index, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }

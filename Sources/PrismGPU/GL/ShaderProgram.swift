@@ -23,10 +23,16 @@ public final class ShaderProgram {
         }
         """
 
+    /// Draws 6 vertices (a quad of two triangles, which a custom vertex shader builds from `gl_VertexID`
+    /// and may move) after clearing the target, instead of one full-target triangle.
+    public let drawsQuad: Bool
+
     /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
-    public init(label: String, vertex: String? = nil, fragment: String) throws {
+    /// `drawsQuad`: see the property (only with a `vertex` shader that builds the quad).
+    public init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws {
         GLObjectHome.requireGPUThread(.program)
         self.label = label
+        self.drawsQuad = drawsQuad
         // Both stages must declare the same GLSL version: the default vertex shader follows the fragment's.
         let version = fragment.split(separator: "\n", maxSplits: 1).first.map(String.init)
             .flatMap { $0.hasPrefix("#version") ? $0 : nil } ?? "#version 300 es"
@@ -135,11 +141,18 @@ public final class ShaderProgram {
         }
     }
 
-    /// Draws one full-target triangle with this program into the bound framebuffer.
+    /// Draws one full-target triangle with this program into the bound framebuffer (or, for a program that
+    /// `drawsQuad`, clears to transparent black and draws its quad: moved corners may leave parts uncovered).
     public func drawFullscreen() {
         home.check()
         glUseProgram(name)
-        glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        if drawsQuad {
+            glClearColor(0, 0, 0, 0)
+            glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 6)
+        } else {
+            glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
+        }
     }
 }
 

@@ -1,0 +1,30 @@
+/// What `prism filters FILE.fs` prints about a user shader: its kind, its image inputs (and what an
+/// unconnected one holds), its vertex shader and its parameters.
+extension UserShader {
+    public var summary: String {
+        var lines = ["\(path) — \(kind == .isf ? "ISF" : kind == .shadertoy ? "ShaderToy" : "GLSL") shader"
+            + (isf?.description.map { ": \($0)" } ?? "")]
+        if let inputImage {
+            lines.append("  input: \(inputImage) (the filtered stream)")
+        } else {
+            lines.append("  input: none, a generator (renders at the graph source's size)")
+        }
+        for (index, image) in extraImageInputs.enumerated() {
+            lines.append("  input \(index + 2): \(image) (a second stream: `[a][b]\(shortName)`; unconnected it reads as "
+                         + UserShaderKernel.unconnectedImageContents + ")")
+        }
+        if let vertexPath { lines.append("  vertex shader: \(vertexPath) (runs as a pass of its own)") }
+        if passes.count > 1 { lines.append("  passes: \(passes.count)") }
+        for spec in UserShaderKernel.parameterSpecs(for: self) {
+            let range = spec.kind.rangeDescription.map { " in \($0)" } ?? ""
+            lines.append("    \(spec.name): \(spec.kind.typeName)\(range), default \(spec.defaultValue)"
+                         + (spec.summary.isEmpty ? "" : " — \(spec.summary)"))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private var shortName: String {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.contains(" ") ? "\"\(path)\"" : path
+    }
+}

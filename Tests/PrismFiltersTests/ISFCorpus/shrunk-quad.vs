@@ -1,0 +1,4 @@
+void main() {
+    vv_vertShaderInit();
+    gl_Position.xy = gl_Position.xy * 0.5;
+}
