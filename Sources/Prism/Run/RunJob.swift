@@ -90,18 +90,23 @@ public final class RunJob: Sendable {
         // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
         // benchmark checks this); in a running engine they do, so software renderers are fenced.
         if options.stats { configuration.timing = .perPass(preferQueries: !gpu.info.isSoftware) }
-        let sink: (any FrameSink)?
-        switch customSinks == nil ? options.output : nil {
-        case .movie(let path):
-            sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)
-            // H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: crop an odd last column or row.
-            if let crop = try graph.cropToEvenSize(forSource: source.info.size, format: options.encoder.pixelFormat) {
-                notes.append("\(options.encoder.codec.rawValue) needs an even frame size: \(crop.from) cropped to \(crop.to)")
+        // Movies (the output, or `record`'s takes) in H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides:
+        // an odd last column or row is cropped.
+        var makesMovies = customSinks != nil
+        if case .movie = options.output { makesMovies = true }
+        if makesMovies, let crop = try graph.cropToEvenSize(forSource: source.info.size, format: options.encoder.pixelFormat) {
+            notes.append("\(options.encoder.codec.rawValue) needs an even frame size: \(crop.from) cropped to \(crop.to)")
+        }
+        let sinks: [any FrameSink]
+        if let customSinks {
+            sinks = customSinks
+        } else {
+            switch options.output {
+            case .movie(let path): sinks = [MovieSink(path: path, settings: options.encoder, limits: options.limits, live: live)]
+            case .still(let path): sinks = [try StillImageSink(path: path)]
+            case .standardOutput(let format): sinks = [RawSink(fileDescriptor: 1, format: format)]
+            case .discard(let format): sinks = [DiscardSink(format: format)]
             }
-        case .still(let path): sink = try StillImageSink(path: path)
-        case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
-        case .discard(let format): sink = DiscardSink(format: format)
-        case nil: sink = nil
         }
         self.notes = notes
         var taps = extraTaps
@@ -110,10 +115,10 @@ public final class RunJob: Sendable {
         let faces = try options.faces.makeSideInput(for: graph, live: options.input.isCamera)
         self.faces = faces
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
-        engine = try FrameEngine(source: source, graph: graph, sinks: customSinks ?? [sink].compactMap { $0 },
+        engine = try FrameEngine(source: source, graph: graph, sinks: sinks,
                                  configuration: configuration, gpu: gpu,
                                  audioCapture: capture, taps: taps, sideInputs: faces.map { [FaceRegions($0)] } ?? [])
-        recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
+        recoveredLeftovers = sinks.compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
     }
 
     /// The source `RunOptions` describes: the pattern (10 s unless bounded), a movie, raw stdin or a camera.

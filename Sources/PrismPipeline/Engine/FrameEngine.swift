@@ -170,7 +170,10 @@ public final class FrameEngine: Sendable {
         let stage = self.stage
         let gpu = self.gpu
         let outlets = registry.all
-        let audioOutlets = outlets.filter(\.acceptsAudio)
+        /// Sound goes to every open sink that takes audio, including those attached while running (a take).
+        @Sendable func sendAudio(_ item: SinkItem) {
+            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(item) }
+        }
         let origin = AudioOrigin()
         let expected = configuration.frameLimit ?? sourceInfo.estimatedFrameCount
         let mediaDuration = sourceInfo.duration?.seconds
@@ -207,7 +210,7 @@ public final class FrameEngine: Sendable {
         let recordingSince = capture.map { _ in monotonicMicroseconds() }
         // Sinks attached later (a take) get it from then on.
         capture?.start { chunk in
-            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(.pcm(chunk)) }
+            sendAudio(.pcm(chunk))
             return !failure.hasError
         }
 
@@ -240,7 +243,7 @@ public final class FrameEngine: Sendable {
                         if loop.isDone { break reading }
                     case .audio(let packet):
                         guard configuration.copyAudio, recordingSince == nil else { continue }
-                        for outlet in audioOutlets { _ = outlet.queue.push(.audio(packet)) }
+                        sendAudio(.audio(packet))
                     }
                 }
                 if !stop.isStopped, !failure.hasError {
@@ -336,12 +339,12 @@ public final class FrameEngine: Sendable {
         report.notes = notes.withLock { $0 }
         report.wallSeconds = Double(StageTimes.now() - started) / 1e9
         report.stages.merge(sourceTimes.withLock { $0 })
-        let gpuFigures = try gpu.perform { () -> (StageTimes, Int, Int, [String], String, [Double]) in
+        let gpuFigures = try gpu.perform { () -> (times: StageTimes, passes: [String], timing: String, medians: [Double]) in
             let stage = stage.value
-            return (stage.times, stage.poolAllocated, stage.poolCapacity, stage.renderer?.passLabels ?? [],
+            return (stage.times, stage.renderer?.passLabels ?? [],
                     stage.timer?.method.rawValue ?? "CPU submit time", stage.timer?.medianMilliseconds() ?? [])
         }
-        report.stages.merge(gpuFigures.0)
+        report.stages.merge(gpuFigures.times)
         var encode = finishTimes
         if let progressOutlet {
             encode.add(.encode, nanoseconds: progressOutlet.busyNanoseconds, count: progressOutlet.framesWritten)
@@ -349,11 +352,11 @@ public final class FrameEngine: Sendable {
         report.stages.merge(encode)
         report.interrupted = stop.stopReason == .interrupted
         report.stopReason = stop.stopReason ?? limitReached.withLock { $0 } ?? .endOfInput
-        report.poolAllocated = gpuFigures.1
-        report.poolCapacity = gpuFigures.2
-        report.passLabels = gpuFigures.3
-        report.filterTiming = gpuFigures.4
-        report.passMilliseconds = gpuFigures.5
+        report.poolAllocated = bufferPool.allocated
+        report.poolCapacity = progressOutlet?.bufferCount ?? 0
+        report.passLabels = gpuFigures.passes
+        report.filterTiming = gpuFigures.timing
+        report.passMilliseconds = gpuFigures.medians
         var last = RunProgress(frames: report.framesOut, expectedFrames: expected, elapsed: report.wallSeconds,
                                mediaSeconds: nil, mediaDuration: nil, finished: true)
         last.bytes = progressOutlet?.sink.value.bytesWritten

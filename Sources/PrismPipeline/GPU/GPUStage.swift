@@ -70,7 +70,6 @@ final class OutletChannel {
         outlet.use(pool)
     }
 
-    var allocatedCount: Int { pool.allocatedCount }
 }
 
 /// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
@@ -152,13 +151,23 @@ final class GPUStage {
                    source: source, frameRate: frameRate, audio: audio, pcm: pcm)
     }
 
-    /// Installs a renderer (and a timer for its passes) and moves each output channel to its layout.
-    private func install(_ candidate: GraphRenderer?, graph: FilterGraph) throws {
-        for (index, channel) in outputs.enumerated() {
-            guard let layout = candidate?.sinkLayouts[index], layout != channel.layout else { continue }
+    /// Moves each channel to its layout in `renderer` and tells its sink (later frames have the new layout).
+    private func relayout(_ channels: [OutletChannel], for renderer: GraphRenderer?) throws {
+        for (index, channel) in channels.enumerated() {
+            guard let layout = renderer?.sinkLayouts[index], layout != channel.layout else { continue }
             try channel.change(to: layout)
             channel.outlet.queue.push(.reopen(stream(layout)))
         }
+    }
+
+    /// The empty graph the sinks at the input read from, for their formats (nil while there are none).
+    private func compileInputRenderer(adding format: PixelFormat? = nil) throws -> GraphRenderer? {
+        try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat) + (format.map { [$0] } ?? []))
+    }
+
+    /// Installs a renderer (and a timer for its passes) and moves each output channel to its layout.
+    private func install(_ candidate: GraphRenderer?, graph: FilterGraph) throws {
+        try relayout(outputs, for: candidate)
         self.graph = graph
         renderer = candidate
         if case .perPass(let preferQueries) = timing, let candidate {
@@ -183,7 +192,7 @@ final class GPUStage {
             outputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
             try install(candidate, graph: graph)
         case .input:
-            let candidate = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat) + [outlet.pixelFormat])!
+            let candidate = try compileInputRenderer(adding: outlet.pixelFormat)!
             let layout = candidate.sinkLayouts.last!
             try sink.open(stream(layout))
             inputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
@@ -209,7 +218,7 @@ final class GPUStage {
             let channel = inputs.remove(at: index)
             try channel.drain()
             channel.outlet.finishItself()
-            inputRenderer = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
+            inputRenderer = try compileInputRenderer()
         }
     }
 
@@ -230,7 +239,7 @@ final class GPUStage {
         }
         if inputs.contains(where: { !$0.outlet.isOpen }) {
             inputs.removeAll { !$0.outlet.isOpen }
-            inputRenderer = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
+            inputRenderer = try compileInputRenderer()
         }
     }
 
@@ -245,10 +254,9 @@ final class GPUStage {
         case .keepOutputSize:
             var candidate = try compile(graph, formats: outputFormats)
             let wanted = outputs.map(\.layout)
-            if let built = candidate, built.sinkLayouts != wanted, let keptOutputSize {
+            if candidate != nil, candidate?.sinkLayouts != wanted, let keptOutputSize {
                 try graph.appendScale(to: keptOutputSize)
                 candidate = try compile(graph, formats: outputFormats)
-                _ = built
             }
             guard candidate?.sinkLayouts ?? [] == wanted else {
                 throw UsageError("input changed to \(format.rawValue) \(size): the graph's output no longer matches the output")
@@ -262,14 +270,8 @@ final class GPUStage {
                 try install(try compile(FilterGraph(), formats: outputFormats), graph: FilterGraph())
             }
         }
-        let inputCandidate = try compile(FilterGraph(), formats: inputs.map(\.outlet.pixelFormat))
-        for (index, channel) in inputs.enumerated() {
-            let layout = inputCandidate!.sinkLayouts[index]
-            guard layout != channel.layout else { continue }
-            try channel.change(to: layout)
-            channel.outlet.queue.push(.reopen(stream(layout)))
-        }
-        inputRenderer = inputCandidate
+        inputRenderer = try compileInputRenderer()
+        try relayout(inputs, for: inputRenderer)
         events?(.inputChanged(format: format, size: size, outputFrom: oldSize, outputTo: renderer?.outputSize ?? size))
     }
 
@@ -336,8 +338,6 @@ final class GPUStage {
         taps.removeAll()
     }
 
-    var poolAllocated: Int { outputs.first?.allocatedCount ?? 0 }
-    var poolCapacity: Int { outputs.first?.outlet.bufferCount ?? 0 }
 }
 
 /// Every outlet of a run, for the run's thread to join at the end (sinks attached while running too).

@@ -79,7 +79,6 @@ final class SinkOutlet: Sendable {
 
     var isOpen: Bool { state.withLock { $0 == .open } }
     var framesWritten: Int { counters.withLock { $0.written } }
-    var busySeconds: Double { Double(counters.withLock { $0.busyNanoseconds }) / 1e9 }
     var busyNanoseconds: UInt64 { counters.withLock { $0.busyNanoseconds } }
     /// Frames the engine skipped for this sink (no free buffer, or dropped from its queue).
     var skipped: Int { counters.withLock { $0.skipped } + queue.dropped }

@@ -15,7 +15,6 @@ struct SourceLoop {
     private var limiter: FrameTimer
     private let paced: Bool
     private let origin: AudioOrigin
-    private let records: Bool
     /// CLOCK_MONOTONIC (µs) when the microphone started: camera frames captured before it are stale
     /// (queued in the driver while the engine was being set up) and would put the video ahead of the sound.
     private let recordingSince: Int64?
@@ -29,7 +28,6 @@ struct SourceLoop {
                              rate: configuration.constantRate)
         paced = configuration.pacedToClock
         self.origin = origin
-        records = recordingSince != nil
         self.recordingSince = recordingSince
     }
 
@@ -73,7 +71,7 @@ struct SourceLoop {
                 }
                 let wait = pacingOrigin! + ptsMicroseconds - monotonicMicroseconds()
                 if wait > 0 { usleep(UInt32(min(wait, 1_000_000))) }
-            } else if records, let camera = source as? CameraSource, let cameraOrigin = camera.originMonotonicMicroseconds {
+            } else if recordingSince != nil, let camera = source as? CameraSource, let cameraOrigin = camera.originMonotonicMicroseconds {
                 if let since = recordingSince, cameraOrigin + ptsMicroseconds < since { return .frames([]) }
                 origin.setIfUnset(cameraOrigin)
             }
