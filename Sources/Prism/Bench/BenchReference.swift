@@ -48,29 +48,42 @@ struct BenchReference {
     }
 
     /// Runs the chain on a tightly packed yuv420p frame; returns a tightly packed yuv420p frame.
-    /// Every filter's output is clamped to 0...1, fused or not, as the compiler does.
-    func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [UInt8] {
-        var rgb = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace)
+    ///
+    /// The R'G'B' route (`keepsYUV` false): converted pixels are clamped to 0...1, so is every filter's
+    /// output, fused or not, as the compiler does, and pixellate's block means are 8-bit. The Y'CbCr route
+    /// (the renderer's `staysInYUV`): nothing is clamped before the output is quantised (its maps keep the
+    /// unit cube inside itself, so only pixels outside the R'G'B' gamut differ), grey curves read luma
+    /// clamped to 0...1, and block means are not rounded.
+    func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace, keepsYUV: Bool = false) -> [UInt8] {
+        func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { keepsYUV ? c : Self.clamp(c) }
+        var rgb = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace, clamped: !keepsYUV)
         for step in steps {
             switch step {
             case .invert:
-                for i in rgb.indices { rgb[i] = Self.clamp(SIMD3(repeating: 1) - rgb[i]) }
+                for i in rgb.indices { rgb[i] = clamp(SIMD3(repeating: 1) - rgb[i]) }
             case .look(let look, let intensity):
                 for i in rgb.indices {
                     let c = rgb[i]
-                    rgb[i] = Self.clamp(c + (look.apply(c) - c) * intensity)
+                    var mapped = look.apply(c)
+                    if keepsYUV, let grey = look.grey {
+                        let luma: Double = min(max((ColorLook.lumaWeights * c).sum(), 0), 1)
+                        mapped = SIMD3(repeating: grey(luma))
+                    }
+                    rgb[i] = clamp(c + (mapped - c) * intensity)
                 }
             case .color(let brightness, let contrast, let saturation):
                 for i in rgb.indices {
                     let c = rgb[i]
                     let luma = 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
                     let saturated = SIMD3(repeating: luma) + (c - SIMD3(repeating: luma)) * saturation
-                    rgb[i] = Self.clamp((saturated - 0.5) * contrast + 0.5 + brightness)
+                    rgb[i] = clamp((saturated - 0.5) * contrast + 0.5 + brightness)
                 }
             case .pixellate(let scale, let center):
                 rgb = Self.pixellate(rgb, size: size, scale: scale, center: center)
-                // The block means live in an 8-bit texture; point-wise steps fuse without one.
-                for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
+                // The R'G'B' route keeps block means in an 8-bit texture; point-wise steps fuse without one.
+                if !keepsYUV {
+                    for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
+                }
             }
         }
         return Self.yuv420p(fromRGB: rgb, size: size, colorSpace: colorSpace)
@@ -80,7 +93,7 @@ struct BenchReference {
 
     /// Chroma upsampled by sample-and-hold, as `FrameShaders` documents: each chroma sample covers its
     /// 2×2 block of pixels (so an identity pass gives the chroma planes back unchanged).
-    static func rgb(fromYUV420p bytes: [UInt8], size: Size, colorSpace: YUVColorSpace) -> [SIMD3<Double>] {
+    static func rgb(fromYUV420p bytes: [UInt8], size: Size, colorSpace: YUVColorSpace, clamped: Bool = true) -> [SIMD3<Double>] {
         let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
         let cbBase = w * h, crBase = cbBase + cw * ch
         var out = [SIMD3<Double>](repeating: .zero, count: w * h)
@@ -89,7 +102,8 @@ struct BenchReference {
                 let c = (y >> 1) * cw + (x >> 1)
                 let cb = Double(bytes[cbBase + c]) / 255, cr = Double(bytes[crBase + c]) / 255
                 let rgb = colorSpace.rgb(fromY: Double(bytes[y * w + x]) / 255, cb: cb, cr: cr)
-                out[y * w + x] = clamp(SIMD3(rgb.r, rgb.g, rgb.b))
+                let value = SIMD3(rgb.r, rgb.g, rgb.b)
+                out[y * w + x] = clamped ? clamp(value) : value
             }
         }
         return out

@@ -481,7 +481,8 @@ final class BenchRunner {
                     }
                     switch reference {
                     case .success(let reference):
-                        let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace)
+                        let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
+                                                       keepsYUV: renderer.staysInYUV)
                         let comparison = BenchComparison(output, expected, size: size)
                         let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
                         result.verifications.append(BenchVerification(
@@ -504,12 +505,15 @@ final class BenchRunner {
                     try identityRenderer.render(uploaded, context: FrameContext())
                     _ = try sync.submit(identityRenderer.sinkTarget(), into: destinations[1], tag: 0)
                     let roundTrip = Self.unpack(destinations[1], layout: identityRenderer.sinkLayouts[0])
-                    let expected = BenchReference(steps: []).apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace)
+                    let expected = BenchReference(steps: []).apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
+                                                                   keepsYUV: identityRenderer.staysInYUV)
                     let comparison = BenchComparison(roundTrip, expected, size: size)
                     let passed = comparison.lumaPSNR >= 50 && comparison.chromaPSNR >= 50
                     result.verifications.append(BenchVerification(
-                        what: "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
-                        against: "CPU reference of the conversions (chroma up- then down-sampled)",
+                        what: identityRenderer.staysInYUV ? "yuv420p → yuv420p round trip (Y'CbCr kept), frame \(check.index)"
+                            : "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
+                        against: identityRenderer.staysInYUV ? "the input planes"
+                            : "CPU reference of the conversions (chroma up- then down-sampled)",
                         comparison: comparison, checksum: benchChecksum(roundTrip), passed: passed, detail: comparison.summary))
                 }
             }

@@ -15,11 +15,17 @@ enum BundledShaders {
     }
 
     /// A built-in filter whose parameters (names, ranges, defaults, the LABEL as summary) come from the file.
-    static func definition(file: String, name: String, summary: String, maths: String, example: String) -> FilterDefinition {
+    /// `colorForm`: the shader's colour map as data when it has one (see `ColorForm`), for the parameters.
+    static func definition(file: String, name: String, summary: String, maths: String, example: String,
+                           colorForm: (@Sendable (ParameterValues) -> ColorForm?)? = nil) -> FilterDefinition {
         let shader = load(file)
         return FilterDefinition(name: name, summary: summary, maths: maths,
                                 parameters: UserShaderKernel.parameterSpecs(for: shader),
                                 inputs: shader.inputImage == nil ? [] : ["input"], example: example,
-                                make: { values in try UserShaderKernel(shader: shader, parameters: values, trusted: true) })
+                                make: { values in
+                                    let kernel = try UserShaderKernel(shader: shader, parameters: values, trusted: true)
+                                    kernel.colorFormula = colorForm
+                                    return kernel
+                                })
     }
 }

@@ -17,7 +17,12 @@ enum LookFilters {
                 parameters: [intensity, interpolation], example: "\(look.name)(intensity=0.8)",
                 positional: ["intensity"],
                 make: { values in
-                    LUTKernel(dimension: 33, table: ColorLook.table(dimension: 33, look.apply), parameters: values)
+                    let kernel = LUTKernel(dimension: 33, table: ColorLook.table(dimension: 33, look.apply), parameters: values)
+                    if let grey = look.grey {
+                        kernel.lumaCurve = LumaCurve(identity: look.name, weights: ColorLook.lumaWeights,
+                                                     samples: LumaCurve.sample(grey), intensity: 1)
+                    }
+                    return kernel
                 })
         }
     }
@@ -28,9 +33,14 @@ public struct ColorLook: Sendable {
     public let name: String
     public let summary: String
     public let maths: String
+    /// For a look that is a grey tone curve of `luma`: the curve (`apply` is then grey(luma(c)) in every channel).
+    public var grey: (@Sendable (Double) -> Double)? = nil
     public let apply: @Sendable (SIMD3<Double>) -> SIMD3<Double>
 
-    static func luma(_ c: SIMD3<Double>) -> Double { 0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z }
+    public static let lumaWeights = SIMD3<Double>(0.2126, 0.7152, 0.0722)
+    static func luma(_ c: SIMD3<Double>) -> Double { (lumaWeights * c).sum() }
+    static func noirCurve(_ y: Double) -> Double { min(max(sCurve(y, 1.2), 0), 1) }
+    static func tonalCurve(_ y: Double) -> Double { 0.06 + 0.88 * pow(max(y, 0), 0.9) }
     static func clamp01(_ c: SIMD3<Double>) -> SIMD3<Double> { simd_clamp(c, .zero, .one) }
     /// Smooth S-curve around 0.5 with strength k (0 = identity).
     static func sCurve(_ v: Double, _ k: Double) -> Double {
@@ -45,14 +55,14 @@ public struct ColorLook: Sendable {
             return SIMD3(y, y, y)
         },
         ColorLook(name: "noir", summary: "High-contrast black and white (CIPhotoEffectNoir).",
-                  maths: "y = luma(rgb); s = y²(3 - 2y); y' = y + 1.2 (s - y), clamped; rgb' = (y', y', y').") { c in
-            let y = min(max(sCurve(luma(c), 1.2), 0), 1)
-            return SIMD3(y, y, y)
+                  maths: "y = luma(rgb); s = y²(3 - 2y); y' = y + 1.2 (s - y), clamped; rgb' = (y', y', y').",
+                  grey: noirCurve) { c in
+            SIMD3(repeating: noirCurve(luma(c)))
         },
         ColorLook(name: "tonal", summary: "Soft black and white (CIPhotoEffectTonal).",
-                  maths: "y = luma(rgb); y' = 0.06 + 0.88 y^0.9; rgb' = (y', y', y').") { c in
-            let y = 0.06 + 0.88 * pow(max(luma(c), 0), 0.9)
-            return SIMD3(y, y, y)
+                  maths: "y = luma(rgb); y' = 0.06 + 0.88 y^0.9; rgb' = (y', y', y').",
+                  grey: tonalCurve) { c in
+            SIMD3(repeating: tonalCurve(luma(c)))
         },
         ColorLook(name: "instant", summary: "Warm faded instant-film look (CIPhotoEffectInstant).",
                   maths: "rgb1 = mix(y, rgb, 0.85); rgb' = 0.08 + 0.86 · rgb1 · (1.06, 1.0, 0.88), clamped.") { c in
@@ -152,6 +162,29 @@ final class LUTKernel: ParameterizedKernel {
     }
 
     var cost: Int { affine != nil ? 0 : parameters.word("interp") == "trilinear" ? 1 : 4 }
+
+    /// Set for looks that are a grey curve of luma (noir, tonal): the curve itself, which runs where the
+    /// frame stays in Y'CbCr (the table serves R'G'B' passes).
+    var lumaCurve: LumaCurve?
+
+    /// The table as data (see `ColorForm`): an affine table's matrix (through the domain mapping, mixed by
+    /// intensity), or a look's grey curve; nil for any other table, or a map that leaves the unit cube.
+    var colorForm: ColorForm? {
+        let intensity = parameters.double("intensity")
+        if var curve = lumaCurve {
+            curve.intensity = intensity
+            return .lumaCurve(curve)
+        }
+        guard let affine else { return nil }
+        let scale = SIMD3<Double>(1 / SIMD3<Double>(domainMax - domainMin))
+        let low = SIMD3<Double>(domainMin)
+        let rows = (0..<3).map { i in
+            SIMD3(Double(affine.columns[0][i]), Double(affine.columns[1][i]), Double(affine.columns[2][i])) * scale
+        }
+        let offset = SIMD3<Double>(affine.offset) - SIMD3((0..<3).map { (rows[$0] * low).sum() })
+        let form = AffineColor(rows: rows, offset: offset).mixed(intensity)
+        return form.mapsUnitCubeIntoItself ? .affine(form) : nil
+    }
 
     let library = """
         uniform highp sampler3D $lut;

@@ -60,17 +60,30 @@ final class PixellateKernel: ParameterizedKernel {
         return SIMD2(c.x - scale * (c.x / scale).rounded(.up), c.y - scale * (c.y / scale).rounded(.up))
     }
 
+    /// Blocks of 8 pixels or more let the Y'CbCr route fetch fewer blocks (`YUVNativeShaders`).
+    var compileKey: String { isWide ? "wide" : "narrow" }
+    var isWide: Bool { parameters.double("scale") >= 8 }
+
+    /// The block grid on a frame of `size`: its origin, block size and how many blocks across and down.
+    func blockGrid(for size: Size) -> (origin: SIMD2<Double>, scale: Double, size: Size) {
+        let scale = parameters.double("scale")
+        return (Self.origin(center: parameters.point("center"), scale: scale, size: size), scale,
+                Self.blockCount(center: parameters.point("center"), scale: scale, size: size))
+    }
+
+    static func blockCount(center: SIMD2<Double>, scale: Double, size: Size) -> Size {
+        let origin = origin(center: center, scale: scale, size: size)
+        return Size(width: Int(((Double(size.width) - origin.x) / scale).rounded(.up)),
+                    height: Int(((Double(size.height) - origin.y) / scale).rounded(.up)))
+    }
+
     /// Separable block means: first along rows (one texel per block column and pixel row, kept in
     /// half float so the second step adds no rounding), then down the columns. Two short loops keep
     /// many fragments busy, where one loop over the whole block would leave a few fragments each doing
     /// scale² reads.
     var prepasses: [KernelPrepass] {
         let scale = parameters.double("scale"), center = parameters.point("center")
-        let blocks: @Sendable (Size) -> Size = { size in
-            let origin = PixellateKernel.origin(center: center, scale: scale, size: size)
-            return Size(width: Int(((Double(size.width) - origin.x) / scale).rounded(.up)),
-                        height: Int(((Double(size.height) - origin.y) / scale).rounded(.up)))
-        }
+        let blocks: @Sendable (Size) -> Size = { PixellateKernel.blockCount(center: center, scale: scale, size: $0) }
         return [
             KernelPrepass(main: """
                 void main() {

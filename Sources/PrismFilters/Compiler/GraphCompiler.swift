@@ -46,6 +46,8 @@ final class CompiledPass {
     let packLayout: PackedFrameLayout?
     /// For a persistent prepass, the second target of the ping-pong pair (the renderer swaps them).
     var alternateTarget: RenderTarget?
+    /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
+    var colorChain: ChainUniforms?
 
     init(kind: Kind, label: String, draws: [Draw], target: RenderTarget, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
@@ -100,6 +102,14 @@ enum GraphCompiler {
                 throw UsageError("cannot write \(format) frames")
             }
             return layout
+        }
+
+        // Chains of colour maps (and one pixellate) between 4:2:0 frames never leave Y'CbCr.
+        if let plan = YUVPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
+                                   options: options) {
+            let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
+                                          layouts: layouts, budget: &budget, pool: pool)
+            return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
         }
 
         // 2. Which streams become textures.

@@ -115,8 +115,11 @@ public final class GraphRenderer {
         let kernel = node.kernel
         let output = (try? kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)).map { "\($0)" } ?? "invalid"
         let prepasses = kernel.prepasses.map { "\($0.main)|\($0.size(inputSizes))|\(String(describing: $0.format))|\($0.persistent)" }
-        return ([kernel.library, kernel.expression, output] + prepasses).joined(separator: "\u{1}")
+        return ([kernel.library, kernel.expression, output, kernel.compileKey] + prepasses).joined(separator: "\u{1}")
     }
+
+    /// True when the graph runs on the frame's Y'CbCr values without an R'G'B' image (`YUVPlan`).
+    public var staysInYUV: Bool { passes.contains { $0.colorChain != nil } }
 
     /// Number of draws per frame.
     public var passCount: Int { passes.count }
@@ -188,7 +191,9 @@ public final class GraphRenderer {
                                           outputSize: member.outputSize, inputSizes: member.inputSizes)
             graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
         }
-        if let layout = pass.packLayout {
+        if let chain = pass.colorChain {
+            chain.set(program, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame))
+        } else if let layout = pass.packLayout {
             let space = outputColorSpace(for: frame)
             if packCoefficients?.space != space || packCoefficients?.layout != layout {
                 packCoefficients = (space, layout, PackCoefficients(layout: layout, colorSpace: space))

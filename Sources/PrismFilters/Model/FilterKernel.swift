@@ -33,6 +33,12 @@ public protocol FilterKernel: AnyObject {
     /// Texture reads per output pixel of the expression, roughly: the compiler avoids evaluating
     /// expensive expressions more than once per pixel.
     var cost: Int { get }
+    /// The kernel's colour map as data, for a point-wise kernel whose map is affine or a grey curve and
+    /// keeps the unit cube inside itself for its current parameters; nil otherwise (see `ColorForm`).
+    var colorForm: ColorForm? { get }
+    /// Anything besides the kernel's code and sizes that changes how the compiler lays out its passes
+    /// (a renderer whose kernels' keys changed is stale). Default: the kind of `colorForm`.
+    var compileKey: String { get }
     /// The output size for the given input sizes (called once per compile); generators, which have no
     /// inputs, usually take the graph source's size.
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size
@@ -56,6 +62,8 @@ extension FilterKernel {
     public var isPointwise: Bool { false }
     public var expressionReadsInputs: Bool { true }
     public var cost: Int { 1 }
+    public var colorForm: ColorForm? { nil }
+    public var compileKey: String { colorForm?.kind ?? "" }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
     public func releaseGPUResources() {}

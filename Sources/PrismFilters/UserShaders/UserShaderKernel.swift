@@ -98,6 +98,10 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// True when the kernel is evaluated as a fused point-wise expression.
     public var isFused: Bool { fused != nil }
 
+    /// The colour map as data, for built-ins that know theirs (invert, color); see `ColorForm`.
+    var colorFormula: (@Sendable (ParameterValues) -> ColorForm?)?
+    public var colorForm: ColorForm? { colorFormula?(parameters) }
+
     /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,
     /// then extra images in order); nil: all. The others read as `unconnectedImageContents`, as ISF hosts
     /// leave an image input without a source empty.

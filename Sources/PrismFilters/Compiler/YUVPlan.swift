@@ -1,0 +1,259 @@
+import PrismCore
+import PrismGPU
+
+/// Compiles graphs that are a chain of colour maps with at most one pixellate, from 4:2:0 input to 4:2:0 or
+/// grey output, without ever forming R'G'B' pixels: the maps (affine ones and grey curves, see `ColorForm`)
+/// are carried over to Y'CbCr by the input's conversion matrices, each output plane is drawn at its own
+/// resolution straight from the input planes (`YUVNativeShaders`), and pixellate's block means are taken
+/// at block resolution from the raw planes (means commute with affine maps).
+///
+/// The result equals the R'G'B' route's for every pixel whose Y'CbCr lies inside the R'G'B' gamut: the
+/// R'G'B' route clamps a converted pixel to 0...1 before the first filter, this one keeps the excursion
+/// (so a chain with no filters returns the input planes unchanged). Everything else (geometry, blends,
+/// tables that are not affine, user shaders, other formats) takes the R'G'B' route.
+struct YUVPlan {
+    /// One step of the chain as compiled: consecutive affine kernels are one matrix; the packing step
+    /// (Y'CbCr of the input → R'G'B' → the sink's Y'CbCr) is folded into a trailing matrix.
+    enum Step {
+        case affine(nodes: [Int])
+        case curve(node: Int, samples: [Float])
+    }
+
+    /// Colour kernels in chain order (pixellate left out).
+    let chain: [Int]
+    /// The pixellate node, and how many chain kernels come before it.
+    let pixellate: (node: Int, position: Int)?
+
+    /// The plan for `graph`, or nil when it needs the R'G'B' route.
+    static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                     options: CompileOptions) -> YUVPlan? {
+        guard options.fuse, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
+              layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize })
+        else { return nil }
+        // Walk back from the output: every node must be on one line from the source.
+        var reversed: [Int] = []
+        var stream = graph.output
+        while case .node(let id) = stream {
+            let node = graph.nodes[id.index]
+            guard node.inputs.count == 1, !reversed.contains(id.index) else { return nil }
+            reversed.append(id.index)
+            stream = node.inputs[0]
+        }
+        guard reversed.count == graph.nodes.count else { return nil }
+        let hasPixellate = reversed.contains { graph.nodes[$0].kernel is PixellateKernel }
+        var chain: [Int] = []
+        var pixellate: (node: Int, position: Int)?
+        for index in reversed.reversed() {
+            let kernel = graph.nodes[index].kernel
+            if kernel is PixellateKernel {
+                guard pixellate == nil else { return nil }
+                pixellate = (index, chain.count)
+                continue
+            }
+            guard let form = kernel.colorForm else { return nil }
+            // Only affine maps commute with the block means.
+            if hasPixellate, pixellate == nil, case .lumaCurve = form { return nil }
+            chain.append(index)
+        }
+        return YUVPlan(chain: chain, pixellate: pixellate)
+    }
+
+    /// Steps for `nodes`, consecutive affine kernels grouped.
+    private func steps(_ nodes: [Int], graph: FilterGraph) -> [Step] {
+        var steps: [Step] = []
+        for node in nodes {
+            switch graph.nodes[node].kernel.colorForm {
+            case .lumaCurve(let curve)?:
+                steps.append(.curve(node: node, samples: curve.samples))
+            default:
+                if case .affine(let group)? = steps.last {
+                    steps[steps.count - 1] = .affine(nodes: group + [node])
+                } else {
+                    steps.append(.affine(nodes: [node]))
+                }
+            }
+        }
+        return steps
+    }
+
+    func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                 budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
+        let allSteps = steps(chain, graph: graph)
+        var blockSize: Size?
+        if let pixellate {
+            let kernel = graph.nodes[pixellate.node].kernel as! PixellateKernel
+            blockSize = kernel.blockGrid(for: sourceSize).size
+            try budget.add(blockSize!, format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+        }
+        for layout in layouts {
+            let shape = YUVNativeShaders.packPlan(layout: layout, values: .blocks(wide: false))
+            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+        }
+        var passes: [CompiledPass] = []
+        let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+        // With pixellate, the packing matrix goes into the block pass when every sink packs the same way
+        // (Y'CbCr sinks; grey ones pack full-range luma): then the packing pass only copies and averages.
+        let packInBlocks = pixellate != nil && layouts.allSatisfy { $0.format != .gray }
+        if let pixellate, let blockSize {
+            // Block means of the input, through the whole chain: the output is constant over a block.
+            let uniforms = ChainUniforms(graph: graph, steps: allSteps, sink: packInBlocks ? layouts[0] : nil,
+                                         pixellate: pixellate.node, sourceSize: sourceSize)
+            let source = reads + uniforms.glsl + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize)
+            let label = "\(graph.nodes[pixellate.node].name) blocks (Y'CbCr)"
+            let program = try ShaderProgram(label: label, fragment: source)
+            let pass = CompiledPass(kind: .prepass(node: pixellate.node, index: 0), label: label,
+                                    draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                                    target: try pool.acquire(size: blockSize, format: .rgba16f), members: [],
+                                    textures: [], readsSourcePlanes: true, packLayout: nil)
+            pass.colorChain = uniforms
+            passes.append(pass)
+        }
+        for (index, layout) in layouts.enumerated() {
+            let packSteps = pixellate == nil ? allSteps : []
+            let uniforms = ChainUniforms(graph: graph, steps: packSteps, sink: packInBlocks ? nil : layout,
+                                         pixellate: pixellate?.node, sourceSize: sourceSize)
+            let affine = packSteps.allSatisfy { if case .affine = $0 { true } else { false } }
+            let wide = pixellate.map { (graph.nodes[$0.node].kernel as! PixellateKernel).isWide } ?? false
+            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(wide: wide))
+            let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
+            let label = "pack \(layout.format.rawValue) (Y'CbCr)"
+            let draws = try plan.draws.map { draw -> CompiledPass.Draw in
+                let source = prelude + draw.main
+                return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                         rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+            }
+            let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
+            target.readPlan = plan.readPlan
+            let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
+                pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? []
+            let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
+                                    textures: textures, readsSourcePlanes: pixellate == nil, packLayout: layout)
+            pass.colorChain = uniforms
+            passes.append(pass)
+        }
+        return passes
+    }
+}
+
+/// The GLSL of one pass's `prism_chain` and the per-frame values of its uniforms: each step's map carried
+/// into the input's Y'CbCr (from the kernels' current `colorForm`), the last one followed by the sink's
+/// packing when the pass writes a sink.
+final class ChainUniforms {
+    private let graph: FilterGraph
+    private let steps: [YUVPlan.Step]
+    private let sink: PackedFrameLayout?
+    private let pixellate: Int?
+    private let sourceSize: Size
+    /// Samples per curve table in the shader.
+    static let curveSamples = 256
+
+    init(graph: FilterGraph, steps: [YUVPlan.Step], sink: PackedFrameLayout?, pixellate: Int?, sourceSize: Size) {
+        self.graph = graph
+        self.sink = sink
+        self.pixellate = pixellate
+        self.sourceSize = sourceSize
+        // The packing needs a matrix step of its own when the chain does not end in one.
+        var steps = steps
+        if sink != nil, steps.isEmpty || { if case .curve = steps.last! { true } else { false } }() {
+            steps.append(.affine(nodes: []))
+        }
+        self.steps = steps
+    }
+
+    var glsl: String {
+        var declarations = ""
+        var body = ""
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .affine:
+                declarations += "uniform mat3 prism_m\(index);\nuniform vec3 prism_o\(index);\n"
+                body += "    v = prism_m\(index) * v + prism_o\(index);\n"
+            case .curve(_, let samples):
+                let n = Self.curveSamples
+                let table = (0..<n).map { i -> String in
+                    let x = Double(i) / Double(n - 1) * Double(samples.count - 1)
+                    let j = min(Int(x), samples.count - 2), f = Float(x - Double(j))
+                    return "\(samples[j] + (samples[j + 1] - samples[j]) * f)"
+                }
+                declarations += """
+                    uniform vec3 prism_w\(index);
+                    uniform float prism_wo\(index);
+                    uniform vec3 prism_gd\(index);
+                    uniform vec3 prism_go\(index);
+                    uniform float prism_i\(index);
+                    const float prism_curve\(index)[\(n)] = float[\(n)](\(table.joined(separator: ", ")));
+
+                    """
+                body += """
+                        {
+                            float x = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0) * \(Float(n - 1));
+                            int i = min(int(x), \(n - 2));
+                            float g = mix(prism_curve\(index)[i], prism_curve\(index)[i + 1], x - float(i));
+                            v = mix(v, g * prism_gd\(index) + prism_go\(index), prism_i\(index));
+                        }
+
+                    """
+            }
+        }
+        return declarations + "vec3 prism_chain(vec3 v) {\n" + body + "    return v;\n}\n"
+    }
+
+    /// Sets the step uniforms for a frame in `source` space, written in `output` space.
+    func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
+        let toRGB = Self.toRGB(sourceSpace)
+        let toYUV = Self.toYUV(sourceSpace)
+        for (index, step) in steps.enumerated() {
+            switch step {
+            case .affine(let nodes):
+                var map = AffineColor.identity
+                for node in nodes {
+                    if case .affine(let form)? = graph.nodes[node].kernel.colorForm { map = form.after(map) }
+                }
+                let last = index == steps.count - 1
+                let back = last && sink != nil ? Self.sinkYUV(outputSpace, sink!) : toYUV
+                let conjugated = back.after(map.after(toRGB))
+                program.setMatrix3("prism_m\(index)", rows: conjugated.rowArrays)
+                program.set("prism_o\(index)", Float(conjugated.offset.x), Float(conjugated.offset.y), Float(conjugated.offset.z))
+            case .curve(let node, _):
+                guard case .lumaCurve(let curve)? = graph.nodes[node].kernel.colorForm else { continue }
+                // dot(w, rgb) with rgb = R·v + r: weights w·R, offset w·r.
+                let weights = SIMD3<Double>((0..<3).map { column in
+                    (0..<3).map { curve.weights[$0] * toRGB.rows[$0][column] }.reduce(0, +)
+                })
+                let offset = (curve.weights * toRGB.offset).sum()
+                // Grey g in R'G'B' is g·(A·1) + a in Y'CbCr.
+                let direction = toYUV.apply(SIMD3(1, 1, 1)) - toYUV.offset
+                program.set("prism_w\(index)", Float(weights.x), Float(weights.y), Float(weights.z))
+                program.set("prism_wo\(index)", Float(offset))
+                program.set("prism_gd\(index)", Float(direction.x), Float(direction.y), Float(direction.z))
+                program.set("prism_go\(index)", Float(toYUV.offset.x), Float(toYUV.offset.y), Float(toYUV.offset.z))
+                program.set("prism_i\(index)", Float(curve.intensity))
+            }
+        }
+        if let pixellate, let kernel = graph.nodes[pixellate].kernel as? PixellateKernel {
+            let grid = kernel.blockGrid(for: sourceSize)
+            program.set("prism_origin", Float(grid.origin.x), Float(grid.origin.y))
+            program.set("prism_scale", Float(grid.scale))
+        }
+    }
+
+    /// 8-bit Y'CbCr of `space` → R'G'B': rgb = M (yuv - offset).
+    static func toRGB(_ space: YUVColorSpace) -> AffineColor {
+        let (rows, offset) = space.yuvToRGBMatrix(bitDepth: 8)
+        let matrix = AffineColor(rows: rows.map { SIMD3($0) }, offset: .zero)
+        return AffineColor(rows: matrix.rows, offset: -matrix.apply(SIMD3(offset)))
+    }
+
+    /// R'G'B' → 8-bit Y'CbCr of `space`.
+    static func toYUV(_ space: YUVColorSpace) -> AffineColor {
+        let (rows, offset) = space.rgbToYUVMatrix(bitDepth: 8)
+        return AffineColor(rows: rows.map { SIMD3($0) }, offset: SIMD3(offset))
+    }
+
+    /// R'G'B' → what `layout` stores (grey sinks: full-range luma, as `PackCoefficients`).
+    static func sinkYUV(_ space: YUVColorSpace, _ layout: PackedFrameLayout) -> AffineColor {
+        var space = space
+        if layout.format == .gray { space.range = .full }
+        return toYUV(space)
+    }
+}

@@ -1,0 +1,302 @@
+import PrismCore
+
+/// GLSL for frames that never leave Y'CbCr: 4:2:0 planes in, 4:2:0 (or grey) planes out, each plane
+/// produced at its own resolution from the input planes, with a colour map `vec3 prism_chain(vec3)` on
+/// Y'CbCr values in between (the caller declares it before these functions; see `YUVPlan`).
+///
+/// Compared with `FrameShaders.packMain`, which converts every pixel to R'G'B' and averages four of them
+/// for each chroma sample, a chroma sample here costs the fetches of its own plane samples and of the
+/// four luma samples it covers, and no R'G'B' value is ever formed.
+///
+/// Values follow `FrameShaders`: chroma is held over its 2×2 pixels (sample-and-hold) and an output
+/// chroma sample is the mean of its four pixels' values, so for an affine map the result is the same
+/// as the R'G'B' route for every pixel inside the R'G'B' gamut.
+public enum YUVNativeShaders {
+    /// Sources and sinks this path handles: 8-bit 4:2:0.
+    public static let sourceFormats: Set<PixelFormat> = [.yuv420p, .nv12]
+    public static let sinkFormats: Set<PixelFormat> = [.yuv420p, .nv12, .gray]
+
+    /// Reads of the uploaded planes as raw normalised code values:
+    /// - `vec4 prism_yTexel(int tx, int y)`: luma samples 4tx ... 4tx+3 of row y;
+    /// - `vec4 prism_chromaPair(int j, int cy)`: (Cb, Cr) of chroma samples 2j and 2j+1 of chroma row cy,
+    ///   i.e. the chroma of pixels 4j ... 4j+3;
+    /// - `void prism_chromaQuad(int k, int cy, out vec4 cb, out vec4 cr)`: chroma samples 4k ... 4k+3.
+    /// Texel indices are clamped to the plane (padding samples past a row's end are masked by callers).
+    public static func planeReads(for source: PixelFormat) -> String {
+        precondition(sourceFormats.contains(source), "no native Y'CbCr reads for \(source)")
+        let luma = """
+            uniform sampler2D prism_src0;
+            ivec2 prism_clampTexel(sampler2D s, int x, int y) {
+                return min(ivec2(x, y), textureSize(s, 0) - 1);
+            }
+            vec4 prism_yTexel(int tx, int y) { return texelFetch(prism_src0, prism_clampTexel(prism_src0, tx, y), 0); }
+
+            """
+        if source == .nv12 {
+            return luma + """
+                uniform sampler2D prism_src1;
+                vec4 prism_chromaPair(int j, int cy) { return texelFetch(prism_src1, prism_clampTexel(prism_src1, j, cy), 0); }
+                void prism_chromaQuad(int k, int cy, out vec4 cb, out vec4 cr) {
+                    vec4 a = prism_chromaPair(2 * k, cy), b = prism_chromaPair(2 * k + 1, cy);
+                    cb = vec4(a.x, a.z, b.x, b.z);
+                    cr = vec4(a.y, a.w, b.y, b.w);
+                }
+
+                """
+        }
+        return luma + """
+            uniform sampler2D prism_src1;
+            uniform sampler2D prism_src2;
+            void prism_chromaQuad(int k, int cy, out vec4 cb, out vec4 cr) {
+                cb = texelFetch(prism_src1, prism_clampTexel(prism_src1, k, cy), 0);
+                cr = texelFetch(prism_src2, prism_clampTexel(prism_src2, k, cy), 0);
+            }
+            vec4 prism_chromaPair(int j, int cy) {
+                vec4 cb, cr;
+                prism_chromaQuad(j >> 1, cy, cb, cr);
+                return (j & 1) == 0 ? vec4(cb.x, cr.x, cb.y, cr.y) : vec4(cb.z, cr.z, cb.w, cr.w);
+            }
+
+            """
+    }
+
+    /// A block-means pass (pixellate at block resolution): each fragment is one block of the grid
+    /// `prism_origin + k · prism_scale` and writes `prism_chain` of the block's mean Y'CbCr (chroma weighted
+    /// by how many of the block's pixels each sample covers). Declare `prism_chain` before it.
+    public static func blockMeansMain(source: PixelFormat, size: Size) -> String {
+        let chromaLoop = source == .nv12
+            ? """
+                      for (int j = first.x >> 2; j <= (last.x - 1) >> 2; j++) {
+                          ivec2 cx = ivec2(j * 2) + ivec2(0, 1);
+                          vec2 wx = vec2(clamp(min(2 * cx + 2, ivec2(last.x)) - max(2 * cx, ivec2(first.x)), ivec2(0), ivec2(2)));
+                          vec4 pair = prism_chromaPair(j, cy);
+                          cb += dot(pair.xz, wx) * wy;
+                          cr += dot(pair.yw, wx) * wy;
+                      }
+              """
+            : """
+                      for (int k = first.x >> 3; k <= (last.x - 1) >> 3; k++) {
+                          ivec4 cx = ivec4(k * 4) + ivec4(0, 1, 2, 3);
+                          vec4 wx = vec4(clamp(min(2 * cx + 2, ivec4(last.x)) - max(2 * cx, ivec4(first.x)), ivec4(0), ivec4(2)));
+                          vec4 b, r;
+                          prism_chromaQuad(k, cy, b, r);
+                          cb += dot(b, wx) * wy;
+                          cr += dot(r, wx) * wy;
+                      }
+              """
+        return """
+            uniform vec2 prism_origin;
+            uniform float prism_scale;
+            out vec4 prism_out;
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec2 low = prism_origin + vec2(t) * prism_scale;
+                ivec2 first = ivec2(max(ceil(low - 0.5), vec2(0.0)));
+                ivec2 last = ivec2(min(ceil(low + prism_scale - 0.5), vec2(\(size.width), \(size.height))));
+                float luma = 0.0;
+                for (int y = first.y; y < last.y; y++) {
+                    for (int q = first.x >> 2; q <= (last.x - 1) >> 2; q++) {
+                        ivec4 x = ivec4(q * 4) + ivec4(0, 1, 2, 3);
+                        vec4 inside = vec4(greaterThanEqual(x, ivec4(first.x))) * vec4(lessThan(x, ivec4(last.x)));
+                        luma += dot(prism_yTexel(q, y), inside);
+                    }
+                }
+                float cb = 0.0, cr = 0.0;
+                for (int cy = first.y >> 1; cy <= (last.y - 1) >> 1; cy++) {
+                    float wy = float(min(2 * cy + 2, last.y) - max(2 * cy, first.y));
+            \(chromaLoop)
+                }
+                float count = float(max((last.x - first.x) * (last.y - first.y), 1));
+                prism_out = vec4(prism_chain(vec3(luma, cb, cr) / count), 1.0);
+            }
+
+            """
+    }
+
+    /// Where a packing pass gets pixel values from.
+    public enum Values: Sendable {
+        /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
+        /// chain of its pixels' mean (one evaluation, not four).
+        case planes(affine: Bool)
+        /// A block-means target (`prism_blocks`, grid `prism_origin`/`prism_scale`) through `prism_chain`;
+        /// `wide`: blocks are at least 8 pixels across (fewer fetches).
+        case blocks(wide: Bool)
+    }
+
+    /// The packing pass writing `layout` (yuv420p, nv12 or grey) at `layout.size` from `values`.
+    public static func packPlan(layout: PackedFrameLayout, values: Values) -> PackPlan {
+        let size = layout.size
+        precondition(sinkFormats.contains(layout.format), "no native Y'CbCr packing for \(layout.format)")
+        let chromaWidth = layout.format == .gray ? 0 : layout.format.planes[1].width(for: size.width)
+        var common = """
+            const int W = \(size.width);
+            const int H = \(size.height);
+            const int CW = \(chromaWidth);
+            const int HALF_TEXELS = \(layout.rowBytes / 8);
+            vec4 prism_inRow(int first, int count) {
+                return vec4(lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(count)));
+            }
+
+            """
+        switch values {
+        case .planes(let affine):
+            common += """
+                void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                    vec4 l = prism_yTexel(tx, y);
+                    vec4 c = prism_chromaPair(tx, y >> 1);
+                    v0 = prism_chain(vec3(l.x, c.xy));
+                    v1 = prism_chain(vec3(l.y, c.xy));
+                    v2 = prism_chain(vec3(l.z, c.zw));
+                    v3 = prism_chain(vec3(l.w, c.zw));
+                }
+                // Chroma samples 4k ... 4k+3 of chroma row cy: the mean of each one's 2×2 pixels.
+                void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                    vec4 a0 = prism_yTexel(2 * k, 2 * cy), a1 = prism_yTexel(2 * k + 1, 2 * cy);
+                    vec4 b0 = prism_yTexel(2 * k, 2 * cy + 1), b1 = prism_yTexel(2 * k + 1, 2 * cy + 1);
+                    vec4 cb, cr;
+                    prism_chromaQuad(k, cy, cb, cr);
+                    s0 = prism_mean4(a0.x, a0.y, b0.x, b0.y, cb.x, cr.x);
+                    s1 = prism_mean4(a0.z, a0.w, b0.z, b0.w, cb.y, cr.y);
+                    s2 = prism_mean4(a1.x, a1.y, b1.x, b1.y, cb.z, cr.z);
+                    s3 = prism_mean4(a1.z, a1.w, b1.z, b1.w, cb.w, cr.w);
+                }
+
+                """
+            common = (affine
+                ? """
+                  vec3 prism_mean4(float y0, float y1, float y2, float y3, float cb, float cr) {
+                      return prism_chain(vec3((y0 + y1 + y2 + y3) * 0.25, cb, cr));
+                  }
+
+                  """
+                : """
+                  vec3 prism_mean4(float y0, float y1, float y2, float y3, float cb, float cr) {
+                      return (prism_chain(vec3(y0, cb, cr)) + prism_chain(vec3(y1, cb, cr))
+                          + prism_chain(vec3(y2, cb, cr)) + prism_chain(vec3(y3, cb, cr))) * 0.25;
+                  }
+
+                  """) + common
+        case .blocks(let wide):
+            common += """
+                uniform sampler2D prism_blocks;
+                uniform vec2 prism_origin;
+                uniform float prism_scale;
+                vec3 prism_blockAt(int bx, int by) {
+                    return prism_chain(texelFetch(prism_blocks, clamp(ivec2(bx, by), ivec2(0), textureSize(prism_blocks, 0) - 1), 0).rgb);
+                }
+                // Block columns of the four pixels x ... x+3, and the block row of row y.
+                ivec4 prism_blockColumns(int x) {
+                    return ivec4(floor((vec4(float(x)) + vec4(0.5, 1.5, 2.5, 3.5) - prism_origin.x) / prism_scale));
+                }
+                int prism_blockRow(int y) { return int(floor((float(y) + 0.5 - prism_origin.y) / prism_scale)); }
+
+                """
+            if wide {
+                // Blocks of 8 pixels or more: the 4 pixels of a quad touch at most two block columns and the 8
+                // of a chroma texel likewise, so the blocks at the ends are all that is fetched.
+                common += """
+                    void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                        ivec4 bx = prism_blockColumns(tx * 4);
+                        int by = prism_blockRow(y);
+                        vec3 a = prism_blockAt(bx.x, by), b = prism_blockAt(bx.w, by);
+                        v0 = a;
+                        v1 = bx.y == bx.x ? a : b;
+                        v2 = bx.z == bx.x ? a : b;
+                        v3 = b;
+                    }
+                    void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                        ivec4 l = prism_blockColumns(k * 8), r = prism_blockColumns(k * 8 + 4);
+                        int y0 = prism_blockRow(cy * 2), y1 = prism_blockRow(cy * 2 + 1);
+                        vec3 a0 = prism_blockAt(l.x, y0), b0 = prism_blockAt(r.w, y0);
+                        vec3 a1 = prism_blockAt(l.x, y1), b1 = prism_blockAt(r.w, y1);
+                        // Per pixel column: the left block or the right one; both rows added.
+                        vec3 both0 = a0 + a1, both1 = b0 + b1;
+                        bvec4 left = equal(l, ivec4(l.x)), right = equal(r, ivec4(l.x));
+                        s0 = ((left.x ? both0 : both1) + (left.y ? both0 : both1)) * 0.25;
+                        s1 = ((left.z ? both0 : both1) + (left.w ? both0 : both1)) * 0.25;
+                        s2 = ((right.x ? both0 : both1) + (right.y ? both0 : both1)) * 0.25;
+                        s3 = ((right.z ? both0 : both1) + (right.w ? both0 : both1)) * 0.25;
+                    }
+
+                    """
+            } else {
+                common += """
+                    void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                        ivec4 bx = prism_blockColumns(tx * 4);
+                        int by = prism_blockRow(y);
+                        v0 = prism_blockAt(bx.x, by);
+                        v1 = prism_blockAt(bx.y, by);
+                        v2 = prism_blockAt(bx.z, by);
+                        v3 = prism_blockAt(bx.w, by);
+                    }
+                    vec3 prism_chromaSample(ivec2 columns, int y0, int y1) {
+                        return (prism_blockAt(columns.x, y0) + prism_blockAt(columns.y, y0)
+                            + prism_blockAt(columns.x, y1) + prism_blockAt(columns.y, y1)) * 0.25;
+                    }
+                    void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                        ivec4 l = prism_blockColumns(k * 8), r = prism_blockColumns(k * 8 + 4);
+                        int y0 = prism_blockRow(cy * 2), y1 = prism_blockRow(cy * 2 + 1);
+                        s0 = prism_chromaSample(l.xy, y0, y1);
+                        s1 = prism_chromaSample(l.zw, y0, y1);
+                        s2 = prism_chromaSample(r.xy, y0, y1);
+                        s3 = prism_chromaSample(r.zw, y0, y1);
+                    }
+
+                    """
+            }
+        }
+        let lumaMain = common + """
+            out vec4 prism_out;
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec3 v0, v1, v2, v3;
+                prism_valueQuad(t.x, t.y, v0, v1, v2, v3);
+                prism_out = vec4(v0.x, v1.x, v2.x, v3.x) * prism_inRow(t.x * 4, W);
+            }
+
+            """
+        let single = { (draws: [PackDraw]) in
+            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
+        }
+        switch layout.format {
+        case .gray:
+            return single([PackDraw(main: lumaMain, rows: 0..<size.height)])
+        case .yuv420p:
+            let chromaMain = common + """
+                out vec4 prism_out;
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    bool isCr = t.x >= HALF_TEXELS;
+                    int k = isCr ? t.x - HALF_TEXELS : t.x;
+                    vec3 s0, s1, s2, s3;
+                    prism_chromaSamples(k, t.y - H, s0, s1, s2, s3);
+                    prism_out = (isCr ? vec4(s0.z, s1.z, s2.z, s3.z) : vec4(s0.y, s1.y, s2.y, s3.y)) * prism_inRow(k * 4, CW);
+                }
+
+                """
+            return single([PackDraw(main: lumaMain, rows: 0..<size.height),
+                           PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
+        default:
+            // NV12: one draw per 4×2 pixels writing both luma rows and their chroma pairs (see
+            // `FrameShaders.nv12Plan` for the read plan, shared).
+            let main = common + """
+                layout(location = 0) out vec4 prism_lumaEven;
+                layout(location = 1) out vec4 prism_lumaOdd;
+                layout(location = 2) out vec4 prism_chroma;
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    vec3 a0, a1, a2, a3, b0, b1, b2, b3;
+                    prism_valueQuad(t.x, t.y * 2, a0, a1, a2, a3);
+                    prism_valueQuad(t.x, t.y * 2 + 1, b0, b1, b2, b3);
+                    vec4 inRow = prism_inRow(t.x * 4, W);
+                    prism_lumaEven = vec4(a0.x, a1.x, a2.x, a3.x) * inRow;
+                    prism_lumaOdd = vec4(b0.x, b1.x, b2.x, b3.x) * inRow;
+                    vec3 c0 = (a0 + a1 + b0 + b1) * 0.25, c1 = (a2 + a3 + b2 + b3) * 0.25;
+                    prism_chroma = vec4(c0.yz, c1.yz) * prism_inRow(t.x * 2, CW).xxyy;
+                }
+
+                """
+            return FrameShaders.nv12Plan(layout: layout, main: main)
+        }
+    }
+}

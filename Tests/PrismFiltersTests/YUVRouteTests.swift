@@ -1,0 +1,274 @@
+import XCTest
+import PrismCore
+@testable import PrismGPU
+@testable import PrismFilters
+
+/// Chains of colour maps and pixellate between 4:2:0 frames run on Y'CbCr without an R'G'B' image
+/// (`YUVPlan`). Checked against the maths written out here on the CPU in doubles: convert each pixel
+/// (chroma held over its 2×2 block) without clamping, apply the documented filter maths, convert back,
+/// chroma the mean of each 2×2 block, quantise.
+final class YUVRouteTests: XCTestCase {
+    static let size = Size(width: 70, height: 38)   // padded luma and chroma texels, odd chroma texel counts
+    static let space = YUVColorSpace(matrix: .bt709, range: .limited)
+
+    enum Op {
+        case invert, mono, noir, fade
+        case color(saturation: Double, contrast: Double, brightness: Double)
+        case pixellate(scale: Double, center: SIMD2<Double>)
+    }
+
+    // MARK: The route is taken exactly where it is exact
+
+    func testEligibleChainsStayInYUVAndOthersDoNot() throws {
+        let context = try SharedGPU.get()
+        func staysInYUV(_ steps: [(String, [String: ParameterValue])], source: PixelFormat = .yuv420p,
+                        sinks: [PixelFormat] = [.nv12]) throws -> Bool {
+            let graph = try chain(steps)
+            return try context.perform {
+                try GraphRenderer(graph: graph, sourceFormat: source, sourceSize: Self.size, sinks: sinks).staysInYUV
+            }
+        }
+        XCTAssertTrue(try staysInYUV([]))
+        XCTAssertTrue(try staysInYUV([("invert", [:]), ("mono", [:]), ("pixellate", ["scale": .float(16)])]))
+        XCTAssertTrue(try staysInYUV([("pixellate", [:]), ("noir", [:])], source: .nv12, sinks: [.yuv420p, .gray]))
+        XCTAssertTrue(try staysInYUV([("color", ["saturation": .float(0.5)])]))
+        // A brightness that pushes colours past 1 needs the clamp between steps: R'G'B'.
+        XCTAssertFalse(try staysInYUV([("color", ["brightness": .float(0.3)]), ("invert", [:])]))
+        // A curve does not commute with block means.
+        XCTAssertFalse(try staysInYUV([("noir", [:]), ("pixellate", [:])]))
+        // Neighbourhoods, tables that are neither affine nor grey curves, RGB ends, 4:4:4.
+        XCTAssertFalse(try staysInYUV([("blur", ["radius": .float(2)])]))
+        XCTAssertFalse(try staysInYUV([("chrome", [:])]))
+        XCTAssertFalse(try staysInYUV([("invert", [:])], source: .rgba))
+        XCTAssertFalse(try staysInYUV([("invert", [:])], sinks: [.rgba]))
+        XCTAssertFalse(try staysInYUV([("invert", [:])], source: .yuv444p))
+        XCTAssertFalse(try staysInYUV([("invert", [:])], sinks: [.nv12, .yuv444p]))
+    }
+
+    func testAParameterThatLeavesTheRouteMakesTheRendererStale() throws {
+        let context = try SharedGPU.get()
+        let graph = try chain([("color", ["saturation": .float(0.8)])])
+        try context.perform {
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: Self.size, sinks: [.nv12])
+            XCTAssertTrue(renderer.staysInYUV)
+            try graph.setParameter(graph.nodes[0].id, "brightness", .float(0.1))   // white would go to 1.1
+            XCTAssertTrue(renderer.isStale, "leaving the unit cube must recompile onto the R'G'B' route")
+            let again = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: Self.size, sinks: [.nv12])
+            XCTAssertFalse(again.staysInYUV)
+        }
+    }
+
+    // MARK: Pixels against the CPU maths
+
+    func testEmptyChainGivesThePlanesBackExactly() throws {
+        let planes = Self.testPlanes()
+        for (source, sink) in [(PixelFormat.yuv420p, PixelFormat.yuv420p), (.nv12, .nv12), (.yuv420p, .nv12), (.nv12, .yuv420p)] {
+            let output = try render(FilterGraph(), planes: planes, source: source, sinks: [sink])[0]
+            XCTAssertEqual(output.y, planes.y, "\(source) → \(sink): luma")
+            XCTAssertEqual(output.cb, planes.cb, "\(source) → \(sink): Cb")
+            XCTAssertEqual(output.cr, planes.cr, "\(source) → \(sink): Cr")
+        }
+    }
+
+    func testColourChainsMatchTheMaths() throws {
+        let planes = Self.testPlanes()
+        let cases: [(String, [(String, [String: ParameterValue])], [Op])] = [
+            ("invert", [("invert", [:])], [.invert]),
+            ("invert, mono", [("invert", [:]), ("mono", [:])], [.invert, .mono]),
+            ("mono at 0.4", [("mono", ["intensity": .float(0.4)])], [.mono]),
+            ("color", [("color", ["saturation": .float(0.6), "contrast": .float(0.9), "brightness": .float(0.02)])],
+             [.color(saturation: 0.6, contrast: 0.9, brightness: 0.02)]),
+            ("fade, invert", [("fade", [:]), ("invert", [:])], [.fade, .invert]),
+            ("noir", [("noir", [:])], [.noir]),
+            ("invert, noir, invert", [("invert", [:]), ("noir", [:]), ("invert", [:])], [.invert, .noir, .invert]),
+        ]
+        for (label, steps, ops) in cases {
+            let graph = try chain(steps)
+            let monoIntensity = steps.first { $0.0 == "mono" }?.1["intensity"]?.doubleValue ?? 1
+            for source in [PixelFormat.yuv420p, .nv12] {
+                let outputs = try render(graph, planes: planes, source: source, sinks: [.yuv420p, .nv12, .gray])
+                let expected = Self.reference(planes, ops, monoIntensity: monoIntensity)
+                for (sink, output) in zip(["yuv420p", "nv12"], outputs.prefix(2)) {
+                    assertPlanes(output, expected, tolerance: 1, "\(label), \(source) → \(sink)")
+                }
+                let grey = Self.reference(planes, ops, monoIntensity: monoIntensity, grey: true)
+                XCTAssertLessThanOrEqual(maxError(outputs[2].y, grey.y), 1, "\(label), \(source) → gray")
+            }
+        }
+    }
+
+    func testPixellateTakesBlockMeansOfThePlanes() throws {
+        let planes = Self.testPlanes()
+        for (scale, center) in [(16.0, SIMD2(0.5, 0.5)), (5.0, SIMD2(0.5, 0.5)), (9.0, SIMD2(0.31, 0.77)), (3.0, SIMD2(0.1, 0.2))] {
+            for before in [[], [("invert", [String: ParameterValue]())], [("mono", [:]), ("invert", [:])]] {
+                let steps = before + [("pixellate", ["scale": .float(scale), "center": .point(center)]), ("noir", ["intensity": .float(0.5)])]
+                let graph = try chain(steps)
+                let ops: [Op] = before.map { $0.0 == "invert" ? Op.invert : Op.mono } + [.pixellate(scale: scale, center: center), .noir]
+                for source in [PixelFormat.yuv420p, .nv12] {
+                    let outputs = try render(graph, planes: planes, source: source, sinks: [.yuv420p, .nv12, .gray])
+                    let expected = Self.reference(planes, ops, noirIntensity: 0.5)
+                    let label = "\(before.map(\.0)) pixellate \(scale) at \(center), noir 0.5, \(source)"
+                    assertPlanes(outputs[0], expected, tolerance: 1, label + " → yuv420p")
+                    assertPlanes(outputs[1], expected, tolerance: 1, label + " → nv12")
+                    let grey = Self.reference(planes, ops, noirIntensity: 0.5, grey: true)
+                    XCTAssertLessThanOrEqual(maxError(outputs[2].y, grey.y), 1, label + " → gray")
+                }
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    struct Planes: Equatable {
+        var y: [UInt8], cb: [UInt8], cr: [UInt8]
+    }
+
+    /// Gradients, hard saturated edges and noise: plenty of pixels outside the R'G'B' gamut.
+    static func testPlanes() -> Planes {
+        let w = size.width, h = size.height, cw = w / 2, ch = h / 2
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func noise() -> Int {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            return Int(state % 31) - 15
+        }
+        func code(_ v: Int) -> UInt8 { UInt8(max(0, min(255, v))) }
+        let y = (0..<(w * h)).map { i in code(16 + (i % w) * 219 / w / 2 + ((i / w) / 5 % 2) * 100 + noise()) }
+        let cb = (0..<(cw * ch)).map { i in code((i % cw) * 255 / cw + noise()) }
+        let cr = (0..<(cw * ch)).map { i in code(((i / cw) % 4 < 2 ? 40 : 220) + noise()) }
+        return Planes(y: y, cb: cb, cr: cr)
+    }
+
+    /// The documented maths in doubles. `grey`: the grey sink's full-range luma.
+    static func reference(_ planes: Planes, _ ops: [Op], monoIntensity: Double = 1, noirIntensity: Double = 1,
+                          grey: Bool = false) -> Planes {
+        let w = size.width, h = size.height, cw = w / 2
+        let luma = SIMD3<Double>(0.2126, 0.7152, 0.0722)
+        var rgb: [SIMD3<Double>] = (0..<(w * h)).map { i in
+            let x = i % w, y = i / w, c = (y / 2) * cw + x / 2
+            let v = space.rgb(fromY: Double(planes.y[i]) / 255, cb: Double(planes.cb[c]) / 255, cr: Double(planes.cr[c]) / 255)
+            return SIMD3(v.r, v.g, v.b)
+        }
+        for op in ops {
+            switch op {
+            case .invert:
+                rgb = rgb.map { 1 - $0 }
+            case .mono:
+                rgb = rgb.map { c in c + (SIMD3(repeating: (luma * c).sum()) - c) * monoIntensity }
+            case .fade:
+                rgb = rgb.map { c in
+                    let l = (luma * c).sum()
+                    return 0.12 + 0.8 * (SIMD3(repeating: l) + (c - SIMD3(repeating: l)) * 0.6)
+                }
+            case .noir:
+                rgb = rgb.map { c in
+                    let l = min(max((luma * c).sum(), 0), 1)
+                    let s = l * l * (3 - 2 * l)
+                    let g = min(max(l + (s - l) * 1.2, 0), 1)
+                    return c + (SIMD3(repeating: g) - c) * noirIntensity
+                }
+            case .color(let saturation, let contrast, let brightness):
+                rgb = rgb.map { c in
+                    let l = (luma * c).sum()
+                    return (SIMD3(repeating: l) + (c - SIMD3(repeating: l)) * saturation - 0.5) * contrast + 0.5 + brightness
+                }
+            case .pixellate(let scale, let center):
+                // Block of a pixel: floor((p + 0.5 - origin) / scale), origin = centre·size − scale/2 mod scale.
+                func origin(_ c: Double, _ n: Int) -> Double {
+                    let o = c * Double(n) - scale / 2
+                    return o - scale * (o / scale).rounded(.up)
+                }
+                let ox = origin(center.x, w), oy = origin(center.y, h)
+                func block(_ p: Int, _ o: Double) -> Int { Int(((Double(p) + 0.5 - o) / scale).rounded(.down)) }
+                var sums: [SIMD2<Int>: (SIMD3<Double>, Int)] = [:]
+                for i in rgb.indices {
+                    let key = SIMD2(block(i % w, ox), block(i / w, oy))
+                    let old = sums[key] ?? (.zero, 0)
+                    sums[key] = (old.0 + rgb[i], old.1 + 1)
+                }
+                rgb = rgb.indices.map { i in
+                    let sum = sums[SIMD2(block(i % w, ox), block(i / w, oy))]!
+                    return sum.0 / Double(sum.1)
+                }
+            }
+        }
+        func quantise(_ v: Double) -> UInt8 { UInt8(max(0, min(255, (v * 255).rounded()))) }
+        if grey {
+            let full = YUVColorSpace(matrix: space.matrix, range: .full)
+            return Planes(y: rgb.map { quantise(full.yuv(fromRGB: $0.x, $0.y, $0.z).y) }, cb: [], cr: [])
+        }
+        let y = rgb.map { quantise(space.yuv(fromRGB: $0.x, $0.y, $0.z).y) }
+        var cb: [UInt8] = [], cr: [UInt8] = []
+        for cy in 0..<(h / 2) {
+            for cx in 0..<cw {
+                let i = cy * 2 * w + cx * 2
+                let mean = (rgb[i] + rgb[i + 1] + rgb[i + w] + rgb[i + w + 1]) / 4
+                let v = space.yuv(fromRGB: mean.x, mean.y, mean.z)
+                cb.append(quantise(v.cb))
+                cr.append(quantise(v.cr))
+            }
+        }
+        return Planes(y: y, cb: cb, cr: cr)
+    }
+
+    /// Uploads `planes` as `source`, renders, and reads each sink back as tight planes.
+    func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat]) throws -> [Planes] {
+        let size = Self.size, w = size.width, h = size.height
+        var uploadPlanes: [[UInt8]]
+        if source == .nv12 {
+            uploadPlanes = [planes.y, zip(planes.cb, planes.cr).flatMap { [$0, $1] }]
+        } else {
+            uploadPlanes = [planes.y, planes.cb, planes.cr]
+        }
+        let rowBytes = source == .nv12 ? [w, w] : [w, w / 2, w / 2]
+        return try SharedGPU.get().perform {
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: source, sourceSize: size, sinks: sinks)
+            XCTAssertTrue(renderer.staysInYUV, "expected the Y'CbCr route")
+            let uploader = FrameUploader(ringSize: 1)
+            let frame = try Self.withPointers(&uploadPlanes, rowBytes: rowBytes) {
+                try uploader.upload(CPUFramePlanes(format: source, size: size, colorSpace: Self.space, planes: $0))
+            }
+            try renderer.render(frame, context: FrameContext())
+            return try sinks.indices.map { index in
+                let layout = renderer.sinkLayouts[index]
+                var packed = [UInt8](repeating: 0, count: layout.byteCount)
+                let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+                _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(index), into: $0.baseAddress!, tag: 0) }
+                func plane(_ p: Int, width: Int, rows: Int, stride: Int = 1, offset: Int = 0) -> [UInt8] {
+                    let info = layout.planes[p]
+                    return (0..<rows).flatMap { row in
+                        (0..<width).map { packed[info.offset + row * info.rowBytes + $0 * stride + offset] }
+                    }
+                }
+                switch layout.format {
+                case .gray: return Planes(y: plane(0, width: w, rows: h), cb: [], cr: [])
+                case .nv12: return Planes(y: plane(0, width: w, rows: h), cb: plane(1, width: w / 2, rows: h / 2, stride: 2),
+                                          cr: plane(1, width: w / 2, rows: h / 2, stride: 2, offset: 1))
+                default: return Planes(y: plane(0, width: w, rows: h), cb: plane(1, width: w / 2, rows: h / 2),
+                                       cr: plane(2, width: w / 2, rows: h / 2))
+                }
+            }
+        }
+    }
+
+    static func withPointers<R>(_ planes: inout [[UInt8]], rowBytes: [Int],
+                                _ body: ([(base: UnsafeRawPointer, rowBytes: Int)]) throws -> R) rethrows -> R {
+        func recurse(_ index: Int, _ acc: [(base: UnsafeRawPointer, rowBytes: Int)]) throws -> R {
+            if index == planes.count { return try body(acc) }
+            return try planes[index].withUnsafeBytes { try recurse(index + 1, acc + [($0.baseAddress!, rowBytes[index])]) }
+        }
+        return try recurse(0, [])
+    }
+
+    func maxError(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        guard a.count == b.count else { return 255 }
+        return zip(a, b).map { abs(Int($0) - Int($1)) }.max() ?? 0
+    }
+
+    func assertPlanes(_ actual: Planes, _ expected: Planes, tolerance: Int, _ label: String,
+                      file: StaticString = #filePath, line: UInt = #line) {
+        for (name, a, e) in [("Y", actual.y, expected.y), ("Cb", actual.cb, expected.cb), ("Cr", actual.cr, expected.cr)] {
+            let error = maxError(a, e)
+            XCTAssertLessThanOrEqual(error, tolerance, "\(label): \(name) max error \(error)", file: file, line: line)
+        }
+    }
+}
