@@ -113,14 +113,61 @@ public enum YUVNativeShaders {
             """
     }
 
+    /// A block-means target read back at pixels: `vec3 prism_blockAt(int bx, int by)`, the block columns
+    /// of four pixels `ivec4 prism_blockColumns(int x)`, the block row `int prism_blockRow(int y)`, and
+    /// `prism_blockQuad(int tx, int y, out vec3 b0, … b3)` for pixels 4tx ... 4tx+3 of row y (`wide`: blocks of
+    /// 8 pixels or more, so a quad touches at most two block columns and only those are fetched).
+    public static func blockReads(wide: Bool) -> String {
+        let quad = wide
+            ? """
+              void prism_blockQuad(int tx, int y, out vec3 b0, out vec3 b1, out vec3 b2, out vec3 b3) {
+                  ivec4 bx = prism_blockColumns(tx * 4);
+                  int by = prism_blockRow(y);
+                  vec3 a = prism_blockAt(bx.x, by), b = prism_blockAt(bx.w, by);
+                  b0 = a;
+                  b1 = bx.y == bx.x ? a : b;
+                  b2 = bx.z == bx.x ? a : b;
+                  b3 = b;
+              }
+
+              """
+            : """
+              void prism_blockQuad(int tx, int y, out vec3 b0, out vec3 b1, out vec3 b2, out vec3 b3) {
+                  ivec4 bx = prism_blockColumns(tx * 4);
+                  int by = prism_blockRow(y);
+                  b0 = prism_blockAt(bx.x, by);
+                  b1 = prism_blockAt(bx.y, by);
+                  b2 = prism_blockAt(bx.z, by);
+                  b3 = prism_blockAt(bx.w, by);
+              }
+
+              """
+        return """
+            uniform sampler2D prism_blocks;
+            uniform vec2 prism_origin;
+            uniform float prism_scale;
+            vec3 prism_blockAt(int bx, int by) {
+                return texelFetch(prism_blocks, clamp(ivec2(bx, by), ivec2(0), textureSize(prism_blocks, 0) - 1), 0).rgb;
+            }
+            ivec4 prism_blockColumns(int x) {
+                return ivec4(floor((vec4(float(x)) + vec4(0.5, 1.5, 2.5, 3.5) - prism_origin.x) / prism_scale));
+            }
+            int prism_blockRow(int y) { return int(floor((float(y) + 0.5 - prism_origin.y) / prism_scale)); }
+
+            """ + quad
+    }
+
     /// Where a packing pass gets pixel values from.
     public enum Values: Sendable {
         /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
         /// chain of its pixels' mean (one evaluation, not four).
         case planes(affine: Bool)
-        /// A block-means target (`prism_blocks`, grid `prism_origin`/`prism_scale`) through `prism_chain`;
-        /// `wide`: blocks are at least 8 pixels across (fewer fetches).
+        /// A block-means target (`blockReads`) through `prism_chain`; `wide`: blocks are at least 8 pixels
+        /// across (fewer fetches).
         case blocks(wide: Bool)
+        /// `void prism_rowValues(int tx, int y, out vec3 v0, … v3)`, declared by the caller: the values of
+        /// pixels 4tx ... 4tx+3 of row y, already in the sink's Y'CbCr.
+        case rows
     }
 
     /// The packing pass writing `layout` (yuv420p, nv12 or grey) at `layout.size` from `values`.
@@ -177,61 +224,40 @@ public enum YUVNativeShaders {
 
                   """) + common
         case .blocks(let wide):
-            common += """
-                uniform sampler2D prism_blocks;
-                uniform vec2 prism_origin;
-                uniform float prism_scale;
-                vec3 prism_blockAt(int bx, int by) {
-                    return prism_chain(texelFetch(prism_blocks, clamp(ivec2(bx, by), ivec2(0), textureSize(prism_blocks, 0) - 1), 0).rgb);
+            common += blockReads(wide: wide) + """
+                void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                    prism_blockQuad(tx, y, v0, v1, v2, v3);
+                    v0 = prism_chain(v0);
+                    v1 = prism_chain(v1);
+                    v2 = prism_chain(v2);
+                    v3 = prism_chain(v3);
                 }
-                // Block columns of the four pixels x ... x+3, and the block row of row y.
-                ivec4 prism_blockColumns(int x) {
-                    return ivec4(floor((vec4(float(x)) + vec4(0.5, 1.5, 2.5, 3.5) - prism_origin.x) / prism_scale));
-                }
-                int prism_blockRow(int y) { return int(floor((float(y) + 0.5 - prism_origin.y) / prism_scale)); }
 
                 """
             if wide {
-                // Blocks of 8 pixels or more: the 4 pixels of a quad touch at most two block columns and the 8
-                // of a chroma texel likewise, so the blocks at the ends are all that is fetched.
+                // The 8 pixels of a chroma texel touch at most two block columns: the end blocks are all that
+                // is fetched.
                 common += """
-                    void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                        ivec4 bx = prism_blockColumns(tx * 4);
-                        int by = prism_blockRow(y);
-                        vec3 a = prism_blockAt(bx.x, by), b = prism_blockAt(bx.w, by);
-                        v0 = a;
-                        v1 = bx.y == bx.x ? a : b;
-                        v2 = bx.z == bx.x ? a : b;
-                        v3 = b;
-                    }
                     void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
                         ivec4 l = prism_blockColumns(k * 8), r = prism_blockColumns(k * 8 + 4);
                         int y0 = prism_blockRow(cy * 2), y1 = prism_blockRow(cy * 2 + 1);
-                        vec3 a0 = prism_blockAt(l.x, y0), b0 = prism_blockAt(r.w, y0);
-                        vec3 a1 = prism_blockAt(l.x, y1), b1 = prism_blockAt(r.w, y1);
-                        // Per pixel column: the left block or the right one; both rows added.
-                        vec3 both0 = a0 + a1, both1 = b0 + b1;
-                        bvec4 left = equal(l, ivec4(l.x)), right = equal(r, ivec4(l.x));
-                        s0 = ((left.x ? both0 : both1) + (left.y ? both0 : both1)) * 0.25;
-                        s1 = ((left.z ? both0 : both1) + (left.w ? both0 : both1)) * 0.25;
-                        s2 = ((right.x ? both0 : both1) + (right.y ? both0 : both1)) * 0.25;
-                        s3 = ((right.z ? both0 : both1) + (right.w ? both0 : both1)) * 0.25;
+                        vec3 left = prism_chain(prism_blockAt(l.x, y0) + prism_blockAt(l.x, y1));
+                        vec3 right = prism_chain(prism_blockAt(r.w, y0) + prism_blockAt(r.w, y1));
+                        // Per pixel column: the left block or the right one, both rows added (the chain is affine
+                        // and the weights add up to 1 after the 0.25).
+                        bvec4 a = equal(l, ivec4(l.x)), b = equal(r, ivec4(l.x));
+                        s0 = ((a.x ? left : right) + (a.y ? left : right)) * 0.25;
+                        s1 = ((a.z ? left : right) + (a.w ? left : right)) * 0.25;
+                        s2 = ((b.x ? left : right) + (b.y ? left : right)) * 0.25;
+                        s3 = ((b.z ? left : right) + (b.w ? left : right)) * 0.25;
                     }
 
                     """
             } else {
                 common += """
-                    void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                        ivec4 bx = prism_blockColumns(tx * 4);
-                        int by = prism_blockRow(y);
-                        v0 = prism_blockAt(bx.x, by);
-                        v1 = prism_blockAt(bx.y, by);
-                        v2 = prism_blockAt(bx.z, by);
-                        v3 = prism_blockAt(bx.w, by);
-                    }
                     vec3 prism_chromaSample(ivec2 columns, int y0, int y1) {
-                        return (prism_blockAt(columns.x, y0) + prism_blockAt(columns.y, y0)
-                            + prism_blockAt(columns.x, y1) + prism_blockAt(columns.y, y1)) * 0.25;
+                        return prism_chain((prism_blockAt(columns.x, y0) + prism_blockAt(columns.y, y0)
+                            + prism_blockAt(columns.x, y1) + prism_blockAt(columns.y, y1)) * 0.25);
                     }
                     void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
                         ivec4 l = prism_blockColumns(k * 8), r = prism_blockColumns(k * 8 + 4);
@@ -244,6 +270,25 @@ public enum YUVNativeShaders {
 
                     """
             }
+        case .rows:
+            // The caller's `prism_rowValues`; a chroma sample is the mean of its four pixels' values.
+            common += """
+                void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                    prism_rowValues(tx, y, v0, v1, v2, v3);
+                }
+                void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                    vec3 a0, a1, a2, a3, b0, b1, b2, b3, c0, c1, c2, c3, d0, d1, d2, d3;
+                    prism_rowValues(k * 2, cy * 2, a0, a1, a2, a3);
+                    prism_rowValues(k * 2, cy * 2 + 1, b0, b1, b2, b3);
+                    prism_rowValues(k * 2 + 1, cy * 2, c0, c1, c2, c3);
+                    prism_rowValues(k * 2 + 1, cy * 2 + 1, d0, d1, d2, d3);
+                    s0 = (a0 + a1 + b0 + b1) * 0.25;
+                    s1 = (a2 + a3 + b2 + b3) * 0.25;
+                    s2 = (c0 + c1 + d0 + d1) * 0.25;
+                    s3 = (c2 + c3 + d2 + d3) * 0.25;
+                }
+
+                """
         }
         let lumaMain = common + """
             out vec4 prism_out;
