@@ -15,6 +15,7 @@ extension UserShader {
         }
         if let vertexPath { lines.append("  vertex shader: \(vertexPath) (runs as a pass of its own)") }
         if passes.count > 1 { lines.append("  passes: \(passes.count)") }
+        if kind == .shadertoy { lines += shaderToySummary }
         for spec in UserShaderKernel.parameterSpecs(for: self) {
             let range = spec.kind.rangeDescription.map { " in \($0)" } ?? ""
             lines.append("    \(spec.name): \(spec.kind.typeName)\(range), default \(spec.defaultValue)"

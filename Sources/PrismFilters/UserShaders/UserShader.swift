@@ -91,9 +91,18 @@ public struct UserShader: Hashable, Sendable {
     public var vertexPath: String? = nil
     /// Every shader source file read: the main file first, then includes in first-read order.
     public var dependencies: [String]
+    /// ShaderToy: what iChannel0…3 read unless the graph says otherwise (the file's `// @iChannelN` lines).
+    public var shaderToyChannels: [ShaderToyChannel] = ShaderToyChannel.defaults
 
-    /// Files to watch for hot reload: the sources and the imported images.
-    public var watchedFiles: [String] { dependencies + importedImages.map(\.resolvedPath) }
+    /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files.
+    public var watchedFiles: [String] {
+        dependencies + importedImages.map(\.resolvedPath) + shaderToyChannels.compactMap {
+            switch $0 {
+            case .image(let path), .buffer(let path): path
+            default: nil
+            }
+        }
+    }
 
     /// The vertex shader to pair with every user shader: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
@@ -310,9 +319,11 @@ public struct UserShader: Hashable, Sendable {
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.legacyTextureIdentifiers, images: nil)
         body = try rewriter.rewrite(body)
         let program = assemble(preamble: shaderToyPreamble, body: body, postamble: shaderToyPostamble)
-        return UserShader(path: file, kind: .shadertoy, isf: nil, parameters: parameters, inputImage: "iChannel0",
-                          extraImageInputs: [], passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
-                          importedImages: [], dependencies: dependencies)
+        var shader = UserShader(path: file, kind: .shadertoy, isf: nil, parameters: parameters, inputImage: "iChannel0",
+                                extraImageInputs: [], passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
+                                importedImages: [], dependencies: dependencies)
+        shader.shaderToyChannels = try ShaderToyChannel.declared(in: lines)
+        return shader
     }
 
     // MARK: Plain GLSL
