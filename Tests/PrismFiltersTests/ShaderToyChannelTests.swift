@@ -124,7 +124,7 @@ final class ShaderToyChannelTests: XCTestCase {
         let before = Date()
         let out = try renderFrames(graph, frames) { index in
             var context = FrameContext(time: Double(index) * 0.04, timeDelta: 0.04, frameIndex: index)
-            context.frameRate = 25
+            context.frameRate = 24  // not 1 / timeDelta (25): the run's rate wins
             context.mouse = SIMD4(30, 20, 12, -8)
             return context
         }
@@ -133,7 +133,7 @@ final class ShaderToyChannelTests: XCTestCase {
         let seconds = Double(c.hour! * 3600 + c.minute! * 60 + c.second!)
         let bands: [SIMD4<Double>] = [
             SIMD4(0.096, 0.060, 0.096, 0.5),                                           // input 96×60, previous at the output size, none → 0
-            SIMD4(0.25, 0.2, Double(c.month! - 1) / 12, Double(c.day!) / 31),          // iFrameRate 25, iFrame 2, month from 0, day
+            SIMD4(0.24, 0.2, Double(c.month! - 1) / 12, Double(c.day!) / 31),          // iFrameRate 24, iFrame 2, month from 0, day
             SIMD4(0.30, 0.20, 0.12, 0.08),                                             // iMouse as given
             SIMD4(Double(c.year! - 2000) / 100, seconds / 86400, 0.4, 0.008),          // year, seconds, iTimeDelta, iChannelTime[0]
         ]

@@ -5,6 +5,8 @@
 /// its line, and shows fps and per-pass GPU times. Snapshot downloads `/snapshot`; record toggles
 /// `/record` with a running timer. With a camera input a Camera dropdown lists `/state`'s cameras and
 /// posts the choice to `/camera` (the switch happens between frames; the page shows it pending until then).
+/// Pressing and dragging on the output posts the pointer to `/mouse` (ShaderToy's `iMouse`), one request
+/// in flight at a time: moves coalesce to the newest, presses and releases are always sent.
 ///
 /// With `?selftest=stream` or `?selftest=error` in the URL the page tests itself and reports the result
 /// in `#selftest` (and to `/selftest` when the server allows it): whether the stream shows a non-blank
@@ -27,7 +29,7 @@ enum PreviewPage {
   header .dim { color:var(--dim); font-size:12px; }
   main { display:flex; gap:14px; padding:14px; align-items:flex-start; flex-wrap:wrap; }
   #stage { position:relative; flex:1 1 640px; min-width:320px; background:#000; border:1px solid var(--line); }
-  #video { display:block; width:100%; height:auto; min-height:120px; }
+  #video { display:block; width:100%; height:auto; min-height:120px; touch-action:none; }
   #error { position:absolute; left:0; right:0; bottom:0; margin:0; padding:10px 12px; background:rgba(120,0,0,.88);
            color:#fff; font:13px/1.35 ui-monospace, monospace; white-space:pre-wrap; max-height:60%; overflow:auto; }
   #error .line { font-weight:700; color:#ffd0d0; }
@@ -97,6 +99,36 @@ for (const radio of document.querySelectorAll("input[name=view]")) {
 function post(path, body) {
   return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
     .then((r) => r.json().then((j) => ({ ok: r.ok, body: j })));
+}
+
+// The pointer over the output, for ShaderToy's iMouse, in output pixels from the bottom left.
+const mouseQueue = [];
+let mouseBusy = false, pointerDown = false;
+function sendMouse(e, down, move) {
+  if (view !== "output" || !lastState) return;
+  const r = $("video").getBoundingClientRect();
+  if (!r.width || !r.height) return;
+  const w = lastState.size[0], h = lastState.size[1];
+  const body = { x: Math.min(w, Math.max(0, (e.clientX - r.left) / r.width * w)),
+                 y: Math.min(h, Math.max(0, (1 - (e.clientY - r.top) / r.height) * h)), down };
+  const last = mouseQueue[mouseQueue.length - 1];
+  if (move && last && last.move) last.body = body; else mouseQueue.push({ body, move });
+  pumpMouse();
+}
+function pumpMouse() {
+  if (mouseBusy || !mouseQueue.length) return;
+  mouseBusy = true;
+  post("/mouse", mouseQueue.shift().body).catch(() => {}).finally(() => { mouseBusy = false; pumpMouse(); });
+}
+$("video").addEventListener("pointerdown", (e) => {
+  pointerDown = true;
+  $("video").setPointerCapture(e.pointerId);
+  e.preventDefault();
+  sendMouse(e, true, false);
+});
+$("video").addEventListener("pointermove", (e) => { if (pointerDown) sendMouse(e, true, true); });
+for (const type of ["pointerup", "pointercancel"]) {
+  $("video").addEventListener(type, (e) => { if (pointerDown) { pointerDown = false; sendMouse(e, false, false); } });
 }
 
 // Parameter changes: at most one request in flight per parameter, the newest value wins.
