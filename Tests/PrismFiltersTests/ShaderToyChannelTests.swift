@@ -105,6 +105,10 @@ final class ShaderToyChannelTests: XCTestCase {
             return buffer * 0.5 + self.frames[2].pixel(x, y) * 0.5
         }
         assertClose(try renderFrames(named, frames), expected2, tolerance: 1, "buffer named in the graph")
+        // A buffer's own @param uniform keeps its default.
+        let level = try binder().bind("'\(file("mix.frag"))'(iChannel1=buffer:\(file("level.frag")))")
+        let expected3 = TestImage.from(size: frames[0].size) { x, y in SIMD4(repeating: 0.25) + self.frames[0].pixel(x, y) * 0.5 }
+        assertClose(try renderFrames(level, [frames[0]]), expected3, tolerance: 1, "a buffer's parameter at its default")
     }
 
     func testImageChannelIsUprightRepeatingAndSized() throws {

@@ -314,6 +314,25 @@ extension UserShaderKernel {
         for (index, path) in plan.images.enumerated() {
             if let texture = channelTextures[path] { uniforms.bind(Self.shaderToyImageSampler(index), texture) }
         }
+        // A buffer's own `@param` uniforms: the image shader's value where the names match (set by the
+        // caller), their defaults otherwise.
+        for buffer in plan.buffers {
+            for parameter in buffer.shader.parameters where !shader.parameters.contains(where: { $0.name == parameter.name }) {
+                guard let spec = Self.spec(for: parameter) else { continue }
+                switch (spec.defaultValue, parameter.type) {
+                case (.float(let v), _): uniforms.set(parameter.name, Float(v))
+                case (.int(let v), _): uniforms.set(parameter.name, Int32(truncatingIfNeeded: v))
+                case (.bool(let v), _): uniforms.set(parameter.name, Int32(v ? 1 : 0))
+                case (.choice(let label), _):
+                    let value = parameter.labels.firstIndex(of: label).map { parameter.values[$0] } ?? 0
+                    uniforms.set(parameter.name, Int32(truncatingIfNeeded: value))
+                case (.color(let c), .vector3): uniforms.set(parameter.name, Float(c.x), Float(c.y), Float(c.z))
+                case (.color(let c), _): uniforms.set(parameter.name, c)
+                case (.point(let p), _): uniforms.set(parameter.name, p)
+                default: break
+                }
+            }
+        }
     }
 
     /// `iMouse` for a pointer held down at `point` since before the first frame (ShaderToy: xy the position,
@@ -396,6 +415,12 @@ extension UserShader {
         for (number, channel) in shaderToyChannels.enumerated() {
             let note = read.contains("iChannel\(number)") ? "" : " (not read)"
             lines.append("    iChannel\(number): \(channel)\(note)")
+            if case .buffer(let path) = channel, let buffer = try? UserShader.load(path: path), buffer.kind == .shadertoy {
+                let read = ShaderToyChannel.names.filter(buffer.shaderToyNamesUsed.contains)
+                lines.append("      that buffer reads " + (read.isEmpty ? "no channel" : read.map { name in
+                    "\(name) = \(buffer.shaderToyChannels[ShaderToyChannel.names.firstIndex(of: name)!])"
+                }.joined(separator: ", ")))
+            }
         }
         lines.append("    WHAT: input (the filtered frame), previous (this shader's last output), none, an image file "
                      + "(.png/.jpg/.ppm/.pam, or image:FILE), buffer:FILE.frag (a mainImage pass rendered first)")
