@@ -111,6 +111,26 @@ final class ShaderToyChannelTests: XCTestCase {
         assertClose(try renderFrames(level, [frames[0]]), expected3, tolerance: 1, "a buffer's parameter at its default")
     }
 
+    func testBufferNamingItselfIsItsPreviousFrameAndFilesAreWatched() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shadertoy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try """
+        // @iChannel0 buffer:trail.frag
+        // @iChannel1 input
+        void mainImage(out vec4 c, in vec2 p) { c = 0.5 * texture(iChannel0, p / iResolution.xy) + 0.5 * texture(iChannel1, p / iResolution.xy); }
+        """.write(toFile: directory + "/trail.frag", atomically: true, encoding: .utf8)
+        try """
+        // @iChannel3 buffer:trail.frag
+        void mainImage(out vec4 c, in vec2 p) { c = texture(iChannel3, p / iResolution.xy); }
+        """.write(toFile: directory + "/show.frag", atomically: true, encoding: .utf8)
+        let graph = try binder().bind("'\(directory)/show.frag'")
+        assertClose(try renderFrames(graph, frames), feedbackReference(), tolerance: 1, "a buffer reading itself")
+        let shader = try UserShader.load(path: directory + "/show.frag")
+        XCTAssertEqual(shader.watchedFiles, [directory + "/show.frag", directory + "/trail.frag"])
+        XCTAssertEqual(try UserShader.load(path: file("texture.frag")).watchedFiles, [file("texture.frag"), file("quad.png")])
+    }
+
     func testImageChannelIsUprightRepeatingAndSized() throws {
         let asked = Asked()
         let graph = try binder(asked: asked).bind("'\(file("texture.frag"))'")

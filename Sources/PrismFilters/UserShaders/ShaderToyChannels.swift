@@ -383,7 +383,28 @@ extension UserShaderKernel {
     }
 }
 
-// MARK: `prism filters FILE.frag`
+// MARK: `prism filters FILE.frag`, hot reload
+
+extension UserShader {
+    /// The files the ShaderToy channels read, with each buffer's own sources and channels (a buffer that
+    /// names itself or an earlier file is listed once).
+    func shaderToyChannelFiles(visited: inout Set<String>) -> [String] {
+        var files: [String] = []
+        for channel in shaderToyChannels {
+            switch channel {
+            case .image(let path) where visited.insert(path).inserted:
+                files.append(path)
+            case .buffer(let path) where visited.insert(path).inserted:
+                files.append(path)
+                if let buffer = try? UserShader.load(path: path) {
+                    files += buffer.dependencies.dropFirst() + buffer.shaderToyChannelFiles(visited: &visited)
+                }
+            default: break
+            }
+        }
+        return files
+    }
+}
 
 extension UserShader {
     /// ShaderToy's uniforms, in the order its documentation lists them.

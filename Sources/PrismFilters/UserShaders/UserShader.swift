@@ -96,12 +96,8 @@ public struct UserShader: Hashable, Sendable {
 
     /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files.
     public var watchedFiles: [String] {
-        dependencies + importedImages.map(\.resolvedPath) + shaderToyChannels.compactMap {
-            switch $0 {
-            case .image(let path), .buffer(let path): path
-            default: nil
-            }
-        }
+        var visited: Set<String> = [path]
+        return dependencies + importedImages.map(\.resolvedPath) + shaderToyChannelFiles(visited: &visited)
     }
 
     /// The vertex shader to pair with every user shader: one triangle covering the viewport,
