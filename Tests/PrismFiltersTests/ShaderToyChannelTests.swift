@@ -203,6 +203,16 @@ final class ShaderToyChannelTests: XCTestCase {
         XCTAssertTrue(message.contains("must be a ShaderToy shader"), message)
         XCTAssertFalse(message.contains("\n"), message)
 
+        // A buffer that does not compile: the error is in the buffer's own file and line.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shadertoy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try "void mainImage(out vec4 c, in vec2 p) {\n    c = vec4(1.0) +* 2.0;\n}\n".write(toFile: directory + "/broken.frag", atomically: true, encoding: .utf8)
+        let broken = try binder().bind("'\(mix)'(iChannel1=buffer:\(directory)/broken.frag)")
+        XCTAssertThrowsError(try renderFrames(broken, [frames[0]])) { error in
+            XCTAssertTrue("\(error)".hasPrefix(directory + "/broken.frag:2"), "\(error)")
+        }
+
         // In the file: a bad channel number or kind, at its line.
         XCTAssertThrowsError(try UserShader.load(source: "// @iChannel5 none\nvoid mainImage(out vec4 c, in vec2 p) { c = vec4(1.0); }",
                                                  path: "/t/x.frag")) { error in

@@ -259,14 +259,15 @@ extension UserShaderKernel {
     }
 
     /// Declarations ShaderToy pass `pass` needs besides the preamble's: the image samplers it reads, and
-    /// its own `iChannelResolution` (each pass's channels differ; the preamble's declaration, after this
-    /// macro, declares the pass's own array).
+    /// its own `iChannelResolution` and `iChannelTime` (each pass's channels differ; the preamble's
+    /// declarations, after these macros, declare the pass's own arrays).
     private func shaderToyDeclarations(_ plan: ShaderToyPlan, pass: Int) -> [String] {
         var lines: [String] = []
         for (index, path) in plan.images.enumerated() where plan.channels(ofPass: pass).contains(.image(path)) {
             lines.append("uniform sampler2D \(Self.shaderToyImageSampler(index));")
         }
         lines.append("#define iChannelResolution $st_channelResolution\(pass)")
+        lines.append("#define iChannelTime $st_channelTime\(pass)")
         return lines
     }
 
@@ -301,15 +302,13 @@ extension UserShaderKernel {
             for (number, channel) in plan.channels(ofPass: pass).enumerated() {
                 let size = shaderToyChannelSize(channel, inputSize: inputSize, outputSize: render)
                 uniforms.set("$st_channelResolution\(pass)[\(number)]", size.x, size.y, size.z)
+                // Time-varying channels (the input, previous frames, buffers) are at iTime; still images at 0.
+                let time: Double = switch channel {
+                case .input, .previous, .buffer: frame.time
+                case .image, .none: 0
+                }
+                uniforms.set("$st_channelTime\(pass)[\(number)]", Float(time))
             }
-        }
-        for (number, channel) in plan.channels.enumerated() {
-            // Time-varying channels (the input, previous frames, buffers) are at iTime; still images at 0.
-            let time: Double = switch channel {
-            case .input, .previous, .buffer: frame.time
-            case .image, .none: 0
-            }
-            uniforms.set("iChannelTime[\(number)]", Float(time))
         }
         for (index, path) in plan.images.enumerated() {
             if let texture = channelTextures[path] { uniforms.bind(Self.shaderToyImageSampler(index), texture) }
