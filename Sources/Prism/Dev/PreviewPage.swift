@@ -8,9 +8,10 @@
 /// Pressing and dragging on the output posts the pointer to `/mouse` (ShaderToy's `iMouse`), one request
 /// in flight at a time: moves coalesce to the newest, presses and releases are always sent.
 ///
-/// With `?selftest=stream` or `?selftest=error` in the URL the page tests itself and reports the result
+/// With `?selftest=stream`, `?selftest=error` or `?selftest=mouse` in the URL the page tests itself and reports the result
 /// in `#selftest` (and to `/selftest` when the server allows it): whether the stream shows a non-blank
-/// picture, whether moving the first slider changes it, whether the error overlay is up and its text.
+/// picture, whether moving the first slider changes it, whether the error overlay is up and its text,
+/// whether pressing and dragging on the picture changes it (a shader reading `iMouse`).
 enum PreviewPage {
     static let html = #"""
 <!doctype html>
@@ -122,7 +123,7 @@ function pumpMouse() {
 }
 $("video").addEventListener("pointerdown", (e) => {
   pointerDown = true;
-  $("video").setPointerCapture(e.pointerId);
+  try { $("video").setPointerCapture(e.pointerId); } catch (_) { /* a synthetic pointer (the self-test) has nothing to capture */ }
   e.preventDefault();
   sendMouse(e, true, false);
 });
@@ -370,6 +371,22 @@ async function selfTest(mode) {
         result.sliderDifference = changed;
         result.sliderChanges = changed > 8;
       }
+    } else if (mode === "mouse") {
+      // Press at a quarter of the width and height from the top left, drag to three quarters across,
+      // release there: the shader's picture must change while the pointer is down.
+      const img = $("video"), r = img.getBoundingClientRect();
+      const at = (fx, fy) => ({ clientX: r.left + r.width * fx, clientY: r.top + r.height * fy, pointerId: 1,
+                                bubbles: true, button: 0, buttons: 1, isPrimary: true });
+      const before = grab();
+      img.dispatchEvent(new PointerEvent("pointerdown", at(0.25, 0.25)));
+      img.dispatchEvent(new PointerEvent("pointermove", at(0.75, 0.25)));
+      let changed = 0;
+      await waitFor(() => { const now = grab(); changed = now && before ? diff(before, now) : 0; return changed > 8; }, 8000);
+      result.mouseDifference = changed;
+      result.mouseChanges = changed > 8;
+      img.dispatchEvent(new PointerEvent("pointerup", at(0.75, 0.25)));
+      await waitFor(() => !mouseBusy && !mouseQueue.length, 4000);
+      result.mouseSent = !mouseBusy && !mouseQueue.length;
     } else if (mode === "error") {
       const shown = await waitFor(() => !$("error").hidden && $("error").textContent, 10000);
       result.errorShown = !!shown;
@@ -389,7 +406,7 @@ window.addEventListener("load", () => {
   startStream();
   poll();
   const mode = new URLSearchParams(location.search).get("selftest");
-  if (mode === "stream" || mode === "error") selfTest(mode);
+  if (mode === "stream" || mode === "error" || mode === "mouse") selfTest(mode);
 });
 </script>
 </body>
