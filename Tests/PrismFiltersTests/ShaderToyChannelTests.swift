@@ -142,6 +142,26 @@ final class ShaderToyChannelTests: XCTestCase {
         assertClose(out, expected, tolerance: 1, "quadrants of the image, one period over (repeat), iChannelResolution 2")
     }
 
+    /// A 64×64 one-pixel checkerboard drawn into 8×8 pixels: mipmapped (ShaderToy's default) every pixel is
+    /// its average, 0.5; sampled from level 0 alone, the offset fetches would mix neighbours 3:1 (0.25 or 0.75).
+    func testImageChannelIsMipmapped() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shadertoy-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data().write(to: URL(fileURLWithPath: directory + "/checker.png"))
+        try """
+        // @iChannel1 checker.png
+        void mainImage(out vec4 c, in vec2 p) { c = vec4(texture(iChannel1, p / iResolution.xy + 0.25 / 64.0).rgb, 1.0); }
+        """.write(toFile: directory + "/small.frag", atomically: true, encoding: .utf8)
+        var checker: [UInt8] = []
+        for y in 0..<64 { for x in 0..<64 { checker += (x + y) % 2 == 0 ? [255, 255, 255, 255] : [0, 0, 0, 255] } }
+        let loaded = checker
+        let graph = try GraphBinder(imageLoader: { _ in (Size(width: 64, height: 64), loaded) }).bind("'\(directory)/small.frag'")
+        let input = TestImage.from(size: Size(width: 8, height: 8)) { _, _ in SIMD4(0, 0, 0, 1) }
+        let expected = TestImage.from(size: input.size) { _, _ in SIMD4(0.5, 0.5, 0.5, 1) }
+        assertClose(try renderFrames(graph, [input]), expected, tolerance: 2, "minified through the mip chain")
+    }
+
     func testUniformValues() throws {
         let graph = try binder().bind("'\(file("uniforms.frag"))'")
         let size = frames[0].size
