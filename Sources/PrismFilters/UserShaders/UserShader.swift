@@ -40,10 +40,11 @@
 /// `isf_FragNormCoord` as a varying. `mediump`/`lowp` become `highp` and desktop GLSL habits are
 /// translated (`GLSLDialect`), as desktop ISF hosts accept them.
 ///
-/// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float),
-/// `iFrame` (int), `iMouse` (vec4), `iDate` (vec4 as DATE above), `iChannel0`…`iChannel3`
-/// (sampler2D; `iChannel0` is the filter input), `iChannelResolution[4]` (vec3), `iChannelTime[4]`
-/// (float). Output `out vec4 prism_FragColor`.
+/// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float: the
+/// run's rate), `iFrame` (int), `iMouse` (vec4, ShaderToy's encoding), `iDate` (vec4 as DATE above but the
+/// month from 0, as ShaderToy's), `iChannel0`…`iChannel3` (sampler2D; what each reads is
+/// `shaderToyChannels`, from the file's `// @iChannelN` lines, or the graph: see `ShaderToyChannel`),
+/// `iChannelResolution[4]` (vec3), `iChannelTime[4]` (float). Output `out vec4 prism_FragColor`.
 ///
 /// **GLSL**: the author declares what they use. The runtime binds, when declared, the ISF names
 /// above (`TIME`, `RENDERSIZE`, …), `inputImage` (sampler2D, the filter input) and

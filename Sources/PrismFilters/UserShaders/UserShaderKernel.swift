@@ -67,6 +67,7 @@ public struct UserShaderCompileError: PrismError {
 ///   rendering the author's program into its own target (WIDTH/HEIGHT evaluated at compile time with
 ///   the input size and parameter values; FLOAT → RGBA16F; PERSISTENT → a ping-ponged target that keeps
 ///   its contents from frame to frame). The kernel's expression reads the last pass's target, flipped back.
+///   A ShaderToy shader's passes are its buffers, then the image pass (`ShaderToyPlan`, ShaderToyChannels.swift).
 ///
 /// Compile errors: before the graph is compiled, `prepare` compiles the translated program as is and
 /// throws `UserShaderCompileError` with the log mapped to the author's lines.
@@ -93,7 +94,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     private var importedTextures: [String: Texture] = [:]
     var sourceSize = Size(width: 1, height: 1)
     // ShaderToy: what the channels read (ShaderToyChannels.swift) and the channel images, once loaded.
-    private(set) var shaderToyPlan: ShaderToyPlan?
+    let shaderToyPlan: ShaderToyPlan?
     var channelTextures: [String: Texture] = [:]
     private var pendingEvents: Set<String> = []
     private var eventsSentAt: Int?
