@@ -127,7 +127,7 @@ struct ShaderToyPlan {
         var channels: [ShaderToyChannel] = []
         for (number, name) in ShaderToyChannel.names.enumerated() {
             if let text = parameters.text(name) {
-                // Graph values are already parsed once (see `ShaderToyChannels.specs`); the default is the file's.
+                // A graph value (relative to the working directory), or the default: the file's line, already resolved.
                 do { channels.append(try ShaderToyChannel.parse(text)) } catch {
                     throw UsageError("\(name): \(error.description)")
                 }
