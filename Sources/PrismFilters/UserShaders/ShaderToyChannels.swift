@@ -302,11 +302,8 @@ extension UserShaderKernel {
             for (number, channel) in plan.channels(ofPass: pass).enumerated() {
                 let size = shaderToyChannelSize(channel, inputSize: inputSize, outputSize: render)
                 uniforms.set("$st_channelResolution\(pass)[\(number)]", size.x, size.y, size.z)
-                // Time-varying channels (the input, previous frames, buffers) are at iTime; still images at 0.
-                let time: Double = switch channel {
-                case .input, .previous, .buffer: frame.time
-                case .image, .none: 0
-                }
+                // ShaderToy gives a playback time to video (and sound) channels only: here the input, at iTime.
+                let time = channel == .input ? frame.time : 0
                 uniforms.set("$st_channelTime\(pass)[\(number)]", Float(time))
             }
         }
