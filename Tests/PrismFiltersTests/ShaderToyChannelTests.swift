@@ -88,6 +88,18 @@ final class ShaderToyChannelTests: XCTestCase {
         assertClose(try renderFrames(bound, frames), feedbackReference(), tolerance: 1, "iChannel1=previous (graph)")
     }
 
+    func testAnotherGraphStreamOnAChannel() throws {
+        // iChannel1 = the graph's second stream into the shader, the inverted input: half of each is grey.
+        let graph = try binder().bind("[in]invert[b]; [in][b]'\(file("mix.frag"))'(iChannel1=input2)")
+        XCTAssertEqual(graph.nodes.last?.kernel.inputCount, 2)
+        let grey = TestImage.from(size: frames[0].size) { _, _ in SIMD4(0.5, 0.5, 0.5, 1) }
+        assertClose(try renderFrames(graph, [frames[0]]), grey, tolerance: 1, "input2")
+        // Not connected by the graph: transparent black, as an unconnected ISF image.
+        let alone = try binder().bind("'\(file("mix.frag"))'(iChannel1=input2)")
+        let half = TestImage.from(size: frames[0].size) { x, y in self.frames[0].pixel(x, y) * 0.5 }
+        assertClose(try renderFrames(alone, [frames[0]]), half, tolerance: 1, "input2 unconnected")
+    }
+
     func testBufferPassReadsItsOwnPreviousFrameAndFeedsTheImage() throws {
         // Buffer A: A = A' + I/4 each frame; the image: A/2 as it is this frame.
         let graph = try binder().bind("'\(file("buffered.frag"))'")

@@ -9,6 +9,8 @@ import PrismGPU
 /// channel (`// @iChannel1 buffer:bufA.frag`, paths relative to the file); the graph wins.
 ///
 /// - `input`: the filtered frame (iChannel0's default);
+/// - `input2`…`input4`: the graph's second… fourth stream into the shader, in the order of its labels
+///   (`[in][b]'x.frag'(iChannel1=input2)`); one the graph does not connect reads as transparent black;
 /// - `previous`: this pass's own output of the frame before (transparent black on the first frame);
 ///   the pass then renders into a ping-ponged RGBA16F target, so feedback does not band;
 /// - `none`: transparent black (iChannel1…3's default);
@@ -23,6 +25,8 @@ import PrismGPU
 ///   of the previous frame, as on ShaderToy. At most four buffers.
 public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
     case input
+    /// The graph's stream 2…4 into the shader.
+    case stream(Int)
     case previous
     case none
     case image(String)
@@ -42,6 +46,7 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
         case "input": return .input
         case "previous": return .previous
         case "none": return .none
+        case "input2", "input3", "input4": return .stream(Int(String(word.last!))!)
         default: break
         }
         if word.hasPrefix("buffer:") {
@@ -55,12 +60,13 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
             return .image(path(file))
         }
         if imageExtensions.contains((word as NSString).pathExtension.lowercased()) { return .image(path(word)) }
-        throw UsageError("unknown channel '\(word)' (input, previous, none, buffer:FILE.frag, or an image file)")
+        throw UsageError("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")
     }
 
     public var description: String {
         switch self {
         case .input: "input"
+        case .stream(let number): "input\(number)"
         case .previous: "previous"
         case .none: "none"
         case .image(let path): (path as NSString).pathExtension.isEmpty ? "image:" + path : path
@@ -92,7 +98,9 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
             guard let number = Int(name.dropFirst("iChannel".count)), (0..<4).contains(number) else {
                 throw fail("'\(name)' is not a channel: ShaderToy has iChannel0…iChannel3")
             }
-            guard words.count == 2 else { throw fail("@\(name) needs what it reads: input, previous, none, buffer:FILE.frag or an image file") }
+            guard words.count == 2 else {
+                throw fail("@\(name) needs what it reads: input, input2…input4, previous, none, buffer:FILE.frag or an image file")
+            }
             guard seen.insert(number).inserted else { throw fail("iChannel\(number) is bound twice") }
             do { channels[number] = try parse(words[1], relativeTo: line.file) } catch {
                 throw fail("iChannel\(number): \(error.description)")
@@ -180,6 +188,17 @@ struct ShaderToyPlan {
         self.images = images
     }
 
+    /// How many graph streams the channels read (1: the filtered one only).
+    var streams: Int {
+        (buffers.flatMap(\.channels) + channels).reduce(1) { most, channel in
+            if case .stream(let number) = channel { return max(most, number) }
+            return most
+        }
+    }
+
+    /// The kernel's names for the streams after the first (they name no sampler: the channels map to them).
+    var extraStreamNames: [String] { streams > 1 ? (2...streams).map { "input\($0)" } : [] }
+
     /// Pass `index` among the ShaderToy passes: the buffers, then the image pass (`buffers.count`).
     func channels(ofPass pass: Int) -> [ShaderToyChannel] {
         pass < buffers.count ? buffers[pass].channels : channels
@@ -199,7 +218,7 @@ extension ShaderToyChannel {
         guard shader.kind == .shadertoy else { return [] }
         var specs = shader.shaderToyChannels.enumerated().map { number, channel in
             ParameterSpec("iChannel\(number)", .text, default: .text(channel.description),
-                          "what iChannel\(number) reads: input, previous, none, buffer:FILE.frag or an image file")
+                          "what iChannel\(number) reads: input, input2…input4, previous, none, buffer:FILE.frag or an image file")
         }
         specs.append(ParameterSpec("iMouse", .point, default: .point(SIMD2(0, 0)),
                                    "x:y in pixels from the bottom left, held down there (run, record); prism dev takes the page's pointer"))
@@ -249,6 +268,7 @@ extension UserShaderKernel {
             let name = ShaderToyChannel.names[number]
             switch channel {
             case .input: samplers[name] = inputCount > 0 ? "$pass0" : "$isf_empty"
+            case .stream(let number): samplers[name] = number <= inputCount ? "$pass\(number - 1)" : "$isf_empty"
             case .previous: samplers[name] = "$pass\(shaderToyPassNumber(pass))"
             case .none: samplers[name] = "$isf_empty"
             case .image(let path): samplers[name] = Self.shaderToyImageSampler(plan.images.firstIndex(of: path)!)
@@ -273,12 +293,16 @@ extension UserShaderKernel {
 
     /// What ShaderToy pass `pass`'s channel holds, as `iChannelResolution` gives it: input → the input's
     /// size, previous and buffers → the output size, images → the image's, none → 0.
-    func shaderToyChannelSize(_ channel: ShaderToyChannel, inputSize: Size?, outputSize: Size) -> SIMD3<Float> {
+    func shaderToyChannelSize(_ channel: ShaderToyChannel, inputSizes: [Size], outputSize: Size) -> SIMD3<Float> {
+        func input(_ index: Int) -> SIMD3<Float> {
+            index < inputSizes.count ? SIMD3(Float(inputSizes[index].width), Float(inputSizes[index].height), 1) : .zero
+        }
         switch channel {
-        case .input: inputSize.map { SIMD3(Float($0.width), Float($0.height), 1) } ?? .zero
-        case .previous, .buffer: SIMD3(Float(outputSize.width), Float(outputSize.height), 1)
-        case .image(let path): channelTextures[path].map { SIMD3(Float($0.size.width), Float($0.size.height), 1) } ?? .zero
-        case .none: .zero
+        case .input: return input(0)
+        case .stream(let number): return number <= inputCount ? input(number - 1) : .zero
+        case .previous, .buffer: return SIMD3(Float(outputSize.width), Float(outputSize.height), 1)
+        case .image(let path): return channelTextures[path].map { SIMD3(Float($0.size.width), Float($0.size.height), 1) } ?? .zero
+        case .none: return .zero
         }
     }
 
@@ -297,13 +321,15 @@ extension UserShaderKernel {
         // ShaderToy's month counts from 0 (JavaScript's Date.getMonth()); ISF's DATE from 1.
         uniforms.set("iDate", SIMD4(date.x, date.y - 1, date.z, date.w))
         guard let plan = shaderToyPlan else { return }
-        let inputSize = uniforms.inputSizes.first
         for pass in 0...plan.buffers.count {
             for (number, channel) in plan.channels(ofPass: pass).enumerated() {
-                let size = shaderToyChannelSize(channel, inputSize: inputSize, outputSize: render)
+                let size = shaderToyChannelSize(channel, inputSizes: uniforms.inputSizes, outputSize: render)
                 uniforms.set("$st_channelResolution\(pass)[\(number)]", size.x, size.y, size.z)
-                // ShaderToy gives a playback time to video (and sound) channels only: here the input, at iTime.
-                let time = channel == .input ? frame.time : 0
+                // ShaderToy gives a playback time to video (and sound) channels only: here the streams, at iTime.
+                let time: Double = switch channel {
+                case .input, .stream: frame.time
+                default: 0
+                }
                 uniforms.set("$st_channelTime\(pass)[\(number)]", Float(time))
             }
         }
@@ -439,7 +465,7 @@ extension UserShader {
                 }.joined(separator: ", ")))
             }
         }
-        lines.append("    WHAT: input (the filtered frame), previous (this shader's last output), none, an image file "
+        lines.append("    WHAT: input (the filtered frame), input2…input4 (the graph's next streams: [in][b]'x.frag'), previous (this shader's last output), none, an image file "
                      + "(.png/.jpg/.ppm/.pam, or image:FILE), buffer:FILE.frag (a mainImage pass rendered first)")
         return lines
     }

@@ -109,16 +109,19 @@ public final class UserShaderKernel: ParameterizedKernel {
                 connectedImages: Int? = nil,
                 imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
-        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let values = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
+        // ShaderToy: what the channels read decides the passes and how many streams the shader takes.
+        let plan = shader.kind == .shadertoy ? try ShaderToyPlan(shader: shader, parameters: values) : nil
+        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs + (plan?.extraStreamNames ?? [])
         let connected = min(max(connectedImages ?? all.count, shader.inputImage == nil ? 0 : 1), all.count)
         self.imageInputs = Array(all.prefix(connected))
         self.unconnectedImages = Array(all.dropFirst(connected))
         self.inputCount = imageInputs.count
-        self.parameters = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
+        self.parameters = values
         self.trusted = trusted
         self.imageLoader = imageLoader
         self.fused = Self.fusedForm(of: shader)
-        self.shaderToyPlan = shader.kind == .shadertoy ? try ShaderToyPlan(shader: shader, parameters: self.parameters) : nil
+        self.shaderToyPlan = plan
         noteEvents(from: nil)
     }
 
