@@ -268,7 +268,7 @@ extension UserShaderKernel {
             let name = ShaderToyChannel.names[number]
             switch channel {
             case .input: samplers[name] = inputCount > 0 ? "$pass0" : "$isf_empty"
-            case .stream(let number): samplers[name] = number <= inputCount ? "$pass\(number - 1)" : "$isf_empty"
+            case .stream(let stream): samplers[name] = stream <= inputCount ? "$pass\(stream - 1)" : "$isf_empty"
             case .previous: samplers[name] = "$pass\(shaderToyPassNumber(pass))"
             case .none: samplers[name] = "$isf_empty"
             case .image(let path): samplers[name] = Self.shaderToyImageSampler(plan.images.firstIndex(of: path)!)
