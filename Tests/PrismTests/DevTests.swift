@@ -178,6 +178,31 @@ final class DevTests: XCTestCase {
         XCTAssertEqual(broken["nonBlank"] as? Bool, true, "the last good program keeps running: \(broken)")
     }
 
+    /// ShaderToy's iMouse from the page itself: pointer events on the picture, converted to output pixels
+    /// from the bottom left and posted to /mouse, change the picture; the last position (released three
+    /// quarters across, a quarter down) is what the shader shows.
+    func testPagePointerDrivesIMouseInHeadlessChromium() throws {
+        guard let chromium = Self.findChromium() else {
+            let message = "headless Chromium is not installed (Debian package `chromium`); the preview page test needs it"
+            if ProcessInfo.processInfo.environment["PRISM_REQUIRE_CHROMIUM"] == "1" { XCTFail(message); return }
+            throw XCTSkip(message)
+        }
+        let directory = try TemporaryDirectory()
+        try directory.save("mouse.frag", DevMouseTests.mouseShader)
+        let dev = try DevProcess(arguments: [directory.file("mouse.frag"), "--size", "320x180", "--page-self-test"])
+        defer { dev.stop() }
+        try dev.waitForState("frames") { frames($0) > 2 }
+        let result = try runPage(chromium, dev: dev, directory: directory, mode: "mouse")
+        XCTAssertEqual(result["mouseChanges"] as? Bool, true, "\(result)")
+        XCTAssertEqual(result["mouseSent"] as? Bool, true, "\(result)")
+        let now = frames(try dev.json("/state"))
+        try dev.waitForState("frames after the release") { frames($0) > now + 4 }
+        let pixel = try snapshot(dev).pixel(x: 5, y: 5)
+        XCTAssertEqual(Double(pixel.r), 0.75 * 255, accuracy: 3, "x: three quarters across")
+        XCTAssertEqual(Double(pixel.g), 0.75 * 255, accuracy: 3, "y: a quarter down is three quarters up")
+        XCTAssertEqual(pixel.b, 0, "released")
+    }
+
     static func findChromium() -> String? {
         ["chromium", "chromium-browser", "google-chrome"].lazy.compactMap { Tools.which($0) }.first
     }

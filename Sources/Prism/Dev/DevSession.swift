@@ -26,6 +26,8 @@ final class DevSession: Sendable {
     let hub = PreviewHub()
     let state = DevState()
     let stop = StopSignal()
+    /// The page's pointer, ShaderToy's `iMouse` (a side input).
+    let mouse: DevMouse
     private let gpu: GPUContext
     private let engine: FrameEngine
     /// The GPU thread's side of the session: the recording, reloads, parameters.
@@ -58,11 +60,13 @@ final class DevSession: Sendable {
         let faces = try options.faces.makeSideInput(for: graph, live: true)
         // The microphone runs with the preview; recordings take its sound from the moment they start.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
+        let mouse = DevMouse()
+        self.mouse = mouse
         let output = PreviewSink(view: .output, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 8)
         let input = PreviewSink(view: .input, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 6)
         engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
                                  gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller)],
-                                 sideInputs: faces.map { [FaceRegions($0)] } ?? [],
+                                 sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + [mouse],
                                  events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")

@@ -5,10 +5,13 @@
 /// its line, and shows fps and per-pass GPU times. Snapshot downloads `/snapshot`; record toggles
 /// `/record` with a running timer. With a camera input a Camera dropdown lists `/state`'s cameras and
 /// posts the choice to `/camera` (the switch happens between frames; the page shows it pending until then).
+/// Pressing and dragging on the output posts the pointer to `/mouse` (ShaderToy's `iMouse`), one request
+/// in flight at a time: moves coalesce to the newest, presses and releases are always sent.
 ///
-/// With `?selftest=stream` or `?selftest=error` in the URL the page tests itself and reports the result
+/// With `?selftest=stream`, `?selftest=error` or `?selftest=mouse` in the URL the page tests itself and reports the result
 /// in `#selftest` (and to `/selftest` when the server allows it): whether the stream shows a non-blank
-/// picture, whether moving the first slider changes it, whether the error overlay is up and its text.
+/// picture, whether moving the first slider changes it, whether the error overlay is up and its text,
+/// whether pressing and dragging on the picture changes it (a shader reading `iMouse`).
 enum PreviewPage {
     static let html = #"""
 <!doctype html>
@@ -27,7 +30,7 @@ enum PreviewPage {
   header .dim { color:var(--dim); font-size:12px; }
   main { display:flex; gap:14px; padding:14px; align-items:flex-start; flex-wrap:wrap; }
   #stage { position:relative; flex:1 1 640px; min-width:320px; background:#000; border:1px solid var(--line); }
-  #video { display:block; width:100%; height:auto; min-height:120px; }
+  #video { display:block; width:100%; height:auto; min-height:120px; touch-action:none; }
   #error { position:absolute; left:0; right:0; bottom:0; margin:0; padding:10px 12px; background:rgba(120,0,0,.88);
            color:#fff; font:13px/1.35 ui-monospace, monospace; white-space:pre-wrap; max-height:60%; overflow:auto; }
   #error .line { font-weight:700; color:#ffd0d0; }
@@ -97,6 +100,36 @@ for (const radio of document.querySelectorAll("input[name=view]")) {
 function post(path, body) {
   return fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) })
     .then((r) => r.json().then((j) => ({ ok: r.ok, body: j })));
+}
+
+// The pointer over the output, for ShaderToy's iMouse, in output pixels from the bottom left.
+const mouseQueue = [];
+let mouseBusy = false, pointerDown = false;
+function sendMouse(e, down, move) {
+  if (view !== "output" || !lastState) return;
+  const r = $("video").getBoundingClientRect();
+  if (!r.width || !r.height) return;
+  const w = lastState.size[0], h = lastState.size[1];
+  const body = { x: Math.min(w, Math.max(0, (e.clientX - r.left) / r.width * w)),
+                 y: Math.min(h, Math.max(0, (1 - (e.clientY - r.top) / r.height) * h)), down };
+  const last = mouseQueue[mouseQueue.length - 1];
+  if (move && last && last.move) last.body = body; else mouseQueue.push({ body, move });
+  pumpMouse();
+}
+function pumpMouse() {
+  if (mouseBusy || !mouseQueue.length) return;
+  mouseBusy = true;
+  post("/mouse", mouseQueue.shift().body).catch(() => {}).finally(() => { mouseBusy = false; pumpMouse(); });
+}
+$("video").addEventListener("pointerdown", (e) => {
+  pointerDown = true;
+  try { $("video").setPointerCapture(e.pointerId); } catch (_) { /* a synthetic pointer (the self-test) has nothing to capture */ }
+  e.preventDefault();
+  sendMouse(e, true, false);
+});
+$("video").addEventListener("pointermove", (e) => { if (pointerDown) sendMouse(e, true, true); });
+for (const type of ["pointerup", "pointercancel"]) {
+  $("video").addEventListener(type, (e) => { if (pointerDown) { pointerDown = false; sendMouse(e, false, false); } });
 }
 
 // Parameter changes: at most one request in flight per parameter, the newest value wins.
@@ -338,6 +371,22 @@ async function selfTest(mode) {
         result.sliderDifference = changed;
         result.sliderChanges = changed > 8;
       }
+    } else if (mode === "mouse") {
+      // Press at a quarter of the width and height from the top left, drag to three quarters across,
+      // release there: the shader's picture must change while the pointer is down.
+      const img = $("video"), r = img.getBoundingClientRect();
+      const at = (fx, fy) => ({ clientX: r.left + r.width * fx, clientY: r.top + r.height * fy, pointerId: 1,
+                                bubbles: true, button: 0, buttons: 1, isPrimary: true });
+      const before = grab();
+      img.dispatchEvent(new PointerEvent("pointerdown", at(0.25, 0.25)));
+      img.dispatchEvent(new PointerEvent("pointermove", at(0.75, 0.25)));
+      let changed = 0;
+      await waitFor(() => { const now = grab(); changed = now && before ? diff(before, now) : 0; return changed > 8; }, 8000);
+      result.mouseDifference = changed;
+      result.mouseChanges = changed > 8;
+      img.dispatchEvent(new PointerEvent("pointerup", at(0.75, 0.25)));
+      await waitFor(() => !mouseBusy && !mouseQueue.length, 4000);
+      result.mouseSent = !mouseBusy && !mouseQueue.length;
     } else if (mode === "error") {
       const shown = await waitFor(() => !$("error").hidden && $("error").textContent, 10000);
       result.errorShown = !!shown;
@@ -357,7 +406,7 @@ window.addEventListener("load", () => {
   startStream();
   poll();
   const mode = new URLSearchParams(location.search).get("selftest");
-  if (mode === "stream" || mode === "error") selfTest(mode);
+  if (mode === "stream" || mode === "error" || mode === "mouse") selfTest(mode);
 });
 </script>
 </body>

@@ -17,6 +17,7 @@ import PrismPipeline
 /// | GET | `/state` | JSON: frames, fps, pass times, error, parameters, recording |
 /// | POST | `/param` | `{"node":0,"name":"amount","value":0.5}` → 200, or 400 with the reason |
 /// | POST | `/record` | `{"action":"start"}` / `{"action":"stop"}` |
+/// | POST | `/mouse` | `{"x":120.5,"y":40,"down":true}` (output pixels from the bottom left) → 200: ShaderToy's `iMouse` (`DevMouse`); 400 when outside the output or malformed |
 /// | POST | `/camera` | `{"device":"/dev/videoN"}` → 202, switched between frames; 400 unless it is a listed camera (or the current one, 200); 409 when the input is not a camera |
 /// | POST | `/selftest` | only with `--page-self-test`: the page's self-test result (JSON object) |
 struct PreviewRoutes: Sendable {
@@ -57,6 +58,13 @@ struct PreviewRoutes: Sendable {
             return record(request.body)
         case ("POST", "/camera"):
             return switchCamera(request.body)
+        case ("POST", "/mouse"):
+            do {
+                session.mouse.update(try DevMouse.parse(request.body, outputSize: session.state.read().outputSize))
+                return .json(200, "{\"ok\":true}")
+            } catch {
+                return .error(400, error.description)
+            }
         case ("POST", "/selftest") where selfTest:
             guard (try? JSONSerialization.jsonObject(with: Data(request.body))) is [String: Any],
                   let text = String(bytes: request.body, encoding: .utf8) else {
@@ -66,7 +74,7 @@ struct PreviewRoutes: Sendable {
             if !session.options.quiet { PrismCommandLine.info("prism: page self-test: \(text)") }
             return .json(200, "{\"ok\":true}")
         case (_, "/"), (_, "/index.html"), (_, "/state"), (_, "/stream"), (_, "/frame.jpg"), (_, "/snapshot"),
-             (_, "/param"), (_, "/record"), (_, "/camera"):
+             (_, "/param"), (_, "/record"), (_, "/camera"), (_, "/mouse"):
             return .error(405, "\(request.method) is not allowed on \(request.path)")
         default:
             return .error(404, "not found")

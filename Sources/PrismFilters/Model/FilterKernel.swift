@@ -131,6 +131,12 @@ public struct FrameContext: Sendable {
     /// Regions of interest for this frame (faces: centres as 0...1 of width and height, radii as a
     /// fraction of the frame's width), for kernels that take them (`face-mask`).
     public var regions: [Region]
+    /// The run's nominal frame rate (0 when the source has none): ShaderToy's `iFrameRate`.
+    public var frameRate: Double = 0
+    /// A pointer over the output (`prism dev`'s page), as ShaderToy's `iMouse`: x, y in output pixels
+    /// from the bottom left while the button is down; z, w the click position, z negated once the
+    /// button is up, w negated after the click's first frame. nil: no pointer.
+    public var mouse: SIMD4<Double>?
 
     public struct Region: Hashable, Sendable {
         public var center: SIMD2<Double>

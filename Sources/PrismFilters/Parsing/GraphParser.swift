@@ -11,6 +11,7 @@ import PrismCore
 /// argument := (key '=')? value
 /// value    := number | number ':' number (':' number)* | '(' number (',' number)+ ')'
 ///           | '#rrggbb' | '#rrggbbaa' | W 'x' H | word | "string" | 'string'
+/// word     := letters, digits and `_-./~:`, from a letter, `_`, `/`, `~`, `./` or `../` (paths, `buffer:a.frag`)
 /// ```
 ///
 /// - A plain chain (`invert, mono`): the first element reads the graph input, the last one writes
@@ -287,18 +288,25 @@ public struct GraphParser {
             return try parseColor()
         case "(":
             return try parseParenTuple()
+        case "." where peek(1) == "/" || (peek(1) == "." && peek(2) == "/"):  // ./x.png, ../x.png: a path
+            return try parseWord()
         case _ where c.isNumber || c == "-" || c == "+" || c == ".":
             return try parseNumericValue()
         case _ where c.isLetter || c == "_" || c == "/" || c == "~":
-            let start = pos
-            while let d = current, d.isASCII, d.isLetter || d.isNumber || "_-./~".contains(d) { pos += 1 }
-            if let d = current, !Self.isValueEnd(d) {
-                throw fail("unexpected character '\(d)' in value")
-            }
-            return .word(String(chars[start..<pos]))
+            return try parseWord()
         default:
             throw fail("unexpected character '\(c)'")
         }
+    }
+
+    /// A bare word or path; `:` may follow its first character (`buffer:bufA.frag`).
+    private mutating func parseWord() throws(GraphSyntaxError) -> GraphValue {
+        let start = pos
+        while let d = current, d.isASCII, d.isLetter || d.isNumber || "_-./~".contains(d) || (d == ":" && pos > start) { pos += 1 }
+        if let d = current, !Self.isValueEnd(d) {
+            throw fail("unexpected character '\(d)' in value")
+        }
+        return .word(String(chars[start..<pos]))
     }
 
     private static func isValueEnd(_ c: Character) -> Bool {

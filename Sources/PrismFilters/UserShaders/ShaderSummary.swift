@@ -4,7 +4,9 @@ extension UserShader {
     public var summary: String {
         var lines = ["\(path) — \(kind == .isf ? "ISF" : kind == .shadertoy ? "ShaderToy" : "GLSL") shader"
             + (isf?.description.map { ": \($0)" } ?? "")]
-        if let inputImage {
+        if kind == .shadertoy {
+            lines.append("  input: the filtered stream (what `input` channels read; it sets the output size)")
+        } else if let inputImage {
             lines.append("  input: \(inputImage) (the filtered stream)")
         } else {
             lines.append("  input: none, a generator (renders at the graph source's size)")
@@ -15,7 +17,9 @@ extension UserShader {
         }
         if let vertexPath { lines.append("  vertex shader: \(vertexPath) (runs as a pass of its own)") }
         if passes.count > 1 { lines.append("  passes: \(passes.count)") }
-        for spec in UserShaderKernel.parameterSpecs(for: self) {
+        if kind == .shadertoy { lines += shaderToySummary }
+        // A ShaderToy shader's channels are listed above.
+        for spec in UserShaderKernel.parameterSpecs(for: self) where !(kind == .shadertoy && ShaderToyChannel.names.contains(spec.name)) {
             let range = spec.kind.rangeDescription.map { " in \($0)" } ?? ""
             lines.append("    \(spec.name): \(spec.kind.typeName)\(range), default \(spec.defaultValue)"
                          + (spec.summary.isEmpty ? "" : " — \(spec.summary)"))

@@ -40,10 +40,11 @@
 /// `isf_FragNormCoord` as a varying. `mediump`/`lowp` become `highp` and desktop GLSL habits are
 /// translated (`GLSLDialect`), as desktop ISF hosts accept them.
 ///
-/// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float),
-/// `iFrame` (int), `iMouse` (vec4), `iDate` (vec4 as DATE above), `iChannel0`…`iChannel3`
-/// (sampler2D; `iChannel0` is the filter input), `iChannelResolution[4]` (vec3), `iChannelTime[4]`
-/// (float). Output `out vec4 prism_FragColor`.
+/// **ShaderToy**: `iResolution` (vec3: width, height, 1), `iTime`, `iTimeDelta`, `iFrameRate` (float: the
+/// run's rate), `iFrame` (int), `iMouse` (vec4, ShaderToy's encoding), `iDate` (vec4 as DATE above but the
+/// month from 0, as ShaderToy's), `iChannel0`…`iChannel3` (sampler2D; what each reads is
+/// `shaderToyChannels`, from the file's `// @iChannelN` lines, or the graph: see `ShaderToyChannel`),
+/// `iChannelResolution[4]` (vec3), `iChannelTime[4]` (float). Output `out vec4 prism_FragColor`.
 ///
 /// **GLSL**: the author declares what they use. The runtime binds, when declared, the ISF names
 /// above (`TIME`, `RENDERSIZE`, …), `inputImage` (sampler2D, the filter input) and
@@ -91,9 +92,14 @@ public struct UserShader: Hashable, Sendable {
     public var vertexPath: String? = nil
     /// Every shader source file read: the main file first, then includes in first-read order.
     public var dependencies: [String]
+    /// ShaderToy: what iChannel0…3 read unless the graph says otherwise (the file's `// @iChannelN` lines).
+    public var shaderToyChannels: [ShaderToyChannel] = ShaderToyChannel.defaults
 
-    /// Files to watch for hot reload: the sources and the imported images.
-    public var watchedFiles: [String] { dependencies + importedImages.map(\.resolvedPath) }
+    /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files.
+    public var watchedFiles: [String] {
+        var visited: Set<String> = [path]
+        return dependencies + importedImages.map(\.resolvedPath) + shaderToyChannelFiles(visited: &visited)
+    }
 
     /// The vertex shader to pair with every user shader: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
@@ -310,9 +316,11 @@ public struct UserShader: Hashable, Sendable {
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.legacyTextureIdentifiers, images: nil)
         body = try rewriter.rewrite(body)
         let program = assemble(preamble: shaderToyPreamble, body: body, postamble: shaderToyPostamble)
-        return UserShader(path: file, kind: .shadertoy, isf: nil, parameters: parameters, inputImage: "iChannel0",
-                          extraImageInputs: [], passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
-                          importedImages: [], dependencies: dependencies)
+        var shader = UserShader(path: file, kind: .shadertoy, isf: nil, parameters: parameters, inputImage: "iChannel0",
+                                extraImageInputs: [], passes: [Pass(index: 0, target: nil, persistent: false, float: false, program: program)],
+                                importedImages: [], dependencies: dependencies)
+        shader.shaderToyChannels = try ShaderToyChannel.declared(in: lines)
+        return shader
     }
 
     // MARK: Plain GLSL

@@ -67,6 +67,7 @@ public struct UserShaderCompileError: PrismError {
 ///   rendering the author's program into its own target (WIDTH/HEIGHT evaluated at compile time with
 ///   the input size and parameter values; FLOAT → RGBA16F; PERSISTENT → a ping-ponged target that keeps
 ///   its contents from frame to frame). The kernel's expression reads the last pass's target, flipped back.
+///   A ShaderToy shader's passes are its buffers, then the image pass (`ShaderToyPlan`, ShaderToyChannels.swift).
 ///
 /// Compile errors: before the graph is compiled, `prepare` compiles the translated program as is and
 /// throws `UserShaderCompileError` with the log mapped to the author's lines.
@@ -86,12 +87,15 @@ public final class UserShaderKernel: ParameterizedKernel {
     public static let unconnectedImageContents = "transparent black, at the size of the output (the filtered image's)"
     /// Built-in shaders (known to compile) skip the validation compile.
     private let trusted: Bool
-    private let imageLoader: ShaderImageLoader
+    let imageLoader: ShaderImageLoader
     /// The fused form, when the shader allows it (and, for untrusted shaders, it compiled on its own).
     private var fused: (library: String, expression: String, output: String)?
     private var emptyTexture: Texture?
     private var importedTextures: [String: Texture] = [:]
-    private var sourceSize = Size(width: 1, height: 1)
+    var sourceSize = Size(width: 1, height: 1)
+    // ShaderToy: what the channels read (ShaderToyChannels.swift) and the channel images, once loaded.
+    let shaderToyPlan: ShaderToyPlan?
+    var channelTextures: [String: Texture] = [:]
     private var pendingEvents: Set<String> = []
     private var eventsSentAt: Int?
 
@@ -109,15 +113,19 @@ public final class UserShaderKernel: ParameterizedKernel {
                 connectedImages: Int? = nil,
                 imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
-        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs
+        let values = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
+        // ShaderToy: what the channels read decides the passes and how many streams the shader takes.
+        let plan = shader.kind == .shadertoy ? try ShaderToyPlan(shader: shader, parameters: values) : nil
+        let all = (shader.inputImage.map { [$0] } ?? []) + shader.extraImageInputs + (plan?.extraStreamNames ?? [])
         let connected = min(max(connectedImages ?? all.count, shader.inputImage == nil ? 0 : 1), all.count)
         self.imageInputs = Array(all.prefix(connected))
         self.unconnectedImages = Array(all.dropFirst(connected))
         self.inputCount = imageInputs.count
-        self.parameters = try parameters ?? ParameterValues(specs: Self.parameterSpecs(for: shader))
+        self.parameters = values
         self.trusted = trusted
         self.imageLoader = imageLoader
         self.fused = Self.fusedForm(of: shader)
+        self.shaderToyPlan = plan
         noteEvents(from: nil)
     }
 
@@ -134,7 +142,7 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     /// The filter parameters of a shader's parameters (see the type's documentation).
     public static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
-        shader.parameters.compactMap(spec(for:))
+        shader.parameters.compactMap(spec(for:)) + ShaderToyChannel.specs(for: shader)
     }
 
     static func spec(for parameter: ShaderParameter) -> ParameterSpec? {
@@ -210,7 +218,7 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     public var expression: String {
         if let fused { return fused.expression }
-        let last = inputCount + shader.passes.count - 1
+        let last = inputCount + (shaderToyPlan.map { $0.buffers.count + 1 } ?? shader.passes.count) - 1
         return """
             vec4 $main(vec2 p) {
                 return texture($pass\(last), vec2(p.x / $isf_outSize.x, 1.0 - p.y / $isf_outSize.y));
@@ -239,6 +247,7 @@ public final class UserShaderKernel: ParameterizedKernel {
 
                 """, size: { $0[index] }))
         }
+        if let shaderToyPlan { return list + shaderToyPrepasses(shaderToyPlan) }
         let sizes = targetSizes()
         for (index, pass) in shader.passes.enumerated() {
             list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba16f : nil,
@@ -267,7 +276,8 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     /// The author's program (fragment or vertex) for ISF pass `index` as a prepass: our output, our
     /// samplers, a constant PASSINDEX.
-    private func passSource(_ index: Int, program: ShaderProgramSource, isVertex: Bool = false) -> String {
+    func passSource(_ index: Int, program: ShaderProgramSource, isVertex: Bool = false,
+                    samplers overrides: [String: String] = [:], declarations: [String] = []) -> String {
         var samplers: [String: String] = [:]
         for (input, name) in imageInputs.enumerated() { samplers[name] = "$pass\(input)" }
         for name in unconnectedImages { samplers[name] = "$isf_empty" }
@@ -279,7 +289,8 @@ public final class UserShaderKernel: ParameterizedKernel {
         if shader.kind == .shadertoy {
             for channel in 1...3 { samplers["iChannel\(channel)"] = "$isf_empty" }
         }
-        var lines = ["uniform sampler2D $isf_empty;"]
+        samplers.merge(overrides) { $1 }
+        var lines = ["uniform sampler2D $isf_empty;"] + declarations
         for (number, text) in splitLines(program.source).enumerated() {
             let generated = number >= program.lineMap.origins.count || program.lineMap.origins[number] == nil
             let declaration = Self.declaration(text)
@@ -421,6 +432,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         if gpuUsers <= 0 {
             emptyTexture = nil
             importedTextures.removeAll()
+            channelTextures.removeAll()
         }
     }
 
@@ -458,6 +470,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
             importedTextures[image.name] = texture
         }
+        try prepareShaderToyChannels()
         guard !trusted else { return }
         try validate()
         // The fused form is a rewrite of the author's code: if it does not compile on its own (a
@@ -488,6 +501,7 @@ public final class UserShaderKernel: ParameterizedKernel {
                                              log: error.log)
             }
         }
+        try validateShaderToyBuffers()
     }
 
     /// Uniform names with the fused form's prefix, built once rather than every frame.
@@ -533,18 +547,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             uniforms.set(name("RENDERSIZE"), Float(render.width), Float(render.height))
             uniforms.set(name("DATE"), date)
         case .shadertoy:
-            uniforms.set("iResolution", Float(render.width), Float(render.height), 1)
-            uniforms.set("iTime", Float(frame.time))
-            uniforms.set("iTimeDelta", Float(frame.timeDelta))
-            uniforms.set("iFrameRate", Float(frame.timeDelta > 0 ? 1 / frame.timeDelta : 0))
-            uniforms.set("iFrame", Int32(truncatingIfNeeded: frame.frameIndex))
-            uniforms.set("iMouse", 0, 0, 0, 0)
-            uniforms.set("iDate", date)
-            for channel in 0..<4 {
-                let size = channel < uniforms.inputSizes.count ? uniforms.inputSizes[channel] : Size(width: 1, height: 1)
-                uniforms.set("iChannelResolution[\(channel)]", Float(size.width), Float(size.height), 1)
-                uniforms.set("iChannelTime[\(channel)]", Float(frame.time))
-            }
+            setShaderToyUniforms(uniforms, frame: frame, date: date)
         }
         for parameter in shader.parameters {
             let uniform = name(parameter.name)

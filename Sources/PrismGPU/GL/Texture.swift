@@ -55,7 +55,9 @@ public final class Texture {
     private let home: GLObjectHome
 
     /// Allocates storage (glTexStorage2D); linear filtering and edge clamping unless the format is integer.
-    public init(size: Size, format: TextureFormat, linear: Bool = true) throws {
+    /// `mipmapped`: a full mip chain, sampled trilinearly once `generateMipmaps` filled it; `repeating`:
+    /// wrap instead of clamp (ShaderToy's texture defaults).
+    public init(size: Size, format: TextureFormat, linear: Bool = true, mipmapped: Bool = false, repeating: Bool = false) throws {
         home = GLObjectHome(.texture)
         var name: GLuint = 0
         glGenTextures(1, &name)
@@ -63,12 +65,15 @@ public final class Texture {
         self.size = size
         self.format = format
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
-        glTexStorage2D(GLenum(GL_TEXTURE_2D), 1, format.internalFormat, GLsizei(size.width), GLsizei(size.height))
+        let mipmaps = mipmapped && linear && !format.isInteger
+        let levels = mipmaps ? Int.bitWidth - max(size.width, size.height).leadingZeroBitCount : 1
+        glTexStorage2D(GLenum(GL_TEXTURE_2D), GLsizei(levels), format.internalFormat, GLsizei(size.width), GLsizei(size.height))
         let filter = (linear && !format.isInteger) ? GL_LINEAR : GL_NEAREST
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), mipmaps ? GL_LINEAR_MIPMAP_LINEAR : filter)
         glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), filter)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), GL_CLAMP_TO_EDGE)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
+        let wrap = repeating ? GL_REPEAT : GL_CLAMP_TO_EDGE
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), wrap)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), wrap)
         try GLError.check("glTexStorage2D(\(size), \(format))")
     }
 
@@ -94,6 +99,13 @@ public final class Texture {
         glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(size.width), GLsizei(size.height),
                         format.uploadFormat, format.uploadType, pixels)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), 0)
+    }
+
+    /// Fills the mip levels below 0 from level 0 (glGenerateMipmap), after an upload.
+    public func generateMipmaps() {
+        home.check()
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        glGenerateMipmap(GLenum(GL_TEXTURE_2D))
     }
 
     /// Binds to texture unit `unit`.

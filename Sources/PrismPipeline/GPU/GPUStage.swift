@@ -288,6 +288,7 @@ final class GPUStage {
                                                           colorSpace: frame.colorSpace, planes: frame.planes))
         times.add(.upload, since: t0)
         var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index)
+        context.frameRate = (frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
         for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
         if let renderer {
             t0 = StageTimes.now()

@@ -13,6 +13,8 @@ enum FuzzCorpus {
         "[in]pixellate(scale=16)[px]; radial-gradient(center=0.5:0.4, radius0=60, radius1=90)[m]; [px][in][m]blend-mask",
         "mono, invert, mono, invert",
         "radial-gradient(center=(0.5, 0.5), color0=red, color1=#00000080)",
+        // ShaderToy channels: words with ':' and paths from ./ or ../ (parsed, then refused by the binder: no such files).
+        "'toy.frag'(iChannel1=previous, iChannel2=../img/noise.png, iChannel3=buffer:./bufA.frag, iMouse=10:20)",
         // Issue 9, items 9 and 14: integer parameters given huge floats, infinities, NaN; long chains.
         "crop(x=1e19)",
         "crop(x=-1e19, y=9223372036854775808)",

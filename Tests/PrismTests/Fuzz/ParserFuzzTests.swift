@@ -237,6 +237,24 @@ final class ParserFuzzTests: XCTestCase {
         XCTAssertGreaterThan(answered, tried / 2)
         print("fuzz http: \(tried) requests, \(answered) answered")
     }
+
+    /// `/mouse` bodies (ShaderToy's iMouse from the page): whatever is accepted is finite and inside the frame.
+    func testFuzzMouseBodies() throws {
+        let size = Size(width: 160, height: 90)
+        var accepted = 0
+        let tried = Fuzzer(corpus: [#"{"x":40,"y":60,"down":true}"#, #"{"x":0.5,"y":89.5,"down":false}"#, #"{"x":160,"y":0,"down":true}"#],
+                           dictionary: ["1e309", "-", "NaN", "true", "null", "\"", ",", "{", "}", "[", "]", "1e-400", "\"x\":"]).run("mouse") { text in
+            do {
+                let event = try DevMouse.parse(Array(text.utf8), outputSize: size)
+                accepted += 1
+                XCTAssertTrue(event.x.isFinite && event.y.isFinite && (0...160).contains(event.x) && (0...90).contains(event.y), text)
+            } catch {
+                assertOneLine(error, text)
+            }
+        }
+        XCTAssertGreaterThan(accepted, 2)
+        print("fuzz mouse: \(tried) inputs, \(accepted) accepted")
+    }
 }
 
 /// Shader includes and images from memory: the fuzzer never reads the disk.

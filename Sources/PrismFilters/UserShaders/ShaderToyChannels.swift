@@ -1,0 +1,476 @@
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// What one of a ShaderToy shader's channels (`iChannel0`…`iChannel3`) reads.
+///
+/// Written the same way in the graph (`'tunnel.frag'(iChannel1=previous, iChannel2=../look/noise.png)`,
+/// paths relative to the working directory) and in the shader file itself, one comment line per
+/// channel (`// @iChannel1 buffer:bufA.frag`, paths relative to the file); the graph wins.
+///
+/// - `input`: the filtered frame (iChannel0's default);
+/// - `input2`…`input4`: the graph's second… fourth stream into the shader, in the order of its labels
+///   (`[in][b]'x.frag'(iChannel1=input2)`); one the graph does not connect reads as transparent black;
+/// - `previous`: this pass's own output of the frame before (transparent black on the first frame);
+///   the pass then renders into a ping-ponged RGBA16F target, so feedback does not band;
+/// - `none`: transparent black (iChannel1…3's default);
+/// - `image:PATH`, or a path ending in `.png`, `.jpg`, `.jpeg`, `.ppm`, `.pgm`, `.pam`: an image read
+///   once by the same loader as ISF imported images, with ShaderToy's texture defaults — upright
+///   (its bottom row at v = 0), mipmapped (trilinear) and repeating;
+/// - `buffer:PATH`: a buffer pass ("Buffer A"): another `mainImage` file rendered before the passes that
+///   read it, at the output size, into an RGBA16F target (linear, clamped). A buffer's own channels come
+///   from its file's `// @iChannelN` lines; `previous` there is the buffer's own last frame, as is naming
+///   itself. Buffers render in the order they are first named (the image's channels 0…3, then each
+///   buffer's); a buffer read by one that renders before it — or by itself — is read as it was at the end
+///   of the previous frame, as on ShaderToy. At most four buffers.
+public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
+    case input
+    /// The graph's stream 2…4 into the shader.
+    case stream(Int)
+    case previous
+    case none
+    case image(String)
+    case buffer(String)
+
+    /// Image files a bare path may name (the tool's reader takes these).
+    static let imageExtensions: Set<String> = ["png", "jpg", "jpeg", "ppm", "pgm", "pam"]
+
+    /// The channel `text` names; relative paths resolve against `base`'s directory (a shader file) or,
+    /// with no base, stay relative to the working directory.
+    public static func parse(_ text: String, relativeTo base: String? = nil) throws(UsageError) -> ShaderToyChannel {
+        let word = text.trimmingCharacters(in: .whitespaces)
+        func path(_ p: String) -> String {
+            base.map { ShaderPaths.resolve(p, relativeTo: $0) } ?? ShaderPaths.normalise(p)
+        }
+        switch word {
+        case "input": return .input
+        case "previous": return .previous
+        case "none": return .none
+        case "input2", "input3", "input4": return .stream(Int(String(word.last!))!)
+        default: break
+        }
+        if word.hasPrefix("buffer:") {
+            let file = String(word.dropFirst(7))
+            guard !file.isEmpty else { throw UsageError("buffer: needs a shader file, e.g. buffer:bufA.frag") }
+            return .buffer(path(file))
+        }
+        if word.hasPrefix("image:") {
+            let file = String(word.dropFirst(6))
+            guard !file.isEmpty else { throw UsageError("image: needs an image file, e.g. image:noise.png") }
+            return .image(path(file))
+        }
+        if imageExtensions.contains((word as NSString).pathExtension.lowercased()) { return .image(path(word)) }
+        throw UsageError("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")
+    }
+
+    public var description: String {
+        switch self {
+        case .input: "input"
+        case .stream(let number): "input\(number)"
+        case .previous: "previous"
+        case .none: "none"
+        case .image(let path): (path as NSString).pathExtension.isEmpty ? "image:" + path : path
+        case .buffer(let path): "buffer:" + path
+        }
+    }
+
+    /// `iChannel0`…`iChannel3`.
+    public static let names = (0..<4).map { "iChannel\($0)" }
+
+    /// The defaults when neither the file nor the graph says: the input on channel 0, nothing elsewhere.
+    static let defaults: [ShaderToyChannel] = [.input, .none, .none, .none]
+
+    /// The `// @iChannelN WHAT` lines of a ShaderToy file (relative paths against the file), over the defaults.
+    static func declared(in lines: [SourceLine]) throws(ShaderLoadError) -> [ShaderToyChannel] {
+        var channels = defaults
+        var seen = Set<Int>()
+        for line in lines {
+            let trimmed = line.text.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("//") else { continue }
+            let comment = String(trimmed.dropFirst(2)).trimmingCharacters(in: .whitespaces)
+            guard comment.hasPrefix("@iChannel") else { continue }
+            let column = (line.text.range(of: "@iChannel").map { line.text.distance(from: line.text.startIndex, to: $0.lowerBound) } ?? 0) + 1
+            func fail(_ message: String) -> ShaderLoadError {
+                ShaderLoadError(file: line.file, line: line.line, column: column, message: message)
+            }
+            let words = comment.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true).map(String.init)
+            let name = words[0].dropFirst()  // "iChannelN"
+            guard let number = Int(name.dropFirst("iChannel".count)), (0..<4).contains(number) else {
+                throw fail("'\(name)' is not a channel: ShaderToy has iChannel0…iChannel3")
+            }
+            guard words.count == 2 else {
+                throw fail("@\(name) needs what it reads: input, input2…input4, previous, none, buffer:FILE.frag or an image file")
+            }
+            guard seen.insert(number).inserted else { throw fail("iChannel\(number) is bound twice") }
+            do { channels[number] = try parse(words[1], relativeTo: line.file) } catch {
+                throw fail("iChannel\(number): \(error.description)")
+            }
+        }
+        return channels
+    }
+}
+
+/// What a ShaderToy kernel renders, resolved from its channel parameters when it is made: the buffer
+/// passes in order, what every pass's channels read, and which passes keep their last frame.
+struct ShaderToyPlan {
+    struct Buffer {
+        var path: String
+        var shader: UserShader
+        var channels: [ShaderToyChannel]
+        /// Read before it renders in a frame (by itself or by an earlier buffer): ping-ponged.
+        var persistent: Bool
+    }
+
+    var channels: [ShaderToyChannel]
+    var buffers: [Buffer]
+    /// The image pass reads `previous`.
+    var imagePersistent: Bool
+    /// Every image file a pass reads, once each.
+    var images: [String]
+
+    static let maximumBuffers = 4
+
+    /// The plan for `shader` (a ShaderToy file) with its channel parameters' values.
+    init(shader: UserShader, parameters: ParameterValues, fileExists: (String) -> Bool = { FileManager.default.fileExists(atPath: $0) }) throws {
+        var channels: [ShaderToyChannel] = []
+        for (number, name) in ShaderToyChannel.names.enumerated() {
+            if let text = parameters.text(name) {
+                // A graph value (relative to the working directory), or the default: the file's line, already resolved.
+                do { channels.append(try ShaderToyChannel.parse(text)) } catch {
+                    throw UsageError("\(name): \(error.description)")
+                }
+            } else {
+                channels.append(shader.shaderToyChannels[number])
+            }
+        }
+        self.channels = channels
+        imagePersistent = channels.contains(.previous)
+        var buffers: [Buffer] = []
+        var images: [String] = []
+        func note(_ channel: ShaderToyChannel, in name: String) throws {
+            switch channel {
+            case .image(let path):
+                guard fileExists(path) else { throw UsageError("\(name): no image file \(path)") }
+                if !images.contains(path) { images.append(path) }
+            case .buffer(let path):
+                guard !buffers.contains(where: { $0.path == path }) else { return }
+                guard fileExists(path) else { throw UsageError("\(name): no buffer shader \(path)") }
+                guard buffers.count < Self.maximumBuffers else {
+                    throw UsageError("\(name): at most \(Self.maximumBuffers) buffer passes (as ShaderToy's A…D)")
+                }
+                let buffer = try UserShader.load(path: path)
+                guard buffer.kind == .shadertoy else {
+                    throw UsageError("\(name): the buffer \(path) must be a ShaderToy shader (define mainImage)")
+                }
+                buffers.append(Buffer(path: path, shader: buffer, channels: buffer.shaderToyChannels, persistent: false))
+            default: break
+            }
+        }
+        for (number, channel) in channels.enumerated() { try note(channel, in: "iChannel\(number)") }
+        var index = 0
+        while index < buffers.count {  // buffers named by buffers join the list as they are found
+            for (number, channel) in buffers[index].channels.enumerated() {
+                try note(channel, in: "\(buffers[index].path): iChannel\(number)")
+            }
+            index += 1
+        }
+        for (reader, buffer) in buffers.enumerated() {
+            for channel in buffer.channels {
+                switch channel {
+                case .previous: buffers[reader].persistent = true
+                case .buffer(let path):
+                    if let read = buffers.firstIndex(where: { $0.path == path }), read >= reader { buffers[read].persistent = true }
+                default: break
+                }
+            }
+        }
+        self.buffers = buffers
+        self.images = images
+    }
+
+    /// How many graph streams the channels read (1: the filtered one only).
+    var streams: Int {
+        (buffers.flatMap(\.channels) + channels).reduce(1) { most, channel in
+            if case .stream(let number) = channel { return max(most, number) }
+            return most
+        }
+    }
+
+    /// The kernel's names for the streams after the first (they name no sampler: the channels map to them).
+    var extraStreamNames: [String] { streams > 1 ? (2...streams).map { "input\($0)" } : [] }
+
+    /// Pass `index` among the ShaderToy passes: the buffers, then the image pass (`buffers.count`).
+    func channels(ofPass pass: Int) -> [ShaderToyChannel] {
+        pass < buffers.count ? buffers[pass].channels : channels
+    }
+
+    func persistent(_ pass: Int) -> Bool {
+        pass < buffers.count ? buffers[pass].persistent : imagePersistent
+    }
+
+    /// Every file the plan reads, for hot reload.
+    var files: [String] { buffers.flatMap { [$0.path] + $0.shader.dependencies.dropFirst() } + images }
+}
+
+extension ShaderToyChannel {
+    /// Parameter specs a ShaderToy shader adds: its channels (text, defaults from the file) and `iMouse`.
+    static func specs(for shader: UserShader) -> [ParameterSpec] {
+        guard shader.kind == .shadertoy else { return [] }
+        var specs = shader.shaderToyChannels.enumerated().map { number, channel in
+            ParameterSpec("iChannel\(number)", .text, default: .text(channel.description),
+                          "what iChannel\(number) reads: input, input2…input4, previous, none, buffer:FILE.frag or an image file")
+        }
+        specs.append(ParameterSpec("iMouse", .point, default: .point(SIMD2(0, 0)),
+                                   "x:y in pixels from the bottom left, held down there (run, record); prism dev takes the page's pointer"))
+        return specs
+    }
+}
+
+extension ParameterValues {
+    /// The text of a `.text` parameter, when it is set.
+    func text(_ name: String) -> String? {
+        if case .text(let text)? = self[name] { return text }
+        return nil
+    }
+}
+
+// MARK: The kernel's ShaderToy passes
+
+extension UserShaderKernel {
+    /// The GLSL name of image channel texture `index`.
+    static func shaderToyImageSampler(_ index: Int) -> String { "$st_image\(index)" }
+
+    /// The kernel's pass number (its `$passN`) of ShaderToy pass `pass` (buffers first, then the image).
+    func shaderToyPassNumber(_ pass: Int) -> Int { inputCount + pass }
+
+    /// The prepasses after the input copies: each buffer, then the image pass.
+    func shaderToyPrepasses(_ plan: ShaderToyPlan) -> [KernelPrepass] {
+        var list: [KernelPrepass] = []
+        let programs = plan.buffers.map { $0.shader.passes[0].program } + [shader.passes[0].program]
+        let hasInput = shader.inputImage != nil, source = sourceSize
+        for (pass, program) in programs.enumerated() {
+            let persistent = plan.persistent(pass)
+            // Buffers are float, as ShaderToy's; an image pass that feeds back on itself too, so its decay does not band.
+            let float = pass < plan.buffers.count || persistent
+            list.append(KernelPrepass(main: passSource(pass, program: program,
+                                                       samplers: shaderToySamplers(plan, pass: pass),
+                                                       declarations: shaderToyDeclarations(plan, pass: pass)),
+                                      format: float ? .rgba16f : nil, persistent: persistent,
+                                      size: { hasInput ? $0[0] : source }))
+        }
+        return list
+    }
+
+    /// Sampler replacements of ShaderToy pass `pass`.
+    private func shaderToySamplers(_ plan: ShaderToyPlan, pass: Int) -> [String: String] {
+        var samplers: [String: String] = [:]
+        for (number, channel) in plan.channels(ofPass: pass).enumerated() {
+            let name = ShaderToyChannel.names[number]
+            switch channel {
+            case .input: samplers[name] = inputCount > 0 ? "$pass0" : "$isf_empty"
+            case .stream(let stream): samplers[name] = stream <= inputCount ? "$pass\(stream - 1)" : "$isf_empty"
+            case .previous: samplers[name] = "$pass\(shaderToyPassNumber(pass))"
+            case .none: samplers[name] = "$isf_empty"
+            case .image(let path): samplers[name] = Self.shaderToyImageSampler(plan.images.firstIndex(of: path)!)
+            case .buffer(let path): samplers[name] = "$pass\(shaderToyPassNumber(plan.buffers.firstIndex { $0.path == path }!))"
+            }
+        }
+        return samplers
+    }
+
+    /// Declarations ShaderToy pass `pass` needs besides the preamble's: the image samplers it reads, and
+    /// its own `iChannelResolution` and `iChannelTime` (each pass's channels differ; the preamble's
+    /// declarations, after these macros, declare the pass's own arrays).
+    private func shaderToyDeclarations(_ plan: ShaderToyPlan, pass: Int) -> [String] {
+        var lines: [String] = []
+        for (index, path) in plan.images.enumerated() where plan.channels(ofPass: pass).contains(.image(path)) {
+            lines.append("uniform sampler2D \(Self.shaderToyImageSampler(index));")
+        }
+        lines.append("#define iChannelResolution $st_channelResolution\(pass)")
+        lines.append("#define iChannelTime $st_channelTime\(pass)")
+        return lines
+    }
+
+    /// What ShaderToy pass `pass`'s channel holds, as `iChannelResolution` gives it: input → the input's
+    /// size, previous and buffers → the output size, images → the image's, none → 0.
+    func shaderToyChannelSize(_ channel: ShaderToyChannel, inputSizes: [Size], outputSize: Size) -> SIMD3<Float> {
+        func input(_ index: Int) -> SIMD3<Float> {
+            index < inputSizes.count ? SIMD3(Float(inputSizes[index].width), Float(inputSizes[index].height), 1) : .zero
+        }
+        switch channel {
+        case .input: return input(0)
+        case .stream(let number): return number <= inputCount ? input(number - 1) : .zero
+        case .previous, .buffer: return SIMD3(Float(outputSize.width), Float(outputSize.height), 1)
+        case .image(let path): return channelTextures[path].map { SIMD3(Float($0.size.width), Float($0.size.height), 1) } ?? .zero
+        case .none: return .zero
+        }
+    }
+
+    /// ShaderToy's uniforms, shared by every pass of the kernel (`iChannelResolution` is per pass).
+    func setShaderToyUniforms(_ uniforms: KernelUniforms, frame: FrameContext, date: SIMD4<Double>) {
+        let render = uniforms.outputSize
+        uniforms.set("iResolution", Float(render.width), Float(render.height), 1)
+        uniforms.set("iTime", Float(frame.time))
+        uniforms.set("iTimeDelta", Float(frame.timeDelta))
+        // The run's nominal rate; without one (a variable-rate file), the rate of the last frame.
+        let rate = frame.frameRate > 0 ? frame.frameRate : (frame.timeDelta > 0 ? 1 / frame.timeDelta : 0)
+        uniforms.set("iFrameRate", Float(rate))
+        uniforms.set("iFrame", Int32(truncatingIfNeeded: frame.frameIndex))
+        let mouse = frame.mouse ?? Self.heldMouse(parameters.point("iMouse"))
+        uniforms.set("iMouse", Float(mouse.x), Float(mouse.y), Float(mouse.z), Float(mouse.w))
+        // ShaderToy's month counts from 0 (JavaScript's Date.getMonth()); ISF's DATE from 1.
+        uniforms.set("iDate", SIMD4(date.x, date.y - 1, date.z, date.w))
+        guard let plan = shaderToyPlan else { return }
+        for pass in 0...plan.buffers.count {
+            for (number, channel) in plan.channels(ofPass: pass).enumerated() {
+                let size = shaderToyChannelSize(channel, inputSizes: uniforms.inputSizes, outputSize: render)
+                uniforms.set("$st_channelResolution\(pass)[\(number)]", size.x, size.y, size.z)
+                // ShaderToy gives a playback time to video (and sound) channels only: here the streams, at iTime.
+                let time: Double = switch channel {
+                case .input, .stream: frame.time
+                default: 0
+                }
+                uniforms.set("$st_channelTime\(pass)[\(number)]", Float(time))
+            }
+        }
+        for (index, path) in plan.images.enumerated() {
+            if let texture = channelTextures[path] { uniforms.bind(Self.shaderToyImageSampler(index), texture) }
+        }
+        // A buffer's own `@param` uniforms: the image shader's value where the names match (set by the
+        // caller), their defaults otherwise.
+        for buffer in plan.buffers {
+            for parameter in buffer.shader.parameters where !shader.parameters.contains(where: { $0.name == parameter.name }) {
+                guard let spec = Self.spec(for: parameter) else { continue }
+                switch (spec.defaultValue, parameter.type) {
+                case (.float(let v), _): uniforms.set(parameter.name, Float(v))
+                case (.int(let v), _): uniforms.set(parameter.name, Int32(truncatingIfNeeded: v))
+                case (.bool(let v), _): uniforms.set(parameter.name, Int32(v ? 1 : 0))
+                case (.choice(let label), _):
+                    let value = parameter.labels.firstIndex(of: label).map { parameter.values[$0] } ?? 0
+                    uniforms.set(parameter.name, Int32(truncatingIfNeeded: value))
+                case (.color(let c), .vector3): uniforms.set(parameter.name, Float(c.x), Float(c.y), Float(c.z))
+                case (.color(let c), _): uniforms.set(parameter.name, c)
+                case (.point(let p), _): uniforms.set(parameter.name, p)
+                default: break
+                }
+            }
+        }
+    }
+
+    /// `iMouse` for a pointer held down at `point` since before the first frame (ShaderToy: xy the position,
+    /// z > 0 while the button is down, w < 0 once the click is no longer new); zero for 0:0 (no pointer).
+    static func heldMouse(_ point: SIMD2<Double>) -> SIMD4<Double> {
+        point == .zero ? .zero : SIMD4(point.x, point.y, point.x, -point.y)
+    }
+
+    /// Loads the channel images (once per kernel, on the GPU thread): upright, mipmapped, repeating.
+    func prepareShaderToyChannels() throws {
+        guard let plan = shaderToyPlan else { return }
+        for path in plan.images where channelTextures[path] == nil {
+            channelTextures[path] = try loadChannelImage(path)
+        }
+    }
+
+    private func loadChannelImage(_ path: String) throws -> Texture {
+        let size: Size, rgba: [UInt8]
+        do { (size, rgba) = try imageLoader(path) } catch {
+            throw UsageError("\(shader.path): cannot load the channel image \(path): \(error)")
+        }
+        guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
+            throw UsageError("\(path): the image loader returned \(rgba.count) bytes for \(size)")
+        }
+        // Bottom row first: ShaderToy's textures are flipped upright by default (vflip).
+        var flipped = [UInt8](repeating: 0, count: rgba.count)
+        let row = size.width * 4
+        for y in 0..<size.height {
+            flipped[(y * row)..<((y + 1) * row)] = rgba[((size.height - 1 - y) * row)..<((size.height - y) * row)]
+        }
+        let texture = try Texture(size: size, format: .rgba8, mipmapped: true, repeating: true)
+        flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
+        texture.generateMipmaps()
+        return texture
+    }
+
+    /// Compiles the buffers' programs; errors come back in the buffer file's lines.
+    func validateShaderToyBuffers() throws {
+        for buffer in shaderToyPlan?.buffers ?? [] {
+            let program = buffer.shader.passes[0].program
+            do {
+                _ = try ShaderProgram(label: buffer.path, vertex: UserShader.vertexShaderSource, fragment: program.source)
+            } catch let error as ShaderCompileError {
+                throw UserShaderCompileError(file: buffer.path, diagnostics: program.diagnostics(fromLog: error.log, file: buffer.path),
+                                             log: error.log)
+            }
+        }
+    }
+}
+
+// MARK: `prism filters FILE.frag`, hot reload
+
+extension UserShader {
+    /// The files the ShaderToy channels read, with each buffer's own sources and channels (a buffer that
+    /// names itself or an earlier file is listed once).
+    func shaderToyChannelFiles(visited: inout Set<String>) -> [String] {
+        var files: [String] = []
+        for channel in shaderToyChannels {
+            switch channel {
+            case .image(let path) where visited.insert(path).inserted:
+                files.append(path)
+            case .buffer(let path) where visited.insert(path).inserted:
+                files.append(path)
+                if let buffer = try? UserShader.load(path: path) {
+                    files += buffer.dependencies.dropFirst() + buffer.shaderToyChannelFiles(visited: &visited)
+                }
+            default: break
+            }
+        }
+        return files
+    }
+}
+
+extension UserShader {
+    /// ShaderToy's uniforms, in the order its documentation lists them.
+    static let shaderToyUniforms = ["iResolution", "iTime", "iTimeDelta", "iFrameRate", "iFrame", "iChannelTime",
+                                    "iChannelResolution", "iMouse", "iDate"] + ShaderToyChannel.names
+
+    /// The ShaderToy names the author's code uses (comments aside).
+    var shaderToyNamesUsed: Set<String> {
+        let program = passes[0].program
+        var used = Set<String>()
+        for (number, text) in splitLines(program.source).enumerated()
+        where number < program.lineMap.origins.count && program.lineMap.origins[number] != nil {
+            let code = text.range(of: "//").map { String(text[..<$0.lowerBound]) } ?? text
+            for word in code.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "_") }) {
+                if Self.shaderToyUniforms.contains(String(word)) { used.insert(String(word)) }
+            }
+        }
+        return used
+    }
+
+    /// The lines `summary` adds for a ShaderToy shader: what it uses, what each channel reads and how to bind it.
+    var shaderToySummary: [String] {
+        let used = shaderToyNamesUsed
+        let read = ShaderToyChannel.names.filter(used.contains)
+        let uniforms = Self.shaderToyUniforms.filter { used.contains($0) && !ShaderToyChannel.names.contains($0) }
+        var lines = ["  uses: " + uniforms.joined(separator: ", ").ifEmpty("none of ShaderToy's uniforms"),
+                     "  reads " + (read.isEmpty ? "no channel" : read.joined(separator: ", ")) + "; channels (the file's `// @iChannelN WHAT` lines, "
+                         + "or the graph: '\(path)'(iChannel1=previous)):"]
+        for (number, channel) in shaderToyChannels.enumerated() {
+            let note = read.contains("iChannel\(number)") ? "" : " (not read)"
+            lines.append("    iChannel\(number): \(channel)\(note)")
+            if case .buffer(let path) = channel, let buffer = try? UserShader.load(path: path), buffer.kind == .shadertoy {
+                let read = ShaderToyChannel.names.filter(buffer.shaderToyNamesUsed.contains)
+                lines.append("      that buffer reads " + (read.isEmpty ? "no channel" : read.map { name in
+                    "\(name) = \(buffer.shaderToyChannels[ShaderToyChannel.names.firstIndex(of: name)!])"
+                }.joined(separator: ", ")))
+            }
+        }
+        lines.append("    WHAT: input (the filtered frame), input2…input4 (the graph's next streams: [in][b]'x.frag'), previous (this shader's last output), none, an image file "
+                     + "(.png/.jpg/.ppm/.pam, or image:FILE), buffer:FILE.frag (a mainImage pass rendered first)")
+        return lines
+    }
+}
+
+private extension String {
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}

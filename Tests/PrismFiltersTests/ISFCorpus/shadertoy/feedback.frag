@@ -1,0 +1,6 @@
+// Half of the previous output plus half of the input: an exponential trail.
+// @iChannel1 previous
+void mainImage(out vec4 fragColor, in vec2 fragCoord) {
+    vec2 uv = fragCoord / iResolution.xy;
+    fragColor = 0.5 * texture(iChannel1, uv) + 0.5 * texture(iChannel0, uv);
+}
