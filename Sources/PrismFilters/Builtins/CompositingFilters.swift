@@ -19,7 +19,10 @@ enum CompositingFilters {
             maths: "m = mask.g (the mask's green, as Core Image); out = mix(background, input, m).",
             inputs: ["input", "background", "mask"],
             example: "[in]pixellate(scale=16)[px]; radial-gradient(radius0=60, radius1=90)[m]; [px][in][m]blend-mask",
-            make: { _ in CombineKernel(inputCount: 3, body: "return mix(b, a, c.g);") }),
+            make: { _ in
+                CombineKernel(inputCount: 3, body: "return mix(b, a, c.g);",
+                              blend: ColorBlend(from: 1, to: 0, weight: 2, channel: 1))
+            }),
         FilterDefinition(
             name: "over", summary: "Source-over compositing (CISourceOverCompositing).",
             maths: "Straight alpha: a = as + ab(1 - as); rgb = (rgbs·as + rgbb·ab(1 - as)) / a (0 where a = 0).",
@@ -41,10 +44,13 @@ final class CombineKernel: FilterKernel {
     let isPointwise = true
     let cost = 0
     let body: String
+    /// What `body` is, as data, when it is a mix by a mask (see `ColorBlend`).
+    let colorBlend: ColorBlend?
 
-    init(inputCount: Int, body: String) {
+    init(inputCount: Int, body: String, blend: ColorBlend? = nil) {
         self.inputCount = inputCount
         self.body = body
+        self.colorBlend = blend
     }
 
     var expression: String {

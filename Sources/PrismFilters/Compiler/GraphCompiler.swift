@@ -111,6 +111,12 @@ enum GraphCompiler {
                                           layouts: layouts, budget: &budget, pool: pool)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
         }
+        if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
+                                        layouts: layouts, options: options) {
+            let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
+                                          layouts: layouts, budget: &budget, pool: pool)
+            return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        }
 
         // 2. Which streams become textures.
         var consumers = [Int](repeating: 0, count: nodes.count)

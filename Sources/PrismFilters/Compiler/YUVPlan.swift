@@ -19,7 +19,7 @@ struct YUVPlan {
         case curve(node: Int, samples: [Float])
     }
 
-    /// Colour kernels in chain order (pixellate left out).
+    /// Colour kernels in chain order (pixellate left out); for a graph with blends, those before pixellate.
     let chain: [Int]
     /// The pixellate node, and how many chain kernels come before it.
     let pixellate: (node: Int, position: Int)?
@@ -59,7 +59,7 @@ struct YUVPlan {
     }
 
     /// Steps for `nodes`, consecutive affine kernels grouped.
-    private func steps(_ nodes: [Int], graph: FilterGraph) -> [Step] {
+    func steps(_ nodes: [Int], graph: FilterGraph) -> [Step] {
         var steps: [Step] = []
         for node in nodes {
             switch graph.nodes[node].kernel.colorForm {
@@ -74,6 +74,24 @@ struct YUVPlan {
             }
         }
         return steps
+    }
+
+    /// The pass taking pixellate's block means from the input planes, through `steps` (and the packing for
+    /// `sink`, when given).
+    static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
+                          sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
+                          pool: TexturePool) throws -> CompiledPass {
+        let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
+        let source = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
+            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize)
+        let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
+        let program = try ShaderProgram(label: label, fragment: source)
+        let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label,
+                                draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                                target: try pool.acquire(size: blockSize, format: .rgba16f), members: [],
+                                textures: [], readsSourcePlanes: true, packLayout: nil)
+        pass.colorChain = uniforms
+        return pass
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
@@ -96,17 +114,9 @@ struct YUVPlan {
         let packInBlocks = pixellate != nil && layouts.allSatisfy { $0.format != .gray }
         if let pixellate, let blockSize {
             // Block means of the input, through the whole chain: the output is constant over a block.
-            let uniforms = ChainUniforms(graph: graph, steps: allSteps, sink: packInBlocks ? layouts[0] : nil,
-                                         pixellate: pixellate.node, sourceSize: sourceSize)
-            let source = reads + uniforms.glsl + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize)
-            let label = "\(graph.nodes[pixellate.node].name) blocks (Y'CbCr)"
-            let program = try ShaderProgram(label: label, fragment: source)
-            let pass = CompiledPass(kind: .prepass(node: pixellate.node, index: 0), label: label,
-                                    draws: [.init(program: program, rows: nil, fragmentSource: source)],
-                                    target: try pool.acquire(size: blockSize, format: .rgba16f), members: [],
-                                    textures: [], readsSourcePlanes: true, packLayout: nil)
-            pass.colorChain = uniforms
-            passes.append(pass)
+            passes.append(try Self.blockPass(graph: graph, pixellate: pixellate.node, steps: allSteps,
+                                             sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
+                                             sourceSize: sourceSize, blockSize: blockSize, pool: pool))
         }
         for (index, layout) in layouts.enumerated() {
             let packSteps = pixellate == nil ? allSteps : []
@@ -160,14 +170,15 @@ final class ChainUniforms {
         self.steps = steps
     }
 
+    /// `vec3 prism_step<i>(vec3)` for each step, and `vec3 prism_chain(vec3)` applying them all in order.
     var glsl: String {
         var declarations = ""
-        var body = ""
+        var functions = ""
         for (index, step) in steps.enumerated() {
             switch step {
             case .affine:
                 declarations += "uniform mat3 prism_m\(index);\nuniform vec3 prism_o\(index);\n"
-                body += "    v = prism_m\(index) * v + prism_o\(index);\n"
+                functions += "vec3 prism_step\(index)(vec3 v) { return prism_m\(index) * v + prism_o\(index); }\n"
             case .curve(_, let samples):
                 let n = Self.curveSamples
                 let table = (0..<n).map { i -> String in
@@ -184,18 +195,19 @@ final class ChainUniforms {
                     const float prism_curve\(index)[\(n)] = float[\(n)](\(table.joined(separator: ", ")));
 
                     """
-                body += """
-                        {
-                            float x = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0) * \(Float(n - 1));
-                            int i = min(int(x), \(n - 2));
-                            float g = mix(prism_curve\(index)[i], prism_curve\(index)[i + 1], x - float(i));
-                            v = mix(v, g * prism_gd\(index) + prism_go\(index), prism_i\(index));
-                        }
+                functions += """
+                    vec3 prism_step\(index)(vec3 v) {
+                        float x = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0) * \(Float(n - 1));
+                        int i = min(int(x), \(n - 2));
+                        float g = mix(prism_curve\(index)[i], prism_curve\(index)[i + 1], x - float(i));
+                        return mix(v, g * prism_gd\(index) + prism_go\(index), prism_i\(index));
+                    }
 
                     """
             }
         }
-        return declarations + "vec3 prism_chain(vec3 v) {\n" + body + "    return v;\n}\n"
+        let chain = steps.indices.map { "    v = prism_step\($0)(v);\n" }.joined()
+        return declarations + functions + "vec3 prism_chain(vec3 v) {\n" + chain + "    return v;\n}\n"
     }
 
     /// Sets the step uniforms for a frame in `source` space, written in `output` space.

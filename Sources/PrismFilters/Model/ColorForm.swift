@@ -89,3 +89,21 @@ public struct LumaCurve: Sendable, Equatable {
         (0..<count).map { Float(curve(Double($0) / Double(count - 1))) }
     }
 }
+
+/// A kernel whose output is a mix of two of its inputs by a channel of a third:
+/// `out = mix(input[from], input[to], clamp(input[weight], 0, 1)[channel])`. The mix commutes with the
+/// colour conversions (the weights add up to 1), so it runs on Y'CbCr as it is; the weight is read from an
+/// R'G'B' generator (a mask).
+public struct ColorBlend: Sendable, Equatable {
+    public var from: Int
+    public var to: Int
+    public var weight: Int
+    public var channel: Int
+
+    public init(from: Int, to: Int, weight: Int, channel: Int) {
+        self.from = from
+        self.to = to
+        self.weight = weight
+        self.channel = channel
+    }
+}

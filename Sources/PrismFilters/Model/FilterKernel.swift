@@ -36,6 +36,8 @@ public protocol FilterKernel: AnyObject {
     /// The kernel's colour map as data, for a point-wise kernel whose map is affine or a grey curve and
     /// keeps the unit cube inside itself for its current parameters; nil otherwise (see `ColorForm`).
     var colorForm: ColorForm? { get }
+    /// For a kernel that mixes two inputs by a third (`blend-mask`): which is which (see `ColorBlend`).
+    var colorBlend: ColorBlend? { get }
     /// Anything besides the kernel's code and sizes that changes how the compiler lays out its passes
     /// (a renderer whose kernels' keys changed is stale). Default: the kind of `colorForm`.
     var compileKey: String { get }
@@ -63,6 +65,7 @@ extension FilterKernel {
     public var expressionReadsInputs: Bool { true }
     public var cost: Int { 1 }
     public var colorForm: ColorForm? { nil }
+    public var colorBlend: ColorBlend? { nil }
     public var compileKey: String { colorForm?.kind ?? "" }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}

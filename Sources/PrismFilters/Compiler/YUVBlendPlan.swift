@@ -1,0 +1,172 @@
+import PrismCore
+import PrismGPU
+
+/// The Y'CbCr route (see `YUVPlan`) for graphs that mix streams by a generated mask: the seed's masked
+/// pixellate (`[in]pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask`), `face-pixellate`, and any
+/// graph of colour maps, at most one pixellate and blends whose weights come from generators.
+///
+/// A mix by a weight commutes with the colour conversions (its weights add up to 1), so a blend runs on
+/// Y'CbCr as it is; the mask generator runs as usual (it makes R'G'B' from positions and parameters) and
+/// only its weight channel is read. Pixellate's block means come from the raw planes (kernels before it
+/// must be affine); everything else is evaluated per pixel, four pixels per fetch of the planes.
+struct YUVBlendPlan {
+    let pixellate: Int?
+    /// Affine kernels between the source and pixellate (applied to the block means).
+    let prefix: [Int]
+    /// Colour kernels and blends evaluated at every pixel, in graph order.
+    let perPixel: [Int]
+    /// Mask generators, read only as blend weights.
+    let generators: [Int]
+
+    static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sizes: [Size],
+                     layouts: [PackedFrameLayout], options: CompileOptions) -> YUVBlendPlan? {
+        guard options.fuse, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
+              layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize }),
+              sizes.allSatisfy({ $0 == sourceSize }),
+              graph.nodes.contains(where: { $0.kernel.colorBlend != nil }),
+              case .node(let output) = graph.output
+        else { return nil }
+        var consumers = [[(node: Int, input: Int)]](repeating: [], count: graph.nodes.count)
+        for (index, node) in graph.nodes.enumerated() {
+            for (input, stream) in node.inputs.enumerated() {
+                if case .node(let id) = stream { consumers[id.index].append((index, input)) }
+            }
+        }
+        func isGenerator(_ index: Int) -> Bool {
+            let node = graph.nodes[index], kernel = node.kernel
+            return node.inputs.isEmpty && kernel.isPointwise && kernel.prepasses.isEmpty && kernel.textureInputs.isEmpty
+                && kernel.colorForm == nil
+        }
+        var pixellate: Int?
+        var generators: [Int] = []
+        for (index, node) in graph.nodes.enumerated() {
+            let kernel = node.kernel
+            if kernel is PixellateKernel {
+                guard pixellate == nil, node.inputs.count == 1 else { return nil }
+                pixellate = index
+            } else if let blend = kernel.colorBlend {
+                guard node.inputs.count == 3, case .node(let weight) = node.inputs[blend.weight],
+                      isGenerator(weight.index) else { return nil }
+            } else if isGenerator(index) {
+                // A mask is only ever a weight: its colours are R'G'B', never mixed into the picture.
+                guard index != output.index,
+                      consumers[index].allSatisfy({ graph.nodes[$0.node].kernel.colorBlend?.weight == $0.input })
+                else { return nil }
+                generators.append(index)
+            } else {
+                guard kernel.colorForm != nil, node.inputs.count == 1 else { return nil }
+            }
+        }
+        // Kernels before pixellate: affine (they commute with the means) and feeding nothing else.
+        var prefix: [Int] = []
+        if let pixellate {
+            var stream = graph.nodes[pixellate].inputs[0]
+            while case .node(let id) = stream {
+                guard case .affine? = graph.nodes[id.index].kernel.colorForm, consumers[id.index].count == 1 else { return nil }
+                prefix.insert(id.index, at: 0)
+                stream = graph.nodes[id.index].inputs[0]
+            }
+        }
+        let perPixel = graph.nodes.indices.filter { !prefix.contains($0) && $0 != pixellate && !generators.contains($0) }
+        return YUVBlendPlan(pixellate: pixellate, prefix: prefix, perPixel: perPixel, generators: generators)
+    }
+
+    func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                 budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
+        let blockSize = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).blockGrid(for: sourceSize).size }
+        if let blockSize, let pixellate {
+            try budget.add(blockSize, format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
+        }
+        for layout in layouts {
+            let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
+            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+        }
+        var passes: [CompiledPass] = []
+        if let pixellate, let blockSize {
+            let steps = YUVPlan(chain: prefix, pixellate: (pixellate, prefix.count)).steps(prefix, graph: graph)
+            passes.append(try YUVPlan.blockPass(graph: graph, pixellate: pixellate, steps: steps, sink: nil,
+                                                sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
+                                                pool: pool))
+        }
+        // One step per per-pixel colour kernel (they may sit on different branches), then the packing.
+        var stepOf: [Int: Int] = [:]
+        var steps: [YUVPlan.Step] = []
+        for index in perPixel {
+            switch graph.nodes[index].kernel.colorForm {
+            case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
+            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, samples: curve.samples))
+            case nil: break
+            }
+        }
+        steps.append(.affine(nodes: []))
+        let generatorCode = generators.map { index -> String in
+            let kernel = graph.nodes[index].kernel
+            return (kernel.library + kernel.expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
+        }.joined()
+        let wide = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).isWide } ?? false
+        for (index, layout) in layouts.enumerated() {
+            let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
+            let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(wide: wide)) + uniforms.glsl + generatorCode
+                + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1)
+            let plan = YUVNativeShaders.packPlan(layout: layout, values: .rows)
+            let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
+            let draws = try plan.draws.map { draw -> CompiledPass.Draw in
+                let source = prelude + draw.main
+                return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                         rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+            }
+            let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
+            target.readPlan = plan.readPlan
+            let members = generators.map {
+                CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
+            }
+            let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
+                pixellate.map { [("prism_blocks", .prepass(node: $0, index: 0))] } ?? []
+            let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
+                                    textures: textures, readsSourcePlanes: true, packLayout: layout)
+            pass.colorChain = uniforms
+            passes.append(pass)
+        }
+        return passes
+    }
+
+    /// `prism_value(src, blk, p)`: the graph at one pixel from its source value, its block value and its
+    /// position, packed; `prism_rowValues` for four pixels of a row.
+    private func valueFunctions(graph: FilterGraph, stepOf: [Int: Int], packStep: Int) -> String {
+        func value(_ stream: FilterGraph.Stream) -> String {
+            switch stream {
+            case .source: return "src"
+            case .node(let id): return id.index == pixellate ? "blk" : "v\(id.index)"
+            }
+        }
+        var body = ""
+        for index in perPixel {
+            let node = graph.nodes[index]
+            if let blend = node.kernel.colorBlend, case .node(let weight) = node.inputs[blend.weight] {
+                let channel = ["r", "g", "b", "a"][blend.channel]
+                body += "    vec3 v\(index) = mix(\(value(node.inputs[blend.from])), \(value(node.inputs[blend.to])), "
+                    + "clamp(n\(weight.index)_main(p), 0.0, 1.0).\(channel));\n"
+            } else if let step = stepOf[index] {
+                body += "    vec3 v\(index) = prism_step\(step)(\(value(node.inputs[0])));\n"
+            }
+        }
+        let blocks = pixellate == nil ? "" : "    prism_blockQuad(tx, y, b0, b1, b2, b3);\n"
+        return """
+            vec3 prism_value(vec3 src, vec3 blk, vec2 p) {
+            \(body)    return prism_step\(packStep)(\(value(graph.output)));
+            }
+            void prism_rowValues(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                vec4 l = prism_yTexel(tx, y);
+                vec4 c = prism_chromaPair(tx, y >> 1);
+                vec3 b0 = vec3(0.0), b1 = vec3(0.0), b2 = vec3(0.0), b3 = vec3(0.0);
+            \(blocks)    vec2 p = vec2(float(tx * 4) + 0.5, float(y) + 0.5);
+                v0 = prism_value(vec3(l.x, c.xy), b0, p);
+                v1 = prism_value(vec3(l.y, c.xy), b1, p + vec2(1.0, 0.0));
+                v2 = prism_value(vec3(l.z, c.zw), b2, p + vec2(2.0, 0.0));
+                v3 = prism_value(vec3(l.w, c.zw), b3, p + vec2(3.0, 0.0));
+            }
+
+            """
+    }
+}
