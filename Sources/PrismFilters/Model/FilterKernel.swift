@@ -123,6 +123,9 @@ public struct FrameContext: Sendable {
     /// Regions of interest for this frame (faces: centres as 0...1 of width and height, radii as a
     /// fraction of the frame's width), for kernels that take them (`face-mask`).
     public var regions: [Region]
+    /// The sound ending at this frame's time, for audio-reactive kernels (ISF `audio`/`audioFFT` inputs);
+    /// nil when the run has no sound to give (no graph that needs it, or no audio at all).
+    public var audio: AudioWindow?
 
     public struct Region: Hashable, Sendable {
         public var center: SIMD2<Double>
@@ -133,11 +136,12 @@ public struct FrameContext: Sendable {
         }
     }
 
-    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = []) {
+    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = [], audio: AudioWindow? = nil) {
         self.time = time
         self.timeDelta = timeDelta
         self.frameIndex = frameIndex
         self.regions = regions
+        self.audio = audio
     }
 }
 
