@@ -402,6 +402,10 @@ struct RenderCommand: PrismCommand {
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
+        // A still has no sound: audio-reactive shaders are refused rather than shown silence.
+        if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
+            throw error
+        }
         FFmpegLog.setLevel(.quiet)
         // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
         let sideInput = try faces.makeSideInput(for: graph, live: false)
