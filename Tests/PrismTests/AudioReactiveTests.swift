@@ -121,3 +121,36 @@ final class AudioReactiveTests: XCTestCase {
         XCTAssertTrue(text.contains("audio input: wave (audio, MAX 64: 64 samples"), text)
     }
 }
+
+/// `prism dev` with an audio-reactive shader: a looping clip's own track feeds it, across the loop.
+final class DevAudioReactiveTests: XCTestCase {
+    func testALoopingClipsToneReachesTheShader() throws {
+        let scratch = ScratchDirectory()
+        let clip = scratch.path("tone.mp4")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=512x16:rate=30:duration=1",
+                          "-f", "lavfi", "-i", "sine=frequency=1875:sample_rate=48000:duration=1",
+                          "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                          "-c:a", "aac", "-b:a", "192k", clip])
+        let dev = try DevProcess(arguments: [AudioReactiveTests.corpus("audio-spectrum.fs"), clip])
+        defer { dev.stop() }
+        // Past the first loop (30 frames), the tone is still there.
+        let state = try dev.waitForState(timeout: 60, "frames past the loop") {
+            ($0["frames"] as? Int ?? 0) > 45 || $0["error"] as? [String: Any] != nil
+        }
+        XCTAssertNil(state["error"] as? [String: Any], "\(state)")
+        let snapshot = try dev.get("/snapshot")
+        XCTAssertEqual(snapshot.status, 200)
+        let image = try ImageFile.read(path: TestImages.writeTemp(snapshot.body, suffix: ".png"))
+        XCTAssertEqual(image.size, Size(width: 512, height: 16))
+        let reds = (0..<512).map { Double(image.pixels[(8 * 512 + $0) * 4]) / 255 }
+        XCTAssertEqual(reds.indices.max { reds[$0] < reds[$1] }, 39, "the clip's 1875 Hz tone peaks at its bin")
+        XCTAssertEqual(reds[39], 0.125, accuracy: 0.03)
+    }
+
+    func testAnAudioShaderWithoutSoundDoesNotStart() throws {
+        let result = try Tools.run(Tools.prism, ["dev", AudioReactiveTests.corpus("audio-waveform.fs"), "--port", "0"], timeout: 60)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("audio-waveform.fs: input 'wave' needs audio: the input has no audio track; give --audio PCM"),
+                      result.stderr)
+    }
+}

@@ -33,12 +33,28 @@ public final class AudioRing: Sendable {
     }
 
     /// Appends one block: `planes[c]` is channel c (missing channels repeat the first). `time`: the
-    /// block's first sample on the input's time line; only the first block's is used.
+    /// block's first sample on the input's time line. Blocks are counted on from the first one's time; a
+    /// block more than a window away from where the count puts it (a gap in the track, a loop's next
+    /// pass) is placed at its own time: a gap reads as silence, an earlier time re-anchors the count.
     public func append(_ planes: [[Float]], at time: MediaTime?) {
         guard let count = planes.first?.count, count > 0 else { return }
-        let capacity = self.capacity, channels = self.channels
+        let capacity = self.capacity, channels = self.channels, rate = Int32(sampleRate)
         state.withLock { state in
             if state.origin == nil { state.origin = time ?? .zero }
+            if let time, let origin = state.origin {
+                let placed = (time - origin).ticks(in: Rational(1, rate))
+                if placed > state.written + Int64(AudioWindow.sampleCount) {
+                    // A gap: silence up to the block (the ring holds at most `capacity` of it).
+                    let gap = placed - state.written
+                    for skipped in max(0, gap - Int64(capacity))..<gap {
+                        let at = Int((state.written + skipped) & Int64(capacity - 1))
+                        for c in 0..<channels { state.buffers[c][at] = 0 }
+                    }
+                    state.written = placed
+                } else if placed < state.written - Int64(AudioWindow.sampleCount) {
+                    state.origin = time - MediaTime(value: state.written, timescale: rate)
+                }
+            }
             var at = Int(state.written % Int64(capacity))
             for i in 0..<count {
                 for c in 0..<channels { state.buffers[c][at] = planes[c < planes.count ? c : 0][i] }

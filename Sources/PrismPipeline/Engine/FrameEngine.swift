@@ -95,7 +95,8 @@ public final class FrameEngine: Sendable {
         self.gpu = gpu
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
-        let audioFeed = try AudioFeed.make(for: graph, source: info, capture: audioCapture,
+        let audioFeed = try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
+                                           capture: audioCapture,
                                            always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)

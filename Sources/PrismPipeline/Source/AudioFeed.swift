@@ -25,13 +25,15 @@ final class AudioFeed: Sendable {
 
     /// The feed a run of `graph` needs; nil when it needs none. Throws the one-line error when the graph
     /// has audio inputs and the run has no sound to give them.
-    static func make(for graph: FilterGraph, source: SourceInfo, capture: AudioCaptureSource?, always: Bool) throws -> AudioFeed? {
+    /// `analysisAudio`: a track the source offers for analysis only (a looping clip's).
+    static func make(for graph: FilterGraph, source: SourceInfo, analysisAudio: AudioStreamInfo? = nil,
+                     capture: AudioCaptureSource?, always: Bool) throws -> AudioFeed? {
         guard always || !graph.audioInputs.isEmpty else { return nil }
         if let capture {
             return AudioFeed(ring: AudioRing(sampleRate: capture.format.sampleRate, channels: capture.format.channels),
                              isLive: true, decoder: nil)
         }
-        if let stream = source.audio {
+        if let stream = source.audio ?? analysisAudio {
             let decoder = try AudioPCMDecoder(stream: stream, label: source.summary)
             return AudioFeed(ring: AudioRing(sampleRate: decoder.sampleRate, channels: decoder.channels), isLive: false,
                              decoder: decoder)
