@@ -147,6 +147,20 @@ final class DevAudioReactiveTests: XCTestCase {
         XCTAssertEqual(reds[39], 0.125, accuracy: 0.03)
     }
 
+    func testAReloadIntoAnAudioShaderOnASilentInputIsAnErrorNotSilence() throws {
+        let directory = try TemporaryDirectory()
+        try DevTests.isfShader.write(toFile: directory.file("look.fs"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("look.fs"), "--size", "160x90"])
+        defer { dev.stop() }
+        _ = try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 5 }
+        try directory.save("look.fs", try String(contentsOfFile: AudioReactiveTests.corpus("audio-waveform.fs"), encoding: .utf8))
+        let failed = try dev.waitForState("the reload's error") { $0["error"] as? [String: Any] != nil }
+        let text = try XCTUnwrap((failed["error"] as? [String: Any])?["text"] as? String)
+        XCTAssertTrue(text.contains("look.fs: input 'wave' needs audio: this run decodes no sound"), text)
+        let before = failed["frames"] as? Int ?? 0
+        _ = try dev.waitForState("the last good shader keeps running") { ($0["frames"] as? Int ?? 0) > before + 10 }
+    }
+
     func testAnAudioShaderWithoutSoundDoesNotStart() throws {
         let result = try Tools.run(Tools.prism, ["dev", AudioReactiveTests.corpus("audio-waveform.fs"), "--port", "0"], timeout: 60)
         XCTAssertNotEqual(result.status, 0)

@@ -3,7 +3,7 @@ import Foundation
 /// The sound that goes with one video frame, for audio-reactive filters: the most recent
 /// `sampleCount` samples of each channel ending at the frame's time, and their spectrum.
 ///
-/// Conventions (those of ISF hosts, see docs/user-shaders.md "Audio inputs"):
+/// Conventions (those of ISF hosts, see docs/isf-audio.md):
 /// - `samples[c]` holds channel c's samples, oldest first, as float PCM in -1...1;
 /// - `spectrum[c]` holds the magnitudes of bins 1...N/2 of a Hann-windowed N-point FFT of those samples
 ///   (N = `sampleCount`): entry j is the bin at (j + 1)·rate/N Hz, the last one Nyquist. Magnitudes are
