@@ -223,7 +223,8 @@ public final class FrameEngine: Sendable {
         let audioFeed = self.audioFeed
         capture?.start { chunk in
             sendAudio(.pcm(chunk))
-            audioFeed?.ring.append(interleaved: chunk.samples, channels: chunk.format.channels, at: nil)
+            audioFeed?.ring.append(interleaved: chunk.samples, channels: chunk.format.channels,
+                                   at: MediaTime(value: chunk.captureTime, timescale: 1_000_000))
             return !failure.hasError
         }
 
@@ -313,8 +314,7 @@ public final class FrameEngine: Sendable {
                     var index = 0
                     let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
                     while var timed = frames.pop() {
-                        // Live: the newest sound that has arrived, never waited for.
-                        if let liveSound, timed.audio == nil { timed.audio = liveSound.latestWindow() }
+                        if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
                         for work in commands.take(replacingWith: []) {
                             try work(control)
                         }

@@ -6,7 +6,9 @@ import PrismMedia
 /// (or a run that asks, `EngineConfiguration.analyzesAudio`): a shader without audio inputs decodes nothing.
 ///
 /// - From the microphone (`--audio`, with a camera or the pattern): the capture thread appends each
-///   period to the ring and each frame takes the newest window that has arrived — a live run never waits.
+///   period to the ring at its capture time, and each frame takes the window ending at its own capture time
+///   on the same clock (as the recorder aligns them), or the newest sound when that has not arrived yet — a
+///   live run never waits.
 /// - From the input's audio track: the source thread decodes the packets to float PCM as it reads them and
 ///   holds each video frame back until the sound up to its time is decoded, so a file gives the same
 ///   windows every run, whatever the interleaving.
@@ -42,6 +44,14 @@ final class AudioFeed: Sendable {
             throw error
         }
         return nil
+    }
+
+    /// A live frame's window: the sound ending at the frame's time on CLOCK_MONOTONIC (the audio origin plus
+    /// its timestamp, as the recorder places it) when the ring holds it, else the newest sound.
+    static func liveWindow(_ ring: AudioRing, for frame: TimedFrame, origin: AudioOrigin) -> AudioWindow {
+        guard let zero = origin.value else { return ring.latestWindow() }
+        let at = MediaTime(value: zero + frame.pts.ticks(in: Rational(1, 1_000_000)), timescale: 1_000_000)
+        return ring.covers(at) ? ring.window(endingAt: at) : ring.latestWindow()
     }
 
     /// The source thread's side of a track feed (nil for the microphone).
