@@ -619,7 +619,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         let (width, rows) = input.type == .audio ? window.waveformImage(maxWidth: maxWidth) : window.spectrumImage(maxWidth: maxWidth)
         let size = Size(width: width, height: rows.count)
         if audioTextures[input.name]?.size != size {
-            // Only when the channel count or MAX changes: the same texture is refilled every other frame.
+            // Only when the channel count changes: every later frame refills the same texture.
             audioTextures[input.name] = try? Texture(size: size, format: .rgba16f)
         }
         guard let texture = audioTextures[input.name] else { return }
