@@ -89,6 +89,27 @@ final class AudioReactiveTests: XCTestCase {
         XCTAssertLessThan(reds[300], 0.05)
     }
 
+    func testTheMicrophoneCanFeedShadersWithoutBeingRecorded() throws {
+        let scratch = ScratchDirectory()
+        let environment = try AudioCaptureTests.emulatedMicrophone(in: scratch)
+        // Raw frames out: the microphone only feeds the shader.
+        let result = try Tools.run(Tools.prism, ["run", "--frames", "30", "--size", "512x16", "--fps", "30", "--audio", "prismtest",
+                                                 "--filter", Self.corpus("audio-spectrum.fs"), "-o", "-", "--output-format", "rgba",
+                                                 "--quiet"], environment: environment, timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let frame = 512 * 16 * 4
+        XCTAssertEqual(result.stdout.count, 30 * frame)
+        let last = [UInt8](result.stdout.suffix(frame))
+        let reds = (0..<512).map { Double(last[(8 * 512 + $0) * 4]) / 255 }
+        let peak = reds.indices.max { reds[$0] < reds[$1] }!
+        XCTAssertTrue((7...10).contains(peak), "the microphone's 440 Hz peaks at column \(peak)")
+        // Without a shader to feed, the microphone still needs a movie to go into.
+        let refused = try Tools.run(Tools.prism, ["run", "--frames", "3", "--audio", "prismtest", "-o", "-", "--output-format", "rgba"],
+                                    environment: environment)
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed"), refused.stderr)
+    }
+
     func testNoSoundIsOneClearLineNotSilence() throws {
         let scratch = ScratchDirectory()
         let silent = scratch.path("silent.mp4")
