@@ -82,7 +82,9 @@ public final class FrameEngine: Sendable {
     ///   - source: an opened source; the engine reads it from its own thread from now on.
     ///   - sinks: opened here, in order, before the first frame (the first output sink drives progress).
     ///   - audioCapture: a microphone recorded into the sinks that take audio, on the video's time line
-    ///     (live sources only: a camera, or the pattern paced to the clock).
+    ///     (live sources only: a camera, or the pattern paced to the clock); it also feeds the graph's
+    ///     audio-reactive filters (`AudioFeed`). Without one, such filters take the input's own track, and a
+    ///     graph with audio inputs on an input without sound throws here.
     ///   - events: told what happens during the run (camera switches, recompiles), from any thread.
     public init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
