@@ -128,4 +128,14 @@ public final class AudioPacket: @unchecked Sendable {  // immutable after init; 
         var pointer: UnsafeMutablePointer<AVPacket>? = packet
         av_packet_free(&pointer)
     }
+
+    /// A copy (`av_packet_clone`, sharing the data) with its timestamps moved by `offset`: a looping
+    /// clip's later passes.
+    public func shifted(by offset: MediaTime) throws(AVError) -> AudioPacket {
+        guard let copy = av_packet_clone(packet) else { throw AVError(call: "av_packet_clone", code: averrorENOMEM) }
+        let ticks = offset.ticks(in: stream.timeBase)
+        if copy.pointee.pts != noPTS { copy.pointee.pts += ticks }
+        if copy.pointee.dts != noPTS { copy.pointee.dts += ticks }
+        return AudioPacket(adopting: copy, stream: stream)
+    }
 }

@@ -224,8 +224,8 @@ final class ISFTests: XCTestCase {
         assertLoadError("/*{ \"A\": tru }*/", line: 1, column: 10, contains: "expected a value, found 'tru'")
         assertLoadError("/*{\n\t\"INPUTS\": [\n\t\t{ \"NAME\": \"x\", \"TYPE\": \"wobble\" }\n\t]\n}*/",
                         line: 3, column: 26, contains: "unknown TYPE 'wobble'")
-        assertLoadError("/*{\n\t\"INPUTS\": [\n\t\t{ \"NAME\": \"snd\", \"TYPE\": \"audioFFT\" }\n\t]\n}*/",
-                        line: 3, column: 28, contains: "audioFFT inputs are not supported")
+        assertLoadError("/*{\n\t\"INPUTS\": [\n\t\t{ \"NAME\": \"snd\", \"TYPE\": \"audioFFT\", \"MAX\": -4 }\n\t]\n}*/",
+                        line: 3, column: 47, contains: "MAX of audioFFT input 'snd' must be a whole number of bins")
         assertLoadError("/*{ \"INPUTS\": [ { \"TYPE\": \"float\" } ] }*/", line: 1, column: 17, contains: "input without a NAME")
         assertLoadError("/*{ \"INPUTS\": [ { \"NAME\": \"a\", \"TYPE\": \"float\", \"DEFAULT\": \"big\" } ] }*/",
                         line: 1, column: 60, contains: "DEFAULT must be a number")

@@ -29,7 +29,7 @@ struct RunCommand: PrismCommand {
         .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
         .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
-        .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern"),
+        .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
         .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
         .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
@@ -402,6 +402,10 @@ struct RenderCommand: PrismCommand {
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
+        // A still has no sound: audio-reactive shaders are refused rather than shown silence.
+        if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
+            throw error
+        }
         FFmpegLog.setLevel(.quiet)
         // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
         let sideInput = try faces.makeSideInput(for: graph, live: false)

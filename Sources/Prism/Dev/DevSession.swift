@@ -55,6 +55,9 @@ final class DevSession: Sendable {
         configuration.dropLateFrames = true
         configuration.frameQueueCapacity = 2
         configuration.copyAudio = false
+        // The clip's sound or the microphone's is analysed from the start, so a shader that gains an audio
+        // input while being edited gets sound at once.
+        configuration.analyzesAudio = true
         // Faces, when the shader's graph draws them or a face flag asks: live, so frames never wait for the
         // detector (a graph that starts drawing faces after a reload gets them only with a face flag).
         let faces = try options.faces.makeSideInput(for: graph, live: true)

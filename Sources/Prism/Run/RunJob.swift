@@ -34,7 +34,10 @@ public final class RunJob: Sendable {
                 throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
                                  + "(their time line is not the clock's)")
             }
-            guard case .movie = options.output else { throw UsageError("--audio needs a movie output (-o FILE)") }
+            // The microphone is recorded into a movie; with another output it may only feed audio-reactive shaders.
+            if case .movie = options.output {} else if userGraph.audioInputs.isEmpty {
+                throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
+            }
         }
         if let floor = options.limits.minFreeBytes, case .movie(let path) = options.output,
            let free = RecordingLimits.freeBytes(near: path), free <= floor {

@@ -57,6 +57,21 @@ public final class FilterGraph {
 
     public subscript(_ id: NodeID) -> Node { nodes[id.index] }
 
+    /// The audio inputs of the graph's user shaders (shader file, input name), in node order: a graph with
+    /// any needs the run to feed it sound (`FrameContext.audio`).
+    public var audioInputs: [(shader: String, input: String)] {
+        nodes.flatMap { node -> [(shader: String, input: String)] in
+            guard let kernel = node.kernel as? UserShaderKernel else { return [] }
+            return kernel.shader.audioInputs.map { (kernel.shader.path, $0.name) }
+        }
+    }
+
+    /// The one-line error for a run that cannot feed this graph's audio inputs; nil when it has none.
+    public func audioUnavailableError(_ why: String) -> UsageError? {
+        guard let first = audioInputs.first else { return nil }
+        return UsageError("\(first.shader): input '\(first.input)' needs audio: \(why)")
+    }
+
     /// Updates one node's parameter (live controls). The kernel reads `parameters` on its next frame.
     public func setParameter(_ id: NodeID, _ name: String, _ value: ParameterValue) throws {
         guard var values = nodes[id.index].parameters else { throw UsageError("\(nodes[id.index].name) has no parameters") }

@@ -140,6 +140,9 @@ public struct FrameContext: Sendable {
     /// from the bottom left while the button is down; z, w the click position, z negated once the
     /// button is up, w negated after the click's first frame. nil: no pointer.
     public var mouse: SIMD4<Double>?
+    /// The sound ending at this frame's time, for audio-reactive kernels (ISF `audio`/`audioFFT` inputs);
+    /// nil when the run has no sound to give (no graph that needs it, or no audio at all).
+    public var audio: AudioWindow?
 
     public struct Region: Hashable, Sendable {
         public var center: SIMD2<Double>
@@ -150,11 +153,12 @@ public struct FrameContext: Sendable {
         }
     }
 
-    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = []) {
+    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = [], audio: AudioWindow? = nil) {
         self.time = time
         self.timeDelta = timeDelta
         self.frameIndex = frameIndex
         self.regions = regions
+        self.audio = audio
     }
 }
 

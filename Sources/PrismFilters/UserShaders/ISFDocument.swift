@@ -69,9 +69,9 @@ public struct ISFDocument: Hashable, Sendable {
         inputs.contains { $0.name == Self.filterInputName && $0.type == .image }
     }
 
-    /// Every name the body may sample as an image: image inputs, pass targets, imported images.
+    /// Every name the body may sample as an image: image and audio inputs, pass targets, imported images.
     public var imageNames: [String] {
-        inputs.filter { $0.type == .image }.map(\.name) + passes.compactMap(\.target) + importedImages.map(\.name)
+        inputs.filter { $0.type.isSampler }.map(\.name) + passes.compactMap(\.target) + importedImages.map(\.name)
     }
 
     /// Names the generated preamble declares; inputs and targets may not use them.
@@ -386,11 +386,18 @@ private struct HeaderReader {
         case "image":
             parameter.type = .image
         case "audio", "audioFFT":
-            throw fail(typeNode, "input '\(name)': \(typeName) inputs are not supported by Prism")
+            // MAX is the most samples (audio) or bins (audioFFT) the shader wants: a whole number ≥ 1.
+            parameter.type = typeName == "audio" ? .audio : .audioFFT
+            if let maxNode, let columns = try number(maxNode, "MAX") {
+                guard columns == columns.rounded(), columns >= 1, columns < 1e9 else {
+                    throw fail(maxNode, "MAX of \(typeName) input '\(name)' must be a whole number of \(typeName == "audio" ? "samples" : "bins") ≥ 1")
+                }
+                parameter.maximum = .int(Int(columns))
+            }
         case "cube":
             throw fail(typeNode, "input '\(name)': cube-map inputs are not supported by Prism")
         default:
-            throw fail(typeNode, "input '\(name)' has unknown TYPE '\(typeName)' (expected event, bool, long, float, point2D, color or image)")
+            throw fail(typeNode, "input '\(name)' has unknown TYPE '\(typeName)' (expected event, bool, long, float, point2D, color, image, audio or audioFFT)")
         }
         return parameter
     }

@@ -141,7 +141,7 @@ enum ParamComments {
         case .float:
             guard let v = GraphParser.number(from: text) else { throw fail("\(key): '\(text)' is not a number") }
             return .float(v)
-        case .point2D, .vector3, .color, .image:
+        case .point2D, .vector3, .color, .image, .audio, .audioFFT:
             let parts = text.split(separator: ",", omittingEmptySubsequences: false)
             var numbers: [Double] = []
             for part in parts {

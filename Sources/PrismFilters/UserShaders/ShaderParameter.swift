@@ -44,6 +44,15 @@ public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
     case color
     /// `sampler2D` uniform plus `vec2 _<name>_imgSize`.
     case image
+    /// ISF `audio`: a `sampler2D` of the waveform (width = samples, capped by MAX; height = channels).
+    case audio
+    /// ISF `audioFFT`: a `sampler2D` of FFT magnitudes (width = bins, capped by MAX; height = channels).
+    case audioFFT
+
+    /// Sampled as a texture (image, audio and audioFFT inputs), not set as a value.
+    public var isSampler: Bool { self == .image || self == .audio || self == .audioFFT }
+    /// Fed from the input's sound (audio and audioFFT inputs).
+    public var isAudio: Bool { self == .audio || self == .audioFFT }
 
     /// The GLSL type of the uniform.
     public var glslType: String {
@@ -54,7 +63,7 @@ public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
         case .point2D: return "vec2"
         case .vector3: return "vec3"
         case .color: return "vec4"
-        case .image: return "sampler2D"
+        case .image, .audio, .audioFFT: return "sampler2D"
         }
     }
 
@@ -78,6 +87,7 @@ public struct ShaderParameter: Hashable, Sendable {
     public var type: ShaderParameterType
     public var defaultValue: ShaderValue?
     public var minimum: ShaderValue?
+    /// For audio and audioFFT inputs, MAX: the most columns (samples or bins) the shader wants.
     public var maximum: ShaderValue?
     /// ISF IDENTITY: the value at which the filter leaves its input unchanged.
     public var identity: ShaderValue?
@@ -110,7 +120,7 @@ public struct ShaderParameter: Hashable, Sendable {
         case .point2D: return .vector([0, 0])
         case .vector3: return .vector([0, 0, 0])
         case .color: return .vector([0, 0, 0, 1])
-        case .image: return nil
+        case .image, .audio, .audioFFT: return nil
         }
     }
 }

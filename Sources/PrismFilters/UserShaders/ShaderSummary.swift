@@ -1,3 +1,5 @@
+import PrismCore
+
 /// What `prism filters FILE.fs` prints about a user shader: its kind, its image inputs (and what an
 /// unconnected one holds), its vertex shader and its parameters.
 extension UserShader {
@@ -14,6 +16,14 @@ extension UserShader {
         for (index, image) in extraImageInputs.enumerated() {
             lines.append("  input \(index + 2): \(image) (a second stream: `[a][b]\(shortName)`; unconnected it reads as "
                          + UserShaderKernel.unconnectedImageContents + ")")
+        }
+        for input in audioInputs {
+            let native = input.type == .audio ? AudioWindow.sampleCount : AudioWindow.sampleCount / 2
+            let what = input.type == .audio ? "samples" : "bins"
+            let width = input.maximum?.scalar.map { "MAX \(Int($0)): \(min(Int($0), native)) \(what)" } ?? "\(native) \(what)"
+            lines.append("  audio input: \(input.name) (\(input.type.rawValue), \(width) × one row per channel, "
+                         + (input.type == .audio ? "waveform as 0…1, 0.5 silence" : "FFT magnitudes")
+                         + "; fed from the input's audio track or --audio)")
         }
         if let vertexPath { lines.append("  vertex shader: \(vertexPath) (runs as a pass of its own)") }
         if passes.count > 1 { lines.append("  passes: \(passes.count)") }

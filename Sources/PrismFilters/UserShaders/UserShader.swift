@@ -28,6 +28,7 @@
 /// | `DATE` | vec4 | year, month (1–12), day (1–31), seconds since midnight |
 /// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
 /// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
+/// | *audio input name* | sampler2D | `audio`: the waveform, `audioFFT`: the spectrum, of the sound ending at the frame's time; one row per channel (see `AudioWindow`) |
 /// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
 /// | `_<image>_imgRect`, `_<image>_flip` | vec4, bool | macros: `(0, 0, width, height)` and false |
 ///
@@ -94,6 +95,10 @@ public struct UserShader: Hashable, Sendable {
     public var dependencies: [String]
     /// ShaderToy: what iChannel0…3 read unless the graph says otherwise (the file's `// @iChannelN` lines).
     public var shaderToyChannels: [ShaderToyChannel] = ShaderToyChannel.defaults
+
+    /// ISF `audio` and `audioFFT` inputs, in INPUTS order: textures fed from the input's sound each frame.
+    public var audioInputs: [ShaderParameter] { isf?.inputs.filter { $0.type.isAudio } ?? [] }
+
 
     /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files.
     public var watchedFiles: [String] {
@@ -191,7 +196,7 @@ public struct UserShader: Hashable, Sendable {
                  "uniform vec2 RENDERSIZE;", "uniform int PASSINDEX;", "uniform vec4 DATE;"]
         for input in document.inputs {
             p.append("uniform \(input.type.glslType) \(input.name);")
-            if input.type == .image {
+            if input.type.isSampler {
                 p.append("uniform vec2 \(GLSLRewriter.sizeUniform(input.name));")
                 p += imageAliases(input.name)
             }
@@ -257,7 +262,7 @@ public struct UserShader: Hashable, Sendable {
                  width: pass.width, height: pass.height, program: program, vertex: vertexProgram)
         }
         return UserShader(path: file, kind: .isf, isf: document,
-                          parameters: document.inputs.filter { $0.type != .image },
+                          parameters: document.inputs.filter { !$0.type.isSampler },
                           inputImage: document.isFilter ? ISFDocument.filterInputName : nil,
                           extraImageInputs: document.inputs.filter { $0.type == .image && $0.name != ISFDocument.filterInputName }.map(\.name),
                           passes: passes, importedImages: document.importedImages,

@@ -96,6 +96,10 @@ public final class UserShaderKernel: ParameterizedKernel {
     // ShaderToy: what the channels read (ShaderToyChannels.swift) and the channel images, once loaded.
     let shaderToyPlan: ShaderToyPlan?
     var channelTextures: [String: Texture] = [:]
+    /// One texture per audio input, refilled each frame and reallocated only when its size changes.
+    private var audioTextures: [String: Texture] = [:]
+    /// The frame whose sound the audio textures hold (setUniforms runs once per program of a frame).
+    private var audioFrame: (index: Int, time: Double)?
     private var pendingEvents: Set<String> = []
     private var eventsSentAt: Int?
 
@@ -171,7 +175,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         case .point2D:
             guard case .vector(let v)? = fallback, v.count >= 2 else { return nil }
             return ParameterSpec(parameter.name, .point, default: .point(SIMD2(v[0], v[1])), summary)
-        case .image:
+        case .image, .audio, .audioFFT:
             return nil
         }
     }
@@ -334,7 +338,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
         // Generators (no input image) fuse too: they compute from the pixel position alone.
         guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.passes[0].vertex == nil,
-              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty else { return nil }
+              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty, shader.audioInputs.isEmpty else { return nil }
         let input = shader.inputImage
         let program = shader.passes[0].program
         // The author's lines (the preamble is ours, rebuilt below).
@@ -433,6 +437,8 @@ public final class UserShaderKernel: ParameterizedKernel {
             emptyTexture = nil
             importedTextures.removeAll()
             channelTextures.removeAll()
+            audioTextures.removeAll()
+            audioFrame = nil
         }
     }
 
@@ -586,7 +592,52 @@ public final class UserShaderKernel: ParameterizedKernel {
             uniforms.set(GLSLRewriter.sizeUniform(image.name), Float(texture.size.width), Float(texture.size.height))
             uniforms.bind(image.name, texture)
         }
+        bindAudio(uniforms, frame: frame)
         if let emptyTexture { uniforms.bind("$isf_empty", emptyTexture) }
+    }
+
+    /// Fills and binds each audio input's texture from `frame.audio` (see `AudioWindow.waveformImage` and
+    /// `spectrumImage`): RGBA16F, r = g = b = the value, a = 1, one row per channel from the first
+    /// (ISF's y = 0). Without sound (a graph rendered outside an engine that feeds it) the input reads as
+    /// the empty image; the engine refuses to start such a graph on an input without audio.
+    private func bindAudio(_ uniforms: KernelUniforms, frame: FrameContext) {
+        let inputs = shader.audioInputs
+        guard !inputs.isEmpty else { return }
+        let fresh = audioFrame.map { $0.index != frame.frameIndex || $0.time != frame.time } ?? true
+        if fresh { audioFrame = (frame.frameIndex, frame.time) }
+        for input in inputs {
+            if fresh || audioTextures[input.name] == nil { refillAudio(input, window: frame.audio) }
+            guard let texture = audioTextures[input.name] else {
+                uniforms.set(GLSLRewriter.sizeUniform(input.name), 1, 1)
+                if let emptyTexture { uniforms.bind(input.name, emptyTexture) }
+                continue
+            }
+            uniforms.set(GLSLRewriter.sizeUniform(input.name), Float(texture.size.width), Float(texture.size.height))
+            uniforms.bind(input.name, texture)
+        }
+    }
+
+    private func refillAudio(_ input: ShaderParameter, window: AudioWindow?) {
+        guard let window else {
+            audioTextures[input.name] = nil
+            return
+        }
+        let maxWidth = input.maximum?.scalar.map { Int($0) }
+        let (width, rows) = input.type == .audio ? window.waveformImage(maxWidth: maxWidth) : window.spectrumImage(maxWidth: maxWidth)
+        let size = Size(width: width, height: rows.count)
+        if audioTextures[input.name]?.size != size {
+            // Only when the channel count changes: every later frame refills the same texture.
+            audioTextures[input.name] = try? Texture(size: size, format: .rgba16f)
+        }
+        guard let texture = audioTextures[input.name] else { return }
+        var texels = [Float16](repeating: 1, count: size.pixelCount * 4)
+        for (row, values) in rows.enumerated() {
+            for (column, value) in values.enumerated() {
+                let v = Float16(value), at = (row * width + column) * 4
+                texels[at] = v; texels[at + 1] = v; texels[at + 2] = v
+            }
+        }
+        texels.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: width * 8) }
     }
 
     /// ISF's DATE: year, month, day, seconds since midnight (local time).

@@ -64,6 +64,10 @@ public final class Texture {
         self.name = name
         self.size = size
         self.format = format
+        // The active unit's binding is restored after: a texture made mid-draw (a kernel's per-frame
+        // audio image) must not unbind one already bound there for the draw.
+        let previous = Self.boundTexture()
+        defer { glBindTexture(GLenum(GL_TEXTURE_2D), previous) }
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         let mipmaps = mipmapped && linear && !format.isInteger
         let levels = mipmaps ? Int.bitWidth - max(size.width, size.height).leadingZeroBitCount : 1
@@ -93,6 +97,9 @@ public final class Texture {
     public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int) {
         home.check()
         precondition(rowBytes % format.bytesPerTexel == 0 && rowBytes >= size.width * format.bytesPerTexel)
+        // As in init: the active unit keeps the texture bound there (uploads may happen mid-draw).
+        let previous = Self.boundTexture()
+        defer { glBindTexture(GLenum(GL_TEXTURE_2D), previous) }
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / format.bytesPerTexel))
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), rowBytes % 4 == 0 ? 4 : (rowBytes % 2 == 0 ? 2 : 1))
@@ -106,6 +113,13 @@ public final class Texture {
         home.check()
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glGenerateMipmap(GLenum(GL_TEXTURE_2D))
+    }
+
+    /// The 2D texture bound to the active unit (glGetIntegerv(GL_TEXTURE_BINDING_2D)).
+    private static func boundTexture() -> GLuint {
+        var bound: GLint = 0
+        glGetIntegerv(GLenum(GL_TEXTURE_BINDING_2D), &bound)
+        return GLuint(bound)
     }
 
     /// Binds to texture unit `unit`.

@@ -33,6 +33,9 @@ public struct EngineConfiguration: Sendable {
     /// salvaged (`FrameSink.salvage`) instead of aborted, and the error says where the recording is. Files
     /// and pipes leave nothing on failure.
     public var keepsOutputOnFailure = false
+    /// Decode the input's sound for audio-reactive filters even when the first graph has no audio inputs
+    /// (`prism dev`, whose shader may gain one). Otherwise sound is decoded only for a graph that needs it.
+    public var analyzesAudio = false
 
     public init() {}
 }
@@ -66,6 +69,9 @@ public final class FrameEngine: Sendable {
     private let stage: GPUBound<GPUStage>
     private let registry = OutletRegistry()
     private let audioCapture: ThreadOwned<AudioCaptureSource?>
+    /// Sound for audio-reactive filters (nil when no graph of the run needs it): the input's track,
+    /// decoded on the source thread, or the microphone's periods.
+    private let audioFeed: AudioFeed?
     private let pendingSwitch = Locked<String?>(nil)
     private let commands = Locked<[@Sendable (EngineControl) throws -> Void]>([])
     private let eventHandler: (@Sendable (EngineEvent) -> Void)?
@@ -76,7 +82,9 @@ public final class FrameEngine: Sendable {
     ///   - source: an opened source; the engine reads it from its own thread from now on.
     ///   - sinks: opened here, in order, before the first frame (the first output sink drives progress).
     ///   - audioCapture: a microphone recorded into the sinks that take audio, on the video's time line
-    ///     (live sources only: a camera, or the pattern paced to the clock).
+    ///     (live sources only: a camera, or the pattern paced to the clock); it also feeds the graph's
+    ///     audio-reactive filters (`AudioFeed`). Without one, such filters take the input's own track, and a
+    ///     graph with audio inputs on an input without sound throws here.
     ///   - events: told what happens during the run (camera switches, recompiles), from any thread.
     public init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
@@ -89,6 +97,10 @@ public final class FrameEngine: Sendable {
         self.gpu = gpu
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
+        let audioFeed = try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
+                                           capture: audioCapture,
+                                           always: configuration.analyzesAudio)
+        self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
         let registry = self.registry
         let notes = self.notes
@@ -105,6 +117,7 @@ public final class FrameEngine: Sendable {
                 events?(event)
             }
             stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
+            stage.feedsAudio = audioFeed != nil
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs
@@ -209,8 +222,11 @@ public final class FrameEngine: Sendable {
         let capture = audioCapture.value
         let recordingSince = capture.map { _ in monotonicMicroseconds() }
         // Sinks attached later (a take) get it from then on.
+        let audioFeed = self.audioFeed
         capture?.start { chunk in
             sendAudio(.pcm(chunk))
+            audioFeed?.ring.append(interleaved: chunk.samples, channels: chunk.format.channels,
+                                   at: MediaTime(value: chunk.captureTime, timescale: 1_000_000))
             return !failure.hasError
         }
 
@@ -227,6 +243,12 @@ public final class FrameEngine: Sendable {
             guard let (source, capture) = sourceLease.borrow() else { return }
             var loop = SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
                                   recordingSince: recordingSince)
+            // A movie's sound for audio-reactive filters: frames wait here until their window is decoded.
+            var sound = audioFeed?.trackTimeline()
+            func push(_ ready: [TimedFrame]) -> Bool {
+                for frame in ready { guard frames.push(frame) else { return false } }
+                return true
+            }
             do {
                 reading: while !stop.isStopped, !failure.hasError {
                     // A microphone that failed ends the take where it failed.
@@ -239,15 +261,31 @@ public final class FrameEngine: Sendable {
                     guard let step = try loop.next() else { break }
                     switch step {
                     case .frames(let timed):
-                        for frame in timed { guard frames.push(frame) else { break reading } }
+                        if sound != nil {
+                            guard push(sound!.hold(timed)) else { break reading }
+                        } else {
+                            guard push(timed) else { break reading }
+                        }
                         if loop.isDone { break reading }
                     case .audio(let packet):
+                        if sound != nil { guard push(try sound!.decode(packet)) else { break reading } }
                         guard configuration.copyAudio, recordingSince == nil else { continue }
                         sendAudio(.audio(packet))
                     }
                 }
                 if !stop.isStopped, !failure.hasError {
-                    for frame in loop.finish() { guard frames.push(frame) else { break } }
+                    let last = loop.finish()
+                    if sound != nil {
+                        var pushing = push(sound!.hold(last))
+                        // Frames still waiting for their sound: read on for audio only (a limit ended the frames).
+                        tail: while pushing, sound!.isHolding, !stop.isStopped, !failure.hasError, let step = try loop.next() {
+                            guard case .audio(let packet) = step else { continue tail }
+                            pushing = push(try sound!.decode(packet))
+                        }
+                        if pushing { _ = push(try sound!.finish()) }
+                    } else {
+                        _ = push(last)
+                    }
                 }
             } catch {
                 fail(error)
@@ -276,7 +314,9 @@ public final class FrameEngine: Sendable {
                     var first: MediaTime?
                     var previousTime = 0.0
                     var index = 0
-                    while let timed = frames.pop() {
+                    let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
+                    while var timed = frames.pop() {
+                        if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
                         for work in commands.take(replacingWith: []) {
                             try work(control)
                         }

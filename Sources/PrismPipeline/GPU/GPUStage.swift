@@ -84,6 +84,11 @@ final class GPUStage {
     let timing: PassTiming
     /// A live run keeps what its sinks recorded when it fails.
     var keepsOutputOnFailure = false
+    /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
+    /// inputs may run.
+    var feedsAudio = false
+    static let noSoundReason = "this run decodes no sound (the input has no audio track and no --audio was given, "
+        + "or the graph it started with had no audio inputs)"
     private(set) var graph: FilterGraph
     /// The graph for the sinks at the output; nil while there are none.
     private(set) var renderer: GraphRenderer?
@@ -224,6 +229,8 @@ final class GPUStage {
 
     /// Replaces the graph between frames; on failure the current one keeps running.
     func setGraph(_ graph: FilterGraph) throws {
+        // A graph with audio inputs on a run that decodes no sound: refused, never fed silence.
+        if !feedsAudio, let error = graph.audioUnavailableError(Self.noSoundReason) { throw error }
         try install(try compile(graph, formats: outputFormats), graph: graph)
     }
 
@@ -287,7 +294,7 @@ final class GPUStage {
         let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
                                                           colorSpace: frame.colorSpace, planes: frame.planes))
         times.add(.upload, since: t0)
-        var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index)
+        var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index, audio: timed.audio)
         context.frameRate = (frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
         for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
         if let renderer {

@@ -6,6 +6,8 @@ public struct TimedFrame: Sendable {
     public let frame: VideoFrame
     public let pts: MediaTime
     public let duration: MediaTime?
+    /// The sound ending at `pts`, for audio-reactive filters (set by the engine when its graph needs it).
+    public var audio: AudioWindow? = nil
 }
 
 /// Applies a frame limit, a duration limit and a constant-rate conversion (dropping or repeating frames

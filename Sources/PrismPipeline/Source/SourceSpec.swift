@@ -86,10 +86,17 @@ public struct SourceSpec: Sendable {
     }
 }
 
-/// A movie reopened at its end, its timestamps continued one frame after the last, forever. Audio is
-/// dropped (a loop's audio would not line up). Used from one thread.
+/// A movie reopened at its end, its timestamps continued one frame after the last, forever. Its audio
+/// is not offered to sinks (a loop's audio would not line up in a recording), but its packets are
+/// passed on, moved onto the loop's time line, for audio-reactive filters (`analysisAudio`). Used from
+/// one thread.
 final class LoopingSource: MediaSource {
     let info: SourceInfo
+    /// The clip's audio stream, for analysis only (`info.audio` is nil so sinks do not copy it).
+    let analysisAudio: AudioStreamInfo?
+    /// Audio read before the pass's first frame fixed its offset, and events ready to go.
+    private var pendingAudio: [AudioPacket] = []
+    private var ready: [SourceEvent] = []
     private let spec: SourceSpec
     private var source: MediaSource
     /// Added to the current pass's timestamps.
@@ -103,6 +110,7 @@ final class LoopingSource: MediaSource {
         self.spec = spec
         source = try spec.openOnce()
         var info = source.info
+        analysisAudio = info.audio
         info.audio = nil
         info.duration = nil
         info.estimatedFrameCount = nil
@@ -111,6 +119,7 @@ final class LoopingSource: MediaSource {
 
     func next() throws -> SourceEvent? {
         while true {
+            if !ready.isEmpty { return ready.removeFirst() }
             guard let event = try source.next() else {
                 guard framesThisPass > 0 else { throw UsageError("\(info.summary): no video frames to loop") }
                 // End of the file: continue the time line one frame after the last frame.
@@ -120,10 +129,24 @@ final class LoopingSource: MediaSource {
                 source = try spec.openOnce()
                 framesThisPass = 0
                 passStart = nil
+                pendingAudio.removeAll()
                 continue
             }
-            guard case .video(let frame) = event else { continue }
+            let frame: VideoFrame
+            switch event {
+            case .audio(let packet):
+                guard analysisAudio != nil else { continue }
+                // On the pass's time line as its frames are: offset + (time - the pass's first frame's time).
+                guard let passStart else { pendingAudio.append(packet); continue }
+                return .audio(try packet.shifted(by: offset - passStart))
+            case .video(let video):
+                frame = video
+            }
             let first = passStart ?? frame.pts
+            if passStart == nil {
+                ready = try pendingAudio.map { .audio(try $0.shifted(by: offset - first)) }
+                pendingAudio.removeAll()
+            }
             passStart = first
             let pts = offset + (frame.pts - first)
             if let lastPTS, pts <= lastPTS { continue }

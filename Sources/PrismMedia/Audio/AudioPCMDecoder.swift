@@ -1,0 +1,114 @@
+import CFFmpeg
+import PrismCore
+
+/// Decodes a movie's audio stream to float PCM for analysis (audio-reactive filters): libavcodec's
+/// decoder, then libswresample to planar float at the stream's own rate, mono kept mono and everything
+/// else mixed to stereo. Owns its decoder, resampler and frame; frees them in deinit. Used from one
+/// thread (the engine's source thread).
+public final class AudioPCMDecoder {
+    public let sampleRate: Int
+    /// 1 or 2.
+    public let channels: Int
+    private let decoder: UnsafeMutablePointer<AVCodecContext>
+    private let timeBase: Rational
+    private var outputLayout = AVChannelLayout()
+    private var resampler: OpaquePointer?
+    private var resamplerInput: (layout: AVChannelLayout, format: Int32, rate: Int32)?
+    private let decoded = OwnedFrame()
+    private let label: String
+
+    public init(stream: AudioStreamInfo, label: String) throws(AVError) {
+        self.label = label
+        guard let codec = avcodec_find_decoder(stream.codecID) else {
+            throw AVError("no decoder for audio codec \(stream.codecName)", context: label, call: "avcodec_find_decoder")
+        }
+        guard let decoder = avcodec_alloc_context3(codec) else {
+            throw AVError(call: "avcodec_alloc_context3", code: averrorENOMEM, context: label)
+        }
+        self.decoder = decoder
+        timeBase = stream.timeBase
+        sampleRate = stream.sampleRate
+        channels = stream.channelCount >= 2 ? 2 : 1
+        av_channel_layout_default(&outputLayout, Int32(channels))
+        // Every stored property is set: a throw from here on runs deinit.
+        try check(avcodec_parameters_to_context(decoder, stream.parameters), "avcodec_parameters_to_context", label)
+        decoder.pointee.pkt_timebase = stream.timeBase.av
+        try check(avcodec_open2(decoder, codec, nil), "avcodec_open2", label, what: "cannot open audio decoder")
+    }
+
+    deinit {
+        var d: UnsafeMutablePointer<AVCodecContext>? = decoder
+        avcodec_free_context(&d)
+        swr_free(&resampler)
+        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
+        av_channel_layout_uninit(&outputLayout)
+    }
+
+    /// Decodes `packet` (nil: flush at the end of the stream) and hands each decoded frame's samples to
+    /// `body`: the frame's presentation time (nil when the stream gave none) and one array per channel.
+    public func decode(_ packet: AudioPacket?, _ body: (MediaTime?, [[Float]]) throws -> Void) throws {
+        let session = CodecSession(context: decoder, label: label, activity: "decode audio")
+        try session.send(packet: packet?.packet)
+        try session.drainFrames(into: decoded.pointer) { frame in
+            let count = frame.pointee.nb_samples
+            guard count > 0 else { return }
+            try prepareResampler(for: frame)
+            let stamp = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp : frame.pointee.pts
+            let time = stamp == noPTS ? nil : MediaTime(value: stamp, timeBase: timeBase)
+            var planes = [[Float]](repeating: [Float](repeating: 0, count: Int(count)), count: channels)
+            let produced = try convert(frame, count: count, into: &planes)
+            if produced < Int(count) { planes = planes.map { Array($0.prefix(produced)) } }
+            if produced > 0 { try body(time, planes) }
+        }
+    }
+
+    private func prepareResampler(for frame: UnsafeMutablePointer<AVFrame>) throws(AVError) {
+        if let current = resamplerInput, current.format == frame.pointee.format, current.rate == frame.pointee.sample_rate,
+           withUnsafePointer(to: current.layout, { av_channel_layout_compare($0, &frame.pointee.ch_layout) }) == 0 {
+            return
+        }
+        swr_free(&resampler)
+        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
+        resamplerInput = nil
+        var layout = AVChannelLayout()
+        try check(av_channel_layout_copy(&layout, &frame.pointee.ch_layout), "av_channel_layout_copy", label)
+        resamplerInput = (layout, frame.pointee.format, frame.pointee.sample_rate)
+        // Same rate out as in: the analysis runs at the stream's rate (AudioWindow carries it).
+        try check(swr_alloc_set_opts2(&resampler, &outputLayout, AV_SAMPLE_FMT_FLTP, frame.pointee.sample_rate,
+                                      &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format),
+                                      frame.pointee.sample_rate, 0, nil), "swr_alloc_set_opts2", label)
+        try check(swr_init(resampler), "swr_init", label, what: "cannot convert audio to float")
+    }
+
+    /// Converts `count` samples of `frame` into `planes` (planar float); returns how many came out.
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>, count: Int32, into planes: inout [[Float]]) throws(AVError) -> Int {
+        let capacity = Int(count)
+        var produced: Int32 = 0
+        // Point swr at each channel's array in turn (at most two).
+        let resampler = self.resampler
+        let input = frame.pointee.extended_data
+        func run(_ outputs: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32 {
+            input!.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) {
+                swr_convert(resampler, outputs, Int32(capacity), $0, count)
+            }
+        }
+        if channels == 1 {
+            produced = planes[0].withUnsafeMutableBytes { first in
+                var outputs: [UnsafeMutablePointer<UInt8>?] = [first.baseAddress!.assumingMemoryBound(to: UInt8.self)]
+                return run(&outputs)
+            }
+        } else {
+            var left = planes[0], right = planes[1]
+            produced = left.withUnsafeMutableBytes { first in
+                right.withUnsafeMutableBytes { second in
+                    var outputs: [UnsafeMutablePointer<UInt8>?] = [first.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                                                                   second.baseAddress!.assumingMemoryBound(to: UInt8.self)]
+                    return run(&outputs)
+                }
+            }
+            planes = [left, right]
+        }
+        try check(produced, "swr_convert", label, what: "cannot convert audio to float")
+        return Int(produced)
+    }
+}
