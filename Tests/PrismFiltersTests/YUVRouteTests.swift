@@ -43,6 +43,18 @@ final class YUVRouteTests: XCTestCase {
         XCTAssertFalse(try staysInYUV([("invert", [:])], sinks: [.rgba]))
         XCTAssertFalse(try staysInYUV([("invert", [:])], source: .yuv444p))
         XCTAssertFalse(try staysInYUV([("invert", [:])], sinks: [.nv12, .yuv444p]))
+        // Masks are weights only: a generator mixed in as a colour, or a curve before pixellate, is R'G'B'.
+        let binder = GraphBinder()
+        func bound(_ text: String) throws -> Bool {
+            let graph = try binder.bind(text)
+            return try context.perform {
+                try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: Self.size, sinks: [.nv12]).staysInYUV
+            }
+        }
+        XCTAssertTrue(try bound("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][in][m]blend-mask"))
+        XCTAssertFalse(try bound("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][m][m]blend-mask"))
+        XCTAssertFalse(try bound("[in]noir, pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask"))
+        XCTAssertFalse(try bound("[in]blur(radius=3)[px]; radial-gradient[m]; [px][in][m]blend-mask"))
     }
 
     func testAParameterThatLeavesTheRouteMakesTheRendererStale() throws {
@@ -117,6 +129,37 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
+    func testMasksBlendOnYUV() throws {
+        let planes = Self.testPlanes()
+        let binder = GraphBinder()
+        let mask = "radial-gradient(center=0.4:0.6, radius0=8, radius1=20)[m]"
+        let cases: [(String, [Op], [Op])] = [
+            ("[in]pixellate(scale=16)[px]; \(mask); [px][in][m]blend-mask", [], [.pixellate(scale: 16, center: SIMD2(0.5, 0.5))]),
+            ("[in]invert[a]; [in]mono, pixellate(scale=5, center=0.3:0.3), noir[px]; \(mask); [px][a][m]blend-mask",
+             [.invert], [.mono, .pixellate(scale: 5, center: SIMD2(0.3, 0.3)), .noir]),
+        ]
+        for (text, background, effect) in cases {
+            let graph = try binder.bind(text)
+            let source = Self.rgb(planes)
+            let back = Self.apply(background, to: source), front = Self.apply(effect, to: source)
+            // radial-gradient's documented maths at pixel centres (y down), white inside: the weight is its green.
+            let w = Self.size.width, h = Self.size.height
+            let centre = SIMD2(0.4 * Double(w), 0.6 * Double(h))
+            let blended = (0..<(w * h)).map { i -> SIMD3<Double> in
+                let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
+                let d = ((p - centre) * (p - centre)).sum().squareRoot()
+                let t = min(max((d - 8) / 12, 0), 1)
+                return back[i] + (front[i] - back[i]) * (1 - t)
+            }
+            for source in [PixelFormat.yuv420p, .nv12] {
+                let outputs = try render(graph, planes: planes, source: source, sinks: [.yuv420p, .nv12, .gray])
+                assertPlanes(outputs[0], Self.pack(blended), tolerance: 1, "\(text), \(source) → yuv420p")
+                assertPlanes(outputs[1], Self.pack(blended), tolerance: 1, "\(text), \(source) → nv12")
+                XCTAssertLessThanOrEqual(maxError(outputs[2].y, Self.pack(blended, grey: true).y), 1, "\(text) → gray")
+            }
+        }
+    }
+
     // MARK: Helpers
 
     struct Planes: Equatable {
@@ -141,13 +184,24 @@ final class YUVRouteTests: XCTestCase {
     /// The documented maths in doubles. `grey`: the grey sink's full-range luma.
     static func reference(_ planes: Planes, _ ops: [Op], monoIntensity: Double = 1, noirIntensity: Double = 1,
                           grey: Bool = false) -> Planes {
+        pack(apply(ops, to: rgb(planes), monoIntensity: monoIntensity, noirIntensity: noirIntensity), grey: grey)
+    }
+
+    /// Each pixel's R'G'B', chroma held over its 2×2 block, not clamped.
+    static func rgb(_ planes: Planes) -> [SIMD3<Double>] {
         let w = size.width, h = size.height, cw = w / 2
-        let luma = SIMD3<Double>(0.2126, 0.7152, 0.0722)
-        var rgb: [SIMD3<Double>] = (0..<(w * h)).map { i in
+        return (0..<(w * h)).map { i in
             let x = i % w, y = i / w, c = (y / 2) * cw + x / 2
             let v = space.rgb(fromY: Double(planes.y[i]) / 255, cb: Double(planes.cb[c]) / 255, cr: Double(planes.cr[c]) / 255)
             return SIMD3(v.r, v.g, v.b)
         }
+    }
+
+    static func apply(_ ops: [Op], to input: [SIMD3<Double>], monoIntensity: Double = 1,
+                      noirIntensity: Double = 1) -> [SIMD3<Double>] {
+        let w = size.width, h = size.height
+        let luma = SIMD3<Double>(0.2126, 0.7152, 0.0722)
+        var rgb = input
         for op in ops {
             switch op {
             case .invert:
@@ -191,6 +245,12 @@ final class YUVRouteTests: XCTestCase {
                 }
             }
         }
+        return rgb
+    }
+
+    /// Packs R'G'B' pixels: luma per pixel, chroma from the mean of each 2×2 block; or full-range grey.
+    static func pack(_ rgb: [SIMD3<Double>], grey: Bool = false) -> Planes {
+        let w = size.width, h = size.height, cw = w / 2
         func quantise(_ v: Double) -> UInt8 { UInt8(max(0, min(255, (v * 255).rounded()))) }
         if grey {
             let full = YUVColorSpace(matrix: space.matrix, range: .full)
