@@ -5,49 +5,77 @@ import PrismFilters
 /// The graph evaluated on the CPU, written from the filters' documented maths (not from their shaders),
 /// so the bench can check that the GPU really did the work it timed.
 ///
-/// Covers linear chains of invert, color, the photo looks (mono, noir, …: `ColorLook.apply`) and
-/// pixellate; other graphs are reported as not verifiable on the CPU. Input and output are tightly
-/// packed yuv420p; chroma is resampled as the engine documents it: sample-and-hold up, the mean of each
-/// 2×2 block down.
+/// Covers graphs of invert, color, the photo looks (mono, noir, …: `ColorLook.apply`), pixellate,
+/// radial-gradient and blend-mask (so the seed's masked pixellate); other graphs are reported as not
+/// verifiable on the CPU. Input and output are tightly packed yuv420p; chroma is resampled as the engine
+/// documents it: sample-and-hold up, the mean of each 2×2 block down.
 struct BenchReference {
     enum Step {
         case invert
         case look(ColorLook, intensity: Double)
         case color(brightness: Double, contrast: Double, saturation: Double)
         case pixellate(scale: Double, center: SIMD2<Double>)
+        /// color0 inside radius0, color1 outside radius1 (pixels), centre as 0...1 from the top left.
+        case radialGradient(center: SIMD2<Double>, radius0: Double, radius1: Double, color0: SIMD3<Double>, color1: SIMD3<Double>)
+        /// mix(input 1, input 0, input 2's green).
+        case blendMask
     }
 
-    let steps: [Step]
+    /// Steps in graph order, each with the streams it reads (nil: the source; else an earlier step).
+    let steps: [(step: Step, inputs: [Int?])]
+    /// The step giving the output (nil: the source).
+    let output: Int?
+
+    init(steps: [Step]) {
+        self.steps = steps.enumerated().map { ($0.element, [$0.offset == 0 ? nil : $0.offset - 1]) }
+        output = steps.isEmpty ? nil : steps.count - 1
+    }
+
+    private init(nodes: [(step: Step, inputs: [Int?])], output: Int?) {
+        self.steps = nodes
+        self.output = output
+    }
 
     /// The reference for `graph`, or why there is none.
     static func make(for graph: FilterGraph) -> Result<BenchReference, BenchError> {
-        var steps: [Step] = []
-        var previous: FilterGraph.Stream = .source
+        var nodes: [(step: Step, inputs: [Int?])] = []
+        func index(_ stream: FilterGraph.Stream) -> Int? {
+            if case .node(let id) = stream { return id.index }
+            return nil
+        }
         for node in graph.nodes {
-            guard node.inputs == [previous] else { return .failure(BenchError("not a simple chain")) }
-            previous = .node(node.id)
             let values = node.parameters
+            let step: Step
             switch node.name {
             case "invert":
-                steps.append(.invert)
+                step = .invert
             case "color":
-                steps.append(.color(brightness: values?.double("brightness") ?? 0, contrast: values?.double("contrast") ?? 1,
-                                    saturation: values?.double("saturation") ?? 1))
+                step = .color(brightness: values?.double("brightness") ?? 0, contrast: values?.double("contrast") ?? 1,
+                              saturation: values?.double("saturation") ?? 1)
             case "pixellate":
-                steps.append(.pixellate(scale: values?.double("scale") ?? 8, center: values?.point("center") ?? SIMD2(0.5, 0.5)))
+                step = .pixellate(scale: values?.double("scale") ?? 8, center: values?.point("center") ?? SIMD2(0.5, 0.5))
+            case "radial-gradient":
+                func rgb(_ name: String) -> SIMD3<Double> {
+                    let c = values?.color(name) ?? .zero
+                    return SIMD3(c.x, c.y, c.z)
+                }
+                step = .radialGradient(center: values?.point("center") ?? SIMD2(0.5, 0.5),
+                                       radius0: values?.double("radius0") ?? 5, radius1: values?.double("radius1") ?? 100,
+                                       color0: rgb("color0"), color1: rgb("color1"))
+            case "blend-mask":
+                step = .blendMask
             default:
-                if let look = ColorLook.all.first(where: { $0.name == node.name }) {
-                    steps.append(.look(look, intensity: values?["intensity"]?.doubleValue ?? 1))
-                } else {
+                guard let look = ColorLook.all.first(where: { $0.name == node.name }) else {
                     return .failure(BenchError("no CPU reference for '\(node.name)'"))
                 }
+                step = .look(look, intensity: values?["intensity"]?.doubleValue ?? 1)
             }
+            nodes.append((step, node.inputs.map(index)))
         }
-        guard graph.output == previous else { return .failure(BenchError("the output is not the end of the chain")) }
-        return .success(BenchReference(steps: steps))
+        return .success(BenchReference(nodes: nodes, output: index(graph.output)))
     }
 
-    /// Runs the chain on a tightly packed yuv420p frame; returns a tightly packed yuv420p frame.
+    /// Runs the graph on a tightly packed yuv420p frame; returns a tightly packed yuv420p frame.
     ///
     /// The R'G'B' route (`keepsYUV` false): converted pixels are clamped to 0...1, so is every filter's
     /// output, fused or not, as the compiler does, and pixellate's block means are 8-bit. The Y'CbCr route
@@ -56,8 +84,11 @@ struct BenchReference {
     /// clamped to 0...1, and block means are not rounded.
     func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace, keepsYUV: Bool = false) -> [UInt8] {
         func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { keepsYUV ? c : Self.clamp(c) }
-        var rgb = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace, clamped: !keepsYUV)
-        for step in steps {
+        let source = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace, clamped: !keepsYUV)
+        var outputs: [[SIMD3<Double>]] = []
+        for (step, inputs) in steps {
+            let reads = inputs.map { $0.map { outputs[$0] } ?? source }
+            var rgb = reads.first ?? []
             switch step {
             case .invert:
                 for i in rgb.indices { rgb[i] = clamp(SIMD3(repeating: 1) - rgb[i]) }
@@ -84,9 +115,19 @@ struct BenchReference {
                 if !keepsYUV {
                     for i in rgb.indices { rgb[i] = (Self.clamp(rgb[i]) * 255).rounded(.toNearestOrEven) / 255 }
                 }
+            case .radialGradient(let center, let radius0, let radius1, let color0, let color1):
+                let c = SIMD2(center.x * Double(size.width), center.y * Double(size.height))
+                rgb = (0..<(size.width * size.height)).map { i in
+                    let p = SIMD2(Double(i % size.width) + 0.5, Double(i / size.width) + 0.5) - c
+                    let t = min(max(((p * p).sum().squareRoot() - radius0) / max(radius1 - radius0, 1e-6), 0), 1)
+                    return Self.clamp(color0 + (color1 - color0) * t)
+                }
+            case .blendMask:
+                rgb = reads[1].indices.map { i in clamp(reads[1][i] + (reads[0][i] - reads[1][i]) * reads[2][i].y) }
             }
+            outputs.append(rgb)
         }
-        return Self.yuv420p(fromRGB: rgb, size: size, colorSpace: colorSpace)
+        return Self.yuv420p(fromRGB: output.map { outputs[$0] } ?? source, size: size, colorSpace: colorSpace)
     }
 
     static func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { c.clamped(lowerBound: .zero, upperBound: .one) }

@@ -18,9 +18,9 @@ enum LookFilters {
                 positional: ["intensity"],
                 make: { values in
                     let kernel = LUTKernel(dimension: 33, table: ColorLook.table(dimension: 33, look.apply), parameters: values)
-                    if let grey = look.grey {
-                        kernel.lumaCurve = LumaCurve(identity: look.name, weights: ColorLook.lumaWeights,
-                                                     samples: LumaCurve.sample(grey), intensity: 1)
+                    if let glsl = look.greyGLSL {
+                        kernel.lumaCurve = LumaCurve(identity: look.name, weights: ColorLook.lumaWeights, glsl: glsl,
+                                                     intensity: 1)
                     }
                     return kernel
                 })
@@ -33,8 +33,10 @@ public struct ColorLook: Sendable {
     public let name: String
     public let summary: String
     public let maths: String
-    /// For a look that is a grey tone curve of `luma`: the curve (`apply` is then grey(luma(c)) in every channel).
+    /// For a look that is a grey tone curve of `luma`: the curve (`apply` is then grey(luma(c)) in every
+    /// channel), and the same curve in GLSL as an expression of `float l` in 0...1.
     public var grey: (@Sendable (Double) -> Double)? = nil
+    public var greyGLSL: String? = nil
     public let apply: @Sendable (SIMD3<Double>) -> SIMD3<Double>
 
     public static let lumaWeights = SIMD3<Double>(0.2126, 0.7152, 0.0722)
@@ -56,12 +58,12 @@ public struct ColorLook: Sendable {
         },
         ColorLook(name: "noir", summary: "High-contrast black and white (CIPhotoEffectNoir).",
                   maths: "y = luma(rgb); s = y²(3 - 2y); y' = y + 1.2 (s - y), clamped; rgb' = (y', y', y').",
-                  grey: noirCurve) { c in
+                  grey: noirCurve, greyGLSL: "clamp(l + 1.2 * (l * l * (3.0 - 2.0 * l) - l), 0.0, 1.0)") { c in
             SIMD3(repeating: noirCurve(luma(c)))
         },
         ColorLook(name: "tonal", summary: "Soft black and white (CIPhotoEffectTonal).",
                   maths: "y = luma(rgb); y' = 0.06 + 0.88 y^0.9; rgb' = (y', y', y').",
-                  grey: tonalCurve) { c in
+                  grey: tonalCurve, greyGLSL: "0.06 + 0.88 * pow(l, 0.9)") { c in
             SIMD3(repeating: tonalCurve(luma(c)))
         },
         ColorLook(name: "instant", summary: "Warm faded instant-film look (CIPhotoEffectInstant).",

@@ -94,7 +94,7 @@ struct YUVBlendPlan {
         for index in perPixel {
             switch graph.nodes[index].kernel.colorForm {
             case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
-            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, samples: curve.samples))
+            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, glsl: curve.glsl))
             case nil: break
             }
         }

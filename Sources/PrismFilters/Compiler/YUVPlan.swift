@@ -16,7 +16,7 @@ struct YUVPlan {
     /// (Y'CbCr of the input → R'G'B' → the sink's Y'CbCr) is folded into a trailing matrix.
     enum Step {
         case affine(nodes: [Int])
-        case curve(node: Int, samples: [Float])
+        case curve(node: Int, glsl: String)
     }
 
     /// Colour kernels in chain order (pixellate left out); for a graph with blends, those before pixellate.
@@ -64,7 +64,7 @@ struct YUVPlan {
         for node in nodes {
             switch graph.nodes[node].kernel.colorForm {
             case .lumaCurve(let curve)?:
-                steps.append(.curve(node: node, samples: curve.samples))
+                steps.append(.curve(node: node, glsl: curve.glsl))
             default:
                 if case .affine(let group)? = steps.last {
                     steps[steps.count - 1] = .affine(nodes: group + [node])
@@ -154,9 +154,6 @@ final class ChainUniforms {
     private let sink: PackedFrameLayout?
     private let pixellate: Int?
     private let sourceSize: Size
-    /// Samples per curve table in the shader.
-    static let curveSamples = 256
-
     init(graph: FilterGraph, steps: [YUVPlan.Step], sink: PackedFrameLayout?, pixellate: Int?, sourceSize: Size) {
         self.graph = graph
         self.sink = sink
@@ -179,27 +176,19 @@ final class ChainUniforms {
             case .affine:
                 declarations += "uniform mat3 prism_m\(index);\nuniform vec3 prism_o\(index);\n"
                 functions += "vec3 prism_step\(index)(vec3 v) { return prism_m\(index) * v + prism_o\(index); }\n"
-            case .curve(_, let samples):
-                let n = Self.curveSamples
-                let table = (0..<n).map { i -> String in
-                    let x = Double(i) / Double(n - 1) * Double(samples.count - 1)
-                    let j = min(Int(x), samples.count - 2), f = Float(x - Double(j))
-                    return "\(samples[j] + (samples[j + 1] - samples[j]) * f)"
-                }
+            case .curve(_, let glsl):
                 declarations += """
                     uniform vec3 prism_w\(index);
                     uniform float prism_wo\(index);
                     uniform vec3 prism_gd\(index);
                     uniform vec3 prism_go\(index);
                     uniform float prism_i\(index);
-                    const float prism_curve\(index)[\(n)] = float[\(n)](\(table.joined(separator: ", ")));
 
                     """
                 functions += """
                     vec3 prism_step\(index)(vec3 v) {
-                        float x = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0) * \(Float(n - 1));
-                        int i = min(int(x), \(n - 2));
-                        float g = mix(prism_curve\(index)[i], prism_curve\(index)[i + 1], x - float(i));
+                        float l = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0);
+                        float g = \(glsl);
                         return mix(v, g * prism_gd\(index) + prism_go\(index), prism_i\(index));
                     }
 

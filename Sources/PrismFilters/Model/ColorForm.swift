@@ -73,20 +73,16 @@ public struct LumaCurve: Sendable, Equatable {
     /// Which curve (a look's name): equal identities have equal samples.
     public var identity: String
     public var weights: SIMD3<Double>
-    /// The curve at `samples.count` evenly spaced points over 0...1, linearly interpolated between them.
-    public var samples: [Float]
+    /// The curve as a GLSL expression of `float l` (the weighted sum, clamped to 0...1): evaluated, not
+    /// looked up (a table lookup per pixel is a gather on software rasterisers).
+    public var glsl: String
     public var intensity: Double
 
-    public init(identity: String, weights: SIMD3<Double>, samples: [Float], intensity: Double) {
+    public init(identity: String, weights: SIMD3<Double>, glsl: String, intensity: Double) {
         self.identity = identity
         self.weights = weights
-        self.samples = samples
+        self.glsl = glsl
         self.intensity = intensity
-    }
-
-    /// Samples `curve` at `count` points over 0...1.
-    public static func sample(count: Int = 1024, _ curve: (Double) -> Double) -> [Float] {
-        (0..<count).map { Float(curve(Double($0) / Double(count - 1))) }
     }
 }
 
