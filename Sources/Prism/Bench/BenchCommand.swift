@@ -13,6 +13,7 @@ struct BenchCommand: PrismCommand {
             .value("--sizes", value: "480p,720p,1080p,2160p", help: "the sizes to measure, comma-separated (720p or WxH)"),
             .value("--filter", "-f", value: "SPEC", help: "the filter graph to measure"),
             .flag("--no-fuse", help: "one GPU pass per filter (to measure fusing)"),
+            .flag("--rgb-route", help: "every graph through R'G'B', none kept in Y'CbCr (to measure the Y'CbCr route)"),
             .flag("--json", help: "the results as JSON on stdout instead of a table"),
             .value("--chart", value: "FILE.svg", help: "also write the results as an SVG chart"),
             .value("--compare", value: "ffmpeg", help: "run FFmpeg's CPU chain on the same work, side by side"),
@@ -50,6 +51,7 @@ struct BenchCommand: PrismCommand {
         }
         if let filter = scanner.value("--filter", "-f") { options.filter = filter }
         options.fuse = !scanner.flag("--no-fuse")
+        options.yuvRoute = !scanner.flag("--rgb-route")
         options.json = scanner.flag("--json")
         if let chart = scanner.value("--chart") {
             guard chart.lowercased().hasSuffix(".svg") else { throw UsageError("--chart writes an SVG file: FILE.svg, not '\(chart)'") }

@@ -11,6 +11,7 @@ struct BenchOptions: Sendable {
     /// Fuse the graph's filters into as few passes as possible (off: one pass per filter, to measure
     /// what fusion buys).
     var fuse = true
+    var yuvRoute = true
     var json = false
     var chartPath: String?
     var compareFFmpeg = false

@@ -77,7 +77,8 @@ final class BenchRunner {
         let header = BenchMachine.header(info: context.info, command: options.commandLine, loadAverage: loadAtStart,
                                          timerMethod: timerMethod,
                                          timerNote: timerNote)
-        return BenchResult(header: header, graph: options.filter + (options.fuse ? "" : " (unfused: one pass per filter)"),
+        return BenchResult(header: header, graph: options.filter + (options.fuse ? "" : " (unfused: one pass per filter)")
+                               + (options.yuvRoute ? "" : " (R'G'B' route only)"),
                            quick: options.quick, warmup: options.warmup,
                            samples: options.samples, ffmpeg: ffmpegInfo, sizes: sizes, memory: memory,
                            verified: failures.isEmpty, failures: failures)
@@ -330,7 +331,8 @@ final class BenchRunner {
 
             // YUV ↔ RGB conversions (a graph without filters: the source conversion and the pack).
             for (from, to) in [(PixelFormat.yuv420p, PixelFormat.rgba), (.rgba, .yuv420p), (.yuv420p, .yuv420p), (.yuv420p, .nv12)] {
-                let renderer = try GraphRenderer(graph: identity, sourceFormat: from, sourceSize: size, sinks: [to])
+                let renderer = try GraphRenderer(graph: identity, sourceFormat: from, sourceSize: size, sinks: [to],
+                                                 options: CompileOptions(yuvRoute: options.yuvRoute))
                 let planes = from == .yuv420p ? lumaPlanes[0] : Self.syntheticPlanes(format: from, size: size)
                 let values = try Self.withPlanes(planes, format: from, size: size) { pointers in
                     let uploaded = try uploader.upload(cpuFrame(from, pointers))
@@ -345,7 +347,7 @@ final class BenchRunner {
 
             // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed as libx264 takes it).
             let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat],
-                                             options: CompileOptions(fuse: options.fuse))
+                                             options: CompileOptions(fuse: options.fuse, yuvRoute: options.yuvRoute))
             result.passLabels = renderer.passLabels
             let layout = renderer.sinkLayouts[0]
             try Self.withPlanes(lumaPlanes[0], format: .yuv420p, size: size) { pointers in
@@ -458,7 +460,8 @@ final class BenchRunner {
             // Checks: the clip's frames through the graph, read back both ways, against the CPU reference.
             let destinations = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64) }
             defer { for pointer in destinations { pointer.deallocate() } }
-            let identityRenderer = try GraphRenderer(graph: identity, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p])
+            let identityRenderer = try GraphRenderer(graph: identity, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p],
+                                                     options: CompileOptions(yuvRoute: options.yuvRoute))
             for (check, planes) in zip(checkFrames, lumaPlanes) {
                 try Self.withPlanes(planes, format: .yuv420p, size: size) { pointers in
                     let uploaded = try uploader.upload(cpuFrame(.yuv420p, pointers))
@@ -649,6 +652,7 @@ final class BenchRunner {
         options.output = output
         options.filter = self.options.filter
         options.fuse = self.options.fuse
+        options.yuvRoute = self.options.yuvRoute
         options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
         options.quiet = true
         options.progress = false

@@ -33,6 +33,7 @@ struct RunCommand: PrismCommand {
         .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
         .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
+        .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
         .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
         .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
         .flag("--quiet", "-q", help: "no progress or summary on stderr"),
@@ -121,6 +122,7 @@ struct RunCommand: PrismCommand {
         options.quiet = scanner.flag("--quiet", "-q")
         options.stats = scanner.flag("--stats")
         options.fuse = !scanner.flag("--no-fuse")
+        options.yuvRoute = !scanner.flag("--rgb-route")
         options.autorotate = !scanner.flag("--no-autorotate")
         options.mirror = scanner.flag("--mirror")
         options.size = try scanner.size("--size")

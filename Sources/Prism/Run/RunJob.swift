@@ -69,6 +69,7 @@ public final class RunJob: Sendable {
         var configuration = EngineConfiguration()
         configuration.readback = options.readback
         configuration.fuse = options.fuse
+        configuration.yuvRoute = options.yuvRoute
         configuration.sizeChange = .keepOutputSize
         configuration.timing = options.stats ? .perPass(preferQueries: false) : .off
         // A live source's --frames (a camera; the pattern paced beside a microphone) counts the frames

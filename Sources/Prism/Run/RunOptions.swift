@@ -37,6 +37,8 @@ public struct RunOptions: Sendable {
     /// nil: the engine's choice for the driver.
     public var readback: ReadbackStrategy?
     public var fuse = true
+    /// `--rgb-route`: every graph through R'G'B' (see `CompileOptions.yuvRoute`).
+    public var yuvRoute = true
     public var quiet = false
     public var stats = false
     /// Show the live progress line (on when stderr is a terminal and not quiet).

@@ -15,10 +15,14 @@ public struct CompileOptions: Sendable {
     public var intermediateFormat: TextureFormat
     /// Bounds on sizes, passes and memory; nil reads them from the context at compile time.
     public var limits: GraphLimits?
+    /// Let chains of colour maps, pixellate and masked blends between 4:2:0 frames stay in Y'CbCr
+    /// (`YUVPlan`); off: every graph goes through R'G'B' (to compare, or to keep the R'G'B' clamps).
+    public var yuvRoute: Bool
 
     public init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
-                limits: GraphLimits? = nil) {
+                limits: GraphLimits? = nil, yuvRoute: Bool = true) {
         self.fuse = fuse
+        self.yuvRoute = yuvRoute
         self.maxPackCost = maxPackCost
         self.intermediateFormat = intermediateFormat
         self.limits = limits

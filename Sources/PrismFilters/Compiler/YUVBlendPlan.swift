@@ -20,7 +20,7 @@ struct YUVBlendPlan {
 
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sizes: [Size],
                      layouts: [PackedFrameLayout], options: CompileOptions) -> YUVBlendPlan? {
-        guard options.fuse, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
+        guard options.fuse, options.yuvRoute, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
               layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize }),
               sizes.allSatisfy({ $0 == sourceSize }),
               graph.nodes.contains(where: { $0.kernel.colorBlend != nil }),

@@ -27,7 +27,7 @@ struct YUVPlan {
     /// The plan for `graph`, or nil when it needs the R'G'B' route.
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVPlan? {
-        guard options.fuse, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
+        guard options.fuse, options.yuvRoute, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
               layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize })
         else { return nil }
         // Walk back from the output: every node must be on one line from the source.

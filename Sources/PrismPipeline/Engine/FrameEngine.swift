@@ -11,6 +11,8 @@ public struct EngineConfiguration: Sendable {
     public var readback: ReadbackStrategy?
     /// Fuse filters into as few passes as possible (off only to measure what fusion buys).
     public var fuse = true
+    /// See `CompileOptions.yuvRoute`.
+    public var yuvRoute = true
     public var sizeChange = SizeChangePolicy.keepOutputSize
     public var timing = PassTiming.off
     /// Stop after this many frames: frames read from a file or pipe; frames that reach the GPU from a live
@@ -107,7 +109,7 @@ public final class FrameEngine: Sendable {
         let pendingSwitch = self.pendingSwitch
         let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
             let stage = GPUStage(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
-                                 compileOptions: CompileOptions(fuse: configuration.fuse),
+                                 compileOptions: CompileOptions(fuse: configuration.fuse, yuvRoute: configuration.yuvRoute),
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
                                  audio: configuration.copyAudio && audioCapture == nil ? info.audio : nil,
