@@ -36,7 +36,15 @@ final class CompiledPass {
     struct Member { let node: Int; let prefix: String; let outputSize: Size; let inputSizes: [Size] }
 
     /// One program drawn over some rows of the target (all of it when nil).
-    struct Draw { let program: ShaderProgram; let rows: Range<Int>?; let fragmentSource: String }
+    struct Draw {
+        let program: ShaderProgram
+        let rows: Range<Int>?
+        let fragmentSource: String
+        /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
+        var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
+    }
+    /// When a `YUVPlan` draw may skip the planes its matrix does not read.
+    enum LeanCondition { case lumaIgnoresChroma, chromaIgnoresLuma }
 
     let kind: Kind
     let label: String

@@ -151,8 +151,13 @@ public final class GraphRenderer {
             target.bindForDrawing()
             for draw in pass.draws {
                 if let rows = draw.rows { target.bindForDrawing(rows: rows) }
-                bind(pass, draw.program, frame: frame, context: context)
-                draw.program.drawFullscreen()
+                var program = draw.program
+                if let lean = draw.lean, let chain = pass.colorChain,
+                   chain.allows(lean.condition, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) {
+                    program = lean.program
+                }
+                bind(pass, program, frame: frame, context: context)
+                program.drawFullscreen()
             }
             if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
                 prepassTargets[node, default: [:]][prepass] = target

@@ -127,10 +127,18 @@ struct YUVPlan {
             let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(wide: wide))
             let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
             let label = "pack \(layout.format.rawValue) (Y'CbCr)"
-            let draws = try plan.draws.map { draw -> CompiledPass.Draw in
+            // Planar and grey sinks draw luma and chroma apart: each may skip the other's planes.
+            let lean = pixellate == nil && affine && layout.format != .nv12
+                ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
+            let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
-                return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                         rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+                var compiled = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                                 rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+                if let lean {
+                    compiled.lean = (try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
+                                     index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)
+                }
+                return compiled
             }
             let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
             target.readPlan = plan.readPlan
@@ -199,6 +207,28 @@ final class ChainUniforms {
         return declarations + functions + "vec3 prism_chain(vec3 v) {\n" + chain + "    return v;\n}\n"
     }
 
+    /// The matrix of affine step `index` on Y'CbCr, for the kernels' current parameters.
+    private func conjugated(_ index: Int, nodes: [Int], sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> AffineColor {
+        var map = AffineColor.identity
+        for node in nodes {
+            if case .affine(let form)? = graph.nodes[node].kernel.colorForm { map = form.after(map) }
+        }
+        let last = index == steps.count - 1
+        let back = last && sink != nil ? Self.sinkYUV(outputSpace, sink!) : Self.toYUV(sourceSpace)
+        return back.after(map.after(Self.toRGB(sourceSpace)))
+    }
+
+    /// Whether a lean draw is right for this frame: the chain is one matrix without the terms it skips
+    /// (below 1e-6, far under a code value).
+    func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
+        guard steps.count == 1, case .affine(let nodes) = steps[0] else { return false }
+        let m = conjugated(0, nodes: nodes, sourceSpace: sourceSpace, outputSpace: outputSpace)
+        switch condition {
+        case .lumaIgnoresChroma: return abs(m.rows[0].y) + abs(m.rows[0].z) < 1e-6
+        case .chromaIgnoresLuma: return abs(m.rows[1].x) + abs(m.rows[2].x) < 1e-6
+        }
+    }
+
     /// Sets the step uniforms for a frame in `source` space, written in `output` space.
     func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
         let toRGB = Self.toRGB(sourceSpace)
@@ -206,13 +236,7 @@ final class ChainUniforms {
         for (index, step) in steps.enumerated() {
             switch step {
             case .affine(let nodes):
-                var map = AffineColor.identity
-                for node in nodes {
-                    if case .affine(let form)? = graph.nodes[node].kernel.colorForm { map = form.after(map) }
-                }
-                let last = index == steps.count - 1
-                let back = last && sink != nil ? Self.sinkYUV(outputSpace, sink!) : toYUV
-                let conjugated = back.after(map.after(toRGB))
+                let conjugated = conjugated(index, nodes: nodes, sourceSpace: sourceSpace, outputSpace: outputSpace)
                 program.setMatrix3("prism_m\(index)", rows: conjugated.rowArrays)
                 program.set("prism_o\(index)", Float(conjugated.offset.x), Float(conjugated.offset.y), Float(conjugated.offset.z))
             case .curve(let node, _):

@@ -160,8 +160,10 @@ public enum YUVNativeShaders {
     /// Where a packing pass gets pixel values from.
     public enum Values: Sendable {
         /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
-        /// chain of its pixels' mean (one evaluation, not four).
-        case planes(affine: Bool)
+        /// chain of its pixels' mean (one evaluation, not four); `lean` (affine chains): the luma draw reads
+        /// no chroma and the chroma draw no luma — right only while the chain's matrix has no such terms
+        /// (the renderer picks it per frame, see `LeanCondition`).
+        case planes(affine: Bool, lean: Bool = false)
         /// A block-means target (`blockReads`) through `prism_chain`; `wide`: blocks are at least 8 pixels
         /// across (fewer fetches).
         case blocks(wide: Bool)
@@ -186,7 +188,28 @@ public enum YUVNativeShaders {
 
             """
         switch values {
-        case .planes(let affine):
+        case .planes(let affine, lean: true) where affine:
+            // The chain's luma ignores chroma (luma draw) and its chroma ignores luma (chroma draw): each
+            // draw fetches only its own planes. Mid-grey stands in for what is ignored.
+            common += """
+                void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                    vec4 l = prism_yTexel(tx, y);
+                    v0 = prism_chain(vec3(l.x, 0.5, 0.5));
+                    v1 = prism_chain(vec3(l.y, 0.5, 0.5));
+                    v2 = prism_chain(vec3(l.z, 0.5, 0.5));
+                    v3 = prism_chain(vec3(l.w, 0.5, 0.5));
+                }
+                void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                    vec4 cb, cr;
+                    prism_chromaQuad(k, cy, cb, cr);
+                    s0 = prism_chain(vec3(0.5, cb.x, cr.x));
+                    s1 = prism_chain(vec3(0.5, cb.y, cr.y));
+                    s2 = prism_chain(vec3(0.5, cb.z, cr.z));
+                    s3 = prism_chain(vec3(0.5, cb.w, cr.w));
+                }
+
+                """
+        case .planes(let affine, _):
             common += """
                 void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
                     vec4 l = prism_yTexel(tx, y);
