@@ -58,7 +58,8 @@ public struct UserShaderCompileError: PrismError {
 /// ## How it runs
 /// - **Fused** (point-wise): a single-pass ISF filter without targets, imports or extra images, whose code
 ///   reads `inputImage` only at the pixel being computed (`IMG_THIS_PIXEL`, `IMG_THIS_NORM_PIXEL`, or
-///   `texture2D(inputImage, isf_FragNormCoord)`), becomes an expression: the author's identifiers are
+///   `texture2D(inputImage, isf_FragNormCoord)`) and `isf_FragNormCoord` nowhere else (a fused pass has no
+///   varying to give it the reference's bits), and that has no `.vs`, becomes an expression: the author's identifiers are
 ///   prefixed, those reads become `$in0(p)`, `main` becomes a function returning the colour. It fuses
 ///   with its neighbours like any built-in point-wise filter.
 /// - **Passes** (everything else): each image input is first copied, upside down, into a prepass
@@ -318,7 +319,8 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// computes; nil for any other shader.
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
         // Generators (no input image) fuse too: they compute from the pixel position alone.
-        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.passes[0].vertex == nil,
+        // Only the default vertex shader: an author's .vs moves corners and writes varyings.
+        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.vertexPath == nil,
               shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty else { return nil }
         let input = shader.inputImage
         let program = shader.passes[0].program
@@ -372,6 +374,9 @@ public final class UserShaderKernel: ParameterizedKernel {
                     }
                 }
                 if let input, word == input { return nil }
+                // The normalised coordinate in arithmetic: only the varying of the reference's quad gives the
+                // reference's bits (hash noise magnifies the last ones), so the shader runs as its own pass.
+                if word == "isf_FragNormCoord" { return nil }
             }
             code += piece.output
             i += 1
@@ -390,7 +395,6 @@ public final class UserShaderKernel: ParameterizedKernel {
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
-            #define $Uisf_FragNormCoord (vec2($isf_p.x, $URENDERSIZE.y - $isf_p.y) / $URENDERSIZE)
 
             """
         if !declaresOutput { library += "vec4 $U\(output);\n" }
