@@ -20,11 +20,12 @@ final class ISFConventionsTests: XCTestCase {
 
     static let noiseGenerator = "/*{ \"ISFVSN\": \"2\", \"INPUTS\": [] }*/\n" + noiseBody
 
-    /// The same noise drawn the reference renderer's way, written here independently of Prism's translation: a
-    /// plain program whose vertex stage emits the reference's six corners, (-1,-1) (1,-1) (-1,1), (-1,1) (1,-1)
-    /// (1,1), and `isf_FragNormCoord = (position + 1) / 2` as a varying. Rows come back bottom first (GL's
-    /// order), so the image is flipped to Prism's top-first order.
-    func referenceNoise(size: Size) throws -> TestImage {
+    /// A fragment body drawn the reference renderer's way, written here independently of Prism's translation:
+    /// a plain program whose vertex stage emits the reference's six corners, (-1,-1) (1,-1) (-1,1), (-1,1)
+    /// (1,-1) (1,1), and `isf_FragNormCoord = (position + 1) / 2` as a varying; `inputImage` (with
+    /// `_inputImage_imgSize`) is `input` uploaded bottom row first, as ISF has it. Rows come back bottom
+    /// first (GL's order), so the result is flipped to Prism's top-first order.
+    func referenceRender(_ body: String, size: Size, input: TestImage? = nil) throws -> TestImage {
         let vertex = """
             #version 300 es
             const vec2 positions[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(-1.0, 1.0),
@@ -35,15 +36,43 @@ final class ISFConventionsTests: XCTestCase {
                 isf_FragNormCoord = vec2((gl_Position.x + 1.0) / 2.0, (gl_Position.y + 1.0) / 2.0);
             }
             """
-        let fragment = "#version 300 es\nprecision highp float;\nin vec2 isf_FragNormCoord;\nout vec4 fragColor;\n"
-            + Self.noiseBody.replacingOccurrences(of: "gl_FragColor", with: "fragColor")
+        let fragment = """
+            #version 300 es
+            precision highp float;
+            in vec2 isf_FragNormCoord;
+            uniform vec2 RENDERSIZE;
+            uniform sampler2D inputImage;
+            uniform vec2 _inputImage_imgSize;
+            out vec4 fragColor;
+
+            """ + body.replacingOccurrences(of: "gl_FragColor", with: "fragColor")
+        func flipped(_ rows: [UInt8], _ size: Size) -> [UInt8] {
+            let row = size.width * 4
+            var out = [UInt8](repeating: 0, count: rows.count)
+            for y in 0..<size.height {
+                out[(y * row)..<((y + 1) * row)] = rows[((size.height - 1 - y) * row)..<((size.height - y) * row)]
+            }
+            return out
+        }
         let rows = try SharedGPU.get().perform { () -> [UInt8] in
             let state = DrawState()
             defer { withExtendedLifetime(state) {} }
-            let program = try ShaderProgram(label: "reference noise", vertex: vertex, fragment: fragment, drawsQuad: true)
+            let program = try ShaderProgram(label: "reference", vertex: vertex, fragment: fragment, drawsQuad: true)
+            var texture: Texture?
+            if let input {
+                let made = try Texture(size: input.size, format: .rgba8)
+                flipped(input.rgba, input.size).withUnsafeBytes { made.upload($0.baseAddress!, rowBytes: input.size.width * 4) }
+                texture = made
+            }
             let target = try RenderTarget(size: size)
             target.bindForDrawing()
             program.use()
+            program.set("RENDERSIZE", Float(size.width), Float(size.height))
+            if let texture {
+                texture.bind(unit: 0)
+                program.set("inputImage", Int32(0))
+                program.set("_inputImage_imgSize", Float(texture.size.width), Float(texture.size.height))
+            }
             program.drawFullscreen()
             let layout = try XCTUnwrap(PackedFrameLayout(format: .rgba, size: size))
             let reader = try FrameReadback<Int>(strategy: .sync, layout: layout)
@@ -52,14 +81,16 @@ final class ISFConventionsTests: XCTestCase {
                 _ = try reader.submit(target, into: raw.baseAddress!, tag: 0)
                 _ = try reader.drain()
             }
-            return bytes
+            return withExtendedLifetime(texture) { bytes }
         }
-        let row = size.width * 4
-        var flipped = [UInt8](repeating: 0, count: rows.count)
-        for y in 0..<size.height {
-            flipped[(y * row)..<((y + 1) * row)] = rows[((size.height - 1 - y) * row)..<((size.height - y) * row)]
-        }
-        return TestImage(size: size, rgba: flipped)
+        return TestImage(size: size, rgba: flipped(rows, size))
+    }
+
+    func renderFilter(_ source: String, _ image: TestImage) throws -> (TestImage, UserShaderKernel) {
+        let kernel = try UserShaderKernel(shader: UserShader.load(source: source, path: "/virtual/filter.fs"))
+        let graph = FilterGraph()
+        try graph.append("filter", kernel: kernel, parameters: kernel.parameters)
+        return (try render(graph, image), kernel)
     }
 
     func renderGenerator(_ source: String, size: Size) throws -> (TestImage, UserShaderKernel) {
@@ -80,7 +111,7 @@ final class ISFConventionsTests: XCTestCase {
         // Compared with a second GL render path (the reference's vertex stage, written above), not a CPU
         // model: llvmpipe's interpolation cannot be emulated float-exactly on the CPU.
         let size = Size(width: 1280, height: 720)
-        let reference = try referenceNoise(size: size)
+        let reference = try referenceRender(Self.noiseBody, size: size)
         let (out, kernel) = try renderGenerator(Self.noiseGenerator, size: size)
         XCTAssertFalse(kernel.isFused, "a shader computing with isf_FragNormCoord runs as its own pass")
         XCTAssertNotNil(kernel.shader.passes[0].vertex, "the default ISF vertex shader")
@@ -119,4 +150,112 @@ final class ISFConventionsTests: XCTestCase {
         XCTAssertEqual(differingPixels(fused, image), 0, "the fused read is the pixel")
         XCTAssertEqual(differingPixels(pass, image), 0, "the varying samples the same texel")
     }
+
+    func testNormalisedPixelReadsSampleWhereTheReferenceDoes() throws {
+        // IMG_NORM_PIXEL samples at (c · size) / size in the reference (its VVSAMPLER_2DBYNORM), which is
+        // not always c to the last bit; between texels the last bit can move a bilinear weight.
+        let image = TestImage.noise(width: 1280, height: 720, seed: 3)
+        let header = "/*{ \"ISFVSN\": \"2\", \"INPUTS\": [ { \"NAME\": \"inputImage\", \"TYPE\": \"image\" } ] }*/\n"
+        let coordinate = "isf_FragNormCoord * vec2(0.7310, 0.5270) + vec2(0.0917, 0.2113)"
+        let (out, kernel) = try renderFilter(header + "void main() { gl_FragColor = IMG_NORM_PIXEL(inputImage, \(coordinate)); }", image)
+        XCTAssertFalse(kernel.isFused)
+        let reference = try referenceRender("""
+            void main() {
+                vec2 normLoc = \(coordinate);
+                vec2 loc = vec2(normLoc.x * _inputImage_imgSize.x, normLoc.y * _inputImage_imgSize.y);
+                gl_FragColor = texture(inputImage, vec2(loc.x / _inputImage_imgSize.x, loc.y / _inputImage_imgSize.y));
+            }
+            """, size: image.size, input: image)
+        XCTAssertEqual(differingPixels(out, reference), 0, "IMG_NORM_PIXEL as the reference samples")
+        let direct = try referenceRender("void main() { gl_FragColor = texture(inputImage, \(coordinate)); }",
+                                         size: image.size, input: image)
+        print("IMG_NORM_PIXEL: sampling at c instead of (c · size) / size changes \(differingPixels(direct, reference)) of \(image.size.pixelCount) pixels")
+    }
+
+    // MARK: Pass targets, host values and defaults, on the corpus
+
+    static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("ISFCorpus")
+
+    func corpusKernel(_ name: String) throws -> UserShaderKernel {
+        try UserShaderKernel(shader: UserShader.load(path: Self.corpus.appendingPathComponent(name).path))
+    }
+
+    /// Renders `count` frames of `image` through `kernel` (frame index and time advancing) and returns the last.
+    func renderFrames(_ kernel: UserShaderKernel, _ image: TestImage, count: Int) throws -> TestImage {
+        let graph = FilterGraph()
+        try graph.append("user", kernel: kernel, parameters: kernel.parameters)
+        let size = image.size
+        return try SharedGPU.get().perform {
+            let uploader = FrameUploader(ringSize: 1)
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
+            for index in 0..<count {
+                let uploaded = try image.rgba.withUnsafeBytes { bytes in
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
+                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
+                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
+                }
+                try renderer.render(uploaded, context: FrameContext(time: Double(index) / 30, timeDelta: 1.0 / 30, frameIndex: index))
+            }
+            let layout = renderer.sinkLayouts[0]
+            var packed = [UInt8](repeating: 0, count: layout.byteCount)
+            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+            var result = [UInt8](repeating: 0, count: size.pixelCount * 4)
+            for row in 0..<size.height {
+                result[(row * size.width * 4)..<((row + 1) * size.width * 4)] = packed[(row * layout.rowBytes)..<(row * layout.rowBytes + size.width * 4)]
+            }
+            return TestImage(size: size, rgba: result)
+        }
+    }
+
+    func testFloatTargetsHoldThirtyTwoBitFloats() throws {
+        // 1000 + x / 100: 8 bits clamp it to 1, 16-bit floats keep steps of 0.5 at 1000; 32 bits keep x / 100.
+        let image = TestImage.varied(width: 96, height: 60)
+        let out = try render(graph(try corpusKernel("float-target.fs")), image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            SIMD4((Double(x) + 0.5) / 100, 0.5, self.image(image, x, y).z, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "FLOAT target: beyond 0...1 and 32-bit precise")
+    }
+
+    func testPersistentBufferHoldsThePreviousFrame() throws {
+        // h₀ = in, hₙ = hₙ₋₁ / 2 + in · (n + 1): after 5 frames 8.0625 · in, shown as h / 16 (unclamped storage).
+        let image = TestImage.varied(width: 96, height: 60)
+        let out = try renderFrames(try corpusKernel("persistent-decay.fs"), image, count: 5)
+        var factor = 0.0
+        for n in 0..<5 { factor = factor / 2 + Double(n + 1) }
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = image.pixel(x, y)
+            return SIMD4(p.x * factor / 16, p.y * factor / 16, p.z * factor / 16, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "five frames of a persistent float buffer")
+    }
+
+    func testInputsWithoutDefaultsHoldTheReferencesZeros() throws {
+        let kernel = try corpusKernel("missing-defaults.fs")
+        let image = TestImage.varied(width: 16, height: 8)
+        let out = try render(graph(kernel), image)
+        // centred 0 → 0.5; lowest: 0 is below MIN, so MIN 0.25; tint (0, 0, 0, 0), flag false, spot (0, 0) → 0;
+        // mode: 0 is not among VALUES [2, 3] → the first, 2 → 0.5.
+        let expected = TestImage.from(size: image.size) { _, _ in SIMD4(0.5, 0.25, 0, 0.5) }
+        assertClose(out, expected, tolerance: 1, "defaults of inputs that declare none")
+    }
+
+    func testDateIsWholeSecondsAndTheCalendarDay() throws {
+        let image = TestImage.varied(width: 16, height: 8)
+        let out = try render(graph(try corpusKernel("date.fs")), image)
+        let now = Calendar(identifier: .gregorian).dateComponents([.month, .day], from: Date())
+        let expected = TestImage.from(size: image.size) { _, _ in
+            SIMD4(0, Double(now.month ?? 0) / 12, Double(now.day ?? 0) / 31, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "DATE (a run across midnight may see another day)")
+    }
+
+    func graph(_ kernel: UserShaderKernel) throws -> FilterGraph {
+        let graph = FilterGraph()
+        try graph.append("user", kernel: kernel, parameters: kernel.parameters)
+        return graph
+    }
+
+    func image(_ image: TestImage, _ x: Int, _ y: Int) -> SIMD4<Double> { image.pixel(x, y) }
 }

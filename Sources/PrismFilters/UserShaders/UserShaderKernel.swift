@@ -151,7 +151,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             var lo = parameter.minimum?.scalar.map { Int($0) } ?? parameter.values.min() ?? Int.min
             var hi = parameter.maximum?.scalar.map { Int($0) } ?? parameter.values.max() ?? Int.max
             if lo > hi { swap(&lo, &hi) }
-            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(value), summary)
+            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(min(max(value, lo), hi)), summary)
         case .bool, .event:
             return ParameterSpec(parameter.name, .bool, default: .bool((fallback?.scalar ?? 0) != 0), summary)
         case .color, .vector3:
@@ -238,7 +238,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
         let sizes = targetSizes()
         for (index, pass) in shader.passes.enumerated() {
-            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba16f : nil,
+            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba32f : nil,
                                       persistent: pass.persistent && pass.target != nil,
                                       vertex: pass.vertex.map { passSource(index, program: $0, isVertex: true) },
                                       size: { sizes($0)[index] }))
@@ -493,16 +493,14 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// Uniform names with the fused form's prefix, built once rather than every frame.
     private var prefixedNames: [String: String] = [:]
     private var prefixedNamesFused = false
-    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame).
+    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame). Whole
+    /// seconds since midnight, as both the reference renderer and the Vidvox editor send it.
     private var dateCache: (second: Double, value: SIMD4<Double>)?
 
     private func currentDate() -> SIMD4<Double> {
-        let now = Date().timeIntervalSince1970
-        let second = now.rounded(.down)
+        let second = Date().timeIntervalSince1970.rounded(.down)
         if dateCache?.second != second { dateCache = (second, Self.date(Date(timeIntervalSince1970: second))) }
-        var value = dateCache!.value
-        value.w += now - second
-        return value
+        return dateCache!.value
     }
 
     public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
@@ -586,11 +584,12 @@ public final class UserShaderKernel: ParameterizedKernel {
         if let emptyTexture { uniforms.bind("$isf_empty", emptyTexture) }
     }
 
-    /// ISF's DATE: year, month, day, seconds since midnight (local time).
+    /// ISF's DATE: year, month (1–12), day, whole seconds since midnight (local time; the reference renderer
+    /// and the Vidvox editor both drop the fraction).
     static func date(_ now: Date = Date()) -> SIMD4<Double> {
         let calendar = Calendar(identifier: .gregorian)
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
-        let seconds = Double((c.hour ?? 0) * 3600 + (c.minute ?? 0) * 60 + (c.second ?? 0)) + Double(c.nanosecond ?? 0) / 1e9
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
+        let seconds = Double((c.hour ?? 0) * 3600 + (c.minute ?? 0) * 60 + (c.second ?? 0))
         return SIMD4(Double(c.year ?? 0), Double(c.month ?? 0), Double(c.day ?? 0), seconds)
     }
 
