@@ -258,4 +258,54 @@ final class ISFConventionsTests: XCTestCase {
     }
 
     func image(_ image: TestImage, _ x: Int, _ y: Int) -> SIMD4<Double> { image.pixel(x, y) }
+
+    // MARK: Desktop GLSL's implicit conversions
+
+    func testImplicitConversionsAreMadeExplicitByType() {
+        func translated(_ text: String, _ declared: [String: String] = [:]) -> String {
+            GLSLDialect.translate(text, declared: declared)
+        }
+        // An int argument for a user function's float parameter (Tiny Date Time Overlay); out parameters are not wrapped.
+        XCTAssertEqual(translated("ivec4 digits(float v, bool d) { return ivec4(v); }\nvoid main() { float y = 2.0; ivec4 c = digits(int(y), false); }"),
+                       "ivec4 digits(float v, bool d) { return ivec4(v); }\nvoid main() { float y = 2.0; ivec4 c = digits(float(int(y)), false); }")
+        XCTAssertEqual(translated("void get(float a, out float b) { b = a; }\nvoid main() { int i = 1; float f; get(i, f); }"),
+                       "void get(float a, out float b) { b = a; }\nvoid main() { int i = 1; float f; get(float(i), f); }")
+        // uvec2 beside vec2: in an operator and in a float built-in (Random Characters).
+        XCTAssertEqual(translated("uvec2 g = uvec2(8, 16);\nvoid main() { vec2 a = RENDERSIZE / g; vec2 b = mod(a, g); float c = g.y - a.y + 1.0; }",
+                                  ["RENDERSIZE": "vec2"]),
+                       "uvec2 g = uvec2(8, 16);\nvoid main() { vec2 a = RENDERSIZE / vec2(g); vec2 b = mod(a, vec2(g)); float c = float(g.y) - a.y + 1.0; }")
+        // int == float input (Mosaic); float input minus an int literal inside float() (Doom Screen Transition).
+        XCTAssertEqual(translated("void main() { bool on = int(floor(x)) == endx; float d = float(bars - 1); }", ["endx": "float", "bars": "float", "x": "float"]),
+                       "void main() { bool on = float(int(floor(x))) == endx; float d = float(bars - 1.0); }")
+        // return of an int expression from a float function (Line Group); int → uint assignment.
+        XCTAssertEqual(translated("float last() { return count - 1; }\nuint code(int i) { uint c = 0u; c = i; return c; }", ["count": "float"]),
+                       "float last() { return count - 1.0; }\nuint code(int i) { uint c = 0u; c = uint(i); return c; }")
+        // Left alone: ints with ints, unknown types (struct fields, macros), constructors, matching overloads.
+        let untouched = """
+            struct S { float f; };
+            #define N 3
+            float pick(float a) { return a; }
+            int pick(int a) { return a; }
+            void main() { S s; int i = 2 * N; float f = s.f * 2.0; vec2 v = vec2(i, 1); int j = pick(i); ivec2 k = ivec2(1) + 2; }
+            """
+        XCTAssertEqual(translated(untouched), untouched)
+        // Lines are kept.
+        let multiline = "float f(float x) {\n  return x;\n}\nvoid main() {\n  int i = 1;\n  float y = f(\n    i);\n}"
+        XCTAssertEqual(splitLines(translated(multiline)).count, splitLines(multiline).count)
+        XCTAssertTrue(translated(multiline).contains("    float(i));"), translated(multiline))
+    }
+
+    func testImplicitConversionsRenderAsDesktopGLSLWould() throws {
+        let image = TestImage.varied(width: 96, height: 60)
+        let out = try render(graph(try corpusKernel("implicit-conversions.fs")), image)
+        let h = image.size.height
+        let expected = TestImage.from(size: image.size) { x, y in
+            let yUp = h - 1 - y  // ISF rows count up from the bottom
+            let column = Double(x / 8) / 2, row = yUp / 4
+            let lastColumn = x / 8 == 3  // int(cells - 1) with cells 4
+            return SIMD4((column - column.rounded(.down)) * 2, (Double(yUp % 4) + 0.5) / 4,
+                         lastColumn ? 1 : Double(row % 2) / 3, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "implicit conversions")
+    }
 }

@@ -214,6 +214,15 @@ public struct UserShader: Hashable, Sendable {
         return p
     }
 
+    /// The non-sampler names the ISF preamble declares, with their GLSL types.
+    static func isfDeclaredTypes(_ document: ISFDocument) -> [String: String] {
+        var types = ["TIME": "float", "TIMEDELTA": "float", "FRAMEINDEX": "int", "RENDERSIZE": "vec2", "PASSINDEX": "int",
+                     "DATE": "vec4", "isf_FragNormCoord": "vec2", "isf_FragColor": "vec4"]
+        for input in document.inputs where input.type != .image { types[input.name] = input.type.glslType }
+        for image in document.imageNames { types[GLSLRewriter.sizeUniform(image)] = "vec2" }
+        return types
+    }
+
     /// Which program an ISF preamble starts.
     enum ShaderStage {
         /// A fragment shader after the ISF vertex shader (the author's or the default): `isf_FragNormCoord`
@@ -236,7 +245,8 @@ public struct UserShader: Hashable, Sendable {
         }
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
         let floatInputs = Set(document.inputs.filter { $0.type == .float }.map(\.name))
-        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs)
+        let declared = isfDeclaredTypes(document)
+        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs, declared: declared)
         // isf_FragNormCoord is always the vertex stage's varying, as ISF hosts interpolate it: computing it from
         // gl_FragCoord differs in the last bits, which hash noise (`fract(sin(x) * 43758.5453)`) magnifies.
         let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor"),
@@ -252,7 +262,7 @@ public struct UserShader: Hashable, Sendable {
                 return line
             }
             var vertexRewriter = GLSLRewriter(identifiers: GLSLRewriter.isfVertexIdentifiers, images: Set(document.imageNames))
-            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs)
+            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs, declared: declared)
             vertexProgram = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex), body: vertexBody, postamble: [])
         }
         let passes = document.passes.enumerated().map { index, pass in
