@@ -177,7 +177,8 @@ final class ISFTests: XCTestCase {
         let shader = try UserShader.load(source: text, path: "/fx/film/grain.fs")
         XCTAssertEqual(shader.importedImages, [ISFImportedImage(name: "grain", path: "textures/grain.png",
                                                                 resolvedPath: "/fx/film/textures/grain.png")])
-        XCTAssertEqual(shader.watchedFiles, ["/fx/film/grain.fs", "/fx/film/textures/grain.png"])
+        XCTAssertEqual(shader.watchedFiles, ["/fx/film/grain.fs", "/fx/film/textures/grain.png", "/fx/film/grain.vs"],
+                       "the .vs that may appear beside the .fs is watched too")
         XCTAssertTrue(shader.passes[0].program.source.contains("uniform sampler2D grain;\nuniform vec2 _grain_imgSize;"))
         dump("imported", shader.passes[0].program)
 

@@ -96,8 +96,13 @@ public struct UserShader: Hashable, Sendable {
     /// Every shader source file read: the main file first, then includes in first-read order.
     public var dependencies: [String]
 
-    /// Files to watch for hot reload: the sources and the imported images.
-    public var watchedFiles: [String] { dependencies + importedImages.map(\.resolvedPath) }
+    /// Files to watch for hot reload: the sources, the imported images, and `NAME.vs` beside `NAME.fs`
+    /// whether or not it exists yet (creating or deleting it changes the shader).
+    public var watchedFiles: [String] {
+        var files = dependencies + importedImages.map(\.resolvedPath)
+        if let vertex = Self.vertexShaderPath(for: path), !files.contains(vertex) { files.append(vertex) }
+        return files
+    }
 
     /// The vertex shader to pair with every user shader: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
