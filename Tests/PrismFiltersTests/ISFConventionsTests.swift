@@ -308,4 +308,14 @@ final class ISFConventionsTests: XCTestCase {
         }
         assertClose(out, expected, tolerance: 1, "implicit conversions")
     }
+
+    func testOriginIsBottomLeftAndEdgesClamp() throws {
+        // Far outside the image, up and to the left: every bilinear tap clamps to the corner texel, which in
+        // ISF's bottom-left origin is the image's top-left pixel (row 0 of Prism's top-first frames).
+        let image = TestImage.noise(width: 40, height: 24, seed: 5)
+        let header = "/*{ \"ISFVSN\": \"2\", \"INPUTS\": [ { \"NAME\": \"inputImage\", \"TYPE\": \"image\" } ] }*/\n"
+        let (out, _) = try renderFilter(header + "void main() { gl_FragColor = IMG_PIXEL(inputImage, vec2(-20.5, RENDERSIZE.y + 20.5)); }", image)
+        let corner = image.pixel(0, 0)
+        assertClose(out, TestImage.from(size: image.size) { _, _ in corner }, tolerance: 0, "clamped to the top-left texel")
+    }
 }
