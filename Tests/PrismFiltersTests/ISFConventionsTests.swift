@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import PrismCore
 import PrismGPU
@@ -317,5 +318,32 @@ final class ISFConventionsTests: XCTestCase {
         let (out, _) = try renderFilter(header + "void main() { gl_FragColor = IMG_PIXEL(inputImage, vec2(-20.5, RENDERSIZE.y + 20.5)); }", image)
         let corner = image.pixel(0, 0)
         assertClose(out, TestImage.from(size: image.size) { _, _ in corner }, tolerance: 0, "clamped to the top-left texel")
+    }
+
+    func testTheTypePassSurvivesDeepNestingOnASmallStack() throws {
+        // Loading may run off the main thread (512 KiB stacks): nesting the pass follows fits there, and
+        // hostile nesting is left as written (no recursion without bound, no crash).
+        @Sendable func nested(_ depth: Int) -> String {
+            "float f(float x) { return x; }\nvoid main() { float y = " + String(repeating: "(", count: depth) + "f(1)"
+                + String(repeating: ")", count: depth) + "; }"
+        }
+        let results = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let shallow = GLSLImplicitConversions.apply(nested(20))
+            let deep = GLSLImplicitConversions.apply(nested(GLSLImplicitConversions.maximumNesting * 3))
+            let hostile = GLSLImplicitConversions.apply(nested(100_000))
+            results.withLock { $0 = [shallow, deep, hostile] }
+            done.signal()
+        }
+        thread.stackSize = 512 * 1024
+        thread.start()
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        let out = results.withLock { $0 }
+        XCTAssertEqual(out.count, 3)
+        guard out.count == 3 else { return }
+        XCTAssertTrue(out[0].contains("f(1.0)"), "converted at a normal depth: \(out[0].prefix(200))")
+        XCTAssertEqual(out[1], nested(GLSLImplicitConversions.maximumNesting * 3), "too deep: left as written")
+        XCTAssertEqual(out[2], nested(100_000))
     }
 }

@@ -18,8 +18,14 @@ enum GLSLImplicitConversions {
         let pieces = prefixer.pieces(text)
         var pass = Pass(pieces: pieces, globals: globals)
         pass.run()
-        return pass.output()
+        // Nesting beyond what the parser follows (hostile input): left as written, for the compiler to judge.
+        return pass.abandoned ? text : pass.output()
     }
+
+    /// How deep statements and expressions may nest before the pass gives up (each level is a few stack
+    /// frames; loading may run on a thread with a small stack: 100 fits a 512 KiB one in a debug build with
+    /// half of it to spare, 200 did not).
+    static let maximumNesting = 100
 
     /// A scalar or vector type; matrices, samplers, structs and arrays of them are "unknown" (nil).
     struct ValueType: Equatable {
@@ -134,6 +140,9 @@ enum GLSLImplicitConversions {
         var functions: [String: [Signature]] = [:]
         var structs: Set<String> = []
         var returnType: ValueType?
+        /// Nesting of statements and expressions now, and whether it ever went past `maximumNesting`.
+        var nesting = 0
+        var abandoned = false
 
         init(pieces: [GLSLPrefixer.Piece], globals: [String: String]) {
             self.pieces = pieces
@@ -194,8 +203,16 @@ enum GLSLImplicitConversions {
 
         // MARK: Tokens
 
+        /// Nil at the end, and everywhere once abandoned (so every loop ends).
         func peek(_ offset: Int = 0) -> Token? {
-            position + offset < tokens.count ? tokens[position + offset] : nil
+            !abandoned && position + offset < tokens.count ? tokens[position + offset] : nil
+        }
+
+        /// Enters a nested statement or expression; false (and the pass abandoned) when too deep.
+        mutating func enter() -> Bool {
+            nesting += 1
+            if nesting > GLSLImplicitConversions.maximumNesting { abandoned = true }
+            return !abandoned
         }
 
         func at(_ text: String, _ offset: Int = 0) -> Bool { peek(offset)?.text == text && peek(offset)?.kind != .number }
@@ -264,7 +281,7 @@ enum GLSLImplicitConversions {
         // MARK: Statements
 
         mutating func run() {
-            while position < tokens.count {
+            while !abandoned, position < tokens.count {
                 let start = position
                 if !functionDefinition() { statement() }
                 if position == start { position += 1 }
@@ -321,6 +338,8 @@ enum GLSLImplicitConversions {
         }
 
         mutating func block() {
+            defer { nesting -= 1 }
+            guard enter() else { return }
             expect("{")
             scopes.append([:])
             while let t = peek(), !(t.kind == .op && t.text == "}") {
@@ -333,7 +352,8 @@ enum GLSLImplicitConversions {
         }
 
         mutating func statement() {
-            guard let t = peek() else { return }
+            defer { nesting -= 1 }
+            guard enter(), let t = peek() else { return }
             if t.kind == .op {
                 switch t.text {
                 case "{": block()
@@ -454,6 +474,8 @@ enum GLSLImplicitConversions {
         // MARK: Expressions
 
         mutating func expression(_ minimum: Int = 0) -> Operand {
+            defer { nesting -= 1 }
+            guard enter() else { return Operand(type: nil, first: 0, last: 0) }
             var left = unary()
             while let t = peek(), t.kind == .op, let p = GLSLImplicitConversions.precedence(t.text), p >= minimum {
                 position += 1
@@ -501,7 +523,8 @@ enum GLSLImplicitConversions {
         }
 
         mutating func unary() -> Operand {
-            guard let t = peek() else { return Operand(type: nil, first: max(position - 1, 0), last: max(position - 1, 0)) }
+            defer { nesting -= 1 }
+            guard enter(), let t = peek() else { return Operand(type: nil, first: max(position - 1, 0), last: max(position - 1, 0)) }
             if t.kind == .op, ["-", "+", "!", "~", "++", "--"].contains(t.text) {
                 let start = position
                 position += 1
