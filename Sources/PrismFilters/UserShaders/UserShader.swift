@@ -12,8 +12,8 @@
 ///
 /// ## Uniform contract (what the runtime binds)
 ///
-/// All kinds are drawn as one full-screen primitive (see `vertexShaderSource`); nothing else is
-/// read from the vertex stage. Uniforms that a program does not use are optimised away; bind by
+/// ShaderToy and GLSL shaders are drawn as one full-screen primitive (see `vertexShaderSource`) and read
+/// nothing from the vertex stage; ISF passes draw the ISF quad (see `Pass.vertex`). Uniforms that a program does not use are optimised away; bind by
 /// name and skip the ones whose location is -1.
 ///
 /// **ISF** (every pass uses the same program; one source per pass is provided for convenience):
@@ -25,7 +25,7 @@
 /// | `FRAMEINDEX` | int | frames rendered so far, from 0 |
 /// | `RENDERSIZE` | vec2 | size in pixels of the pass being rendered |
 /// | `PASSINDEX` | int | index of the pass being rendered |
-/// | `DATE` | vec4 | year, month (1–12), day (1–31), seconds since midnight |
+/// | `DATE` | vec4 | year, month (1–12), day (1–31), whole seconds since midnight |
 /// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
 /// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
 /// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
@@ -104,7 +104,7 @@ public struct UserShader: Hashable, Sendable {
         return files
     }
 
-    /// The vertex shader to pair with every user shader: one triangle covering the viewport,
+    /// The vertex shader to pair with ShaderToy and GLSL shaders: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
     public static let vertexShaderSource = """
         #version 300 es
