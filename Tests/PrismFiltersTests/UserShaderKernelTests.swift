@@ -65,7 +65,7 @@ final class UserShaderKernelTests: XCTestCase {
     vec3 scaled(vec3 c) { return c * weights * amount; }
     void main() {
         vec4 c = IMG_THIS_PIXEL(inputImage);
-        gl_FragColor = vec4(scaled(c.rgb), isf_FragNormCoord.y);
+        gl_FragColor = vec4(scaled(c.rgb), gl_FragCoord.y / RENDERSIZE.y);
     }
     """
 

@@ -115,7 +115,7 @@ final class ISFTests: XCTestCase {
                             "uniform vec2 center;", "uniform vec4 tint;", "uniform sampler2D overlay;", "uniform vec2 _overlay_imgSize;"] {
             XCTAssertTrue(source.contains(declaration), "missing \(declaration)")
         }
-        XCTAssertTrue(source.contains("vec4 a = texture(overlay,  center);"), source)
+        XCTAssertTrue(source.contains("vec4 a = texture(overlay, ( center) * _overlay_imgSize / _overlay_imgSize);"), source)
         XCTAssertTrue(source.contains("vec4 b = texture(inputImage, ( gl_FragCoord.xy + vec2(1.0, 0.0)) / _inputImage_imgSize);"), source)
         XCTAssertTrue(source.contains("vec2 s = _overlay_imgSize;"))
     }
@@ -177,7 +177,8 @@ final class ISFTests: XCTestCase {
         let shader = try UserShader.load(source: text, path: "/fx/film/grain.fs")
         XCTAssertEqual(shader.importedImages, [ISFImportedImage(name: "grain", path: "textures/grain.png",
                                                                 resolvedPath: "/fx/film/textures/grain.png")])
-        XCTAssertEqual(shader.watchedFiles, ["/fx/film/grain.fs", "/fx/film/textures/grain.png"])
+        XCTAssertEqual(shader.watchedFiles, ["/fx/film/grain.fs", "/fx/film/textures/grain.png", "/fx/film/grain.vs"],
+                       "the .vs that may appear beside the .fs is watched too")
         XCTAssertTrue(shader.passes[0].program.source.contains("uniform sampler2D grain;\nuniform vec2 _grain_imgSize;"))
         dump("imported", shader.passes[0].program)
 
@@ -423,7 +424,7 @@ final class CompilerLogTests: XCTestCase {
     private func program() throws -> ShaderProgramSource {
         let fs = InMemoryShaderFileSystem([
             "/m/main.fs": "/*{ \"INPUTS\": [ { \"NAME\": \"inputImage\", \"TYPE\": \"image\" } ] }*/\n#include \"util.glsl\"\nvoid main() {\n    vec3 c = undefinedThing;\n    gl_FragColor = vec4(c, 1.0);\n}\n",
-            "/m/util.glsl": "float helper(float x) {\n  return x * 2;\n}",
+            "/m/util.glsl": "float helper(float x) {\n  return x * 2.0;\n}",
         ])
         return try UserShader.load(path: "/m/main.fs", fileSystem: fs).passes[0].program
     }

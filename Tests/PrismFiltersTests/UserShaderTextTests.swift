@@ -117,12 +117,15 @@ final class GLSLRewriterTests: XCTestCase {
         let result = try rewrite(source)
         XCTAssertEqual(result.text, """
             vec4 a = texture(inputImage, ( gl_FragCoord.xy) / _inputImage_imgSize);
-            vec4 b = texture(noise,  fract(isf_FragNormCoord * 2.0));
+            vec4 b = texture(noise, ( fract(isf_FragNormCoord * 2.0)) * _noise_imgSize / _noise_imgSize);
             vec4 c = texture(inputImage, isf_FragNormCoord) + texture(noise, isf_FragNormCoord);
             vec2 s = _inputImage_imgSize;
-            vec4 d = texture(noise, 
-                                    vec2(0.5, 0.5));
+            vec4 d = texture(noise, (
+                                    vec2(0.5, 0.5)) * _noise_imgSize / _noise_imgSize);
             """)
+        // At the normalised coordinate itself, the short form (the same texel; keeps the shader fusable).
+        XCTAssertEqual(try rewrite("vec4 e = IMG_NORM_PIXEL(inputImage, isf_FragNormCoord);").text,
+                       "vec4 e = texture(inputImage, isf_FragNormCoord);")
         XCTAssertEqual(result.text.split(separator: "\n", omittingEmptySubsequences: false).count, 6, "the line count is kept")
         XCTAssertTrue(result.used.isSuperset(of: ["IMG_PIXEL", "IMG_NORM_PIXEL", "IMG_THIS_PIXEL", "IMG_THIS_NORM_PIXEL", "IMG_SIZE",
                                                   "vv_FragNormCoord"]))

@@ -5,14 +5,16 @@
 /// - **non-constant global initialisers** (`float d = 1.0 / uniformValue;`): the declaration stays, the
 ///   assignment moves to the start of `main` (desktop GLSL runs them there too);
 /// - **int literals where a float is meant**: `floatVariable > 0` and `float x = 0;` get `0.0`;
+/// - **implicit conversions** of int expressions to float or uint, by type (`GLSLImplicitConversions`);
 /// - **int/uint mixing**: an int literal beside a uint operand (a uint variable, a swizzle of a uvec, a call
 ///   of a function returning uint) gets `u`; `uintVariable = intExpression;` becomes `= uint(…);`.
 enum GLSLDialect {
     /// `lines` translated; lines that changed are marked edited.
-    /// `floats`: names declared float outside the text (ISF float inputs).
-    static func translate(_ lines: [SourceLine], floats: Set<String> = []) -> [SourceLine] {
+    /// `floats`: names declared float outside the text (ISF float inputs); `declared`: every name declared
+    /// outside the text with its GLSL type (the ISF preamble), for `GLSLImplicitConversions`.
+    static func translate(_ lines: [SourceLine], floats: Set<String> = [], declared: [String: String] = [:]) -> [SourceLine] {
         let text = lines.map(\.text).joined(separator: "\n")
-        let output = translate(text, floats: floats)
+        let output = translate(text, floats: floats, declared: declared)
         guard output != text else { return lines }
         let outLines = splitLines(output)
         guard outLines.count == lines.count else { return lines }  // never move lines
@@ -23,14 +25,15 @@ enum GLSLDialect {
         }
     }
 
-    static func translate(_ text: String, floats: Set<String> = []) -> String {
+    static func translate(_ text: String, floats: Set<String> = [], declared: [String: String] = [:]) -> String {
         var prefixer = GLSLPrefixer(prefix: "")
         var pieces = prefixer.pieces(text)
         renameBuiltinOverloads(&pieces)
         floatLiterals(&pieces, floats: floats)
         unsignedOperands(&pieces)
         moveGlobalInitialisers(&pieces)
-        return pieces.map(\.output).joined()
+        // Implicit int → float/uint conversions: a type pass over the text the steps above produced.
+        return GLSLImplicitConversions.apply(pieces.map(\.output).joined(), globals: declared)
     }
 
     // MARK: Tokens

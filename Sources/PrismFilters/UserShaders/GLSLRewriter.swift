@@ -148,7 +148,16 @@ struct GLSLRewriter {
                 }
                 switch word {
                 case "IMG_PIXEL": out += "texture(\(image), (\(coordinate)) / \(Self.sizeUniform(image)))"
-                case "IMG_NORM_PIXEL": out += "texture(\(image), \(coordinate))"
+                case "IMG_NORM_PIXEL":
+                    // The reference samples at (c · size) / size (its VVSAMPLER_2DBYNORM with a whole-texture
+                    // rectangle), which can differ from c in the last bit. At isf_FragNormCoord itself both
+                    // land on the pixel's own texel (ISFConventionsTests), and the short form keeps fusing.
+                    let trimmed = coordinate.trimmingLeadingWhitespace().trimmingTrailingWhitespace()
+                    if trimmed == "isf_FragNormCoord" || trimmed == "vv_FragNormCoord" {
+                        out += "texture(\(image), isf_FragNormCoord)"
+                    } else {
+                        out += "texture(\(image), (\(coordinate)) * \(Self.sizeUniform(image)) / \(Self.sizeUniform(image)))"
+                    }
                 case "IMG_SIZE": out += Self.sizeUniform(image)
                 default: out += "texture(\(image), isf_FragNormCoord)"
                 }

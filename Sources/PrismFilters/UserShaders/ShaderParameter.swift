@@ -109,17 +109,22 @@ public struct ShaderParameter: Hashable, Sendable {
         self.labels = labels
     }
 
-    /// The value used when the user gives none: the declared default, else the type's zero
-    /// (the first of `values` for a long with values; opaque black for a colour).
+    /// The value used when the user gives none: the declared default, else what the reference renderer
+    /// (interactive-shader-format-js) leaves in a uniform without a DEFAULT, zero: 0 for a float (the nearer
+    /// end of MIN...MAX when 0 is outside it), false, (0, 0), transparent black (0, 0, 0, 0), and 0 for a long
+    /// (the first of `values` when 0 is not among them, since a long with values is a choice). The Vidvox
+    /// editor differs (a float's midpoint, true for a bool); the ISF spec says nothing.
     public var effectiveDefault: ShaderValue? {
         if let defaultValue { return defaultValue }
         switch type {
         case .event, .bool: return .bool(false)
-        case .long: return .int(values.first ?? 0)
-        case .float: return .float(minimum?.scalar ?? 0)
+        case .long: return .int(values.isEmpty || values.contains(0) ? 0 : values[0])
+        case .float:
+            let lo = minimum?.scalar ?? -Double.infinity, hi = maximum?.scalar ?? Double.infinity
+            return .float(min(max(0, min(lo, hi)), max(lo, hi)))
         case .point2D: return .vector([0, 0])
         case .vector3: return .vector([0, 0, 0])
-        case .color: return .vector([0, 0, 0, 1])
+        case .color: return .vector([0, 0, 0, 0])
         case .image, .audio, .audioFFT: return nil
         }
     }

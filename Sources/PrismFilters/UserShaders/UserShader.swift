@@ -12,8 +12,8 @@
 ///
 /// ## Uniform contract (what the runtime binds)
 ///
-/// All kinds are drawn as one full-screen primitive (see `vertexShaderSource`); nothing else is
-/// read from the vertex stage. Uniforms that a program does not use are optimised away; bind by
+/// ShaderToy and GLSL shaders are drawn as one full-screen primitive (see `vertexShaderSource`) and read
+/// nothing from the vertex stage; ISF passes draw the ISF quad (see `Pass.vertex`). Uniforms that a program does not use are optimised away; bind by
 /// name and skip the ones whose location is -1.
 ///
 /// **ISF** (every pass uses the same program; one source per pass is provided for convenience):
@@ -25,15 +25,18 @@
 /// | `FRAMEINDEX` | int | frames rendered so far, from 0 |
 /// | `RENDERSIZE` | vec2 | size in pixels of the pass being rendered |
 /// | `PASSINDEX` | int | index of the pass being rendered |
-/// | `DATE` | vec4 | year, month (1–12), day (1–31), seconds since midnight |
+/// | `DATE` | vec4 | year, month (1–12), day (1–31), whole seconds since midnight |
 /// | *input name* | bool / int / float / vec2 / vec4 | event and bool → bool, long → int, float, point2D → vec2, color → vec4 |
 /// | *image name* | sampler2D | every image input (`inputImage` is the filtered frame), every pass TARGET (the buffer's latest contents; for a persistent buffer read before its own pass, the previous frame's), every IMPORTED image |
 /// | *audio input name* | sampler2D | `audio`: the waveform, `audioFFT`: the spectrum, of the sound ending at the frame's time; one row per channel (see `AudioWindow`) |
 /// | `_<image>_imgSize` | vec2 | that image's size in pixels (IMG_PIXEL, IMG_SIZE use it) |
 /// | `_<image>_imgRect`, `_<image>_flip` | vec4, bool | macros: `(0, 0, width, height)` and false |
 ///
-/// `isf_FragNormCoord` is `gl_FragCoord.xy / RENDERSIZE` (a macro) and the colour output is
-/// `out vec4 isf_FragColor` (location 0). Texture origins are bottom-left, as in ISF.
+/// `isf_FragNormCoord` is a varying of the vertex stage, interpolated over the reference renderer's quad
+/// (`vertexInit`), and the colour output is `out vec4 isf_FragColor` (location 0). Texture origins are
+/// bottom-left, as in ISF. Every ISF pass has a vertex program (`Pass.vertex`): the default one calls
+/// `isf_vertShaderInit()` only; `UserShaderKernel` fuses a shader without its own `.vs` only when it never
+/// reads `isf_FragNormCoord` except to sample its input at the pixel.
 ///
 /// An ISF file `NAME.fs` with a `NAME.vs` beside it gets that vertex shader (`Pass.vertex`): it calls
 /// `isf_vertShaderInit()` (a quad of two triangles from `gl_VertexID`, `isf_FragNormCoord` set from the
@@ -69,9 +72,10 @@ public struct UserShader: Hashable, Sendable {
         public var height: ISFSizeExpression?
         /// The fragment shader, GLSL ES 3.00, and its line map.
         public var program: ShaderProgramSource
-        /// The author's vertex shader (ISF `NAME.vs` beside `NAME.fs`), translated; nil: the full-frame
-        /// triangle. It draws a quad of two triangles (6 vertices from `gl_VertexID`, as ISF hosts draw
-        /// one) and writes `isf_FragNormCoord`, which the fragment then reads as a varying.
+        /// The vertex shader (ISF: the author's `NAME.vs` beside `NAME.fs`, translated, or the default one;
+        /// nil for ShaderToy and GLSL: the full-frame triangle). It draws a quad of two triangles (6 vertices
+        /// from `gl_VertexID`, as ISF hosts draw one) and writes `isf_FragNormCoord`, which the fragment then
+        /// reads as a varying.
         public var vertex: ShaderProgramSource? = nil
     }
 
@@ -99,14 +103,16 @@ public struct UserShader: Hashable, Sendable {
     /// ISF `audio` and `audioFFT` inputs, in INPUTS order: textures fed from the input's sound each frame.
     public var audioInputs: [ShaderParameter] { isf?.inputs.filter { $0.type.isAudio } ?? [] }
 
-
-    /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files.
+    /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files, and
+    /// `NAME.vs` beside `NAME.fs` whether or not it exists yet (creating or deleting it changes the shader).
     public var watchedFiles: [String] {
         var visited: Set<String> = [path]
-        return dependencies + importedImages.map(\.resolvedPath) + shaderToyChannelFiles(visited: &visited)
+        var files = dependencies + importedImages.map(\.resolvedPath) + shaderToyChannelFiles(visited: &visited)
+        if let vertex = Self.vertexShaderPath(for: path), !files.contains(vertex) { files.append(vertex) }
+        return files
     }
 
-    /// The vertex shader to pair with every user shader: one triangle covering the viewport,
+    /// The vertex shader to pair with ShaderToy and GLSL shaders: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
     public static let vertexShaderSource = """
         #version 300 es
@@ -175,9 +181,14 @@ public struct UserShader: Hashable, Sendable {
          "#define \(prefix)_\(name)_flip false"]
     }
 
+    /// The vertex shader of an ISF file without a `.vs` (the reference renderer's default): only the init.
+    static let defaultVertexMain = ["void main() {", "    isf_vertShaderInit();", "}"]
+
     /// Builds `isf_FragNormCoord` and `gl_Position` for the quad ISF hosts draw: two triangles, their
     /// corners from `gl_VertexID` (no vertex buffers), normalised coordinates taken before the author
-    /// moves anything.
+    /// moves anything. The corners and their order are the reference renderer's (interactive-shader-format-js
+    /// draws (-1,-1) (1,-1) (-1,1), (-1,1) (1,-1) (1,1) and sets `isf_FragNormCoord = (position + 1) / 2`), so
+    /// the GPU interpolates the varying over the same triangles, to the same bits.
     static let vertexInit = [
         "out vec2 isf_FragNormCoord;",
         "void isf_vertShaderInit() {",
@@ -189,7 +200,7 @@ public struct UserShader: Hashable, Sendable {
         "}",
     ]
 
-    static func isfPreamble(_ document: ISFDocument, usesFragColor: Bool, stage: ShaderStage = .fragmentOnly) -> [String] {
+    static func isfPreamble(_ document: ISFDocument, usesFragColor: Bool, stage: ShaderStage) -> [String] {
         var p = ["#version 300 es", "precision highp float;", "precision highp int;", "precision highp sampler2D;",
                  "// Generated by Prism from an ISF file; the author's code follows the preamble.",
                  "uniform float TIME;", "uniform float TIMEDELTA;", "uniform int FRAMEINDEX;",
@@ -207,9 +218,6 @@ public struct UserShader: Hashable, Sendable {
             p += imageAliases(name)
         }
         switch stage {
-        case .fragmentOnly:
-            if usesFragColor { p.append("out vec4 isf_FragColor;") }
-            p.append("#define isf_FragNormCoord (gl_FragCoord.xy / RENDERSIZE)")
         case .fragmentAfterVertex:
             if usesFragColor { p.append("out vec4 isf_FragColor;") }
             p.append("in vec2 isf_FragNormCoord;")
@@ -219,11 +227,19 @@ public struct UserShader: Hashable, Sendable {
         return p
     }
 
+    /// The non-sampler names the ISF preamble declares, with their GLSL types.
+    static func isfDeclaredTypes(_ document: ISFDocument) -> [String: String] {
+        var types = ["TIME": "float", "TIMEDELTA": "float", "FRAMEINDEX": "int", "RENDERSIZE": "vec2", "PASSINDEX": "int",
+                     "DATE": "vec4", "isf_FragNormCoord": "vec2", "isf_FragColor": "vec4"]
+        for input in document.inputs where input.type != .image { types[input.name] = input.type.glslType }
+        for image in document.imageNames { types[GLSLRewriter.sizeUniform(image)] = "vec2" }
+        return types
+    }
+
     /// Which program an ISF preamble starts.
     enum ShaderStage {
-        /// A fragment shader drawn by the full-frame triangle: `isf_FragNormCoord` from `gl_FragCoord`.
-        case fragmentOnly
-        /// A fragment shader after the author's vertex shader: `isf_FragNormCoord` is its varying.
+        /// A fragment shader after the ISF vertex shader (the author's or the default): `isf_FragNormCoord`
+        /// is its varying.
         case fragmentAfterVertex
         case vertex
     }
@@ -242,11 +258,16 @@ public struct UserShader: Hashable, Sendable {
         }
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
         let floatInputs = Set(document.inputs.filter { $0.type == .float }.map(\.name))
-        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs)
+        let declared = isfDeclaredTypes(document)
+        body = GLSLDialect.translate(try rewriter.rewrite(body), floats: floatInputs, declared: declared)
+        // isf_FragNormCoord is always the vertex stage's varying, as ISF hosts interpolate it: computing it from
+        // gl_FragCoord differs in the last bits, which hash noise (`fract(sin(x) * 43758.5453)`) magnifies.
         let program = assemble(preamble: isfPreamble(document, usesFragColor: rewriter.used.contains("gl_FragColor"),
-                                                     stage: vertex == nil ? .fragmentOnly : .fragmentAfterVertex),
+                                                     stage: .fragmentAfterVertex),
                                body: body, postamble: [])
-        var vertexProgram: ShaderProgramSource?
+        // Without the author's .vs, the reference's default one (see `defaultVertexMain`).
+        var vertexProgram: ShaderProgramSource? = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex),
+                                                           body: [], postamble: defaultVertexMain)
         if let vertex {
             var vertexBody = vertex.lines.map { line -> SourceLine in
                 var line = line
@@ -254,7 +275,7 @@ public struct UserShader: Hashable, Sendable {
                 return line
             }
             var vertexRewriter = GLSLRewriter(identifiers: GLSLRewriter.isfVertexIdentifiers, images: Set(document.imageNames))
-            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs)
+            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs, declared: declared)
             vertexProgram = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex), body: vertexBody, postamble: [])
         }
         let passes = document.passes.enumerated().map { index, pass in

@@ -58,7 +58,8 @@ public struct UserShaderCompileError: PrismError {
 /// ## How it runs
 /// - **Fused** (point-wise): a single-pass ISF filter without targets, imports or extra images, whose code
 ///   reads `inputImage` only at the pixel being computed (`IMG_THIS_PIXEL`, `IMG_THIS_NORM_PIXEL`, or
-///   `texture2D(inputImage, isf_FragNormCoord)`), becomes an expression: the author's identifiers are
+///   `texture2D(inputImage, isf_FragNormCoord)`) and `isf_FragNormCoord` nowhere else (a fused pass has no
+///   varying to give it the reference's bits), and that has no `.vs`, becomes an expression: the author's identifiers are
 ///   prefixed, those reads become `$in0(p)`, `main` becomes a function returning the colour. It fuses
 ///   with its neighbours like any built-in point-wise filter.
 /// - **Passes** (everything else): each image input is first copied, upside down, into a prepass
@@ -166,7 +167,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             var lo = parameter.minimum?.scalar.map { Int($0) } ?? parameter.values.min() ?? Int.min
             var hi = parameter.maximum?.scalar.map { Int($0) } ?? parameter.values.max() ?? Int.max
             if lo > hi { swap(&lo, &hi) }
-            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(value), summary)
+            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(min(max(value, lo), hi)), summary)
         case .bool, .event:
             return ParameterSpec(parameter.name, .bool, default: .bool((fallback?.scalar ?? 0) != 0), summary)
         case .color, .vector3:
@@ -254,7 +255,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         if let shaderToyPlan { return list + shaderToyPrepasses(shaderToyPlan) }
         let sizes = targetSizes()
         for (index, pass) in shader.passes.enumerated() {
-            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba16f : nil,
+            list.append(KernelPrepass(main: passSource(index, program: pass.program), format: pass.float ? .rgba32f : nil,
                                       persistent: pass.persistent && pass.target != nil,
                                       vertex: pass.vertex.map { passSource(index, program: $0, isVertex: true) },
                                       size: { sizes($0)[index] }))
@@ -337,7 +338,8 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// computes; nil for any other shader.
     static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
         // Generators (no input image) fuse too: they compute from the pixel position alone.
-        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.passes[0].vertex == nil,
+        // Only the default vertex shader: an author's .vs moves corners and writes varyings.
+        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.vertexPath == nil,
               shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty, shader.audioInputs.isEmpty else { return nil }
         let input = shader.inputImage
         let program = shader.passes[0].program
@@ -391,6 +393,9 @@ public final class UserShaderKernel: ParameterizedKernel {
                     }
                 }
                 if let input, word == input { return nil }
+                // The normalised coordinate in arithmetic: only the varying of the reference's quad gives the
+                // reference's bits (hash noise magnifies the last ones), so the shader runs as its own pass.
+                if word == "isf_FragNormCoord" { return nil }
             }
             code += piece.output
             i += 1
@@ -409,7 +414,6 @@ public final class UserShaderKernel: ParameterizedKernel {
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
-            #define $Uisf_FragNormCoord (vec2($isf_p.x, $URENDERSIZE.y - $isf_p.y) / $URENDERSIZE)
 
             """
         if !declaresOutput { library += "vec4 $U\(output);\n" }
@@ -513,16 +517,14 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// Uniform names with the fused form's prefix, built once rather than every frame.
     private var prefixedNames: [String: String] = [:]
     private var prefixedNamesFused = false
-    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame).
+    /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame). Whole
+    /// seconds since midnight, as both the reference renderer and the Vidvox editor send it.
     private var dateCache: (second: Double, value: SIMD4<Double>)?
 
     private func currentDate() -> SIMD4<Double> {
-        let now = Date().timeIntervalSince1970
-        let second = now.rounded(.down)
+        let second = Date().timeIntervalSince1970.rounded(.down)
         if dateCache?.second != second { dateCache = (second, Self.date(Date(timeIntervalSince1970: second))) }
-        var value = dateCache!.value
-        value.w += now - second
-        return value
+        return dateCache!.value
     }
 
     public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
@@ -640,11 +642,12 @@ public final class UserShaderKernel: ParameterizedKernel {
         texels.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: width * 8) }
     }
 
-    /// ISF's DATE: year, month, day, seconds since midnight (local time).
+    /// ISF's DATE: year, month (1–12), day, whole seconds since midnight (local time; the reference renderer
+    /// and the Vidvox editor both drop the fraction).
     static func date(_ now: Date = Date()) -> SIMD4<Double> {
         let calendar = Calendar(identifier: .gregorian)
-        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: now)
-        let seconds = Double((c.hour ?? 0) * 3600 + (c.minute ?? 0) * 60 + (c.second ?? 0)) + Double(c.nanosecond ?? 0) / 1e9
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
+        let seconds = Double((c.hour ?? 0) * 3600 + (c.minute ?? 0) * 60 + (c.second ?? 0))
         return SIMD4(Double(c.year ?? 0), Double(c.month ?? 0), Double(c.day ?? 0), seconds)
     }
 

@@ -50,12 +50,14 @@ public struct PackPlan: Sendable {
 /// plane. Output streams are tagged with centred chroma to match.
 public enum FrameShaders {
     /// `#version` and precision lines every generated fragment shader starts with (ES 3.10 for
-    /// textureGather and integer textures everywhere).
+    /// textureGather and integer textures everywhere). Samplers are highp too: their default is lowp, and
+    /// llvmpipe then returns 16-bit floats from 32-bit float targets (ISF FLOAT; isf-spec branch).
     public static let header = """
         #version 310 es
         precision highp float;
         precision highp int;
         precision highp usampler2D;
+        precision highp sampler2D;
 
         """
 

@@ -4,6 +4,8 @@ import PrismCore
 /// Storage formats Prism uses for textures.
 public enum TextureFormat: Hashable, Sendable {
     case r8, rg8, rgba8, r16ui, rgba16f
+    /// 32-bit float RGBA (ISF FLOAT targets; rendering to it needs EXT_color_buffer_float).
+    case rgba32f
 
     var internalFormat: GLenum {
         switch self {
@@ -12,6 +14,7 @@ public enum TextureFormat: Hashable, Sendable {
         case .rgba8: GLenum(GL_RGBA8)
         case .r16ui: GLenum(GL_R16UI)
         case .rgba16f: GLenum(GL_RGBA16F)
+        case .rgba32f: GLenum(GL_RGBA32F)
         }
     }
 
@@ -19,7 +22,7 @@ public enum TextureFormat: Hashable, Sendable {
         switch self {
         case .r8: GLenum(GL_RED)
         case .rg8: GLenum(GL_RG)
-        case .rgba8, .rgba16f: GLenum(GL_RGBA)
+        case .rgba8, .rgba16f, .rgba32f: GLenum(GL_RGBA)
         case .r16ui: GLenum(GL_RED_INTEGER)
         }
     }
@@ -29,6 +32,7 @@ public enum TextureFormat: Hashable, Sendable {
         case .r8, .rg8, .rgba8: GLenum(GL_UNSIGNED_BYTE)
         case .r16ui: GLenum(GL_UNSIGNED_SHORT)
         case .rgba16f: GLenum(GL_HALF_FLOAT)
+        case .rgba32f: GLenum(GL_FLOAT)
         }
     }
 
@@ -39,6 +43,7 @@ public enum TextureFormat: Hashable, Sendable {
         case .rg8, .r16ui: 2
         case .rgba8: 4
         case .rgba16f: 8
+        case .rgba32f: 16
         }
     }
 
