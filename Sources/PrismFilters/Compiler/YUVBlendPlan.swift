@@ -75,7 +75,7 @@ struct YUVBlendPlan {
                  budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
         let blockSize = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).blockGrid(for: sourceSize).size }
         if let blockSize, let pixellate {
-            try budget.add(blockSize, format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
+            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
         for layout in layouts {
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
@@ -107,7 +107,7 @@ struct YUVBlendPlan {
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(wide: wide)) + uniforms.glsl + generatorCode
+                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl + generatorCode
                 + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1)
             let plan = YUVNativeShaders.packPlan(layout: layout, values: .rows)
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"

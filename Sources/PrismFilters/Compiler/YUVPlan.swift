@@ -83,12 +83,13 @@ struct YUVPlan {
                           pool: TexturePool) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let source = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
-            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize)
+            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
         let program = try ShaderProgram(label: label, fragment: source)
         let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label,
                                 draws: [.init(program: program, rows: nil, fragmentSource: source)],
-                                target: try pool.acquire(size: blockSize, format: .rgba16f), members: [],
+                                target: try pool.acquire(size: YUVNativeShaders.blockTargetSize(grid: blockSize),
+                                                         format: .rgba16f), members: [],
                                 textures: [], readsSourcePlanes: true, packLayout: nil)
         pass.colorChain = uniforms
         return pass
@@ -101,10 +102,10 @@ struct YUVPlan {
         if let pixellate {
             let kernel = graph.nodes[pixellate.node].kernel as! PixellateKernel
             blockSize = kernel.blockGrid(for: sourceSize).size
-            try budget.add(blockSize!, format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
         for layout in layouts {
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .blocks(wide: false))
+            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
             try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
         }
         var passes: [CompiledPass] = []
@@ -124,7 +125,7 @@ struct YUVPlan {
                                          pixellate: pixellate?.node, sourceSize: sourceSize)
             let affine = packSteps.allSatisfy { if case .affine = $0 { true } else { false } }
             let wide = pixellate.map { (graph.nodes[$0.node].kernel as! PixellateKernel).isWide } ?? false
-            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(wide: wide))
+            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(grid: blockSize!, wide: wide))
             let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
             let label = "pack \(layout.format.rawValue) (Y'CbCr)"
             // Planar and grey sinks draw luma and chroma apart: each may skip the other's planes.

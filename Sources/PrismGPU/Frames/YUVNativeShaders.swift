@@ -63,7 +63,11 @@ public enum YUVNativeShaders {
     /// A block-means pass (pixellate at block resolution): each fragment is one block of the grid
     /// `prism_origin + k · prism_scale` and writes `prism_chain` of the block's mean Y'CbCr (chroma weighted
     /// by how many of the block's pixels each sample covers). Declare `prism_chain` before it.
-    public static func blockMeansMain(source: PixelFormat, size: Size) -> String {
+    ///
+    /// The block texels are laid out in rows of `blockRowTexels`, block i = by·BW + bx at (i mod 128, i / 128), not
+    /// as the grid: a software rasteriser gives each 64×64 tile of a target to one thread, and a 80×45 grid
+    /// would be one full tile and a sliver (one thread doing 80% of the work); rows of 128 split evenly.
+    public static func blockMeansMain(source: PixelFormat, size: Size, grid: Size) -> String {
         let chromaLoop = source == .nv12
             ? """
                       for (int j = first.x >> 2; j <= (last.x - 1) >> 2; j++) {
@@ -89,7 +93,10 @@ public enum YUVNativeShaders {
             uniform float prism_scale;
             out vec4 prism_out;
             void main() {
-                ivec2 t = ivec2(gl_FragCoord.xy);
+                ivec2 f = ivec2(gl_FragCoord.xy);
+                int i = f.y * \(blockRowTexels) + f.x;
+                if (i >= \(grid.width * grid.height)) { prism_out = vec4(0.0); return; }
+                ivec2 t = ivec2(i % \(grid.width), i / \(grid.width));
                 vec2 low = prism_origin + vec2(t) * prism_scale;
                 ivec2 first = ivec2(max(ceil(low - 0.5), vec2(0.0)));
                 ivec2 last = ivec2(min(ceil(low + prism_scale - 0.5), vec2(\(size.width), \(size.height))));
@@ -117,7 +124,7 @@ public enum YUVNativeShaders {
     /// of four pixels `ivec4 prism_blockColumns(int x)`, the block row `int prism_blockRow(int y)`, and
     /// `prism_blockQuad(int tx, int y, out vec3 b0, … b3)` for pixels 4tx ... 4tx+3 of row y (`wide`: blocks of
     /// 8 pixels or more, so a quad touches at most two block columns and only those are fetched).
-    public static func blockReads(wide: Bool) -> String {
+    public static func blockReads(grid: Size, wide: Bool) -> String {
         let quad = wide
             ? """
               void prism_blockQuad(int tx, int y, out vec3 b0, out vec3 b1, out vec3 b2, out vec3 b3) {
@@ -147,7 +154,9 @@ public enum YUVNativeShaders {
             uniform vec2 prism_origin;
             uniform float prism_scale;
             vec3 prism_blockAt(int bx, int by) {
-                return texelFetch(prism_blocks, clamp(ivec2(bx, by), ivec2(0), textureSize(prism_blocks, 0) - 1), 0).rgb;
+                ivec2 b = clamp(ivec2(bx, by), ivec2(0), ivec2(\(grid.width - 1), \(grid.height - 1)));
+                int i = b.y * \(grid.width) + b.x;
+                return texelFetch(prism_blocks, ivec2(i % \(blockRowTexels), i / \(blockRowTexels)), 0).rgb;
             }
             ivec4 prism_blockColumns(int x) {
                 return ivec4(floor((vec4(float(x)) + vec4(0.5, 1.5, 2.5, 3.5) - prism_origin.x) / prism_scale));
@@ -155,6 +164,14 @@ public enum YUVNativeShaders {
             int prism_blockRow(int y) { return int(floor((float(y) + 0.5 - prism_origin.y) / prism_scale)); }
 
             """ + quad
+    }
+
+    /// Block texels per row of a block-means target (see `blockMeansMain`).
+    public static let blockRowTexels = 128
+
+    /// The block-means target for a grid of `grid` blocks.
+    public static func blockTargetSize(grid: Size) -> Size {
+        Size(width: blockRowTexels, height: max((grid.width * grid.height + blockRowTexels - 1) / blockRowTexels, 1))
     }
 
     /// Where a packing pass gets pixel values from.
@@ -166,7 +183,7 @@ public enum YUVNativeShaders {
         case planes(affine: Bool, lean: Bool = false)
         /// A block-means target (`blockReads`) through `prism_chain`; `wide`: blocks are at least 8 pixels
         /// across (fewer fetches).
-        case blocks(wide: Bool)
+        case blocks(grid: Size, wide: Bool)
         /// `void prism_rowValues(int tx, int y, out vec3 v0, … v3)`, declared by the caller: the values of
         /// pixels 4tx ... 4tx+3 of row y, already in the sink's Y'CbCr.
         case rows
@@ -246,8 +263,8 @@ public enum YUVNativeShaders {
                   }
 
                   """) + common
-        case .blocks(let wide):
-            common += blockReads(wide: wide) + """
+        case .blocks(let grid, let wide):
+            common += blockReads(grid: grid, wide: wide) + """
                 void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
                     prism_blockQuad(tx, y, v0, v1, v2, v3);
                     v0 = prism_chain(v0);
