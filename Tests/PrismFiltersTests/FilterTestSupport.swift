@@ -81,6 +81,37 @@ extension XCTestCase {
         return TestImage(size: size, rgba: rgba)
     }
 
+    /// Renders `images` in turn through one renderer (persistent buffers live as long as it does) and reads
+    /// the last output back. `before` runs before each frame (parameter changes); `context` gives each
+    /// frame's time and index (and anything else a test sets).
+    func renderFrames(_ graph: FilterGraph, _ images: [TestImage], before: (Int) throws -> Void = { _ in },
+                      context: (Int) -> FrameContext = { FrameContext(time: Double($0) / 30, timeDelta: 1.0 / 30, frameIndex: $0) })
+        throws -> TestImage {
+        let size = images[0].size
+        return try SharedGPU.get().perform {
+            let uploader = FrameUploader(ringSize: 1)
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
+            for (index, image) in images.enumerated() {
+                try before(index)
+                let uploaded = try image.rgba.withUnsafeBytes { bytes in
+                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
+                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
+                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
+                }
+                try renderer.render(uploaded, context: context(index))
+            }
+            let layout = renderer.sinkLayouts[0]
+            var packed = [UInt8](repeating: 0, count: layout.byteCount)
+            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
+            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
+            var result = [UInt8](repeating: 0, count: size.pixelCount * 4)
+            for row in 0..<size.height {
+                result[(row * size.width * 4)..<((row + 1) * size.width * 4)] = packed[(row * layout.rowBytes)..<(row * layout.rowBytes + size.width * 4)]
+            }
+            return TestImage(size: size, rgba: result)
+        }
+    }
+
     /// Largest per-channel difference in code values; fails with where it happened.
     @discardableResult
     func assertClose(_ actual: TestImage, _ expected: TestImage, tolerance: Int, _ label: String,

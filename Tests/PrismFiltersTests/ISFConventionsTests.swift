@@ -185,28 +185,7 @@ final class ISFConventionsTests: XCTestCase {
     func renderFrames(_ kernel: UserShaderKernel, _ image: TestImage, count: Int) throws -> TestImage {
         let graph = FilterGraph()
         try graph.append("user", kernel: kernel, parameters: kernel.parameters)
-        let size = image.size
-        return try SharedGPU.get().perform {
-            let uploader = FrameUploader(ringSize: 1)
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
-            for index in 0..<count {
-                let uploaded = try image.rgba.withUnsafeBytes { bytes in
-                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
-                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
-                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
-                }
-                try renderer.render(uploaded, context: FrameContext(time: Double(index) / 30, timeDelta: 1.0 / 30, frameIndex: index))
-            }
-            let layout = renderer.sinkLayouts[0]
-            var packed = [UInt8](repeating: 0, count: layout.byteCount)
-            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
-            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
-            var result = [UInt8](repeating: 0, count: size.pixelCount * 4)
-            for row in 0..<size.height {
-                result[(row * size.width * 4)..<((row + 1) * size.width * 4)] = packed[(row * layout.rowBytes)..<(row * layout.rowBytes + size.width * 4)]
-            }
-            return TestImage(size: size, rgba: result)
-        }
+        return try renderFrames(graph, Array(repeating: image, count: count))
     }
 
     func testFloatTargetsHoldThirtyTwoBitFloats() throws {

@@ -34,33 +34,6 @@ final class ShaderToyChannelTests: XCTestCase {
     let frames: [TestImage] = [TestImage.varied(width: 96, height: 60), TestImage.noise(width: 96, height: 60, seed: 7),
                                TestImage.noise(width: 96, height: 60, seed: 11)]
 
-    /// Renders `images` in turn through one renderer and reads the last output back.
-    func renderFrames(_ graph: FilterGraph, _ images: [TestImage],
-                      context: (Int) -> FrameContext = { FrameContext(time: Double($0) / 30, timeDelta: 1.0 / 30, frameIndex: $0) }) throws -> TestImage {
-        let size = images[0].size
-        return try SharedGPU.get().perform {
-            let uploader = FrameUploader(ringSize: 1)
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
-            for (index, image) in images.enumerated() {
-                let uploaded = try image.rgba.withUnsafeBytes { bytes in
-                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
-                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
-                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
-                }
-                try renderer.render(uploaded, context: context(index))
-            }
-            let layout = renderer.sinkLayouts[0]
-            var packed = [UInt8](repeating: 0, count: layout.byteCount)
-            let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
-            _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
-            var result = [UInt8](repeating: 0, count: size.pixelCount * 4)
-            for row in 0..<size.height {
-                result[(row * size.width * 4)..<((row + 1) * size.width * 4)] = packed[(row * layout.rowBytes)..<(row * layout.rowBytes + size.width * 4)]
-            }
-            return TestImage(size: size, rgba: result)
-        }
-    }
-
     /// out = previous × 0.5 + input × 0.5 over three frames: 0.125·I0 + 0.25·I1 + 0.5·I2 (the first
     /// frame's previous is transparent black), alpha 0.875.
     func feedbackReference() -> TestImage {
@@ -178,12 +151,12 @@ final class ShaderToyChannelTests: XCTestCase {
         let graph = try binder().bind("'\(file("uniforms.frag"))'")
         let size = frames[0].size
         let before = Date()
-        let out = try renderFrames(graph, frames) { index in
+        let out = try renderFrames(graph, frames, context: { index in
             var context = FrameContext(time: Double(index) * 0.04, timeDelta: 0.04, frameIndex: index)
             context.frameRate = 24  // not 1 / timeDelta (25): the run's rate wins
             context.mouse = SIMD4(30, 20, 12, -8)
             return context
-        }
+        })
         let calendar = Calendar(identifier: .gregorian)
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: before)
         let seconds = Double(c.hour! * 3600 + c.minute! * 60 + c.second!)

@@ -475,7 +475,7 @@ public enum FrameShaders {
     /// and writes the even luma row, the odd luma row and the CbCr pairs they share, so every pixel goes
     /// through the filters once (separate luma and chroma draws evaluate each pixel twice). The read
     /// plan interleaves the two luma attachments back into rows.
-    private static func nv12Plan(layout: PackedFrameLayout, prelude: String) -> PackPlan {
+    static func nv12Plan(layout: PackedFrameLayout, prelude: String) -> PackPlan {
         let main = prelude.replacingOccurrences(of: "out vec4 prism_out;", with: """
             layout(location = 0) out vec4 prism_lumaEven;
             layout(location = 1) out vec4 prism_lumaOdd;

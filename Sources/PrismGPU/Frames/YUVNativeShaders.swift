@@ -362,26 +362,18 @@ public enum YUVNativeShaders {
             return single([PackDraw(main: lumaMain, rows: 0..<size.height),
                            PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
         default:
-            // NV12: one draw per 4×2 pixels writing both luma rows and their chroma pairs (see
-            // `FrameShaders.nv12Plan` for the read plan, shared).
-            let main = common + """
-                layout(location = 0) out vec4 prism_lumaEven;
-                layout(location = 1) out vec4 prism_lumaOdd;
-                layout(location = 2) out vec4 prism_chroma;
-                void main() {
-                    ivec2 t = ivec2(gl_FragCoord.xy);
-                    vec3 a0, a1, a2, a3, b0, b1, b2, b3;
-                    prism_valueQuad(t.x, t.y * 2, a0, a1, a2, a3);
-                    prism_valueQuad(t.x, t.y * 2 + 1, b0, b1, b2, b3);
-                    vec4 inRow = prism_inRow(t.x * 4, W);
-                    prism_lumaEven = vec4(a0.x, a1.x, a2.x, a3.x) * inRow;
-                    prism_lumaOdd = vec4(b0.x, b1.x, b2.x, b3.x) * inRow;
-                    vec3 c0 = (a0 + a1 + b0 + b1) * 0.25, c1 = (a2 + a3 + b2 + b3) * 0.25;
-                    prism_chroma = vec4(c0.yz, c1.yz) * prism_inRow(t.x * 2, CW).xxyy;
+            // NV12: `FrameShaders`' one draw per 4×2 pixels (both luma rows and their chroma pairs), fed with
+            // values that are already the sink's Y'CbCr.
+            return FrameShaders.nv12Plan(layout: layout, prelude: common + """
+                void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                    prism_valueQuad(tx, y, v0, v1, v2, v3);
                 }
+                vec4 prism_luma4(vec3 a, vec3 b, vec3 c, vec3 d) { return vec4(a.x, b.x, c.x, d.x); }
+                vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
+                vec2 prism_cbcr(vec3 c) { return c.yz; }
+                out vec4 prism_out;
 
-                """
-            return FrameShaders.nv12Plan(layout: layout, main: main)
+                """)
         }
     }
 }
