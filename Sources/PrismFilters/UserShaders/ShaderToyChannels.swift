@@ -367,28 +367,9 @@ extension UserShaderKernel {
     func prepareShaderToyChannels() throws {
         guard let plan = shaderToyPlan else { return }
         for path in plan.images where channelTextures[path] == nil {
-            channelTextures[path] = try loadChannelImage(path)
+            // ShaderToy's texture defaults: mipmapped (trilinear), repeating, flipped upright (vflip).
+            channelTextures[path] = try loadImage(path, what: "the channel image \(path)", mipmapped: true)
         }
-    }
-
-    private func loadChannelImage(_ path: String) throws -> Texture {
-        let size: Size, rgba: [UInt8]
-        do { (size, rgba) = try imageLoader(path) } catch {
-            throw UsageError("\(shader.path): cannot load the channel image \(path): \(error)")
-        }
-        guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
-            throw UsageError("\(path): the image loader returned \(rgba.count) bytes for \(size)")
-        }
-        // Bottom row first: ShaderToy's textures are flipped upright by default (vflip).
-        var flipped = [UInt8](repeating: 0, count: rgba.count)
-        let row = size.width * 4
-        for y in 0..<size.height {
-            flipped[(y * row)..<((y + 1) * row)] = rgba[((size.height - 1 - y) * row)..<((size.height - y) * row)]
-        }
-        let texture = try Texture(size: size, format: .rgba8, mipmapped: true, repeating: true)
-        flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
-        texture.generateMipmaps()
-        return texture
     }
 
     /// Compiles the buffers' programs; errors come back in the buffer file's lines.

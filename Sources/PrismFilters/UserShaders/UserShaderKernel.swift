@@ -463,22 +463,8 @@ public final class UserShaderKernel: ParameterizedKernel {
             emptyTexture = empty
         }
         for image in shader.importedImages where importedTextures[image.name] == nil {
-            let size: Size, rgba: [UInt8]
-            do { (size, rgba) = try imageLoader(image.resolvedPath) } catch {
-                throw UsageError("\(shader.path): cannot load imported image '\(image.name)' from \(image.resolvedPath): \(error)")
-            }
-            guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
-                throw UsageError("\(image.resolvedPath): the image loader returned \(rgba.count) bytes for \(size)")
-            }
-            // Bottom row first: ISF's origin.
-            var flipped = [UInt8](repeating: 0, count: rgba.count)
-            let row = size.width * 4
-            for y in 0..<size.height {
-                flipped[(y * row)..<((y + 1) * row)] = rgba[((size.height - 1 - y) * row)..<((size.height - y) * row)]
-            }
-            let texture = try Texture(size: size, format: .rgba8)
-            flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
-            importedTextures[image.name] = texture
+            importedTextures[image.name] = try loadImage(image.resolvedPath,
+                                                         what: "imported image '\(image.name)' from \(image.resolvedPath)")
         }
         try prepareShaderToyChannels()
         guard !trusted else { return }
@@ -640,6 +626,27 @@ public final class UserShaderKernel: ParameterizedKernel {
             }
         }
         texels.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: width * 8) }
+    }
+
+    /// An image file as a texture with its bottom row first (ISF's origin; ShaderToy's textures are
+    /// flipped upright the same way); `mipmapped` also makes it repeat (ShaderToy's channel defaults).
+    func loadImage(_ path: String, what: String, mipmapped: Bool = false) throws -> Texture {
+        let size: Size, rgba: [UInt8]
+        do { (size, rgba) = try imageLoader(path) } catch {
+            throw UsageError("\(shader.path): cannot load \(what): \(error)")
+        }
+        guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
+            throw UsageError("\(path): the image loader returned \(rgba.count) bytes for \(size)")
+        }
+        var flipped = [UInt8](repeating: 0, count: rgba.count)
+        let row = size.width * 4
+        for y in 0..<size.height {
+            flipped[(y * row)..<((y + 1) * row)] = rgba[((size.height - 1 - y) * row)..<((size.height - y) * row)]
+        }
+        let texture = try Texture(size: size, format: .rgba8, mipmapped: mipmapped, repeating: mipmapped)
+        flipped.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: row) }
+        if mipmapped { texture.generateMipmaps() }
+        return texture
     }
 
     /// ISF's DATE: year, month (1–12), day, whole seconds since midnight (local time; the reference renderer
