@@ -83,7 +83,7 @@ struct YUVBlendPlan {
         }
         var passes: [CompiledPass] = []
         if let pixellate, let blockSize {
-            let steps = YUVPlan(chain: prefix, pixellate: (pixellate, prefix.count)).steps(prefix, graph: graph)
+            let steps = YUVPlan.steps(prefix, graph: graph)
             passes.append(try YUVPlan.blockPass(graph: graph, pixellate: pixellate, steps: steps, sink: nil,
                                                 sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
                                                 pool: pool))

@@ -9,8 +9,9 @@ import PrismGPU
 ///
 /// The result equals the R'G'B' route's for every pixel whose Y'CbCr lies inside the R'G'B' gamut: the
 /// R'G'B' route clamps a converted pixel to 0...1 before the first filter, this one keeps the excursion
-/// (so a chain with no filters returns the input planes unchanged). Everything else (geometry, blends,
-/// tables that are not affine, user shaders, other formats) takes the R'G'B' route.
+/// (so a chain with no filters returns the input planes unchanged). Graphs that blend by a mask are
+/// `YUVBlendPlan`'s; everything else (geometry, neighbourhoods, tables that are neither affine nor grey
+/// curves, user shaders, other formats) takes the R'G'B' route.
 struct YUVPlan {
     /// One step of the chain as compiled: consecutive affine kernels are one matrix; the packing step
     /// (Y'CbCr of the input → R'G'B' → the sink's Y'CbCr) is folded into a trailing matrix.
@@ -19,7 +20,7 @@ struct YUVPlan {
         case curve(node: Int, glsl: String)
     }
 
-    /// Colour kernels in chain order (pixellate left out); for a graph with blends, those before pixellate.
+    /// Colour kernels in chain order (pixellate left out).
     let chain: [Int]
     /// The pixellate node, and how many chain kernels come before it.
     let pixellate: (node: Int, position: Int)?
@@ -59,7 +60,7 @@ struct YUVPlan {
     }
 
     /// Steps for `nodes`, consecutive affine kernels grouped.
-    func steps(_ nodes: [Int], graph: FilterGraph) -> [Step] {
+    static func steps(_ nodes: [Int], graph: FilterGraph) -> [Step] {
         var steps: [Step] = []
         for node in nodes {
             switch graph.nodes[node].kernel.colorForm {
@@ -97,7 +98,7 @@ struct YUVPlan {
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                  budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
-        let allSteps = steps(chain, graph: graph)
+        let allSteps = Self.steps(chain, graph: graph)
         var blockSize: Size?
         if let pixellate {
             let kernel = graph.nodes[pixellate.node].kernel as! PixellateKernel
