@@ -160,6 +160,41 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
+    /// A mask that reaches only some rows: those rows are blended, the others are the background alone
+    /// (drawn apart, see `nonzeroRows`); with no face at all the output is the input, bit for bit.
+    func testMasksThatReachSomeRowsOnly() throws {
+        let planes = Self.testPlanes()
+        let graph = try GraphBinder().bind("[in]pixellate(scale=5)[px]; face-mask[m]; [px][in][m]blend-mask")
+        let w = Self.size.width, h = Self.size.height
+        for regions in [[FrameContext.Region(center: SIMD2(0.3, 0.25), radius: 0.08)],
+                        [FrameContext.Region(center: SIMD2(0.8, 0.95), radius: 0.1),
+                         FrameContext.Region(center: SIMD2(0.1, 0.05), radius: 0.05)]] {
+            let source = Self.rgb(planes)
+            let front = Self.apply([.pixellate(scale: 5, center: SIMD2(0.5, 0.5))], to: source)
+            // face-mask's documented maths: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25)).
+            let blended = (0..<(w * h)).map { i -> SIMD3<Double> in
+                let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
+                var uncovered = 1.0
+                for region in regions {
+                    let r1 = region.radius * Double(w) * 1.2, r0 = r1 * 0.75
+                    let c = SIMD2(region.center.x * Double(w), region.center.y * Double(h))
+                    let d = ((p - c) * (p - c)).sum().squareRoot()
+                    uncovered *= min(max((d - r0) / (r1 - r0), 0), 1)
+                }
+                return source[i] + (front[i] - source[i]) * (1 - uncovered)
+            }
+            for format in [PixelFormat.yuv420p, .nv12] {
+                let outputs = try render(graph, planes: planes, source: format, sinks: [.yuv420p, .nv12, .gray],
+                                         context: FrameContext(regions: regions))
+                assertPlanes(outputs[0], Self.pack(blended), tolerance: 1, "\(regions.count) face(s), \(format) → yuv420p")
+                assertPlanes(outputs[1], Self.pack(blended), tolerance: 1, "\(regions.count) face(s), \(format) → nv12")
+                XCTAssertLessThanOrEqual(maxError(outputs[2].y, Self.pack(blended, grey: true).y), 1, "\(format) → gray")
+            }
+        }
+        let none = try render(graph, planes: planes, source: .yuv420p, sinks: [.yuv420p])[0]
+        XCTAssertEqual(none, planes, "no face: the input, unchanged")
+    }
+
     // MARK: Helpers
 
     struct Planes: Equatable {
@@ -271,7 +306,8 @@ final class YUVRouteTests: XCTestCase {
     }
 
     /// Uploads `planes` as `source`, renders, and reads each sink back as tight planes.
-    func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat]) throws -> [Planes] {
+    func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat],
+                context: FrameContext = FrameContext()) throws -> [Planes] {
         let size = Self.size, w = size.width, h = size.height
         var uploadPlanes: [[UInt8]]
         if source == .nv12 {
@@ -287,7 +323,7 @@ final class YUVRouteTests: XCTestCase {
             let frame = try Self.withPointers(&uploadPlanes, rowBytes: rowBytes) {
                 try uploader.upload(CPUFramePlanes(format: source, size: size, colorSpace: Self.space, planes: $0))
             }
-            try renderer.render(frame, context: FrameContext())
+            try renderer.render(frame, context: context)
             return try sinks.indices.map { index in
                 let layout = renderer.sinkLayouts[index]
                 var packed = [UInt8](repeating: 0, count: layout.byteCount)

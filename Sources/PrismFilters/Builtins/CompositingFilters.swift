@@ -13,7 +13,13 @@ enum CompositingFilters {
                 d = distance(p, center·size) in pixels; t = clamp((d - radius0) / (radius1 - radius0), 0, 1);
                 out = mix(color0, color1, t). The frame size is the graph input's.
                 """,
-            example: "radial-gradient(center=0.5:0.4, radius0=60, radius1=90, color0=#ffffff, color1=#000000)"),
+            example: "radial-gradient(center=0.5:0.4, radius0=60, radius1=90, color0=#ffffff, color1=#000000)",
+            nonzeroRows: { values, channel, size in
+                // Beyond the larger radius t is 1 and the output is exactly color1.
+                guard values.color("color1")[channel] == 0 else { return nil }
+                let reach = max(values.double("radius0"), values.double("radius1"))
+                return rowsAround(values.point("center").y * Double(size.height), reach: reach, height: size.height)
+            }),
         FilterDefinition(
             name: "blend-mask", summary: "Input where the mask is bright, background where dark (CIBlendWithMask).",
             maths: "m = mask.g (the mask's green, as Core Image); out = mix(background, input, m).",

@@ -42,6 +42,24 @@ final class CompiledPass {
         let fragmentSource: String
         /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
         var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
+        /// Limits the draw, each frame, to the target rows a mask generator can make nonzero.
+        var maskRows: MaskRows? = nil
+    }
+    /// `targetRows` hold pixel rows `(row - targetRows.lowerBound) · pixelsPerRow` and the next ones; the
+    /// draw covers those of them that meet the mask's `nonzeroRows` (all of them when unknown).
+    struct MaskRows {
+        let generator: Int
+        let channel: Int
+        let pixelsPerRow: Int
+        let targetRows: Range<Int>
+
+        func rows(_ pixels: Range<Int>?) -> Range<Int> {
+            guard let pixels else { return targetRows }
+            guard !pixels.isEmpty else { return targetRows.lowerBound..<targetRows.lowerBound }
+            let low = targetRows.lowerBound + pixels.lowerBound / pixelsPerRow
+            let high = targetRows.lowerBound + (pixels.upperBound + pixelsPerRow - 1) / pixelsPerRow
+            return max(low, targetRows.lowerBound)..<max(min(high, targetRows.upperBound), max(low, targetRows.lowerBound))
+        }
     }
     /// When a `YUVPlan` draw may skip the planes its matrix does not read.
     enum LeanCondition { case lumaIgnoresChroma, chromaIgnoresLuma }

@@ -150,7 +150,14 @@ public final class GraphRenderer {
             let target = persistent[index]?.current ?? pass.target
             target.bindForDrawing()
             for draw in pass.draws {
-                if let rows = draw.rows { target.bindForDrawing(rows: rows) }
+                if let mask = draw.maskRows {
+                    let rows = mask.rows(graph.nodes[mask.generator].kernel.nonzeroRows(channel: mask.channel, frame: context,
+                                                                                        size: outputSize))
+                    guard !rows.isEmpty else { continue }
+                    target.bindForDrawing(rows: rows)
+                } else if let rows = draw.rows {
+                    target.bindForDrawing(rows: rows)
+                }
                 var program = draw.program
                 if let lean = draw.lean, let chain = pass.colorChain,
                    chain.allows(lean.condition, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) {

@@ -106,15 +106,38 @@ struct YUVBlendPlan {
         let wide = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).isWide } ?? false
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
-            let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+            let shared = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
                 + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl + generatorCode
-                + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1)
+            let blended = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
             let plan = YUVNativeShaders.packPlan(layout: layout, values: .rows)
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
-            let draws = try plan.draws.map { draw -> CompiledPass.Draw in
-                let source = prelude + draw.main
-                return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                         rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+            var draws: [CompiledPass.Draw] = []
+            if generators.count == 1 {
+                // One mask: every row is drawn as if the mask were 0 (the background alone, cheap), then the
+                // rows the mask can touch this frame are drawn again blended (`nonzeroRows`).
+                let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
+                                                         masksAreZero: true)
+                for draw in plan.draws {
+                    let source = background + draw.main
+                    draws.append(CompiledPass.Draw(program: try ShaderProgram(label: label + ", background", fragment: source),
+                                                   rows: draw.rows, fragmentSource: source))
+                }
+                for draw in plan.draws {
+                    let source = blended + draw.main
+                    // Target rows per pixel row: NV12 and chroma rows cover two pixel rows, luma rows one.
+                    let chroma = layout.format == .nv12 || draw.rows.lowerBound > 0
+                    var masked = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                                   rows: draw.rows, fragmentSource: source)
+                    masked.maskRows = .init(generator: generators[0], channel: blendChannel(graph),
+                                            pixelsPerRow: chroma ? 2 : 1, targetRows: draw.rows)
+                    draws.append(masked)
+                }
+            } else {
+                draws = try plan.draws.map { draw -> CompiledPass.Draw in
+                    let source = blended + draw.main
+                    return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                                             rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+                }
             }
             let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
             target.readPlan = plan.readPlan
@@ -133,7 +156,14 @@ struct YUVBlendPlan {
 
     /// `prism_value(src, blk, p)`: the graph at one pixel from its source value, its block value and its
     /// position, packed; `prism_rowValues` for four pixels of a row.
-    private func valueFunctions(graph: FilterGraph, stepOf: [Int: Int], packStep: Int) -> String {
+    /// The channel the blends read from the one mask (they all read the same one, or the first's is used
+    /// and `nonzeroRows` of another channel is nil).
+    private func blendChannel(_ graph: FilterGraph) -> Int {
+        perPixel.lazy.compactMap { graph.nodes[$0].kernel.colorBlend?.channel }.first ?? 1
+    }
+
+    /// `masksAreZero`: every mask reads 0 (the pixels a mask does not reach).
+    private func valueFunctions(graph: FilterGraph, stepOf: [Int: Int], packStep: Int, masksAreZero: Bool) -> String {
         func value(_ stream: FilterGraph.Stream) -> String {
             switch stream {
             case .source: return "src"
@@ -145,8 +175,8 @@ struct YUVBlendPlan {
             let node = graph.nodes[index]
             if let blend = node.kernel.colorBlend, case .node(let weight) = node.inputs[blend.weight] {
                 let channel = ["r", "g", "b", "a"][blend.channel]
-                body += "    vec3 v\(index) = mix(\(value(node.inputs[blend.from])), \(value(node.inputs[blend.to])), "
-                    + "clamp(n\(weight.index)_main(p), 0.0, 1.0).\(channel));\n"
+                let mask = masksAreZero ? "0.0" : "clamp(n\(weight.index)_main(p), 0.0, 1.0).\(channel)"
+                body += "    vec3 v\(index) = mix(\(value(node.inputs[blend.from])), \(value(node.inputs[blend.to])), \(mask));\n"
             } else if let step = stepOf[index] {
                 body += "    vec3 v\(index) = prism_step\(step)(\(value(node.inputs[0])));\n"
             }

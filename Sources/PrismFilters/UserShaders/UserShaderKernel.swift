@@ -110,6 +110,11 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// The colour map as data, for built-ins that know theirs (invert, color); see `ColorForm`.
     var colorFormula: (@Sendable (ParameterValues) -> ColorForm?)?
     public var colorForm: ColorForm? { colorFormula?(parameters) }
+    /// Where the output is nonzero, for built-in generators that know (radial-gradient); see `FilterKernel`.
+    var nonzeroRowsFormula: (@Sendable (ParameterValues, Int, Size) -> Range<Int>?)?
+    public func nonzeroRows(channel: Int, frame: FrameContext, size: Size) -> Range<Int>? {
+        nonzeroRowsFormula?(parameters, channel, size)
+    }
 
     /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,
     /// then extra images in order); nil: all. The others read as `unconnectedImageContents`, as ISF hosts
