@@ -71,6 +71,13 @@ final class PixellateKernel: ParameterizedKernel {
                 Self.blockCount(center: parameters.point("center"), scale: scale, size: size))
     }
 
+    /// The block rows holding any of pixel rows `pixels` on a frame of `size`.
+    func blockRows(covering pixels: Range<Int>, size: Size) -> Range<Int> {
+        let grid = blockGrid(for: size)
+        func row(_ y: Int) -> Int { Int(((Double(y) + 0.5 - grid.origin.y) / grid.scale).rounded(.down)) }
+        return max(row(pixels.lowerBound), 0)..<min(row(pixels.upperBound - 1) + 1, grid.size.height)
+    }
+
     static func blockCount(center: SIMD2<Double>, scale: Double, size: Size) -> Size {
         let origin = origin(center: center, scale: scale, size: size)
         return Size(width: Int(((Double(size.width) - origin.x) / scale).rounded(.up)),

@@ -45,20 +45,36 @@ final class CompiledPass {
         /// Limits the draw, each frame, to the target rows a mask generator can make nonzero.
         var maskRows: MaskRows? = nil
     }
-    /// `targetRows` hold pixel rows `(row - targetRows.lowerBound) · pixelsPerRow` and the next ones; the
-    /// draw covers those of them that meet the mask's `nonzeroRows` (all of them when unknown).
+    /// The draw covers the target rows holding the pixel rows that meet the mask's `nonzeroRows` (all of
+    /// `targetRows` when unknown): `targetRows` hold pixel rows `(row - targetRows.lowerBound) · pixelsPerRow`
+    /// and the next ones, or, for `blocks`, the block means of pixellate node `blocks.pixellate` in rows of
+    /// `YUVNativeShaders.blockRowTexels` (a grid `blocks.gridWidth` blocks wide).
     struct MaskRows {
         let generator: Int
         let channel: Int
-        let pixelsPerRow: Int
+        var pixelsPerRow = 1
+        var blocks: (pixellate: Int, gridWidth: Int)? = nil
         let targetRows: Range<Int>
 
-        func rows(_ pixels: Range<Int>?) -> Range<Int> {
+        func rows(_ pixels: Range<Int>?, graph: FilterGraph, frameSize: Size) -> Range<Int> {
             guard let pixels else { return targetRows }
             guard !pixels.isEmpty else { return targetRows.lowerBound..<targetRows.lowerBound }
-            let low = targetRows.lowerBound + pixels.lowerBound / pixelsPerRow
-            let high = targetRows.lowerBound + (pixels.upperBound + pixelsPerRow - 1) / pixelsPerRow
-            return max(low, targetRows.lowerBound)..<max(min(high, targetRows.upperBound), max(low, targetRows.lowerBound))
+            var low: Int, high: Int
+            if let blocks, let pixellate = graph.nodes[blocks.pixellate].kernel as? PixellateKernel {
+                // Two pixel rows more each side: a chroma row drawn at the edge pairs a masked row with one
+                // outside, whose block the shader still reads (multiplied by a zero weight).
+                let wider = max(pixels.lowerBound - 2, 0)..<min(pixels.upperBound + 2, frameSize.height)
+                let rows = pixellate.blockRows(covering: wider, size: frameSize)
+                let perRow = YUVNativeShaders.blockRowTexels
+                low = rows.lowerBound * blocks.gridWidth / perRow
+                high = (rows.upperBound * blocks.gridWidth + perRow - 1) / perRow
+            } else {
+                low = pixels.lowerBound / pixelsPerRow
+                high = (pixels.upperBound + pixelsPerRow - 1) / pixelsPerRow
+            }
+            low = min(max(targetRows.lowerBound + low, targetRows.lowerBound), targetRows.upperBound)
+            high = min(max(targetRows.lowerBound + high, low), targetRows.upperBound)
+            return low..<high
         }
     }
     /// When a `YUVPlan` draw may skip the planes its matrix does not read.

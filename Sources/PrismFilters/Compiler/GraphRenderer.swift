@@ -151,8 +151,9 @@ public final class GraphRenderer {
             target.bindForDrawing()
             for draw in pass.draws {
                 if let mask = draw.maskRows {
-                    let rows = mask.rows(graph.nodes[mask.generator].kernel.nonzeroRows(channel: mask.channel, frame: context,
-                                                                                        size: outputSize))
+                    let pixels = graph.nodes[mask.generator].kernel.nonzeroRows(channel: mask.channel, frame: context,
+                                                                                size: outputSize)
+                    let rows = mask.rows(pixels, graph: graph, frameSize: sourceSize)
                     guard !rows.isEmpty else { continue }
                     target.bindForDrawing(rows: rows)
                 } else if let rows = draw.rows {

@@ -84,9 +84,13 @@ struct YUVBlendPlan {
         var passes: [CompiledPass] = []
         if let pixellate, let blockSize {
             let steps = YUVPlan.steps(prefix, graph: graph)
+            // Blocks only the mask can show need only be taken where it reaches.
+            let masked = generators.count == 1 && consumers(of: pixellate, graph: graph).allSatisfy {
+                graph.nodes[$0.node].kernel.colorBlend?.to == $0.input
+            }
             passes.append(try YUVPlan.blockPass(graph: graph, pixellate: pixellate, steps: steps, sink: nil,
                                                 sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
-                                                pool: pool))
+                                                mask: masked ? (generators[0], blendChannel(graph)) : nil, pool: pool))
         }
         // One step per per-pixel colour kernel (they may sit on different branches), then the packing.
         var stepOf: [Int: Int] = [:]
@@ -156,6 +160,15 @@ struct YUVBlendPlan {
 
     /// `prism_value(src, blk, p)`: the graph at one pixel from its source value, its block value and its
     /// position, packed; `prism_rowValues` for four pixels of a row.
+    /// The nodes reading `index`, and at which input.
+    private func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
+        graph.nodes.enumerated().flatMap { node, n in
+            n.inputs.enumerated().compactMap { input, stream in
+                if case .node(let id) = stream, id.index == index { return (node, input) } else { return nil }
+            }
+        }
+    }
+
     /// The channel the blends read from the one mask (they all read the same one, or the first's is used
     /// and `nonzeroRows` of another channel is nil).
     private func blendChannel(_ graph: FilterGraph) -> Int {
@@ -175,8 +188,12 @@ struct YUVBlendPlan {
             let node = graph.nodes[index]
             if let blend = node.kernel.colorBlend, case .node(let weight) = node.inputs[blend.weight] {
                 let channel = ["r", "g", "b", "a"][blend.channel]
-                let mask = masksAreZero ? "0.0" : "clamp(n\(weight.index)_main(p), 0.0, 1.0).\(channel)"
-                body += "    vec3 v\(index) = mix(\(value(node.inputs[blend.from])), \(value(node.inputs[blend.to])), \(mask));\n"
+                // A zero mask is the background itself: no mix, so nothing the foreground needs is computed
+                // (x·0 is not folded to 0 under IEEE rules, so mix(a, b, 0.0) would still fetch b).
+                body += masksAreZero
+                    ? "    vec3 v\(index) = \(value(node.inputs[blend.from]));\n"
+                    : "    vec3 v\(index) = mix(\(value(node.inputs[blend.from])), \(value(node.inputs[blend.to])), "
+                        + "clamp(n\(weight.index)_main(p), 0.0, 1.0).\(channel));\n"
             } else if let step = stepOf[index] {
                 body += "    vec3 v\(index) = prism_step\(step)(\(value(node.inputs[0])));\n"
             }

@@ -79,19 +79,26 @@ struct YUVPlan {
 
     /// The pass taking pixellate's block means from the input planes, through `steps` (and the packing for
     /// `sink`, when given).
+    /// `mask`: only the blocks a mask can reach are needed (each frame: see `CompiledPass.MaskRows`).
     static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
-                          pool: TexturePool) throws -> CompiledPass {
+                          mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let source = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
             + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
         let program = try ShaderProgram(label: label, fragment: source)
-        let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label,
-                                draws: [.init(program: program, rows: nil, fragmentSource: source)],
-                                target: try pool.acquire(size: YUVNativeShaders.blockTargetSize(grid: blockSize),
-                                                         format: .rgba16f), members: [],
-                                textures: [], readsSourcePlanes: true, packLayout: nil)
+        let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
+        var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
+        if let mask {
+            draw.maskRows = .init(generator: mask.generator, channel: mask.channel,
+                                  blocks: (pixellate, blockSize.width), targetRows: 0..<targetSize.height)
+        }
+        let target = try pool.acquire(size: targetSize, format: .rgba16f)
+        // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.
+        if mask != nil { target.clear() }
+        let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label, draws: [draw],
+                                target: target, members: [], textures: [], readsSourcePlanes: true, packLayout: nil)
         pass.colorChain = uniforms
         return pass
     }
