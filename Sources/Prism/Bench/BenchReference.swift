@@ -26,10 +26,8 @@ struct BenchReference {
     /// The step giving the output (nil: the source).
     let output: Int?
 
-    init(steps: [Step]) {
-        self.steps = steps.enumerated().map { ($0.element, [$0.offset == 0 ? nil : $0.offset - 1]) }
-        output = steps.isEmpty ? nil : steps.count - 1
-    }
+    /// No filters: the conversions alone.
+    static let identity = BenchReference(nodes: [], output: nil)
 
     private init(nodes: [(step: Step, inputs: [Int?])], output: Int?) {
         self.steps = nodes

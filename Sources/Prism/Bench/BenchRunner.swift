@@ -508,7 +508,7 @@ final class BenchRunner {
                     try identityRenderer.render(uploaded, context: FrameContext())
                     _ = try sync.submit(identityRenderer.sinkTarget(), into: destinations[1], tag: 0)
                     let roundTrip = Self.unpack(destinations[1], layout: identityRenderer.sinkLayouts[0])
-                    let expected = BenchReference(steps: []).apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
+                    let expected = BenchReference.identity.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
                                                                    keepsYUV: identityRenderer.staysInYUV)
                     let comparison = BenchComparison(roundTrip, expected, size: size)
                     let passed = comparison.lumaPSNR >= 50 && comparison.chromaPSNR >= 50

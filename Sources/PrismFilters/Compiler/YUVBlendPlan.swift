@@ -20,8 +20,8 @@ struct YUVBlendPlan {
 
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sizes: [Size],
                      layouts: [PackedFrameLayout], options: CompileOptions) -> YUVBlendPlan? {
-        guard options.fuse, options.yuvRoute, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
-              layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize }),
+        guard options.fuse, options.yuvRoute,
+              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts),
               sizes.allSatisfy({ $0 == sourceSize }),
               graph.nodes.contains(where: { $0.kernel.colorBlend != nil }),
               case .node(let output) = graph.output

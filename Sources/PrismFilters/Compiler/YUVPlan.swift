@@ -28,9 +28,8 @@ struct YUVPlan {
     /// The plan for `graph`, or nil when it needs the R'G'B' route.
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVPlan? {
-        guard options.fuse, options.yuvRoute, YUVNativeShaders.sourceFormats.contains(sourceFormat), !layouts.isEmpty,
-              layouts.allSatisfy({ YUVNativeShaders.sinkFormats.contains($0.format) && $0.size == sourceSize })
-        else { return nil }
+        guard options.fuse, options.yuvRoute,
+              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts) else { return nil }
         // Walk back from the output: every node must be on one line from the source.
         var reversed: [Int] = []
         var stream = graph.output
@@ -182,7 +181,11 @@ final class ChainUniforms {
             steps.append(.affine(nodes: []))
         }
         self.steps = steps
+        uniformNames = steps.indices.map { i in ["m", "o", "w", "wo", "gd", "go", "i"].map { "prism_\($0)\(i)" } }
     }
+
+    /// Each step's uniform names (m, o for a matrix; w, wo, gd, go, i for a curve), made once.
+    private let uniformNames: [[String]]
 
     /// `vec3 prism_step<i>(vec3)` for each step, and `vec3 prism_chain(vec3)` applying them all in order.
     var glsl: String {
@@ -216,52 +219,87 @@ final class ChainUniforms {
         return declarations + functions + "vec3 prism_chain(vec3 v) {\n" + chain + "    return v;\n}\n"
     }
 
-    /// The matrix of affine step `index` on Y'CbCr, for the kernels' current parameters.
-    private func conjugated(_ index: Int, nodes: [Int], sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> AffineColor {
-        var map = AffineColor.identity
-        for node in nodes {
-            if case .affine(let form)? = graph.nodes[node].kernel.colorForm { map = form.after(map) }
+    /// One step's uniform values on Y'CbCr.
+    private enum StepValues {
+        case affine(rows: [[Double]], offset: SIMD3<Float>)
+        case curve(weights: SIMD3<Float>, offset: Float, direction: SIMD3<Float>, grey: SIMD3<Float>, intensity: Float)
+    }
+
+    /// What the values are computed from: the colour spaces and the kernels' current forms.
+    private struct Inputs: Equatable {
+        var sourceSpace: YUVColorSpace
+        var outputSpace: YUVColorSpace
+        var forms: [ColorForm?]
+    }
+
+    /// The last inputs and their values: every draw of a frame (and every frame until a parameter or the
+    /// colour space changes) reuses them.
+    private var cache: (inputs: Inputs, values: [StepValues])?
+
+    private func values(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> [StepValues] {
+        let nodes = steps.flatMap { step -> [Int] in
+            switch step {
+            case .affine(let nodes): nodes
+            case .curve(let node, _): [node]
+            }
         }
-        let last = index == steps.count - 1
-        let back = last && sink != nil ? Self.sinkYUV(outputSpace, sink!) : Self.toYUV(sourceSpace)
-        return back.after(map.after(Self.toRGB(sourceSpace)))
+        let inputs = Inputs(sourceSpace: sourceSpace, outputSpace: outputSpace,
+                            forms: nodes.map { graph.nodes[$0].kernel.colorForm })
+        if let cache, cache.inputs == inputs { return cache.values }
+        let toRGB = Self.toRGB(sourceSpace), toYUV = Self.toYUV(sourceSpace)
+        let values = steps.enumerated().map { index, step -> StepValues in
+            switch step {
+            case .affine(let nodes):
+                var map = AffineColor.identity
+                for node in nodes {
+                    if case .affine(let form)? = graph.nodes[node].kernel.colorForm { map = form.after(map) }
+                }
+                let back = index == steps.count - 1 && sink != nil ? Self.sinkYUV(outputSpace, sink!) : toYUV
+                let conjugated = back.after(map.after(toRGB))
+                return .affine(rows: conjugated.rowArrays, offset: SIMD3<Float>(conjugated.offset))
+            case .curve(let node, _):
+                guard case .lumaCurve(let curve)? = graph.nodes[node].kernel.colorForm else {
+                    return .curve(weights: .zero, offset: 0, direction: .zero, grey: .zero, intensity: 0)
+                }
+                // dot(w, rgb) with rgb = R·v + r: weights w·R, offset w·r.
+                let weights = toRGB.rows[0] * curve.weights.x + toRGB.rows[1] * curve.weights.y + toRGB.rows[2] * curve.weights.z
+                // Grey g in R'G'B' is g·(A·1) + a in Y'CbCr.
+                let direction = toYUV.apply(SIMD3(1, 1, 1)) - toYUV.offset
+                return .curve(weights: SIMD3<Float>(weights), offset: Float((curve.weights * toRGB.offset).sum()),
+                              direction: SIMD3<Float>(direction), grey: SIMD3<Float>(toYUV.offset),
+                              intensity: Float(curve.intensity))
+            }
+        }
+        cache = (inputs, values)
+        return values
     }
 
     /// Whether a lean draw is right for this frame: the chain is one matrix without the terms it skips
     /// (below 1e-6, far under a code value).
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        guard steps.count == 1, case .affine(let nodes) = steps[0] else { return false }
-        let m = conjugated(0, nodes: nodes, sourceSpace: sourceSpace, outputSpace: outputSpace)
+        guard steps.count == 1,
+              case .affine(let m, _) = values(sourceSpace: sourceSpace, outputSpace: outputSpace)[0] else { return false }
         switch condition {
-        case .lumaIgnoresChroma: return abs(m.rows[0].y) + abs(m.rows[0].z) < 1e-6
-        case .chromaIgnoresLuma: return abs(m.rows[1].x) + abs(m.rows[2].x) < 1e-6
+        case .lumaIgnoresChroma: return abs(m[0][1]) + abs(m[0][2]) < 1e-6
+        case .chromaIgnoresLuma: return abs(m[1][0]) + abs(m[2][0]) < 1e-6
         }
     }
 
     /// Sets the step uniforms for a frame in `source` space, written in `output` space.
     func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
-        let toRGB = Self.toRGB(sourceSpace)
-        let toYUV = Self.toYUV(sourceSpace)
-        for (index, step) in steps.enumerated() {
-            switch step {
-            case .affine(let nodes):
-                let conjugated = conjugated(index, nodes: nodes, sourceSpace: sourceSpace, outputSpace: outputSpace)
-                program.setMatrix3("prism_m\(index)", rows: conjugated.rowArrays)
-                program.set("prism_o\(index)", Float(conjugated.offset.x), Float(conjugated.offset.y), Float(conjugated.offset.z))
-            case .curve(let node, _):
-                guard case .lumaCurve(let curve)? = graph.nodes[node].kernel.colorForm else { continue }
-                // dot(w, rgb) with rgb = R·v + r: weights w·R, offset w·r.
-                let weights = SIMD3<Double>((0..<3).map { column in
-                    (0..<3).map { curve.weights[$0] * toRGB.rows[$0][column] }.reduce(0, +)
-                })
-                let offset = (curve.weights * toRGB.offset).sum()
-                // Grey g in R'G'B' is g·(A·1) + a in Y'CbCr.
-                let direction = toYUV.apply(SIMD3(1, 1, 1)) - toYUV.offset
-                program.set("prism_w\(index)", Float(weights.x), Float(weights.y), Float(weights.z))
-                program.set("prism_wo\(index)", Float(offset))
-                program.set("prism_gd\(index)", Float(direction.x), Float(direction.y), Float(direction.z))
-                program.set("prism_go\(index)", Float(toYUV.offset.x), Float(toYUV.offset.y), Float(toYUV.offset.z))
-                program.set("prism_i\(index)", Float(curve.intensity))
+        for (index, value) in values(sourceSpace: sourceSpace, outputSpace: outputSpace).enumerated() {
+            switch value {
+            case .affine(let rows, let offset):
+                let names = uniformNames[index]
+                program.setMatrix3(names[0], rows: rows)
+                program.set(names[1], offset.x, offset.y, offset.z)
+            case .curve(let weights, let offset, let direction, let grey, let intensity):
+                let names = uniformNames[index]
+                program.set(names[2], weights.x, weights.y, weights.z)
+                program.set(names[3], offset)
+                program.set(names[4], direction.x, direction.y, direction.z)
+                program.set(names[5], grey.x, grey.y, grey.z)
+                program.set(names[6], intensity)
             }
         }
         if let pixellate, let kernel = graph.nodes[pixellate].kernel as? PixellateKernel {

@@ -494,12 +494,6 @@ public enum FrameShaders {
             }
 
             """
-        return nv12Plan(layout: layout, main: main)
-    }
-
-    /// The NV12 plan for a `main` writing `prism_lumaEven`, `prism_lumaOdd` and `prism_chroma` (locations
-    /// 0, 1, 2) for pixels 4t.x ... 4t.x+3 of rows 2t.y and 2t.y+1.
-    static func nv12Plan(layout: PackedFrameLayout, main: String) -> PackPlan {
         let width = layout.textureSize.width, rowBytes = layout.rowBytes
         let evenRows = layout.chromaRows, oddRows = layout.size.height / 2
         var reads = [ReadRegion(attachment: 0, width: width, rows: evenRows, destinationOffset: 0,

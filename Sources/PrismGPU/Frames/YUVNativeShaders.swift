@@ -16,6 +16,12 @@ public enum YUVNativeShaders {
     public static let sourceFormats: Set<PixelFormat> = [.yuv420p, .nv12]
     public static let sinkFormats: Set<PixelFormat> = [.yuv420p, .nv12, .gray]
 
+    /// Whether frames of `source` at `size` can be packed into every layout here without leaving Y'CbCr.
+    public static func handles(source: PixelFormat, size: Size, sinks: [PackedFrameLayout]) -> Bool {
+        sourceFormats.contains(source) && !sinks.isEmpty
+            && sinks.allSatisfy { sinkFormats.contains($0.format) && $0.size == size }
+    }
+
     /// Reads of the uploaded planes as raw normalised code values:
     /// - `vec4 prism_yTexel(int tx, int y)`: luma samples 4tx ... 4tx+3 of row y;
     /// - `vec4 prism_chromaPair(int j, int cy)`: (Cb, Cr) of chroma samples 2j and 2j+1 of chroma row cy,
