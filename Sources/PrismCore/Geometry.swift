@@ -26,3 +26,27 @@ public struct Size: Hashable, Sendable, CustomStringConvertible {
         self.init(width: w, height: h)
     }
 }
+
+/// A rectangle of whole pixels (or texels): columns `x`, rows `y`, y down.
+public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
+    public var x: Range<Int>
+    public var y: Range<Int>
+
+    public init(x: Range<Int>, y: Range<Int>) {
+        self.x = x
+        self.y = y
+    }
+
+    public var isEmpty: Bool { x.isEmpty || y.isEmpty }
+    public var description: String { "x \(x.lowerBound)..<\(x.upperBound), y \(y.lowerBound)..<\(y.upperBound)" }
+
+    /// The smallest rectangle holding both (an empty one holds nothing).
+    public func union(_ other: PixelRect) -> PixelRect {
+        if isEmpty { return other }
+        if other.isEmpty { return self }
+        return PixelRect(x: min(x.lowerBound, other.x.lowerBound)..<max(x.upperBound, other.x.upperBound),
+                         y: min(y.lowerBound, other.y.lowerBound)..<max(y.upperBound, other.y.upperBound))
+    }
+
+    public func intersects(_ other: PixelRect) -> Bool { x.overlaps(other.x) && y.overlaps(other.y) }
+}

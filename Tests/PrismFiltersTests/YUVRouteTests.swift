@@ -160,15 +160,17 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
-    /// A mask that reaches only some rows: those rows are blended, the others are the background alone
-    /// (drawn apart, see `nonzeroRows`); with no face at all the output is the input, bit for bit.
-    func testMasksThatReachSomeRowsOnly() throws {
+    /// A mask that reaches only part of the frame: the rectangles it reaches are blended, the rest is the
+    /// background alone (drawn apart, see `nonzeroRegions`; two faces far apart are two rectangles, one at
+    /// the frame's edge is clipped); with no face at all the output is the input, bit for bit.
+    func testMasksThatReachPartOfTheFrameOnly() throws {
         let planes = Self.testPlanes()
         let graph = try GraphBinder().bind("[in]pixellate(scale=5)[px]; face-mask[m]; [px][in][m]blend-mask")
         let w = Self.size.width, h = Self.size.height
         for regions in [[FrameContext.Region(center: SIMD2(0.3, 0.25), radius: 0.08)],
                         [FrameContext.Region(center: SIMD2(0.8, 0.95), radius: 0.1),
-                         FrameContext.Region(center: SIMD2(0.1, 0.05), radius: 0.05)]] {
+                         FrameContext.Region(center: SIMD2(0.1, 0.05), radius: 0.05)],
+                        [FrameContext.Region(center: SIMD2(0.97, 0.5), radius: 0.1)]] {
             let source = Self.rgb(planes)
             let front = Self.apply([.pixellate(scale: 5, center: SIMD2(0.5, 0.5))], to: source)
             // face-mask's documented maths: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25)).

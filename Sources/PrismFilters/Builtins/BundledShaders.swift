@@ -18,7 +18,7 @@ enum BundledShaders {
     /// `colorForm`: the shader's colour map as data when it has one (see `ColorForm`), for the parameters.
     static func definition(file: String, name: String, summary: String, maths: String, example: String,
                            colorForm: (@Sendable (ParameterValues) -> ColorForm?)? = nil,
-                           nonzeroRows: (@Sendable (ParameterValues, Int, Size) -> Range<Int>?)? = nil) -> FilterDefinition {
+                           nonzeroRegions: (@Sendable (ParameterValues, Int, Size) -> [PixelRect]?)? = nil) -> FilterDefinition {
         let shader = load(file)
         return FilterDefinition(name: name, summary: summary, maths: maths,
                                 parameters: UserShaderKernel.parameterSpecs(for: shader),
@@ -26,7 +26,7 @@ enum BundledShaders {
                                 make: { values in
                                     let kernel = try UserShaderKernel(shader: shader, parameters: values, trusted: true)
                                     kernel.colorFormula = colorForm
-                                    kernel.nonzeroRowsFormula = nonzeroRows
+                                    kernel.nonzeroRegionsFormula = nonzeroRegions
                                     return kernel
                                 })
     }

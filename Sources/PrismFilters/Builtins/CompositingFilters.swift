@@ -14,11 +14,12 @@ enum CompositingFilters {
                 out = mix(color0, color1, t). The frame size is the graph input's.
                 """,
             example: "radial-gradient(center=0.5:0.4, radius0=60, radius1=90, color0=#ffffff, color1=#000000)",
-            nonzeroRows: { values, channel, size in
+            nonzeroRegions: { values, channel, size in
                 // Beyond the larger radius t is 1 and the output is exactly color1.
                 guard values.color("color1")[channel] == 0 else { return nil }
                 let reach = max(values.double("radius0"), values.double("radius1"))
-                return rowsAround(values.point("center").y * Double(size.height), reach: reach, height: size.height)
+                let center = values.point("center") * SIMD2(Double(size.width), Double(size.height))
+                return [pixelsAround(center, reach: reach, size: size)].filter { !$0.isEmpty }
             }),
         FilterDefinition(
             name: "blend-mask", summary: "Input where the mask is bright, background where dark (CIBlendWithMask).",

@@ -115,13 +115,11 @@ final class FaceMaskKernel: ParameterizedKernel {
     }
 
     /// Outside every disc each factor is 1, so the mask is exactly 0 there (in r, g and b).
-    func nonzeroRows(channel: Int, frame: FrameContext, size: Size) -> Range<Int>? {
+    func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? {
         guard channel < 3 else { return nil }
         let discs = Self.discs(regions: frame.regions, size: size, scale: parameters.double("size"),
                                feather: parameters.double("feather"))
-        let spans = discs.map { rowsAround($0.y, reach: max($0.z, $0.w), height: size.height) }.filter { !$0.isEmpty }
-        guard let low = spans.map(\.lowerBound).min(), let high = spans.map(\.upperBound).max() else { return 0..<0 }
-        return low..<high
+        return discs.map { pixelsAround(SIMD2($0.x, $0.y), reach: max($0.z, $0.w), size: size) }.filter { !$0.isEmpty }
     }
 
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {

@@ -71,11 +71,16 @@ final class PixellateKernel: ParameterizedKernel {
                 Self.blockCount(center: parameters.point("center"), scale: scale, size: size))
     }
 
-    /// The block rows holding any of pixel rows `pixels` on a frame of `size`.
-    func blockRows(covering pixels: Range<Int>, size: Size) -> Range<Int> {
+    /// The blocks (columns and rows of the grid) holding any of the pixels `pixels` on a frame of `size`.
+    func blocks(covering pixels: PixelRect, size: Size) -> PixelRect {
         let grid = blockGrid(for: size)
-        func row(_ y: Int) -> Int { Int(((Double(y) + 0.5 - grid.origin.y) / grid.scale).rounded(.down)) }
-        return max(row(pixels.lowerBound), 0)..<min(row(pixels.upperBound - 1) + 1, grid.size.height)
+        func index(_ p: Int, _ origin: Double) -> Int { Int(((Double(p) + 0.5 - origin) / grid.scale).rounded(.down)) }
+        func span(_ p: Range<Int>, _ origin: Double, _ count: Int) -> Range<Int> {
+            guard !p.isEmpty else { return 0..<0 }
+            let low = max(index(p.lowerBound, origin), 0), high = min(index(p.upperBound - 1, origin) + 1, count)
+            return low < high ? low..<high : 0..<0
+        }
+        return PixelRect(x: span(pixels.x, grid.origin.x, grid.size.width), y: span(pixels.y, grid.origin.y, grid.size.height))
     }
 
     static func blockCount(center: SIMD2<Double>, scale: Double, size: Size) -> Size {

@@ -42,39 +42,77 @@ final class CompiledPass {
         let fragmentSource: String
         /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
         var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
-        /// Limits the draw, each frame, to the target rows a mask generator can make nonzero.
-        var maskRows: MaskRows? = nil
+        /// Limits the draw, each frame, to the target texels a mask generator can make nonzero.
+        var mask: MaskRegion? = nil
     }
-    /// The draw covers the target rows holding the pixel rows that meet the mask's `nonzeroRows` (all of
-    /// `targetRows` when unknown): `targetRows` hold pixel rows `(row - targetRows.lowerBound) · pixelsPerRow`
-    /// and the next ones, or, for `blocks`, the block means of pixellate node `blocks.pixellate` in rows of
-    /// `YUVNativeShaders.blockRowTexels` (a grid `blocks.gridWidth` blocks wide).
-    struct MaskRows {
+
+    /// Where a mask generator's `nonzeroRegions` fall in a draw's target, each frame.
+    struct MaskRegion {
         let generator: Int
         let channel: Int
-        var pixelsPerRow = 1
-        var blocks: (pixellate: Int, gridWidth: Int)? = nil
+        let layout: Layout
+        /// The rows of the target the draw covers.
         let targetRows: Range<Int>
 
-        func rows(_ pixels: Range<Int>?, graph: FilterGraph, frameSize: Size) -> Range<Int> {
-            guard let pixels else { return targetRows }
-            guard !pixels.isEmpty else { return targetRows.lowerBound..<targetRows.lowerBound }
-            var low: Int, high: Int
-            if let blocks, let pixellate = graph.nodes[blocks.pixellate].kernel as? PixellateKernel {
-                // Two pixel rows more each side: a chroma row drawn at the edge pairs a masked row with one
-                // outside, whose block the shader still reads (multiplied by a zero weight).
-                let wider = max(pixels.lowerBound - 2, 0)..<min(pixels.upperBound + 2, frameSize.height)
-                let rows = pixellate.blockRows(covering: wider, size: frameSize)
+        enum Layout {
+            /// Target texel (x, targetRows.lowerBound + r) holds pixels x·perTexel ..< (x + 1)·perTexel of pixel
+            /// rows r·perRow ..< (r + 1)·perRow, for x below `columns`; the same columns come again at each
+            /// texel offset in `copies` (yuv420p's Cr beside its Cb).
+            case pixels(perTexel: Int, perRow: Int, columns: Int, copies: [Int])
+            /// The block means of pixellate node `pixellate` in rows of `YUVNativeShaders.blockRowTexels`
+            /// (a grid `gridWidth` blocks wide): the draw covers the target rows holding the blocks needed,
+            /// and `prism_blockBox` tells the blocks between them that are not needed to skip their sums.
+            case blocks(pixellate: Int, gridWidth: Int)
+        }
+
+        /// This frame's draw: the target rectangles to draw (nil: all of `targetRows`; none: nothing), and
+        /// for `.blocks` the box of blocks to compute (x, y in blocks).
+        func areas(_ regions: [PixelRect]?, graph: FilterGraph, frameSize: Size) -> (areas: [PixelRect]?, blockBox: PixelRect?) {
+            switch layout {
+            case .pixels(let perTexel, let perRow, let columns, let copies):
+                guard let regions else { return (nil, nil) }
+                var areas: [PixelRect] = []
+                for region in Self.merged(regions) {
+                    let x = region.x.lowerBound / perTexel..<min((region.x.upperBound + perTexel - 1) / perTexel, columns)
+                    let low = min(targetRows.lowerBound + region.y.lowerBound / perRow, targetRows.upperBound)
+                    let high = min(targetRows.lowerBound + (region.y.upperBound + perRow - 1) / perRow, targetRows.upperBound)
+                    let area = PixelRect(x: x, y: low..<max(low, high))
+                    guard !area.isEmpty else { continue }
+                    areas += copies.map { PixelRect(x: (x.lowerBound + $0)..<(x.upperBound + $0), y: area.y) }
+                }
+                return (areas, nil)
+            case .blocks(let pixellate, let gridWidth):
+                guard let kernel = graph.nodes[pixellate].kernel as? PixellateKernel else { return (nil, nil) }
+                let grid = kernel.blockGrid(for: frameSize).size
+                guard let regions else { return (nil, PixelRect(x: 0..<grid.width, y: 0..<grid.height)) }
+                let union = regions.reduce(PixelRect(x: 0..<0, y: 0..<0)) { $0.union($1) }
+                guard !union.isEmpty else { return ([], nil) }
+                // The packing draws whole texels (4 pixels of luma, 8 of chroma) and chroma rows of two pixel
+                // rows, and reads the blocks of every pixel it draws (with a zero weight outside the mask):
+                // those blocks must hold this frame's means.
+                let wider = PixelRect(x: union.x.lowerBound / 8 * 8..<min((union.x.upperBound + 7) / 8 * 8, frameSize.width),
+                                      y: max(union.y.lowerBound - 2, 0)..<min(union.y.upperBound + 2, frameSize.height))
+                let box = kernel.blocks(covering: wider, size: frameSize)
+                guard !box.isEmpty else { return ([], nil) }
                 let perRow = YUVNativeShaders.blockRowTexels
-                low = rows.lowerBound * blocks.gridWidth / perRow
-                high = (rows.upperBound * blocks.gridWidth + perRow - 1) / perRow
-            } else {
-                low = pixels.lowerBound / pixelsPerRow
-                high = (pixels.upperBound + pixelsPerRow - 1) / pixelsPerRow
+                let low = box.y.lowerBound * gridWidth / perRow
+                let high = (box.y.upperBound * gridWidth + perRow - 1) / perRow
+                let rows = min(targetRows.lowerBound + low, targetRows.upperBound)..<min(targetRows.lowerBound + high, targetRows.upperBound)
+                return ([PixelRect(x: 0..<perRow, y: rows)], box)
             }
-            low = min(max(targetRows.lowerBound + low, targetRows.lowerBound), targetRows.upperBound)
-            high = min(max(targetRows.lowerBound + high, low), targetRows.upperBound)
-            return low..<high
+        }
+
+        /// Regions with overlapping ones replaced by their union (each pixel is drawn once).
+        static func merged(_ regions: [PixelRect]) -> [PixelRect] {
+            var result: [PixelRect] = []
+            for region in regions where !region.isEmpty {
+                var grown = region
+                while let index = result.firstIndex(where: { $0.intersects(grown) }) {
+                    grown = grown.union(result.remove(at: index))
+                }
+                result.append(grown)
+            }
+            return result
         }
     }
     /// When a `YUVPlan` draw may skip the planes its matrix does not read.

@@ -150,14 +150,13 @@ public final class GraphRenderer {
             let target = persistent[index]?.current ?? pass.target
             target.bindForDrawing()
             for draw in pass.draws {
-                if let mask = draw.maskRows {
-                    let pixels = graph.nodes[mask.generator].kernel.nonzeroRows(channel: mask.channel, frame: context,
-                                                                                size: outputSize)
-                    let rows = mask.rows(pixels, graph: graph, frameSize: sourceSize)
-                    guard !rows.isEmpty else { continue }
-                    target.bindForDrawing(rows: rows)
-                } else if let rows = draw.rows {
-                    target.bindForDrawing(rows: rows)
+                // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
+                var areas: [PixelRect]?, blockBox: PixelRect?
+                if let mask = draw.mask {
+                    let regions = graph.nodes[mask.generator].kernel.nonzeroRegions(channel: mask.channel, frame: context,
+                                                                                   size: outputSize)
+                    (areas, blockBox) = mask.areas(regions, graph: graph, frameSize: sourceSize)
+                    if areas?.isEmpty == true { continue }
                 }
                 var program = draw.program
                 if let lean = draw.lean, let chain = pass.colorChain,
@@ -165,7 +164,19 @@ public final class GraphRenderer {
                     program = lean.program
                 }
                 bind(pass, program, frame: frame, context: context)
-                program.drawFullscreen()
+                if let box = blockBox {
+                    program.set("prism_blockBox", Int32(box.x.lowerBound), Int32(box.y.lowerBound),
+                                Int32(box.x.upperBound), Int32(box.y.upperBound))
+                }
+                if let areas {
+                    for area in areas {
+                        target.bindForDrawing(area: area)
+                        program.drawFullscreen()
+                    }
+                } else {
+                    if let rows = draw.rows { target.bindForDrawing(rows: rows) } else { target.bindForDrawing() }
+                    program.drawFullscreen()
+                }
             }
             if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
                 prepassTargets[node, default: [:]][prepass] = target

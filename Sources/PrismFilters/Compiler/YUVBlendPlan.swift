@@ -117,8 +117,8 @@ struct YUVBlendPlan {
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
             var draws: [CompiledPass.Draw] = []
             if generators.count == 1 {
-                // One mask: every row is drawn as if the mask were 0 (the background alone, cheap), then the
-                // rows the mask can touch this frame are drawn again blended (`nonzeroRows`).
+                // One mask: every pixel is drawn as if the mask were 0 (the background alone, cheap), then the
+                // rectangles the mask can touch this frame are drawn again blended (`nonzeroRegions`).
                 let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
                                                          masksAreZero: true)
                 for draw in plan.draws {
@@ -128,12 +128,10 @@ struct YUVBlendPlan {
                 }
                 for draw in plan.draws {
                     let source = blended + draw.main
-                    // Target rows per pixel row: NV12 and chroma rows cover two pixel rows, luma rows one.
-                    let chroma = layout.format == .nv12 || draw.rows.lowerBound > 0
                     var masked = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
                                                    rows: draw.rows, fragmentSource: source)
-                    masked.maskRows = .init(generator: generators[0], channel: blendChannel(graph),
-                                            pixelsPerRow: chroma ? 2 : 1, targetRows: draw.rows)
+                    masked.mask = .init(generator: generators[0], channel: blendChannel(graph),
+                                        layout: Self.maskLayout(layout, chromaDraw: draw.rows.lowerBound > 0), targetRows: draw.rows)
                     draws.append(masked)
                 }
             } else {
@@ -170,9 +168,23 @@ struct YUVBlendPlan {
     }
 
     /// The channel the blends read from the one mask (they all read the same one, or the first's is used
-    /// and `nonzeroRows` of another channel is nil).
+    /// and `nonzeroRegions` of another channel is nil).
     private func blendChannel(_ graph: FilterGraph) -> Int {
         perPixel.lazy.compactMap { graph.nodes[$0].kernel.colorBlend?.channel }.first ?? 1
+    }
+
+    /// How the packing draws of `layout` (see `YUVNativeShaders.packPlan`) hold pixels: luma texels hold 4
+    /// pixels of one row; yuv420p's chroma texels 8 pixels (4 chroma samples) of two rows, Cb and Cr side by
+    /// side; NV12's one draw 4 pixels of two rows.
+    static func maskLayout(_ layout: PackedFrameLayout, chromaDraw: Bool) -> CompiledPass.MaskRegion.Layout {
+        let lumaTexels = (layout.size.width + 3) / 4
+        switch layout.format {
+        case .nv12: return .pixels(perTexel: 4, perRow: 2, columns: lumaTexels, copies: [0])
+        case .yuv420p where chromaDraw:
+            let half = layout.rowBytes / 8
+            return .pixels(perTexel: 8, perRow: 2, columns: half, copies: [0, half])
+        default: return .pixels(perTexel: 4, perRow: 1, columns: lumaTexels, copies: [0])
+        }
     }
 
     /// `masksAreZero`: every mask reads 0 (the pixels a mask does not reach).

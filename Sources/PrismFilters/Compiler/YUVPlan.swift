@@ -78,20 +78,20 @@ struct YUVPlan {
 
     /// The pass taking pixellate's block means from the input planes, through `steps` (and the packing for
     /// `sink`, when given).
-    /// `mask`: only the blocks a mask can reach are needed (each frame: see `CompiledPass.MaskRows`).
+    /// `mask`: only the blocks a mask can reach are needed (each frame: see `CompiledPass.MaskRegion`).
     static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
                           mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let source = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
-            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize)
+            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
         let program = try ShaderProgram(label: label, fragment: source)
         let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         if let mask {
-            draw.maskRows = .init(generator: mask.generator, channel: mask.channel,
-                                  blocks: (pixellate, blockSize.width), targetRows: 0..<targetSize.height)
+            draw.mask = .init(generator: mask.generator, channel: mask.channel,
+                              layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width), targetRows: 0..<targetSize.height)
         }
         let target = try pool.acquire(size: targetSize, format: .rgba16f)
         // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.

@@ -38,10 +38,10 @@ public protocol FilterKernel: AnyObject {
     var colorForm: ColorForm? { get }
     /// For a kernel that mixes two inputs by a third (`blend-mask`): which is which (see `ColorBlend`).
     var colorBlend: ColorBlend? { get }
-    /// For a mask generator: the pixel rows of a `size` frame outside which its output's `channel` is exactly
-    /// 0 (a blend it weights is its background there, so only these rows need the blend); an empty range:
-    /// 0 everywhere; nil: not known.
-    func nonzeroRows(channel: Int, frame: FrameContext, size: Size) -> Range<Int>?
+    /// For a mask generator: rectangles of a `size` frame outside which its output's `channel` is exactly 0
+    /// (a blend it weights is its background there, so only they need the blend); none: 0 everywhere;
+    /// nil: not known.
+    func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]?
     /// Anything besides the kernel's code and sizes that changes how the compiler lays out its passes
     /// (a renderer whose kernels' keys changed is stale). Default: the kind of `colorForm`.
     var compileKey: String { get }
@@ -70,7 +70,7 @@ extension FilterKernel {
     public var cost: Int { 1 }
     public var colorForm: ColorForm? { nil }
     public var colorBlend: ColorBlend? { nil }
-    public func nonzeroRows(channel: Int, frame: FrameContext, size: Size) -> Range<Int>? { nil }
+    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
     public var compileKey: String { colorForm?.kind ?? "" }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
@@ -131,12 +131,15 @@ public struct KernelPrepass {
 }
 
 /// What changes per frame and reaches every kernel.
-/// Rows `center ± reach` of a frame `height` tall, widened by two rows and clamped (an empty range when
-/// the span misses the frame): for generators whose output is exterior beyond a distance from a point.
-public func rowsAround(_ center: Double, reach: Double, height: Int) -> Range<Int> {
-    let low = max(Int((center - reach).rounded(.down)) - 2, 0)
-    let high = min(Int((center + reach).rounded(.up)) + 2, height)
-    return low < high ? low..<high : 0..<0
+/// The pixels within `reach` of `center` on a frame of `size`, widened by two pixels each way and clipped
+/// (empty when the square misses the frame): for generators whose output is exterior beyond a distance
+/// from a point.
+public func pixelsAround(_ center: SIMD2<Double>, reach: Double, size: Size) -> PixelRect {
+    func span(_ c: Double, _ limit: Int) -> Range<Int> {
+        let low = max(Int((c - reach).rounded(.down)) - 2, 0), high = min(Int((c + reach).rounded(.up)) + 2, limit)
+        return low < high ? low..<high : 0..<0
+    }
+    return PixelRect(x: span(center.x, size.width), y: span(center.y, size.height))
 }
 
 public struct FrameContext: Sendable {

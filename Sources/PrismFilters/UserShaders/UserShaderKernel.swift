@@ -111,9 +111,9 @@ public final class UserShaderKernel: ParameterizedKernel {
     var colorFormula: (@Sendable (ParameterValues) -> ColorForm?)?
     public var colorForm: ColorForm? { colorFormula?(parameters) }
     /// Where the output is nonzero, for built-in generators that know (radial-gradient); see `FilterKernel`.
-    var nonzeroRowsFormula: (@Sendable (ParameterValues, Int, Size) -> Range<Int>?)?
-    public func nonzeroRows(channel: Int, frame: FrameContext, size: Size) -> Range<Int>? {
-        nonzeroRowsFormula?(parameters, channel, size)
+    var nonzeroRegionsFormula: (@Sendable (ParameterValues, Int, Size) -> [PixelRect]?)?
+    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? {
+        nonzeroRegionsFormula?(parameters, channel, size)
     }
 
     /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,

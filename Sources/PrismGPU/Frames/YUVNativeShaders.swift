@@ -73,7 +73,8 @@ public enum YUVNativeShaders {
     /// The block texels are laid out in rows of `blockRowTexels`, block i = by·BW + bx at (i mod 128, i / 128), not
     /// as the grid: a software rasteriser gives each 64×64 tile of a target to one thread, and a 80×45 grid
     /// would be one full tile and a sliver (one thread doing 80% of the work); rows of 128 split evenly.
-    public static func blockMeansMain(source: PixelFormat, size: Size, grid: Size) -> String {
+    /// `boxed`: only the blocks inside `ivec4 prism_blockBox` (x0, y0, x1, y1) are summed, the others write 0.
+    public static func blockMeansMain(source: PixelFormat, size: Size, grid: Size, boxed: Bool = false) -> String {
         let chromaLoop = source == .nv12
             ? """
                       for (int j = first.x >> 2; j <= (last.x - 1) >> 2; j++) {
@@ -94,16 +95,26 @@ public enum YUVNativeShaders {
                           cr += dot(r, wx) * wy;
                       }
               """
+        let box = boxed
+            ? """
+                  if (any(lessThan(t, prism_blockBox.xy)) || any(greaterThanEqual(t, prism_blockBox.zw))) {
+                      prism_out = vec4(0.0);
+                      return;
+                  }
+
+              """
+            : ""
         return """
             uniform vec2 prism_origin;
             uniform float prism_scale;
+            \(boxed ? "uniform ivec4 prism_blockBox;" : "")
             out vec4 prism_out;
             void main() {
                 ivec2 f = ivec2(gl_FragCoord.xy);
                 int i = f.y * \(blockRowTexels) + f.x;
                 if (i >= \(grid.width * grid.height)) { prism_out = vec4(0.0); return; }
                 ivec2 t = ivec2(i % \(grid.width), i / \(grid.width));
-                vec2 low = prism_origin + vec2(t) * prism_scale;
+            \(box)                vec2 low = prism_origin + vec2(t) * prism_scale;
                 ivec2 first = ivec2(max(ceil(low - 0.5), vec2(0.0)));
                 ivec2 last = ivec2(min(ceil(low + prism_scale - 0.5), vec2(\(size.width), \(size.height))));
                 float luma = 0.0;

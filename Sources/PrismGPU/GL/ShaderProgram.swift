@@ -119,6 +119,9 @@ public final class ShaderProgram {
     public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
         set(at: location(uniform), x, y, z, w)
     }
+    public func set(_ uniform: String, _ x: Int32, _ y: Int32, _ z: Int32, _ w: Int32) {
+        glUniform4i(location(uniform), x, y, z, w)
+    }
 
     // By location (from `location(_:)`, cached by the caller); -1 is a no-op. The program must be in use.
     public func set(at location: GLint, _ value: Float) { glUniform1f(location, value) }

@@ -193,6 +193,13 @@ public final class RenderTarget {
         glViewport(0, GLint(rows.lowerBound), GLsizei(size.width), GLsizei(rows.count))
     }
 
+    /// Makes this the draw target with a viewport covering only `area` (texel columns and rows).
+    public func bindForDrawing(area: PixelRect) {
+        home.check()
+        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+        glViewport(GLint(area.x.lowerBound), GLint(area.y.lowerBound), GLsizei(area.x.count), GLsizei(area.y.count))
+    }
+
     /// Fills every attachment with transparent black.
     public func clear() {
         bindForDrawing()
