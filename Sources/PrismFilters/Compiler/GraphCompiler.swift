@@ -35,10 +35,11 @@ final class CompiledPass {
     enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
     struct Member { let node: Int; let prefix: String; let outputSize: Size; let inputSizes: [Size] }
 
-    /// One program drawn over some rows of the target (all of it when nil).
+    /// One program drawn over some rows of the target (all of it when nil), and some of its columns.
     struct Draw {
         let program: ShaderProgram
         let rows: Range<Int>?
+        var columns: Range<Int>? = nil
         let fragmentSource: String
         /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
         var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
@@ -51,36 +52,33 @@ final class CompiledPass {
         let generator: Int
         let channel: Int
         let layout: Layout
-        /// The rows of the target the draw covers.
-        let targetRows: Range<Int>
+        /// The texels of the target the draw covers.
+        let targetArea: PixelRect
 
         enum Layout {
-            /// Target texel (x, targetRows.lowerBound + r) holds pixels x·perTexel ..< (x + 1)·perTexel of pixel
-            /// rows r·perRow ..< (r + 1)·perRow, for x below `columns`; the same columns come again at each
-            /// texel offset in `copies` (yuv420p's Cr beside its Cb).
-            case pixels(perTexel: Int, perRow: Int, columns: Int, copies: [Int])
+            /// Target texel (targetArea's first column + x, first row + y) holds pixels `x·texel.width ..<
+            /// (x + 1)·texel.width` of pixel rows `y·texel.height ..< (y + 1)·texel.height`.
+            case pixels(texel: Size)
             /// The block means of pixellate node `pixellate` in rows of `YUVNativeShaders.blockRowTexels`
             /// (a grid `gridWidth` blocks wide): the draw covers the target rows holding the blocks needed,
             /// and `prism_blockBox` tells the blocks between them that are not needed to skip their sums.
             case blocks(pixellate: Int, gridWidth: Int)
         }
 
-        /// This frame's draw: the target rectangles to draw (nil: all of `targetRows`; none: nothing), and
+        /// This frame's draw: the target rectangles to draw (nil: all of `targetArea`; none: nothing), and
         /// for `.blocks` the box of blocks to compute (x, y in blocks).
         func areas(_ regions: [PixelRect]?, graph: FilterGraph, frameSize: Size) -> (areas: [PixelRect]?, blockBox: PixelRect?) {
             switch layout {
-            case .pixels(let perTexel, let perRow, let columns, let copies):
+            case .pixels(let texel):
                 guard let regions else { return (nil, nil) }
-                var areas: [PixelRect] = []
-                for region in Self.merged(regions) {
-                    let x = region.x.lowerBound / perTexel..<min((region.x.upperBound + perTexel - 1) / perTexel, columns)
-                    let low = min(targetRows.lowerBound + region.y.lowerBound / perRow, targetRows.upperBound)
-                    let high = min(targetRows.lowerBound + (region.y.upperBound + perRow - 1) / perRow, targetRows.upperBound)
-                    let area = PixelRect(x: x, y: low..<max(low, high))
-                    guard !area.isEmpty else { continue }
-                    areas += copies.map { PixelRect(x: (x.lowerBound + $0)..<(x.upperBound + $0), y: area.y) }
+                func span(_ pixels: Range<Int>, _ per: Int, _ target: Range<Int>) -> Range<Int> {
+                    let low = min(target.lowerBound + pixels.lowerBound / per, target.upperBound)
+                    return low..<max(low, min(target.lowerBound + (pixels.upperBound + per - 1) / per, target.upperBound))
                 }
-                return (areas, nil)
+                let areas = Self.merged(regions).map {
+                    PixelRect(x: span($0.x, texel.width, targetArea.x), y: span($0.y, texel.height, targetArea.y))
+                }
+                return (areas.filter { !$0.isEmpty }, nil)
             case .blocks(let pixellate, let gridWidth):
                 guard let kernel = graph.nodes[pixellate].kernel as? PixellateKernel else { return (nil, nil) }
                 let grid = kernel.blockGrid(for: frameSize).size
@@ -97,8 +95,8 @@ final class CompiledPass {
                 let perRow = YUVNativeShaders.blockRowTexels
                 let low = box.y.lowerBound * gridWidth / perRow
                 let high = (box.y.upperBound * gridWidth + perRow - 1) / perRow
-                let rows = min(targetRows.lowerBound + low, targetRows.upperBound)..<min(targetRows.lowerBound + high, targetRows.upperBound)
-                return ([PixelRect(x: 0..<perRow, y: rows)], box)
+                let rows = targetArea.y
+                return ([PixelRect(x: targetArea.x, y: min(rows.lowerBound + low, rows.upperBound)..<min(rows.lowerBound + high, rows.upperBound))], box)
             }
         }
 
@@ -342,7 +340,7 @@ private struct PassBuilder {
         let mains: [PackDraw]
         if let pack {
             mains = FrameShaders.packMain(layout: pack, batched: batched).draws.map {
-                PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows)
+                PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows, columns: $0.columns)
             }
         } else {
             mains = [PackDraw(main: "out vec4 prism_out;\nvoid main() { prism_out = \(rootCall)(gl_FragCoord.xy); }\n",
@@ -358,7 +356,7 @@ private struct PassBuilder {
         let draws = try mains.map { draw -> CompiledPass.Draw in
             let source = shared + draw.main
             return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                     rows: mains.count == 1 ? nil : draw.rows, fragmentSource: source)
+                                     rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
         }
         return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
                             textures: code.textures, readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)

@@ -174,7 +174,11 @@ public final class GraphRenderer {
                         program.drawFullscreen()
                     }
                 } else {
-                    if let rows = draw.rows { target.bindForDrawing(rows: rows) } else { target.bindForDrawing() }
+                    if let rows = draw.rows {
+                        target.bindForDrawing(area: PixelRect(x: draw.columns ?? 0..<target.size.width, y: rows))
+                    } else {
+                        target.bindForDrawing()
+                    }
                     program.drawFullscreen()
                 }
             }

@@ -124,21 +124,22 @@ struct YUVBlendPlan {
                 for draw in plan.draws {
                     let source = background + draw.main
                     draws.append(CompiledPass.Draw(program: try ShaderProgram(label: label + ", background", fragment: source),
-                                                   rows: draw.rows, fragmentSource: source))
+                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source))
                 }
                 for draw in plan.draws {
                     let source = blended + draw.main
                     var masked = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                                   rows: draw.rows, fragmentSource: source)
-                    masked.mask = .init(generator: generators[0], channel: blendChannel(graph),
-                                        layout: Self.maskLayout(layout, chromaDraw: draw.rows.lowerBound > 0), targetRows: draw.rows)
+                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source)
+                    masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
+                                        targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
                     draws.append(masked)
                 }
             } else {
                 draws = try plan.draws.map { draw -> CompiledPass.Draw in
                     let source = blended + draw.main
                     return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                             rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+                                             rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
+                                             fragmentSource: source)
                 }
             }
             let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
@@ -171,20 +172,6 @@ struct YUVBlendPlan {
     /// and `nonzeroRegions` of another channel is nil).
     private func blendChannel(_ graph: FilterGraph) -> Int {
         perPixel.lazy.compactMap { graph.nodes[$0].kernel.colorBlend?.channel }.first ?? 1
-    }
-
-    /// How the packing draws of `layout` (see `YUVNativeShaders.packPlan`) hold pixels: luma texels hold 4
-    /// pixels of one row; yuv420p's chroma texels 8 pixels (4 chroma samples) of two rows, Cb and Cr side by
-    /// side; NV12's one draw 4 pixels of two rows.
-    static func maskLayout(_ layout: PackedFrameLayout, chromaDraw: Bool) -> CompiledPass.MaskRegion.Layout {
-        let lumaTexels = (layout.size.width + 3) / 4
-        switch layout.format {
-        case .nv12: return .pixels(perTexel: 4, perRow: 2, columns: lumaTexels, copies: [0])
-        case .yuv420p where chromaDraw:
-            let half = layout.rowBytes / 8
-            return .pixels(perTexel: 8, perRow: 2, columns: half, copies: [0, half])
-        default: return .pixels(perTexel: 4, perRow: 1, columns: lumaTexels, copies: [0])
-        }
     }
 
     /// `masksAreZero`: every mask reads 0 (the pixels a mask does not reach).

@@ -91,7 +91,8 @@ struct YUVPlan {
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
-                              layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width), targetRows: 0..<targetSize.height)
+                              layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width),
+                              targetArea: PixelRect(x: 0..<targetSize.width, y: 0..<targetSize.height))
         }
         let target = try pool.acquire(size: targetSize, format: .rgba16f)
         // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.
@@ -141,7 +142,8 @@ struct YUVPlan {
             let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
                 var compiled = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
-                                                 rows: plan.draws.count == 1 ? nil : draw.rows, fragmentSource: source)
+                                                 rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
+                                                 fragmentSource: source)
                 if let lean {
                     compiled.lean = (try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
                                      index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)

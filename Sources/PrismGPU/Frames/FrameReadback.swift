@@ -118,7 +118,7 @@ public final class FrameReadback<Tag> {
                 glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), GLint(region.destinationRowBytes / 4))
                 let pointer = base.map { $0 + region.destinationOffset }
                     ?? UnsafeMutableRawPointer(bitPattern: region.destinationOffset)
-                glReadPixels(0, 0, GLsizei(region.width), GLsizei(region.rows), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
+                glReadPixels(GLint(region.x), 0, GLsizei(region.width), GLsizei(region.rows), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
                              pointer)
             }
             glPixelStorei(GLenum(GL_PACK_ROW_LENGTH), 0)

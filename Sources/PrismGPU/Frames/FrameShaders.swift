@@ -20,10 +20,17 @@ public struct PackCoefficients: Equatable, Sendable {
 public struct PackDraw: Sendable {
     public var main: String
     public var rows: Range<Int>
+    /// The target columns it covers (nil: all).
+    public var columns: Range<Int>?
+    /// The pixels each texel it draws holds: columns × rows (e.g. 4 × 2 when a fragment packs four pixels of
+    /// two rows), for draws limited to part of the picture (`CompiledPass.MaskRegion`).
+    public var texelPixels: Size
 
-    public init(main: String, rows: Range<Int>) {
+    public init(main: String, rows: Range<Int>, columns: Range<Int>? = nil, texelPixels: Size = Size(width: 4, height: 1)) {
         self.main = main
         self.rows = rows
+        self.columns = columns
+        self.texelPixels = texelPixels
     }
 }
 
@@ -504,7 +511,7 @@ public enum FrameShaders {
         }
         reads.append(ReadRegion(attachment: 2, width: width, rows: layout.chromaRows,
                                 destinationOffset: layout.planes[1].offset, destinationRowBytes: rowBytes))
-        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows)],
+        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows, texelPixels: Size(width: 4, height: 2))],
                         targetSize: Size(width: width, height: layout.chromaRows), attachments: 3, readPlan: reads)
     }
 

@@ -215,7 +215,6 @@ public enum YUVNativeShaders {
             const int W = \(size.width);
             const int H = \(size.height);
             const int CW = \(chromaWidth);
-            const int HALF_TEXELS = \(layout.rowBytes / 8);
             vec4 prism_inRow(int first, int count) {
                 return vec4(lessThan(ivec4(first) + ivec4(0, 1, 2, 3), ivec4(count)));
             }
@@ -347,37 +346,70 @@ public enum YUVNativeShaders {
 
                 """
         }
-        let lumaMain = common + """
-            out vec4 prism_out;
-            void main() {
-                ivec2 t = ivec2(gl_FragCoord.xy);
-                vec3 v0, v1, v2, v3;
-                prism_valueQuad(t.x, t.y, v0, v1, v2, v3);
-                prism_out = vec4(v0.x, v1.x, v2.x, v3.x) * prism_inRow(t.x * 4, W);
-            }
-
-            """
-        let single = { (draws: [PackDraw]) in
-            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
-        }
         switch layout.format {
         case .gray:
-            return single([PackDraw(main: lumaMain, rows: 0..<size.height)])
-        case .yuv420p:
-            let chromaMain = common + """
+            let lumaMain = common + """
                 out vec4 prism_out;
                 void main() {
                     ivec2 t = ivec2(gl_FragCoord.xy);
-                    bool isCr = t.x >= HALF_TEXELS;
-                    int k = isCr ? t.x - HALF_TEXELS : t.x;
-                    vec3 s0, s1, s2, s3;
-                    prism_chromaSamples(k, t.y - H, s0, s1, s2, s3);
-                    prism_out = (isCr ? vec4(s0.z, s1.z, s2.z, s3.z) : vec4(s0.y, s1.y, s2.y, s3.y)) * prism_inRow(k * 4, CW);
+                    vec3 v0, v1, v2, v3;
+                    prism_valueQuad(t.x, t.y, v0, v1, v2, v3);
+                    prism_out = vec4(v0.x, v1.x, v2.x, v3.x) * prism_inRow(t.x * 4, W);
                 }
 
                 """
-            return single([PackDraw(main: lumaMain, rows: 0..<size.height),
-                           PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
+            return PackPlan(draws: [PackDraw(main: lumaMain, rows: 0..<size.height)], targetSize: layout.textureSize,
+                            attachments: 1, readPlan: nil)
+        case .yuv420p:
+            // Two draws into two attachments, each fragment covering two pixel rows (a software rasteriser
+            // pays per fragment): luma texels of an even and an odd row side by side with the chroma texels
+            // (Cb in attachment 0, Cr in 1) of the rows they share; the read plan puts each in its plane.
+            let lumaTexels = layout.rowBytes / 4, chromaTexels = layout.rowBytes / 8
+            let rowPair = """
+                layout(location = 0) out vec4 prism_out0;
+                layout(location = 1) out vec4 prism_out1;
+
+                """
+            let lumaPairs = common + rowPair + """
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    vec4 inRow = prism_inRow(t.x * 4, W);
+                    vec3 v0, v1, v2, v3;
+                    prism_valueQuad(t.x, t.y * 2, v0, v1, v2, v3);
+                    prism_out0 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
+                    prism_valueQuad(t.x, t.y * 2 + 1, v0, v1, v2, v3);
+                    prism_out1 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
+                }
+
+                """
+            let chromaPairs = common + rowPair + """
+                void main() {
+                    ivec2 t = ivec2(gl_FragCoord.xy);
+                    int k = t.x - \(lumaTexels);
+                    vec4 inRow = prism_inRow(k * 4, CW);
+                    vec3 s0, s1, s2, s3;
+                    prism_chromaSamples(k, t.y, s0, s1, s2, s3);
+                    prism_out0 = vec4(s0.y, s1.y, s2.y, s3.y) * inRow;
+                    prism_out1 = vec4(s0.z, s1.z, s2.z, s3.z) * inRow;
+                }
+
+                """
+            let rows = layout.chromaRows, rowBytes = layout.rowBytes
+            var reads = [ReadRegion(attachment: 0, width: lumaTexels, rows: rows, destinationOffset: 0,
+                                    destinationRowBytes: rowBytes * 2)]
+            if size.height / 2 > 0 {
+                reads.append(ReadRegion(attachment: 1, width: lumaTexels, rows: size.height / 2, destinationOffset: rowBytes,
+                                        destinationRowBytes: rowBytes * 2))
+            }
+            reads += (1...2).map {
+                ReadRegion(attachment: $0 - 1, x: lumaTexels, width: chromaTexels, rows: rows,
+                           destinationOffset: layout.planes[$0].offset, destinationRowBytes: rowBytes)
+            }
+            return PackPlan(draws: [PackDraw(main: lumaPairs, rows: 0..<rows, columns: 0..<lumaTexels,
+                                             texelPixels: Size(width: 4, height: 2)),
+                                    PackDraw(main: chromaPairs, rows: 0..<rows, columns: lumaTexels..<(lumaTexels + chromaTexels),
+                                             texelPixels: Size(width: 8, height: 2))],
+                            targetSize: Size(width: lumaTexels + chromaTexels, height: rows), attachments: 2, readPlan: reads)
         default:
             // NV12: `FrameShaders`' one draw per 4×2 pixels (both luma rows and their chroma pairs), fed with
             // values that are already the sink's Y'CbCr.

@@ -185,14 +185,6 @@ public final class RenderTarget {
         glViewport(0, 0, GLsizei(size.width), GLsizei(size.height))
     }
 
-    /// Makes this the draw target with a viewport covering only `rows` (a draw that writes a band of
-    /// a packed frame).
-    public func bindForDrawing(rows: Range<Int>) {
-        home.check()
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
-        glViewport(0, GLint(rows.lowerBound), GLsizei(size.width), GLsizei(rows.count))
-    }
-
     /// Makes this the draw target with a viewport covering only `area` (texel columns and rows).
     public func bindForDrawing(area: PixelRect) {
         home.check()
@@ -218,7 +210,9 @@ public final class RenderTarget {
 public struct ReadRegion: Hashable, Sendable {
     /// The colour attachment to read.
     public var attachment: Int
-    /// Texels from the target's origin.
+    /// The first texel column read.
+    public var x: Int
+    /// Texels from `x` and rows from the target's first row.
     public var width: Int
     public var rows: Int
     /// Where the first row lands in the buffer.
@@ -226,8 +220,9 @@ public struct ReadRegion: Hashable, Sendable {
     /// Bytes from one row to the next in the buffer (a multiple of 4; more than the row to interleave).
     public var destinationRowBytes: Int
 
-    public init(attachment: Int, width: Int, rows: Int, destinationOffset: Int, destinationRowBytes: Int) {
+    public init(attachment: Int, x: Int = 0, width: Int, rows: Int, destinationOffset: Int, destinationRowBytes: Int) {
         self.attachment = attachment
+        self.x = x
         self.width = width
         self.rows = rows
         self.destinationOffset = destinationOffset
