@@ -41,6 +41,11 @@ final class BenchTests: XCTestCase {
         options.filter = "face-pixellate(scale=8)"
         let result = try BenchRunner(options: options).run()
         XCTAssertTrue(result.verified, result.failures.joined(separator: "; "))
+        // Its frames are checked against the graph computed on the CPU (face-mask from its documented maths,
+        // on the bench's stand-in face), not only for being deterministic.
+        let checks = result.sizes.flatMap(\.verifications).filter { $0.against == "CPU reference of the graph" }
+        XCTAssertFalse(checks.isEmpty, "\(result.sizes.flatMap(\.verifications).map(\.against))")
+        XCTAssertTrue(checks.allSatisfy(\.passed))
         let sizes = try XCTUnwrap(try json(result)["sizes"] as? [[String: Any]])
         let rows = try XCTUnwrap(sizes.first?["rows"] as? [[String: Any]])
         let detector = try XCTUnwrap(rows.first { ($0["id"] as? String) == "faces.detector" }, "\(rows.map { $0["id"] ?? "" })")
@@ -179,6 +184,14 @@ final class BenchTests: XCTestCase {
         let expected = reference.apply(yuv420p: frame, size: size, colorSpace: space)
         XCTAssertLessThan(BenchComparison(frame, expected, size: size).lumaPSNR, 25)
         XCTAssertEqual(BenchComparison(expected, expected, size: size).lumaPSNR, 99)
+        // face-mask: the face's disc is pixellated, the rest is the input; no face, no change.
+        let faces = try BenchReference.make(for: try GraphBinder().bind("face-pixellate(scale=8)")).get()
+        let face = FrameContext.Region(center: SIMD2(0.5, 0.5), radius: 0.2)
+        let masked = faces.apply(yuv420p: frame, size: size, colorSpace: space, keepsYUV: true, regions: [face])
+        XCTAssertEqual(faces.apply(yuv420p: frame, size: size, colorSpace: space, keepsYUV: true), frame)
+        XCTAssertNotEqual(masked[24 * 64 + 28], frame[24 * 64 + 28], "inside the face")
+        XCTAssertEqual(masked[2 * 64 + 2], frame[2 * 64 + 2], "far from the face")
+        XCTAssertLessThan(BenchComparison(masked, frame, size: size).lumaPSNR, 40)
         // Statistics: median, nearest-rank percentiles, MAD.
         let figure = try XCTUnwrap(BenchFigure(milliseconds: [5, 1, 3, 2, 4]))
         XCTAssertEqual(figure.medianMs, 3)

@@ -6,7 +6,7 @@ import PrismFilters
 /// so the bench can check that the GPU really did the work it timed.
 ///
 /// Covers graphs of invert, color, the photo looks (mono, noir, …: `ColorLook.apply`), pixellate,
-/// radial-gradient and blend-mask (so the seed's masked pixellate); other graphs are reported as not
+/// radial-gradient, face-mask and blend-mask (so the seed's masked pixellate and face-pixellate); other graphs are reported as not
 /// verifiable on the CPU. Input and output are tightly packed yuv420p; chroma is resampled as the engine
 /// documents it: sample-and-hold up, the mean of each 2×2 block down.
 struct BenchReference {
@@ -17,6 +17,9 @@ struct BenchReference {
         case pixellate(scale: Double, center: SIMD2<Double>)
         /// color0 inside radius0, color1 outside radius1 (pixels), centre as 0...1 from the top left.
         case radialGradient(center: SIMD2<Double>, radius0: Double, radius1: Double, color0: SIMD3<Double>, color1: SIMD3<Double>)
+        /// White inside each face's disc (radius `size` × the region's radius × the frame width), soft over its
+        /// outer `feather`, black elsewhere: m = 1 − Π clamp((d − r0) / (r1 − r0), 0, 1).
+        case faceMask(size: Double, feather: Double)
         /// mix(input 1, input 0, input 2's green).
         case blendMask
     }
@@ -60,6 +63,8 @@ struct BenchReference {
                 step = .radialGradient(center: values?.point("center") ?? SIMD2(0.5, 0.5),
                                        radius0: values?.double("radius0") ?? 5, radius1: values?.double("radius1") ?? 100,
                                        color0: rgb("color0"), color1: rgb("color1"))
+            case "face-mask":
+                step = .faceMask(size: values?.double("size") ?? 1.2, feather: values?.double("feather") ?? 0.25)
             case "blend-mask":
                 step = .blendMask
             default:
@@ -80,7 +85,9 @@ struct BenchReference {
     /// (the renderer's `staysInYUV`): nothing is clamped before the output is quantised (its maps keep the
     /// unit cube inside itself, so only pixels outside the R'G'B' gamut differ), grey curves read luma
     /// clamped to 0...1, and block means are not rounded.
-    func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace, keepsYUV: Bool = false) -> [UInt8] {
+    /// `regions`: the frame's faces (face-mask), as `FrameContext.regions`.
+    func apply(yuv420p input: [UInt8], size: Size, colorSpace: YUVColorSpace, keepsYUV: Bool = false,
+               regions: [FrameContext.Region] = []) -> [UInt8] {
         func clamp(_ c: SIMD3<Double>) -> SIMD3<Double> { keepsYUV ? c : Self.clamp(c) }
         let source = Self.rgb(fromYUV420p: input, size: size, colorSpace: colorSpace, clamped: !keepsYUV)
         var outputs: [[SIMD3<Double>]] = []
@@ -119,6 +126,19 @@ struct BenchReference {
                     let p = SIMD2(Double(i % size.width) + 0.5, Double(i / size.width) + 0.5) - c
                     let t = min(max(((p * p).sum().squareRoot() - radius0) / max(radius1 - radius0, 1e-6), 0), 1)
                     return Self.clamp(color0 + (color1 - color0) * t)
+                }
+            case .faceMask(let scale, let feather):
+                let discs = regions.map { region -> (center: SIMD2<Double>, r0: Double, r1: Double) in
+                    let r1 = region.radius * Double(size.width) * scale
+                    return (region.center * SIMD2(Double(size.width), Double(size.height)), r1 * (1 - feather), r1)
+                }
+                rgb = (0..<(size.width * size.height)).map { i in
+                    let p = SIMD2(Double(i % size.width) + 0.5, Double(i / size.width) + 0.5)
+                    let uncovered = discs.reduce(1.0) { product, disc in
+                        let d = ((p - disc.center) * (p - disc.center)).sum().squareRoot()
+                        return product * min(max((d - disc.r0) / max(disc.r1 - disc.r0, 1e-6), 0), 1)
+                    }
+                    return SIMD3(repeating: 1 - uncovered)
                 }
             case .blendMask:
                 rgb = reads[1].indices.map { i in clamp(reads[1][i] + (reads[0][i] - reads[1][i]) * reads[2][i].y) }

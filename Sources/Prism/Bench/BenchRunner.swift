@@ -485,7 +485,7 @@ final class BenchRunner {
                     switch reference {
                     case .success(let reference):
                         let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
-                                                       keepsYUV: renderer.staysInYUV)
+                                                       keepsYUV: renderer.staysInYUV, regions: Self.stageContext(check.index).regions)
                         let comparison = BenchComparison(output, expected, size: size)
                         let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
                         result.verifications.append(BenchVerification(
