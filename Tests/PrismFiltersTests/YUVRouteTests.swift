@@ -162,7 +162,8 @@ final class YUVRouteTests: XCTestCase {
 
     /// A mask that reaches only part of the frame: the rectangles it reaches are blended, the rest is the
     /// background alone (drawn apart, see `nonzeroRegions`; two faces far apart are two rectangles, one at
-    /// the frame's edge is clipped); with no face at all the output is the input, bit for bit.
+    /// the frame's edge is clipped; one, two to four and five faces take face-mask's three programs); with no
+    /// face at all the output is the input, bit for bit.
     func testMasksThatReachPartOfTheFrameOnly() throws {
         let planes = Self.testPlanes()
         let graph = try GraphBinder().bind("[in]pixellate(scale=5)[px]; face-mask[m]; [px][in][m]blend-mask")
@@ -170,7 +171,9 @@ final class YUVRouteTests: XCTestCase {
         for regions in [[FrameContext.Region(center: SIMD2(0.3, 0.25), radius: 0.08)],
                         [FrameContext.Region(center: SIMD2(0.8, 0.95), radius: 0.1),
                          FrameContext.Region(center: SIMD2(0.1, 0.05), radius: 0.05)],
-                        [FrameContext.Region(center: SIMD2(0.97, 0.5), radius: 0.1)]] {
+                        [FrameContext.Region(center: SIMD2(0.97, 0.5), radius: 0.1)],
+                        // More faces than the cheaper programs take (`regionLimits`): the full one.
+                        (0..<5).map { FrameContext.Region(center: SIMD2(0.1 + 0.2 * Double($0), 0.5), radius: 0.04) }] {
             let source = Self.rgb(planes)
             let front = Self.apply([.pixellate(scale: 5, center: SIMD2(0.5, 0.5))], to: source)
             // face-mask's documented maths: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25)).

@@ -93,13 +93,20 @@ final class FaceMaskKernel: ParameterizedKernel {
     let library = "uniform vec4 $faces[\(FaceMaskKernel.maxFaces)];\nuniform int $faceCount;\n"
 
     // $faces[i] = (centre x, centre y, r0, r1) in output pixels, y down. One guarded statement per slot,
-    // not a loop: on llvmpipe a loop bounded by the face count measured about 3x slower (BENCHMARKS.md).
-    let expression = "vec4 $main(vec2 p) {\n    float uncovered = 1.0;\n"
-        + (0..<FaceMaskKernel.maxFaces).map { i in
-            "    if ($faceCount > \(i)) uncovered *= clamp((distance(p, $faces[\(i)].xy) - $faces[\(i)].z)"
-                + " / max($faces[\(i)].w - $faces[\(i)].z, 1e-6), 0.0, 1.0);\n"
-        }.joined()
-        + "    float m = 1.0 - uncovered;\n    return vec4(m, m, m, 1.0);\n}\n"
+    // not a loop: on llvmpipe a loop bounded by the face count measured about 3x slower (BENCHMARKS.md),
+    // and every slot costs even when its guard is false, hence the versions for fewer faces.
+    let expression = FaceMaskKernel.code(slots: FaceMaskKernel.maxFaces)
+    let regionLimits = [1, 4]
+    func expression(regionLimit: Int) -> String { Self.code(slots: min(regionLimit, Self.maxFaces)) }
+
+    private static func code(slots: Int) -> String {
+        "vec4 $main(vec2 p) {\n    float uncovered = 1.0;\n"
+            + (0..<slots).map { i in
+                "    if ($faceCount > \(i)) uncovered *= clamp((distance(p, $faces[\(i)].xy) - $faces[\(i)].z)"
+                    + " / max($faces[\(i)].w - $faces[\(i)].z, 1e-6), 0.0, 1.0);\n"
+            }.joined()
+            + "    float m = 1.0 - uncovered;\n    return vec4(m, m, m, 1.0);\n}\n"
+    }
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { sourceSize }
 

@@ -158,7 +158,7 @@ public final class GraphRenderer {
                     (areas, blockBox) = mask.areas(regions, graph: graph, frameSize: sourceSize)
                     if areas?.isEmpty == true { continue }
                 }
-                var program = draw.program
+                var program = draw.fewRegions.first { context.regions.count <= $0.limit }?.program ?? draw.program
                 if let lean = draw.lean, let chain = pass.colorChain,
                    chain.allows(lean.condition, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) {
                     program = lean.program

@@ -103,16 +103,22 @@ struct YUVBlendPlan {
             }
         }
         steps.append(.affine(nodes: []))
-        let generatorCode = generators.map { index -> String in
-            let kernel = graph.nodes[index].kernel
-            return (kernel.library + kernel.expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
-        }.joined()
+        /// The generators' code; `regionLimit`: their versions for frames with at most that many regions.
+        func generatorCode(regionLimit: Int? = nil) -> String {
+            generators.map { index -> String in
+                let kernel = graph.nodes[index].kernel
+                let expression = regionLimit.map { kernel.expression(regionLimit: $0) } ?? kernel.expression
+                return (kernel.library + expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
+            }.joined()
+        }
         let wide = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).isWide } ?? false
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
-            let shared = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl + generatorCode
-            let blended = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
+            let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
+            let shared = reads + generatorCode()
+            let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
+            let blended = shared + blendedValues
             let plan = YUVNativeShaders.packPlan(layout: layout, values: .rows)
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
             var draws: [CompiledPass.Draw] = []
@@ -132,6 +138,10 @@ struct YUVBlendPlan {
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
                     masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
+                    masked.fewRegions = try graph.nodes[generators[0]].kernel.regionLimits.map { limit in
+                        let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
+                        return (limit, try ShaderProgram(label: label + ", ≤ \(limit) regions", fragment: source))
+                    }
                     draws.append(masked)
                 }
             } else {

@@ -42,6 +42,12 @@ public protocol FilterKernel: AnyObject {
     /// (a blend it weights is its background there, so only they need the blend); none: 0 everywhere;
     /// nil: not known.
     func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]?
+    /// For kernels whose code pays for the most regions they can take (face-mask: one disc per face, and a
+    /// software rasteriser evaluates every guarded slot): region counts they have cheaper code for, smallest
+    /// first (`expression(regionLimit:)`, right for frames with at most that many `FrameContext.regions`).
+    var regionLimits: [Int] { get }
+    /// `expression` for frames with at most `regionLimit` regions (same library and uniforms).
+    func expression(regionLimit: Int) -> String
     /// Anything besides the kernel's code and sizes that changes how the compiler lays out its passes
     /// (a renderer whose kernels' keys changed is stale). Default: the kind of `colorForm`.
     var compileKey: String { get }
@@ -71,6 +77,8 @@ extension FilterKernel {
     public var colorForm: ColorForm? { nil }
     public var colorBlend: ColorBlend? { nil }
     public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
+    public var regionLimits: [Int] { [] }
+    public func expression(regionLimit: Int) -> String { expression }
     public var compileKey: String { colorForm?.kind ?? "" }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
