@@ -111,7 +111,9 @@ final class YUVRouteTests: XCTestCase {
 
     func testPixellateTakesBlockMeansOfThePlanes() throws {
         let planes = Self.testPlanes()
-        for (scale, center) in [(16.0, SIMD2(0.5, 0.5)), (5.0, SIMD2(0.5, 0.5)), (9.0, SIMD2(0.31, 0.77)), (3.0, SIMD2(0.1, 0.2))] {
+        // (16 at 0:0: block edges at multiples of 8 columns and 2 rows, the packing's one-fetch programs)
+        for (scale, center) in [(16.0, SIMD2(0.5, 0.5)), (16.0, SIMD2(0, 0)), (5.0, SIMD2(0.5, 0.5)), (9.0, SIMD2(0.31, 0.77)),
+                                (3.0, SIMD2(0.1, 0.2))] {
             for before in [[], [("invert", [String: ParameterValue]())], [("mono", [:]), ("invert", [:])]] {
                 let steps = before + [("pixellate", ["scale": .float(scale), "center": .point(center)]), ("noir", ["intensity": .float(0.5)])]
                 let graph = try chain(steps)

@@ -43,6 +43,9 @@ final class CompiledPass {
         let fragmentSource: String
         /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
         var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
+        /// A cheaper program for frames where pixellate node `pixellate`'s block edges align with the packing
+        /// (`PixellateKernel.blockEdgesAlign`).
+        var alignedBlocks: (program: ShaderProgram, pixellate: Int)? = nil
         /// Cheaper programs for frames with at most `limit` regions (`FilterKernel.regionLimits`), smallest first.
         var fewRegions: [(limit: Int, program: ShaderProgram)] = []
         /// Limits the draw, each frame, to the target texels a mask generator can make nonzero.

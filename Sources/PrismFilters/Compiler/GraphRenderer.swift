@@ -159,6 +159,10 @@ public final class GraphRenderer {
                     if areas?.isEmpty == true { continue }
                 }
                 var program = draw.fewRegions.first { context.regions.count <= $0.limit }?.program ?? draw.program
+                if let aligned = draw.alignedBlocks,
+                   (graph.nodes[aligned.pixellate].kernel as? PixellateKernel)?.blockEdgesAlign(on: sourceSize) == true {
+                    program = aligned.program
+                }
                 if let lean = draw.lean, let chain = pass.colorChain,
                    chain.allows(lean.condition, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) {
                     program = lean.program

@@ -139,6 +139,8 @@ struct YUVPlan {
             // Planar and grey sinks draw luma and chroma apart: each may skip the other's planes.
             let lean = pixellate == nil && affine && layout.format != .nv12
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
+            // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
+            let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .blocks(grid: blockSize!, wide: true, aligned: true)) : nil
             let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
                 var compiled = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
@@ -147,6 +149,10 @@ struct YUVPlan {
                 if let lean {
                     compiled.lean = (try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
                                      index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)
+                }
+                if let aligned, let pixellate {
+                    compiled.alignedBlocks = (try ShaderProgram(label: label + " aligned", fragment: prelude + aligned.draws[index].main),
+                                              pixellate.node)
                 }
                 return compiled
             }

@@ -140,9 +140,23 @@ public enum YUVNativeShaders {
     /// A block-means target read back at pixels: `vec3 prism_blockAt(int bx, int by)`, the block columns
     /// of four pixels `ivec4 prism_blockColumns(int x)`, the block row `int prism_blockRow(int y)`, and
     /// `prism_blockQuad(int tx, int y, out vec3 b0, … b3)` for pixels 4tx ... 4tx+3 of row y (`wide`: blocks of
-    /// 8 pixels or more, so a quad touches at most two block columns and only those are fetched).
-    public static func blockReads(grid: Size, wide: Bool) -> String {
-        let quad = wide
+    /// 8 pixels or more, so a quad touches at most two block columns and only those are fetched; `aligned`:
+    /// every block edge falls on a multiple of 8 columns and of 2 rows, so the pixels of a chroma texel and
+    /// the two rows a packing fragment writes share one block, fetched once).
+    public static func blockReads(grid: Size, wide: Bool, aligned: Bool = false) -> String {
+        let quad = aligned
+            ? """
+              void prism_blockQuad(int tx, int y, out vec3 b0, out vec3 b1, out vec3 b2, out vec3 b3) {
+                  // Rows y and y + 1 (y even) read the same texel, which the compiler merges.
+                  vec3 a = prism_blockAt(prism_blockColumns(tx * 4).x, prism_blockRow(y & ~1));
+                  b0 = a;
+                  b1 = a;
+                  b2 = a;
+                  b3 = a;
+              }
+
+              """
+            : wide
             ? """
               void prism_blockQuad(int tx, int y, out vec3 b0, out vec3 b1, out vec3 b2, out vec3 b3) {
                   ivec4 bx = prism_blockColumns(tx * 4);
@@ -199,8 +213,9 @@ public enum YUVNativeShaders {
         /// (the renderer picks it per frame, see `LeanCondition`).
         case planes(affine: Bool, lean: Bool = false)
         /// A block-means target (`blockReads`) through `prism_chain`; `wide`: blocks are at least 8 pixels
-        /// across (fewer fetches).
-        case blocks(grid: Size, wide: Bool)
+        /// across (fewer fetches); `aligned`: block edges on multiples of 8 columns and 2 rows (one fetch per
+        /// fragment; right only for such grids, see `PixellateKernel.blockEdgesAlign`).
+        case blocks(grid: Size, wide: Bool, aligned: Bool = false)
         /// `void prism_rowValues(int tx, int y, out vec3 v0, … v3)`, declared by the caller: the values of
         /// pixels 4tx ... 4tx+3 of row y, already in the sink's Y'CbCr.
         case rows
@@ -279,8 +294,8 @@ public enum YUVNativeShaders {
                   }
 
                   """) + common
-        case .blocks(let grid, let wide):
-            common += blockReads(grid: grid, wide: wide) + """
+        case .blocks(let grid, let wide, let aligned):
+            common += blockReads(grid: grid, wide: wide, aligned: aligned) + """
                 void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
                     prism_blockQuad(tx, y, v0, v1, v2, v3);
                     v0 = prism_chain(v0);
@@ -290,7 +305,18 @@ public enum YUVNativeShaders {
                 }
 
                 """
-            if wide {
+            if aligned {
+                common += """
+                    void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+                        vec3 v = prism_chain(prism_blockAt(prism_blockColumns(k * 8).x, prism_blockRow(cy * 2)));
+                        s0 = v;
+                        s1 = v;
+                        s2 = v;
+                        s3 = v;
+                    }
+
+                    """
+            } else if wide {
                 // The 8 pixels of a chroma texel touch at most two block columns: the end blocks are all that
                 // is fetched.
                 common += """
