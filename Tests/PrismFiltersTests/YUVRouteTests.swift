@@ -109,9 +109,34 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
+    /// Grids whose edges (the frame's too) fall on multiples of 8 columns and 2 rows take the programs that
+    /// sum whole texels and fetch one block per packed texel; the others the general ones (above).
+    func testAlignedPixellateGrids() throws {
+        let size = Size(width: 80, height: 40)
+        let planes = Self.testPlanes(size: size)
+        // Edges: 16 at the centre x = 16k, y = 12 + 16k; 24 at 0.25:0.5 x = 8 + 24k, y = 8 + 24k; 8 at the centre
+        // x = 4 + 8k (not aligned).
+        for (scale, center, aligned) in [(16.0, SIMD2(0.5, 0.5), true), (24.0, SIMD2(0.25, 0.5), true),
+                                         (8.0, SIMD2(0.5, 0.5), false)] {
+            let kernel = try XCTUnwrap(try chain([("pixellate", ["scale": .float(scale), "center": .point(center)])])
+                .nodes[0].kernel as? PixellateKernel)
+            XCTAssertEqual(kernel.blockEdgesAlign(on: size), aligned, "\(scale) at \(center)")
+            let graph = try chain([("invert", [:]), ("pixellate", ["scale": .float(scale), "center": .point(center)])])
+            let ops: [Op] = [.invert, .pixellate(scale: scale, center: center)]
+            for source in [PixelFormat.yuv420p, .nv12] {
+                let outputs = try render(graph, planes: planes, source: source, sinks: [.yuv420p, .nv12, .gray], size: size)
+                let expected = Self.reference(planes, ops, size: size)
+                let label = "pixellate \(scale) at \(center), \(source)"
+                assertPlanes(outputs[0], expected, tolerance: 1, label + " → yuv420p")
+                assertPlanes(outputs[1], expected, tolerance: 1, label + " → nv12")
+                XCTAssertLessThanOrEqual(maxError(outputs[2].y, Self.reference(planes, ops, grey: true, size: size).y), 1,
+                                         label + " → gray")
+            }
+        }
+    }
+
     func testPixellateTakesBlockMeansOfThePlanes() throws {
         let planes = Self.testPlanes()
-        // (16 at 0:0: block edges at multiples of 8 columns and 2 rows, the packing's one-fetch programs)
         for (scale, center) in [(16.0, SIMD2(0.5, 0.5)), (16.0, SIMD2(0, 0)), (5.0, SIMD2(0.5, 0.5)), (9.0, SIMD2(0.31, 0.77)),
                                 (3.0, SIMD2(0.1, 0.2))] {
             for before in [[], [("invert", [String: ParameterValue]())], [("mono", [:]), ("invert", [:])]] {
@@ -209,7 +234,7 @@ final class YUVRouteTests: XCTestCase {
     }
 
     /// Gradients, hard saturated edges and noise: plenty of pixels outside the R'G'B' gamut.
-    static func testPlanes() -> Planes {
+    static func testPlanes(size: Size = YUVRouteTests.size) -> Planes {
         let w = size.width, h = size.height, cw = w / 2, ch = h / 2
         var state: UInt64 = 0x2545_F491_4F6C_DD1D
         func noise() -> Int {
@@ -225,12 +250,13 @@ final class YUVRouteTests: XCTestCase {
 
     /// The documented maths in doubles. `grey`: the grey sink's full-range luma.
     static func reference(_ planes: Planes, _ ops: [Op], monoIntensity: Double = 1, noirIntensity: Double = 1,
-                          grey: Bool = false) -> Planes {
-        pack(apply(ops, to: rgb(planes), monoIntensity: monoIntensity, noirIntensity: noirIntensity), grey: grey)
+                          grey: Bool = false, size: Size = YUVRouteTests.size) -> Planes {
+        pack(apply(ops, to: rgb(planes, size: size), monoIntensity: monoIntensity, noirIntensity: noirIntensity, size: size),
+             grey: grey, size: size)
     }
 
     /// Each pixel's R'G'B', chroma held over its 2×2 block, not clamped.
-    static func rgb(_ planes: Planes) -> [SIMD3<Double>] {
+    static func rgb(_ planes: Planes, size: Size = YUVRouteTests.size) -> [SIMD3<Double>] {
         let w = size.width, h = size.height, cw = w / 2
         return (0..<(w * h)).map { i in
             let x = i % w, y = i / w, c = (y / 2) * cw + x / 2
@@ -240,7 +266,7 @@ final class YUVRouteTests: XCTestCase {
     }
 
     static func apply(_ ops: [Op], to input: [SIMD3<Double>], monoIntensity: Double = 1,
-                      noirIntensity: Double = 1) -> [SIMD3<Double>] {
+                      noirIntensity: Double = 1, size: Size = YUVRouteTests.size) -> [SIMD3<Double>] {
         let w = size.width, h = size.height
         let luma = SIMD3<Double>(0.2126, 0.7152, 0.0722)
         var rgb = input
@@ -291,7 +317,7 @@ final class YUVRouteTests: XCTestCase {
     }
 
     /// Packs R'G'B' pixels: luma per pixel, chroma from the mean of each 2×2 block; or full-range grey.
-    static func pack(_ rgb: [SIMD3<Double>], grey: Bool = false) -> Planes {
+    static func pack(_ rgb: [SIMD3<Double>], grey: Bool = false, size: Size = YUVRouteTests.size) -> Planes {
         let w = size.width, h = size.height, cw = w / 2
         func quantise(_ v: Double) -> UInt8 { UInt8(max(0, min(255, (v * 255).rounded()))) }
         if grey {
@@ -314,8 +340,8 @@ final class YUVRouteTests: XCTestCase {
 
     /// Uploads `planes` as `source`, renders, and reads each sink back as tight planes.
     func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat],
-                context: FrameContext = FrameContext()) throws -> [Planes] {
-        let size = Self.size, w = size.width, h = size.height
+                context: FrameContext = FrameContext(), size: Size = YUVRouteTests.size) throws -> [Planes] {
+        let w = size.width, h = size.height
         var uploadPlanes: [[UInt8]]
         if source == .nv12 {
             uploadPlanes = [planes.y, zip(planes.cb, planes.cr).flatMap { [$0, $1] }]

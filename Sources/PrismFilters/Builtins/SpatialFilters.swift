@@ -83,12 +83,14 @@ final class PixellateKernel: ParameterizedKernel {
         return PixelRect(x: span(pixels.x, grid.origin.x, grid.size.width), y: span(pixels.y, grid.origin.y, grid.size.height))
     }
 
-    /// Whether every block edge on a frame of `size` falls on a multiple of 8 columns and of 2 rows (then a
-    /// packed texel never straddles two blocks: see `YUVNativeShaders.Values.blocks`).
+    /// Whether every block edge on a frame of `size`, the frame's own right and bottom edges included, falls on
+    /// a multiple of 8 columns and of 2 rows: then a packed texel never straddles two blocks and a block holds
+    /// whole texels and chroma rows (see `YUVNativeShaders.Values.blocks` and `blockMeansMain`).
     func blockEdgesAlign(on size: Size) -> Bool {
         let grid = blockGrid(for: size)
         func multiple(_ value: Double, of n: Double) -> Bool { value == value.rounded() && value.truncatingRemainder(dividingBy: n) == 0 }
         return multiple(grid.scale, of: 8) && multiple(grid.origin.x, of: 8) && multiple(grid.origin.y, of: 2)
+            && size.width % 8 == 0 && size.height % 2 == 0
     }
 
     static func blockCount(center: SIMD2<Double>, scale: Double, size: Size) -> Size {

@@ -83,12 +83,16 @@ struct YUVPlan {
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
                           mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
-        let source = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
-            + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
+        let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
+        let source = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
         let program = try ShaderProgram(label: label, fragment: source)
         let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
+        // Grids of whole texels (checked per frame) sum without weights.
+        let aligned = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
+                                                                boxed: mask != nil, aligned: true)
+        draw.alignedBlocks = (try ShaderProgram(label: label + " aligned", fragment: aligned), pixellate)
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
                               layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width),

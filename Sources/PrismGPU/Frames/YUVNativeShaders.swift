@@ -74,7 +74,38 @@ public enum YUVNativeShaders {
     /// as the grid: a software rasteriser gives each 64×64 tile of a target to one thread, and a 80×45 grid
     /// would be one full tile and a sliver (one thread doing 80% of the work); rows of 128 split evenly.
     /// `boxed`: only the blocks inside `ivec4 prism_blockBox` (x0, y0, x1, y1) are summed, the others write 0.
-    public static func blockMeansMain(source: PixelFormat, size: Size, grid: Size, boxed: Bool = false) -> String {
+    /// `aligned`: for grids whose edges, the frame's included, fall on multiples of 8 columns and 2 rows (see
+    /// `PixellateKernel.blockEdgesAlign`): whole texels and chroma rows only, no weights, no clamps.
+    public static func blockMeansMain(source: PixelFormat, size: Size, grid: Size, boxed: Bool = false,
+                                      aligned: Bool = false) -> String {
+        let sums = aligned
+            ? """
+                  float luma = 0.0, cb = 0.0, cr = 0.0;
+                  for (int y = first.y; y < last.y; y++) {
+                      for (int q = first.x >> 2; q < last.x >> 2; q++) luma += dot(texelFetch(prism_src0, ivec2(q, y), 0), vec4(1.0));
+                  }
+                  for (int cy = first.y >> 1; cy < last.y >> 1; cy++) {
+              \(source == .nv12
+                  ? """
+                            for (int j = first.x >> 2; j < last.x >> 2; j++) {
+                                vec4 pair = texelFetch(prism_src1, ivec2(j, cy), 0);
+                                cb += pair.x + pair.z;
+                                cr += pair.y + pair.w;
+                            }
+                    """
+                  : """
+                            for (int k = first.x >> 3; k < last.x >> 3; k++) {
+                                cb += dot(texelFetch(prism_src1, ivec2(k, cy), 0), vec4(1.0));
+                                cr += dot(texelFetch(prism_src2, ivec2(k, cy), 0), vec4(1.0));
+                            }
+                    """)
+                  }
+                  // Each chroma sample stands for 2 × 2 pixels.
+                  cb *= 4.0;
+                  cr *= 4.0;
+
+              """
+            : ""
         let chromaLoop = source == .nv12
             ? """
                       for (int j = first.x >> 2; j <= (last.x - 1) >> 2; j++) {
@@ -95,6 +126,21 @@ public enum YUVNativeShaders {
                           cr += dot(r, wx) * wy;
                       }
               """
+        let general = """
+                float luma = 0.0;
+                for (int y = first.y; y < last.y; y++) {
+                    for (int q = first.x >> 2; q <= (last.x - 1) >> 2; q++) {
+                        ivec4 x = ivec4(q * 4) + ivec4(0, 1, 2, 3);
+                        vec4 inside = vec4(greaterThanEqual(x, ivec4(first.x))) * vec4(lessThan(x, ivec4(last.x)));
+                        luma += dot(prism_yTexel(q, y), inside);
+                    }
+                }
+                float cb = 0.0, cr = 0.0;
+                for (int cy = first.y >> 1; cy <= (last.y - 1) >> 1; cy++) {
+                    float wy = float(min(2 * cy + 2, last.y) - max(2 * cy, first.y));
+            \(chromaLoop)
+                }
+            """
         let box = boxed
             ? """
                   if (any(lessThan(t, prism_blockBox.xy)) || any(greaterThanEqual(t, prism_blockBox.zw))) {
@@ -117,20 +163,7 @@ public enum YUVNativeShaders {
             \(box)                vec2 low = prism_origin + vec2(t) * prism_scale;
                 ivec2 first = ivec2(max(ceil(low - 0.5), vec2(0.0)));
                 ivec2 last = ivec2(min(ceil(low + prism_scale - 0.5), vec2(\(size.width), \(size.height))));
-                float luma = 0.0;
-                for (int y = first.y; y < last.y; y++) {
-                    for (int q = first.x >> 2; q <= (last.x - 1) >> 2; q++) {
-                        ivec4 x = ivec4(q * 4) + ivec4(0, 1, 2, 3);
-                        vec4 inside = vec4(greaterThanEqual(x, ivec4(first.x))) * vec4(lessThan(x, ivec4(last.x)));
-                        luma += dot(prism_yTexel(q, y), inside);
-                    }
-                }
-                float cb = 0.0, cr = 0.0;
-                for (int cy = first.y >> 1; cy <= (last.y - 1) >> 1; cy++) {
-                    float wy = float(min(2 * cy + 2, last.y) - max(2 * cy, first.y));
-            \(chromaLoop)
-                }
-                float count = float(max((last.x - first.x) * (last.y - first.y), 1));
+            \(aligned ? sums : general)                float count = float(max((last.x - first.x) * (last.y - first.y), 1));
                 prism_out = vec4(prism_chain(vec3(luma, cb, cr) / count), 1.0);
             }
 
