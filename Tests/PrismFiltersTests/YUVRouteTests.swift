@@ -82,6 +82,20 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
+    /// A grey curve reads luma alone only where its weights are the frame's matrix (noir's BT.709 weights):
+    /// on BT.601 frames its luma takes chroma too, so the programs that skip chroma must not run.
+    func testCurvesSkipChromaOnlyWhereTheirWeightsMatchTheMatrix() throws {
+        let graph = try chain([("noir", [:])])
+        let layout = try XCTUnwrap(PackedFrameLayout(format: .nv12, size: Self.size))
+        let uniforms = ChainUniforms(graph: graph, steps: YUVPlan.steps([0], graph: graph), sink: layout, pixellate: nil,
+                                     sourceSize: Self.size)
+        let bt709 = YUVColorSpace(matrix: .bt709, range: .limited), bt601 = YUVColorSpace(matrix: .bt601, range: .limited)
+        XCTAssertTrue(uniforms.allows(.both, sourceSpace: bt709, outputSpace: bt709))
+        XCTAssertFalse(uniforms.allows(.lumaIgnoresChroma, sourceSpace: bt601, outputSpace: bt601))
+        XCTAssertTrue(uniforms.allows(.chromaIgnoresLuma, sourceSpace: bt601, outputSpace: bt601), "grey has no chroma")
+        XCTAssertFalse(uniforms.allows(.both, sourceSpace: bt601, outputSpace: bt601))
+    }
+
     func testColourChainsMatchTheMaths() throws {
         let planes = Self.testPlanes()
         let cases: [(String, [(String, [String: ParameterValue])], [Op])] = [

@@ -118,8 +118,9 @@ final class CompiledPass {
             return result
         }
     }
-    /// When a `YUVPlan` draw may skip the planes its matrix does not read.
-    enum LeanCondition { case lumaIgnoresChroma, chromaIgnoresLuma }
+    /// When a `YUVPlan` draw may evaluate luma from luma alone, chroma from chroma alone, or (NV12's one
+    /// draw) both.
+    enum LeanCondition { case lumaIgnoresChroma, chromaIgnoresLuma, both }
 
     let kind: Kind
     let label: String

@@ -140,8 +140,10 @@ struct YUVPlan {
             let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(grid: blockSize!, wide: wide))
             let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
             let label = "pack \(layout.format.rawValue) (Y'CbCr)"
-            // Planar and grey sinks draw luma and chroma apart: each may skip the other's planes.
-            let lean = pixellate == nil && affine && layout.format != .nv12
+            // Luma and chroma apart: planar and grey sinks' draws each skip the other's planes, NV12's evaluates
+            // chroma once per sample; right for a matrix or one grey curve when their terms allow (per frame).
+            let curveAlone = packSteps.count == 1 && { if case .curve = packSteps[0] { true } else { false } }()
+            let lean = pixellate == nil && (affine || curveAlone)
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
             let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .blocks(grid: blockSize!, wide: true, aligned: true)) : nil
@@ -152,7 +154,7 @@ struct YUVPlan {
                                                  fragmentSource: source)
                 if let lean {
                     compiled.lean = (try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
-                                     index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)
+                                     layout.format == .nv12 ? .both : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)
                 }
                 if let aligned, let pixellate {
                     compiled.alignedBlocks = (try ShaderProgram(label: label + " aligned", fragment: prelude + aligned.draws[index].main),
@@ -286,14 +288,28 @@ final class ChainUniforms {
         return values
     }
 
-    /// Whether a lean draw is right for this frame: the chain is one matrix without the terms it skips
-    /// (below 1e-6, far under a code value).
+    /// Whether a lean draw is right for this frame: the chain is one matrix, or a grey curve then one matrix,
+    /// without the terms the draw skips (below 1e-6, far under a code value). A curve reads luma alone when
+    /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
+    /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        guard steps.count == 1,
-              case .affine(let m, _) = values(sourceSpace: sourceSpace, outputSpace: outputSpace)[0] else { return false }
+        let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace)
+        var curveReadsLumaOnly = true, curveKeepsChroma = true
+        switch values.count {
+        case 1: break
+        case 2:
+            guard case .curve(let w, _, let direction, _, _) = values[0] else { return false }
+            curveReadsLumaOnly = abs(w.y) + abs(w.z) < 1e-6
+            curveKeepsChroma = abs(direction.y) + abs(direction.z) < 1e-6
+        default: return false
+        }
+        guard case .affine(let m, _) = values[values.count - 1] else { return false }
+        let luma = curveReadsLumaOnly && abs(m[0][1]) + abs(m[0][2]) < 1e-6
+        let chroma = curveKeepsChroma && abs(m[1][0]) + abs(m[2][0]) < 1e-6
         switch condition {
-        case .lumaIgnoresChroma: return abs(m[0][1]) + abs(m[0][2]) < 1e-6
-        case .chromaIgnoresLuma: return abs(m[1][0]) + abs(m[2][0]) < 1e-6
+        case .lumaIgnoresChroma: return luma
+        case .chromaIgnoresLuma: return chroma
+        case .both: return luma && chroma
         }
     }
 

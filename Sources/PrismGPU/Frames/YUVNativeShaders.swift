@@ -241,9 +241,10 @@ public enum YUVNativeShaders {
     /// Where a packing pass gets pixel values from.
     public enum Values: Sendable {
         /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
-        /// chain of its pixels' mean (one evaluation, not four); `lean` (affine chains): the luma draw reads
-        /// no chroma and the chroma draw no luma — right only while the chain's matrix has no such terms
-        /// (the renderer picks it per frame, see `LeanCondition`).
+        /// chain of its pixels' mean (one evaluation, not four); `lean` (with `affine` true: a matrix, or a grey
+        /// curve then a matrix): luma is evaluated from luma alone and chroma once per sample from chroma
+        /// alone (planar sinks: the luma draw reads no chroma, the chroma draw no luma) — right only while the
+        /// chain has no terms across them (the renderer picks it per frame, see `LeanCondition`).
         case planes(affine: Bool, lean: Bool = false)
         /// A block-means target (`blockReads`) through `prism_chain`; `wide`: blocks are at least 8 pixels
         /// across (fewer fetches); `aligned`: block edges on multiples of 8 columns and 2 rows (one fetch per
@@ -472,10 +473,29 @@ public enum YUVNativeShaders {
         default:
             // NV12: `FrameShaders`' one draw per 4×2 pixels (both luma rows and their chroma pairs), fed with
             // values that are already the sink's Y'CbCr.
-            return FrameShaders.nv12Plan(layout: layout, prelude: common + """
-                void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                    prism_valueQuad(tx, y, v0, v1, v2, v3);
-                }
+            var isLean = false
+            if case .planes(true, lean: true) = values { isLean = true }
+            // Lean: luma from luma alone, chroma once per chroma sample from chroma alone (see `Values.planes`).
+            let evalQuad = isLean
+                ? """
+                  void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                      prism_valueQuad(tx, y, v0, v1, v2, v3);
+                      vec4 c = prism_chromaPair(tx, y >> 1);
+                      vec2 c0 = prism_chain(vec3(0.5, c.xy)).yz, c1 = prism_chain(vec3(0.5, c.zw)).yz;
+                      v0.yz = c0;
+                      v1.yz = c0;
+                      v2.yz = c1;
+                      v3.yz = c1;
+                  }
+
+                  """
+                : """
+                  void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                      prism_valueQuad(tx, y, v0, v1, v2, v3);
+                  }
+
+                  """
+            return FrameShaders.nv12Plan(layout: layout, prelude: common + evalQuad + """
                 vec4 prism_luma4(vec3 a, vec3 b, vec3 c, vec3 d) { return vec4(a.x, b.x, c.x, d.x); }
                 vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
                 vec2 prism_cbcr(vec3 c) { return c.yz; }
