@@ -201,6 +201,18 @@ final class YUVRouteTests: XCTestCase {
         }
     }
 
+    /// The rectangle a disc can reach, widened by two pixels and clipped to the frame; anything finite is taken
+    /// (a face sidecar may say anything), off-frame is empty, a non-finite one is the whole frame.
+    func testPixelsAroundADisc() {
+        let size = Size(width: 100, height: 50)
+        XCTAssertEqual(pixelsAround(SIMD2(50, 25), reach: 10, size: size), PixelRect(x: 38..<62, y: 13..<37))
+        XCTAssertEqual(pixelsAround(SIMD2(2, 48), reach: 5, size: size), PixelRect(x: 0..<9, y: 41..<50))
+        XCTAssertEqual(pixelsAround(SIMD2(50, 25), reach: 1e300, size: size), PixelRect(x: 0..<100, y: 0..<50))
+        XCTAssertTrue(pixelsAround(SIMD2(-1e300, 25), reach: 10, size: size).isEmpty)
+        XCTAssertTrue(pixelsAround(SIMD2(500, 25), reach: 10, size: size).isEmpty)
+        XCTAssertEqual(pixelsAround(SIMD2(.nan, 25), reach: 10, size: size).x, 0..<100)
+    }
+
     /// A mask that reaches only part of the frame: the rectangles it reaches are blended, the rest is the
     /// background alone (drawn apart, see `nonzeroRegions`; two faces far apart are two rectangles, one at
     /// the frame's edge is clipped; one, two to four and five faces take face-mask's three programs); with no

@@ -144,7 +144,10 @@ public struct KernelPrepass {
 /// from a point.
 public func pixelsAround(_ center: SIMD2<Double>, reach: Double, size: Size) -> PixelRect {
     func span(_ c: Double, _ limit: Int) -> Range<Int> {
-        let low = max(Int((c - reach).rounded(.down)) - 2, 0), high = min(Int((c + reach).rounded(.up)) + 2, limit)
+        // Clipped as doubles first: a centre or reach from a hand-written sidecar may be anything finite.
+        func pixel(_ v: Double) -> Int { Int(min(max(v, -4), Double(limit) + 4)) }
+        guard c.isFinite, reach.isFinite else { return 0..<limit }
+        let low = max(pixel((c - reach).rounded(.down)) - 2, 0), high = min(pixel((c + reach).rounded(.up)) + 2, limit)
         return low < high ? low..<high : 0..<0
     }
     return PixelRect(x: span(center.x, size.width), y: span(center.y, size.height))
