@@ -52,14 +52,19 @@ final class AudioReactiveTests: XCTestCase {
         }
     }
 
+    /// One second of H.264 test pattern (`size`) with a 1875 Hz tone in AAC.
+    static func makeToneClip(_ path: String, size: String) throws {
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30:duration=1",
+                          "-f", "lavfi", "-i", "sine=frequency=1875:sample_rate=48000:duration=1",
+                          "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                          "-c:a", "aac", "-b:a", "192k", path])
+    }
+
     func testTheSpectrumPeaksAtTheTrackTonesBin() throws {
         let scratch = ScratchDirectory()
         // 1875 Hz = bin 40 of a 1024-sample window at 48 kHz; AAC, decoded as any movie's sound is.
         let clip = scratch.path("tone.mp4")
-        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=512x2:rate=30:duration=1",
-                          "-f", "lavfi", "-i", "sine=frequency=1875:sample_rate=48000:duration=1",
-                          "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-                          "-c:a", "aac", "-b:a", "192k", clip])
+        try AudioReactiveTests.makeToneClip(clip, size: "512x2")
         let frames = try runRaw([clip, "--filter", Self.corpus("audio-spectrum.fs"), "--frames", "10"], size: Size(width: 512, height: 2))
         XCTAssertEqual(frames.count, 10)
         for index in 3..<10 {
@@ -148,10 +153,7 @@ final class DevAudioReactiveTests: XCTestCase {
     func testALoopingClipsToneReachesTheShader() throws {
         let scratch = ScratchDirectory()
         let clip = scratch.path("tone.mp4")
-        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=512x16:rate=30:duration=1",
-                          "-f", "lavfi", "-i", "sine=frequency=1875:sample_rate=48000:duration=1",
-                          "-map", "0:v", "-map", "1:a", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
-                          "-c:a", "aac", "-b:a", "192k", clip])
+        try AudioReactiveTests.makeToneClip(clip, size: "512x16")
         let dev = try DevProcess(arguments: [AudioReactiveTests.corpus("audio-spectrum.fs"), clip])
         defer { dev.stop() }
         // Past the first loop (30 frames), the tone is still there.

@@ -152,16 +152,10 @@ final class DevTests: XCTestCase {
     /// changes it, and the error overlay appears for a broken shader. The page tests itself
     /// (`?selftest=`) and posts its findings to the server, which `/state` reports.
     func testPreviewPageInHeadlessChromium() throws {
-        guard let chromium = Self.findChromium() else {
-            let message = "headless Chromium is not installed (Debian package `chromium`); the preview page test needs it"
-            if ProcessInfo.processInfo.environment["PRISM_REQUIRE_CHROMIUM"] == "1" { XCTFail(message); return }
-            throw XCTSkip(message)
-        }
+        let chromium = try Self.requireChromium()
         let directory = try TemporaryDirectory()
-        try Self.invertCube.write(toFile: directory.file("look.cube"), atomically: true, encoding: .utf8)
-        let dev = try DevProcess(arguments: [directory.file("look.cube"), "--size", "320x180", "--page-self-test"])
+        let dev = try pageSelfTestDev("look.cube", Self.invertCube, in: directory)
         defer { dev.stop() }
-        try dev.waitForState("frames") { frames($0) > 2 }
 
         let stream = try runPage(chromium, dev: dev, directory: directory, mode: "stream")
         XCTAssertEqual(stream["loaded"] as? Bool, true, "\(stream)")
@@ -182,16 +176,10 @@ final class DevTests: XCTestCase {
     /// from the bottom left and posted to /mouse, change the picture; the last position (released three
     /// quarters across, a quarter down) is what the shader shows.
     func testPagePointerDrivesIMouseInHeadlessChromium() throws {
-        guard let chromium = Self.findChromium() else {
-            let message = "headless Chromium is not installed (Debian package `chromium`); the preview page test needs it"
-            if ProcessInfo.processInfo.environment["PRISM_REQUIRE_CHROMIUM"] == "1" { XCTFail(message); return }
-            throw XCTSkip(message)
-        }
+        let chromium = try Self.requireChromium()
         let directory = try TemporaryDirectory()
-        try directory.save("mouse.frag", DevMouseTests.mouseShader)
-        let dev = try DevProcess(arguments: [directory.file("mouse.frag"), "--size", "320x180", "--page-self-test"])
+        let dev = try pageSelfTestDev("mouse.frag", DevMouseTests.mouseShader, in: directory)
         defer { dev.stop() }
-        try dev.waitForState("frames") { frames($0) > 2 }
         let result = try runPage(chromium, dev: dev, directory: directory, mode: "mouse")
         XCTAssertEqual(result["mouseChanges"] as? Bool, true, "\(result)")
         XCTAssertEqual(result["mouseSent"] as? Bool, true, "\(result)")
@@ -201,6 +189,31 @@ final class DevTests: XCTestCase {
         XCTAssertEqual(Double(pixel.r), 0.75 * 255, accuracy: 3, "x: three quarters across")
         XCTAssertEqual(Double(pixel.g), 0.75 * 255, accuracy: 3, "y: a quarter down is three quarters up")
         XCTAssertEqual(pixel.b, 0, "released")
+    }
+
+    /// Headless Chromium's path. Without it the test is skipped, or fails where CI asks for it
+    /// (`PRISM_REQUIRE_CHROMIUM=1`, set by `.ci/run`, which installs it).
+    static func requireChromium() throws -> String {
+        if let chromium = findChromium() { return chromium }
+        let message = "headless Chromium is not installed (Debian package `chromium`); the preview page test needs it"
+        if ProcessInfo.processInfo.environment["PRISM_REQUIRE_CHROMIUM"] == "1" {
+            struct Missing: Error, CustomStringConvertible { let description: String }
+            throw Missing(description: message)
+        }
+        throw XCTSkip(message)
+    }
+
+    /// `prism dev` on `contents` saved as `name`, with the page's self-test on, once it is drawing frames.
+    private func pageSelfTestDev(_ name: String, _ contents: String, in directory: TemporaryDirectory) throws -> DevProcess {
+        try directory.save(name, contents)
+        let dev = try DevProcess(arguments: [directory.file(name), "--size", "320x180", "--page-self-test"])
+        do {
+            try dev.waitForState("frames") { frames($0) > 2 }
+        } catch {
+            dev.stop()
+            throw error
+        }
+        return dev
     }
 
     static func findChromium() -> String? {

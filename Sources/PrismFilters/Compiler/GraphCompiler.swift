@@ -41,15 +41,25 @@ final class CompiledPass {
         let rows: Range<Int>?
         var columns: Range<Int>? = nil
         let fragmentSource: String
-        /// A cheaper program drawing the same rows, right whenever its condition holds for the frame.
-        var lean: (program: ShaderProgram, condition: LeanCondition)? = nil
-        /// A cheaper program for frames where pixellate node `pixellate`'s block edges align with the packing
-        /// (`PixellateKernel.blockEdgesAlign`).
-        var alignedBlocks: (program: ShaderProgram, pixellate: Int)? = nil
-        /// Cheaper programs for frames with at most `limit` regions (`FilterKernel.regionLimits`), smallest first.
-        var fewRegions: [(limit: Int, program: ShaderProgram)] = []
+        /// Cheaper programs drawing the same texels, each right while its condition holds for the frame; the
+        /// first that holds is drawn (list the cheapest first).
+        var variants: [Variant] = []
         /// Limits the draw, each frame, to the target texels a mask generator can make nonzero.
         var mask: MaskRegion? = nil
+    }
+
+    struct Variant {
+        let program: ShaderProgram
+        let condition: Condition
+
+        enum Condition {
+            /// The colour chain lets luma and chroma be evaluated apart (`ChainUniforms.allows`).
+            case lean(LeanCondition)
+            /// Pixellate node `pixellate`'s block edges align with the packing (`PixellateKernel.blockEdgesAlign`).
+            case alignedBlocks(pixellate: Int)
+            /// The frame has at most `limit` regions (`FilterKernel.regionLimits`).
+            case fewRegions(limit: Int)
+        }
     }
 
     /// Where a mask generator's `nonzeroRegions` fall in a draw's target, each frame.

@@ -149,40 +149,30 @@ public final class GraphRenderer {
             timer?.begin(pass: index)
             let target = persistent[index]?.current ?? pass.target
             target.bindForDrawing()
+            // The mask's rectangles this frame, asked once for all the draws it limits.
+            var maskRegions: (generator: Int, channel: Int, regions: [PixelRect]?)?
             for draw in pass.draws {
                 // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
                 var areas: [PixelRect]?, blockBox: PixelRect?
                 if let mask = draw.mask {
-                    let regions = graph.nodes[mask.generator].kernel.nonzeroRegions(channel: mask.channel, frame: context,
-                                                                                   size: outputSize)
-                    (areas, blockBox) = mask.areas(regions, graph: graph, frameSize: sourceSize)
+                    if maskRegions?.generator != mask.generator || maskRegions?.channel != mask.channel {
+                        maskRegions = (mask.generator, mask.channel,
+                                       graph.nodes[mask.generator].kernel.nonzeroRegions(channel: mask.channel, frame: context,
+                                                                                         size: outputSize))
+                    }
+                    (areas, blockBox) = mask.areas(maskRegions!.regions, graph: graph, frameSize: sourceSize)
                     if areas?.isEmpty == true { continue }
                 }
-                var program = draw.fewRegions.first { context.regions.count <= $0.limit }?.program ?? draw.program
-                if let aligned = draw.alignedBlocks,
-                   (graph.nodes[aligned.pixellate].kernel as? PixellateKernel)?.blockEdgesAlign(on: sourceSize) == true {
-                    program = aligned.program
-                }
-                if let lean = draw.lean, let chain = pass.colorChain,
-                   chain.allows(lean.condition, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) {
-                    program = lean.program
-                }
+                let program = draw.variants.first { holds($0.condition, pass: pass, frame: frame, context: context) }?.program
+                    ?? draw.program
                 bind(pass, program, frame: frame, context: context)
                 if let box = blockBox {
                     program.set("prism_blockBox", Int32(box.x.lowerBound), Int32(box.y.lowerBound),
                                 Int32(box.x.upperBound), Int32(box.y.upperBound))
                 }
-                if let areas {
-                    for area in areas {
-                        target.bindForDrawing(area: area)
-                        program.drawFullscreen()
-                    }
-                } else {
-                    if let rows = draw.rows {
-                        target.bindForDrawing(area: PixelRect(x: draw.columns ?? 0..<target.size.width, y: rows))
-                    } else {
-                        target.bindForDrawing()
-                    }
+                let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
+                for area in areas ?? [whole] {
+                    target.setViewport(area)
                     program.drawFullscreen()
                 }
             }
@@ -190,6 +180,19 @@ public final class GraphRenderer {
                 prepassTargets[node, default: [:]][prepass] = target
             }
             timer?.end(pass: index)
+        }
+    }
+
+    /// Whether a draw's cheaper program is right for this frame.
+    private func holds(_ condition: CompiledPass.Variant.Condition, pass: CompiledPass, frame: UploadedFrame,
+                       context: FrameContext) -> Bool {
+        switch condition {
+        case .lean(let lean):
+            return pass.colorChain?.allows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
+        case .alignedBlocks(let pixellate):
+            return (graph.nodes[pixellate].kernel as? PixellateKernel)?.blockEdgesAlign(on: sourceSize) == true
+        case .fewRegions(let limit):
+            return context.regions.count <= limit
         }
     }
 

@@ -138,9 +138,10 @@ struct YUVBlendPlan {
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
                     masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
-                    masked.fewRegions = try graph.nodes[generators[0]].kernel.regionLimits.map { limit in
+                    masked.variants = try graph.nodes[generators[0]].kernel.regionLimits.map { limit in
                         let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
-                        return (limit, try ShaderProgram(label: label + ", ≤ \(limit) regions", fragment: source))
+                        return .init(program: try ShaderProgram(label: label + ", ≤ \(limit) regions", fragment: source),
+                                     condition: .fewRegions(limit: limit))
                     }
                     draws.append(masked)
                 }

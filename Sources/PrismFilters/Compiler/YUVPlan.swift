@@ -92,7 +92,8 @@ struct YUVPlan {
         // Grids of whole texels (checked per frame) sum without weights.
         let aligned = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
-        draw.alignedBlocks = (try ShaderProgram(label: label + " aligned", fragment: aligned), pixellate)
+        draw.variants = [.init(program: try ShaderProgram(label: label + " aligned", fragment: aligned),
+                               condition: .alignedBlocks(pixellate: pixellate))]
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
                               layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width),
@@ -153,12 +154,15 @@ struct YUVPlan {
                                                  rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                                  fragmentSource: source)
                 if let lean {
-                    compiled.lean = (try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
-                                     layout.format == .nv12 ? .both : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma)
+                    let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
+                        : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
+                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
+                                                   condition: .lean(condition)))
                 }
                 if let aligned, let pixellate {
-                    compiled.alignedBlocks = (try ShaderProgram(label: label + " aligned", fragment: prelude + aligned.draws[index].main),
-                                              pixellate.node)
+                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " aligned",
+                                                                              fragment: prelude + aligned.draws[index].main),
+                                                   condition: .alignedBlocks(pixellate: pixellate.node)))
                 }
                 return compiled
             }

@@ -185,10 +185,9 @@ public final class RenderTarget {
         glViewport(0, 0, GLsizei(size.width), GLsizei(size.height))
     }
 
-    /// Makes this the draw target with a viewport covering only `area` (texel columns and rows).
-    public func bindForDrawing(area: PixelRect) {
+    /// Limits the draws into this target (bound with `bindForDrawing`) to `area` (texel columns and rows).
+    public func setViewport(_ area: PixelRect) {
         home.check()
-        glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
         glViewport(GLint(area.x.lowerBound), GLint(area.y.lowerBound), GLsizei(area.x.count), GLsizei(area.y.count))
     }
 
