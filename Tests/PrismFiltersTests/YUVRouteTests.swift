@@ -107,17 +107,22 @@ final class YUVRouteTests: XCTestCase {
             ("fade, invert", [("fade", [:]), ("invert", [:])], [.fade, .invert]),
             ("noir", [("noir", [:])], [.noir]),
             ("invert, noir, invert", [("invert", [:]), ("noir", [:]), ("invert", [:])], [.invert, .noir, .invert]),
+            // A curve then a matrix takes the lean programs on these BT.709 frames (luma and chroma reduced to a few
+            // coefficients each), whatever the curve's intensity.
+            ("noir at 0.5", [("noir", ["intensity": .float(0.5)])], [.noir]),
+            ("noir at 0.7, invert", [("noir", ["intensity": .float(0.7)]), ("invert", [:])], [.noir, .invert]),
         ]
         for (label, steps, ops) in cases {
             let graph = try chain(steps)
             let monoIntensity = steps.first { $0.0 == "mono" }?.1["intensity"]?.doubleValue ?? 1
+            let noirIntensity = steps.first { $0.0 == "noir" }?.1["intensity"]?.doubleValue ?? 1
             for source in [PixelFormat.yuv420p, .nv12] {
                 let outputs = try render(graph, planes: planes, source: source, sinks: [.yuv420p, .nv12, .gray])
-                let expected = Self.reference(planes, ops, monoIntensity: monoIntensity)
+                let expected = Self.reference(planes, ops, monoIntensity: monoIntensity, noirIntensity: noirIntensity)
                 for (sink, output) in zip(["yuv420p", "nv12"], outputs.prefix(2)) {
                     assertPlanes(output, expected, tolerance: 1, "\(label), \(source) → \(sink)")
                 }
-                let grey = Self.reference(planes, ops, monoIntensity: monoIntensity, grey: true)
+                let grey = Self.reference(planes, ops, monoIntensity: monoIntensity, noirIntensity: noirIntensity, grey: true)
                 XCTAssertLessThanOrEqual(maxError(outputs[2].y, grey.y), 1, "\(label), \(source) → gray")
             }
         }

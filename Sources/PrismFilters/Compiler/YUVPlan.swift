@@ -156,7 +156,7 @@ struct YUVPlan {
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
-                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " lean", fragment: prelude + lean.draws[index].main),
+                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
                                                    condition: .lean(condition)))
                 }
                 if let aligned, let pixellate {
@@ -235,6 +235,67 @@ final class ChainUniforms {
         }
         let chain = steps.indices.map { "    v = prism_step\($0)(v);\n" }.joined()
         return declarations + functions + "vec3 prism_chain(vec3 v) {\n" + chain + "    return v;\n}\n"
+    }
+
+    /// For lean draws (see `allows`; a matrix, or a grey curve then a matrix): the chain reduced to what
+    /// each draw computes, `float prism_leanLumaOf(float y)` and `vec2 prism_leanChromaOf(vec2 cbcr)`, so a
+    /// pixel costs a few scalar operations instead of the whole vec3 chain with constant mid-grey terms.
+    /// Luma' = p·y + q·g + r, g the curve of clamp(s·y + t, 0, 1) (no curve: q = 0); chroma' = K·c + k.
+    /// Values per frame in `set` (`leanValues`).
+    var leanGLSL: String {
+        let curve = steps.first.flatMap { step -> String? in if case .curve(_, let glsl) = step { glsl } else { nil } }
+        let luma = curve.map { glsl in
+            """
+            float prism_leanLumaOf(float y) {
+                float l = clamp(prism_leanCurveInput.x * y + prism_leanCurveInput.y, 0.0, 1.0);
+                float g = \(glsl);
+                return prism_leanLuma.x * y + prism_leanLuma.y * g + prism_leanLuma.z;
+            }
+
+            """
+        } ?? """
+            float prism_leanLumaOf(float y) { return prism_leanLuma.x * y + prism_leanLuma.z; }
+
+            """
+        return """
+            uniform vec2 prism_leanCurveInput;
+            uniform vec3 prism_leanLuma;
+            uniform vec4 prism_leanChromaMatrix;
+            uniform vec2 prism_leanChromaOffset;
+            vec2 prism_leanChromaOf(vec2 c) {
+                return vec2(dot(prism_leanChromaMatrix.xy, c), dot(prism_leanChromaMatrix.zw, c)) + prism_leanChromaOffset;
+            }
+
+            """ + luma
+    }
+
+    /// The lean draws' values (`leanGLSL`) from the chain's: the vec3 chain evaluated with mid-grey for what
+    /// a draw does not read, folded into a few coefficients. Luma is exact; chroma drops the curve's term,
+    /// which `allows` has bounded below 1e-6 of a code value's scale. Nil when the chain has no lean form.
+    private static func leanValues(_ values: [StepValues]) -> (curveInput: SIMD2<Float>, luma: SIMD3<Float>,
+                                                              chromaMatrix: SIMD4<Float>, chromaOffset: SIMD2<Float>)? {
+        guard case .affine(let rows, let offset)? = values.last else { return nil }
+        let m = rows.map { SIMD3<Float>(Float($0[0]), Float($0[1]), Float($0[2])) }
+        // A curve blends its input x with its grey by i: v = (1 - i)·x + i·(g·gd + go).
+        var curveInput = SIMD2<Float>(0, 0), keep: Float = 1, gd = SIMD3<Float>.zero, go = SIMD3<Float>.zero
+        switch values.count {
+        case 1: break
+        case 2:
+            guard case .curve(let w, let wo, let direction, let grey, let intensity) = values[0] else { return nil }
+            curveInput = SIMD2(w.x, 0.5 * (w.y + w.z) + wo)
+            keep = 1 - intensity
+            gd = intensity * direction
+            go = intensity * grey
+        default: return nil
+        }
+        // Luma of (y, ½, ½): p·y + q·g + r.
+        let luma = SIMD3<Float>(m[0].x * keep, (m[0] * gd).sum(),
+                                (m[0] * go).sum() + keep * 0.5 * (m[0].y + m[0].z) + offset.x)
+        // Chroma of (½, cb, cr), without the g term.
+        let chromaMatrix = SIMD4<Float>(m[1].y, m[1].z, m[2].y, m[2].z) * keep
+        let chromaOffset = SIMD2<Float>((m[1] * go).sum() + keep * 0.5 * m[1].x + offset.y,
+                                        (m[2] * go).sum() + keep * 0.5 * m[2].x + offset.z)
+        return (curveInput, luma, chromaMatrix, chromaOffset)
     }
 
     /// One step's uniform values on Y'CbCr.
@@ -333,6 +394,12 @@ final class ChainUniforms {
                 program.set(names[5], grey.x, grey.y, grey.z)
                 program.set(names[6], intensity)
             }
+        }
+        if let lean = Self.leanValues(values(sourceSpace: sourceSpace, outputSpace: outputSpace)) {
+            program.set("prism_leanCurveInput", lean.curveInput.x, lean.curveInput.y)
+            program.set("prism_leanLuma", lean.luma.x, lean.luma.y, lean.luma.z)
+            program.set("prism_leanChromaMatrix", lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w)
+            program.set("prism_leanChromaOffset", lean.chromaOffset.x, lean.chromaOffset.y)
         }
         if let pixellate, let kernel = graph.nodes[pixellate].kernel as? PixellateKernel {
             let grid = kernel.blockGrid(for: sourceSize)

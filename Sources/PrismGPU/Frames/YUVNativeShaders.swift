@@ -272,22 +272,23 @@ public enum YUVNativeShaders {
         switch values {
         case .planes(let affine, lean: true) where affine:
             // The chain's luma ignores chroma (luma draw) and its chroma ignores luma (chroma draw): each
-            // draw fetches only its own planes. Mid-grey stands in for what is ignored.
+            // draw fetches only its own planes and computes only its own outputs, through the chain reduced to
+            // them (`float prism_leanLumaOf(float)`, `vec2 prism_leanChromaOf(vec2)`, declared by the caller).
             common += """
                 void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
                     vec4 l = prism_yTexel(tx, y);
-                    v0 = prism_chain(vec3(l.x, 0.5, 0.5));
-                    v1 = prism_chain(vec3(l.y, 0.5, 0.5));
-                    v2 = prism_chain(vec3(l.z, 0.5, 0.5));
-                    v3 = prism_chain(vec3(l.w, 0.5, 0.5));
+                    v0 = vec3(prism_leanLumaOf(l.x), 0.0, 0.0);
+                    v1 = vec3(prism_leanLumaOf(l.y), 0.0, 0.0);
+                    v2 = vec3(prism_leanLumaOf(l.z), 0.0, 0.0);
+                    v3 = vec3(prism_leanLumaOf(l.w), 0.0, 0.0);
                 }
                 void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
                     vec4 cb, cr;
                     prism_chromaQuad(k, cy, cb, cr);
-                    s0 = prism_chain(vec3(0.5, cb.x, cr.x));
-                    s1 = prism_chain(vec3(0.5, cb.y, cr.y));
-                    s2 = prism_chain(vec3(0.5, cb.z, cr.z));
-                    s3 = prism_chain(vec3(0.5, cb.w, cr.w));
+                    s0 = vec3(0.0, prism_leanChromaOf(vec2(cb.x, cr.x)));
+                    s1 = vec3(0.0, prism_leanChromaOf(vec2(cb.y, cr.y)));
+                    s2 = vec3(0.0, prism_leanChromaOf(vec2(cb.z, cr.z)));
+                    s3 = vec3(0.0, prism_leanChromaOf(vec2(cb.w, cr.w)));
                 }
 
                 """
@@ -481,7 +482,7 @@ public enum YUVNativeShaders {
                   void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
                       prism_valueQuad(tx, y, v0, v1, v2, v3);
                       vec4 c = prism_chromaPair(tx, y >> 1);
-                      vec2 c0 = prism_chain(vec3(0.5, c.xy)).yz, c1 = prism_chain(vec3(0.5, c.zw)).yz;
+                      vec2 c0 = prism_leanChromaOf(c.xy), c1 = prism_leanChromaOf(c.zw);
                       v0.yz = c0;
                       v1.yz = c0;
                       v2.yz = c1;
