@@ -112,6 +112,10 @@ public final class RawVideoSink {
     private let fd: Int32
     private var staging: UnsafeMutableRawPointer?
     private var stagingBytes = 0
+    /// Linux's IOV_MAX (not exported to Swift): the most pieces one writev takes.
+    static let maxPiecesPerCall = 1024
+    /// The pieces of the frame being written (kept to avoid allocating per frame).
+    private var pieces: [iovec] = []
     public private(set) var isClosed = false
     public private(set) var framesWritten = 0
 
@@ -140,15 +144,21 @@ public final class RawVideoSink {
             throw UsageError("raw output: buffer is \(layout.format.rawValue), sink writes \(format.rawValue)")
         }
         if isClosed { return false }
-        let bytes = format.frameBytes(for: layout.size)
-        let out = stagingBuffer(bytes)
-        var offset = 0
+        // Straight from the pooled buffer, gathered by writev (no copy of the frame in user space): a plane
+        // without row padding is one piece, a padded one (yuv420p's chroma, side by side) a piece per row.
+        pieces.removeAll(keepingCapacity: true)
         for plane in layout.planes {
-            copyRows(from: buffer.data + plane.offset, rowBytes: plane.rowBytes, to: out + offset,
-                     rowBytes: plane.usedRowBytes, usedRowBytes: plane.usedRowBytes, rows: plane.rows)
-            offset += plane.usedRowBytes * plane.rows
+            let base = UnsafeRawPointer(buffer.data + plane.offset)
+            if plane.rowBytes == plane.usedRowBytes {
+                pieces.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base), iov_len: plane.usedRowBytes * plane.rows))
+            } else {
+                for row in 0..<plane.rows {
+                    pieces.append(iovec(iov_base: UnsafeMutableRawPointer(mutating: base + row * plane.rowBytes),
+                                        iov_len: plane.usedRowBytes))
+                }
+            }
         }
-        return try writeAll(out, bytes)
+        return try writeAll(&pieces)
     }
 
     /// Writes one decoded frame (its format must be this sink's).
@@ -161,21 +171,41 @@ public final class RawVideoSink {
         let bytes = format.frameBytes(for: frame.size)
         let out = stagingBuffer(bytes)
         frame.copyPacked(into: out)
-        return try writeAll(out, bytes)
+        pieces.removeAll(keepingCapacity: true)
+        pieces.append(iovec(iov_base: out, iov_len: bytes))
+        return try writeAll(&pieces)
     }
 
-    private func writeAll(_ bytes: UnsafeRawPointer, _ count: Int) throws -> Bool {
-        var written = 0
-        while written < count {
-            let result = Glibc.write(fd, bytes + written, count - written)
+    /// Writes `vectors` in order as one frame (writev, at most IOV_MAX pieces a call, resumed after short
+    /// writes; the pieces are used up).
+    private func writeAll(_ vectors: inout [iovec]) throws -> Bool {
+        var first = 0
+        while first < vectors.count {
+            let result = vectors.withUnsafeBufferPointer {
+                Glibc.writev(fd, $0.baseAddress! + first, Int32(min(vectors.count - first, Self.maxPiecesPerCall)))
+            }
             if result < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { isClosed = true; return false }
                 throw SystemError("write", code: errno, context: "raw video output")
             }
-            written += result
+            Self.skip(result, of: &vectors, first: &first)
         }
         framesWritten += 1
         return true
+    }
+
+    /// After a write of `count` bytes from `vectors[first...]`: moves `first` past the pieces that went out
+    /// whole and the next one's start past what went out of it.
+    static func skip(_ count: Int, of vectors: inout [iovec], first: inout Int) {
+        var left = count
+        while first < vectors.count, left >= vectors[first].iov_len {
+            left -= vectors[first].iov_len
+            first += 1
+        }
+        if left > 0 {
+            vectors[first].iov_base += left
+            vectors[first].iov_len -= left
+        }
     }
 }

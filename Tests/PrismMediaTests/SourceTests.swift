@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 @testable import PrismMedia
+import Synchronization
 import XCTest
 
 final class SourceTests: XCTestCase {
@@ -112,5 +113,76 @@ final class SourceTests: XCTestCase {
         XCTAssertFalse(try sink.write(buffer))
         XCTAssertTrue(sink.isClosed)
         close(fds[1])
+    }
+
+    /// Frames go out straight from the pooled buffer in pieces (a plane without row padding, or a row): a
+    /// frame larger than the pipe holds, with more rows than one writev takes (IOV_MAX), arrives whole and
+    /// in plane order while a reader drains it.
+    func testRawSinkWritesLargeFramesPieceByPiece() throws {
+        for (format, size) in [(PixelFormat.yuv420p, Size(width: 320, height: 2400)), (.nv12, Size(width: 320, height: 240))] {
+            try writeLargeFrame(format: format, size: size)
+        }
+    }
+
+    private func writeLargeFrame(format: PixelFormat, size: Size) throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let pool = FrameBufferPool(format: format, size: size, capacity: 1)!
+        let buffer = try pool.acquire()
+        buffer.data.initializeMemory(as: UInt8.self, repeating: 0xEE, count: pool.byteCount)
+        var expected: [UInt8] = []
+        for plane in buffer.layout.planes {
+            for row in 0..<plane.rows {
+                for x in 0..<plane.usedRowBytes {
+                    let value = UInt8(truncatingIfNeeded: row &* 31 &+ x &+ plane.offset)
+                    (buffer.data + plane.offset + row * plane.rowBytes + x).storeBytes(of: value, as: UInt8.self)
+                    expected.append(value)
+                }
+            }
+        }
+        let readEnd = fds[0], writeEnd = fds[1]
+        let received = Mutex<[UInt8]>([])
+        let drained = expectation(description: "the reader saw the end of the pipe")
+        Thread {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = read(readEnd, &chunk, chunk.count)
+                if count <= 0 { break }
+                received.withLock { $0 += chunk[0..<count] }
+            }
+            close(readEnd)
+            drained.fulfill()
+        }.start()
+        let sink = RawVideoSink(fileDescriptor: writeEnd, format: format)
+        XCTAssertTrue(try sink.write(buffer))
+        close(writeEnd)
+        wait(for: [drained], timeout: 10)
+        let bytes = received.withLock { $0 }
+        XCTAssertEqual(bytes.count, expected.count, "\(format)")
+        XCTAssertTrue(bytes == expected, "\(format): the planes in order, byte for byte, no padding")
+    }
+
+    /// A short writev resumes where it stopped: inside a piece, at a piece's end, across several.
+    func testShortWritesResumeInsideAPiece() {
+        var storage = [UInt8](repeating: 0, count: 30)
+        storage.withUnsafeMutableBytes { bytes in
+            let base = bytes.baseAddress!
+            func vectors() -> [iovec] { [iovec(iov_base: base, iov_len: 10), iovec(iov_base: base + 10, iov_len: 5),
+                                         iovec(iov_base: base + 15, iov_len: 15)] }
+            var v = vectors(), first = 0
+            RawVideoSink.skip(4, of: &v, first: &first)
+            XCTAssertEqual(first, 0)
+            XCTAssertEqual(v[0].iov_len, 6)
+            XCTAssertEqual(v[0].iov_base, base + 4)
+            RawVideoSink.skip(6, of: &v, first: &first)
+            XCTAssertEqual(first, 1)
+            XCTAssertEqual(v[1].iov_len, 5)
+            RawVideoSink.skip(12, of: &v, first: &first)
+            XCTAssertEqual(first, 2)
+            XCTAssertEqual(v[2].iov_len, 8)
+            XCTAssertEqual(v[2].iov_base, base + 22)
+            RawVideoSink.skip(8, of: &v, first: &first)
+            XCTAssertEqual(first, 3)
+        }
     }
 }
