@@ -167,22 +167,19 @@ final class SourceTests: XCTestCase {
         var storage = [UInt8](repeating: 0, count: 30)
         storage.withUnsafeMutableBytes { bytes in
             let base = bytes.baseAddress!
-            func vectors() -> [iovec] { [iovec(iov_base: base, iov_len: 10), iovec(iov_base: base + 10, iov_len: 5),
-                                         iovec(iov_base: base + 15, iov_len: 15)] }
-            var v = vectors(), first = 0
-            RawVideoSink.skip(4, of: &v, first: &first)
-            XCTAssertEqual(first, 0)
-            XCTAssertEqual(v[0].iov_len, 6)
-            XCTAssertEqual(v[0].iov_base, base + 4)
-            RawVideoSink.skip(6, of: &v, first: &first)
-            XCTAssertEqual(first, 1)
-            XCTAssertEqual(v[1].iov_len, 5)
-            RawVideoSink.skip(12, of: &v, first: &first)
-            XCTAssertEqual(first, 2)
-            XCTAssertEqual(v[2].iov_len, 8)
-            XCTAssertEqual(v[2].iov_base, base + 22)
+            var v = [iovec(iov_base: base, iov_len: 10), iovec(iov_base: base + 10, iov_len: 5),
+                     iovec(iov_base: base + 15, iov_len: 15)]
+            var first = 0
+            // Bytes written, then where the rest starts: the piece, its bytes left, its offset in the storage.
+            let steps: [(written: Int, first: Int, left: Int, at: Int)] = [(4, 0, 6, 4), (6, 1, 5, 10), (12, 2, 8, 22)]
+            for step in steps {
+                RawVideoSink.skip(step.written, of: &v, first: &first)
+                XCTAssertEqual(first, step.first)
+                XCTAssertEqual(v[first].iov_len, step.left)
+                XCTAssertEqual(v[first].iov_base, base + step.at)
+            }
             RawVideoSink.skip(8, of: &v, first: &first)
-            XCTAssertEqual(first, 3)
+            XCTAssertEqual(first, 3, "all written")
         }
     }
 }
