@@ -272,8 +272,11 @@ final class ChainUniforms {
     /// The lean draws' values (`leanGLSL`) from the chain's: the vec3 chain evaluated with mid-grey for what
     /// a draw does not read, folded into a few coefficients. Luma is exact; chroma drops the curve's term,
     /// which `allows` has bounded below 1e-6 of a code value's scale. Nil when the chain has no lean form.
-    private static func leanValues(_ values: [StepValues]) -> (curveInput: SIMD2<Float>, luma: SIMD3<Float>,
-                                                              chromaMatrix: SIMD4<Float>, chromaOffset: SIMD2<Float>)? {
+    private struct LeanValues {
+        var curveInput: SIMD2<Float>, luma: SIMD3<Float>, chromaMatrix: SIMD4<Float>, chromaOffset: SIMD2<Float>
+    }
+
+    private static func leanValues(_ values: [StepValues]) -> LeanValues? {
         guard case .affine(let rows, let offset)? = values.last else { return nil }
         let m = rows.map { SIMD3<Float>(Float($0[0]), Float($0[1]), Float($0[2])) }
         // A curve blends its input x with its grey by i: v = (1 - i)·x + i·(g·gd + go).
@@ -295,7 +298,7 @@ final class ChainUniforms {
         let chromaMatrix = SIMD4<Float>(m[1].y, m[1].z, m[2].y, m[2].z) * keep
         let chromaOffset = SIMD2<Float>((m[1] * go).sum() + keep * 0.5 * m[1].x + offset.y,
                                         (m[2] * go).sum() + keep * 0.5 * m[2].x + offset.z)
-        return (curveInput, luma, chromaMatrix, chromaOffset)
+        return LeanValues(curveInput: curveInput, luma: luma, chromaMatrix: chromaMatrix, chromaOffset: chromaOffset)
     }
 
     /// One step's uniform values on Y'CbCr.
@@ -311,11 +314,11 @@ final class ChainUniforms {
         var forms: [ColorForm?]
     }
 
-    /// The last inputs and their values: every draw of a frame (and every frame until a parameter or the
-    /// colour space changes) reuses them.
-    private var cache: (inputs: Inputs, values: [StepValues])?
+    /// The last inputs, their step values and the lean draws' values: every draw of a frame (and every frame
+    /// until a parameter or the colour space changes) reuses them.
+    private var cache: (inputs: Inputs, values: [StepValues], lean: LeanValues?)?
 
-    private func values(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> [StepValues] {
+    private func values(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> (steps: [StepValues], lean: LeanValues?) {
         let nodes = steps.flatMap { step -> [Int] in
             switch step {
             case .affine(let nodes): nodes
@@ -324,7 +327,7 @@ final class ChainUniforms {
         }
         let inputs = Inputs(sourceSpace: sourceSpace, outputSpace: outputSpace,
                             forms: nodes.map { graph.nodes[$0].kernel.colorForm })
-        if let cache, cache.inputs == inputs { return cache.values }
+        if let cache, cache.inputs == inputs { return (cache.values, cache.lean) }
         let toRGB = Self.toRGB(sourceSpace), toYUV = Self.toYUV(sourceSpace)
         let values = steps.enumerated().map { index, step -> StepValues in
             switch step {
@@ -349,8 +352,9 @@ final class ChainUniforms {
                               intensity: Float(curve.intensity))
             }
         }
-        cache = (inputs, values)
-        return values
+        let lean = Self.leanValues(values)
+        cache = (inputs, values, lean)
+        return (values, lean)
     }
 
     /// Whether a lean draw is right for this frame: the chain is one matrix, or a grey curve then one matrix,
@@ -358,7 +362,7 @@ final class ChainUniforms {
     /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
     /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace)
+        let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps
         var curveReadsLumaOnly = true, curveKeepsChroma = true
         switch values.count {
         case 1: break
@@ -380,7 +384,8 @@ final class ChainUniforms {
 
     /// Sets the step uniforms for a frame in `source` space, written in `output` space.
     func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
-        for (index, value) in values(sourceSpace: sourceSpace, outputSpace: outputSpace).enumerated() {
+        let (steps, lean) = values(sourceSpace: sourceSpace, outputSpace: outputSpace)
+        for (index, value) in steps.enumerated() {
             switch value {
             case .affine(let rows, let offset):
                 let names = uniformNames[index]
@@ -395,7 +400,7 @@ final class ChainUniforms {
                 program.set(names[6], intensity)
             }
         }
-        if let lean = Self.leanValues(values(sourceSpace: sourceSpace, outputSpace: outputSpace)) {
+        if let lean {
             program.set("prism_leanCurveInput", lean.curveInput.x, lean.curveInput.y)
             program.set("prism_leanLuma", lean.luma.x, lean.luma.y, lean.luma.z)
             program.set("prism_leanChromaMatrix", lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w)
