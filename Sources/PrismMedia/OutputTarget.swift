@@ -109,14 +109,51 @@ public struct OutputTarget: Sendable, Equatable {
         return (directory.isEmpty ? "" : directory + "/", (path as NSString).lastPathComponent)
     }
 
-    /// Throws when `output` is the same file as `input` (same device and inode, whatever the spelling:
-    /// `./`, `..`, a symlink, a hard link), before the input is read: writing would replace the input.
+    /// Throws when `output` is the same file as `input` (whatever the spelling: `./`, `..`, a symlink, a hard
+    /// link), before the input is read: writing would replace the input.
     public static func checkNotInput(_ input: String, output: String) throws {
-        var a = stat(), b = stat()
-        guard stat(input, &a) == 0, stat(output, &b) == 0 else { return }
-        if a.st_dev == b.st_dev && a.st_ino == b.st_ino {
+        if sameFile(input, output) {
             throw UsageError("\(output) is the input file (\(input)); write the result to another file")
         }
+    }
+
+    /// Checks a side output (`--faces-out`) as `-o` is checked, before any work: not a file the run reads,
+    /// not the place another output goes, and a place a file can be written (`init(path:)`'s rules).
+    /// - Parameters:
+    ///   - reads: the files the run reads (its input, a sidecar in).
+    ///   - outputs: the other outputs, each with the flag that names it (for the message).
+    public static func checkSideOutput(_ path: String, flag: String, reads: [String],
+                                       outputs: [(flag: String, path: String)]) throws -> OutputTarget {
+        for input in reads where sameFile(input, path) {
+            throw UsageError("\(flag) \(path) is the input file (\(input)); write it to another file")
+        }
+        for output in outputs where sameFile(output.path, path) {
+            throw UsageError("\(flag) \(path) is also the \(output.flag) output; give each output its own file")
+        }
+        do { return try OutputTarget(path: path) } catch let error as UsageError {
+            throw UsageError("\(flag) " + error.description)
+        }
+    }
+
+    /// Whether two paths name one file: the same device and inode when both exist; otherwise the same place
+    /// once symlinks (of the file and of its folders) are followed — an output that is not written yet.
+    public static func sameFile(_ a: String, _ b: String) -> Bool {
+        var x = stat(), y = stat()
+        let (hasX, hasY) = (stat(a, &x) == 0, stat(b, &y) == 0)
+        if hasX && hasY { return x.st_dev == y.st_dev && x.st_ino == y.st_ino }
+        if hasX != hasY { return false }
+        guard let first = canonicalPath(a), let second = canonicalPath(b) else { return false }
+        return first == second
+    }
+
+    /// `path` with its symlinks followed and its folder made absolute and real (`realpath` of the folder:
+    /// the file itself need not exist).
+    static func canonicalPath(_ path: String) -> String? {
+        guard let resolved = try? resolvingLinks(path) else { return nil }
+        let (directory, name) = split(resolved)
+        guard let real = realpath(directory.isEmpty ? "." : directory, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real) + "/" + name
     }
 }
 

@@ -111,30 +111,53 @@ public enum FaceSidecar {
 }
 
 /// Writes `--faces-out`: lines go to a temporary file beside the destination, renamed over it by
-/// `commit()`; a run that fails never leaves a partial sidecar or touches an existing one.
+/// `commit()`; a run that fails never leaves a partial sidecar or touches an existing one. A FIFO or a
+/// character device (`temporaryPath` nil) is written in place: renaming over it would replace it.
 public final class FaceSidecarWriter: Sendable {
     public let path: String
-    private let temporaryPath: String
+    private let temporaryPath: String?
     private struct State: ~Copyable {
         var handle: FileHandle?
         var committed = false
     }
     private let state: Mutex<State>
 
-    public init(path: String) throws {
+    /// - Parameters:
+    ///   - path: where the sidecar goes (the caller has checked it: not an input, not another output).
+    ///   - temporaryPath: the hidden file written until `commit()`; nil writes `path` in place.
+    public init(path: String, temporaryPath: String?) throws {
         self.path = path
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
+        self.temporaryPath = temporaryPath
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw FaceSidecarError("\(path): the directory \(directory) does not exist")
         }
-        temporaryPath = directory + "/." + url.lastPathComponent + ".\(getpid()).partial"
-        guard FileManager.default.createFile(atPath: temporaryPath, contents: nil),
-              let handle = FileHandle(forWritingAtPath: temporaryPath) else {
-            throw FaceSidecarError("\(path): cannot write in \(directory)")
+        let handle: FileHandle?
+        if let temporaryPath {
+            handle = FileManager.default.createFile(atPath: temporaryPath, contents: nil)
+                ? FileHandle(forWritingAtPath: temporaryPath) : nil
+        } else {
+            // O_NONBLOCK: a FIFO with no reader yet must not hang the run before it starts.
+            let descriptor = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            if descriptor >= 0 {
+                _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+                handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            } else if errno == ENXIO {
+                throw FaceSidecarError("\(path): a FIFO with no reader (start the reader first)")
+            } else {
+                handle = nil
+            }
         }
+        guard let handle else { throw FaceSidecarError("\(path): cannot write in \(directory)") }
         state = Mutex(State(handle: handle))
+    }
+
+    /// A writer to a regular file at `path`, through a hidden temporary beside it.
+    public convenience init(path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        try self.init(path: path, temporaryPath: url.deletingLastPathComponent().path + "/." + url.lastPathComponent
+                                                 + ".\(getpid()).partial")
     }
 
     deinit {
@@ -144,7 +167,7 @@ public final class FaceSidecarWriter: Sendable {
             state.handle = nil
             return state.committed
         }
-        if !committed { try? FileManager.default.removeItem(atPath: temporaryPath) }
+        if !committed, let temporaryPath { try? FileManager.default.removeItem(atPath: temporaryPath) }
     }
 
     /// Appends one frame's line.
@@ -163,10 +186,10 @@ public final class FaceSidecarWriter: Sendable {
             guard let handle = state.handle else { return }
             state.handle = nil
             do {
-                try handle.synchronize()
+                if temporaryPath != nil { try handle.synchronize() }  // fsync means nothing on a FIFO (EINVAL)
                 try handle.close()
             } catch { throw FaceSidecarError("\(path): \(error.localizedDescription)") }
-            guard rename(temporaryPath, path) == 0 else { throw SystemError("rename", code: errno, context: path) }
+            if let temporaryPath, rename(temporaryPath, path) != 0 { throw SystemError("rename", code: errno, context: path) }
             state.committed = true
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import PrismCore
 import PrismFilters
 import PrismGPU
+import PrismMedia
 import PrismVision
 
 /// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
@@ -34,11 +35,16 @@ public struct FaceOptions: Sendable, Equatable {
         if options.sidecarIn != nil, options.model != nil || options.every != nil {
             throw UsageError("--faces-in replaces the detector: drop --face-model and --face-every")
         }
-        if let input = options.sidecarIn, let output = options.sidecarOut,
-           URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
-            throw UsageError("--faces-in and --faces-out name the same file")
-        }
         return options
+    }
+
+    /// `--faces-out` checked as `-o` is, before any work: not the input, not `--faces-in`, not the main
+    /// output, and a place a file can be written (not a folder; a FIFO is written in place).
+    /// - Parameter reads: the files the command reads (its input, a shader).
+    func checkSidecarOut(reads: [String?], output: String?) throws {
+        guard let sidecarOut else { return }
+        _ = try OutputTarget.checkSideOutput(sidecarOut, flag: "--faces-out", reads: (reads + [sidecarIn]).compactMap { $0 },
+                                             outputs: output.map { [("-o", $0)] } ?? [])
     }
 
     /// Any face flag given.
@@ -59,7 +65,10 @@ public struct FaceOptions: Sendable, Equatable {
 
     /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
     public func makeWriter() throws -> FaceSidecarWriter? {
-        try sidecarOut.map { try FaceSidecarWriter(path: $0) }
+        try sidecarOut.map { path in
+            let target = try OutputTarget(path: path)
+            return try FaceSidecarWriter(path: target.path, temporaryPath: target.isStream ? nil : target.makeTemporaryPath())
+        }
     }
 
     /// Provider and writer as the engine's per-frame side input; nil when `graph` needs no faces and no

@@ -106,6 +106,7 @@ struct RunCommand: PrismCommand {
                 options.output = .movie(output)
             }
         }
+        try options.faces.checkSidecarOut(reads: [inputPath], output: output == "-" ? nil : output)
         let limited = options.limits.maxBytes != nil || options.limits.minFreeBytes != nil
         if case .movie = options.output {} else if limited {
             throw UsageError("--max-size and --min-free limit a movie output (-o FILE)")
@@ -399,6 +400,7 @@ struct RenderCommand: PrismCommand {
         faces = try FaceOptions.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
+        try faces.checkSidecarOut(reads: [input], output: output)
         try scanner.checkAllUsed()
     }
 

@@ -55,6 +55,9 @@ struct DevCommand: PrismCommand {
         options.quiet = scanner.flag("--quiet", "-q")
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
+        var movie: String?
+        if case .movie(let path) = options.input { movie = path }
+        try options.faces.checkSidecarOut(reads: [shader, movie], output: nil)
         selfTestEndpoint = scanner.flag("--page-self-test")
         try scanner.checkAllUsed()
     }

@@ -38,12 +38,14 @@ struct RecordCommand: PrismCommand {
         let positionals = scanner.positionals
         directory = positionals[0]
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
             throw UsageError("\(directory): no such directory")
         }
+        guard isDirectory.boolValue else { throw UsageError("\(directory): is a file; record writes its takes into a directory") }
         let input = positionals.count > 1 ? positionals[1] : nil
         if input == "-" { throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for raw input") }
         _ = try RunCommand.parseCommon(&scanner, into: &options, input: input, rawInputFormat: nil)
+        try options.faces.checkSidecarOut(reads: [], output: nil)
         switch options.input {
         case .pattern, .camera: break
         case .movie, .standardInput:
