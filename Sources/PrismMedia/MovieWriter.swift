@@ -144,9 +144,37 @@ public final class MovieWriter {
     public private(set) var videoPacketBytes: Int64 = 0
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
     public private(set) var recoveredLeftovers: [String] = []
+    /// The most bytes the finished file may take (a size limit, or what the disk may still give under a
+    /// free-space floor); nil: no limit. Checked before each packet is muxed, against `projectedBytes`:
+    /// what the encoder still holds and the fragment the muxer is building count, because the check is
+    /// made when their packets arrive, not when they reach the disk.
+    public var byteBudget: Int64?
+    /// A packet did not fit `byteBudget`: it and every packet after it (video and audio, the encoder's
+    /// flushed lookahead included) are left out, so the file ends at or under the budget. Stop writing.
+    public private(set) var budgetReached = false
+    /// Video packets in the file: fewer than `videoFramesWritten` once the budget was reached (the frames
+    /// the encoder held then are not in it).
+    public private(set) var videoPacketsMuxed = 0
+    /// Bytes handed to the muxer so far, each packet with an upper estimate of its container overhead.
+    private var muxedBytes: Int64 = 0
     /// Bytes in the file so far (`avio_tell`); 0 for outputs without a file.
     public var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
 
+    /// An upper estimate of the finished file's size if nothing more were muxed: the packets muxed (on
+    /// disk or still queued in the muxer's interleaving and fragment buffers), their container overhead,
+    /// and room for the header and the trailer (index, cues).
+    public var projectedBytes: Int64 { max(bytesWritten, muxedBytes) + Self.trailerReserve }
+
+    /// Header and trailer beyond the per-packet overhead (moov's fixed boxes, Matroska's seek head and
+    /// cues' fixed part, a last PAT/PMT).
+    static let trailerReserve: Int64 = 16_384
+
+    /// An upper bound on what the container adds for one packet of `size` bytes: index entries (MP4's
+    /// stsz/stts/ctts/stco/stss, a fragment's trun, Matroska's block header and cue), and for MPEG-TS the
+    /// 4-byte header per 184 bytes of payload, the PES header and the last transport packet's stuffing.
+    private func overhead(_ size: Int32) -> Int64 {
+        isTransportStream ? 220 + Int64(size) / 40 : 48 + Int64(size) / 256
+    }
     private let format: UnsafeMutablePointer<AVFormatContext>
     private let encoder: UnsafeMutablePointer<AVCodecContext>
     private let videoStream: UnsafeMutablePointer<AVStream>
@@ -179,6 +207,7 @@ public final class MovieWriter {
     /// Whether a file cut off before its trailer still plays (see `salvage`).
     private var keepsWithoutTrailer = false
     private var isFragmentedMP4 = false
+    private var isTransportStream = false
 
     private enum State { case open, finished, aborted }
 
@@ -289,7 +318,7 @@ public final class MovieWriter {
             : (avformat_query_codec(outputFormat, audio!.codecID, FF_COMPLIANCE_NORMAL) == 1 ? .copy : .transcode)
         // Every stored property is set: from here on a throw runs deinit, which frees and deletes all.
 
-        try configureVideoEncoder(codec: codec, outputFormat: outputFormat)
+        try configureVideoEncoder(codec: codec, outputFormat: outputFormat, lowDelay: fragmented)
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, enc), "avcodec_parameters_from_context", path)
         // A 1/N hint keeps timestamps exact when the time base is not 1/N (e.g. 1001/30000).
         stream.pointee.time_base = AVRational(num: 1, den: video.timeBase.den)
@@ -347,6 +376,7 @@ public final class MovieWriter {
         if fragmented { ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS }
         // What survives without a trailer: fragments, clusters, transport packets.
         isFragmentedMP4 = isMP4 && fragmented
+        isTransportStream = formatName.contains("mpegts")
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
         defer { av_dict_free(&options) }
@@ -387,7 +417,11 @@ public final class MovieWriter {
         text.utf8.reversed().reduce(0) { ($0 << 8) | UInt32($1) }
     }
 
-    private func configureVideoEncoder(codec: UnsafePointer<AVCodec>, outputFormat: UnsafePointer<AVOutputFormat>) throws {
+    /// - Parameter lowDelay: a live recording: the encoder gives each frame's packet back before it takes
+    ///   the next (no lookahead, no B-frames, slice rather than frame threads), so a killed process loses
+    ///   at most the fragment being built, and a byte budget is checked against every frame's real size.
+    private func configureVideoEncoder(codec: UnsafePointer<AVCodec>, outputFormat: UnsafePointer<AVOutputFormat>,
+                                       lowDelay: Bool) throws {
         let enc = encoder
         enc.pointee.width = Int32(video.size.width)
         enc.pointee.height = Int32(video.size.height)
@@ -420,6 +454,7 @@ public final class MovieWriter {
         switch settings.codec {
         case .h264, .hevc:
             try set("preset", settings.preset)
+            if lowDelay { try set("tune", "zerolatency") }
             if let crf = settings.crf { try set("crf", String(crf)) }
             if settings.codec == .hevc { try set("x265-params", "log-level=error") }
         case .ffv1:
@@ -429,6 +464,8 @@ public final class MovieWriter {
         case .prores:
             break
         }
+        // Frame threads hold a frame per thread; slices give each frame back at once.
+        if lowDelay && settings.codec != .h264 && settings.codec != .hevc { enc.pointee.thread_type = FF_THREAD_SLICE }
         try check(avcodec_open2(enc, codec, nil), "avcodec_open2", outputPath, what: "cannot open the \(settings.encoderName) encoder")
     }
 
@@ -508,9 +545,22 @@ public final class MovieWriter {
             }
             pkt.pointee.stream_index = videoStream.pointee.index
             av_packet_rescale_ts(pkt, encoderTimeBase, videoStream.pointee.time_base)
-            try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath,
-                      what: "cannot write video")
+            if try mux(pkt, what: "cannot write video") { videoPacketsMuxed += 1 }
         }
+    }
+
+    /// Every packet reaches the file through here: it is muxed only while the file stays within
+    /// `byteBudget` (see `budgetReached`).
+    private func mux(_ pkt: UnsafeMutablePointer<AVPacket>, what: String) throws -> Bool {
+        guard !budgetReached else { return false }
+        let cost = Int64(pkt.pointee.size) + overhead(pkt.pointee.size)
+        if let byteBudget, projectedBytes + cost > byteBudget {
+            budgetReached = true
+            return false
+        }
+        muxedBytes += cost
+        try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
+        return true
     }
 
     // MARK: audio
@@ -558,8 +608,7 @@ public final class MovieWriter {
         pkt.pointee.stream_index = audioStream.pointee.index
         pkt.pointee.pos = -1
         av_packet_rescale_ts(pkt, tb.av, audioStream.pointee.time_base)
-        try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: "cannot write audio")
-        audioPacketsWritten += 1
+        if try mux(pkt, what: "cannot write audio") { audioPacketsWritten += 1 }
     }
 
     /// Passes raw PCM (the format given as `pcm:` at init): `bytes` holds whole interleaved S16 frames
@@ -617,8 +666,7 @@ public final class MovieWriter {
                                     transcoder: AudioTranscoder) throws {
         encoded.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(encoded, transcoder.encoder.pointee.time_base, stream.pointee.time_base)
-        try check(av_interleaved_write_frame(format, encoded), "av_interleaved_write_frame", outputPath, what: "cannot write audio")
-        audioPacketsWritten += 1
+        if try mux(encoded, what: "cannot write audio") { audioPacketsWritten += 1 }
     }
 
     // MARK: end
@@ -647,6 +695,10 @@ public final class MovieWriter {
                 try transcoder.finish(start: start) { encoded in
                     try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
                 }
+            }
+            guard videoPacketsMuxed > 0 else {
+                throw UsageError("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
+                                 + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {

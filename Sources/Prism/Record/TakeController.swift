@@ -71,9 +71,8 @@ final class TakeController: FrameTap {
         }
         // Segments: the next take begins with the next frame, so nothing is lost between them.
         if let take {
-            let seconds = (frame.pts - take.started).seconds
-            let bytes = take.sink.bytesWritten ?? 0
-            if settings.segmentSeconds.map({ seconds >= $0 }) == true || settings.segmentBytes.map({ bytes >= $0 }) == true {
+            // (A segment size is the take's own business: it rolls over at the exact frame, see TakeSink.)
+            if settings.segmentSeconds.map({ (frame.pts - take.started).seconds >= $0 }) == true {
                 try stop(control)
                 try start(at: frame.pts, control)
             }
@@ -84,7 +83,9 @@ final class TakeController: FrameTap {
         let path = names.next()
         let finished = remote.finished
         let say = self.say
-        let sink = TakeSink(path: path, settings: settings.encoder, limits: settings.limits, events: TakeSink.Events(
+        let sink = TakeSink(path: path, settings: settings.encoder, limits: settings.limits,
+                            segments: settings.segmentBytes.map { TakeSink.Segments(bytes: $0, names: names) }, events: TakeSink.Events(
+            began: { path in say("recording \(path)") },
             finished: { path, frames, bytes in
                 finished.withLock { $0.append(path) }
                 say("finished \(path) (\(frames) frames, \(ByteCount.text(bytes)))")

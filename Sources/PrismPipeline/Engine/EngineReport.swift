@@ -163,7 +163,8 @@ public enum ByteCount {
         return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 
-    /// `500M`, `2G`, `750k`, `1.5G`, `1000000` (decimal units, as disks are sold); nil when not a size.
+    /// `500M`, `2G`, `750k`, `1.5G`, `1000000` (decimal units, as disks are sold); nil when not a size,
+    /// or less than one byte (`0.5` is not a limit anyone means).
     public static func parse(_ text: String) -> Int64? {
         let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
         let multipliers: [(String, Double)] = [("tb", 1e12), ("gb", 1e9), ("mb", 1e6), ("kb", 1e3),
@@ -175,7 +176,7 @@ public enum ByteCount {
             break
         }
         guard let value = Double(number.trimmingCharacters(in: .whitespaces)), value.isFinite, value > 0,
-              value * multiplier < 1e18 else { return nil }
-        return Int64(value * multiplier)
+              value * multiplier < 1e18, value * multiplier >= 1 else { return nil }
+        return Int64((value * multiplier).rounded())
     }
 }

@@ -373,7 +373,8 @@ public final class FrameEngine: Sendable {
         var report = RunReport()
         report.renderer = gpuInfo.description
         report.framesIn = framesRead.load(ordering: .relaxed)
-        report.framesOut = progressOutlet?.framesWritten ?? 0
+        // What the output holds: a size limit may have left out the frames the encoder still held.
+        report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
         report.framesDropped = frames.dropped
         if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
             notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
@@ -394,6 +395,11 @@ public final class FrameEngine: Sendable {
         report.stages.merge(encode)
         report.interrupted = stop.stopReason == .interrupted
         report.stopReason = stop.stopReason ?? limitReached.withLock { $0 } ?? .endOfInput
+        // A limit met only while the encoder was flushed at the end: the output stopped there, not at the input's end.
+        if let outlet = progressOutlet, let kept = outlet.sink.value.framesInOutput, kept < outlet.framesWritten,
+           [.endOfInput, .frameLimit, .durationLimit].contains(report.stopReason) {
+            report.stopReason = outlet.sink.value.stopReason
+        }
         report.poolAllocated = bufferPool.allocated
         report.poolCapacity = progressOutlet?.bufferCount ?? 0
         report.passLabels = gpuFigures.passes

@@ -69,6 +69,9 @@ public protocol FrameSink: AnyObject {
     var stopReason: StopReason { get }
     /// Bytes written so far, for progress (nil when the sink does not count them).
     var bytesWritten: Int64? { get }
+    /// After `finish`: the frames the output really holds, when a limit left some it was given out
+    /// (nil: every frame written is in it). The run's report counts these.
+    var framesInOutput: Int? { get }
     func write(audio packet: AudioPacket) throws
     /// Captured sound, already on the video's time line.
     func write(pcm chunk: AudioChunk, pts: MediaTime) throws
@@ -92,6 +95,7 @@ extension FrameSink {
     public func wants(frameIndex: Int) -> Bool { true }
     public var stopReason: StopReason { .outputClosed }
     public var bytesWritten: Int64? { nil }
+    public var framesInOutput: Int? { nil }
     public func write(audio packet: AudioPacket) throws {}
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {}
     public func reopen(_ stream: SinkStream) throws -> Bool { true }

@@ -65,33 +65,34 @@ public final class MovieSink: FrameSink {
 
     public func write(_ frame: ProcessedFrame) throws -> Bool {
         guard let writer else { return false }
+        if framesWritten == 0 { writer.byteBudget = limits.maxBytes }
+        if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
         if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
-        return withinLimits(writer)
+        lastBytes = writer.bytesWritten
+        return !noteBudget(writer)
     }
 
-    /// Whether another frame fits. The file's size is projected to what `finish` will leave: what is on
-    /// disk or muxed (containers buffer: Matroska writes whole clusters), the frames the encoder still
-    /// holds at the average packet size, one more frame, and room for the index. The disk must keep
-    /// `minFreeBytes` beyond that (checked every 15 frames: `statvfs` is cheap but not free).
-    private func withinLimits(_ writer: MovieWriter) -> Bool {
-        let bytes = writer.bytesWritten
-        lastBytes = bytes
-        let packets = max(1, writer.videoPacketsOut)
-        let averagePacket = writer.videoPacketBytes / Int64(packets)
-        let held = Int64(max(0, writer.videoFramesWritten - writer.videoPacketsOut))
-        let index = Int64(writer.videoFramesWritten) * 24 + 16_384
-        let projected = max(bytes, writer.videoPacketBytes) + (held + 2) * averagePacket + index
-        if let limit = limits.maxBytes, projected >= limit {
-            stopReason = .sizeLimit
-            return false
-        }
-        if let floor = limits.minFreeBytes, framesWritten % 15 == 0,
-           let free = RecordingLimits.freeBytes(near: path), free - (projected - bytes) <= floor {
-            stopReason = .freeSpaceLimit
-            return false
-        }
+    /// Whether the writer's budget was reached (then `stopReason` says which limit it was): the packet that
+    /// did not fit, and what came after it, are not in the file, which ends within the limit.
+    private func noteBudget(_ writer: MovieWriter) -> Bool {
+        guard writer.budgetReached else { return false }
+        stopReason = limits.maxBytes.map { writer.byteBudget == $0 } == true ? .sizeLimit : .freeSpaceLimit
         return true
     }
+
+    /// Under `--min-free` the writer's budget is what the disk can still give above the floor: the
+    /// file's bytes on disk plus the free space beyond the floor, less a margin for the file system's own
+    /// blocks (allocation rounding, extents). Re-read every 15 frames (`statvfs` is cheap but not free;
+    /// between reads the budget holds), so other writers on the disk are noticed too.
+    private func refreshFreeSpaceBudget(_ writer: MovieWriter, floor: Int64) {
+        guard let free = RecordingLimits.freeBytes(near: path) else { return }
+        let margin: Int64 = 64 * 1024
+        let budget = writer.bytesWritten + free - floor - margin
+        writer.byteBudget = min(budget, limits.maxBytes ?? budget)
+    }
+
+    /// The frames the finished file holds (the frames given, less those a limit left out).
+    public var framesInOutput: Int? { writer?.videoPacketsMuxed }
 
     public func write(audio packet: AudioPacket) throws { try writer?.writeAudio(packet) }
 
@@ -104,6 +105,8 @@ public final class MovieSink: FrameSink {
 
     public func finish() throws {
         try writer?.finish()
+        // The frames the encoder still held may be what passed the limit.
+        if let writer { _ = noteBudget(writer) }
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
     }
 
