@@ -143,7 +143,7 @@ public final class MovieWriter {
     public private(set) var videoPacketsOut = 0
     public private(set) var videoPacketBytes: Int64 = 0
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
-    public private(set) var recoveredLeftovers: [String] = []
+    public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
     /// The most bytes the finished file may take (a size limit, or what the disk may still give under a
     /// free-space floor); nil: no limit. Checked before each packet is muxed, against `projectedBytes`:
     /// what the encoder still holds and the fragment the muxer is building count, because the check is

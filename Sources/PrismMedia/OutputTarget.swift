@@ -73,21 +73,45 @@ public struct OutputTarget: Sendable, Equatable {
         return directory + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
     }
 
+    /// A recording a killed run left, made playable and given a visible name.
+    public struct Recovered: Sendable, Equatable {
+        /// The output the killed run was writing.
+        public let output: String
+        /// Where its recording is now: `NAME.recovered-PID.EXT` beside it.
+        public let path: String
+        /// The killed process.
+        public let pid: pid_t
+    }
+
     /// Clears up temporaries of this target left by processes that no longer exist (killed mid-write);
     /// those of live processes are someone's write in progress and are left alone. A live recording's
     /// temporary is a fragmented MP4 that plays up to its last whole fragment: it is recovered next to the
-    /// target as `NAME.recovered-PID.EXT` rather than deleted. Returns the names removed and the paths
+    /// target as `NAME.recovered-PID.EXT` rather than deleted. Returns the names removed and the recordings
     /// recovered.
     @discardableResult
-    public func removeStaleTemporaries() -> (removed: [String], recovered: [String]) {
+    public func removeStaleTemporaries() -> (removed: [String], recovered: [Recovered]) {
         let (directory, name) = Self.split(path)
-        let prefix = ".\(name)."
+        return Self.clearStaleTemporaries(in: directory) { $0 == name }
+    }
+
+    /// The same for every output in `directory` whose name starts with `prefix` (`prism record DIR`'s
+    /// takes: their names are stamped with the time, so no later take has the name of a killed one).
+    public static func recoverStaleTemporaries(inDirectory directory: String, namesStartingWith prefix: String)
+        -> (removed: [String], recovered: [Recovered]) {
+        clearStaleTemporaries(in: directory.hasSuffix("/") ? directory : directory + "/") { $0.hasPrefix(prefix) }
+    }
+
+    /// Temporaries are `.NAME.PID-RANDOM.partial` (`makeTemporaryPath`); `wanted` picks the NAMEs.
+    private static func clearStaleTemporaries(in directory: String, wanted: (String) -> Bool) -> (removed: [String], recovered: [Recovered]) {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory.isEmpty ? "." : directory) else { return ([], []) }
-        var removed: [String] = [], recovered: [String] = []
-        for entry in entries where entry.hasPrefix(prefix) && entry.hasSuffix(".partial") {
-            let middle = entry.dropFirst(prefix.count).dropLast(".partial".count)
-            let parts = middle.split(separator: "-")
-            guard parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UInt32(parts[1]) != nil else { continue }
+        var removed: [String] = [], recovered: [Recovered] = []
+        for entry in entries where entry.hasPrefix(".") && entry.hasSuffix(".partial") {
+            // NAME may hold dots; PID-RANDOM is the last dotted part before .partial.
+            let middle = entry.dropFirst().dropLast(".partial".count)
+            guard let dot = middle.lastIndex(of: ".") else { continue }
+            let name = String(middle[..<dot])
+            let parts = middle[middle.index(after: dot)...].split(separator: "-")
+            guard !name.isEmpty, wanted(name), parts.count == 2, let pid = pid_t(parts[0]), pid > 0, UInt32(parts[1]) != nil else { continue }
             // kill(pid, 0): ESRCH when no such process exists.
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
             if FragmentedMP4.truncateToLastCompleteFragment(path: directory + entry) != nil {
@@ -95,7 +119,7 @@ public struct OutputTarget: Sendable, Equatable {
                 let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
                 let target = directory + base + ".recovered-\(pid)" + (ext.isEmpty ? "" : "." + ext)
                 if !FileManager.default.fileExists(atPath: target), rename(directory + entry, target) == 0 {
-                    recovered.append(target)
+                    recovered.append(Recovered(output: directory + name, path: target, pid: pid))
                     continue
                 }
             }

@@ -238,9 +238,7 @@ struct RunCommand: PrismCommand {
                                   + "\(job.passLabels.count) GPU pass(es)")
             for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
-        for path in job.recoveredLeftovers {
-            PrismCommandLine.info("prism: a killed earlier run left a recording of \(path.split(separator: "/").last.map(String.init) ?? path); recovered as \(path)")
-        }
+        for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
@@ -296,6 +294,13 @@ extension RunCommand {
         // Counts estimated from duration × rate may be off by a frame or two.
         guard expected - report.framesIn > max(2, expected / 50) else { return nil }
         return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"
+    }
+}
+
+extension OutputTarget.Recovered {
+    /// What the user is told (once, before the run).
+    var message: String {
+        "a killed earlier run (pid \(pid)) left a recording of \((output as NSString).lastPathComponent); recovered as \(path)"
     }
 }
 

@@ -77,6 +77,9 @@ struct DevCommand: PrismCommand {
         if options.bindAddress != "127.0.0.1" && options.bindAddress != "::1" {
             PrismCommandLine.info("prism: warning: the preview is reachable from other machines on \(options.bindAddress)")
         }
+        for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: options.outputDirectory, namesStartingWith: "prism-dev-").recovered {
+            PrismCommandLine.info("prism: \(leftover.message)")
+        }
         let signals = SignalHandlers(stop: session.stop)
         defer { signals.restore() }
         try session.run()

@@ -26,6 +26,8 @@ final class DevSession: Sendable {
     let hub = PreviewHub()
     let state = DevState()
     let stop = StopSignal()
+    /// Recordings' names: stamped with the time, `-2`, `-3`… within one second, never an existing file's.
+    let recordingNames: TakeNames
     /// The page's pointer, ShaderToy's `iMouse` (a side input).
     let mouse: DevMouse
     private let gpu: GPUContext
@@ -39,6 +41,7 @@ final class DevSession: Sendable {
     init(options: DevOptions, gpu: GPUContext? = nil) throws {
         self.options = options
         let gpu = try gpu ?? GPUContext(options: options.gpu)
+        recordingNames = TakeNames(directory: options.outputDirectory, prefix: "prism-dev")
         self.gpu = gpu
         let source = try SourceSpec(input: options.input, size: options.patternSize, frameRate: options.frameRate,
                                     loop: true).open()

@@ -128,8 +128,7 @@ struct PreviewRoutes: Sendable {
         }
         switch request.action {
         case "start":
-            let name = "prism-dev-\(Self.timestamp()).mp4"
-            let path = URL(fileURLWithPath: session.options.outputDirectory).appendingPathComponent(name).path
+            let path = session.recordingNames.next()
             session.send(.startRecording(path: path))
             return .json(202, "{\"ok\":true,\"path\":\(JSONText.string(path))}")
         case "stop":

@@ -89,6 +89,8 @@ struct RecordCommand: PrismCommand {
             say("input: \(job.sourceInfo.summary) → \(job.outputSize); takes go to \(directory)")
             say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` on stdin, or SIGUSR1 to start and stop")
         }
+        // Takes of a killed earlier recorder are hidden temporaries that no later take name would meet.
+        for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: directory, namesStartingWith: "take-").recovered { say(leftover.message) }
         if startRecording { remote.send(.start) }
         let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)

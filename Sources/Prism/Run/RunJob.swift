@@ -12,7 +12,7 @@ public final class RunJob: Sendable {
     public let options: RunOptions
     public let engine: FrameEngine
     /// Recordings a killed earlier run of the same output left, recovered next to it.
-    public let recoveredLeftovers: [String]
+    public let recoveredLeftovers: [OutputTarget.Recovered]
     /// Faces found per frame (a side input of the graph), when the graph draws them or a face flag asks.
     private let faces: FaceSideInput?
     /// What the job did to the input or output that the user did not spell out, one line each (said once,

@@ -54,7 +54,7 @@ public final class MovieSink: FrameSink {
     public var bytesWritten: Int64? { lastBytes }
 
     /// Recordings a killed earlier run of this output left, recovered next to it (`MovieWriter`).
-    public var recoveredLeftovers: [String] { writer?.recoveredLeftovers ?? [] }
+    public var recoveredLeftovers: [OutputTarget.Recovered] { writer?.recoveredLeftovers ?? [] }
 
     public func open(_ stream: SinkStream) throws {
         var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
