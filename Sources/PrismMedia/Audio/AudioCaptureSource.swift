@@ -94,6 +94,25 @@ public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle 
     private var framesCaptured = 0
     private var readError: ALSAError?
 
+    /// The outputs of every file plugin in the PCM's chain (`snd_pcm_dump` of the opened, unconfigured
+    /// PCM lists each plugin and its slave: `File PCM (file=PATH)`), other than /dev/null. A capture PCM
+    /// through such a plugin writes what it records to PATH, or pipes it to a shell command (`|cmd`).
+    static func filesWritten(by handle: OpaquePointer) -> [String] {
+        var output: OpaquePointer?
+        guard snd_output_buffer_open(&output) == 0, let output else { return [] }
+        defer { snd_output_close(output) }
+        guard snd_pcm_dump(handle, output) == 0 else { return [] }
+        var text: UnsafeMutablePointer<CChar>?
+        let count = snd_output_buffer_string(output, &text)
+        guard let text, count > 0 else { return [] }
+        let dump = String(decoding: UnsafeRawBufferPointer(start: text, count: Int(count)), as: UTF8.self)
+        return dump.split(separator: "\n").compactMap { line -> String? in
+            guard let start = line.range(of: "File PCM (file="), line.hasSuffix(")") else { return nil }
+            let path = String(line[start.upperBound..<line.index(before: line.endIndex)])
+            return path == "/dev/null" || path == "(null)" ? nil : path
+        }
+    }
+
     /// Opens and configures `device` for capture (nothing is read until `start`).
     public init(device: String, preferredRate: Int = 48000, preferredChannels: Int = 2, periodFrames: Int = 1024) throws(ALSAError) {
         self.device = device
@@ -107,6 +126,14 @@ public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle 
         func fail(_ call: String, _ code: Int32, _ what: String = "") -> ALSAError {
             snd_pcm_close(handle)
             return ALSAError(device: device, call: call, code: code, what: what)
+        }
+        // Before hw_params, which is when alsa-lib's file plugin opens its output (or runs its `|command`).
+        if let written = Self.filesWritten(by: handle).first {
+            snd_pcm_close(handle)
+            let what = written.hasPrefix("|") ? "would run the command \(written.dropFirst())"
+                : "would overwrite \(written) with what it captures"
+            throw ALSAError(device: device, call: "snd_pcm_open",
+                            message: "is not a capture device but ALSA's file plugin, which \(what); refused")
         }
         result = snd_pcm_nonblock(handle, 0)
         if result < 0 { throw fail("snd_pcm_nonblock", result) }
