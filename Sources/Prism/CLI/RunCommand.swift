@@ -436,6 +436,8 @@ enum PrismGraphs {
     /// ISF IMPORTED images (PNG, JPEG, PPM, PAM, …) are read by PrismMedia's `ImageFile.read` (libavcodec).
     static func binder() -> GraphBinder {
         GraphBinder(imageLoader: { path in
+            // A FIFO or a device named as a shader's image must not hang the run (or the dev preview).
+            try RegularFile.check(path, what: "an image file")
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })

@@ -175,26 +175,12 @@ extension CubeLUT {
     /// The file's text, with what is wrong said in the user's terms: not a regular file (a device, a FIFO),
     /// missing, unreadable, too large, or not text.
     private static func readText(_ path: String) throws(CubeLUTError) -> String {
-        func fail(_ message: String) -> CubeLUTError { CubeLUTError(file: path, line: 0, message: message) }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw fail(errno == ENOENT ? "no such file" : "cannot read it (\(String(cString: strerror(errno))))")
+        let bytes: [UInt8]
+        do { bytes = try RegularFile.read(path, what: "a .cube file", maximumBytes: maximumFileBytes) } catch {
+            throw CubeLUTError(file: path, line: 0, message: error.message)
         }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: break
-        case S_IFDIR: throw fail("is a directory, not a .cube file")
-        case S_IFCHR, S_IFBLK: throw fail("is a device, not a .cube file")
-        case S_IFIFO: throw fail("is a FIFO, not a .cube file")
-        default: throw fail("is not a regular file")
-        }
-        guard Int(info.st_size) <= maximumFileBytes else {
-            throw fail("is \(info.st_size) bytes; a .cube file is text of at most \(maximumFileBytes >> 20) MB")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw fail("cannot read it (permission denied?)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw fail("is not text (not UTF-8): not a .cube file")
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CubeLUTError(file: path, line: 0, message: "is not text (not UTF-8): not a .cube file")
         }
         return text
     }

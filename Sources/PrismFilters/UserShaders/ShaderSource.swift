@@ -107,8 +107,14 @@ public protocol ShaderFileSystem: Sendable {
 public struct LocalShaderFileSystem: ShaderFileSystem {
     public init() {}
 
+    /// The largest shader source read (a generated one with embedded tables is well under this).
+    public static let maximumFileBytes = 64 << 20
+
     public func contents(ofFile path: String) throws -> String {
-        try String(contentsOfFile: path, encoding: .utf8)
+        // Not String(contentsOfFile:): a FIFO there would block the reload for ever.
+        let bytes = try RegularFile.read(path, what: "a shader file", maximumBytes: Self.maximumFileBytes)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw RegularFile.Problem(path: path, message: "is not UTF-8 text") }
+        return text
     }
 }
 
