@@ -324,6 +324,9 @@ private func send(_ response: HTTPResponse, on connection: OpaquePointer,
     MHD_add_response_header(made, "Cache-Control", "no-store")
     MHD_add_response_header(made, "X-Content-Type-Options", "nosniff")
     MHD_add_response_header(made, "Referrer-Policy", "no-referrer")
+    for (name, value) in RequestGate.antiFramingHeaders where MHD_get_response_header(made, name) == nil {
+        MHD_add_response_header(made, name, value)
+    }
     defer { MHD_destroy_response(made) }
     return MHD_queue_response(connection, UInt32(status), made)
 }

@@ -29,7 +29,8 @@ struct PreviewRoutes: Sendable {
         case ("GET", "/"), ("GET", "/index.html"):
             return .data(status: 200, contentType: "text/html; charset=utf-8", body: Array(PreviewPage.html.utf8),
                          headers: [("Content-Security-Policy",
-                                    "default-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'")])
+                                    "default-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; "
+                                    + "frame-ancestors 'none'")])
         case ("GET", "/state"):
             return .json(200, session.state.json())
         case ("GET", "/stream"):

@@ -7,8 +7,11 @@ import Foundation
 ///   `--bind` address) with the port — so a DNS-rebinding page, whose requests carry its own host name,
 ///   can read neither `/state` nor frames;
 /// - `Origin`, when sent, must be the page's own: no other web page can drive `/param` or `/record`;
-/// - `Sec-Fetch-Site`, when sent, must not be another site's, except for a plain navigation (a link
-///   to the page), so other pages cannot embed the frames either;
+/// - `Sec-Fetch-Site`, when sent, must not be another site's, except for a plain top-level navigation
+///   (a link to the page), so other pages cannot embed the frames either; and no page may frame the
+///   preview (`Sec-Fetch-Dest` iframe and the like are refused, every response says `frame-ancestors
+///   'none'` and `X-Frame-Options: DENY`), since a page on another localhost port is same-site and its
+///   frame would carry the `SameSite=Strict` cookie;
 /// - POST bodies must be typed `application/json`: a cross-origin form or `text/plain` fetch, which
 ///   browsers send without a preflight, is refused even from a browser that sends no `Origin`;
 /// - with a token (as Jupyter does), every request must carry it: the page URL printed at start has
@@ -99,8 +102,14 @@ struct RequestGate: Sendable {
                                            && accepts(host: String(origin.dropFirst(7))) && origin.dropFirst(7) == host)) {
             return .error(403, "cross-origin requests are refused (Origin \(Self.printable(origin)))")
         }
+        // Another page may link to the preview (a top-level navigation) but never frame it: a page on another
+        // localhost port is "same-site", so its frame would get the SameSite=Strict cookie (clickjacking).
+        if let destination = header("Sec-Fetch-Dest")?.lowercased(), Self.framingDestinations.contains(destination) {
+            return .error(403, "the preview cannot be shown inside another page (\(Self.printable(destination)) refused)")
+        }
         if let site = header("Sec-Fetch-Site")?.lowercased(), site == "cross-site" || site == "same-site",
-           method != "GET" || header("Sec-Fetch-Mode")?.lowercased() != "navigate" {
+           method != "GET" || header("Sec-Fetch-Mode")?.lowercased() != "navigate"
+            || (header("Sec-Fetch-Dest").map { $0.lowercased() != "document" } ?? false) {
             return .error(403, "requests from other sites are refused")
         }
         if method == "POST" {
@@ -112,6 +121,14 @@ struct RequestGate: Sendable {
         }
         return nil
     }
+
+    /// `Sec-Fetch-Dest` values of a document shown inside another one.
+    static let framingDestinations: Set<String> = ["iframe", "frame", "embed", "object", "fencedframe"]
+
+    /// Headers on every response: no page may frame the preview, whatever the browser
+    /// (`frame-ancestors` where CSP is known, `X-Frame-Options` for older ones).
+    static let antiFramingHeaders: [(String, String)] = [("X-Frame-Options", "DENY"),
+                                                         ("Content-Security-Policy", "frame-ancestors 'none'")]
 
     /// At most 100 printable ASCII characters of a header value, for messages.
     static func printable(_ text: String) -> String {
