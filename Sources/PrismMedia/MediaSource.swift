@@ -38,6 +38,8 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     /// How the frames must be turned to be shown upright (a phone movie's display matrix); `.upright`
     /// for everything else.
     public var orientation = DisplayOrientation.upright
+    /// A display matrix turned by an angle that is not a quarter turn (clockwise degrees): not applied.
+    public var unsupportedRotation: Double?
 
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,
                 duration: MediaTime?, estimatedFrameCount: Int?, isLive: Bool, audio: AudioStreamInfo? = nil,
@@ -57,19 +59,59 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var description: String { summary }
 }
 
-/// A turn by a whole number of quarter turns, as a movie's display matrix asks for its frames.
+/// How a stored picture is meant to be shown: turned clockwise by a quarter-turn multiple, then mirrored
+/// (left and right swapped) when `mirrored` — the two transforms any display matrix of right angles and
+/// flips reduces to.
 public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
     /// Clockwise degrees: 0, 90, 180 or 270.
     public var clockwiseDegrees: Int
-    public init(clockwiseDegrees: Int) {
+    /// Then left and right swapped.
+    public var mirrored: Bool
+    public init(clockwiseDegrees: Int, mirrored: Bool = false) {
         let quarter = ((clockwiseDegrees % 360) + 360) % 360
         self.clockwiseDegrees = quarter / 90 * 90
+        self.mirrored = mirrored
     }
     public static let upright = DisplayOrientation(clockwiseDegrees: 0)
-    public var isUpright: Bool { clockwiseDegrees == 0 }
+    public var isUpright: Bool { clockwiseDegrees == 0 && !mirrored }
     /// Width and height swap (a quarter or three-quarter turn).
     public var swapsSides: Bool { clockwiseDegrees == 90 || clockwiseDegrees == 270 }
-    public var description: String { "rotated \(clockwiseDegrees)° clockwise" }
+    public var description: String {
+        switch (clockwiseDegrees, mirrored) {
+        case (0, false): return "upright"
+        case (0, true): return "mirrored"
+        case (let degrees, false): return "rotated \(degrees)° clockwise"
+        case (let degrees, true): return "rotated \(degrees)° clockwise and mirrored"
+        }
+    }
+
+    /// A display matrix (`AV_PKT_DATA_DISPLAYMATRIX`: nine 32-bit values, 16.16 fixed point but the last
+    /// column) read as FFmpeg's command-line autorotation reads it: the angle of `av_display_rotation_get`
+    /// (counter-clockwise, so negated), and the signs of the matrix's entries for the flips (a 180° angle
+    /// with only the first column negative is a horizontal flip, not a turn). An angle that is not a
+    /// quarter turn is returned as `unsupportedDegrees` with the picture left upright.
+    public static func from(displayMatrix matrix: UnsafePointer<Int32>) -> (orientation: DisplayOrientation, unsupportedDegrees: Double?) {
+        var theta = -av_display_rotation_get(matrix).rounded()
+        guard theta.isFinite else { return (.upright, nil) }
+        theta -= 360 * (theta / 360 + 0.9 / 360).rounded(.down)
+        func near(_ degrees: Double) -> Bool { abs(theta - degrees) < 1 }
+        if near(90) { return (DisplayOrientation(clockwiseDegrees: 90, mirrored: matrix[3] > 0), nil) }
+        if near(270) { return (DisplayOrientation(clockwiseDegrees: 270, mirrored: matrix[3] < 0), nil) }
+        if near(180) {
+            // hflip when the first column is negative, vflip when the second is: both make a half turn,
+            // a vflip alone is a half turn and a mirror.
+            switch (matrix[0] < 0, matrix[4] < 0) {
+            case (true, true): return (DisplayOrientation(clockwiseDegrees: 180), nil)
+            case (true, false): return (DisplayOrientation(clockwiseDegrees: 0, mirrored: true), nil)
+            case (false, true): return (DisplayOrientation(clockwiseDegrees: 180, mirrored: true), nil)
+            case (false, false): return (.upright, nil)
+            }
+        }
+        if near(0) || near(360) {
+            return (matrix[4] < 0 ? DisplayOrientation(clockwiseDegrees: 180, mirrored: true) : .upright, nil)
+        }
+        return (.upright, theta)
+    }
 }
 
 /// An audio stream's parameters (an owned copy of its `AVCodecParameters`, freed with

@@ -91,25 +91,23 @@ public final class MovieSource: MediaSource {
         if rawFormat != format.avPixelFormat { summary += " (as \(format.rawValue))" }
         if let frameRate { summary += " \(frameRate) fps" }
         if let audio { summary += ", \(audio.codecName) audio \(audio.sampleRate) Hz \(audio.channelCount) ch" }
-        let orientation = Self.displayOrientation(stream)
+        let (orientation, oddAngle) = Self.displayOrientation(stream)
         if !orientation.isUpright { summary += ", \(orientation)" }
         var info = SourceInfo(size: size, pixelFormat: format, frameRate: frameRate, timeBase: timeBase,
                               duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
                               colorSpace: colorSpace, summary: summary)
         info.orientation = orientation
+        info.unsupportedRotation = oddAngle
         self.info = info
     }
 
     /// The stream's display matrix (`AV_PKT_DATA_DISPLAYMATRIX`, what phones write for a camera held
-    /// upright) as a clockwise turn, rounded to a quarter turn like FFmpeg's own autorotation:
-    /// `av_display_rotation_get` gives the counter-clockwise angle.
-    static func displayOrientation(_ stream: UnsafeMutablePointer<AVStream>) -> DisplayOrientation {
+    /// upright) as a turn and a mirror, read as FFmpeg's own autorotation reads it (`DisplayOrientation.from`).
+    static func displayOrientation(_ stream: UnsafeMutablePointer<AVStream>) -> (orientation: DisplayOrientation, unsupportedDegrees: Double?) {
         var size: Int = 0
         guard let data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size),
-              size >= 9 * MemoryLayout<Int32>.size else { return .upright }
-        let degrees = -av_display_rotation_get(UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self))
-        guard degrees.isFinite else { return .upright }
-        return DisplayOrientation(clockwiseDegrees: Int((degrees / 90).rounded()) * 90)
+              size >= 9 * MemoryLayout<Int32>.size else { return (.upright, nil) }
+        return DisplayOrientation.from(displayMatrix: UnsafeRawPointer(data).assumingMemoryBound(to: Int32.self))
     }
 
     /// Reads (`av_read_frame`) and decodes (`avcodec_send_packet` / `avcodec_receive_frame`) until a

@@ -49,8 +49,12 @@ public final class RunJob: Sendable {
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
         var orientation = InputOrientation(mirrored: options.mirror)
         if options.autorotate, !source.info.orientation.isUpright {
-            orientation.rotation = source.info.orientation
+            orientation.rotation = DisplayOrientation(clockwiseDegrees: source.info.orientation.clockwiseDegrees)
+            orientation.mirrored = source.info.orientation.mirrored != options.mirror
             notes.append("input is \(source.info.orientation) for display: turned upright (--no-autorotate keeps it as stored)")
+        }
+        if options.autorotate, let degrees = source.info.unsupportedRotation {
+            notes.append(String(format: "warning: the display matrix turns the picture by %.0f°, not a quarter turn: kept as stored", degrees))
         }
         let graph = try userGraph.readingSource(through: orientation)
         if case .camera = options.input, let asked = options.frameRate, let given = source.info.frameRate,
