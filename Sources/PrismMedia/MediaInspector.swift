@@ -47,6 +47,19 @@ public struct MediaReport: Sendable {
 /// timestamps, durations, audio start and sample count, and individual frames as RGBA or raw planes.
 public enum MediaInspector {
     /// Decodes every video and audio frame of the first video and audio streams.
+    /// The video packets `path` holds, read without decoding: what a salvaged recording really kept.
+    public static func videoPacketCount(_ path: String) throws -> Int {
+        let input = try InputFile(url: path)
+        guard let index = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else { throw AVError("no video stream", context: path) }
+        let packet = OwnedPacket()
+        var count = 0
+        while try input.read(into: packet.pointer) {
+            if Int(packet.pointer.pointee.stream_index) == index { count += 1 }
+            av_packet_unref(packet.pointer)
+        }
+        return count
+    }
+
     public static func inspect(_ path: String) throws -> MediaReport {
         let input = try InputFile(url: path)
         var streams: [MediaReport.Stream] = []

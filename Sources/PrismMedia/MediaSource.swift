@@ -26,6 +26,9 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var timeBase: Rational
     public var duration: MediaTime?
     public var estimatedFrameCount: Int?
+    /// `estimatedFrameCount` is the stream header's own count, not duration × rate (which a variable
+    /// frame rate makes wrong).
+    public var frameCountFromHeader = false
     /// True for sources that run in real time and may drop frames (cameras, network streams).
     public var isLive: Bool
     public var hasAudio: Bool { audio != nil }

@@ -97,6 +97,7 @@ public final class MovieSource: MediaSource {
                               duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
                               colorSpace: colorSpace, summary: summary)
         info.orientation = orientation
+        info.frameCountFromHeader = stream.pointee.nb_frames > 0
         info.unsupportedRotation = oddAngle
         self.info = info
     }

@@ -291,9 +291,16 @@ extension RunCommand {
         // Only a movie that ran out by itself (not a limit, a stop, or a still's one frame) can be short.
         guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.frameRate == nil,
               let expected = source.estimatedFrameCount else { return nil }
-        // Counts estimated from duration × rate may be off by a frame or two.
-        guard expected - report.framesIn > max(2, expected / 50) else { return nil }
-        return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"
+        if source.frameCountFromHeader {
+            guard expected - report.framesIn > max(2, expected / 50) else { return nil }
+            return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"
+        }
+        // A count made of duration × rate is wrong for variable-rate files: go by how far in time the frames went.
+        guard let duration = source.duration?.seconds, let span = report.inputSpan?.seconds,
+              let rate = source.frameRate?.doubleValue, rate > 0,
+              duration - (span + 1 / rate) > max(0.5, duration / 50) else { return nil }
+        return String(format: "%@ ended %.2f s into the %.2f s its header announces (truncated or damaged?)", path,
+                      span + 1 / rate, duration)
     }
 }
 

@@ -81,7 +81,8 @@ struct RecordCommand: PrismCommand {
         let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }
         let remote = TakeController.Remote()
         let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
-                                                   segmentSeconds: segmentSeconds, segmentBytes: segmentBytes),
+                                                   segmentSeconds: segmentSeconds, segmentBytes: segmentBytes,
+                                                   cameraInput: options.input.isCamera),
                                    remote: remote, say: say)
         // A camera (or the pattern, paced) runs on the clock, as a recorder does.
         let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes], pacePattern: true)

@@ -19,6 +19,8 @@ final class TakeController: FrameTap {
         /// Roll to a new take after this long (seconds of input time) or this many bytes.
         var segmentSeconds: Double?
         var segmentBytes: Int64?
+        /// The input is a camera (`camera DEVICE` switches it); the pattern has nothing to switch.
+        var cameraInput = false
     }
 
     private let settings: Settings
@@ -66,7 +68,8 @@ final class TakeController: FrameTap {
                 try control.attach(sink)
                 still = sink
                 say("photo \(sink.path)")
-            case .camera(let path): control.switchCamera(to: path)
+            case .camera(let path) where settings.cameraInput: control.switchCamera(to: path)
+            case .camera(let path): say("camera \(PrismCommandLine.terminalSafe(path)): the input is the pattern, not a camera; nothing to switch")
             }
         }
         // Segments: the next take begins with the next frame, so nothing is lost between them.

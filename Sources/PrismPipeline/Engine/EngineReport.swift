@@ -44,6 +44,8 @@ public struct RunReport: Sendable {
     public init() {}
 
     public var framesIn = 0
+    /// Input time from the first frame read to the last (nil when none was read).
+    public var inputSpan: MediaTime?
     public var framesOut = 0
     /// Frames a live source dropped because the pipeline was behind.
     public var framesDropped = 0

@@ -236,6 +236,7 @@ public final class FrameEngine: Sendable {
         let sourceDone = DispatchSemaphore(value: 0)
         let sourceTimes = Locked(StageTimes())
         let framesRead = Atomic<Int>(0)
+        let inputSpan = Mutex<MediaTime?>(nil)
         let limitReached = Locked<StopReason?>(nil)
         let sourceLease = Lease((source: self.source, capture: capture))
         let pendingSwitch = self.pendingSwitch
@@ -296,6 +297,8 @@ public final class FrameEngine: Sendable {
             let reached = loop.limitReached
             limitReached.withLock { $0 = reached }
             framesRead.store(loop.emitted, ordering: .relaxed)
+            let span = loop.sourceSpan.map { $0.last - $0.first }
+            inputSpan.withLock { $0 = span }
         }
         Thread.detachNewThread {
             readSource()
@@ -373,6 +376,7 @@ public final class FrameEngine: Sendable {
         var report = RunReport()
         report.renderer = gpuInfo.description
         report.framesIn = framesRead.load(ordering: .relaxed)
+        report.inputSpan = inputSpan.withLock { $0 }
         // What the output holds: a size limit may have left out the frames the encoder still held.
         report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
         report.framesDropped = frames.dropped

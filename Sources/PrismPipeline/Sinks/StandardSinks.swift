@@ -92,7 +92,9 @@ public final class MovieSink: FrameSink {
     }
 
     /// The frames the finished file holds (the frames given, less those a limit left out).
-    public var framesInOutput: Int? { writer?.videoPacketsMuxed }
+    public var framesInOutput: Int? { salvagedFrames ?? writer?.videoPacketsMuxed }
+    /// After a salvage (a full disk, a stalled camera): the frames the kept file holds, counted in it.
+    private var salvagedFrames: Int?
 
     public func write(audio packet: AudioPacket) throws { try writer?.writeAudio(packet) }
 
@@ -111,7 +113,14 @@ public final class MovieSink: FrameSink {
     }
 
     public func abort() { writer?.abort() }
-    public func salvage() -> String? { writer?.salvage() == true ? path : nil }
+    /// What was muxed is not what survived: the file was cut at its last whole fragment, so its frames and
+    /// bytes are read from it.
+    public func salvage() -> String? {
+        guard writer?.salvage() == true else { return nil }
+        salvagedFrames = (try? MediaInspector.videoPacketCount(path)) ?? 0
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
+        return path
+    }
 }
 
 /// Writes one frame as a PNG or JPEG still (by the path's extension): the last frame it was given, at its

@@ -21,6 +21,8 @@ struct SourceLoop {
     /// CLOCK_MONOTONIC (µs) at the paced time line's zero.
     private var pacingOrigin: Int64?
     private(set) var times = StageTimes()
+    /// The first and the latest video frame's time as the source gave it (how far a file really went).
+    private(set) var sourceSpan: (first: MediaTime, last: MediaTime)?
 
     init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) {
         self.source = source
@@ -62,6 +64,7 @@ struct SourceLoop {
             return .audio(packet)
         case .video(let frame):
             times.add(.decode, since: t0)
+            sourceSpan = (sourceSpan?.first ?? frame.pts, frame.pts)
             let ptsMicroseconds = frame.pts.ticks(in: Rational(1, 1_000_000))
             if paced {
                 // Frame N is released at origin + its time, as a camera would deliver it.
