@@ -23,8 +23,10 @@ struct ProcessResult {
 }
 
 enum Tools {
-    /// The built `prism` next to the test bundle (swift build puts both in .build/<config>).
+    /// The built `prism` next to the test bundle (swift build puts both in .build/<config>), or
+    /// `PRISM_TEST_BINARY` (to run the end-to-end tests against another build, e.g. the code before a fix).
     static var prism: String {
+        if let other = ProcessInfo.processInfo.environment["PRISM_TEST_BINARY"], !other.isEmpty { return other }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         return bundle.appendingPathComponent("prism").path
     }
