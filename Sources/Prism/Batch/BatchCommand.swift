@@ -100,11 +100,7 @@ struct BatchCommand: PrismCommand {
                               ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
                               ("--duration", "duration")] {
             guard let value = scanner.value(option) else { continue }
-            do {
-                _ = try defaults.set(key, text: value)
-            } catch let error as UsageError {
-                throw UsageError("--" + error.description)
-            }
+            _ = try defaults.set(key, text: value, name: option)
             passOn += [option, value]
         }
         if let directory = scanner.value("--output-dir") {

@@ -22,9 +22,9 @@ struct SourceLoop {
     private var pacingOrigin: Int64?
     private(set) var times = StageTimes()
 
-    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) {
+    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) throws {
         self.source = source
-        limiter = FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
+        limiter = try FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
                              rate: configuration.constantRate)
         paced = configuration.pacedToClock
         self.origin = origin
