@@ -144,7 +144,7 @@ struct BatchCommand: PrismCommand {
         switch mode {
         case .report(let paths, let json):
             let report = try BatchReport.load(paths)
-            print(json ? try report.json() : report.text)
+            print(json ? try report.json() : PrismCommandLine.terminalSafe(report.text))
             return report.failed > 0 ? Self.failedJobsStatus : 0
         case .sbatch(let submit):
             return try writeScript(submit: submit)
@@ -205,7 +205,8 @@ struct BatchCommand: PrismCommand {
 
         if dryRun {
             for job in mine {
-                print("\(finished.isDone(job) ? "done" : "todo")  \(job.id)  \(job.input) → \(job.output)")
+                print("\(finished.isDone(job) ? "done" : "todo")  \(BatchProgress.shown(job.id))  \(BatchProgress.shown(job.input)) → "
+                      + BatchProgress.shown(job.output))
             }
             PrismCommandLine.info("prism: \(pending.count) of \(mine.count) job(s) to run" + (shard.map { " (shard \($0))" } ?? ""))
             return 0
