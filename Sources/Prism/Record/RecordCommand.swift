@@ -78,9 +78,10 @@ struct RecordCommand: PrismCommand {
         let quiet = options.quiet
         let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }
         let remote = TakeController.Remote()
+        let stop = StopSignal()
         let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
                                                    segmentSeconds: segmentSeconds, segmentBytes: segmentBytes),
-                                   remote: remote, say: say)
+                                   remote: remote, say: say, quit: { stop.stop(.interrupted) })
         // A camera (or the pattern, paced) runs on the clock, as a recorder does.
         let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes], pacePattern: true)
         if !quiet {
@@ -88,7 +89,6 @@ struct RecordCommand: PrismCommand {
             say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` on stdin, or SIGUSR1 to start and stop")
         }
         if startRecording { remote.send(.start) }
-        let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
         let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
@@ -96,7 +96,7 @@ struct RecordCommand: PrismCommand {
         toggle.setEventHandler { remote.send(.toggle) }
         toggle.resume()
         defer { toggle.cancel() }
-        Self.readCommands(into: remote, stop: stop, say: say)
+        Self.readCommands(into: remote, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }
         if !quiet {
@@ -107,20 +107,19 @@ struct RecordCommand: PrismCommand {
     }
 
     /// Reads commands from stdin on a thread of its own until `quit` or the end of input (a closed stdin
-    /// leaves the recorder running until a signal, as a daemon's would).
-    private static func readCommands(into takes: TakeController.Remote, stop: StopSignal, say: @escaping @Sendable (String) -> Void) {
+    /// leaves the recorder running until a signal, as a daemon's would). Each goes to the take controller
+    /// in order, `quit` too, so it comes after the commands before it; lines are bounded
+    /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line.
+    private static func readCommands(into takes: TakeController.Remote, say: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
-            while let line = readLine() {
-                let words = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                switch words.first?.lowercased() {
-                case "start": takes.send(.start)
-                case "stop": takes.send(.stop)
-                case "toggle": takes.send(.toggle)
-                case "snap", "photo": takes.send(.snap)
-                case "camera" where words.count == 2: takes.send(.camera(InputSpec.cameraPath(words[1]) ?? words[1]))
-                case "quit", "exit": stop.stop(.interrupted); return
-                case nil: continue
-                default: say("unknown command '\(PrismCommandLine.terminalSafe(line))' (start, stop, toggle, snap, camera DEVICE, quit)")
+            var reader = BoundedLineReader(descriptor: STDIN_FILENO)
+            while let line = reader.next() {
+                switch RecordInput(line) {
+                case .command(let command):
+                    takes.send(command)
+                    if command == .quit { return }
+                case .empty: continue
+                case .refused(let message): say(message)
                 }
             }
         }
