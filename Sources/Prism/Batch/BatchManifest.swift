@@ -190,14 +190,13 @@ struct BatchManifest: Sendable {
         var outputFiles: [String: Int] = [:]  // PathIdentity.file of outputs that exist → line
         var ids: [String: Int] = [:]
         var graphs = GraphChecks()
-        for (offset, rawLine) in data.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
-            let line = offset + 1
+        try JSONLines.forEach(in: data) { line, rawLine in
             do {
                 guard rawLine.count <= Self.maximumLineBytes else {
                     throw UsageError("the line is \(rawLine.count) bytes, over the limit of \(Self.maximumLineBytes >> 10) KiB for one job")
                 }
                 let text = String(decoding: rawLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                if text.isEmpty || text.hasPrefix("#") { continue }
+                if text.isEmpty || text.hasPrefix("#") { return }
                 var job = try Self.parse(text, base: base, defaults: defaults, outputDirectory: outputDirectory, graphs: &graphs)
                 job.line = line
                 job.index = jobs.count

@@ -117,16 +117,16 @@ final class BatchResultsFile: Sendable {
         let decoder = JSONDecoder()
         for path in paths {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
-            for (offset, line) in data.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated()
-            where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
-                let place = "\(path):\(offset + 1)"
+            JSONLines.forEach(in: data) { number, line in
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { return }
+                let place = "\(path):\(number)"
                 guard line.count <= maximumLineBytes else {
                     problems.append("\(place): \(line.count) bytes, too long for a result")
-                    continue
+                    return
                 }
                 guard let result = try? decoder.decode(BatchResult.self, from: Data(line)) else {
                     problems.append("\(place): not a result line (torn or damaged)")
-                    continue
+                    return
                 }
                 if let problem = result.problem {
                     problems.append("\(place): \(problem)")
