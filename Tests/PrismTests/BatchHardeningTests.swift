@@ -8,11 +8,7 @@ import PrismMedia
 final class BatchHardeningTests: XCTestCase {
     let dir = ScratchDirectory()
 
-    private func writeManifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String {
-        let path = dir.path(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    private func writeManifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String { try dir.writeLines(lines, name: name) }
 
     /// A small lossless clip (a movie input: its frames are timed by the rate conversion).
     private func makeClip(_ name: String) throws -> String {

@@ -12,6 +12,12 @@ final class ScratchDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     func contents() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
+    /// Writes `lines` as a JSON Lines file (a manifest, a results file) named `name`; returns its path.
+    func writeLines(_ lines: [String], name: String = "jobs.jsonl") throws -> String {
+        let path = path(name)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 }
 
 /// The result of running a program.
