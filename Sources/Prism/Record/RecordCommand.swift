@@ -63,6 +63,9 @@ struct RecordCommand: PrismCommand {
         try scanner.checkAllUsed()
     }
 
+    /// How long `quit` waits for a frame to be carried out on before it stops the run by itself.
+    static let quitGrace = 10.0
+
     /// `90s`, `10m`, `1h`, `1.5m`, or plain seconds.
     static func parseDuration(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
@@ -96,7 +99,7 @@ struct RecordCommand: PrismCommand {
         toggle.setEventHandler { remote.send(.toggle) }
         toggle.resume()
         defer { toggle.cancel() }
-        Self.readCommands(into: remote, say: say)
+        Self.readCommands(into: remote, stop: stop, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }
         if !quiet {
@@ -109,15 +112,20 @@ struct RecordCommand: PrismCommand {
     /// Reads commands from stdin on a thread of its own until `quit` or the end of input (a closed stdin
     /// leaves the recorder running until a signal, as a daemon's would). Each goes to the take controller
     /// in order, `quit` too, so it comes after the commands before it; lines are bounded
-    /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line.
-    private static func readCommands(into takes: TakeController.Remote, say: @escaping @Sendable (String) -> Void) {
+    /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line. Should no frame come to carry
+    /// `quit` out (a camera that stopped delivering), the run is stopped after `quitGrace` seconds anyway.
+    private static func readCommands(into takes: TakeController.Remote, stop: StopSignal, say: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
             var reader = BoundedLineReader(descriptor: STDIN_FILENO)
             while let line = reader.next() {
                 switch RecordInput(line) {
                 case .command(let command):
                     takes.send(command)
-                    if command == .quit { return }
+                    if command == .quit {
+                        Thread.sleep(forTimeInterval: quitGrace)
+                        stop.stop(.interrupted)
+                        return
+                    }
                 case .empty: continue
                 case .refused(let message): say(message)
                 }
