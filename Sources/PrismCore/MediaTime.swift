@@ -24,7 +24,12 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
             if abs(value - 29.97) < 0.001 { self.init(30000, 1001) }
             else if abs(value - 59.94) < 0.001 { self.init(60000, 1001) }
             else if abs(value - 23.976) < 0.001 { self.init(24000, 1001) }
-            else { self.init(Int32((value * 1000).rounded()), 1000) }
+            else {
+                // Below 1/2000 the thousandths round to zero: not a rate.
+                let thousandths = Int32((value * 1000).rounded())
+                guard thousandths > 0 else { return nil }
+                self.init(thousandths, 1000)
+            }
         } else {
             return nil
         }

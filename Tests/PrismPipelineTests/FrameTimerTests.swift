@@ -20,22 +20,22 @@ final class FrameTimerTests: XCTestCase {
         return out + timer.finish()
     }
 
-    func testFrameLimitPassesExactlyThatMany() {
-        var timer = FrameTimer(frameLimit: 7, durationLimit: nil, rate: nil)
+    func testFrameLimitPassesExactlyThatMany() throws {
+        var timer = try FrameTimer(frameLimit: 7, durationLimit: nil, rate: nil)
         let out = run(&timer, frames: 30)
         XCTAssertEqual(out.count, 7)
         XCTAssertTrue(timer.isDone)
         XCTAssertEqual(out.map { $0.pts.ticks(in: Rational(1, 30)) }, Array(0..<7).map(Int64.init))
     }
 
-    func testDurationLimitStopsBeforeTheLimit() {
+    func testDurationLimitStopsBeforeTheLimit() throws {
         // 0.5 s of 30 fps: frames at 0 … 14/30 (15/30 is at the limit, not before it).
-        var timer = FrameTimer(frameLimit: nil, durationLimit: MediaTime(value: 1, timescale: 2), rate: nil)
+        var timer = try FrameTimer(frameLimit: nil, durationLimit: MediaTime(value: 1, timescale: 2), rate: nil)
         XCTAssertEqual(run(&timer, frames: 60).count, 15)
     }
 
-    func testConversionToHalfTheRateKeepsEveryOtherFrame() {
-        var timer = FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(15, 1))
+    func testConversionToHalfTheRateKeepsEveryOtherFrame() throws {
+        var timer = try FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(15, 1))
         let out = run(&timer, frames: 30)
         XCTAssertEqual(out.count, 15)
         for (index, timed) in out.enumerated() {
@@ -46,8 +46,8 @@ final class FrameTimerTests: XCTestCase {
         }
     }
 
-    func testConversionToTwiceTheRateRepeatsEachFrame() {
-        var timer = FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(60, 1))
+    func testConversionToTwiceTheRateRepeatsEachFrame() throws {
+        var timer = try FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(60, 1))
         let out = run(&timer, frames: 30)
         XCTAssertEqual(out.count, 60, "the last frame covers its whole display time")
         for (index, timed) in out.enumerated() {
@@ -55,14 +55,26 @@ final class FrameTimerTests: XCTestCase {
         }
     }
 
-    func testOneFrameInputGivesOneConvertedFrame() {
-        var timer = FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(24, 1))
+    func testOneFrameInputGivesOneConvertedFrame() throws {
+        var timer = try FrameTimer(frameLimit: nil, durationLimit: nil, rate: Rational(24, 1))
         let out = run(&timer, frames: 1, rate: 1000)
         XCTAssertEqual(out.count, 1)
     }
 
-    func testFrameLimitAppliesToConvertedFrames() {
-        var timer = FrameTimer(frameLimit: 10, durationLimit: nil, rate: Rational(60, 1))
+    func testFrameLimitAppliesToConvertedFrames() throws {
+        var timer = try FrameTimer(frameLimit: 10, durationLimit: nil, rate: Rational(60, 1))
         XCTAssertEqual(run(&timer, frames: 30).count, 10)
+    }
+
+    /// Issue 20, item 7: a rate with a zero term (what "0.0001" fps once parsed to) is a typed error, not a trap.
+    func testARateThatIsNotPositiveIsAnErrorNotATrap() {
+        for rate in [Rational(0, 1000), Rational(30, 0), Rational(-30, 1)] {
+            XCTAssertThrowsError(try FrameTimer(frameLimit: nil, durationLimit: nil, rate: rate)) { error in
+                XCTAssertTrue(error is FrameRateError, "\(error)")
+                XCTAssertTrue("\(error)".contains("not a positive rate"), "\(error)")
+            }
+        }
+        XCTAssertNil(Rational(parsing: "0.0001"), "rounds to 0/1000: not a rate")
+        XCTAssertEqual(Rational(parsing: "0.001"), Rational(1, 1000))
     }
 }

@@ -8,11 +8,7 @@ import PrismMedia
 final class BatchManifestTests: XCTestCase {
     let dir = ScratchDirectory()
 
-    private func manifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String {
-        let path = dir.path(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    private func manifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String { try dir.writeLines(lines, name: name) }
 
     private func touch(_ name: String) -> String {
         XCTAssertTrue(FileManager.default.createFile(atPath: dir.path(name), contents: Data("x".utf8)))

@@ -117,4 +117,44 @@ final class RecordTests: XCTestCase {
             for word in words { XCTAssert(result.stderr.contains(word), result.stderr) }
         }
     }
+
+    /// Issue 20, item 13: commands already read are carried out in order, the same way every time: the
+    /// take started has frames and is written, the photo is taken, `quit` finishes both.
+    func testCommandsReadAtOnceAreCarriedOutInOrderEveryTime() throws {
+        for attempt in 0..<3 {
+            let scratch = ScratchDirectory()
+            let run = try Tools.run(Tools.prism, ["record", scratch.url.path, "--size", "160x120", "--preset", "ultrafast"],
+                                    stdin: Data("start\nsnap\nquit\n".utf8), timeout: 60)
+            XCTAssertEqual(run.status, 0, "attempt \(attempt): \(run.stderr)")
+            XCTAssertFalse(run.stderr.contains("failed"), "attempt \(attempt): \(run.stderr)")
+            let names = scratch.contents()
+            let takes = names.filter { $0.hasPrefix("take-") && $0.hasSuffix(".mp4") }
+            let photos = names.filter { $0.hasPrefix("photo-") && $0.hasSuffix(".jpg") }
+            XCTAssertEqual(takes.count, 1, "attempt \(attempt): \(names)\n\(run.stderr)")
+            XCTAssertEqual(photos.count, 1, "attempt \(attempt): \(names)\n\(run.stderr)")
+            for take in takes {
+                let report = try MediaInspector.inspect(scratch.path(take))
+                XCTAssertGreaterThanOrEqual(report.videoFrameCount, 1, "attempt \(attempt): \(take)")
+                XCTAssertEqual(report.size, Size(width: 160, height: 120))
+            }
+            for photo in photos { XCTAssertEqual(try ImageFile.read(path: scratch.path(photo)).size, Size(width: 160, height: 120)) }
+            XCTAssertEqual(names.filter { $0.hasPrefix(".") }, [], "attempt \(attempt): no temporaries left")
+        }
+    }
+
+    /// Issue 20, item 11: a huge line on stdin is skipped with a short message (never echoed whole, never
+    /// held whole), and the commands after it still run.
+    func testOverlongStdinLinesAreSkippedWithABoundedMessage() throws {
+        var input = Data(repeating: UInt8(ascii: "A"), count: 20 << 20)
+        input.append(contentsOf: Array("\n\u{1B}]0;title\u{07}sparkle\nquit\n".utf8))
+        let run = try Tools.run(Tools.prism, ["record", dir.url.path, "--size", "160x120", "--preset", "ultrafast"], stdin: input,
+                                timeout: 120)
+        XCTAssertEqual(run.status, 0, String(run.stderr.prefix(2000)))
+        XCTAssertLessThan(run.stderr.utf8.count, 4096, "stderr echoes the line: \(run.stderr.utf8.count) bytes")
+        let skipped = run.stderrLines.filter { $0.contains("skipped") }
+        XCTAssertEqual(skipped.count, 1, run.stderr)
+        XCTAssertTrue(skipped.first?.contains("\(20 << 20) bytes") ?? false, run.stderr)
+        XCTAssertTrue(run.stderr.contains("unknown command '\\x1b]0;title\\x07sparkle'"), run.stderr)
+        XCTAssertFalse(run.stderr.contains("\u{1B}"), "escape sequences are shown escaped")
+    }
 }

@@ -12,6 +12,12 @@ final class ScratchDirectory {
     deinit { try? FileManager.default.removeItem(at: url) }
     func path(_ name: String) -> String { url.appendingPathComponent(name).path }
     func contents() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []).sorted() }
+    /// Writes `lines` as a JSON Lines file (a manifest, a results file) named `name`; returns its path.
+    func writeLines(_ lines: [String], name: String = "jobs.jsonl") throws -> String {
+        let path = path(name)
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
 }
 
 /// The result of running a program.
@@ -23,8 +29,10 @@ struct ProcessResult {
 }
 
 enum Tools {
-    /// The built `prism` next to the test bundle (swift build puts both in .build/<config>).
+    /// The built `prism` next to the test bundle (swift build puts both in .build/<config>), or
+    /// `PRISM_TEST_BINARY` (to run the end-to-end tests against another build, e.g. the code before a fix).
     static var prism: String {
+        if let other = ProcessInfo.processInfo.environment["PRISM_TEST_BINARY"], !other.isEmpty { return other }
         let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         return bundle.appendingPathComponent("prism").path
     }

@@ -100,11 +100,7 @@ struct BatchCommand: PrismCommand {
                               ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
                               ("--duration", "duration")] {
             guard let value = scanner.value(option) else { continue }
-            do {
-                _ = try defaults.set(key, text: value)
-            } catch let error as UsageError {
-                throw UsageError("--" + error.description)
-            }
+            _ = try defaults.set(key, text: value, name: option)
             passOn += [option, value]
         }
         if let directory = scanner.value("--output-dir") {
@@ -148,7 +144,7 @@ struct BatchCommand: PrismCommand {
         switch mode {
         case .report(let paths, let json):
             let report = try BatchReport.load(paths)
-            print(json ? try report.json() : report.text)
+            print(json ? try report.json() : PrismCommandLine.terminalSafe(report.text))
             return report.failed > 0 ? Self.failedJobsStatus : 0
         case .sbatch(let submit):
             return try writeScript(submit: submit)
@@ -209,7 +205,8 @@ struct BatchCommand: PrismCommand {
 
         if dryRun {
             for job in mine {
-                print("\(finished.isDone(job) ? "done" : "todo")  \(job.id)  \(job.input) → \(job.output)")
+                print("\(finished.isDone(job) ? "done" : "todo")  \(BatchProgress.shown(job.id))  \(BatchProgress.shown(job.input)) → "
+                      + BatchProgress.shown(job.output))
             }
             PrismCommandLine.info("prism: \(pending.count) of \(mine.count) job(s) to run" + (shard.map { " (shard \($0))" } ?? ""))
             return 0

@@ -49,43 +49,22 @@ struct JobSettings: Sendable, Equatable {
                     duration: duration ?? defaults.duration)
     }
 
-    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-
-    /// Checks and sets one setting from its text form (the command line's spelling and the manifest's);
-    /// returns false for a key that is not a setting. Errors name the key, not where it came from.
-    mutating func set(_ key: String, text: String) throws -> Bool {
+    /// Checks and sets one setting from its text form (the command line's spelling and the manifest's)
+    /// with the command line's own functions (`SettingValue`); returns false for a key that is not a
+    /// setting. Errors name the setting as `name` (the option on a command line; the key by default).
+    mutating func set(_ key: String, text: String, name: String? = nil) throws -> Bool {
+        let name = name ?? key
         switch key {
-        case "filter":
-            filter = text
-        case "codec":
-            guard let parsed = VideoEncoderSettings.Codec(rawValue: text.lowercased()) else {
-                throw UsageError("codec takes h264, hevc, ffv1 or prores, not '\(text)'")
-            }
-            codec = parsed
-        case "preset":
-            guard Self.presets.contains(text) else { throw UsageError("preset takes one of \(Self.presets.joined(separator: ", ")), not '\(text)'") }
-            preset = text
-        case "crf":
-            guard let value = Int(text), (0...51).contains(value) else { throw UsageError("crf takes a whole number in 0...51, not '\(text)'") }
-            crf = value
-        case "bitrate":
-            bitrate = try RunCommand.parseBitrate(text)
-        case "size":
-            guard let parsed = Size(parsing: text) else { throw UsageError("size takes WxH (e.g. 1280x720) or 720p, not '\(text)'") }
-            size = parsed
-        case "fps":
-            guard let parsed = Rational(parsing: text) else { throw UsageError("fps takes a rate like 30, 29.97 or 30000/1001, not '\(text)'") }
-            frameRate = parsed
-        case "frames":
-            guard let value = Int(text), (1...100_000_000).contains(value) else {
-                throw UsageError("frames takes a whole number in 1...100000000, not '\(text)'")
-            }
-            frames = value
-        case "duration":
-            guard let value = Double(text), (0.001...1e7).contains(value) else { throw UsageError("duration takes seconds in 0.001...1e7, not '\(text)'") }
-            duration = value
-        default:
-            return false
+        case "filter": filter = try BatchManifest.checkedFilterText(text, name)
+        case "codec": codec = try SettingValue.codec(text, name)
+        case "preset": preset = try SettingValue.preset(text, name)
+        case "crf": crf = try SettingValue.crf(text, name)
+        case "bitrate": bitrate = try SettingValue.bitrate(text, name)
+        case "size": size = try SettingValue.size(text, name)
+        case "fps": frameRate = try SettingValue.frameRate(text, name)
+        case "frames": frames = try SettingValue.frames(text, name)
+        case "duration": duration = try SettingValue.duration(text, name)
+        default: return false
         }
         return true
     }
@@ -148,9 +127,7 @@ struct BatchJob: Sendable, Equatable {
         options.size = settings.size
         options.frameRate = settings.frameRate
         options.frameLimit = settings.frames
-        if let duration = settings.duration {
-            options.durationLimit = MediaTime(value: Int64((duration * 1000).rounded()), timescale: 1000)
-        }
+        options.durationLimit = settings.duration.map(SettingValue.durationLimit)
         options.quiet = true
         options.progress = false
         return options
@@ -182,6 +159,21 @@ struct BatchManifest: Sendable {
 
     static let keys = ["id", "input", "output"] + JobSettings.keys
 
+    /// The longest job line: a filter text at its limit, two paths of PATH_MAX and the other settings
+    /// fit. Longer lines are refused unread, so a damaged manifest costs no parse.
+    static let maximumLineBytes = 256 << 10
+    /// The longest filter text: what one command-line argument may hold (Linux's MAX_ARG_STRLEN), so a
+    /// manifest's graph is never larger than one `run --filter` could be given.
+    static let maximumFilterBytes = 128 << 10
+
+    /// A filter text no longer than `maximumFilterBytes` (checked before it is parsed).
+    static func checkedFilterText(_ text: String, _ name: String) throws -> String {
+        guard text.utf8.count <= maximumFilterBytes else {
+            throw UsageError("\(name) is \(text.utf8.count) bytes of graph text, over the limit of \(maximumFilterBytes >> 10) KiB")
+        }
+        return text
+    }
+
     /// Reads and checks `path`. `defaults` fill what a line leaves out; without an `output`, a line's
     /// output is `outputDirectory`/INPUT-NAME with the codec's usual extension.
     init(path: String, defaults: JobSettings = JobSettings(), outputDirectory: String? = nil) throws {
@@ -193,28 +185,37 @@ struct BatchManifest: Sendable {
         let outputDirectory = outputDirectory.map { Self.absolute($0, relativeTo: FileManager.default.currentDirectoryPath) }
         var jobs: [BatchJob] = []
         var problems: [ManifestError] = []
-        var outputs: [String: Int] = [:]
+        // Outputs by what they name on disk, so two spellings of one file (a symlinked folder) are one.
+        var outputs: [String: Int] = [:]  // PathIdentity.entry → line
+        var outputFiles: [String: Int] = [:]  // PathIdentity.file of outputs that exist → line
         var ids: [String: Int] = [:]
-        for (offset, rawLine) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = offset + 1
-            let text = rawLine.trimmingCharacters(in: .whitespacesAndNewlines)
-            if text.isEmpty || text.hasPrefix("#") { continue }
+        var graphs = GraphChecks()
+        try JSONLines.forEach(in: data) { line, rawLine in
             do {
-                var job = try Self.parse(text, base: base, defaults: defaults, outputDirectory: outputDirectory)
+                guard rawLine.count <= Self.maximumLineBytes else {
+                    throw UsageError("the line is \(rawLine.count) bytes, over the limit of \(Self.maximumLineBytes >> 10) KiB for one job")
+                }
+                let text = String(decoding: rawLine, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                if text.isEmpty || text.hasPrefix("#") { return }
+                var job = try Self.parse(text, base: base, defaults: defaults, outputDirectory: outputDirectory, graphs: &graphs)
                 job.line = line
                 job.index = jobs.count
-                if let first = outputs[job.output] {
-                    throw UsageError("output \(job.output) is also line \(first)'s: two jobs cannot write one file")
+                let output = PathIdentity(job.output)
+                if let first = outputs[output.entry] {
+                    throw UsageError("output \(job.output) is also line \(first)'s (the same file, however spelt): "
+                                     + "two jobs cannot write one file")
                 }
                 if let first = ids[job.id] { throw UsageError("id '\(job.id)' is also line \(first)'s") }
-                if job.input == job.output { throw UsageError("output is the input file") }
-                outputs[job.output] = line
+                outputs[output.entry] = line
+                if let file = output.file { outputFiles[file] = line }
                 ids[job.id] = line
                 jobs.append(job)
             } catch let error as PrismError {
                 problems.append(ManifestError(path: path, line: line, message: error.description))
             }
         }
+        problems += Self.readsOfOutputs(jobs, outputs: outputs, files: outputFiles).map { ManifestError(path: path, line: $0.line, message: $0.message) }
+        problems.sort { ($0.line ?? 0) < ($1.line ?? 0) }
         if var first = problems.first {
             first.more = problems.count - 1
             throw first
@@ -223,7 +224,54 @@ struct BatchManifest: Sendable {
         self.jobs = jobs
     }
 
-    private static func parse(_ text: String, base: String, defaults: JobSettings, outputDirectory: String?) throws -> BatchJob {
+    /// Jobs whose input is a job's output (their own or another's, through any spelling, symlink or hard
+    /// link): refused, since the input would be read stale, or while it is written, and a rerun would
+    /// count the job done for ever.
+    private static func readsOfOutputs(_ jobs: [BatchJob], outputs: [String: Int], files: [String: Int]) -> [(line: Int, message: String)] {
+        var found: [(Int, String)] = []
+        for job in jobs where job.input.hasPrefix("/") {
+            let input = PathIdentity(job.input, followingLink: true)
+            guard let writer = outputs[input.entry] ?? input.file.flatMap({ files[$0] }) else { continue }
+            found.append((job.line, writer == job.line
+                ? "output is the input file"
+                : "input \(job.input) is line \(writer)'s output: a job cannot read what another job of the batch writes "
+                    + "(run it in a batch of its own afterwards)"))
+        }
+        return found
+    }
+
+    /// Filter texts checked so far: a manifest's lines mostly share one graph, bound once.
+    struct GraphChecks {
+        private var checked: [String: String?] = [:]  // text → the problem, nil when fine
+        private var nodeLimit: Result<Int, UsageError>?
+
+        /// Binds `text` as `run` does and applies `run`'s limit on filters per graph.
+        mutating func check(_ text: String) throws {
+            if let known = checked[text] {
+                if let problem = known { throw UsageError(problem) }
+                return
+            }
+            do {
+                let graph = try PrismGraphs.binder().bind(text)
+                try GraphLimits.checkNodeCount(graph.nodes.count, limit: try limit())
+                checked[text] = .some(nil)
+            } catch let error as PrismError {
+                let problem = "\"filter\": \(error.description)"
+                checked[text] = .some(problem)
+                throw UsageError(problem)
+            }
+        }
+
+        private mutating func limit() throws -> Int {
+            if nodeLimit == nil {
+                do { nodeLimit = .success(try GraphLimits.maxNodes()) } catch let error as UsageError { nodeLimit = .failure(error) }
+            }
+            return try nodeLimit!.get()
+        }
+    }
+
+    private static func parse(_ text: String, base: String, defaults: JobSettings, outputDirectory: String?,
+                              graphs: inout GraphChecks) throws -> BatchJob {
         let value: ManifestValue
         do {
             value = try JSONDecoder().decode(ManifestValue.self, from: Data(text.utf8))
@@ -267,13 +315,7 @@ struct BatchManifest: Sendable {
             guard FileManager.default.fileExists(atPath: resolvedInput) else { throw UsageError("input \(resolvedInput): no such file") }
         }
         settings = settings.over(defaults)
-        if let filter = settings.filter {
-            do {
-                _ = try PrismGraphs.binder().bind(filter)
-            } catch let error as PrismError {
-                throw UsageError("\"filter\": \(error.description)")
-            }
-        }
+        if let filter = settings.filter { try graphs.check(filter) }
         let resolvedOutput: String
         if let output, !output.isEmpty {
             resolvedOutput = absolute(output, relativeTo: base)

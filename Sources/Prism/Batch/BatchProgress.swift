@@ -78,7 +78,7 @@ final class BatchProgress: Sendable {
         case .bar, .lines:
             let shardText = shard.map { ", shard \($0)" } ?? ""
             let skippedText = skipped > 0 ? " (\(skipped) already done, skipped)" : ""
-            Self.write("prism: batch: \(jobs) job(s) to run\(skippedText)\(shardText); \(summary); results → \(results)\n")
+            Self.write("prism: batch: \(jobs) job(s) to run\(skippedText)\(shardText); \(summary); results → \(Self.shown(results))\n")
         case .quiet:
             break
         }
@@ -120,11 +120,11 @@ final class BatchProgress: Sendable {
         }
         // Failures always get their line (on stderr, above the bar).
         if result.status == .failed {
-            printAboveBar("prism: job \(result.job) failed: \(result.error ?? "unknown error")\n")
+            printAboveBar("prism: job \(Self.shown(result.job)) failed: \(Self.shown(result.error ?? "unknown error"))\n")
         } else if style == .lines {
             let count = state.withLock { "\($0.done)/\($0.jobs)" }
-            Self.write(String(format: "prism: [%@] %@: %d frames, %.1f fps, %.2f s → %@\n", count, result.job, result.frames,
-                              result.fps, result.seconds, result.output))
+            Self.write(String(format: "prism: [%@] %@: %d frames, %.1f fps, %.2f s → %@\n", count, Self.shown(result.job), result.frames,
+                              result.fps, result.seconds, Self.shown(result.output)))
         }
     }
 
@@ -166,7 +166,7 @@ final class BatchProgress: Sendable {
             lines.append(head)
             for worker in state.workers {
                 guard let job = worker.job else { lines.append("  \(worker.label): idle"); continue }
-                lines.append("  \(worker.label): \(job)  frame \(worker.frames)" + (worker.expected.map { "/\($0)" } ?? ""))
+                lines.append("  \(worker.label): \(Self.shown(job))  frame \(worker.frames)" + (worker.expected.map { "/\($0)" } ?? ""))
             }
             var text = state.drawn > 0 ? "\u{1B}[\(state.drawn)A" : ""
             for line in lines { text += "\r\u{1B}[K" + line + "\n" }
@@ -201,6 +201,10 @@ final class BatchProgress: Sendable {
         // One write per event, so lines from several workers never interleave.
         state.withLock { _ in Self.write(data, to: .standardOutput) }
     }
+
+    /// Text from a manifest (ids, paths) or an error, as one line that cannot drive the terminal: a
+    /// manifest's `"id": "\u001b[31m…"` or an OSC sequence in a file name is shown escaped.
+    static func shown(_ text: String) -> String { PrismCommandLine.terminalSafe(text, keepingNewlines: false) }
 
     private static func write(_ text: String) {
         write(Data(text.utf8), to: .standardError)

@@ -24,12 +24,16 @@ struct BatchReport: Encodable, Equatable {
     var aggregateFPS: Double
     var hosts: [String]
     var failures: [Failure]
-    /// Lines that were not whole results (a torn last line).
+    /// Lines that were not whole, plausible results (a torn last line, a negative frame count).
     var damagedLines: Int
+    /// `FILE:LINE: why` for the first of them.
+    var damaged: [String]
+    static let damagedListed = 10
 
-    init(results: [BatchResult], files: Int, damagedLines: Int) {
+    init(results: [BatchResult], files: Int, damagedLines: Int, problems: [String] = []) {
         self.files = files
-        self.damagedLines = damagedLines
+        self.damagedLines = max(damagedLines, problems.count)
+        damaged = Array(problems.prefix(Self.damagedListed))
         attempts = results.count
         var latest: [String: BatchResult] = [:]
         var order: [String] = []
@@ -44,7 +48,11 @@ struct BatchReport: Encodable, Equatable {
         let ok = final.filter { $0.status == .ok }
         succeeded = ok.count
         failed = jobs - succeeded
-        frames = ok.reduce(0) { $0 + $1.frames }
+        // Each count is at most BatchResult.maximumFrames; saturate rather than trap all the same.
+        frames = ok.reduce(0) { sum, result in
+            let (total, overflow) = sum.addingReportingOverflow(result.frames)
+            return overflow ? .max : total
+        }
         jobSeconds = ok.reduce(0) { $0 + $1.seconds }
         let start = results.map(\.started).min() ?? 0
         let end = results.map(\.finished).max() ?? 0
@@ -58,11 +66,12 @@ struct BatchReport: Encodable, Equatable {
         for path in paths where !FileManager.default.fileExists(atPath: path) {
             throw UsageError("\(path): no such results file")
         }
-        let (results, damaged) = BatchResultsFile.read(paths)
+        let (results, problems) = BatchResultsFile.readChecked(paths)
         guard !results.isEmpty else {
-            throw UsageError("\(paths.joined(separator: ", ")): no results (JSON Lines written by prism batch)")
+            let damaged = problems.first.map { "; \(problems.count) damaged line(s), the first \($0)" } ?? ""
+            throw UsageError("\(paths.joined(separator: ", ")): no results (JSON Lines written by prism batch)\(damaged)")
         }
-        return BatchReport(results: results, files: paths.count, damagedLines: damaged)
+        return BatchReport(results: results, files: paths.count, damagedLines: problems.count, problems: problems)
     }
 
     var text: String {
@@ -73,7 +82,11 @@ struct BatchReport: Encodable, Equatable {
             String(format: "aggregate:   %.1f fps", aggregateFPS),
             "hosts:       \(hosts.joined(separator: ", "))",
         ]
-        if damagedLines > 0 { lines.append("damaged:     \(damagedLines) line(s) skipped") }
+        if damagedLines > 0 {
+            lines.append("damaged:     \(damagedLines) line(s) skipped")
+            lines += damaged.map { "  \($0)" }
+            if damagedLines > damaged.count { lines.append("  … and \(damagedLines - damaged.count) more") }
+        }
         for failure in failures { lines.append("failed:      \(failure.job): \(failure.error)") }
         return lines.joined(separator: "\n")
     }

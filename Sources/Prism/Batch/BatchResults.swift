@@ -26,6 +26,25 @@ struct BatchResult: Codable, Sendable, Equatable {
     var shard: String?
     var worker: String
 
+    /// The most frames one result may count: more than any run makes (10⁷ s at 1000 fps is 10¹⁰), small
+    /// enough that millions of results add up without overflow.
+    static let maximumFrames = 1 << 40
+    /// Seconds, rates and times (since 1970) past any real run: up to year 5138.
+    static let maximumSeconds = 1e11
+
+    /// Why this decoded line cannot be what a batch wrote (a count below zero, a time past any clock,
+    /// a rate that is not finite), nil when it can. Results files are shared between nodes and may be
+    /// damaged or edited by hand: a report must say so, not trap or print nonsense.
+    var problem: String? {
+        guard (0...Self.maximumFrames).contains(frames) else { return "\"frames\" is \(frames), not a frame count" }
+        for (key, value) in [("fps", fps), ("seconds", seconds), ("started", started), ("finished", finished)]
+        where !(value.isFinite && (0...Self.maximumSeconds).contains(value)) {
+            return "\"\(key)\" is \(value), out of range"
+        }
+        guard finished >= started else { return "\"finished\" is before \"started\"" }
+        return nil
+    }
+
     func line() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -83,20 +102,40 @@ final class BatchResultsFile: Sendable {
 
     /// Every whole line of the files at `paths` that exist, in order; damaged lines are counted, not fatal.
     static func read(_ paths: [String]) -> (results: [BatchResult], damaged: Int) {
+        let reading = readChecked(paths)
+        return (reading.results, reading.problems.count)
+    }
+
+    /// The longest line a result may be (its error message is bounded by the line, not by a rule).
+    static let maximumLineBytes = 1 << 20
+
+    /// Every whole, plausible line of the files at `paths` that exist, in order, and one `FILE:LINE: why`
+    /// for each line that is not.
+    static func readChecked(_ paths: [String]) -> (results: [BatchResult], problems: [String]) {
         var results: [BatchResult] = []
-        var damaged = 0
+        var problems: [String] = []
         let decoder = JSONDecoder()
         for path in paths {
             guard let data = FileManager.default.contents(atPath: path) else { continue }
-            for line in data.split(separator: 0x0A) where !line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) {
-                if let result = try? decoder.decode(BatchResult.self, from: Data(line)) {
-                    results.append(result)
+            JSONLines.forEach(in: data) { number, line in
+                if line.allSatisfy({ $0 == 0x20 || $0 == 0x0D }) { return }
+                let place = "\(path):\(number)"
+                guard line.count <= maximumLineBytes else {
+                    problems.append("\(place): \(line.count) bytes, too long for a result")
+                    return
+                }
+                guard let result = try? decoder.decode(BatchResult.self, from: Data(line)) else {
+                    problems.append("\(place): not a result line (torn or damaged)")
+                    return
+                }
+                if let problem = result.problem {
+                    problems.append("\(place): \(problem)")
                 } else {
-                    damaged += 1
+                    results.append(result)
                 }
             }
         }
-        return (results, damaged)
+        return (results, problems)
     }
 }
 

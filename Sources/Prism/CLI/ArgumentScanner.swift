@@ -174,27 +174,21 @@ struct ArgumentScanner {
         return options.contains { flags[$0] != nil }
     }
 
-    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+    /// The value of option `name` read and checked by `parse` (a `SettingValue` function), nil when not given.
+    mutating func value<Value>(_ name: String, _ parse: (String, String) throws -> Value) throws -> Value? {
         guard let text = value(name) else { return nil }
-        guard let number = Int(text), range.contains(number) else {
-            throw UsageError("\(name) takes a whole number in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
-        }
-        return number
+        return try parse(text, name)
+    }
+
+    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        try value(name) { try SettingValue.wholeNumber($0, $1, in: range) }
     }
 
     mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
-        guard let text = value(name) else { return nil }
-        guard let number = Double(text), range.contains(number) else {
-            throw UsageError("\(name) takes a number in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
-        }
-        return number
+        try value(name) { try SettingValue.number($0, $1, in: range) }
     }
 
-    mutating func size(_ name: String) throws -> Size? {
-        guard let text = value(name) else { return nil }
-        guard let size = Size(parsing: text) else { throw UsageError("\(name) takes WxH (e.g. 1280x720) or 720p, not '\(text)'") }
-        return size
-    }
+    mutating func size(_ name: String) throws -> Size? { try value(name, SettingValue.size) }
 
     /// Throws for an option that was given but that the command never read: it would be silently ignored.
     func checkAllUsed() throws {
@@ -206,15 +200,6 @@ struct ArgumentScanner {
 }
 
 extension ArgumentScanner {
-    /// Frame rates a command accepts: 1/1000 to 1000 frames per second.
-    static let frameRates: ClosedRange<Double> = 0.001...1000
-
-    /// A frame rate (`30`, `29.97`, `30000/1001`) in `frameRates`.
-    mutating func frameRate(_ name: String) throws -> Rational? {
-        guard let text = value(name) else { return nil }
-        guard let rate = Rational(parsing: text), rate.num > 0, rate.den > 0, Self.frameRates.contains(rate.doubleValue) else {
-            throw UsageError("\(name) takes a frame rate from 0.001 to 1000 like 30, 29.97 or 30000/1001, not '\(text)'")
-        }
-        return rate
-    }
+    /// A frame rate (`30`, `29.97`, `30000/1001`) in `SettingValue.frameRates`.
+    mutating func frameRate(_ name: String) throws -> Rational? { try value(name, SettingValue.frameRate) }
 }

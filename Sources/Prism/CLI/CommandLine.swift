@@ -71,13 +71,14 @@ public enum PrismCommandLine {
     }
 
     /// `text` with control characters (C0 but newline, DEL, C1, and the Unicode bidi overrides) written as
-    /// `\x1b` / `\u{202e}`; everything else, non-ASCII letters included, as it is.
-    static func terminalSafe(_ text: String) -> String {
+    /// `\x1b` / `\u{202e}`; everything else, non-ASCII letters included, as it is. `keepingNewlines: false`
+    /// escapes newlines too, for a value shown inside one line (a job's id, a file name).
+    static func terminalSafe(_ text: String, keepingNewlines: Bool = true) -> String {
         var result = ""
         result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         for scalar in text.unicodeScalars {
             switch scalar.value {
-            case 0x0A:
+            case 0x0A where keepingNewlines:
                 result.unicodeScalars.append(scalar)
             case 0x00..<0x20, 0x7F:
                 result += String(format: "\\x%02x", scalar.value)

@@ -12,13 +12,11 @@ struct RunCommand: PrismCommand {
     /// Let FFmpeg's own log through (its warnings about damaged input, for instance).
     var verbose = false
 
-    static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
-
     /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
     static let commonOptions: [OptionSpec] = FaceOptions.commandLine + [
         .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
         .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
-        .value("--preset", value: "P", help: "x264/x265 preset: " + presets.joined(separator: ", ") + " (default medium)"),
+        .value("--preset", value: "P", help: "x264/x265 preset: " + SettingValue.presets.joined(separator: ", ") + " (default medium)"),
         .value("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
         .value("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
         .value("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
@@ -66,7 +64,7 @@ struct RunCommand: PrismCommand {
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
-        options.frameLimit = try scanner.int("--frames", in: 1...100_000_000)
+        options.frameLimit = try scanner.value("--frames", SettingValue.frames)
         if let format = scanner.value("--progress") {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
@@ -128,9 +126,7 @@ struct RunCommand: PrismCommand {
         options.mirror = scanner.flag("--mirror")
         options.size = try scanner.size("--size")
         options.frameRate = try scanner.frameRate("--fps")
-        if let seconds = try scanner.double("--duration", in: 0.001...1e7) {
-            options.durationLimit = MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000)
-        }
+        options.durationLimit = try scanner.value("--duration", SettingValue.duration).map(SettingValue.durationLimit)
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
         for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
@@ -145,20 +141,10 @@ struct RunCommand: PrismCommand {
             options.readback = strategy
         }
         // Encoder.
-        if let codec = scanner.value("--codec") {
-            guard let parsed = VideoEncoderSettings.Codec(rawValue: codec.lowercased()) else {
-                throw UsageError("--codec takes h264, hevc, ffv1 or prores, not '\(codec)'")
-            }
-            options.encoder.codec = parsed
-        }
-        if let preset = scanner.value("--preset") {
-            guard presets.contains(preset) else {
-                throw UsageError("--preset takes one of \(presets.joined(separator: ", ")), not '\(preset)'")
-            }
-            options.encoder.preset = preset
-        }
-        options.encoder.crf = try scanner.int("--crf", in: 0...51)
-        if let bitrate = scanner.value("--bitrate") { options.encoder.bitrate = try Self.parseBitrate(bitrate) }
+        if let codec = try scanner.value("--codec", SettingValue.codec) { options.encoder.codec = codec }
+        if let preset = try scanner.value("--preset", SettingValue.preset) { options.encoder.preset = preset }
+        options.encoder.crf = try scanner.value("--crf", SettingValue.crf)
+        options.encoder.bitrate = try scanner.value("--bitrate", SettingValue.bitrate)
         if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
         // Input.
         let inputFormat = rawInputFormat
@@ -211,18 +197,6 @@ struct RunCommand: PrismCommand {
         }
         source.resume()
         return source
-    }
-
-    static func parseBitrate(_ text: String) throws -> Int {
-        let lowered = text.lowercased()
-        var multiplier = 1.0
-        var digits = Substring(lowered)
-        if lowered.hasSuffix("k") { multiplier = 1e3; digits = digits.dropLast() }
-        else if lowered.hasSuffix("m") { multiplier = 1e6; digits = digits.dropLast() }
-        guard let value = Double(digits), value > 0, value * multiplier <= 2e9 else {
-            throw UsageError("--bitrate takes bits per second like 4M or 2500k, not '\(text)'")
-        }
-        return Int(value * multiplier)
     }
 
     func execute() throws -> Int32 {

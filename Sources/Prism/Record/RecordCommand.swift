@@ -65,6 +65,9 @@ struct RecordCommand: PrismCommand {
         try scanner.checkAllUsed()
     }
 
+    /// How long `quit` waits for a frame to be carried out on before it stops the run by itself.
+    static let quitGrace = 10.0
+
     /// `90s`, `10m`, `1h`, `1.5m`, or plain seconds.
     static func parseDuration(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
@@ -80,10 +83,11 @@ struct RecordCommand: PrismCommand {
         let quiet = options.quiet
         let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }
         let remote = TakeController.Remote()
+        let stop = StopSignal()
         let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
                                                    segmentSeconds: segmentSeconds, segmentBytes: segmentBytes,
                                                    cameraInput: options.input.isCamera),
-                                   remote: remote, say: say)
+                                   remote: remote, say: say, quit: { stop.stop(.interrupted) })
         // A camera (or the pattern, paced) runs on the clock, as a recorder does.
         let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes], pacePattern: true)
         if !quiet {
@@ -93,7 +97,6 @@ struct RecordCommand: PrismCommand {
         // Takes of a killed earlier recorder are hidden temporaries that no later take name would meet.
         for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: directory, namesStartingWith: "take-").recovered { say(leftover.message) }
         if startRecording { remote.send(.start) }
-        let stop = StopSignal()
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
         let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
@@ -112,20 +115,24 @@ struct RecordCommand: PrismCommand {
     }
 
     /// Reads commands from stdin on a thread of its own until `quit` or the end of input (a closed stdin
-    /// leaves the recorder running until a signal, as a daemon's would).
+    /// leaves the recorder running until a signal, as a daemon's would). Each goes to the take controller
+    /// in order, `quit` too, so it comes after the commands before it; lines are bounded
+    /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line. Should no frame come to carry
+    /// `quit` out (a camera that stopped delivering), the run is stopped after `quitGrace` seconds anyway.
     private static func readCommands(into takes: TakeController.Remote, stop: StopSignal, say: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
-            while let line = readLine() {
-                let words = line.split(separator: " ", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                switch words.first?.lowercased() {
-                case "start": takes.send(.start)
-                case "stop": takes.send(.stop)
-                case "toggle": takes.send(.toggle)
-                case "snap", "photo": takes.send(.snap)
-                case "camera" where words.count == 2: takes.send(.camera(InputSpec.cameraPath(words[1]) ?? words[1]))
-                case "quit", "exit": stop.stop(.interrupted); return
-                case nil: continue
-                default: say("unknown command '\(PrismCommandLine.terminalSafe(line))' (start, stop, toggle, snap, camera DEVICE, quit)")
+            var reader = BoundedLineReader(descriptor: STDIN_FILENO)
+            while let line = reader.next() {
+                switch RecordInput(line) {
+                case .command(let command):
+                    takes.send(command)
+                    if command == .quit {
+                        Thread.sleep(forTimeInterval: quitGrace)
+                        stop.stop(.interrupted)
+                        return
+                    }
+                case .empty: continue
+                case .refused(let message): say(message)
                 }
             }
         }

@@ -6,10 +6,15 @@ import PrismPipeline
 /// The seed's recorder states — ready → recording → finished — on the engine's GPU thread: a take is a
 /// `TakeSink` attached between two frames and detached (finished on its own thread) at `stop`, at a
 /// segment's end (the next take starts on the very next frame), or when the run ends.
+///
+/// Commands are carried out in the order they came, each once the one before has taken effect, so the
+/// same commands give the same files however fast they arrive: a take started has its first frame, and a
+/// photo its frame, before the next command runs; `quit` finishes what was started, then ends the run.
 final class TakeController: FrameTap {
     enum Command: Sendable, Equatable {
         case start, stop, toggle, snap
         case camera(String)
+        case quit
     }
 
     struct Settings: Sendable {
@@ -34,16 +39,26 @@ final class TakeController: FrameTap {
         init() {}
         /// Asks for a change from any thread (stdin, a signal); applied between two frames.
         func send(_ command: Command) { commands.withLock { $0.append(command) } }
+        /// The oldest command not yet carried out.
+        fileprivate func next() -> Command? { commands.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
     }
 
     private let say: @Sendable (String) -> Void
     private let remote: Remote
     private var take: (sink: TakeSink, started: MediaTime)?
     private var still: StillImageSink?
+    /// A sink attached on the previous frame (a take, a photo) that gets its first frame with this one:
+    /// the next command waits for it.
+    private var attachedLastFrame = false
+    /// `quit` was carried out: later commands are ignored while the run ends.
+    private var quitting = false
+    private let quit: @Sendable () -> Void
 
-    init(settings: Settings, remote: Remote, say: @escaping @Sendable (String) -> Void) {
+    /// `quit` ends the run (`StopSignal.stop`), called once the take in progress is detached.
+    init(settings: Settings, remote: Remote, say: @escaping @Sendable (String) -> Void, quit: @escaping @Sendable () -> Void = {}) {
         self.settings = settings
         self.remote = remote
+        self.quit = quit
         names = TakeNames(directory: settings.directory, prefix: "take")
         stills = TakeNames(directory: settings.directory, prefix: "photo", fileExtension: "jpg")
         self.say = say
@@ -58,7 +73,9 @@ final class TakeController: FrameTap {
             self.still = nil
         }
         if take?.sink.ended == true { take = nil }
-        for command in remote.commands.take(replacingWith: []) {
+        // A sink attached on the last frame has had this one: the commands after it may run now.
+        attachedLastFrame = false
+        while !attachedLastFrame, !quitting, let command = remote.next() {
             switch command {
             case .start: if take == nil { try start(at: frame.pts, control) }
             case .stop: try stop(control)
@@ -67,9 +84,14 @@ final class TakeController: FrameTap {
                 let sink = try StillImageSink(path: stills.next())
                 try control.attach(sink)
                 still = sink
+                attachedLastFrame = true
                 say("photo \(sink.path)")
             case .camera(let path) where settings.cameraInput: control.switchCamera(to: path)
             case .camera(let path): say("camera \(PrismCommandLine.terminalSafe(path)): the input is the pattern, not a camera; nothing to switch")
+            case .quit:
+                try stop(control)
+                quitting = true
+                quit()
             }
         }
         // Segments: the next take begins with the next frame, so nothing is lost between them.
@@ -97,6 +119,7 @@ final class TakeController: FrameTap {
             failed: { error in say("take \(path) failed: \(error)") }))
         try control.attach(sink)
         take = (sink, pts)
+        attachedLastFrame = true
         say("recording \(path)")
     }
 

@@ -174,10 +174,7 @@ enum GraphCompiler {
         let nodes = graph.nodes
         // 0. Limits, checked before anything is allocated.
         let limits = try options.limits ?? GraphLimits.current()
-        guard nodes.count <= limits.maxNodes else {
-            throw UsageError("the graph has \(nodes.count) filters, over the limit of \(limits.maxNodes) "
-                             + "(set \(GraphLimits.nodesVariable) to allow more)")
-        }
+        try GraphLimits.checkNodeCount(nodes.count, limit: limits.maxNodes)
         var budget = GraphBudget(limits: limits)
         try limits.checkSide(sourceSize, "the input")
         // 1. Sizes, producer first.

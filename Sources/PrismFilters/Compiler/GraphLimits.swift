@@ -48,14 +48,29 @@ public struct GraphLimits: Sendable, Hashable {
         return try make(gpu: gpu, environment: environment)
     }
 
-    static func make(gpu: GPULimits, environment: [String: String]) throws -> GraphLimits {
-        func number(_ name: String) throws -> Int? {
-            guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
-            guard let value = parseBytes(text), value > 0 else {
-                throw UsageError("\(name) takes a positive number (like 4096, or 4G for bytes), not '\(text)'")
-            }
-            return value
+    /// Filters allowed in one graph (the default, or `PRISM_MAX_FILTERS`). Needs no GPU: a batch checks
+    /// its manifest's graphs with it before any job starts.
+    public static func maxNodes(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
+        try number(nodesVariable, in: environment) ?? defaultMaxNodes
+    }
+
+    /// Throws when a graph of `count` filters is over `limit`.
+    public static func checkNodeCount(_ count: Int, limit: Int) throws {
+        guard count <= limit else {
+            throw UsageError("the graph has \(count) filters, over the limit of \(limit) (set \(nodesVariable) to allow more)")
         }
+    }
+
+    private static func number(_ name: String, in environment: [String: String]) throws -> Int? {
+        guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
+        guard let value = parseBytes(text), value > 0 else {
+            throw UsageError("\(name) takes a positive number (like 4096, or 4G for bytes), not '\(text)'")
+        }
+        return value
+    }
+
+    static func make(gpu: GPULimits, environment: [String: String]) throws -> GraphLimits {
+        func number(_ name: String) throws -> Int? { try Self.number(name, in: environment) }
         let contextSide = gpu.maxTargetSide
         var side = min(defaultMaxSide, contextSide)
         if let asked = try number(sideVariable) {
@@ -64,7 +79,7 @@ public struct GraphLimits: Sendable, Hashable {
             }
             side = asked
         }
-        return GraphLimits(maxSide: side, maxNodes: try number(nodesVariable) ?? defaultMaxNodes,
+        return GraphLimits(maxSide: side, maxNodes: try maxNodes(environment: environment),
                            maxPasses: try number(passesVariable) ?? defaultMaxPasses,
                            maxTextureBytes: try number(bytesVariable) ?? defaultMaxTextureBytes,
                            contextMaxSide: contextSide)

@@ -91,6 +91,8 @@ public final class FrameEngine: Sendable {
     public init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
                 sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+        // A rate the frames cannot be timed by fails here, before the first frame, not on the source thread.
+        if let rate = configuration.constantRate { _ = try FrameTimer.step(at: rate) }
         let info = source.info
         sourceInfo = info
         gpuInfo = gpu.info
@@ -244,8 +246,14 @@ public final class FrameEngine: Sendable {
         let notes = self.notes
         let readSource: @Sendable () -> Void = {
             guard let (source, capture) = sourceLease.borrow() else { return }
-            var loop = SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
-                                  recordingSince: recordingSince)
+            var loop: SourceLoop
+            do {
+                loop = try SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
+                                      recordingSince: recordingSince)
+            } catch {
+                fail(error)
+                return
+            }
             // A movie's sound for audio-reactive filters: frames wait here until their window is decoded.
             var sound = audioFeed?.trackTimeline()
             func push(_ ready: [TimedFrame]) -> Bool {

@@ -10,6 +10,12 @@ public struct TimedFrame: Sendable {
     public var audio: AudioWindow? = nil
 }
 
+/// A constant rate a timer cannot step by (a zero or negative term, e.g. a rate that rounded to 0/1000).
+public struct FrameRateError: PrismError {
+    public let rate: Rational
+    public var description: String { "frame rate \(rate.num)/\(rate.den) is not a positive rate" }
+}
+
 /// Applies a frame limit, a duration limit and a constant-rate conversion (dropping or repeating frames
 /// onto the rate, each output frame showing the latest input frame at or before its time).
 struct FrameTimer {
@@ -24,13 +30,23 @@ struct FrameTimer {
     private var pending: VideoFrame?
     private var nextIndex: Int64 = 0
 
-    init(frameLimit: Int?, durationLimit: MediaTime?, rate: Rational?) {
+    /// One output frame's duration at `rate`; checked, since a MediaTime needs a positive timescale.
+    private let step: MediaTime?
+
+    init(frameLimit: Int?, durationLimit: MediaTime?, rate: Rational?) throws(FrameRateError) {
         self.frameLimit = frameLimit
         self.durationLimit = durationLimit
         self.rate = rate
+        step = try rate.map { rate throws(FrameRateError) in try Self.step(at: rate) }
     }
 
-    /// Output time of converted frame `index`.
+    /// The duration of one frame at `rate`; throws for a rate that is not positive.
+    static func step(at rate: Rational) throws(FrameRateError) -> MediaTime {
+        guard rate.num > 0, rate.den > 0 else { throw FrameRateError(rate: rate) }
+        return MediaTime(value: Int64(rate.den), timescale: rate.num)
+    }
+
+    /// Output time of converted frame `index` (`rate` was checked by `init`).
     private func outputTime(_ index: Int64, rate: Rational) -> MediaTime {
         first! + MediaTime(value: index * Int64(rate.den), timescale: rate.num)
     }
@@ -53,8 +69,7 @@ struct FrameTimer {
         if first == nil { first = frame.pts }
         guard let rate else { return emit(frame, pts: frame.pts, duration: frame.duration).map { [$0] } ?? [] }
         var out: [TimedFrame] = []
-        if let held = pending {
-            let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+        if let held = pending, let step {
             while outputTime(nextIndex, rate: rate) < frame.pts, !isDone {
                 if let timed = emit(held, pts: outputTime(nextIndex, rate: rate), duration: step) { out.append(timed) }
                 nextIndex += 1
@@ -66,8 +81,7 @@ struct FrameTimer {
 
     /// At the end of the input: the held frame for the output times its display covers.
     mutating func finish() -> [TimedFrame] {
-        guard let rate, let held = pending, !isDone else { return [] }
-        let step = MediaTime(value: Int64(rate.den), timescale: rate.num)
+        guard let rate, let step, let held = pending, !isDone else { return [] }
         let end = held.pts + (held.duration ?? step)
         var out: [TimedFrame] = []
         // Every output time the last frame covers (at least one output frame for a one-frame input).

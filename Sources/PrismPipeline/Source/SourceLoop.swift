@@ -24,9 +24,9 @@ struct SourceLoop {
     /// The first and the latest video frame's time as the source gave it (how far a file really went).
     private(set) var sourceSpan: (first: MediaTime, last: MediaTime)?
 
-    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) {
+    init(source: MediaSource, configuration: EngineConfiguration, origin: AudioOrigin, recordingSince: Int64?) throws {
         self.source = source
-        limiter = FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
+        limiter = try FrameTimer(frameLimit: configuration.frameLimit, durationLimit: configuration.durationLimit,
                              rate: configuration.constantRate)
         paced = configuration.pacedToClock
         self.origin = origin
