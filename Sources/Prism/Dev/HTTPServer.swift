@@ -196,6 +196,9 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
 private final class RequestState {
     var body: [UInt8] = []
     var tooLarge = false
+    /// A response was queued while the headers were read (a refusal): the body that may still follow is
+    /// read and dropped, and no second response is queued for this request.
+    var answered = false
     /// The token cookie to set on the answer (the request carried the token in its URL).
     var setCookie: String?
 }
@@ -236,6 +239,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         let request = RequestState()
         state.pointee = Unmanaged.passRetained(request).toOpaque()
         guard ["GET", "HEAD", "POST"].contains(methodName) else {
+            request.answered = true
             return send(.error(405, "method \(methodName) not allowed"), on: connection)
         }
         let header: (String) -> String? = { name in
@@ -245,18 +249,25 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             MHD_lookup_connection_value(connection, MHD_ValueKind.GET_ARGUMENT_KIND, name).map { String(cString: $0) }
         }
         switch server.gate.check(method: methodName, path: String(cString: url), header: header, query: query) {
-        case .refuse(let refusal): return send(refusal, on: connection)
+        case .refuse(let refusal):
+            request.answered = true
+            return send(refusal, on: connection)
         case .allow(let setCookie): request.setCookie = setCookie
         }
         if methodName == "POST" {
             if let length = MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Content-Length"),
                Int(String(cString: length)).map({ $0 > server.bodyLimit }) ?? true {
+                request.answered = true
                 return send(.error(413, "request body over \(server.bodyLimit) bytes"), on: connection)
             }
             return MHD_Result.YES  // the body follows
         }
     }
     let request = Unmanaged<RequestState>.fromOpaque(state.pointee!).takeUnretainedValue()
+    if request.answered {
+        uploadSize.pointee = 0
+        return MHD_Result.YES
+    }
     if uploadSize.pointee > 0 {
         if let uploadData, !request.tooLarge {
             if request.body.count + uploadSize.pointee > server.bodyLimit {
