@@ -55,13 +55,15 @@ let package = Package(
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
                                                    .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
 
+        // The test photographs' one finder (PRISM_FIXTURES, then .fixtures/ from scripts/install-deps --tests).
+        .target(name: "TestFixtures", path: "Tests/TestFixtures"),
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"], exclude: ["ISFCorpus"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
-        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia"]),
-        .testTarget(name: "PrismTests", dependencies: ["Prism"]),
+        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia", "TestFixtures"]),
+        .testTarget(name: "PrismTests", dependencies: ["Prism", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
