@@ -37,8 +37,11 @@ let package = Package(
         .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"]),
         // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
         .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        // `prism --version`'s own part: the version and the git commit (written before each build by the plugin).
+        .plugin(name: "GitCommit", capability: .buildTool()),
+        .target(name: "PrismBuildInfo", plugins: ["GitCommit"]),
         .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
-                                              "CMicroHTTPD", "CHTTPShims"]),
+                                              "CMicroHTTPD", "CHTTPShims", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
         .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision"],
