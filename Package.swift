@@ -37,8 +37,11 @@ let package = Package(
         .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"]),
         // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
         .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        // `prism --version`'s own part: the version and the git commit (written before each build by the plugin).
+        .plugin(name: "GitCommit", capability: .buildTool()),
+        .target(name: "PrismBuildInfo", plugins: ["GitCommit"]),
         .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
-                                              "CMicroHTTPD", "CHTTPShims"]),
+                                              "CMicroHTTPD", "CHTTPShims", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
         .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision"],
@@ -55,13 +58,15 @@ let package = Package(
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
                                                    .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
 
+        // The test photographs' one finder (PRISM_FIXTURES, then .fixtures/ from scripts/install-deps --tests).
+        .target(name: "TestFixtures", path: "Tests/TestFixtures"),
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
         .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"], exclude: ["ISFCorpus"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
-        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia"]),
-        .testTarget(name: "PrismTests", dependencies: ["Prism"]),
+        .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia", "TestFixtures"]),
+        .testTarget(name: "PrismTests", dependencies: ["Prism", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -92,3 +92,9 @@ extern "C" int prism_face_detector_detect(prism_face_detector *detector, const u
         return -1;
     }
 }
+
+extern "C" const char *prism_face_detector_opencv_version(void) {
+    // The library's own answer at run time (CV_VERSION would be the headers' at build time).
+    static const std::string version = cv::getVersionString();
+    return version.c_str();
+}

@@ -94,7 +94,9 @@ final class BlurFilterTests: XCTestCase {
             let background = 64 * side * side
             let before = image.channelSum(0) - background, after = out.channelSum(0) - background
             XCTAssertEqual(Double(after), Double(before), accuracy: Double(before) * 0.01, "energy, radius \(radius)")
-            XCTAssertLessThanOrEqual(asymmetry(out), 1, "symmetry, radius \(radius)")
+            // Reduced (radius 12 and up), the grid's phase is not the image's mirror, and whether that rounds to one
+            // code or two is the driver's filtering precision (llvmpipe 1, softpipe 2 at radius 40).
+            XCTAssertLessThanOrEqual(asymmetry(out), radius >= 12 ? 2 : 1, "symmetry, radius \(radius)")
             XCTAssertGreaterThan(out.codes(side / 2, side / 2)[0], 64, "the centre is brighter, radius \(radius)")
             XCTAssertEqual(out.codes(0, 0), [64, 64, 64, 255], "the corner is untouched, radius \(radius)")
         }

@@ -132,7 +132,7 @@ final class CommandLineTests: XCTestCase {
     }
 
     func testRenderStillImageAgainstTheCPU() throws {
-        let input = Tools.fixture("chelsea.png")
+        let input = try Tools.fixture("chelsea.png")
         let out = dir.path("chelsea-inverted.png")
         let result = try Tools.run(Tools.prism, ["render", "--filter", "invert", input, "-o", out])
         XCTAssertEqual(result.status, 0, result.stderr)

@@ -9,7 +9,7 @@ import Glibc
 /// any real work starts.
 final class CrashRegressionTests: XCTestCase {
     let dir = ScratchDirectory()
-    let image = Tools.fixture("chelsea.png")
+    var image: String { get throws { try Tools.fixture("chelsea.png") } }
 
     /// Runs prism (under a 3 GB address-space limit, so a runaway allocation fails rather than
     /// swapping the machine) and checks: non-zero exit, one line on stderr mentioning `expected`, no
@@ -134,7 +134,7 @@ final class CrashRegressionTests: XCTestCase {
             """.write(toFile: spin, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.prism)
-        process.arguments = ["render", "--filter", spin, image, "-o", dir.path("out.png")]
+        process.arguments = ["render", "--filter", spin, try image, "-o", dir.path("out.png")]
         process.environment = ProcessInfo.processInfo.environment.merging(["PRISM_GPU_TIMEOUT": "0.5"]) { $1 }
         let errors = Pipe()
         process.standardError = errors

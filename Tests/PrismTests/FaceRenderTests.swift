@@ -80,7 +80,7 @@ final class FaceRenderTests: XCTestCase {
 
     func testRenderPixellatesTheAstronautsFaceAndNothingElse() throws {
         let scratch = ScratchDirectory()
-        let input = Tools.fixture("astronaut.png")
+        let input = try Tools.fixture("astronaut.png")
         let out = scratch.path("out.png"), sidecar = scratch.path("faces.jsonl")
         let result = try Tools.run(Tools.prism, ["render", "--filter", "face-pixellate(scale=12, size=1.2, feather=0.25)", input,
                                                  "-o", out, "--faces-out", sidecar])
@@ -124,7 +124,7 @@ final class FaceRenderTests: XCTestCase {
 
     func testBadFaceInputsAreOneLineAndWriteNothing() throws {
         let scratch = ScratchDirectory()
-        let input = Tools.fixture("astronaut.png")
+        let input = try Tools.fixture("astronaut.png")
         let notCascade = scratch.path("model.xml")
         try Data("<?xml version=\"1.0\"?>\n<opencv_storage></opencv_storage>\n".utf8).write(to: URL(fileURLWithPath: notCascade))
         let malformed = scratch.path("bad.jsonl")

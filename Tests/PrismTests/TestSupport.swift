@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import PrismCore
+import TestFixtures
 
 /// A scratch directory removed at the end of the test.
 final class ScratchDirectory {
@@ -61,10 +62,8 @@ enum Tools {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
 
-    /// shared/fixtures beside the checkout (CI lays shared/ beside the clone).
-    static func fixture(_ name: String) -> String {
-        repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/\(name)").path
-    }
+    /// A test photograph (see `TestFixtures`).
+    static func fixture(_ name: String) throws -> String { try TestFixtures.path(name) }
 
     static func which(_ name: String) -> String? {
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

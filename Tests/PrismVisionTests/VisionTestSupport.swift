@@ -2,15 +2,10 @@ import Foundation
 import PrismCore
 import PrismMedia
 import PrismVision
+import TestFixtures
 
 enum VisionFixtures {
-    /// shared/fixtures beside the checkout (CI lays shared/ beside the clone).
-    static func path(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("shared/fixtures/\(name)").path
-    }
-
-    static func image(_ name: String) throws -> RGBAImage { try ImageFile.read(path: path(name)) }
+    static func image(_ name: String) throws -> RGBAImage { try ImageFile.read(path: TestFixtures.path(name)) }
 
     /// The picture tiled `columns`×`rows` times (several faces in one frame).
     static func tiled(_ image: RGBAImage, columns: Int, rows: Int) -> RGBAImage {

@@ -33,6 +33,9 @@ int prism_face_detector_detect(prism_face_detector *detector, const uint8_t *gra
                                int stride, double scale_factor, int min_neighbours, int min_size,
                                prism_face_box *boxes, int capacity, char *error, size_t error_size);
 
+/// The version of the OpenCV library loaded (cv::getVersionString(), "4.6.0"); a static string.
+const char *prism_face_detector_opencv_version(void);
+
 #ifdef __cplusplus
 }
 #endif

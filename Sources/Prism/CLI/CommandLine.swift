@@ -15,7 +15,7 @@ public enum PrismCommandLine {
 
     /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
     public static var usage: String {
-        (["usage: prism <command> [options]   (prism COMMAND --help describes one)"]
+        (["usage: prism <command> [options]   (prism COMMAND --help describes one; prism --version)"]
          + commands.map { $0.synopsis() }
          + [""] + RunCommand.spec.notes).joined(separator: "\n")
     }
@@ -30,6 +30,10 @@ public enum PrismCommandLine {
         let rest = Array(arguments.dropFirst())
         if name == "help" || name == "--help" || name == "-h" {
             print(usage)
+            return 0
+        }
+        if name == "--version" {
+            print(VersionReport.make())
             return 0
         }
         if rest.contains("--help") || rest.contains("-h") {

@@ -109,6 +109,9 @@ struct RecordCommand: PrismCommand {
         let finished = remote.finished.withLock { $0 }
         if !quiet {
             for note in report.notes { say(note) }
+            // A live input drops the frames that arrive while the pipeline is behind (the takes go on without
+            // them): said, so a take shorter than its length in frames is explained.
+            say("\(report.framesIn) frame(s) from the input, \(report.framesDropped) dropped while the pipeline was behind")
             say("\(finished.count) take(s) in \(directory)")
         }
         return 0

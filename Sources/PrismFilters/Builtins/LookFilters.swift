@@ -163,7 +163,7 @@ final class LUTKernel: ParameterizedKernel {
         return (offset, columns)
     }
 
-    var cost: Int { affine != nil ? 0 : parameters.word("interp") == "trilinear" ? 1 : 4 }
+    var cost: Int { affine != nil ? 0 : parameters.word("interp") == "trilinear" ? 8 : 4 }
 
     /// Set for looks that are a grey curve of luma (noir, tonal): the curve itself, which runs where the
     /// frame stays in Y'CbCr (the table serves R'G'B' passes).
@@ -210,8 +210,13 @@ final class LUTKernel: ParameterizedKernel {
               """
             : parameters.word("interp") == "trilinear"
             ? """
-                  // Trilinear in the sampler: one filtered lookup at the entry's centre.
-                  vec3 result = texture($lut, (x + 0.5) / (n + 1.0)).rgb;
+                  // Trilinear from the cell's eight corners, not the sampler's filtering: that precision is the
+                  // driver's (8-bit weights on many GPUs; softpipe's 3D filtering was 100 codes off at a face).
+                  vec3 c00 = mix($entry(i), $entry(i + ivec3(1, 0, 0)), f.r);
+                  vec3 c10 = mix($entry(i + ivec3(0, 1, 0)), $entry(i + ivec3(1, 1, 0)), f.r);
+                  vec3 c01 = mix($entry(i + ivec3(0, 0, 1)), $entry(i + ivec3(1, 0, 1)), f.r);
+                  vec3 c11 = mix($entry(i + ivec3(0, 1, 1)), $entry(i + ivec3(1, 1, 1)), f.r);
+                  vec3 result = mix(mix(c00, c10, f.g), mix(c01, c11, f.g), f.b);
               """
             : """
                   // Tetrahedral: from the cell's origin to its far corner along the axes in decreasing

@@ -280,10 +280,10 @@ public final class Texture3D {
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
         glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, GLsizei(dimension), GLsizei(dimension), GLsizei(dimension),
                         GLenum(GL_RGBA), GLenum(GL_FLOAT), texels)
-        // Linear filtering serves trilinear lookups in one sampler call (float filtering:
-        // OES_texture_float_linear); texelFetch, used for tetrahedral lookups, ignores it.
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_LINEAR)
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_LINEAR)
+        // Read with texelFetch only, so nearest: a linear-filtered RGBA32F texture is incomplete (reads as
+        // black, texelFetch too) on a driver without OES_texture_float_linear.
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
+        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
         for wrap in [GL_TEXTURE_WRAP_S, GL_TEXTURE_WRAP_T, GL_TEXTURE_WRAP_R] {
             glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(wrap), GL_CLAMP_TO_EDGE)
         }
