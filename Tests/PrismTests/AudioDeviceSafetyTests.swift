@@ -8,7 +8,11 @@ import XCTest
 final class AudioDeviceSafetyTests: XCTestCase {
     let dir = ScratchDirectory()
 
-    private func assertRefused(_ device: String, environment: [String: String] = [:], mentioning words: [String],
+    /// alsa-lib's own configuration, whatever an earlier test in this process set ALSA_CONFIG_PATH to (the
+    /// `file:` PCM is defined there).
+    static let standardALSA = ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf"]
+
+    private func assertRefused(_ device: String, environment: [String: String] = standardALSA, mentioning words: [String],
                                file: StaticString = #filePath, line: UInt = #line) throws {
         let output = dir.path("out.mp4")
         let result = try Tools.run(Tools.prism, ["run", "--frames", "10", "--size", "160x120", "--audio", device, "-o", output],

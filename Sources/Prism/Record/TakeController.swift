@@ -36,6 +36,9 @@ final class TakeController: FrameTap {
         fileprivate let commands = Locked<[Command]>([])
         /// Takes finished so far, in order.
         let finished = Locked<[String]>([])
+        /// Rendered frames that went to a take (a take was attached when the frame was rendered; a take
+        /// attached with a frame gets the frames after it, one detached with a frame still gets that one).
+        let framesToTakes = Locked(0)
         init() {}
         /// Asks for a change from any thread (stdin, a signal); applied between two frames.
         func send(_ command: Command) { commands.withLock { $0.append(command) } }
@@ -73,6 +76,7 @@ final class TakeController: FrameTap {
             self.still = nil
         }
         if take?.sink.ended == true { take = nil }
+        if take != nil { remote.framesToTakes.withLock { $0 += 1 } }
         // A sink attached on the last frame has had this one: the commands after it may run now.
         attachedLastFrame = false
         while !attachedLastFrame, !quitting, let command = remote.next() {
