@@ -48,7 +48,9 @@ final class FaceRegionProviderTests: XCTestCase {
         }
         // The smoothed face moves with the detections, only from detection frames on.
         XCTAssertEqual(reference[0].faces[0].box.x, 0)
-        XCTAssertEqual(reference[1].faces[0].box, reference[2].faces[0].box)
+        // Seen once: no velocity yet, so the same centre, covered more widely the older the detection.
+        XCTAssertEqual(reference[1].faces[0].box.center, reference[2].faces[0].box.center)
+        XCTAssertGreaterThan(reference[2].faces[0].box.width, reference[1].faces[0].box.width)
         XCTAssertGreaterThan(reference[3].faces[0].box.x, reference[2].faces[0].box.x)
         // Other timings, thumbnails handed over ahead of time: the same faces for every frame.
         for (ahead, seed) in [(0, 2), (2, 3), (5, 4)] {

@@ -14,6 +14,10 @@ public struct FaceOptions: Sendable, Equatable {
     public var sidecarIn: String?
     /// `--faces-out F.jsonl`: write each frame's faces.
     public var sidecarOut: String?
+    /// `--face-min-size PX`: the smallest face to find, in frame pixels (sets the detection resolution).
+    public var minSize: Int?
+    /// `--faces-strict`: cover the whole frame while a lost face has not been found again.
+    public var strict = false
 
     public init() {}
 
@@ -23,6 +27,8 @@ public struct FaceOptions: Sendable, Equatable {
         .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
         .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
         .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
+        .value("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40)"),
+        .flag("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again"),
     ]
 
     static func parse(_ scanner: inout ArgumentScanner) throws -> FaceOptions {
@@ -31,8 +37,10 @@ public struct FaceOptions: Sendable, Equatable {
         options.every = try scanner.int("--face-every", in: 1...100_000)
         options.sidecarIn = scanner.value("--faces-in")
         options.sidecarOut = scanner.value("--faces-out")
-        if options.sidecarIn != nil, options.model != nil || options.every != nil {
-            throw UsageError("--faces-in replaces the detector: drop --face-model and --face-every")
+        options.minSize = try scanner.int("--face-min-size", in: 8...100_000)
+        options.strict = scanner.flag("--faces-strict")
+        if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {
+            throw UsageError("--faces-in replaces the detector: drop --face-model, --face-every, --face-min-size and --faces-strict")
         }
         if let input = options.sidecarIn, let output = options.sidecarOut,
            URL(fileURLWithPath: input).standardizedFileURL == URL(fileURLWithPath: output).standardizedFileURL {
@@ -54,7 +62,9 @@ public struct FaceOptions: Sendable, Equatable {
         if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
         let detector = try CascadeFaceDetector(model: model ?? CascadeFaceDetector.defaultModel)
         return DetectingFaceProvider(detector: detector,
-                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval))
+                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval),
+                                     scale: FaceDetectionScale(minFaceSize: Double(minSize ?? Int(FaceDetectionScale.defaultMinFaceSize))),
+                                     strict: strict)
     }
 
     /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
@@ -82,7 +92,7 @@ enum StillFaces {
                                                        colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
                                                        planes: [(bytes.baseAddress!, size.width * 4)]))
                 }
-                return try LumaThumbnailer().render(uploaded)
+                return try LumaThumbnailer(maxWidth: faces.provider.lumaWidth(for: size)).render(uploaded)
             }
         }
     }
