@@ -1,6 +1,7 @@
 // face-bench: what face detection costs, measured on a clip (printed figures for BENCHMARKS.md).
 //
 //   swift run -c release face-bench CLIP.mp4 [--frames N] [--rounds N]
+//   swift run -c release face-bench --recall PHOTO.png [WIDTH,WIDTH…]   (Recall.swift)
 //
 // For each frame, on the GPU thread as the engine will do it: upload → luma thumbnail (draw + readback) →
 // detector (its own thread; files wait for it) → graph → NV12 packing → readback. Decoding happens once
@@ -37,6 +38,12 @@ final class FixedFace: FaceRegionProvider {
 enum FaceBench {
 static func run(_ commandLine: [String]) {
 var arguments = commandLine
+if arguments.first == "--recall" {
+    guard arguments.count >= 2 else { fail("usage: face-bench --recall PHOTO.png [WIDTH,WIDTH…]") }
+    let widths = arguments.count > 2 ? arguments[2].split(separator: ",").compactMap { Double($0) } : [30, 40, 49, 60, 80, 100]
+    do { try RecallBench.run(photoPath: arguments[1], faceWidths: widths) } catch { fail("\(error)") }
+    return
+}
 var frameLimit = 60, rounds = 3
 for (flag, target) in [("--frames", 0), ("--rounds", 1)] {
     if let index = arguments.firstIndex(of: flag), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {

@@ -26,8 +26,8 @@ prism_face_detector *prism_face_detector_open(const char *path, char *error, siz
 
 void prism_face_detector_close(prism_face_detector *detector);
 
-/// Detects faces in an 8-bit grayscale image (`stride` bytes per row). Histogram-equalises a copy
-/// first, as OpenCV's samples do. Writes up to `capacity` boxes, largest first, and returns how many
+/// Detects faces in an 8-bit grayscale image (`stride` bytes per row), as it is (no equalisation).
+/// Writes up to `capacity` boxes, largest first, and returns how many
 /// there were in all (which may exceed `capacity`), or -1 with a message in `error`.
 int prism_face_detector_detect(prism_face_detector *detector, const uint8_t *gray, int width, int height,
                                int stride, double scale_factor, int min_neighbours, int min_size,
