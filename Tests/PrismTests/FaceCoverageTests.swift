@@ -151,4 +151,51 @@ final class FaceCoverageTests: XCTestCase {
         let (coverage, _) = try measure(scene, name: "cross1080")
         check(coverage, "1080p")
     }
+
+    /// A face that vanishes in the middle of the frame (frame 15 on): it is predicted for a second, then
+    /// lost. The run says so (summary, `--progress json`), and `--faces-strict` pixellates the whole frame
+    /// from then on, since nothing found it again.
+    func testALostFaceIsReportedAndStrictCoversTheWholeFrame() throws {
+        let scene = Scene(size: Size(width: 640, height: 360), frames: 60, faces: [Face(width: 60, x0: 200, y0: 170, vx: 2, vy: 0, until: 15)])
+        let clip = dir.path("lost.mkv")
+        try makeClip(scene, clip)
+        func run(_ filter: String?, _ name: String, _ extra: [String] = []) throws -> (ProcessResult, Frames) {
+            let out = dir.path("\(name).mkv")
+            let result = try Tools.run(Tools.prism, ["run", clip, "-o", out, "--codec", "ffv1"] + (filter.map { ["--filter", $0] } ?? []) + extra)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return (result, try Frames(out, size: scene.size, scratch: dir.path("\(name).gray")))
+        }
+        let (strict, strictFrames) = try run("face-pixellate(scale=10)", "strict", ["--faces-strict", "--progress", "json", "--faces-out", dir.path("strict.jsonl")])
+        let (lenient, lenientFrames) = try run("face-pixellate(scale=10)", "lenient", ["--faces-out", dir.path("lenient.jsonl")])
+        let (_, plain) = try run(nil, "plain", ["--quiet"])
+        let (_, pixellated) = try run("pixellate(scale=10)", "pixellated", ["--quiet"])
+        // The last progress object counts the frames after the loss and those with a predicted face.
+        let last = try XCTUnwrap(String(decoding: strict.stdout, as: UTF8.self).split(separator: "\n").last)
+        let progress = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        XCTAssertEqual(progress["status"] as? String, "finished")
+        XCTAssertEqual(progress["faces_lost"] as? Int, 1, "\(progress)")
+        let lostFrames = try XCTUnwrap(progress["faces_lost_frames"] as? Int)
+        // Last seen on frame 14 (or 13): lost once unseen for more than the stated second, 30 frames later.
+        XCTAssertTrue((14...16).contains(lostFrames), "\(progress)")
+        XCTAssertGreaterThanOrEqual(progress["faces_predicted_frames"] as? Int ?? 0, 28, "\(progress)")
+        XCTAssertGreaterThan(progress["face_detect_ms"] as? Double ?? 0, 0, "\(progress)")
+        XCTAssertTrue(lenient.stderr.contains("\(lostFrames) frame(s) after 1 face(s) lost"), lenient.stderr)
+        // Strict: those last frames are the pixellated picture everywhere, and the sidecar has the whole-frame
+        // cover (id 0) on exactly those; without --faces-strict they are the plain picture.
+        let firstLost = scene.frames - lostFrames
+        let strictLines = try FaceRunTests.read(dir.path("strict.jsonl"))
+        XCTAssertEqual(strictLines.filter { $0.faces.contains { $0.id == 0 } }.map(\.frame), Array(firstLost..<scene.frames))
+        XCTAssertFalse(try FaceRunTests.read(dir.path("lenient.jsonl")).contains { $0.faces.contains { $0.id == 0 } })
+        for n in [0, 10, firstLost - 1, firstLost, scene.frames - 1] {
+            let s = try strictFrames.frame(n), l = try lenientFrames.frame(n), p = try plain.frame(n), x = try pixellated.frame(n)
+            let wholly = zip(s, x).filter { abs(Int($0) - Int($1)) <= 2 }.count
+            if n >= firstLost {
+                XCTAssertEqual(wholly, s.count, "frame \(n): strict pixellates the whole frame")
+                XCTAssertEqual(l, p, "frame \(n): without --faces-strict, nothing is covered once the face is lost")
+            } else {
+                XCTAssertLessThan(zip(s, p).filter { $0 != $1 }.count, s.count / 4, "frame \(n): before the loss only the face is covered")
+                XCTAssertEqual(s, l, "frame \(n): strict changes nothing before the loss")
+            }
+        }
+    }
 }

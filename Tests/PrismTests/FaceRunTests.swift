@@ -121,11 +121,12 @@ final class FaceRunTests: XCTestCase {
         let lines = try Self.read(dir.path("faces0.jsonl"))
         XCTAssertEqual(lines.count, Self.clipFrames)
         // Detected every third frame: between detections the same faces, moved on at their velocity (the face
-        // moves right), never back.
+        // moves right), never back, and covered more widely the older the detection.
         for line in lines where line.frame % 3 != 0 && !line.faces.isEmpty {
             let detected = lines[line.frame - line.frame % 3]
             XCTAssertEqual(line.faces.map(\.id), detected.faces.map(\.id), "frame \(line.frame)")
-            XCTAssertGreaterThanOrEqual(line.faces[0].x, detected.faces[0].x - 0.01, "frame \(line.frame)")
+            XCTAssertGreaterThanOrEqual(line.faces[0].x + line.faces[0].w / 2, detected.faces[0].x + detected.faces[0].w / 2 - 0.01, "frame \(line.frame)")
+            XCTAssertGreaterThan(line.faces[0].w, detected.faces[0].w, "frame \(line.frame)")
         }
         // The sidecar drives a run without the detector, and gives the same picture (boxes are written to
         // 1/100 px, so the mask's edge may differ by a code value).
@@ -180,7 +181,8 @@ final class FaceRunTests: XCTestCase {
         XCTAssertFalse(result.stderr.contains("dropped"), "no frame dropped: \(result.stderr)")
         // The detector's cost and latency are reported.
         let summary = try XCTUnwrap(result.stderrLines.first { $0.contains("face detector: ") }, result.stderr)
-        XCTAssertTrue(summary.contains("ms per detection on 320x180"), summary)
+        // The default smallest face (40 px) is 24 px in the detection image: 384x216 for a 640x360 frame.
+        XCTAssertTrue(summary.contains("ms per detection on 384x216"), summary)
         XCTAssertTrue(summary.contains("frames old on average"), summary)
         XCTAssertEqual(try MediaInspector.inspect(out).videoFrameCount, 40)
         let lines = try Self.read(sidecar)
