@@ -112,7 +112,7 @@ enum RecallBench {
                         }
                         if hit { found += 1 }
                         if ProcessInfo.processInfo.environment["FACE_BENCH_VERBOSE"] != nil {
-                            print("  \(mode.model) \(width) face \(faceWidth) at \(truth): \(detections.map(\.box))")
+                            print("  \(mode.model) \(width) face \(faceWidth) at \(truth): \(detections.map { "\(Int($0.box.width))px score \(Int($0.score))" })")
                         }
                     } }
                     cells.append(String(format: "%6.0f%%", 100 * Double(found) / Double(placements)) + " ")

@@ -72,7 +72,8 @@ do {
         var thumbnailSeconds = 0.0, thumbnails = 0
         let elapsed = try context.perform { () -> Double in
             let uploader = FrameUploader()
-            let thumbnailer = LumaThumbnailer()
+            // As wide as the provider asks (the default --face-min-size 40 → 24 px in the detection image).
+            let thumbnailer = LumaThumbnailer(maxWidth: faces?.lumaWidth(for: first.size) ?? 320)
             let renderer = try GraphRenderer(graph: graph, sourceFormat: first.format, sourceSize: first.size, sinks: [.nv12])
             let readback = try FrameReadback<Int>(strategy: .preferred(for: context.info), layout: renderer.sinkLayouts[0])
             var buffer = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)

@@ -72,8 +72,10 @@ public final class CascadeFaceDetector: FaceDetecting {
     /// Each step of the image pyramid shrinks it by this factor (smaller: slower, finds more sizes). 1.15
     /// costs about a quarter less than OpenCV's 1.1 and still finds 30-px faces that 1.2 missed.
     public var scaleFactor = 1.15
-    /// Raw detections that must agree before a face is reported (higher: fewer false faces; 3, OpenCV's
-    /// default, finds 30-px faces in the thumbnail that 4 missed, without false faces on the fixtures).
+    /// Raw detections that must agree before a face is reported (higher: fewer false faces). Haar: 4; on the
+    /// un-equalised, larger detection image 3 let a suit fold through as a face now and then, and 4 still found
+    /// 92–100% of 49-px faces (face-bench --recall). LBP and other cascades: 3, OpenCV's default (LBP at 4
+    /// lost most small faces).
     public var minNeighbours: Int32 = 3
     /// Smallest face, in thumbnail pixels (0: the cascade's own window, 24 px).
     public var minSize: Int32 = 0
@@ -90,6 +92,7 @@ public final class CascadeFaceDetector: FaceDetecting {
             throw FaceDetectorError("face model \(path): \(reason)\(hint)")
         }
         native = detector
+        if path == Self.bundledModels["haar"] { minNeighbours = 4 }
     }
 
     deinit { prism_face_detector_close(native) }

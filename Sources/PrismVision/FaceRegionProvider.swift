@@ -200,7 +200,10 @@ public final class DetectingFaceProvider: FaceRegionProvider {
             let elapsed = usable.map { max((pts - $0.pts).seconds, 0) } ?? 0
             var faces = (usable?.faces ?? []).map { face in
                 var moved = face.extrapolated(by: elapsed, frames: age ?? 0, settings: tracking)
-                moved.box = moved.coveredBox
+                // At the sidecar's precision (1/100 px), so a run replayed from its sidecar draws the same picture.
+                let box = moved.coveredBox
+                func hundredths(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+                moved.box = FaceBox(x: hundredths(box.x), y: hundredths(box.y), width: hundredths(box.width), height: hundredths(box.height))
                 return moved
             }
             if faces.contains(where: \.isPredicted) { state.statistics.framesPredicted += 1 }

@@ -67,6 +67,9 @@ public struct FaceTrackerSettings: Sendable, Equatable {
     /// Seconds since a face was seen during which it is moved on at its velocity; after that it stays
     /// (and its margin keeps growing) until `lostAfter`.
     public var maxPrediction = 1.0
+    /// Detections before a track outlives a miss. A new face is covered from its first detection; until its
+    /// second it ends at the first miss, so a one-off false detection does not leave a mask for `lostAfter`.
+    public var confirmations = 2
     /// Alpha-beta filter gains for the centre (position, velocity). A constant-velocity face is followed
     /// without lag; 0.5 halves ±3 px of frame-to-frame detector jitter on a still face.
     public var positionGain = 0.5
@@ -170,6 +173,10 @@ public struct FaceTracker: Sendable {
             if let frameSize, box.x >= Double(frameSize.width) || box.y >= Double(frameSize.height)
                 || box.x + box.width <= 0 || box.y + box.height <= 0 {
                 ending.left += 1
+            } else if track.detections < settings.confirmations {
+                // Seen once and missed at the next look: most likely a false detection (a cascade fires on a
+                // shoulder or a fold now and then); dropped rather than predicted for a second.
+                continue
             } else if time - track.seenTime > settings.lostAfter + 1e-9 {
                 ending.lost += 1
             } else {

@@ -144,7 +144,7 @@ final class FaceRunTests: XCTestCase {
     func testEveryFaceInATiledClipGetsItsOwnTrack() throws {
         let clip = dir.path("moving.mp4"), tiled = dir.path("tiled.mp4")
         try makeClip(clip)
-        // Stacked, not side by side: the thumbnail stays 320 px wide, so each face keeps its size in it.
+        // Stacked, not side by side: the detection image keeps its width, so each face keeps its size in it.
         try Tools.ffmpeg(["-i", clip, "-filter_complex", "[0]split[a][b];[a][b]vstack", tiled])
         let sidecar = dir.path("faces.jsonl")
         let result = try Tools.run(Tools.prism, ["run", tiled, "-o", dir.path("out.mp4"), "--filter", "face-pixellate",
@@ -152,7 +152,14 @@ final class FaceRunTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = try Self.read(sidecar)
         XCTAssertEqual(lines.count, Self.clipFrames)
-        for line in lines.dropFirst(5) {
+        // A one-off false detection (the cascade on the large suit, at the detection image's finer scale) is
+        // covered for its frame and dropped at the next look; it never becomes a track of its own.
+        var frames: [Int: Int] = [:]
+        for line in lines { for face in line.faces { frames[face.id, default: 0] += 1 } }
+        let oneOff = Set(frames.filter { $0.value == 1 }.keys)
+        XCTAssertLessThanOrEqual(oneOff.count, 3, "\(frames)")
+        for var line in lines.dropFirst(5) {
+            line.faces.removeAll { oneOff.contains($0.id) }
             XCTAssertEqual(line.faces.count, 2, "frame \(line.frame)")
             // One in each half, and the ids do not swap.
             let top = line.faces.first { $0.y + $0.h / 2 < 360 }, bottom = line.faces.first { $0.y + $0.h / 2 >= 360 }
