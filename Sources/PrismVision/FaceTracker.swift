@@ -19,9 +19,11 @@ public struct TrackedFace: Hashable, Sendable {
     /// Pixels added on every side of the estimate because it is uncertain (grows with the time since the
     /// face was seen and with its speed); included in `box` once the provider has applied it.
     public var margin: Double
+    /// False for a face seen only once: its velocity is unknown, and its margin assumes some motion.
+    public var velocityKnown: Bool
 
     public init(id: Int, box: FaceBox, score: Double, framesSinceSeen: Int = 0, secondsSinceSeen: Double = 0,
-                velocity: SIMD2<Double> = .zero, margin: Double = 0) {
+                velocity: SIMD2<Double> = .zero, margin: Double = 0, velocityKnown: Bool = true) {
         self.id = id
         self.box = box
         self.score = score
@@ -29,6 +31,7 @@ public struct TrackedFace: Hashable, Sendable {
         self.secondsSinceSeen = secondsSinceSeen
         self.velocity = velocity
         self.margin = margin
+        self.velocityKnown = velocityKnown
     }
 
     /// Predicted rather than detected on the frame it is for.
@@ -44,7 +47,7 @@ public struct TrackedFace: Hashable, Sendable {
         face.box.y += velocity.y * moving
         face.secondsSinceSeen += dt
         face.framesSinceSeen += frames
-        face.margin = settings.margin(width: box.width, speed: simdLength(velocity), age: face.secondsSinceSeen)
+        face.margin = settings.margin(width: box.width, speed: simdLength(velocity), age: face.secondsSinceSeen, velocityKnown: velocityKnown)
         return face
     }
 
@@ -88,9 +91,14 @@ public struct FaceTrackerSettings: Sendable, Equatable {
 
     public init() {}
 
-    func margin(width: Double, speed: Double, age: Double) -> Double {
+    /// Speed assumed, in box widths per second, for a face seen only once (its velocity is not known yet):
+    /// what matters live, where regions can be several frames old when a new face is first drawn.
+    public var unknownSpeed = 1.0
+
+    func margin(width: Double, speed: Double, age: Double, velocityKnown: Bool = true) -> Double {
         guard age > 0 else { return 0 }
-        return min(width * growth * age + speedShare * speed * min(age, maxPrediction), width * maxMargin)
+        let unknown = velocityKnown ? 0 : width * unknownSpeed * min(age, maxPrediction)
+        return min(width * growth * age + speedShare * speed * min(age, maxPrediction) + unknown, width * maxMargin)
     }
 }
 
@@ -229,7 +237,9 @@ public struct FaceTracker: Sendable {
                            box: FaceBox(x: centre.x - track.size.x / 2, y: centre.y - track.size.y / 2, width: track.size.x, height: track.size.y),
                            score: track.score, framesSinceSeen: frameIndex - track.seenFrame, secondsSinceSeen: age,
                            velocity: track.velocity,
-                           margin: settings.margin(width: track.size.x, speed: simdLength(track.velocity), age: age))
+                           margin: settings.margin(width: track.size.x, speed: simdLength(track.velocity), age: age,
+                                                   velocityKnown: track.detections > 1),
+                           velocityKnown: track.detections > 1)
     }
 }
 

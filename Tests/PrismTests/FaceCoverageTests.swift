@@ -198,4 +198,73 @@ final class FaceCoverageTests: XCTestCase {
             }
         }
     }
+
+    /// A camera at 640x360, 5 fps (time enough per frame for a debug build on a loaded 2-core box; at 720p
+    /// the GPU path and the detector together outran the two cores and the camera dropped frames): a 48-px
+    /// face moving 6 px a frame and a 60-px face entering from the right edge. No frame is dropped (detection
+    /// never holds frames back), the progress lines carry the detector's cost, and the boxes the frames were
+    /// drawn with cover the faces once a detection that saw them is in: a live frame uses the newest finished
+    /// detection, so a face is not covered before then (the first 5 frames of each face, 1 s, are not counted).
+    /// Frame k of the camera is frame k of the clip.
+    func testALiveCameraCoversSmallMovingFacesWithoutDroppingFrames() throws {
+        let scene = Scene(size: Size(width: 640, height: 360), frames: 40, faces: [
+            Face(width: 48, x0: 60, y0: 100, vx: 6, vy: 0),
+            Face(width: 60, x0: 670, y0: 250, vx: -8, vy: -1),
+        ])
+        let clip = dir.path("live.mkv"), raw = dir.path("live.yuv")
+        try makeClip(scene, clip)
+        try Tools.ffmpeg(["-i", clip, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
+        let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
+        let sidecar = dir.path("live.jsonl"), out = dir.path("live-out.mkv")
+        let result = try Tools.run(Tools.prism, ["run", "/dev/video61", "--size", "640x360", "--fps", "5", "--frames", "\(scene.frames)",
+                                                 "-o", out, "--codec", "ffv1", "--filter", "face-pixellate(scale=10)", "--faces-out", sidecar,
+                                                 "--progress", "json"],
+                                   environment: ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": "/dev/video61",
+                                                 "PRISM_FAKE_V4L2_SIZES": "640x360", "PRISM_FAKE_V4L2_FPS": "5",
+                                                 "PRISM_FAKE_V4L2_FORMATS": "YU12", "PRISM_FAKE_V4L2_CLIP": "640x360:\(raw)"],
+                                   timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertFalse(result.stderr.contains("dropped"), result.stderr)
+        XCTAssertEqual(try MediaInspector.inspect(out).videoFrameCount, scene.frames)
+        let progress = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let final = try XCTUnwrap(progress.last)
+        XCTAssertEqual(final["dropped"] as? Int, 0, "\(final)")
+        XCTAssertGreaterThan(final["face_detect_ms"] as? Double ?? 0, 0, "the detector's cost per frame: \(final)")
+        XCTAssertNotNil(final["face_regions_age"], "\(final)")
+        // Coverage from the boxes drawn: face-pixellate's opaque disc (size 1.2, feather 0.25: 0.45 box widths)
+        // holds the face's core (0.3 face widths around its true centre); a box centred farther than 1.5
+        // face widths from every face is a stray one.
+        let lines = try FaceRunTests.read(sidecar)
+        XCTAssertEqual(lines.map(\.frame), Array(0..<scene.frames))
+        var faceFrames = 0, covered = 0, falseFrames = 0, misses: [String] = []
+        func inFrame(_ face: Face, _ n: Int) -> Bool {
+            let c = face.centre(n), half = Double(face.width) / 2
+            return c.x - half >= 0 && c.x + half <= 640 && c.y - half >= 0 && c.y + half <= 360
+        }
+        for line in lines.dropFirst(2) {
+            let n = line.frame
+            for face in scene.faces {
+                let c = face.centre(n)
+                guard n >= 5, (n - 5...n).allSatisfy({ inFrame(face, $0) }) else { continue }
+                faceFrames += 1
+                let hit = line.faces.contains { box in
+                    let d = SIMD2(box.x + box.w / 2, box.y + box.h / 2) - c
+                    return (d * d).sum().squareRoot() + 0.3 * Double(face.width) <= 0.45 * box.w
+                }
+                if hit { covered += 1 } else { misses.append("frame \(n): \(face.width)-px face at \(c): \(line.faces)") }
+            }
+            let stray = line.faces.contains { box in
+                !scene.faces.contains { face in
+                    let d = SIMD2(box.x + box.w / 2, box.y + box.h / 2) - face.centre(n)
+                    return (d * d).sum().squareRoot() <= 1.5 * Double(face.width)
+                }
+            }
+            if stray { falseFrames += 1; misses.append("frame \(n): a box away from every face: \(line.faces)") }
+        }
+        print("live 360p: faces covered in \(covered)/\(faceFrames) face-frames, stray boxes in \(falseFrames)/\(lines.count - 2) frames")
+        XCTAssertGreaterThanOrEqual(Double(covered), 0.98 * Double(faceFrames), "\(misses.prefix(10))")
+        XCTAssertLessThanOrEqual(Double(falseFrames), 0.02 * Double(lines.count - 2), "\(misses.prefix(10))")
+    }
 }
