@@ -98,6 +98,11 @@ public final class CascadeFaceDetector: FaceDetecting {
     deinit { prism_face_detector_close(native) }
 
     public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+        try Self.run(native, image, scaleFactor: scaleFactor, minNeighbours: minNeighbours, minSize: minSize)
+    }
+
+    /// One detection through the C API, boxes scaled back to the frame's pixels.
+    static func run(_ native: OpaquePointer, _ image: LumaImage, scaleFactor: Double, minNeighbours: Int32, minSize: Int32) throws -> [FaceDetection] {
         let capacity = 64
         var boxes = [prism_face_box](repeating: prism_face_box(), count: capacity)
         var message = [CChar](repeating: 0, count: 512)
@@ -116,6 +121,32 @@ public final class CascadeFaceDetector: FaceDetecting {
                                        width: Double(box.width) * sx, height: Double(box.height) * sy),
                           score: Double(box.neighbours))
         }
+    }
+}
+
+/// OpenCV's FaceDetectorYN (YuNet, a small CNN; `--face-model FILE.onnx`, the user's file: none ships with
+/// Debian) behind the same C API. The file is checked when opened: not an ONNX model, or a model of another
+/// kind, is one error before any frame.
+public final class YuNetFaceDetector: FaceDetecting {
+    public let path: String
+    private let native: OpaquePointer
+
+    public init(path: String) throws {
+        self.path = path
+        var message = [CChar](repeating: 0, count: 512)
+        guard let detector = prism_face_detector_open_yunet(path, &message, message.count) else {
+            throw FaceDetectorError("face model \(path): " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        native = detector
+    }
+
+    deinit { prism_face_detector_close(native) }
+
+    /// Whether `--face-model` names a YuNet model (by its extension) rather than a cascade.
+    public static func isModel(_ model: String) -> Bool { model.lowercased().hasSuffix(".onnx") }
+
+    public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+        try CascadeFaceDetector.run(native, image, scaleFactor: 1, minNeighbours: 0, minSize: 0)
     }
 }
 

@@ -267,4 +267,47 @@ final class FaceCoverageTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(Double(covered), 0.98 * Double(faceFrames), "\(misses.prefix(10))")
         XCTAssertLessThanOrEqual(Double(falseFrames), 0.02 * Double(lines.count - 2), "\(misses.prefix(10))")
     }
+
+    /// `--face-model FILE.onnx` is YuNet. No YuNet file can be had here, but bad ones can: a missing file, a
+    /// text file, and a real ONNX model of another kind (one Identity node, written below). Each is one line
+    /// naming the file, a non-zero exit, and no output or sidecar left.
+    func testABadYuNetModelIsOneLineAndWritesNothing() throws {
+        let clip = dir.path("still.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:s=320x180:r=30:d=0.2", "-c:v", "ffv1", clip])
+        let text = dir.path("text.onnx"), identity = dir.path("identity.onnx")
+        try Data("this is not a model\n".utf8).write(to: URL(fileURLWithPath: text))
+        try Self.identityONNX().write(to: URL(fileURLWithPath: identity))
+        let cases = [(dir.path("missing.onnx"), "cannot open the model file"), (text, "not an ONNX model OpenCV can read"),
+                     (identity, "not a YuNet face detection model")]
+        for (model, reason) in cases {
+            let out = dir.path("yunet.mkv"), sidecar = dir.path("yunet.jsonl")
+            let result = try Tools.run(Tools.prism, ["run", clip, "-o", out, "--codec", "ffv1", "--filter", "face-pixellate",
+                                                     "--face-model", model, "--faces-out", sidecar])
+            XCTAssertNotEqual(result.status, 0, model)
+            let errors = result.stderrLines.filter { $0.hasPrefix("prism: ") && !$0.hasPrefix("prism: GPU") && !$0.hasPrefix("prism: input") }
+            XCTAssertEqual(errors.count, 1, result.stderr)
+            XCTAssertEqual(result.stderrLines.count, 1, "nothing else on stderr (OpenCV logs none): \(result.stderr)")
+            XCTAssertTrue(errors.first?.hasPrefix("prism: face model \(model): \(reason)") == true, result.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), "\(model) left an output")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar), "\(model) left a sidecar")
+        }
+    }
+
+    /// A valid ONNX model (protobuf, by hand): y = Identity(x), x and y float [1, 3, 320, 320], opset 13.
+    static func identityONNX() -> Data {
+        func varint(_ value: Int) -> [UInt8] {
+            var v = UInt64(value), bytes: [UInt8] = []
+            repeat { bytes.append(UInt8(v & 0x7f) | (v > 0x7f ? 0x80 : 0)); v >>= 7 } while v > 0
+            return bytes
+        }
+        func number(_ field: Int, _ value: Int) -> [UInt8] { varint(field << 3) + varint(value) }
+        func bytes(_ field: Int, _ content: [UInt8]) -> [UInt8] { varint(field << 3 | 2) + varint(content.count) + content }
+        func string(_ field: Int, _ text: String) -> [UInt8] { bytes(field, Array(text.utf8)) }
+        let shape = [1, 3, 320, 320].flatMap { bytes(1, number(1, $0)) }
+        let type = bytes(1, number(1, 1) + bytes(2, shape))  // tensor_type: FLOAT, shape
+        func value(_ name: String) -> [UInt8] { string(1, name) + bytes(2, type) }
+        let node = string(1, "x") + string(2, "y") + string(4, "Identity")
+        let graph = bytes(1, node) + string(2, "identity") + bytes(11, value("x")) + bytes(12, value("y"))
+        return Data(number(1, 7) + bytes(7, graph) + bytes(8, number(2, 13)))
+    }
 }

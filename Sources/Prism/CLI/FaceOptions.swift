@@ -6,7 +6,7 @@ import PrismVision
 
 /// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
 public struct FaceOptions: Sendable, Equatable {
-    /// `--face-model PATH|haar|lbp`: an OpenCV cascade (default: Debian's frontal face Haar cascade).
+    /// `--face-model PATH|haar|lbp|FILE.onnx`: an OpenCV cascade (default: Debian's frontal face Haar cascade) or YuNet.
     public var model: String?
     /// `--face-every N`: files and raw input detect on frames 0, N, 2N… (default 1); ignored live.
     public var every: Int?
@@ -23,7 +23,7 @@ public struct FaceOptions: Sendable, Equatable {
 
     /// The flags, declared once for every command that takes them.
     static let commandLine: [OptionSpec] = [
-        .value("--face-model", value: "PATH|haar|lbp", help: "the OpenCV cascade that finds faces (default haar)"),
+        .value("--face-model", value: "PATH|haar|lbp|FILE.onnx", help: "the OpenCV cascade that finds faces (default haar), or a YuNet ONNX model"),
         .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
         .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
         .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
@@ -60,7 +60,8 @@ public struct FaceOptions: Sendable, Equatable {
     /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
     public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
         if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
-        let detector = try CascadeFaceDetector(model: model ?? CascadeFaceDetector.defaultModel)
+        let name = model ?? CascadeFaceDetector.defaultModel
+        let detector: any FaceDetecting = YuNetFaceDetector.isModel(name) ? try YuNetFaceDetector(path: name) : try CascadeFaceDetector(model: name)
         return DetectingFaceProvider(detector: detector,
                                      mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval),
                                      scale: FaceDetectionScale(minFaceSize: Double(minSize ?? Int(FaceDetectionScale.defaultMinFaceSize))),
