@@ -1,6 +1,7 @@
 // face-bench: what face detection costs, measured on a clip (printed figures for BENCHMARKS.md).
 //
 //   swift run -c release face-bench CLIP.mp4 [--frames N] [--rounds N]
+//   swift run -c release face-bench --recall PHOTO.png [WIDTH,WIDTH…]   (Recall.swift)
 //
 // For each frame, on the GPU thread as the engine will do it: upload → luma thumbnail (draw + readback) →
 // detector (its own thread; files wait for it) → graph → NV12 packing → readback. Decoding happens once
@@ -37,6 +38,12 @@ final class FixedFace: FaceRegionProvider {
 enum FaceBench {
 static func run(_ commandLine: [String]) {
 var arguments = commandLine
+if arguments.first == "--recall" {
+    guard arguments.count >= 2 else { fail("usage: face-bench --recall PHOTO.png [WIDTH,WIDTH…]") }
+    let widths = arguments.count > 2 ? arguments[2].split(separator: ",").compactMap { Double($0) } : [30, 40, 49, 60, 80, 100]
+    do { try RecallBench.run(photoPath: arguments[1], faceWidths: widths) } catch { fail("\(error)") }
+    return
+}
 var frameLimit = 60, rounds = 3
 for (flag, target) in [("--frames", 0), ("--rounds", 1)] {
     if let index = arguments.firstIndex(of: flag), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {
@@ -65,7 +72,8 @@ do {
         var thumbnailSeconds = 0.0, thumbnails = 0
         let elapsed = try context.perform { () -> Double in
             let uploader = FrameUploader()
-            let thumbnailer = LumaThumbnailer()
+            // As wide as the provider asks (the default --face-min-size 40 → 24 px in the detection image).
+            let thumbnailer = LumaThumbnailer(maxWidth: faces?.lumaWidth(for: first.size) ?? 320)
             let renderer = try GraphRenderer(graph: graph, sourceFormat: first.format, sourceSize: first.size, sinks: [.nv12])
             let readback = try FrameReadback<Int>(strategy: .preferred(for: context.info), layout: renderer.sinkLayouts[0])
             var buffer = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)

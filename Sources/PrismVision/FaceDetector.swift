@@ -72,8 +72,10 @@ public final class CascadeFaceDetector: FaceDetecting {
     /// Each step of the image pyramid shrinks it by this factor (smaller: slower, finds more sizes). 1.15
     /// costs about a quarter less than OpenCV's 1.1 and still finds 30-px faces that 1.2 missed.
     public var scaleFactor = 1.15
-    /// Raw detections that must agree before a face is reported (higher: fewer false faces; 3, OpenCV's
-    /// default, finds 30-px faces in the thumbnail that 4 missed, without false faces on the fixtures).
+    /// Raw detections that must agree before a face is reported (higher: fewer false faces). Haar: 4; on the
+    /// un-equalised, larger detection image 3 let a suit fold through as a face now and then, and 4 still found
+    /// 92–100% of 49-px faces (face-bench --recall). LBP and other cascades: 3, OpenCV's default (LBP at 4
+    /// lost most small faces).
     public var minNeighbours: Int32 = 3
     /// Smallest face, in thumbnail pixels (0: the cascade's own window, 24 px).
     public var minSize: Int32 = 0
@@ -90,11 +92,17 @@ public final class CascadeFaceDetector: FaceDetecting {
             throw FaceDetectorError("face model \(path): \(reason)\(hint)")
         }
         native = detector
+        if path == Self.bundledModels["haar"] { minNeighbours = 4 }
     }
 
     deinit { prism_face_detector_close(native) }
 
     public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+        try Self.run(native, image, scaleFactor: scaleFactor, minNeighbours: minNeighbours, minSize: minSize)
+    }
+
+    /// One detection through the C API, boxes scaled back to the frame's pixels.
+    static func run(_ native: OpaquePointer, _ image: LumaImage, scaleFactor: Double, minNeighbours: Int32, minSize: Int32) throws -> [FaceDetection] {
         let capacity = 64
         var boxes = [prism_face_box](repeating: prism_face_box(), count: capacity)
         var message = [CChar](repeating: 0, count: 512)
@@ -113,5 +121,55 @@ public final class CascadeFaceDetector: FaceDetecting {
                                        width: Double(box.width) * sx, height: Double(box.height) * sy),
                           score: Double(box.neighbours))
         }
+    }
+}
+
+/// OpenCV's FaceDetectorYN (YuNet, a small CNN; `--face-model FILE.onnx`, the user's file: none ships with
+/// Debian) behind the same C API. The file is checked when opened: not an ONNX model, or a model of another
+/// kind, is one error before any frame.
+public final class YuNetFaceDetector: FaceDetecting {
+    public let path: String
+    private let native: OpaquePointer
+
+    public init(path: String) throws {
+        self.path = path
+        var message = [CChar](repeating: 0, count: 512)
+        guard let detector = prism_face_detector_open_yunet(path, &message, message.count) else {
+            throw FaceDetectorError("face model \(path): " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        native = detector
+    }
+
+    deinit { prism_face_detector_close(native) }
+
+    /// Whether `--face-model` names a YuNet model (by its extension) rather than a cascade.
+    public static func isModel(_ model: String) -> Bool { model.lowercased().hasSuffix(".onnx") }
+
+    public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+        try CascadeFaceDetector.run(native, image, scaleFactor: 1, minNeighbours: 0, minSize: 0)
+    }
+}
+
+/// The resolution faces are detected at, chosen from the smallest face wanted: the luma image is made wide
+/// enough that a face `minFaceSize` pixels wide in the frame is `detectorFace` pixels wide in it (never wider
+/// than the frame itself: faces smaller than `detectorFace` frame pixels are not found at all).
+public struct FaceDetectionScale: Sendable, Equatable {
+    /// `--face-min-size`: the smallest face to find, in the frame's own pixels.
+    public var minFaceSize: Double
+    /// The smallest face the cascades find reliably, in pixels of the image they run on (their windows are
+    /// 20 and 24 px; BENCHMARKS.md has the recall figures behind this value).
+    public var detectorFace: Double
+    public static let defaultMinFaceSize = 40.0
+    public static let defaultDetectorFace = 24.0
+
+    public init(minFaceSize: Double = FaceDetectionScale.defaultMinFaceSize, detectorFace: Double = FaceDetectionScale.defaultDetectorFace) {
+        self.minFaceSize = minFaceSize
+        self.detectorFace = detectorFace
+    }
+
+    /// The luma image's width for a frame (a multiple of 4, at least 160, at most the frame's width).
+    public func lumaWidth(for frame: Size) -> Int {
+        let wanted = (Double(frame.width) * detectorFace / max(minFaceSize, 1)).rounded(.up)
+        return min(frame.width, max(160, Int(wanted) + 3)) / 4 * 4
     }
 }

@@ -15,6 +15,12 @@ public protocol FaceRegionProvider: Sendable {
     func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame
     /// What detection cost so far (for `--stats`, bench and the dev page).
     var statistics: FaceDetectorStatistics { get }
+    /// How wide the luma image handed to `submit` should be for a frame of `frame`'s size.
+    func lumaWidth(for frame: Size) -> Int
+}
+
+extension FaceRegionProvider {
+    public func lumaWidth(for frame: Size) -> Int { 320 }
 }
 
 /// Detector figures: cost per detection, its input, and how stale regions were when used.
@@ -30,6 +36,14 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
     public var framesServed = 0
     public var ageSum = 0
     public var maxAge = 0
+    /// The last detection's cost (live runs report it per frame).
+    public var lastDetectSeconds = 0.0
+    /// Frames given regions in which at least one face was predicted from its motion, not detected there.
+    public var framesPredicted = 0
+    /// Tracks that ended unseen while still in the frame, and the frames served while such a loss was
+    /// not yet followed by a new detection (`--faces-strict` covers the whole frame in those).
+    public var facesLost = 0
+    public var framesLost = 0
 
     public init() {}
 
@@ -42,6 +56,7 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
         var line = String(format: "face detector: %.1f ms per detection%@ (%d run(s), slowest %.1f ms), regions %.1f frames old on average (max %d)",
                           meanDetectMilliseconds, input, detections, slowestDetectSeconds * 1000, meanAge, maxAge)
         if skipped > 0 { line += ", \(skipped) thumbnail(s) skipped while busy" }
+        line += "; \(framesPredicted) frame(s) with a face predicted, not detected; \(framesLost) frame(s) after \(facesLost) face(s) lost"
         return line
     }
 }
@@ -72,6 +87,8 @@ public final class DetectingFaceProvider: FaceRegionProvider {
         var frameIndex: Int
         var pts: MediaTime
         var faces: [TrackedFace]
+        /// A track ended unseen in the frame at or before this detection and no face has been detected since.
+        var lossOutstanding: Bool
     }
     private struct State: Sendable {
         var tracker: FaceTracker
@@ -82,19 +99,30 @@ public final class DetectingFaceProvider: FaceRegionProvider {
         var submitted: [Int] = []
         var error: (any Error)?
         var statistics = FaceDetectorStatistics()
+        var lossOutstanding = false
     }
     private let state: Mutex<State>
 
-    /// Seconds a face is moved on at its velocity after its detection (0: boxes stay where detected).
-    public let maxPrediction: Double
+    /// How tracks are predicted and when they end.
+    public let tracking: FaceTrackerSettings
+    /// The detection resolution: what `lumaWidth` answers.
+    public let scale: FaceDetectionScale
+    /// Fail safe: while a lost face has not been re-found, the whole frame is covered (one extra face, id 0).
+    public let strict: Bool
 
     public init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings(),
-                maxPrediction: Double = 0.25) {
+                maxPrediction: Double? = nil, scale: FaceDetectionScale = FaceDetectionScale(), strict: Bool = false) {
         self.mode = mode
-        self.maxPrediction = maxPrediction
+        var tracking = tracker
+        if let maxPrediction { tracking.maxPrediction = maxPrediction }
+        self.tracking = tracking
+        self.scale = scale
+        self.strict = strict
         self.detector = Mutex(detector)
-        state = Mutex(State(tracker: FaceTracker(settings: tracker)))
+        state = Mutex(State(tracker: FaceTracker(settings: tracking)))
     }
+
+    public func lumaWidth(for frame: Size) -> Int { scale.lumaWidth(for: frame) }
 
     public func wantsLuma(frameIndex: Int) -> Bool {
         switch mode {
@@ -122,12 +150,18 @@ public final class DetectingFaceProvider: FaceRegionProvider {
                 state.inFlight.remove(frameIndex)
                 state.statistics.detections += 1
                 state.statistics.detectSeconds += seconds
+                state.statistics.lastDetectSeconds = seconds
                 state.statistics.slowestDetectSeconds = max(state.statistics.slowestDetectSeconds, seconds)
                 state.statistics.inputSize = luma.size
                 switch result {
                 case .success(let detections):
-                    let faces = state.tracker.update(detections, frameIndex: frameIndex, time: pts.seconds)
-                    state.detected.append(Detected(frameIndex: frameIndex, pts: pts, faces: faces))
+                    let faces = state.tracker.update(detections, frameIndex: frameIndex, time: pts.seconds, frameSize: luma.frameSize)
+                    let lost = state.tracker.lastEnding.lost
+                    state.statistics.facesLost += lost
+                    // A loss stays outstanding until the detector finds a face again (re-found, or another).
+                    if !detections.isEmpty { state.lossOutstanding = false }
+                    if lost > 0 { state.lossOutstanding = true }
+                    state.detected.append(Detected(frameIndex: frameIndex, pts: pts, faces: faces, lossOutstanding: state.lossOutstanding))
                     state.detected.sort { $0.frameIndex < $1.frameIndex }
                 case .failure(let error):
                     if state.error == nil { state.error = error }
@@ -161,19 +195,32 @@ public final class DetectingFaceProvider: FaceRegionProvider {
                 state.statistics.ageSum += age
                 state.statistics.maxAge = max(state.statistics.maxAge, age)
             }
-            var faces = usable?.faces ?? []
-            // Frames after the detection: faces seen in it move on at their velocity (from pts, so files stay
-            // deterministic), for at most `maxPrediction`; faces already being held stay where they were.
-            let elapsed = usable.map { min(max((pts - $0.pts).seconds, 0), maxPrediction) } ?? 0
-            for index in faces.indices {
-                if faces[index].framesSinceSeen == 0 {
-                    faces[index].box.x += faces[index].velocity.x * elapsed
-                    faces[index].box.y += faces[index].velocity.y * elapsed
-                }
-                faces[index].framesSinceSeen += age ?? 0
+            // Each face predicted to this frame from its motion (from pts, so files stay deterministic) and
+            // widened by the uncertainty of its age; the box drawn (and written to a sidecar) is that cover.
+            let elapsed = usable.map { max((pts - $0.pts).seconds, 0) } ?? 0
+            var faces = (usable?.faces ?? []).map { face in
+                var moved = face.extrapolated(by: elapsed, frames: age ?? 0, settings: tracking)
+                // At the sidecar's precision (1/100 px), so a run replayed from its sidecar draws the same picture.
+                let box = moved.coveredBox
+                func hundredths(_ v: Double) -> Double { (v * 100).rounded() / 100 }
+                moved.box = FaceBox(x: hundredths(box.x), y: hundredths(box.y), width: hundredths(box.width), height: hundredths(box.height))
+                return moved
+            }
+            if faces.contains(where: \.isPredicted) { state.statistics.framesPredicted += 1 }
+            if usable?.lossOutstanding == true {
+                state.statistics.framesLost += 1
+                if strict { faces.append(Self.wholeFrame(frameSize)) }
             }
             return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: faces, age: age)
         }
+    }
+
+    /// A face box centred on the frame and so much wider than it that any `face-mask` of size ≥ 0.5 is
+    /// opaque over the whole frame (its opaque radius, size·(1 − feather)·w/2, beyond the corners).
+    static func wholeFrame(_ frame: Size) -> TrackedFace {
+        let side = 8 * Double(max(frame.width, frame.height))
+        return TrackedFace(id: 0, box: FaceBox(x: Double(frame.width) / 2 - side / 2, y: Double(frame.height) / 2 - side / 2,
+                                               width: side, height: side), score: 0)
     }
 
     public var statistics: FaceDetectorStatistics { state.withLock { $0.statistics } }

@@ -121,11 +121,12 @@ final class FaceRunTests: XCTestCase {
         let lines = try Self.read(dir.path("faces0.jsonl"))
         XCTAssertEqual(lines.count, Self.clipFrames)
         // Detected every third frame: between detections the same faces, moved on at their velocity (the face
-        // moves right), never back.
+        // moves right), never back, and covered more widely the older the detection.
         for line in lines where line.frame % 3 != 0 && !line.faces.isEmpty {
             let detected = lines[line.frame - line.frame % 3]
             XCTAssertEqual(line.faces.map(\.id), detected.faces.map(\.id), "frame \(line.frame)")
-            XCTAssertGreaterThanOrEqual(line.faces[0].x, detected.faces[0].x - 0.01, "frame \(line.frame)")
+            XCTAssertGreaterThanOrEqual(line.faces[0].x + line.faces[0].w / 2, detected.faces[0].x + detected.faces[0].w / 2 - 0.01, "frame \(line.frame)")
+            XCTAssertGreaterThan(line.faces[0].w, detected.faces[0].w, "frame \(line.frame)")
         }
         // The sidecar drives a run without the detector, and gives the same picture (boxes are written to
         // 1/100 px, so the mask's edge may differ by a code value).
@@ -143,7 +144,7 @@ final class FaceRunTests: XCTestCase {
     func testEveryFaceInATiledClipGetsItsOwnTrack() throws {
         let clip = dir.path("moving.mp4"), tiled = dir.path("tiled.mp4")
         try makeClip(clip)
-        // Stacked, not side by side: the thumbnail stays 320 px wide, so each face keeps its size in it.
+        // Stacked, not side by side: the detection image keeps its width, so each face keeps its size in it.
         try Tools.ffmpeg(["-i", clip, "-filter_complex", "[0]split[a][b];[a][b]vstack", tiled])
         let sidecar = dir.path("faces.jsonl")
         let result = try Tools.run(Tools.prism, ["run", tiled, "-o", dir.path("out.mp4"), "--filter", "face-pixellate",
@@ -151,7 +152,14 @@ final class FaceRunTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         let lines = try Self.read(sidecar)
         XCTAssertEqual(lines.count, Self.clipFrames)
-        for line in lines.dropFirst(5) {
+        // A one-off false detection (the cascade on the large suit, at the detection image's finer scale) is
+        // covered for its frame and dropped at the next look; it never becomes a track of its own.
+        var frames: [Int: Int] = [:]
+        for line in lines { for face in line.faces { frames[face.id, default: 0] += 1 } }
+        let oneOff = Set(frames.filter { $0.value == 1 }.keys)
+        XCTAssertLessThanOrEqual(oneOff.count, 3, "\(frames)")
+        for var line in lines.dropFirst(5) {
+            line.faces.removeAll { oneOff.contains($0.id) }
             XCTAssertEqual(line.faces.count, 2, "frame \(line.frame)")
             // One in each half, and the ids do not swap.
             let top = line.faces.first { $0.y + $0.h / 2 < 360 }, bottom = line.faces.first { $0.y + $0.h / 2 >= 360 }
@@ -177,7 +185,8 @@ final class FaceRunTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         // The detector's cost and latency are reported.
         let summary = try XCTUnwrap(result.stderrLines.first { $0.contains("face detector: ") }, result.stderr)
-        XCTAssertTrue(summary.contains("ms per detection on 320x180"), summary)
+        // The default smallest face (40 px) is 24 px in the detection image: 384x216 for a 640x360 frame.
+        XCTAssertTrue(summary.contains("ms per detection on 384x216"), summary)
         // Frames never wait for detection: each takes the newest faces there are, from an earlier frame (a
         // file's frames wait for their own, 0 frames old). Whether no frame at all is dropped is the box's
         // load, not the detector's (on a loaded box a camera through `pixellate` alone drops some).

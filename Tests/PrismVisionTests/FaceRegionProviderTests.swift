@@ -48,7 +48,10 @@ final class FaceRegionProviderTests: XCTestCase {
         }
         // The smoothed face moves with the detections, only from detection frames on.
         XCTAssertEqual(reference[0].faces[0].box.x, 0)
-        XCTAssertEqual(reference[1].faces[0].box, reference[2].faces[0].box)
+        // Seen once: no velocity yet, so the same centre, covered more widely the older the detection.
+        XCTAssertEqual(reference[1].faces[0].box.center.x, reference[2].faces[0].box.center.x, accuracy: 0.011)
+        XCTAssertEqual(reference[1].faces[0].box.center.y, reference[2].faces[0].box.center.y, accuracy: 0.011)
+        XCTAssertGreaterThan(reference[2].faces[0].box.width, reference[1].faces[0].box.width)
         XCTAssertGreaterThan(reference[3].faces[0].box.x, reference[2].faces[0].box.x)
         // Other timings, thumbnails handed over ahead of time: the same faces for every frame.
         for (ahead, seed) in [(0, 2), (2, 3), (5, 4)] {
@@ -76,7 +79,8 @@ final class FaceRegionProviderTests: XCTestCase {
             heldError += abs(held[frame] - truth)
             movedError += abs(moved[frame] - truth)
             XCTAssertGreaterThan(moved[frame], moved[frame - 1], "frame \(frame): moves on between detections")
-            XCTAssertEqual(held[frame], held[frame - frame % 3], "frame \(frame): held without prediction")
+            // (boxes are kept to 1/100 px, so a centre may move by half of that as the box grows)
+            XCTAssertEqual(held[frame], held[frame - frame % 3], accuracy: 0.011, "frame \(frame): held without prediction")
         }
         XCTAssertLessThan(movedError, heldError / 2, "prediction follows the face: \(movedError) vs \(heldError) px")
         // Detection frames are the same either way.

@@ -1,4 +1,5 @@
 import XCTest
+import PrismCore
 import PrismVision
 
 final class FaceTrackerTests: XCTestCase {
@@ -20,19 +21,57 @@ final class FaceTrackerTests: XCTestCase {
         XCTAssertEqual(third.map(\.id), [1, 2, 3])
     }
 
-    func testFacesAreHeldAfterAMissThenDropped() {
+    func testMissedFacesArePredictedFromTheirMotionThenLost() {
         var settings = FaceTrackerSettings()
-        settings.holdFrames = 3
+        settings.lostAfter = 0.1
         var tracker = FaceTracker(settings: settings)
+        // Seen on frames 0 and 1, moving 6 px a frame (180 px/s).
         _ = tracker.update([detection(0, 0)], frameIndex: 0, time: 0)
-        for frame in 1...3 {
+        _ = tracker.update([detection(6, 0)], frameIndex: 1, time: 1.0 / 30)
+        for frame in 2...4 {
             let faces = tracker.update([], frameIndex: frame, time: Double(frame) / 30)
             XCTAssertEqual(faces.map(\.id), [1], "frame \(frame)")
-            XCTAssertEqual(faces.first?.framesSinceSeen, frame)
+            XCTAssertEqual(faces.first?.framesSinceSeen, frame - 1)
+            XCTAssertTrue(faces.first?.isPredicted == true)
+            // Where the face would be at that speed, not where it was last seen; less sure the longer it is unseen.
+            XCTAssertEqual(faces.first?.box.x ?? 0, 6 * Double(frame), accuracy: 0.01, "frame \(frame)")
+            XCTAssertGreaterThan(faces.first?.margin ?? 0, frame == 2 ? 0 : 3, "frame \(frame)")
+            XCTAssertEqual(tracker.lastEnding, FaceTrackEnding())
         }
-        XCTAssertEqual(tracker.update([], frameIndex: 4, time: 4.0 / 30), [])
+        // 0.1 s unseen: lost (its box was still in the frame).
+        XCTAssertEqual(tracker.update([], frameIndex: 5, time: 5.0 / 30, frameSize: Size(width: 640, height: 360)), [])
+        XCTAssertEqual(tracker.lastEnding.lost, 1)
         // Seen again after being dropped: a new face.
-        XCTAssertEqual(tracker.update([detection(0, 0)], frameIndex: 5, time: 5.0 / 30).map(\.id), [2])
+        XCTAssertEqual(tracker.update([detection(0, 0)], frameIndex: 6, time: 6.0 / 30).map(\.id), [2])
+    }
+
+    func testAFacePredictedOutOfTheFrameHasLeftNotBeenLost() {
+        var tracker = FaceTracker()
+        let frame = Size(width: 640, height: 360)
+        _ = tracker.update([detection(560, 100, 60)], frameIndex: 0, time: 0, frameSize: frame)
+        _ = tracker.update([detection(580, 100, 60)], frameIndex: 1, time: 1.0 / 30, frameSize: frame)
+        // 20 px a frame to the right: out of the frame three frames later.
+        var ended = FaceTrackEnding()
+        for n in 2...5 {
+            _ = tracker.update([], frameIndex: n, time: Double(n) / 30, frameSize: frame)
+            ended.left += tracker.lastEnding.left
+            ended.lost += tracker.lastEnding.lost
+        }
+        XCTAssertEqual(ended, FaceTrackEnding(lost: 0, left: 1))
+    }
+
+    func testTwoCrossingFacesKeepTheirIds() {
+        // Side by side, moving towards each other 8 px a frame, 70 px apart vertically: predicted boxes keep
+        // each detection with its own track while they pass.
+        var tracker = FaceTracker()
+        for frame in 0..<40 {
+            let a = detection(100 + 8 * Double(frame), 100, 60), b = detection(500 - 8 * Double(frame), 170, 60)
+            let faces = tracker.update(frame % 2 == 0 ? [a, b] : [b, a], frameIndex: frame, time: Double(frame) / 30)
+            XCTAssertEqual(faces.map(\.id), [1, 2], "frame \(frame)")
+            guard faces.count == 2 else { continue }
+            XCTAssertEqual(faces[0].box.center.y, 130, accuracy: 8, "frame \(frame): face 1 stays the upper one")
+            XCTAssertEqual(faces[1].box.center.y, 200, accuracy: 8, "frame \(frame)")
+        }
     }
 
     func testSmoothingDampsJitterAndFollowsMotion() {

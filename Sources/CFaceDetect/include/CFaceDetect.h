@@ -24,10 +24,16 @@ typedef struct {
 /// is missing, unreadable or not a cascade.
 prism_face_detector *prism_face_detector_open(const char *path, char *error, size_t error_size);
 
+/// Loads OpenCV's FaceDetectorYN (YuNet) from an ONNX file and runs it once on a blank image, so a file that
+/// is not an ONNX model, or a model of another kind, fails here. NULL and a message in `error` then.
+/// `prism_face_detector_detect` then runs YuNet (its scale, neighbour and size arguments are ignored; each
+/// box's `neighbours` is YuNet's score × 100).
+prism_face_detector *prism_face_detector_open_yunet(const char *path, char *error, size_t error_size);
+
 void prism_face_detector_close(prism_face_detector *detector);
 
-/// Detects faces in an 8-bit grayscale image (`stride` bytes per row). Histogram-equalises a copy
-/// first, as OpenCV's samples do. Writes up to `capacity` boxes, largest first, and returns how many
+/// Detects faces in an 8-bit grayscale image (`stride` bytes per row), as it is (no equalisation).
+/// Writes up to `capacity` boxes, largest first, and returns how many
 /// there were in all (which may exceed `capacity`), or -1 with a message in `error`.
 int prism_face_detector_detect(prism_face_detector *detector, const uint8_t *gray, int width, int height,
                                int stride, double scale_factor, int min_neighbours, int min_size,

@@ -7,7 +7,7 @@ import PrismVision
 
 /// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
 public struct FaceOptions: Sendable, Equatable {
-    /// `--face-model PATH|haar|lbp`: an OpenCV cascade (default: Debian's frontal face Haar cascade).
+    /// `--face-model PATH|haar|lbp|FILE.onnx`: an OpenCV cascade (default: Debian's frontal face Haar cascade) or YuNet.
     public var model: String?
     /// `--face-every N`: files and raw input detect on frames 0, N, 2N… (default 1); ignored live.
     public var every: Int?
@@ -15,15 +15,21 @@ public struct FaceOptions: Sendable, Equatable {
     public var sidecarIn: String?
     /// `--faces-out F.jsonl`: write each frame's faces.
     public var sidecarOut: String?
+    /// `--face-min-size PX`: the smallest face to find, in frame pixels (sets the detection resolution).
+    public var minSize: Int?
+    /// `--faces-strict`: cover the whole frame while a lost face has not been found again.
+    public var strict = false
 
     public init() {}
 
     /// The flags, declared once for every command that takes them.
     static let commandLine: [OptionSpec] = [
-        .value("--face-model", value: "PATH|haar|lbp", help: "the OpenCV cascade that finds faces (default haar)"),
+        .value("--face-model", value: "PATH|haar|lbp|FILE.onnx", help: "the OpenCV cascade that finds faces (default haar), or a YuNet ONNX model"),
         .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
         .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
         .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
+        .value("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40)"),
+        .flag("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again"),
     ]
 
     static func parse(_ scanner: inout ArgumentScanner) throws -> FaceOptions {
@@ -32,8 +38,10 @@ public struct FaceOptions: Sendable, Equatable {
         options.every = try scanner.int("--face-every", in: 1...100_000)
         options.sidecarIn = scanner.value("--faces-in")
         options.sidecarOut = scanner.value("--faces-out")
-        if options.sidecarIn != nil, options.model != nil || options.every != nil {
-            throw UsageError("--faces-in replaces the detector: drop --face-model and --face-every")
+        options.minSize = try scanner.int("--face-min-size", in: 8...100_000)
+        options.strict = scanner.flag("--faces-strict")
+        if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {
+            throw UsageError("--faces-in replaces the detector: drop --face-model, --face-every, --face-min-size and --faces-strict")
         }
         return options
     }
@@ -58,9 +66,12 @@ public struct FaceOptions: Sendable, Equatable {
     /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
     public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
         if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
-        let detector = try CascadeFaceDetector(model: model ?? CascadeFaceDetector.defaultModel)
+        let name = model ?? CascadeFaceDetector.defaultModel
+        let detector: any FaceDetecting = YuNetFaceDetector.isModel(name) ? try YuNetFaceDetector(path: name) : try CascadeFaceDetector(model: name)
         return DetectingFaceProvider(detector: detector,
-                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval))
+                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval),
+                                     scale: FaceDetectionScale(minFaceSize: Double(minSize ?? Int(FaceDetectionScale.defaultMinFaceSize))),
+                                     strict: strict)
     }
 
     /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
@@ -91,7 +102,7 @@ enum StillFaces {
                                                        colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
                                                        planes: [(bytes.baseAddress!, size.width * 4)]))
                 }
-                return try LumaThumbnailer().render(uploaded)
+                return try LumaThumbnailer(maxWidth: faces.provider.lumaWidth(for: size)).render(uploaded)
             }
         }
     }

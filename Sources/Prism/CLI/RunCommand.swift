@@ -4,6 +4,7 @@ import PrismFilters
 import PrismGPU
 import PrismMedia
 import PrismPipeline
+import PrismVision
 import Synchronization
 
 /// `prism run`: parse, validate, run the pipeline, report.
@@ -228,7 +229,10 @@ struct RunCommand: PrismCommand {
             let handle: FileHandle
             if case .standardOutput = options.output { handle = .standardError } else { handle = .standardOutput }
             // A reader that went away (`| head`) must not kill the run: the throwing write reports EPIPE.
-            progress = { snapshot in try? handle.write(contentsOf: Data((snapshot.json + "\n").utf8)) }
+            progress = { snapshot in
+                let line = job.faceStatistics.map { Self.json(snapshot.json, adding: $0) } ?? snapshot.json
+                try? handle.write(contentsOf: Data((line + "\n").utf8))
+            }
         } else if options.progress {
             progress = { snapshot in
                 let text = "\r\u{1B}[K" + snapshot.line + (snapshot.finished ? "\n" : "")
@@ -259,6 +263,20 @@ struct RunCommand: PrismCommand {
 }
 
 extension RunCommand {
+    /// A progress object with the face detector's figures so far: frames in which a face was predicted
+    /// rather than detected, frames after a face was lost, and the last detection's cost (per frame, for live runs).
+    static func json(_ object: String, adding faces: FaceDetectorStatistics) -> String {
+        guard var fields = (try? JSONSerialization.jsonObject(with: Data(object.utf8))) as? [String: Any] else { return object }
+        fields["faces_predicted_frames"] = faces.framesPredicted
+        fields["faces_lost_frames"] = faces.framesLost
+        fields["faces_lost"] = faces.facesLost
+        fields["face_detections"] = faces.detections
+        fields["face_detect_ms"] = (faces.lastDetectSeconds * 10_000).rounded() / 10
+        fields["face_regions_age"] = faces.framesServed == 0 ? 0 : (faces.meanAge * 100).rounded() / 100
+        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return object }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// A movie input that ended well before the frame count its header gives (a truncated file) is worth
     /// a warning: the run succeeds with what could be decoded.
     func truncationWarning(_ report: RunReport, source: SourceInfo) -> String? {

@@ -15,7 +15,9 @@ final class FaceRegions: SideInput {
 
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
-            let thumbnailer = self.thumbnailer ?? LumaThumbnailer()
+            // As wide as the smallest face asked for needs (a new one if the input's size changes).
+            let width = self.faces.provider.lumaWidth(for: uploaded.size)
+            let thumbnailer = self.thumbnailer.flatMap { $0.maxWidth == width ? $0 : nil } ?? LumaThumbnailer(maxWidth: width)
             self.thumbnailer = thumbnailer
             return try thumbnailer.render(uploaded)
         }
