@@ -32,7 +32,7 @@ final class FaceCoverageTests: XCTestCase {
     /// Writes the scene as an ffv1 clip: each face's tile (2 face widths square, the face at its centre)
     /// overlaid at its position in each frame, over the coffee photo stretched to the frame.
     func makeClip(_ scene: Scene, _ path: String) throws {
-        let astronaut = try FaceFixtures.path("astronaut.png"), coffee = try FaceFixtures.path("coffee.png")
+        let astronaut = try Tools.fixture("astronaut.png"), coffee = try Tools.fixture("coffee.png")
         let still = try stillFace(astronaut)
         let crop = Int(2 * still.width) / 2 * 2
         var graph = "[1]crop=\(crop):\(crop):\(still.centre.x - crop / 2):\(still.centre.y - crop / 2),split=\(scene.faces.count)"
