@@ -24,18 +24,23 @@ static void write_error(char *error, size_t size, const char *message) {
     if (error != nullptr && size > 0) std::snprintf(error, size, "%s", message);
 }
 
-extern "C" prism_face_detector *prism_face_detector_open(const char *path, char *error, size_t error_size) {
+/// A detector to load `path` into, once the file is known to open (OpenCV's own loaders say less when
+/// it does not); nullptr with `error` written otherwise. `what` names the file in the message.
+static prism_face_detector *new_detector(const char *path, const char *what, char *error, size_t error_size) {
     std::FILE *file = std::fopen(path, "rb");
     if (file == nullptr) {
-        write_error(error, error_size, "cannot open the cascade file");
+        write_error(error, error_size, (std::string("cannot open the ") + what).c_str());
         return nullptr;
     }
     std::fclose(file);
     prism_face_detector *detector = new (std::nothrow) prism_face_detector();
-    if (detector == nullptr) {
-        write_error(error, error_size, "out of memory");
-        return nullptr;
-    }
+    if (detector == nullptr) write_error(error, error_size, "out of memory");
+    return detector;
+}
+
+extern "C" prism_face_detector *prism_face_detector_open(const char *path, char *error, size_t error_size) {
+    prism_face_detector *detector = new_detector(path, "cascade file", error, error_size);
+    if (detector == nullptr) return nullptr;
     try {
         if (!detector->cascade.load(path) || detector->cascade.empty()) {
             write_error(error, error_size, "not an OpenCV cascade (Haar or LBP XML)");
@@ -77,17 +82,8 @@ static int detect_yunet(prism_face_detector *detector, const cv::Mat &image, pri
 }
 
 extern "C" prism_face_detector *prism_face_detector_open_yunet(const char *path, char *error, size_t error_size) {
-    std::FILE *file = std::fopen(path, "rb");
-    if (file == nullptr) {
-        write_error(error, error_size, "cannot open the model file");
-        return nullptr;
-    }
-    std::fclose(file);
-    prism_face_detector *detector = new (std::nothrow) prism_face_detector();
-    if (detector == nullptr) {
-        write_error(error, error_size, "out of memory");
-        return nullptr;
-    }
+    prism_face_detector *detector = new_detector(path, "model file", error, error_size);
+    if (detector == nullptr) return nullptr;
     try {
         detector->yunet = cv::FaceDetectorYN::create(path, "", cv::Size(320, 320), 0.6f, 0.3f, 5000);
     } catch (const std::exception &) {
