@@ -110,7 +110,9 @@ final class SinkOutlet: Sendable {
                             $0.written += 1
                             return $0.written
                         }
-                        onFrame?(frame, written, sink.bytesWritten)
+                        // Progress counts what the output holds (a movie: the frames the encoder has given
+                        // back), so the count never goes down when a limit leaves the encoder's last frames out.
+                        onFrame?(frame, sink.framesInOutput ?? written, sink.bytesWritten)
                         if !more { stopRun(sink.stopReason) }
                     case .audio(let packet):
                         try sink.write(audio: packet)
