@@ -138,10 +138,6 @@ public final class MovieWriter {
     public private(set) var videoFramesDropped = 0
     /// Audio packets muxed (copy mode) or encoded (transcode mode).
     public private(set) var audioPacketsWritten = 0
-    /// Encoded video packets so far and their bytes: with `videoFramesWritten`, what the encoder still
-    /// holds (its lookahead), for stopping before a size limit.
-    public private(set) var videoPacketsOut = 0
-    public private(set) var videoPacketBytes: Int64 = 0
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
     public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
     /// The most bytes the finished file may take (a size limit, or what the disk may still give under a
@@ -536,8 +532,6 @@ public final class MovieWriter {
 
     private func drainVideo() throws {
         try videoSession.drainPackets(into: packet.pointer) { pkt in
-            videoPacketsOut += 1
-            videoPacketBytes += Int64(pkt.pointee.size)
             if pkt.pointee.duration <= 0 {
                 pkt.pointee.duration = durations.removeValue(forKey: pkt.pointee.pts) ?? lastDurationTicks
             } else {

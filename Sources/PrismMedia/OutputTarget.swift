@@ -146,6 +146,7 @@ public struct OutputTarget: Sendable, Equatable {
     /// - Parameters:
     ///   - reads: the files the run reads (its input, a sidecar in).
     ///   - outputs: the other outputs, each with the flag that names it (for the message).
+    @discardableResult
     public static func checkSideOutput(_ path: String, flag: String, reads: [String],
                                        outputs: [(flag: String, path: String)]) throws -> OutputTarget {
         for input in reads where sameFile(input, path) {
@@ -159,25 +160,10 @@ public struct OutputTarget: Sendable, Equatable {
         }
     }
 
-    /// Whether two paths name one file: the same device and inode when both exist; otherwise the same place
-    /// once symlinks (of the file and of its folders) are followed — an output that is not written yet.
+    /// Whether two paths name one file, whatever the spelling (`PathIdentity`, symlinks followed): the same
+    /// device and inode when both exist, the same place once links are followed when neither does yet.
     public static func sameFile(_ a: String, _ b: String) -> Bool {
-        var x = stat(), y = stat()
-        let (hasX, hasY) = (stat(a, &x) == 0, stat(b, &y) == 0)
-        if hasX && hasY { return x.st_dev == y.st_dev && x.st_ino == y.st_ino }
-        if hasX != hasY { return false }
-        guard let first = canonicalPath(a), let second = canonicalPath(b) else { return false }
-        return first == second
-    }
-
-    /// `path` with its symlinks followed and its folder made absolute and real (`realpath` of the folder:
-    /// the file itself need not exist).
-    static func canonicalPath(_ path: String) -> String? {
-        guard let resolved = try? resolvingLinks(path) else { return nil }
-        let (directory, name) = split(resolved)
-        guard let real = realpath(directory.isEmpty ? "." : directory, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real) + "/" + name
+        PathIdentity(a, followingLink: true).isSameFile(as: PathIdentity(b, followingLink: true))
     }
 }
 

@@ -51,8 +51,8 @@ public struct FaceOptions: Sendable, Equatable {
     /// - Parameter reads: the files the command reads (its input, a shader).
     func checkSidecarOut(reads: [String?], output: String?) throws {
         guard let sidecarOut else { return }
-        _ = try OutputTarget.checkSideOutput(sidecarOut, flag: "--faces-out", reads: (reads + [sidecarIn]).compactMap { $0 },
-                                             outputs: output.map { [("-o", $0)] } ?? [])
+        try OutputTarget.checkSideOutput(sidecarOut, flag: "--faces-out", reads: (reads + [sidecarIn]).compactMap { $0 },
+                                     outputs: output.map { [("-o", $0)] } ?? [])
     }
 
     /// Any face flag given.

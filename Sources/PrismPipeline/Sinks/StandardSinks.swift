@@ -61,11 +61,11 @@ public final class MovieSink: FrameSink {
         if let rate = stream.frameRate { video.frameRate = rate }
         writer = try MovieWriter(path: path, video: video, settings: settings,
                                  audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live)
+        writer?.byteBudget = limits.maxBytes
     }
 
     public func write(_ frame: ProcessedFrame) throws -> Bool {
         guard let writer else { return false }
-        if framesWritten == 0 { writer.byteBudget = limits.maxBytes }
         if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
         if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
         lastBytes = writer.bytesWritten
