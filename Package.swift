@@ -40,7 +40,7 @@ let package = Package(
         // `prism --version`'s own part: the version and the git commit (written before each build by the plugin).
         .plugin(name: "GitCommit", capability: .buildTool()),
         .target(name: "PrismBuildInfo", plugins: ["GitCommit"]),
-        .target(name: "Prism", dependencies: ["PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
+        .target(name: "Prism", dependencies: ["PrismKit", "PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
                                               "CMicroHTTPD", "CHTTPShims", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
@@ -66,6 +66,7 @@ let package = Package(
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia", "TestFixtures"]),
+        .testTarget(name: "PrismKitTests", dependencies: ["PrismKit", "TestFixtures"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismKit
 import PrismFilters
 import PrismGPU
 import PrismMedia

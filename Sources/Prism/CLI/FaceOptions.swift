@@ -2,26 +2,15 @@ import Foundation
 import PrismCore
 import PrismFilters
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismVision
 
-/// The face flags of `run`, `dev` and `render`: which detector model, how often, and sidecars.
-public struct FaceOptions: Sendable, Equatable {
-    /// `--face-model PATH|haar|lbp|FILE.onnx`: an OpenCV cascade (default: Debian's frontal face Haar cascade) or YuNet.
-    public var model: String?
-    /// `--face-every N`: files and raw input detect on frames 0, N, 2N… (default 1); ignored live.
-    public var every: Int?
-    /// `--faces-in F.jsonl`: faces from a sidecar instead of the detector.
-    public var sidecarIn: String?
-    /// `--faces-out F.jsonl`: write each frame's faces.
-    public var sidecarOut: String?
-    /// `--face-min-size PX`: the smallest face to find, in frame pixels (sets the detection resolution).
-    public var minSize: Int?
-    /// `--faces-strict`: cover the whole frame while a lost face has not been found again.
-    public var strict = false
+/// The face flags of `run`, `dev` and `render` (`--face-model`, `--face-every`, `--faces-in`, `--faces-out`,
+/// `--face-min-size`, `--faces-strict`): PrismKit's `FaceSettings`, parsed from the command line.
+public typealias FaceOptions = FaceSettings
 
-    public init() {}
-
+extension FaceSettings {
     /// The flags, declared once for every command that takes them.
     static let commandLine: [OptionSpec] = [
         .value("--face-model", value: "PATH|haar|lbp|FILE.onnx", help: "the OpenCV cascade that finds faces (default haar), or a YuNet ONNX model"),
@@ -55,39 +44,6 @@ public struct FaceOptions: Sendable, Equatable {
                                      outputs: output.map { [("-o", $0)] } ?? [])
     }
 
-    /// Any face flag given.
-    public var isEmpty: Bool { self == FaceOptions() }
-
-    /// Faces are needed when the graph draws face masks or any face flag is given (a sidecar to write,
-    /// or a model or sidecar that must then be valid even if nothing draws faces).
-    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || !isEmpty }
-
-    /// The provider these options ask for: the sidecar, or the cascade detector (loaded now, so a bad
-    /// model fails before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
-    public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
-        if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
-        let name = model ?? CascadeFaceDetector.defaultModel
-        let detector: any FaceDetecting = YuNetFaceDetector.isModel(name) ? try YuNetFaceDetector(path: name) : try CascadeFaceDetector(model: name)
-        return DetectingFaceProvider(detector: detector,
-                                     mode: live ? .live : .everyNth(every ?? DetectingFaceProvider.defaultInterval),
-                                     scale: FaceDetectionScale(minFaceSize: Double(minSize ?? Int(FaceDetectionScale.defaultMinFaceSize))),
-                                     strict: strict)
-    }
-
-    /// The `--faces-out` writer (a temporary file until `commit`), if asked for.
-    public func makeWriter() throws -> FaceSidecarWriter? {
-        try sidecarOut.map { path in
-            let target = try OutputTarget(path: path)
-            return try FaceSidecarWriter(path: target.path, temporaryPath: target.isStream ? nil : target.makeTemporaryPath())
-        }
-    }
-
-    /// Provider and writer as the engine's per-frame side input; nil when `graph` needs no faces and no
-    /// sidecar is asked for. Fails now on a bad model or sidecar, before any frame.
-    public func makeSideInput(for graph: FilterGraph, live: Bool) throws -> FaceSideInput? {
-        guard needsFaces(for: graph) else { return nil }
-        return FaceSideInput(provider: try makeProvider(live: live), writer: try makeWriter())
-    }
 }
 
 /// Faces for one still image (`prism render`): its luma thumbnail on the GPU, one detection (or the

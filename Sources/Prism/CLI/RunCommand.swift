@@ -2,6 +2,7 @@ import Foundation
 import PrismCore
 import PrismFilters
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismPipeline
 import PrismVision
@@ -433,14 +434,7 @@ struct RenderCommand: PrismCommand {
 /// The binder the tool uses: built-ins, .cube files and user shaders.
 enum PrismGraphs {
     /// ISF IMPORTED images (PNG, JPEG, PPM, PAM, …) are read by PrismMedia's `ImageFile.read` (libavcodec).
-    static func binder() -> GraphBinder {
-        GraphBinder(imageLoader: { path in
-            // A FIFO or a device named as a shader's image must not hang the run (or the dev preview).
-            try RegularFile.check(path, what: "an image file")
-            let image = try ImageFile.read(path: path)
-            return (image.size, image.pixels)
-        })
-    }
+    static func binder() -> GraphBinder { Session.binder() }
 
     /// Binds graph text given on the command line; errors in the text keep the text, so the CLI can put
     /// a caret under the column on a terminal.

@@ -1,21 +1,9 @@
 import PrismCore
 import PrismFilters
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismPipeline
-
-/// Where frames go.
-public enum OutputSpec: Sendable, Equatable {
-    /// A movie file; its extension picks the container.
-    case movie(String)
-    /// One frame as a PNG or JPEG photo (the seed's "take photo").
-    case still(String)
-    /// Raw frames on standard output in this pixel format.
-    case standardOutput(PixelFormat)
-    /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
-    /// (what benchmarks compare with FFmpeg's `-f null`).
-    case discard(PixelFormat)
-}
 
 /// Everything `prism run` was asked to do, validated.
 public struct RunOptions: Sendable {

@@ -1,40 +1,44 @@
-// prism-kit-example OUTPUT.mp4 [FRAMES]
+// prism-kit-example [INPUT] OUTPUT.mp4 [FRAMES]
 //
-// The seeds' VideoCapture class, headless: a source (the built-in test pattern; a movie or a camera work
-// the same way), a filter graph, and two consumers — a movie file, and a closure that receives every
-// processed frame as CPU memory (here: the mean brightness of each frame, printed as it arrives).
+// The seeds' VideoCapture class, headless, on PrismKit's `Session`: every face in INPUT (a movie, a photo,
+// a camera such as /dev/video0; the built-in test pattern when none is given) pixellated into OUTPUT, then
+// the same frames again as CPU memory, as they are made (here: the mean red of each frame, printed).
+// The session carries what `prism run` does around the graph: the detector for a graph that draws faces,
+// a movie turned upright, an odd size cropped for H.264, the input's sound copied along.
 import Foundation
 import PrismKit
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 2 else {
-    FileHandle.standardError.write(Data("usage: prism-kit-example OUTPUT.mp4 [FRAMES]\n".utf8))
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard (1...3).contains(arguments.count) else {
+    FileHandle.standardError.write(Data("usage: prism-kit-example [INPUT] OUTPUT.mp4 [FRAMES]\n".utf8))
     exit(2)
 }
-let frames = arguments.count > 2 ? Int(arguments[2]) ?? 30 : 30
+let frameLimit = arguments.count == 3 ? Int(arguments[2]) : (arguments.count == 2 ? Int(arguments[1]) : nil)
+let named = arguments.count == 3 || (arguments.count == 2 && frameLimit == nil)
+let input: InputSpec = named ? InputSpec.cameraPath(arguments[0]).map { .camera($0) } ?? .movie(arguments[0]) : .pattern
+let output = named ? arguments[1] : arguments[0]
 
 FFmpegLog.setLevel(.error)
 do {
-    let gpu = try GPUContext()
-    let source = SourceSpec(input: .pattern, size: Size(width: 320, height: 180), frameRate: Rational(30, 1),
-                            patternFrames: frames)
-    let graph = try GraphBinder().bind("invert, mono")
-    let movie = MovieSink(path: arguments[1], settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast"))
-    // Frames as RGBA bytes, on the sink's own thread.
-    let brightness = CallbackSink(format: .rgba) { frame, stream in
-        let (base, rowBytes) = frame.buffer.plane(0)
-        var sum = 0
-        for row in 0..<stream.layout.size.height {
-            let pixels = (base + row * rowBytes).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<stream.layout.size.width { sum += Int(pixels[x * 4]) }
+    var options = Session.Options()
+    options.frameLimit = frameLimit
+    if input == .pattern { options.size = Size(width: 320, height: 180) }
+
+    // 1. Every face pixellated, into a movie.
+    let report = try Session(input: input, graph: "face-pixellate", options: options).write(to: output)
+
+    // 2. The same frames as RGBA bytes; the loop may stop early (`break`), which stops the run.
+    for try await frame in try Session(input: input, graph: "face-pixellate", options: options).frames() {
+        let mean = frame.withPlane(0) { pixels, rowBytes in
+            var sum = 0
+            for row in 0..<frame.size.height {
+                for x in 0..<frame.size.width { sum += Int(pixels[row * rowBytes + x * 4]) }
+            }
+            return Double(sum) / Double(frame.size.width * frame.size.height)
         }
-        let mean = Double(sum) / Double(stream.layout.size.width * stream.layout.size.height)
         print(String(format: "frame %d at %.3f s: mean %.1f", frame.index, frame.pts.seconds, mean))
-        return true
     }
-    let engine = try FrameEngine(source: source, graph: graph, sinks: [movie, brightness], gpu: gpu)
-    let report = try engine.run()
-    print("wrote \(report.framesOut) frames to \(arguments[1]) on \(engine.gpuInfo.renderer)")
+    print("wrote \(report.framesOut) frames to \(output)")
 } catch {
     FileHandle.standardError.write(Data("prism-kit-example: \(error)\n".utf8))
     exit(1)

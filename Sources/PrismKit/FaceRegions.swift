@@ -7,13 +7,13 @@ import PrismVision
 /// Faces as the engine's side input: on the GPU thread, after the upload, the detector's small luma image
 /// is rendered from the uploaded frame (only for frames the detector wants) and each frame gets its
 /// tracked regions (`FrameContext.regions`) before the graph runs; `--faces-out` is committed at the end.
-final class FaceRegions: SideInput {
-    let faces: FaceSideInput
+public final class FaceRegions: SideInput {
+    public let faces: FaceSideInput
     private var thumbnailer: LumaThumbnailer?
 
-    init(_ faces: FaceSideInput) { self.faces = faces }
+    public init(_ faces: FaceSideInput) { self.faces = faces }
 
-    func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+    public func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
             // As wide as the smallest face asked for needs (a new one if the input's size changes).
             let width = self.faces.provider.lumaWidth(for: uploaded.size)
@@ -23,5 +23,5 @@ final class FaceRegions: SideInput {
         }
     }
 
-    func finish() throws { try faces.finish() }
+    public func finish() throws { try faces.finish() }
 }

@@ -1,0 +1,459 @@
+import Foundation
+import Synchronization
+import PrismCore
+import PrismFilters
+import PrismGPU
+import PrismMedia
+import PrismPipeline
+import PrismVision
+
+/// Where a session's frames go when it writes them.
+public enum OutputSpec: Sendable, Equatable {
+    /// A movie file; its extension picks the container.
+    case movie(String)
+    /// One frame as a PNG or JPEG photo (the seed's "take photo").
+    case still(String)
+    /// Raw frames on standard output in this pixel format.
+    case standardOutput(PixelFormat)
+    /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
+    /// (what benchmarks compare with FFmpeg's `-f null`).
+    case discard(PixelFormat)
+
+    /// A file path as `prism run -o` reads it: a photo for .png/.jpg/.jpeg, otherwise a movie.
+    public static func file(_ path: String) -> OutputSpec {
+        ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) ? .still(path) : .movie(path)
+    }
+}
+
+/// One run of a filter graph over one input, with the policies `prism run` applies: the input turned
+/// upright by its display matrix (and mirrored when asked), the output scaled to `size`, an odd size
+/// cropped for a codec that needs even sides, faces found for a graph that draws them, a microphone
+/// recorded beside a live source.
+///
+///     let session = try Session(input: .movie("in.mp4"), graph: "face-pixellate")
+///     try session.write(to: "out.mp4")                       // or:
+///     for try await frame in try session.frames() { … }      // every frame as RGBA bytes
+///
+/// Everything that can fail because of the input (a missing file, a bad graph, a bad face model) fails in
+/// `init` or in the call that starts the run, before the first frame. A session runs once.
+public final class Session {
+    /// What the session was asked to do beyond the input and the graph.
+    public struct Options: Sendable {
+        /// The pattern's size, the size asked of a camera (kept by a final scale if the camera gives
+        /// another), or a final scale for movies and raw input. Nil: the input's size.
+        public var size: Size?
+        /// The pattern's rate, the rate asked of a camera, or the constant rate a movie or raw input is
+        /// converted to. Nil: the input's own timing.
+        public var frameRate: Rational?
+        /// Stop after this many frames.
+        public var frameLimit: Int?
+        /// Stop after this much input time.
+        public var durationLimit: MediaTime?
+        /// The built-in pattern's length when no limit bounds it; nil: it runs until stopped.
+        public var patternSeconds: Int? = 10
+        /// Turn a movie upright by its display matrix (false: frames as stored).
+        public var autorotate = true
+        /// Swap left and right (a front-facing camera shown as a mirror shows it).
+        public var mirror = false
+        /// How faces are found when the graph draws them (or a face setting asks for them).
+        public var faces = FaceSettings()
+        /// Record from this ALSA capture PCM into the movie, on the video's time line (the camera or the
+        /// pattern only: a movie's time line is not the clock's).
+        public var audioDevice: String?
+        /// Pace the pattern to the wall clock (it then behaves as a live source).
+        public var pacedToClock = false
+        /// The movie encoder (`write(to:)` and `.movie` outputs).
+        public var encoder = VideoEncoderSettings()
+        /// Limits that end a recording cleanly (size, free disk space).
+        public var limits = RecordingLimits()
+        /// Which GPU, when the session makes its own context.
+        public var gpu = GPUOptions()
+        /// How frames come back from the GPU; nil: the engine's choice for the driver.
+        public var readback: ReadbackStrategy?
+        /// Fuse per-pixel filters into one pass.
+        public var fuse = true
+        /// Allow the Y'CbCr-native route for graphs that support it (false: everything through R'G'B').
+        public var yuvRoute = true
+        /// Time every pass (the report's `passMilliseconds`).
+        public var timesPasses = false
+
+        public init() {}
+    }
+
+    public let options: Options
+    /// The input as opened: size, rate, orientation, audio.
+    public let sourceInfo: SourceInfo
+    /// The graph as it runs: the user's graph behind the orientation remaps, with any final scale or crop.
+    public let graph: FilterGraph
+    public let gpu: GPUContext
+    /// What the session did to the input or output that was not spelled out, one line each: a movie
+    /// turned upright, an odd size cropped for the codec, a rate the camera lacks.
+    public private(set) var notes: [String] = []
+    /// The faces found per frame, once a run whose graph needs them has started.
+    public private(set) var faces: FaceSideInput?
+    /// Recordings a killed earlier run of the same movie left, recovered next to it (once the run is made).
+    public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
+
+    private let input: InputSpec
+    /// Taken by the one run.
+    private var source: MediaSource?
+
+    /// A graph in Prism's text form (`invert, mono`, `chrome, pixellate(12)`, `my-look.fs(amount=0.3)`),
+    /// bound with `Session.binder()` (built-ins, ISF and ShaderToy files, their images).
+    public convenience init(input: InputSpec, graph: String, options: Options = Options(), gpu: GPUContext? = nil) throws {
+        try self.init(input: input, graph: try Session.binder().bind(graph), options: options, gpu: gpu)
+    }
+
+    /// Opens the input now (a missing file or camera fails here) and places the orientation remaps and
+    /// the final scale in front of/behind `graph`. `graph`'s kernels move into the session.
+    public init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
+        self.options = options
+        self.input = input
+        if options.audioDevice != nil {
+            switch input {
+            case .pattern, .camera: break
+            case .movie, .standardInput:
+                throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
+                                 + "(their time line is not the clock's)")
+            }
+        }
+        let source = try Self.sourceSpec(input: input, options: options).open()
+        // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
+        var orientation = InputOrientation(mirrored: options.mirror)
+        if options.autorotate, !source.info.orientation.isUpright {
+            orientation.rotation = DisplayOrientation(clockwiseDegrees: source.info.orientation.clockwiseDegrees)
+            orientation.mirrored = source.info.orientation.mirrored != options.mirror
+            notes.append("input is \(source.info.orientation) for display: turned upright (--no-autorotate keeps it as stored)")
+        }
+        if options.autorotate, let degrees = source.info.unsupportedRotation {
+            notes.append(String(format: "warning: the display matrix turns the picture by %.0f°, not a quarter turn: kept as stored", degrees))
+        }
+        let graph = try userGraph.readingSource(through: orientation)
+        if case .camera = input, let asked = options.frameRate, let given = source.info.frameRate,
+           abs(asked.doubleValue - given.doubleValue) > 0.01 {
+            notes.append("the camera cannot give \(asked) fps; it runs at \(given) fps, the closest it offers")
+        }
+        // The pattern and cameras are asked for the size; other inputs, and a camera that could not give
+        // it, get a final scale.
+        if let size = options.size {
+            switch input {
+            case .pattern: break
+            case .camera: if size != source.info.size { try graph.appendScale(to: size) }
+            case .movie, .standardInput: try graph.appendScale(to: size)
+            }
+        }
+        self.graph = graph
+        self.source = source
+        self.sourceInfo = source.info
+        self.gpu = try gpu ?? GPUContext(options: options.gpu)
+    }
+
+    /// The graph binder sessions and `prism` use: the built-in filters, shader files, and the images an
+    /// ISF file imports (PNG, JPEG, PPM… read by libavcodec; a FIFO or device is refused, never read).
+    public static func binder() -> GraphBinder {
+        GraphBinder(imageLoader: { path in
+            try RegularFile.check(path, what: "an image file")
+            let image = try ImageFile.read(path: path)
+            return (image.size, image.pixels)
+        })
+    }
+
+    // MARK: Runs
+
+    /// Writes the frames to `path` (a movie, or a photo of the first frame for .png/.jpg) and returns
+    /// what the run did. On an error the output is removed (a live recording keeps what it recorded).
+    @discardableResult
+    public func write(to path: String, stop: StopSignal = StopSignal()) throws -> RunReport {
+        try write(to: .file(path), stop: stop)
+    }
+
+    /// Writes the frames to `output` and returns what the run did.
+    @discardableResult
+    public func write(to output: OutputSpec, stop: StopSignal = StopSignal(),
+                      progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
+        try engine(output: output).run(stop: stop, progress: progress)
+    }
+
+    /// Every frame after the graph, packed in `format` and copied into memory the caller keeps, in order.
+    /// The run starts now (its errors are thrown here or from the iteration) on threads of its own, and
+    /// stays at most `buffered` frames ahead of the consumer; ending the iteration early stops it.
+    public func frames(format: PixelFormat = .rgba, buffered: Int = 2) throws -> FrameSequence {
+        let channel = FrameSequence.Channel(slots: max(1, buffered))
+        let sink = CallbackSink(format: format) { frame, stream in
+            channel.send(Frame(index: frame.index, pts: frame.pts, layout: stream.layout,
+                               bytes: [UInt8](UnsafeRawBufferPointer(start: frame.buffer.data, count: stream.layout.byteCount))))
+        }
+        let engine = try engine(sinks: [sink])
+        return FrameSequence(channel: channel, engine: engine)
+    }
+
+    /// The engine for a run into `output`, for a caller that drives it (taps, `schedule`, `switchCamera`).
+    public func engine(output: OutputSpec, taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
+        if options.audioDevice != nil, graph.audioInputs.isEmpty {
+            // The microphone is recorded into a movie; with another output it may only feed audio-reactive shaders.
+            if case .movie = output {} else {
+                throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
+            }
+        }
+        if let floor = options.limits.minFreeBytes, case .movie(let path) = output,
+           let free = RecordingLimits.freeBytes(near: path), free <= floor {
+            throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+        }
+        if case .movie = output { try cropForMovies() }
+        let sink: any FrameSink
+        switch output {
+        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: isLive)
+        case .still(let path): sink = try StillImageSink(path: path)
+        case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
+        case .discard(let format): sink = DiscardSink(format: format)
+        }
+        var configuration = configuration
+        // A still is one frame: the first, unless the frame limit picks a later one.
+        if case .still = output, options.frameLimit == nil { configuration.frameLimit = 1 }
+        let engine = try makeEngine(sinks: [sink], configuration: configuration, taps: taps, sideInputs: sideInputs)
+        recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
+        return engine
+    }
+
+    /// The engine for a run into `sinks` (none: sinks attached while it runs, as `prism record`'s takes).
+    /// - Parameter makesMovies: the sinks are or will be movies, whose codecs need even sides.
+    public func engine(sinks: [any FrameSink], makesMovies: Bool = false, taps: [any FrameTap] = [],
+                       sideInputs: [any SideInput] = []) throws -> FrameEngine {
+        if makesMovies { try cropForMovies() }
+        return try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
+    }
+
+    // MARK: Policies
+
+    /// A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
+    /// its movie is written so that even a killed process leaves a playable file.
+    public var isLive: Bool { input.isCamera || options.audioDevice != nil }
+
+    /// The source the options describe: the pattern (`patternSeconds` unless bounded), a movie, raw input
+    /// or a camera.
+    static func sourceSpec(input: InputSpec, options: Options) -> SourceSpec {
+        var spec = SourceSpec(input: input, size: options.size, frameRate: options.frameRate)
+        if input == .pattern {
+            let rate = options.frameRate ?? SourceSpec.defaultRate
+            // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.
+            if options.pacesPattern(input) {
+                spec.patternFrames = options.frameLimit == nil && options.durationLimit == nil
+                    ? options.patternSeconds.map { $0 * Int(rate.doubleValue.rounded()) } : nil
+            } else if let frames = options.frameLimit {
+                spec.patternFrames = frames
+            } else if options.durationLimit == nil, let seconds = options.patternSeconds {
+                spec.patternFrames = seconds * Int(rate.doubleValue.rounded())
+            }
+        }
+        return spec
+    }
+
+    /// Movies in H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: an odd last column or row is cropped.
+    private func cropForMovies() throws {
+        if let crop = try graph.cropToEvenSize(forSource: sourceInfo.size, format: options.encoder.pixelFormat) {
+            notes.append("\(options.encoder.codec.rawValue) needs an even frame size: \(crop.from) cropped to \(crop.to)")
+        }
+    }
+
+    private var configuration: EngineConfiguration {
+        var configuration = EngineConfiguration()
+        configuration.readback = options.readback
+        configuration.fuse = options.fuse
+        configuration.yuvRoute = options.yuvRoute
+        configuration.sizeChange = .keepOutputSize
+        // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
+        // benchmark checks this); in a running engine they do, so software renderers are fenced.
+        configuration.timing = options.timesPasses ? .perPass(preferQueries: !gpu.info.isSoftware) : .off
+        // A live source's frame limit counts the frames that reach the GPU, so all of them are written:
+        // the live queue may drop late frames before it.
+        configuration.frameLimit = options.frameLimit
+        configuration.durationLimit = options.durationLimit
+        switch input {
+        case .pattern, .camera: break
+        case .movie, .standardInput: configuration.constantRate = options.frameRate
+        }
+        // The pattern's synthetic time line meets a microphone's clock by being paced to it.
+        configuration.pacedToClock = options.pacesPattern(input)
+        configuration.keepsOutputOnFailure = isLive
+        return configuration
+    }
+
+    private func makeEngine(sinks: [any FrameSink], configuration: EngineConfiguration, taps: [any FrameTap],
+                            sideInputs: [any SideInput]) throws -> FrameEngine {
+        guard let source else { throw UsageError("this session has already run; make a new one for another run") }
+        // The microphone is opened before the output file, so a bad device leaves no file behind.
+        let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
+        // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
+        // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
+        let faces = try options.faces.makeSideInput(for: graph, live: input.isCamera)
+        let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
+                                     audioCapture: capture, taps: taps,
+                                     sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + sideInputs)
+        self.source = nil
+        self.faces = faces
+        return engine
+    }
+}
+
+extension Session.Options {
+    /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
+    func pacesPattern(_ input: InputSpec) -> Bool { input == .pattern && (pacedToClock || audioDevice != nil) }
+}
+
+/// One frame of `Session.frames()`: packed as its layout says (RGBA: one plane of `layout.rowBytes` per row).
+public struct Frame: Sendable {
+    /// Its position in the run (0 for the first).
+    public let index: Int
+    /// Its presentation time on the output's time line.
+    public let pts: MediaTime
+    public let layout: PackedFrameLayout
+    /// `layout.byteCount` bytes: every plane at its `offset`, rows `rowBytes` apart.
+    public let bytes: [UInt8]
+
+    public var size: Size { layout.size }
+
+    /// Plane `index`'s bytes (rows `rowBytes` apart, `usedRowBytes` of each in use).
+    public func withPlane<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer, _ rowBytes: Int) throws -> Result) rethrows -> Result {
+        let plane = layout.planes[index]
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + plane.rowBytes * plane.rows)]), plane.rowBytes)
+        }
+    }
+}
+
+/// The frames of a running session, in order; iterate it once. The run's threads wait while `buffered`
+/// frames are waiting for the consumer; ending the iteration early (a `break`, a cancelled task) or
+/// dropping the sequence stops the run, and the iteration ends with the run's error if it failed.
+public final class FrameSequence: AsyncSequence, Sendable {
+    public typealias Element = Frame
+    private let channel: Channel
+    /// The run's report, once the sequence has ended.
+    public var report: RunReport? { channel.report }
+
+    init(channel: Channel, engine: FrameEngine) {
+        self.channel = channel
+        let thread = Thread { [channel] in
+            do {
+                channel.finish(.success(try engine.run(stop: channel.stop)))
+            } catch {
+                channel.finish(.failure(error))
+            }
+        }
+        thread.name = "prism session"
+        thread.start()
+    }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(iteration: Iteration(channel: channel)) }
+
+    /// Stops the run (as a consumer that went away does); the iteration then ends.
+    public func cancel() { channel.cancel() }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let iteration: Iteration
+        public mutating func next() async throws -> Frame? {
+            let channel = iteration.channel
+            return try await withTaskCancellationHandler {
+                try await channel.receive()
+            } onCancel: { [channel] in
+                channel.cancel()
+            }
+        }
+    }
+
+    deinit { channel.cancel() }
+
+    /// Lives as long as the loop's iterator: a loop left early (`break`, an error, a cancelled task) stops the run.
+    final class Iteration: Sendable {
+        let channel: Channel
+        init(channel: Channel) { self.channel = channel }
+        deinit { channel.cancel() }
+    }
+
+    /// Frames from the run's sink thread to the consumer: at most `slots` waiting; the sender blocks
+    /// (its own thread) when they are full, the receiver suspends (never blocks) when they are empty.
+    final class Channel: Sendable {
+        let stop = StopSignal()
+        private struct State {
+            var frames: [Frame] = []
+            var waiting: CheckedContinuation<Frame?, any Error>?
+            var end: Result<RunReport, any Error>?
+            var cancelled = false
+        }
+        private let state = Mutex(State())
+        private let slots: DispatchSemaphore
+
+        init(slots: Int) { self.slots = DispatchSemaphore(value: slots) }
+
+        var report: RunReport? { state.withLock { try? $0.end?.get() } }
+
+        /// From the sink's thread; false once the consumer has gone (which stops the run).
+        func send(_ frame: Frame) -> Bool {
+            if state.withLock({ $0.cancelled }) { return false }
+            slots.wait()
+            let waiter: CheckedContinuation<Frame?, any Error>? = state.withLock { state in
+                if state.cancelled { return nil }
+                if let waiter = state.waiting {
+                    state.waiting = nil
+                    return waiter
+                }
+                state.frames.append(frame)
+                return nil
+            }
+            if let waiter {
+                slots.signal()
+                waiter.resume(returning: frame)
+            }
+            return !state.withLock { $0.cancelled }
+        }
+
+        func finish(_ end: Result<RunReport, any Error>) {
+            let waiter = state.withLock { state -> CheckedContinuation<Frame?, any Error>? in
+                state.end = end
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            switch end {
+            case .success: waiter?.resume(returning: nil)
+            case .failure(let error): waiter?.resume(throwing: error)
+            }
+        }
+
+        func receive() async throws -> Frame? {
+            try await withCheckedThrowingContinuation { continuation in
+                enum Answer { case frame(Frame), end(Result<RunReport, any Error>), cancelled, wait }
+                let answer: Answer = state.withLock { state in
+                    if state.cancelled { return .cancelled }
+                    if !state.frames.isEmpty { return .frame(state.frames.removeFirst()) }
+                    if let end = state.end { return .end(end) }
+                    state.waiting = continuation
+                    return .wait
+                }
+                switch answer {
+                case .frame(let frame):
+                    slots.signal()
+                    continuation.resume(returning: frame)
+                case .end(.success), .cancelled: continuation.resume(returning: nil)
+                case .end(.failure(let error)): continuation.resume(throwing: error)
+                case .wait: break
+                }
+            }
+        }
+
+        /// The consumer went away: stop the run and wake a blocked sender and a suspended receiver.
+        func cancel() {
+            let (waiter, held) = state.withLock { state -> (CheckedContinuation<Frame?, any Error>?, Int) in
+                guard !state.cancelled else { return (nil, -1) }
+                state.cancelled = true
+                let held = state.frames.count
+                state.frames.removeAll()
+                defer { state.waiting = nil }
+                return (state.waiting, held)
+            }
+            guard held >= 0 else { return }
+            stop.stop(.outputClosed)
+            // The slots the dropped frames held, and one for a sender blocked waiting for a slot.
+            for _ in 0...held { slots.signal() }
+            waiter?.resume(returning: nil)
+        }
+    }
+}
