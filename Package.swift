@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia", "TestFixtures"]),
-        .testTarget(name: "PrismKitTests", dependencies: ["PrismKit", "TestFixtures"]),
+        .testTarget(name: "PrismKitTests", dependencies: ["PrismKit", "TestFixtures", "CGLES"]),
         .testTarget(name: "PrismTests", dependencies: ["Prism", "TestFixtures"]),
     ],
     swiftLanguageModes: [.v6]

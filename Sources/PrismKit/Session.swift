@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import PrismCore
 import PrismFilters
 import PrismGPU
@@ -178,7 +177,7 @@ public final class Session {
     /// The run starts now (its errors are thrown here or from the iteration) on threads of its own, and
     /// stays at most `buffered` frames ahead of the consumer; ending the iteration early stops it.
     public func frames(format: PixelFormat = .rgba, buffered: Int = 2) throws -> FrameSequence {
-        let channel = FrameSequence.Channel(slots: max(1, buffered))
+        let channel = RunChannel<Frame>(slots: max(1, buffered))
         let sink = CallbackSink(format: format) { frame, stream in
             channel.send(Frame(index: frame.index, pts: frame.pts, layout: stream.layout,
                                bytes: [UInt8](UnsafeRawBufferPointer(start: frame.buffer.data, count: stream.layout.byteCount))))
@@ -317,143 +316,6 @@ public struct Frame: Sendable {
         let plane = layout.planes[index]
         return try bytes.withUnsafeBytes { all in
             try body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + plane.rowBytes * plane.rows)]), plane.rowBytes)
-        }
-    }
-}
-
-/// The frames of a running session, in order; iterate it once. The run's threads wait while `buffered`
-/// frames are waiting for the consumer; ending the iteration early (a `break`, a cancelled task) or
-/// dropping the sequence stops the run, and the iteration ends with the run's error if it failed.
-public final class FrameSequence: AsyncSequence, Sendable {
-    public typealias Element = Frame
-    private let channel: Channel
-    /// The run's report, once the sequence has ended.
-    public var report: RunReport? { channel.report }
-
-    init(channel: Channel, engine: FrameEngine) {
-        self.channel = channel
-        let thread = Thread { [channel] in
-            do {
-                channel.finish(.success(try engine.run(stop: channel.stop)))
-            } catch {
-                channel.finish(.failure(error))
-            }
-        }
-        thread.name = "prism session"
-        thread.start()
-    }
-
-    public func makeAsyncIterator() -> Iterator { Iterator(iteration: Iteration(channel: channel)) }
-
-    /// Stops the run (as a consumer that went away does); the iteration then ends.
-    public func cancel() { channel.cancel() }
-
-    public struct Iterator: AsyncIteratorProtocol {
-        let iteration: Iteration
-        public mutating func next() async throws -> Frame? {
-            let channel = iteration.channel
-            return try await withTaskCancellationHandler {
-                try await channel.receive()
-            } onCancel: { [channel] in
-                channel.cancel()
-            }
-        }
-    }
-
-    deinit { channel.cancel() }
-
-    /// Lives as long as the loop's iterator: a loop left early (`break`, an error, a cancelled task) stops the run.
-    final class Iteration: Sendable {
-        let channel: Channel
-        init(channel: Channel) { self.channel = channel }
-        deinit { channel.cancel() }
-    }
-
-    /// Frames from the run's sink thread to the consumer: at most `slots` waiting; the sender blocks
-    /// (its own thread) when they are full, the receiver suspends (never blocks) when they are empty.
-    final class Channel: Sendable {
-        let stop = StopSignal()
-        private struct State {
-            var frames: [Frame] = []
-            var waiting: CheckedContinuation<Frame?, any Error>?
-            var end: Result<RunReport, any Error>?
-            var cancelled = false
-        }
-        private let state = Mutex(State())
-        private let slots: DispatchSemaphore
-
-        init(slots: Int) { self.slots = DispatchSemaphore(value: slots) }
-
-        var report: RunReport? { state.withLock { try? $0.end?.get() } }
-
-        /// From the sink's thread; false once the consumer has gone (which stops the run).
-        func send(_ frame: Frame) -> Bool {
-            if state.withLock({ $0.cancelled }) { return false }
-            slots.wait()
-            let waiter: CheckedContinuation<Frame?, any Error>? = state.withLock { state in
-                if state.cancelled { return nil }
-                if let waiter = state.waiting {
-                    state.waiting = nil
-                    return waiter
-                }
-                state.frames.append(frame)
-                return nil
-            }
-            if let waiter {
-                slots.signal()
-                waiter.resume(returning: frame)
-            }
-            return !state.withLock { $0.cancelled }
-        }
-
-        func finish(_ end: Result<RunReport, any Error>) {
-            let waiter = state.withLock { state -> CheckedContinuation<Frame?, any Error>? in
-                state.end = end
-                defer { state.waiting = nil }
-                return state.waiting
-            }
-            switch end {
-            case .success: waiter?.resume(returning: nil)
-            case .failure(let error): waiter?.resume(throwing: error)
-            }
-        }
-
-        func receive() async throws -> Frame? {
-            try await withCheckedThrowingContinuation { continuation in
-                enum Answer { case frame(Frame), end(Result<RunReport, any Error>), cancelled, wait }
-                let answer: Answer = state.withLock { state in
-                    if state.cancelled { return .cancelled }
-                    if !state.frames.isEmpty { return .frame(state.frames.removeFirst()) }
-                    if let end = state.end { return .end(end) }
-                    state.waiting = continuation
-                    return .wait
-                }
-                switch answer {
-                case .frame(let frame):
-                    slots.signal()
-                    continuation.resume(returning: frame)
-                case .end(.success), .cancelled: continuation.resume(returning: nil)
-                case .end(.failure(let error)): continuation.resume(throwing: error)
-                case .wait: break
-                }
-            }
-        }
-
-        /// The consumer went away: stop the run and wake a blocked sender and a suspended receiver.
-        func cancel() {
-            let (waiter, held) = state.withLock { state -> (CheckedContinuation<Frame?, any Error>?, Int) in
-                guard !state.cancelled else { return (nil, -1) }
-                state.cancelled = true
-                let held = state.frames.count
-                state.frames.removeAll()
-                defer { state.waiting = nil }
-                return (state.waiting, held)
-            }
-            guard held >= 0 else { return }
-            stop.stop(.outputClosed)
-            // The slots the dropped frames held, and one for a sender blocked waiting for a slot.
-            for _ in 0...held { slots.signal() }
-            waiter?.resume(returning: nil)
         }
     }
 }

@@ -1,3 +1,4 @@
+import CGLES
 import Foundation
 import XCTest
 import PrismKit
@@ -51,6 +52,62 @@ final class SessionTests: XCTestCase {
         }
     }
 
+    /// The loop may iterate a sequence it holds no reference to (the iteration keeps the run going).
+    func testALoopOverATemporarySequenceSeesEveryFrame() async throws {
+        var indices: [Int] = []
+        for try await frame in try Session(input: .pattern, graph: "mono", options: patternOptions(frames: 6)).frames() {
+            indices.append(frame.index)
+        }
+        XCTAssertEqual(indices, Array(0..<6))
+    }
+
+    /// `textures()`: each frame's output texture read with the program's own GL calls on the GPU thread is
+    /// the CPU path's frame (the pattern inverted, checked on the CPU); a frame let go refuses its texture.
+    func testTexturesAreTheGraphsOutputOnTheGPU() async throws {
+        let plain = try await collect(try Session(input: .pattern, graph: "", options: patternOptions(frames: 4)).frames())
+        var seen = 0
+        var previous: GPUFrame?
+        for try await frame in try Session(input: .pattern, graph: "invert", options: patternOptions(frames: 4)).textures() {
+            XCTAssertEqual(frame.index, seen)
+            XCTAssertEqual(frame.pts, plain[seen].pts)
+            if let previous {
+                do {
+                    _ = try await previous.withTexture { $0.glName }
+                    XCTFail("frame \(previous.index)'s texture was handed out after the next frame")
+                } catch {
+                    XCTAssert("\(error)".contains("texture is gone"), "\(error)")
+                }
+            }
+            let size = frame.size
+            XCTAssertEqual(size, Self.patternSize)
+            let pixels = try await frame.withTexture { texture -> [UInt8] in
+                var bound: GLint = 0
+                glGetIntegerv(GLenum(GL_FRAMEBUFFER_BINDING), &bound)
+                var framebuffer: GLuint = 0
+                glGenFramebuffers(1, &framebuffer)
+                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), framebuffer)
+                glFramebufferTexture2D(GLenum(GL_FRAMEBUFFER), GLenum(GL_COLOR_ATTACHMENT0), GLenum(GL_TEXTURE_2D), texture.glName, 0)
+                var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+                glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
+                glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), &pixels)
+                glBindFramebuffer(GLenum(GL_FRAMEBUFFER), GLuint(bound))
+                glDeleteFramebuffers(1, &framebuffer)
+                return pixels
+            }
+            var worst = 0
+            plain[seen].withPlane(0) { input, rowBytes in
+                for y in 0..<size.height { for x in 0..<size.width { for channel in 0..<3 {
+                    let got = Int(pixels[(y * size.width + x) * 4 + channel])
+                    worst = max(worst, abs(got - (255 - Int(input[y * rowBytes + x * 4 + channel]))))
+                } } }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "frame \(seen): the texture holds the inverted pattern")
+            previous = frame
+            seen += 1
+        }
+        XCTAssertEqual(seen, 4)
+    }
+
     /// Leaving the loop early stops an endless run (the pattern without a limit) within the buffered frames,
     /// and its report says why; `cancel()` does the same for a consumer that is not in a loop.
     func testLeavingTheLoopStopsTheRun() async throws {
@@ -90,12 +147,17 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(output.count, 1)
         XCTAssertEqual(input.count, 1)
         let size = input[0].size
-        let luma = LumaImage(size: size, pixels: input[0].withPlane(0) { rgba, rowBytes in
-            (0..<(size.width * size.height)).map { i in
-                let o = (i / size.width) * rowBytes + (i % size.width) * 4
-                return UInt8((299 * Int(rgba[o]) + 587 * Int(rgba[o + 1]) + 114 * Int(rgba[o + 2])) / 1000)
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height)
+        input[0].withPlane(0) { rgba, rowBytes in
+            for y in 0..<size.height {
+                for x in 0..<size.width {
+                    let o = y * rowBytes + x * 4
+                    let weighted: Int = 299 * Int(rgba[o]) + 587 * Int(rgba[o + 1]) + 114 * Int(rgba[o + 2])
+                    pixels[y * size.width + x] = UInt8(weighted / 1000)
+                }
             }
-        }, frameSize: size)
+        }
+        let luma = LumaImage(size: size, pixels: pixels, frameSize: size)
         let face = try XCTUnwrap(try CascadeFaceDetector().detect(luma).max { $0.box.width < $1.box.width }?.box,
                                  "OpenCV finds the astronaut's face")
         /// Mean |difference| between horizontal neighbours in a box: pixellation leaves only block edges.

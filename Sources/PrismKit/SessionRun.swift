@@ -1,0 +1,164 @@
+import Foundation
+import PrismCore
+import PrismPipeline
+import Synchronization
+
+/// The frames of a running session as CPU memory, in order; iterate it once. The run's threads wait while
+/// `buffered` frames are waiting for the consumer; ending the iteration early (a `break`, a cancelled task)
+/// or dropping the sequence stops the run, and the iteration ends with the run's error if it failed.
+public final class FrameSequence: AsyncSequence, Sendable {
+    public typealias Element = Frame
+    private let run: SessionRun<Frame>
+    /// The run's report, once the sequence has ended.
+    public var report: RunReport? { run.channel.report }
+
+    init(channel: RunChannel<Frame>, engine: FrameEngine) { run = SessionRun(channel: channel, engine: engine) }
+
+    public func makeAsyncIterator() -> Iterator { Iterator(iteration: SessionRun.Iteration(run: run)) }
+
+    /// Stops the run (as a consumer that went away does); the iteration then ends.
+    public func cancel() { run.channel.cancel() }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let iteration: SessionRun<Frame>.Iteration
+        public mutating func next() async throws -> Frame? { try await iteration.next() }
+    }
+}
+
+/// A session's engine running on a thread of its own, feeding a channel; stopped when it goes.
+final class SessionRun<Element: Sendable>: Sendable {
+    let channel: RunChannel<Element>
+
+    init(channel: RunChannel<Element>, engine: FrameEngine) {
+        self.channel = channel
+        let thread = Thread { [channel] in
+            do {
+                channel.finish(.success(try engine.run(stop: channel.stop)))
+            } catch {
+                channel.finish(.failure(error))
+            }
+        }
+        thread.name = "prism session"
+        thread.start()
+    }
+
+    deinit { channel.cancel() }
+
+    /// Lives as long as the loop's iterator, and keeps the run: a loop left early (`break`, an error,
+    /// a cancelled task) stops it, whether or not the sequence is still held.
+    final class Iteration: Sendable {
+        let run: SessionRun<Element>
+        var channel: RunChannel<Element> { run.channel }
+        init(run: SessionRun<Element>) { self.run = run }
+        deinit { run.channel.cancel() }
+
+        func next() async throws -> Element? {
+            try await withTaskCancellationHandler {
+                try await channel.receive()
+            } onCancel: { [channel] in
+                channel.cancel()
+            }
+        }
+    }
+}
+
+/// Elements from the run's threads to the consumer: at most `slots` waiting; the sender blocks (its
+/// own thread) when they are full, the receiver suspends (never blocks) when they are empty.
+final class RunChannel<Element: Sendable>: Sendable {
+    let stop = StopSignal()
+    private struct State {
+        var elements: [Element] = []
+        var waiting: CheckedContinuation<Element?, any Error>?
+        var end: Result<RunReport, any Error>?
+        var cancelled = false
+        var onCancel: [@Sendable () -> Void] = []
+    }
+    private let state = Mutex(State())
+    private let slots: DispatchSemaphore
+
+    init(slots: Int) { self.slots = DispatchSemaphore(value: slots) }
+
+    var report: RunReport? { state.withLock { try? $0.end?.get() } }
+
+    /// From a run thread; false once the consumer has gone (which stops the run).
+    func send(_ element: Element) -> Bool {
+        if state.withLock({ $0.cancelled }) { return false }
+        slots.wait()
+        let waiter: CheckedContinuation<Element?, any Error>? = state.withLock { state in
+            if state.cancelled { return nil }
+            if let waiter = state.waiting {
+                state.waiting = nil
+                return waiter
+            }
+            state.elements.append(element)
+            return nil
+        }
+        if let waiter {
+            slots.signal()
+            waiter.resume(returning: element)
+        }
+        return !state.withLock { $0.cancelled }
+    }
+
+    /// Runs `handler` when the consumer goes (at once if it has): what a sender waits on must end then.
+    func onCancel(_ handler: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if state.cancelled { return true }
+            state.onCancel.append(handler)
+            return false
+        }
+        if now { handler() }
+    }
+
+    func finish(_ end: Result<RunReport, any Error>) {
+        let waiter = state.withLock { state -> CheckedContinuation<Element?, any Error>? in
+            state.end = end
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        switch end {
+        case .success: waiter?.resume(returning: nil)
+        case .failure(let error): waiter?.resume(throwing: error)
+        }
+    }
+
+    private enum Answer { case element(Element), end(Result<RunReport, any Error>), cancelled, wait }
+
+    func receive() async throws -> Element? {
+        try await withCheckedThrowingContinuation { continuation in
+            let answer: Answer = state.withLock { state in
+                if state.cancelled { return .cancelled }
+                if !state.elements.isEmpty { return .element(state.elements.removeFirst()) }
+                if let end = state.end { return .end(end) }
+                state.waiting = continuation
+                return .wait
+            }
+            switch answer {
+            case .element(let element):
+                slots.signal()
+                continuation.resume(returning: element)
+            case .end(.success), .cancelled: continuation.resume(returning: nil)
+            case .end(.failure(let error)): continuation.resume(throwing: error)
+            case .wait: break
+            }
+        }
+    }
+
+    /// The consumer went away: stop the run and wake a blocked sender and a suspended receiver.
+    func cancel() {
+        let (waiter, held, handlers) = state.withLock { state -> (CheckedContinuation<Element?, any Error>?, Int, [@Sendable () -> Void]) in
+            guard !state.cancelled else { return (nil, -1, []) }
+            state.cancelled = true
+            let held = state.elements.count
+            state.elements.removeAll()
+            defer { state.waiting = nil; state.onCancel = [] }
+            return (state.waiting, held, state.onCancel)
+        }
+        guard held >= 0 else { return }
+        stop.stop(.outputClosed)
+        // The slots the dropped elements held, and one for a sender blocked waiting for a slot.
+        for _ in 0...held { slots.signal() }
+        for handler in handlers { handler() }
+        waiter?.resume(returning: nil)
+    }
+}
