@@ -22,7 +22,7 @@ public struct PoolError: PrismError {
 /// Buffers are allocated lazily up to `capacity`, never more, and reused. `acquire` blocks while all are
 /// in use. A buffer goes back to the pool when its last user lets go of its `PooledFrameBuffer`, including
 /// when an `AVBufferRef` that wraps it (`avBufferRef()`) is freed by an encoder. Thread-safe.
-public final class FrameBufferPool: @unchecked Sendable {  // every field is guarded by `condition` (acquire waits on it)
+public final class FrameBufferPool: Sendable {
     public let layout: PackedFrameLayout
     public let capacity: Int
     /// Usable bytes per buffer: `layout.byteCount`.
@@ -31,17 +31,21 @@ public final class FrameBufferPool: @unchecked Sendable {  // every field is gua
     /// SIMD readers (`AV_INPUT_BUFFER_PADDING_SIZE`) may touch.
     let allocationBytes: Int
 
-    private let condition = NSCondition()
-    private var free: [UnsafeMutableRawPointer] = []
-    private var allocated = 0
-    private var cancelled = false
+    private struct State {
+        var free: [UnsafeMutableRawPointer] = []
+        var allocated = 0
+        var cancelled = false
+    }
+    private let state: Monitor<State>
 
     public init(layout: PackedFrameLayout, capacity: Int) {
         precondition(capacity > 0, "a frame buffer pool needs a positive capacity")
         self.layout = layout
         self.capacity = capacity
         allocationBytes = (layout.byteCount + 63) / 64 * 64 + 64
-        free.reserveCapacity(capacity)
+        var initial = State()
+        initial.free.reserveCapacity(capacity)
+        state = Monitor(initial)
     }
 
     /// Convenience: the pool for `format` frames of `size` (nil when the GPU cannot pack that format).
@@ -52,78 +56,61 @@ public final class FrameBufferPool: @unchecked Sendable {  // every field is gua
 
     deinit {
         // Outstanding buffers keep the pool alive, so every buffer is free here.
-        for pointer in free { pointer.deallocate() }
+        state.withLock { state in for pointer in state.free { pointer.deallocate() } }
     }
 
     /// Buffers allocated so far (at most `capacity`).
-    public var allocatedCount: Int { condition.lock(); defer { condition.unlock() }; return allocated }
+    public var allocatedCount: Int { state.withLock { $0.allocated } }
     /// Buffers currently handed out and not yet returned.
-    public var outstandingCount: Int {
-        condition.lock(); defer { condition.unlock() }
-        return allocated - free.count
-    }
+    public var outstandingCount: Int { state.withLock { $0.allocated - $0.free.count } }
 
     /// Allocates every buffer now instead of on first use.
     public func preallocate() {
-        condition.lock(); defer { condition.unlock() }
-        while allocated < capacity {
-            free.append(allocateBuffer())
+        state.withLock { state in
+            while state.allocated < capacity { state.free.append(allocateBuffer(&state)) }
         }
     }
 
     /// A free buffer, waiting up to `timeout` seconds (forever when nil) for one to come back.
     /// Throws `PoolError` on timeout or after `cancel()`.
     public func acquire(timeout: Double? = nil) throws(PoolError) -> PooledFrameBuffer {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: $0) }
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if cancelled { throw PoolError(reason: .cancelled, capacity: capacity) }
-            if let pointer = free.popLast() { return PooledFrameBuffer(pool: self, data: pointer) }
-            if allocated < capacity { return PooledFrameBuffer(pool: self, data: allocateBuffer()) }
-            if let deadline {
-                if !condition.wait(until: deadline) && free.isEmpty && allocated >= capacity && !cancelled {
-                    throw PoolError(reason: .timedOut, capacity: capacity)
-                }
-            } else {
-                condition.wait()
-            }
+        let capacity = capacity
+        let pointer: UnsafeMutableRawPointer? = state.wait(
+            until: { $0.cancelled || !$0.free.isEmpty || $0.allocated < capacity },
+            deadline: timeout.map { Date(timeIntervalSinceNow: $0) }) { state, ready in
+            guard ready, !state.cancelled else { return nil }
+            return state.free.popLast() ?? allocateBuffer(&state)
         }
+        guard let pointer else {
+            throw PoolError(reason: state.withLock { $0.cancelled } ? .cancelled : .timedOut, capacity: capacity)
+        }
+        return PooledFrameBuffer(pool: self, data: pointer)
     }
 
     /// A free buffer if one is available now, else nil.
     public func tryAcquire() -> PooledFrameBuffer? {
-        condition.lock(); defer { condition.unlock() }
-        if cancelled { return nil }
-        if let pointer = free.popLast() { return PooledFrameBuffer(pool: self, data: pointer) }
-        if allocated < capacity { return PooledFrameBuffer(pool: self, data: allocateBuffer()) }
-        return nil
+        let pointer: UnsafeMutableRawPointer? = state.withLock { state in
+            if state.cancelled { return nil }
+            if let pointer = state.free.popLast() { return pointer }
+            return state.allocated < capacity ? allocateBuffer(&state) : nil
+        }
+        return pointer.map { PooledFrameBuffer(pool: self, data: $0) }
     }
 
     /// Wakes every waiting `acquire` with `PoolError.cancelled`, and makes later ones fail too, until `reset()`.
-    public func cancel() {
-        condition.lock()
-        cancelled = true
-        condition.broadcast()
-        condition.unlock()
-    }
+    public func cancel() { state.withLock { $0.cancelled = true } }
 
     /// Undoes `cancel()`.
-    public func reset() {
-        condition.lock(); cancelled = false; condition.unlock()
-    }
+    public func reset() { state.withLock { $0.cancelled = false } }
 
     /// Called with the lock held.
-    private func allocateBuffer() -> UnsafeMutableRawPointer {
-        allocated += 1
+    private func allocateBuffer(_ state: inout State) -> UnsafeMutableRawPointer {
+        state.allocated += 1
         return UnsafeMutableRawPointer.allocate(byteCount: allocationBytes, alignment: 64)
     }
 
     fileprivate func giveBack(_ pointer: UnsafeMutableRawPointer) {
-        condition.lock()
-        free.append(pointer)
-        condition.signal()
-        condition.unlock()
+        state.withLock { $0.free.append(pointer) }
     }
 }
 

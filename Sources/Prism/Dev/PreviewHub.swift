@@ -10,69 +10,67 @@ enum PreviewView: String, Sendable, CaseIterable {
 /// The latest frames for the preview, per view: the newest read-back RGBA buffer (snapshots) and the
 /// newest JPEG (streams). Producers replace; consumers take the newest and skip what they missed, so a
 /// slow client never holds the pipeline back.
-final class PreviewHub: @unchecked Sendable {  // every field is guarded by `condition` (a Mutex cannot wait)
+final class PreviewHub: Sendable {
     private struct Slot {
         var buffer: PooledFrameBuffer?
         var jpeg: [UInt8]?
         var jpegSequence = 0
         var subscribers = 0
     }
-
-    private let condition = NSCondition()
-    private var slots: [PreviewView: Slot] = [.output: Slot(), .input: Slot()]
-    private var closed = false
+    private struct State {
+        var slots: [PreviewView: Slot] = [.output: Slot(), .input: Slot()]
+        var closed = false
+    }
+    private let state = Monitor(State())
 
     /// Keeps `buffer` as the newest frame of `view` (the previous one goes back to its pool).
     func setLatest(_ buffer: PooledFrameBuffer, for view: PreviewView) {
-        condition.withLock { slots[view]!.buffer = buffer }
+        state.withLock { $0.slots[view]!.buffer = buffer }
     }
 
     func latest(_ view: PreviewView) -> PooledFrameBuffer? {
-        condition.withLock { slots[view]!.buffer }
+        state.withLock { $0.slots[view]!.buffer }
     }
 
     func publishJPEG(_ jpeg: [UInt8], for view: PreviewView) {
-        condition.withLock {
-            slots[view]!.jpeg = jpeg
-            slots[view]!.jpegSequence += 1
-            condition.broadcast()
+        state.withLock { state in
+            state.slots[view]!.jpeg = jpeg
+            state.slots[view]!.jpegSequence += 1
         }
     }
 
     func subscriberCount(_ view: PreviewView) -> Int {
-        condition.withLock { slots[view]!.subscribers }
+        state.withLock { $0.slots[view]!.subscribers }
     }
 
-    func subscribe(_ view: PreviewView) { condition.withLock { slots[view]!.subscribers += 1 } }
-    func unsubscribe(_ view: PreviewView) { condition.withLock { slots[view]!.subscribers -= 1 } }
+    func subscribe(_ view: PreviewView) { state.withLock { $0.slots[view]!.subscribers += 1 } }
+    func unsubscribe(_ view: PreviewView) { state.withLock { $0.slots[view]!.subscribers -= 1 } }
 
     /// Waits until `view` has a JPEG newer than `sequence`; nil once closed. Wakes at least every
     /// `timeout` seconds to return the current one again (keeps idle connections alive).
     func nextJPEG(_ view: PreviewView, after sequence: Int, timeout: Double = 2) -> (sequence: Int, jpeg: [UInt8])? {
-        condition.lock()
-        defer { condition.unlock() }
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        while !closed && (slots[view]!.jpegSequence <= sequence || slots[view]!.jpeg == nil) {
-            if !condition.wait(until: deadline) {
-                if let jpeg = slots[view]!.jpeg { return (slots[view]!.jpegSequence, jpeg) }
-                if closed { return nil }
+        state.wait(until: { $0.closed || ($0.slots[view]!.jpegSequence > sequence && $0.slots[view]!.jpeg != nil) },
+                   deadline: Date(timeIntervalSinceNow: timeout)) { state, newer in
+            let slot = state.slots[view]!
+            if !newer {
+                if let jpeg = slot.jpeg { return (slot.jpegSequence, jpeg) }
+                if state.closed { return nil }
                 return (sequence, [])
             }
+            guard !state.closed, let jpeg = slot.jpeg else { return nil }
+            return (slot.jpegSequence, jpeg)
         }
-        guard !closed, let jpeg = slots[view]!.jpeg else { return nil }
-        return (slots[view]!.jpegSequence, jpeg)
     }
 
     /// Ends every stream and lets the buffers go.
     func close() {
-        condition.withLock {
-            closed = true
-            for view in PreviewView.allCases { slots[view]!.buffer = nil }
-            condition.broadcast()
+        state.withLock { state in
+            state.closed = true
+            for view in PreviewView.allCases { state.slots[view]!.buffer = nil }
         }
     }
 
-    var isClosed: Bool { condition.withLock { closed } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 }
 
 /// One MJPEG client: `multipart/x-mixed-replace` parts, each the newest JPEG when the previous part

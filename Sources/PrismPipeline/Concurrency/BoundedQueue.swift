@@ -1,91 +1,81 @@
 import Foundation
+import PrismCore
 
 /// A blocking FIFO of fixed capacity between two engine threads.
 ///
 /// `push` waits while the queue is full (files never drop frames) unless the queue drops the oldest
 /// element instead (live sources: a late frame is worth less than the next one; drops are counted).
 /// `close` lets the consumer drain what is left; `cancel` wakes everyone and discards the rest.
-///
-/// `@unchecked Sendable`: every field is guarded by `condition`, the one blocking primitive of the engine
-/// (`Mutex` cannot wait for a condition).
-public final class BoundedQueue<Element>: @unchecked Sendable {
+public final class BoundedQueue<Element>: Sendable {
     public enum Overflow: Sendable { case block, dropOldest }
 
-    private let condition = NSCondition()
-    // A ring of slots; a popped slot is cleared at once so the queue never keeps a frame (or a pooled
-    // buffer) alive after the consumer took it.
-    private var slots: [Element?]
-    private var head = 0
-    private var count = 0
+    private struct State {
+        // A ring of slots; a popped slot is cleared at once so the queue never keeps a frame (or a pooled
+        // buffer) alive after the consumer took it.
+        var slots: [Element?]
+        var head = 0
+        var count = 0
+        var closed = false
+        var cancelled = false
+        var dropped = 0
+    }
+    private let state: Monitor<State>
     private let capacity: Int
     private let overflow: Overflow
-    private var closed = false
-    private var cancelled = false
-    private var droppedCount = 0
 
     public init(capacity: Int, overflow: Overflow = .block) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.overflow = overflow
-        slots = Array(repeating: nil, count: capacity)
+        state = Monitor(State(slots: Array(repeating: nil, count: capacity)))
     }
 
     /// Elements dropped to make room (`.dropOldest` only).
-    public var dropped: Int { condition.withLock { droppedCount } }
+    public var dropped: Int { state.withLock { $0.dropped } }
 
     /// Adds `element`; returns false when the queue was cancelled or closed (the element is dropped): a
     /// producer that outlives the others (the audio capture) never blocks on a queue nobody pops.
     @discardableResult
     public func push(_ element: Element) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while count >= capacity && !cancelled && !closed {
-            if overflow == .dropOldest {
-                slots[head] = nil
-                head = (head + 1) % capacity
-                count -= 1
-                droppedCount += 1
-                break
+        let capacity = capacity, dropsOldest = overflow == .dropOldest
+        return state.wait(until: { $0.count < capacity || $0.cancelled || $0.closed || dropsOldest }) { state, _ in
+            guard !state.cancelled, !state.closed else { return false }
+            if state.count >= capacity {
+                state.slots[state.head] = nil
+                state.head = (state.head + 1) % capacity
+                state.count -= 1
+                state.dropped += 1
             }
-            condition.wait()
+            state.slots[(state.head + state.count) % capacity] = element
+            state.count += 1
+            return true
         }
-        guard !cancelled, !closed else { return false }
-        slots[(head + count) % capacity] = element
-        count += 1
-        condition.broadcast()
-        return true
     }
 
     /// The oldest element; nil once the queue is closed and empty, or cancelled.
     public func pop() -> Element? {
-        condition.lock()
-        defer { condition.unlock() }
-        while count == 0 && !closed && !cancelled { condition.wait() }
-        guard !cancelled, count > 0 else { return nil }
-        let element = slots[head]
-        slots[head] = nil
-        head = (head + 1) % capacity
-        count -= 1
-        condition.broadcast()
-        return element!
-    }
-
-    /// No more pushes: the consumer gets what is left, then nil.
-    public func close() {
-        condition.withLock {
-            closed = true
-            condition.broadcast()
+        let capacity = capacity
+        return state.wait(until: { $0.count > 0 || $0.closed || $0.cancelled }) { state, _ in
+            guard !state.cancelled, state.count > 0 else { return nil }
+            let element = state.slots[state.head]
+            state.slots[state.head] = nil
+            state.head = (state.head + 1) % capacity
+            state.count -= 1
+            return element!
         }
     }
 
+    /// No more pushes: the consumer gets what is left, then nil.
+    public func close() { state.withLock { $0.closed = true } }
+
     /// Stops both sides now.
     public func cancel() {
-        condition.withLock {
-            cancelled = true
-            slots = Array(repeating: nil, count: capacity)
-            head = 0
-            count = 0
-            condition.broadcast()
+        let capacity = capacity
+        state.withLock { state in
+            state.cancelled = true
+            state.slots = Array(repeating: nil, count: capacity)
+            state.head = 0
+            state.count = 0
         }
     }
 }
