@@ -21,6 +21,7 @@ public struct FaceSettings: Sendable, Equatable {
     /// Cover the whole frame while a lost face has not been found again.
     public var strict = false
 
+    /// The defaults: the Haar cascade on every frame, faces from 40 px, no sidecars.
     public init() {}
 
     /// No setting given: the defaults.

@@ -76,14 +76,17 @@ public final class Session {
         /// Time every pass (the report's `passMilliseconds`).
         public var timesPasses = false
 
+        /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
         public init() {}
     }
 
+    /// What the session was asked to do.
     public let options: Options
     /// The input as opened: size, rate, orientation, audio.
     public let sourceInfo: SourceInfo
     /// The graph as it runs: the user's graph behind the orientation remaps, with any final scale or crop.
     public let graph: FilterGraph
+    /// The GPU the session renders on (its own, or the one given to `init`).
     public let gpu: GPUContext
     /// What the session did to the input or output that was not spelled out, one line each: a movie
     /// turned upright, an odd size cropped for the codec, a rate the camera lacks.
@@ -305,10 +308,12 @@ public struct Frame: Sendable {
     public let index: Int
     /// Its presentation time on the output's time line.
     public let pts: MediaTime
+    /// The pixel format, size and planes of `bytes`.
     public let layout: PackedFrameLayout
     /// `layout.byteCount` bytes: every plane at its `offset`, rows `rowBytes` apart.
     public let bytes: [UInt8]
 
+    /// The picture's size in pixels.
     public var size: Size { layout.size }
 
     /// Plane `index`'s bytes (rows `rowBytes` apart, `usedRowBytes` of each in use).

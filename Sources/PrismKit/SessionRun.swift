@@ -19,6 +19,7 @@ public final class FrameSequence: AsyncSequence, Sendable {
     /// Stops the run (as a consumer that went away does); the iteration then ends.
     public func cancel() { run.channel.cancel() }
 
+    /// The one iteration over the frames (the run lasts as long as it does).
     public struct Iterator: AsyncIteratorProtocol {
         let iteration: SessionRun<Frame>.Iteration
         public mutating func next() async throws -> Frame? { try await iteration.next() }

@@ -59,6 +59,7 @@ public final class TextureSequence: AsyncSequence, Sendable {
     /// Stops the run (as a consumer that went away does); the iteration then ends.
     public func cancel() { run.channel.cancel() }
 
+    /// The one iteration over the frames; asking for the next frame lets the current one go.
     public struct Iterator: AsyncIteratorProtocol {
         let iteration: SessionRun<GPUFrame>.Iteration
         var current: GPUFrame.Hold?
