@@ -9,10 +9,18 @@ import Synchronization
 public struct EngineConfiguration: Sendable {
     /// nil: the engine's choice for the driver (sync on software renderers, a PBO ring on real GPUs).
     public var readback: ReadbackStrategy?
+    /// How the graph is compiled (fusion, the Y'CbCr route, intermediate format, limits).
+    public var compileOptions = CompileOptions()
     /// Fuse filters into as few passes as possible (off only to measure what fusion buys).
-    public var fuse = true
+    public var fuse: Bool {
+        get { compileOptions.fuse }
+        set { compileOptions.fuse = newValue }
+    }
     /// See `CompileOptions.yuvRoute`.
-    public var yuvRoute = true
+    public var yuvRoute: Bool {
+        get { compileOptions.yuvRoute }
+        set { compileOptions.yuvRoute = newValue }
+    }
     public var sizeChange = SizeChangePolicy.keepOutputSize
     public var timing = PassTiming.off
     /// Stop after this many frames: frames read from a file or pipe; frames that reach the GPU from a live
@@ -68,7 +76,7 @@ public final class FrameEngine: Sendable {
     private let configuration: EngineConfiguration
     private let source: ThreadOwned<MediaSource>
     private let gpu: GPUContext
-    private let stage: GPUBound<GPUStage>
+    private let stage: GPUBound<FramePath>
     private let registry = OutletRegistry()
     private let audioCapture: ThreadOwned<AudioCaptureSource?>
     /// Sound for audio-reactive filters (nil when no graph of the run needs it): the input's track,
@@ -101,17 +109,21 @@ public final class FrameEngine: Sendable {
         self.gpu = gpu
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
-        let audioFeed = try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
-                                           capture: audioCapture,
-                                           always: configuration.analyzesAudio)
+        let suppliesAudio = sideInputs.contains { $0.suppliesAudio }
+        let suppliesFaces = sideInputs.contains { $0.suppliesFaceRegions }
+        // A graph that draws faces with nothing to find them: refused, never run with no faces.
+        if !suppliesFaces, let error = graph.facesUnavailableError(FramePath.noFacesReason) { throw error }
+        let audioFeed = suppliesAudio ? nil
+            : try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
+                                 capture: audioCapture, always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
         let registry = self.registry
         let notes = self.notes
         let pendingSwitch = self.pendingSwitch
-        let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
-            let stage = GPUStage(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
-                                 compileOptions: CompileOptions(fuse: configuration.fuse, yuvRoute: configuration.yuvRoute),
+        let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<FramePath>, Size, [String]) in
+            let stage = FramePath(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
+                                 compileOptions: configuration.compileOptions,
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
                                  audio: configuration.copyAudio && audioCapture == nil ? info.audio : nil,
@@ -121,7 +133,8 @@ public final class FrameEngine: Sendable {
                 events?(event)
             }
             stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
-            stage.feedsAudio = audioFeed != nil
+            stage.feedsAudio = audioFeed != nil || suppliesAudio
+            stage.findsFaces = suppliesFaces
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs
