@@ -83,7 +83,8 @@ public final class FrameEngine: Sendable {
     /// decoded on the source thread, or the microphone's periods.
     private let audioFeed: AudioFeed?
     private let pendingSwitch = Locked<String?>(nil)
-    private let commands = Locked<[@Sendable (EngineControl) throws -> Void]>([])
+    /// Where `schedule` sends work: kept until the run starts, then posted to the GPU thread, then dropped.
+    private let scheduled = Locked(ScheduledWork.beforeRun([]))
     private let eventHandler: (@Sendable (EngineEvent) -> Void)?
     private let notes = Locked<[String]>([])
     private let hasRun = Atomic<Bool>(false)
@@ -175,7 +176,16 @@ public final class FrameEngine: Sendable {
 
     /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach).
     public func schedule(_ work: @escaping @Sendable (EngineControl) throws -> Void) {
-        commands.withLock { $0.append(work) }
+        let post = scheduled.withLock { state -> (@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)? in
+            switch state {
+            case .beforeRun(let waiting):
+                state = .beforeRun(waiting + [work])
+                return nil
+            case .running(let post): return post
+            case .ended: return nil
+            }
+        }
+        post?(work)
     }
 
     /// Runs to the end of the input, a limit, or `stop`; returns when every sink is finished. On an error
@@ -248,17 +258,15 @@ public final class FrameEngine: Sendable {
         }
 
         // Source thread.
-        let sourceDone = DispatchSemaphore(value: 0)
         let sourceTimes = Locked(StageTimes())
         let framesRead = Atomic<Int>(0)
         let inputSpan = Mutex<MediaTime?>(nil)
         let limitReached = Locked<StopReason?>(nil)
-        let sourceLease = Lease((source: self.source, capture: capture))
+        let source = self.source
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
         let notes = self.notes
         let readSource: @Sendable () -> Void = {
-            guard let (source, capture) = sourceLease.borrow() else { return }
             var loop: SourceLoop
             do {
                 loop = try SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
@@ -321,58 +329,61 @@ public final class FrameEngine: Sendable {
             let span = loop.sourceSpan.map { $0.last - $0.first }
             inputSpan.withLock { $0 = span }
         }
-        Thread.detachNewThread {
+        let sourceThread = WorkerThread {
             readSource()
             frames.close()
-            sourceDone.signal()
         }
 
-        // GPU thread.
-        let gpuDone = DispatchSemaphore(value: 0)
-        let commands = self.commands
-        let gpuLease = Lease((gpu: gpu, stage: stage))
-        let renderFrames: @Sendable () -> Void = {
-            guard let (gpu, stage) = gpuLease.borrow() else { return }
-            do {
-                try gpu.perform {
-                    let stage = stage.value
-                    let control = EngineControl(stage: stage)
-                    var first: MediaTime?
-                    var previousTime = 0.0
-                    var index = 0
-                    let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
-                    while var timed = frames.pop() {
-                        if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
-                        for work in commands.take(replacingWith: []) {
-                            try work(control)
-                        }
-                        let origin = first ?? timed.pts
-                        first = origin
-                        let time = (timed.pts - origin).seconds
-                        try stage.process(timed, index: index, time: time, timeDelta: time - previousTime, control: control)
-                        previousTime = time
-                        index += 1
-                        if let limit = gpuFrameLimit, index >= limit {
-                            stop.stop(.frameLimit)
-                            break
-                        }
-                    }
-                    try stage.finish()
-                }
-            } catch {
-                fail(error)
+        // The GPU thread: one job per frame, posted from here (the caller's thread waits for each, so the
+        // queue never runs ahead); between two frames it is free for other work: what `schedule` posts,
+        // a preview's snapshot, a GL object's deletion.
+        let running = Atomic<Bool>(true)
+        let post: @Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void = { work in
+            gpu.thread.async {
+                // Work posted after the last frame's job finds the run over and is dropped, as before the run.
+                guard running.load(ordering: .acquiring), !failure.hasError else { return }
+                do { try work(EngineControl(stage: stage.value)) } catch { fail(error) }
             }
         }
-        Thread.detachNewThread {
-            renderFrames()
-            for outlet in registry.all { outlet.queue.close() }
-            gpuDone.signal()
+        let waiting = scheduled.withLock { state -> [@Sendable (EngineControl) throws -> Void] in
+            guard case .beforeRun(let waiting) = state else { return [] }
+            state = .running(post)
+            return waiting
         }
-
-        sourceDone.wait()
-        gpuDone.wait()
-        sourceLease.end()
-        gpuLease.end()
+        for work in waiting { post(work) }
+        var first: MediaTime?
+        var previousTime = 0.0
+        var index = 0
+        let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
+        do {
+            while !failure.hasError, var timed = frames.pop() {
+                if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
+                let origin = first ?? timed.pts
+                first = origin
+                let time = (timed.pts - origin).seconds
+                let (frame, frameIndex, delta) = (timed, index, time - previousTime)
+                try gpu.perform {
+                    let stage = stage.value
+                    try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, control: EngineControl(stage: stage))
+                }
+                previousTime = time
+                index += 1
+                if let limit = gpuFrameLimit, index >= limit {
+                    stop.stop(.frameLimit)
+                    break
+                }
+            }
+            try gpu.perform {
+                running.store(false, ordering: .releasing)
+                if !failure.hasError { try stage.value.finish() }
+            }
+        } catch {
+            fail(error)
+            try? gpu.perform { running.store(false, ordering: .releasing) }
+        }
+        scheduled.withLock { $0 = .ended }
+        for outlet in registry.all { outlet.queue.close() }
+        sourceThread.join()
         // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
         // alive: a camera's frames are its mapped buffers, queued again when released.
         frames.cancel()
@@ -444,6 +455,16 @@ public final class FrameEngine: Sendable {
     public var bufferPool: (allocated: Int, outstanding: Int) {
         registry.all.first { $0.point == .output }?.poolCounts ?? (0, 0)
     }
+}
+
+/// What becomes of work given to `FrameEngine.schedule`.
+private enum ScheduledWork: Sendable {
+    /// Kept for the start of the run.
+    case beforeRun([@Sendable (EngineControl) throws -> Void])
+    /// Posted to the GPU thread, where it runs between two frames.
+    case running(@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)
+    /// The run is over: dropped.
+    case ended
 }
 
 /// Lets a progress report through at most every quarter second.
