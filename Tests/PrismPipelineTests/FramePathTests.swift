@@ -63,4 +63,32 @@ final class FramePathTests: XCTestCase {
         XCTAssertEqual(inverted.pixels[0], 255 - image.pixels[0])
         XCTAssertEqual(inverted.pixels[3], image.pixels[3], "alpha kept")
     }
+
+    /// The engine holds the GPU thread one frame at a time: other work for the thread (a preview's
+    /// snapshot, a dev reload) runs between two frames while the run goes on, not after it.
+    func testOtherGPUWorkRunsBetweenFramesWhileTheEngineRuns() throws {
+        let gpu = self.gpu!
+        let ranDuringRun = Locked<Bool?>(nil)
+        let workers = Locked<[WorkerThread]>([])
+        let sink = CallbackSink(format: .rgba) { frame, _ in
+            guard frame.index == 3 else { return true }
+            let done = DispatchSemaphore(value: 0)
+            // A joined thread: a detached one's closure, released at some later moment, could hold the
+            // context past the process's exit.
+            let worker = WorkerThread {
+                try? gpu.perform {}
+                done.signal()
+            }
+            ranDuringRun.withLock { $0 = done.wait(timeout: .now() + 10) == .success }
+            workers.withLock { $0.append(worker) }
+            return true
+        }
+        let engine = try FrameEngine(source: SourceSpec(input: .pattern, size: Size(width: 32, height: 24),
+                                                        frameRate: Rational(30, 1), patternFrames: 40),
+                                     graph: try GraphBinder().bind("invert"), sinks: [sink], gpu: gpu)
+        let report = try engine.run()
+        for worker in workers.withLock({ $0 }) { worker.join() }
+        XCTAssertEqual(report.framesOut, 40)
+        XCTAssertEqual(ranDuringRun.withLock { $0 }, true, "a job for the GPU thread waited for the whole run")
+    }
 }
