@@ -51,8 +51,11 @@ public struct EngineConfiguration: Sendable {
 }
 
 /// The one frame engine every front end drives: a source thread → a bounded queue → the GPU thread
-/// (upload, side inputs, the graph, readback into each sink's pooled buffers, taps) → one output thread
-/// per sink.
+/// (`FramePath`: upload, side inputs, the graph, readback into each sink's pooled buffers, taps; one job
+/// per frame, so other work for the thread runs between frames) → one output thread per sink.
+///
+/// A graph that needs a side input the run lacks is refused in `init`: audio inputs without sound,
+/// face filters without a `SideInput` that `suppliesFaceRegions`.
 ///
 /// Policies are data (`EngineConfiguration`): live sources drop late frames and count them, files and
 /// pipes get back-pressure; a format change recompiles the graph between frames; a camera switch replaces
@@ -174,7 +177,9 @@ public final class FrameEngine: Sendable {
         pendingSwitch.withLock { $0 = path }
     }
 
-    /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach).
+    /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach):
+    /// a job of its own there, between two frames' jobs. Given before the run, it runs at the start, before
+    /// the first frame; after the run, it is dropped. An error it throws fails the run.
     public func schedule(_ work: @escaping @Sendable (EngineControl) throws -> Void) {
         let post = scheduled.withLock { state -> (@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)? in
             switch state {

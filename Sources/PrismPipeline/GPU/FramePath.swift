@@ -22,7 +22,7 @@ public enum PassTiming: Sendable {
     case perPass(preferQueries: Bool)
 }
 
-/// One sink's GPU side: its buffer pool and readback, in its layout. Lives on the GPU thread.
+/// One sink's readback channel: its buffer pool and readback ring, in its layout. Lives on the GPU thread.
 final class ReadbackChannel {
     let outlet: SinkOutlet
     private(set) var layout: PackedFrameLayout
@@ -72,8 +72,11 @@ final class ReadbackChannel {
 
 }
 
-/// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
-/// and the changes asked for between frames. Every GL object of a run is owned here.
+/// The one GPU frame path: the uploader, the renderers (the graph for the output sinks, an empty one for
+/// the input sinks), a readback channel (pool + readback ring) per sink, the pass timer; per frame upload →
+/// side inputs → graph → readback into each sink's buffers → taps, and the changes asked for between frames.
+/// The engine runs `process` as one GPU-thread job per frame; nothing else in Prism hand-rolls this loop
+/// (stills, the bench and face-bench are engine runs). Every GL object of a run is owned here.
 final class FramePath {
     /// What the context is (not the context: the stage lives and dies on the context's own thread, which
     /// must never hold the last reference to its context).
