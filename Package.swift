@@ -44,7 +44,7 @@ let package = Package(
                                               "CMicroHTTPD", "CHTTPShims", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
-        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismVision"],
+        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"],
                           path: "Sources/FaceBench"),
         // OpenCV's cascade face detector behind a C API (Swift cannot import its C++ headers). Debian's
         // libopencv-objdetect-dev ships no opencv4.pc (only the whole libopencv-dev does), so the include
@@ -62,7 +62,7 @@ let package = Package(
         .target(name: "TestFixtures", path: "Tests/TestFixtures"),
         .testTarget(name: "PrismCoreTests", dependencies: ["PrismCore"]),
         .testTarget(name: "PrismGPUTests", dependencies: ["PrismGPU"]),
-        .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters"], exclude: ["ISFCorpus"]),
+        .testTarget(name: "PrismFiltersTests", dependencies: ["PrismFilters", "PrismPipeline"], exclude: ["ISFCorpus"]),
         .testTarget(name: "PrismMediaTests", dependencies: ["PrismMedia"]),
         .testTarget(name: "PrismPipelineTests", dependencies: ["PrismPipeline"]),
         .testTarget(name: "PrismVisionTests", dependencies: ["PrismVision", "PrismMedia", "TestFixtures"]),

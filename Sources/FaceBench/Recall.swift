@@ -9,8 +9,10 @@
 // lies within 0.3 face widths of the true centre; any other detection is a false one.
 import Foundation
 import PrismCore
+import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 import PrismVision
 
 enum RecallBench {
@@ -43,18 +45,29 @@ enum RecallBench {
         return pixels
     }
 
+    /// The detector's luma image of a still, as a run makes it: an engine run of the one-frame image whose
+    /// side input draws the thumbnail from the uploaded frame (what `prism render --filter face-pixellate` does).
+    static func detectionImage(_ image: RGBAImage, width: Int, on context: GPUContext) throws -> LumaImage {
+        final class Thumbnail: SideInput {
+            let thumbnailer: LumaThumbnailer
+            var luma: LumaImage?
+            init(width: Int) { thumbnailer = LumaThumbnailer(maxWidth: width) }
+            var suppliesFaceRegions: Bool { true }
+            func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+                luma = try thumbnailer.render(uploaded)
+            }
+        }
+        let thumbnail = Thumbnail(width: width)
+        _ = try FrameEngine.renderStill(FilterGraph(), image: image, gpu: context, sideInputs: [thumbnail])
+        guard let luma = try context.perform({ thumbnail.luma }) else { throw FaceDetectorError("no detection image was drawn") }
+        return luma
+    }
+
     static func run(photoPath: String, faceWidths: [Double]) throws {
         let photo = try ImageFile.read(path: photoPath)
         let context = try GPUContext()
         // The photo's own face, found at full size (the truth every placement is scaled from).
-        let full = try context.perform { () -> LumaImage in
-            let uploaded = try photo.pixels.withUnsafeBytes { bytes in
-                try FrameUploader(ringSize: 1).upload(CPUFramePlanes(format: .rgba, size: photo.size,
-                                                                     colorSpace: YUVColorSpace(matrix: .defaultFor(photo.size), range: .full),
-                                                                     planes: [(bytes.baseAddress!, photo.size.width * 4)]))
-            }
-            return try LumaThumbnailer(maxWidth: photo.size.width).render(uploaded)
-        }
+        let full = try detectionImage(photo, width: photo.size.width, on: context)
         guard let face = try CascadeFaceDetector().detect(full).first?.box else { throw FaceDetectorError("\(photoPath): no face in the photo") }
         print("face-bench --recall: the photo's face is \(Int(face.width)) px wide at \(photo.size); on \(context.info.renderer)")
         // Detection images: the old fixed 320 px, and widths giving the minimum face 20, 24 and 30 px in it.
@@ -87,14 +100,7 @@ enum RecallBench {
                         let truth = SIMD2(cx, cy)
                         let origin = truth - face.center * k
                         let rgba = composite(photo, k: k, origin: origin, frame: frame)
-                        let luma = try context.perform { () -> LumaImage in
-                            let uploaded = try rgba.withUnsafeBytes { bytes in
-                                try FrameUploader(ringSize: 1).upload(CPUFramePlanes(format: .rgba, size: frame,
-                                                                                     colorSpace: YUVColorSpace(matrix: .defaultFor(frame), range: .full),
-                                                                                     planes: [(bytes.baseAddress!, frame.width * 4)]))
-                            }
-                            return try LumaThumbnailer(maxWidth: width).render(uploaded)
-                        }
+                        let luma = try detectionImage(RGBAImage(size: frame, pixels: rgba), width: width, on: context)
                         if let dump = ProcessInfo.processInfo.environment["FACE_BENCH_DUMP"] {
                             let header = Array("P5 \(luma.size.width) \(luma.size.height) 255\n".utf8)
                             FileManager.default.createFile(atPath: "\(dump)/\(frame.width)-\(mode.model)-\(width)-\(Int(faceWidth))-\(gx)\(gy).pgm",

@@ -3,9 +3,10 @@
 //   swift run -c release face-bench CLIP.mp4 [--frames N] [--rounds N]
 //   swift run -c release face-bench --recall PHOTO.png [WIDTH,WIDTH…]   (Recall.swift)
 //
-// For each frame, on the GPU thread as the engine will do it: upload → luma thumbnail (draw + readback) →
-// detector (its own thread; files wait for it) → graph → NV12 packing → readback. Decoding happens once
-// up front and nothing is encoded, so the fps is the GPU path plus detection. It reports the thumbnail's
+// Each configuration is an engine run (FrameEngine, as `prism run` does it) of the clip's frames, decoded
+// once up front into memory, into a discarded NV12 output: upload → luma thumbnail (draw + readback) →
+// detector (its own thread; files wait for it) → graph → NV12 packing → readback. Nothing is decoded or
+// encoded during the run, so the fps is the GPU path plus detection. It reports the thumbnail's
 // cost, the detector's (Haar and LBP) per frame, and frames per second without faces, with
 // face-pixellate detecting every frame and every third frame, all in the same run on the same frames.
 import Foundation
@@ -13,6 +14,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 import PrismVision
 
 func seconds(_ start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
@@ -32,6 +34,27 @@ final class FixedFace: FaceRegionProvider {
         return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: [TrackedFace(id: 1, box: box, score: 1)], age: 0)
     }
     var statistics: FaceDetectorStatistics { FaceDetectorStatistics() }
+}
+
+/// A face provider as the engine's side input, timing the luma thumbnail it draws (on the GPU thread).
+final class TimedFaces: SideInput {
+    let provider: any FaceRegionProvider
+    let thumbnailer: LumaThumbnailer
+    var thumbnailSeconds = 0.0, thumbnails = 0
+    init(_ provider: any FaceRegionProvider, width: Int) {
+        self.provider = provider
+        thumbnailer = LumaThumbnailer(maxWidth: width)
+    }
+    var suppliesFaceRegions: Bool { true }
+    func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+        if provider.wantsLuma(frameIndex: index) {
+            let t = DispatchTime.now().uptimeNanoseconds
+            provider.submit(frameIndex: index, pts: frame.pts, luma: try thumbnailer.render(uploaded))
+            thumbnailSeconds += seconds(t)
+            thumbnails += 1
+        }
+        context.regions = try provider.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size).regions
+    }
 }
 
 /// Not top-level code: that is main-actor isolated, and the measurements run on the GPU thread.
@@ -66,40 +89,19 @@ do {
 
     struct Figures { var fps: Double; var thumbnailMs: Double?; var detectorMs: Double?; var detections = 0; var input: Size? }
 
-    /// Runs every frame through `filter`; `faces` (when given) is asked for regions per frame.
+    /// An engine run of every frame through `filter` into a discarded NV12 output (what `prism run`
+    /// does, minus decoding and encoding); `faces` (when given) is the run's face side input.
     func measure(filter: String, faces: (any FaceRegionProvider)?) throws -> Figures {
         let graph = try GraphBinder().bind(filter)
-        var thumbnailSeconds = 0.0, thumbnails = 0
-        let elapsed = try context.perform { () -> Double in
-            let uploader = FrameUploader()
-            // As wide as the provider asks (the default --face-min-size 40 → 24 px in the detection image).
-            let thumbnailer = LumaThumbnailer(maxWidth: faces?.lumaWidth(for: first.size) ?? 320)
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: first.format, sourceSize: first.size, sinks: [.nv12])
-            let readback = try FrameReadback<Int>(strategy: .preferred(for: context.info), layout: renderer.sinkLayouts[0])
-            var buffer = [UInt8](repeating: 0, count: renderer.sinkLayouts[0].byteCount)
-            let start = DispatchTime.now().uptimeNanoseconds
-            for (index, frame) in frames.enumerated() {
-                let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
-                                                                  colorSpace: frame.colorSpace, planes: frame.planes))
-                var frameContext = FrameContext(frameIndex: index)
-                if let faces {
-                    if faces.wantsLuma(frameIndex: index) {
-                        let t = DispatchTime.now().uptimeNanoseconds
-                        faces.submit(frameIndex: index, pts: frame.pts, luma: try thumbnailer.render(uploaded))
-                        thumbnailSeconds += seconds(t)
-                        thumbnails += 1
-                    }
-                    frameContext.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: frame.size).regions
-                }
-                try renderer.render(uploaded, context: frameContext)
-                _ = try buffer.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: index) }
-            }
-            _ = try readback.drain()
-            return seconds(start)
-        }
-        var figures = Figures(fps: Double(frames.count) / elapsed)
-        if let faces, faces.statistics.detections > 0 {
-            figures.thumbnailMs = thumbnailSeconds * 1000 / Double(max(thumbnails, 1))
+        let side = faces.map { TimedFaces($0, width: $0.lumaWidth(for: first.size)) }
+        let engine = try FrameEngine(source: try FrameListSource(frames: frames, frameRate: Rational(30, 1)), graph: graph,
+                                     sinks: [DiscardSink(format: .nv12)], gpu: context, sideInputs: side.map { [$0] } ?? [])
+        let report = try engine.run()
+        guard report.framesOut == frames.count else { fail("the run wrote \(report.framesOut) of \(frames.count) frames") }
+        var figures = Figures(fps: report.fps)
+        if let faces, let side, faces.statistics.detections > 0 {
+            let (seconds, count) = try context.perform { (side.thumbnailSeconds, side.thumbnails) }
+            figures.thumbnailMs = seconds * 1000 / Double(max(count, 1))
             figures.detectorMs = faces.statistics.meanDetectMilliseconds
             figures.detections = faces.statistics.detections
             figures.input = faces.statistics.inputSize

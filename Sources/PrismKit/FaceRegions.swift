@@ -13,6 +13,8 @@ public final class FaceRegions: SideInput {
 
     public init(_ faces: FaceSideInput) { self.faces = faces }
 
+    public var suppliesFaceRegions: Bool { true }
+
     public func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
             // As wide as the smallest face asked for needs (a new one if the input's size changes).

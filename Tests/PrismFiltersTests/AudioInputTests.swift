@@ -25,8 +25,7 @@ final class AudioInputTests: XCTestCase {
         let graph = FilterGraph()
         try graph.append("user", kernel: kernel, parameters: kernel.parameters)
         let blank = [UInt8](repeating: 0, count: size.pixelCount * 4)
-        let (rgba, out) = try StillRenderer.render(graph, rgba: blank, size: size, on: SharedGPU.get(),
-                                                   frame: FrameContext(audio: audio))
+        let (rgba, out) = try renderStill(graph, rgba: blank, size: size, frame: FrameContext(audio: audio))
         return TestImage(size: out, rgba: rgba)
     }
 

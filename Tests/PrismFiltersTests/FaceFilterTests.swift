@@ -7,8 +7,7 @@ import PrismGPU
 final class FaceFilterTests: XCTestCase {
     private func render(_ text: String, _ image: TestImage, regions: [FrameContext.Region]) throws -> TestImage {
         let graph = try GraphBinder().bind(text)
-        let (rgba, size) = try StillRenderer.render(graph, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
-                                                    frame: FrameContext(regions: regions))
+        let (rgba, size) = try renderStill(graph, rgba: image.rgba, size: image.size, frame: FrameContext(regions: regions))
         return TestImage(size: size, rgba: rgba)
     }
 

@@ -2,6 +2,8 @@ import XCTest
 import PrismCore
 import PrismGPU
 @testable import PrismFilters
+import PrismMedia
+import PrismPipeline
 
 /// A varied RGBA test image: smooth gradients, hard edges, saturated primaries, a soft alpha ramp.
 struct TestImage {
@@ -62,6 +64,17 @@ enum SharedGPU {
     }
 }
 
+/// One still through the engine (`FrameEngine.renderStill`, what `prism render` runs): `frame`, when
+/// given, is the frame's whole context (time, regions, sound).
+func renderStill(_ graph: FilterGraph, rgba: [UInt8], size: Size, options: CompileOptions = CompileOptions(),
+                 frame: FrameContext? = nil) throws -> (rgba: [UInt8], size: Size) {
+    var configuration = EngineConfiguration()
+    configuration.compileOptions = options
+    let image = try FrameEngine.renderStill(graph, image: RGBAImage(size: size, pixels: rgba), gpu: SharedGPU.get(),
+                                            configuration: configuration, frame: frame)
+    return (image.pixels, image.size)
+}
+
 extension XCTestCase {
     /// Parses nothing: builds a chain of built-ins by name with parameters.
     func chain(_ steps: [(String, [String: ParameterValue])]) throws -> FilterGraph {
@@ -76,8 +89,8 @@ extension XCTestCase {
 
     func render(_ graph: FilterGraph, _ image: TestImage, fuse: Bool = true,
                 intermediate: TextureFormat = .rgba8) throws -> TestImage {
-        let (rgba, size) = try StillRenderer.render(graph, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
-                                                    options: CompileOptions(fuse: fuse, intermediateFormat: intermediate))
+        let (rgba, size) = try renderStill(graph, rgba: image.rgba, size: image.size,
+                                           options: CompileOptions(fuse: fuse, intermediateFormat: intermediate))
         return TestImage(size: size, rgba: rgba)
     }
 

@@ -107,8 +107,7 @@ final class HardeningLimitsTests: XCTestCase {
     func testCompilerChecksLimitsBeforeAllocating() throws {
         let image = TestImage.varied(width: 96, height: 64)
         func compile(_ graph: FilterGraph, _ limits: GraphLimits) throws {
-            _ = try StillRenderer.render(graph, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
-                                         options: CompileOptions(limits: limits))
+            _ = try renderStill(graph, rgba: image.rgba, size: image.size, options: CompileOptions(limits: limits))
         }
         let small = GraphLimits(maxSide: 64, contextMaxSide: 16384)
         XCTAssertThrowsError(try compile(try chain([("invert", [:])]), small)) { error in

@@ -293,8 +293,7 @@ final class UserShaderKernelTests: XCTestCase {
         XCTAssertEqual(shader.kind, .shadertoy)
         let g = FilterGraph()
         try g.append("swap", kernel: UserShaderKernel(shader: shader))
-        let (rgba, size) = try StillRenderer.render(g, rgba: image.rgba, size: image.size, on: SharedGPU.get(),
-                                                    frame: FrameContext(time: 5))
+        let (rgba, size) = try renderStill(g, rgba: image.rgba, size: image.size, frame: FrameContext(time: 5))
         let expected = TestImage.from(size: image.size) { x, y in
             let p = self.image.pixel(x, y)
             return SIMD4(p.z, p.y, p.x, 0.5)

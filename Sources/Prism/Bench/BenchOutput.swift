@@ -30,7 +30,7 @@ enum BenchTable {
         lines.append("driver    \(h.driverVersion)" + (h.softwareRenderer ? " — SOFTWARE renderer: the \"GPU\" stages run on the CPU" : ""))
         lines.append("EGL       \(h.eglPlatform) platform (\(h.eglDevice)); EGL \(h.eglVersion) (\(h.eglVendor))")
         lines.append("threads   GPU thread: \(h.gpuThreads); \(h.llvmpipeThreads); \(h.encoderThreads)")
-        lines.append("timer     \(h.timerMethod) (timer queries are used only where they agree with fenced timing; see each size)")
+        lines.append("timer     \(h.timerMethod) (the engine's PassTimer, as `prism run --stats`; see each size)")
         lines.append("graph     \(result.graph)")
         lines.append("ffmpeg    " + (result.ffmpeg.available ? "\(result.ffmpeg.version ?? result.ffmpeg.path ?? "ffmpeg"): " : "")
                      + result.ffmpeg.message)

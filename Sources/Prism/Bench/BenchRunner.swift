@@ -151,22 +151,23 @@ final class BenchRunner {
     private func makeClip(size: Size, frames: Int) throws -> Clip {
         let path = directory + "/clip-\(size).mkv"
         let rawPath = directory + "/clip-\(size).yuv"
+        // An engine run of the pattern with no filters: the movie, and with --compare ffmpeg the input's raw
+        // frames (what FFmpeg's encode rows read) from a sink at the input.
         let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1), frameCount: frames)
-        let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info),
-                                     settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 12))
-        let clipFormat = writer.settings.pixelFormat
-        guard let pool = FrameBufferPool(format: clipFormat, size: size, capacity: 16) else {
-            throw BenchError("cannot pool \(clipFormat.rawValue) frames at \(size)")
-        }
+        let colorSpace = pattern.info.colorSpace
+        var sinks: [any FrameSink] = [MovieSink(path: path, settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 12))]
         let raw = ffmpeg != nil ? FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: rawPath, contents: nil); return rawPath }()) : nil
-        while let frame = pattern.nextFrame() {
-            let buffer = try pool.acquire(timeout: 30)
-            try frame.copy(into: buffer)
-            _ = try writer.writeVideo(buffer, pts: frame.pts, duration: frame.duration)
-            if let raw { raw.write(Data(frame.packedBytes())) }
+        if let raw {
+            sinks.append(CallbackSink(format: .yuv420p, point: .input) { frame, _ in
+                raw.write(Data(Self.unpack(frame.buffer.data, layout: frame.buffer.layout)))
+                return true
+            })
         }
-        try writer.finish()
+        var configuration = EngineConfiguration()
+        configuration.copyAudio = false
+        let report = try FrameEngine(source: pattern, graph: FilterGraph(), sinks: sinks, configuration: configuration, gpu: context).run()
         try raw?.close()
+        guard report.framesOut == frames else { throw BenchError("the clip has \(report.framesOut) of \(frames) frames") }
         let checkIndices = Array(Set([0, frames / 2, frames - 1])).sorted()
         var checkFrames: [(Int, [UInt8])] = []
         for index in checkIndices {
@@ -174,7 +175,7 @@ final class BenchRunner {
             guard decoded.pixelFormat == "yuv420p" else { throw BenchError("the clip decodes as \(decoded.pixelFormat), not yuv420p") }
             checkFrames.append((index, decoded.planes.flatMap { $0 }))
         }
-        return Clip(path: path, rawPath: rawPath, size: size, frames: frames, colorSpace: pattern.info.colorSpace,
+        return Clip(path: path, rawPath: rawPath, size: size, frames: frames, colorSpace: colorSpace,
                     checkFrames: checkFrames)
     }
 
@@ -247,6 +248,16 @@ final class BenchRunner {
         return try body(pointers)
     }
 
+    /// A frame owning a copy of tightly packed planes (the layout `VideoFrame.packedBytes` gives).
+    private static func frame(_ planes: [[UInt8]], format: PixelFormat, size: Size, colorSpace: YUVColorSpace) -> VideoFrame {
+        let frame = VideoFrame(format: format, size: size, colorSpace: colorSpace, pts: .zero)
+        let bytes = planes.flatMap { $0 }
+        precondition(bytes.count == format.frameBytes(for: size), "tight \(format.rawValue) planes of \(size) expected")
+        // The frame owns its freshly allocated, tightly packed memory; nothing else sees it yet.
+        bytes.withUnsafeBytes { UnsafeMutableRawPointer(mutating: frame.planes[0].base).copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+        return frame
+    }
+
     private static func split420(_ bytes: [UInt8], size: Size) -> [[UInt8]] {
         let luma = size.width * size.height, chroma = ((size.width + 1) / 2) * ((size.height + 1) / 2)
         return [Array(bytes[0..<luma]), Array(bytes[luma..<(luma + chroma)]), Array(bytes[(luma + chroma)...])]
@@ -278,47 +289,89 @@ final class BenchRunner {
         return planes.flatMap { $0 }
     }
 
+    /// One engine run of in-memory frames (no decoder in the figures) through `graph` into `sinks`, as
+    /// `prism run` runs it; the figures are read from its report. Graphs that draw faces get the one
+    /// stand-in face of `stageContext`.
+    private func engineRun(_ frames: [VideoFrame], count: Int? = nil, graph: FilterGraph, sinks: [any FrameSink],
+                           readback: ReadbackStrategy? = nil, timing: PassTiming = .off) throws -> RunReport {
+        var configuration = EngineConfiguration()
+        configuration.readback = readback
+        configuration.timing = timing
+        configuration.fuse = options.fuse
+        configuration.yuvRoute = options.yuvRoute
+        configuration.copyAudio = false
+        let source = try FrameListSource(frames: frames, count: count, frameRate: Rational(30, 1))
+        let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration,
+                                     gpu: context, sideInputs: graph.readsFaceRegions ? [StandInFace()] : [])
+        return try engine.run()
+    }
+
+    /// `runs` engine runs of `framesPerRun` frames; one sample per run (its mean per frame, by `metric`).
+    private func engineSamples(_ frames: [VideoFrame], graph: FilterGraph, sink: @autoclosure () -> any FrameSink,
+                               readback: ReadbackStrategy? = nil, timing: PassTiming = .off,
+                               _ metric: (RunReport) -> [Double]) throws -> (samples: [[Double]], last: RunReport) {
+        var samples: [[Double]] = []
+        var last = RunReport()
+        // The first run is the warm-up (programs compiled by the driver, pools filled).
+        for run in 0...microRuns {
+            last = try engineRun(frames, count: framesPerRun, graph: graph, sinks: [sink()], readback: readback, timing: timing)
+            guard last.framesOut == framesPerRun else {
+                throw BenchError("an engine run wrote \(last.framesOut) of \(framesPerRun) frames")
+            }
+            if run > 0 { samples.append(metric(last)) }
+        }
+        return (samples, last)
+    }
+
+    /// Engine runs per micro row (each one sample), and their length.
+    private var microRuns: Int { max(2, min(options.samples / 4, 5)) }
+    private var framesPerRun: Int { options.warmup + options.samples }
+
+    /// Frames packed by `graph` into `format`, read back through the engine (tight bytes per frame, in order).
+    private func packed(_ frames: [VideoFrame], graph: FilterGraph, format: PixelFormat,
+                        readback: ReadbackStrategy? = nil, unpacking: Bool = false) throws -> [[UInt8]] {
+        let collected = Locked<[[UInt8]]>([])
+        let sink = CallbackSink(format: format) { frame, _ in
+            let layout = frame.buffer.layout
+            let bytes = unpacking ? Self.unpack(frame.buffer.data, layout: layout)
+                : Array(UnsafeRawBufferPointer(start: frame.buffer.data, count: layout.byteCount))
+            collected.withLock { $0.append(bytes) }
+            return true
+        }
+        _ = try engineRun(frames, graph: graph, sinks: [sink], readback: readback)
+        return collected.withLock { $0 }
+    }
+
     private func measureGPU(size: Size, clip: Clip) throws -> GPUStages {
         let graph = try PrismGraphs.binder().bind(options.filter)
         let identity = try PrismGraphs.binder().bind("")
         let warmup = options.warmup, samples = options.samples
-        let extensions = context.info.extensions
         let reference = BenchReference.make(for: try PrismGraphs.binder().bind(options.filter))
         let checkFrames = clip.checkFrames
         let sinkFormat = VideoEncoderSettings(codec: .h264).pixelFormat
         let colorSpace = clip.colorSpace
         var result = GPUStages()
-        var methodUsed = ""
-        var methodNote = ""
 
+        // Upload per input pixel format: the one row that drives the frame path's uploader directly, so
+        // the source can be evicted from the CPU caches before each sample (an engine run cannot).
         try context.perform {
             let uploader = FrameUploader()
-            func cpuFrame(_ format: PixelFormat, _ planes: [(base: UnsafeRawPointer, rowBytes: Int)]) -> CPUFramePlanes {
-                CPUFramePlanes(format: format, size: size, colorSpace: colorSpace, planes: planes)
-            }
-            // Written between upload samples so the source frame is not sitting in the CPU's caches.
             let evictionBytes = 64 << 20
             let eviction = UnsafeMutableRawPointer.allocate(byteCount: evictionBytes, alignment: 64)
             defer { eviction.deallocate() }
-            func timed(coldCaches: Bool = false, _ body: () throws -> Void) throws -> [Double] {
-                var values: [Double] = []
-                for iteration in 0..<(warmup + samples) {
-                    if coldCaches { memset(eviction, Int32(iteration & 0xFF), evictionBytes) }
-                    self.context.finish()
-                    let t0 = benchNow()
-                    try body()
-                    self.context.finish()
-                    let ms = benchMilliseconds(since: t0)
-                    if iteration >= warmup { values.append(ms) }
-                }
-                return values
-            }
-
-            // Upload per input pixel format.
             for format in [PixelFormat.yuv420p, .nv12, .yuyv422, .rgba, .yuv420p10le] {
                 let planes = Self.syntheticPlanes(format: format, size: size)
                 let values = try Self.withPlanes(planes, format: format, size: size) { pointers in
-                    try timed(coldCaches: true) { _ = try uploader.upload(cpuFrame(format, pointers)) }
+                    var values: [Double] = []
+                    for iteration in 0..<(warmup + samples) {
+                        memset(eviction, Int32(iteration & 0xFF), evictionBytes)
+                        self.context.finish()
+                        let t0 = benchNow()
+                        _ = try uploader.upload(CPUFramePlanes(format: format, size: size, colorSpace: colorSpace, planes: pointers))
+                        self.context.finish()
+                        if iteration >= warmup { values.append(benchMilliseconds(since: t0)) }
+                    }
+                    return values
                 }
                 let megabytes = Double(planes.reduce(0) { $0 + $1.count }) / 1e6
                 var row = BenchRow(id: "upload.\(format.rawValue)", stage: "upload", label: "upload \(format.rawValue)",
@@ -326,204 +379,138 @@ final class BenchRunner {
                 row.note = String(format: "%.2f MB per frame, FrameUploader (ring of 3), fenced with glFinish; source evicted from the CPU caches before each sample", megabytes)
                 result.rows.append(row)
             }
-
-            // The real frames: the clip's check frames, uploaded once each.
-            let lumaPlanes = checkFrames.map { Self.split420($0.bytes, size: size) }
-
-            // YUV ↔ RGB conversions (a graph without filters: the source conversion and the pack).
-            for (from, to) in [(PixelFormat.yuv420p, PixelFormat.rgba), (.rgba, .yuv420p), (.yuv420p, .yuv420p), (.yuv420p, .nv12)] {
-                let renderer = try GraphRenderer(graph: identity, sourceFormat: from, sourceSize: size, sinks: [to],
-                                                 options: CompileOptions(yuvRoute: options.yuvRoute))
-                let planes = from == .yuv420p ? lumaPlanes[0] : Self.syntheticPlanes(format: from, size: size)
-                let values = try Self.withPlanes(planes, format: from, size: size) { pointers in
-                    let uploaded = try uploader.upload(cpuFrame(from, pointers))
-                    return try timed { try renderer.render(uploaded, context: Self.stageContext()) }
-                }
-                var row = BenchRow(id: "convert.\(from.rawValue)-\(to.rawValue)", stage: "convert",
-                                   label: "convert \(from.rawValue) → \(to.rawValue)",
-                                   prism: try self.figure(values, "convert"), comparison: "")
-                row.note = "\(renderer.passCount) pass(es): \(renderer.passLabels.joined(separator: ", ")); fenced"
-                result.rows.append(row)
-            }
-
-            // The graph, as the pipeline runs it for an h264 output (yuv420p in, packed as libx264 takes it).
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat],
-                                             options: CompileOptions(fuse: options.fuse, yuvRoute: options.yuvRoute))
-            result.passLabels = renderer.passLabels
-            let layout = renderer.sinkLayouts[0]
-            try Self.withPlanes(lumaPlanes[0], format: .yuv420p, size: size) { pointers in
-                let uploaded = try uploader.upload(cpuFrame(.yuv420p, pointers))
-                let count = warmup + samples
-                // Fenced wall time per frame: the reference every timer must agree with.
-                let wall = try timed { try renderer.render(uploaded, context: Self.stageContext()) }
-                // GPU timer queries, where the driver has them, checked against that wall time.
-                var chosen: PassTimer?
-                if extensions.contains("GL_EXT_disjoint_timer_query") {
-                    let timer = PassTimer(passCount: renderer.passCount, preferQueries: true, extensions: extensions)
-                    if timer.method == .timerQuery {
-                        renderer.timer = timer
-                        for index in 0..<count {
-                            try renderer.render(uploaded, context: Self.stageContext(index))
-                            self.context.finish()  // frames do not overlap, as in the fenced measurement
-                        }
-                        timer.finish()
-                        renderer.timer = nil
-                        let totals = (0..<(timer.samples.first?.count ?? 0)).map { frame in
-                            timer.samples.reduce(0.0) { $0 + Double($1[frame]) / 1e6 }
-                        }.dropFirst(warmup)
-                        let wallMedian = BenchFigure(milliseconds: wall)?.medianMs ?? 0
-                        let queryFigure = BenchFigure(milliseconds: Array(totals))
-                        let perPass = timer.samples.map { BenchFigure(milliseconds: $0.dropFirst(warmup).map { Double($0) / 1e6 }) }
-                        // The passes' medians must add up to about the fenced frame, and no frame may claim
-                        // far more GPU time than the wall clock saw.
-                        let sumOfMedians = perPass.reduce(0.0) { $0 + ($1?.medianMs ?? 0) }
-                        if let queryFigure, queryFigure.isPlausible, perPass.allSatisfy({ $0?.isPlausible ?? false }),
-                           queryFigure.p90Ms <= 1.5 * wallMedian, queryFigure.medianMs >= 0.4 * wallMedian,
-                           sumOfMedians <= 1.2 * wallMedian, sumOfMedians >= 0.4 * wallMedian {
-                            chosen = timer
-                            methodNote = String(format: "timer queries agree with fenced wall time (passes add up to %.2f ms, fenced frame %.2f ms)",
-                                                sumOfMedians, wallMedian)
-                        } else {
-                            let seen = queryFigure.map { String(format: "passes add up to %.3g ms, frame totals median %.3g / p90 %.3g ms",
-                                                                sumOfMedians, $0.medianMs, $0.p90Ms) } ?? "no results"
-                            methodNote = "GL_EXT_disjoint_timer_query present but its results are implausible ("
-                                + seen + String(format: " per frame against %.2f ms fenced wall time)", wallMedian)
-                                + "; using fenced CPU timing"
-                        }
-                    }
-                } else {
-                    methodNote = "no GL_EXT_disjoint_timer_query: fenced CPU timing"
-                }
-                if let queries = chosen, queries.discardedFrames > 0 {
-                    methodNote += "; PassTimer discarded \(queries.discardedFrames) frame(s) of disjoint or absurd query results"
-                }
-                if chosen == nil {
-                    let timer = PassTimer(passCount: renderer.passCount, preferQueries: false, extensions: extensions)
-                    renderer.timer = timer
-                    for index in 0..<count { try renderer.render(uploaded, context: Self.stageContext(index)) }
-                    renderer.timer = nil
-                    chosen = timer
-                }
-                let timer = chosen!
-                methodUsed = timer.method.rawValue
-                for (index, label) in renderer.passLabels.enumerated() {
-                    var row = BenchRow(id: "pass.\(index + 1)", stage: "filter",
-                                       label: "pass \(index + 1)/\(renderer.passCount): \(label)",
-                                       prism: try self.figure(timer.samples[index].dropFirst(warmup).map { Double($0) / 1e6 }, "pass \(label)"),
-                                       comparison: "")
-                    row.note = timer.method == .timerQuery ? "GPU timer query" : "fenced CPU timing"
-                    result.rows.append(row)
-                }
-                var total = BenchRow(id: "graph.total", stage: "filter",
-                                     label: "graph, all \(renderer.passCount) passes", prism: try self.figure(wall, "graph"),
-                                     comparison: "")
-                total.note = "fenced wall time of GraphRenderer.render (source conversion and \(sinkFormat.rawValue) pack fused in)"
-                result.rows.append(total)
-
-                // Readback: synchronous against the pixel-buffer-object ring.
-                let destinations = (0..<4).map { _ in UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64) }
-                defer { for pointer in destinations { pointer.deallocate() } }
-                for strategy in [ReadbackStrategy.sync, .pbo] {
-                    let readback = try FrameReadback<Int>(strategy: strategy, layout: layout)
-                    var values: [Double] = []
-                    for iteration in 0..<(warmup + samples) {
-                        try renderer.render(uploaded, context: Self.stageContext(iteration))
-                        self.context.finish()
-                        let t0 = benchNow()
-                        _ = try readback.submit(renderer.sinkTarget(), into: destinations[iteration % 4], tag: iteration)
-                        let ms = benchMilliseconds(since: t0)
-                        if iteration >= warmup { values.append(ms) }
-                    }
-                    _ = try readback.drain()
-                    var row = BenchRow(id: "readback.\(strategy.rawValue)", stage: "readback",
-                                       label: strategy == .sync ? "readback sync (glReadPixels)" : "readback PBO ring (3)",
-                                       prism: try self.figure(values, "readback"), comparison: "")
-                    row.note = String(format: "%.2f MB packed %@; rendered frame finished before timing", Double(layout.byteCount) / 1e6, sinkFormat.rawValue)
-                        + (strategy == ReadbackStrategy.preferred(for: self.context.info) ? "; the engine's choice here" : "")
-                    result.rows.append(row)
-                }
-
-                // The GPU thread's whole cost per frame, as the pipeline spends it.
-                let readback = try FrameReadback<Int>(strategy: ReadbackStrategy.preferred(for: self.context.info), layout: layout)
-                let frameValues = try timed {
-                    let again = try uploader.upload(cpuFrame(.yuv420p, pointers))
-                    try renderer.render(again, context: Self.stageContext())
-                    _ = try readback.submit(renderer.sinkTarget(), into: destinations[0], tag: 0)
-                    _ = try readback.drain()
-                }
-                var row = BenchRow(id: "gpu.frame", stage: "filter",
-                                   label: "GPU per frame: upload + \(renderer.passCount) passes + readback",
-                                   prism: try self.figure(frameValues, "GPU frame"), comparison: "")
-                row.note = "what the pipeline's GPU thread spends per frame (\(readback.strategy.rawValue) readback)"
-                result.rows.append(row)
-            }
-
-            // Checks: the clip's frames through the graph, read back both ways, against the CPU reference.
-            let destinations = (0..<2).map { _ in UnsafeMutableRawPointer.allocate(byteCount: layout.byteCount, alignment: 64) }
-            defer { for pointer in destinations { pointer.deallocate() } }
-            let identityRenderer = try GraphRenderer(graph: identity, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p],
-                                                     options: CompileOptions(yuvRoute: options.yuvRoute))
-            for (check, planes) in zip(checkFrames, lumaPlanes) {
-                try Self.withPlanes(planes, format: .yuv420p, size: size) { pointers in
-                    let uploaded = try uploader.upload(cpuFrame(.yuv420p, pointers))
-                    try renderer.render(uploaded, context: Self.stageContext(check.index))
-                    let sync = try FrameReadback<Int>(strategy: .sync, layout: layout)
-                    let pbo = try FrameReadback<Int>(strategy: .pbo, layout: layout)
-                    _ = try sync.submit(renderer.sinkTarget(), into: destinations[0], tag: 0)
-                    _ = try pbo.submit(renderer.sinkTarget(), into: destinations[1], tag: 1)
-                    _ = try pbo.drain()
-                    let output = Self.unpack(destinations[0], layout: layout)
-                    let pboOutput = Self.unpack(destinations[1], layout: layout)
-                    result.expectedOutputs[check.index] = output
-                    let checksum = benchChecksum(output)
-                    let what = "graph on clip frame \(check.index)"
-                    if output != pboOutput {
-                        result.verifications.append(BenchVerification(
-                            what: what, against: "PBO readback", comparison: BenchComparison(output, pboOutput, size: size),
-                            checksum: checksum, passed: false, detail: "sync and PBO readbacks of the same frame differ"))
-                        return
-                    }
-                    switch reference {
-                    case .success(let reference):
-                        let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
-                                                       keepsYUV: renderer.staysInYUV, regions: Self.stageContext(check.index).regions)
-                        let comparison = BenchComparison(output, expected, size: size)
-                        let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
-                        result.verifications.append(BenchVerification(
-                            what: what, against: "CPU reference of the graph", comparison: comparison, checksum: checksum,
-                            passed: passed, detail: comparison.summary + "; sync = PBO"
-                                + (passed ? "" : " — below 40 dB: the GPU output is not the graph's")))
-                    case .failure(let why):
-                        // No CPU reference: at least the graph must change the frame, deterministically.
-                        try renderer.render(uploaded, context: Self.stageContext(check.index))
-                        _ = try sync.submit(renderer.sinkTarget(), into: destinations[1], tag: 0)
-                        let again = Self.unpack(destinations[1], layout: layout)
-                        let unchanged = BenchComparison(output, check.bytes, size: size)
-                        let passed = again == output && (graph.nodes.isEmpty || unchanged.lumaPSNR < 60 || unchanged.chromaPSNR < 60)
-                        result.verifications.append(BenchVerification(
-                            what: what, against: "input (\(why.message))", comparison: unchanged, checksum: checksum,
-                            passed: passed, detail: passed ? "deterministic, sync = PBO, differs from the input (no CPU reference)"
-                                : "output unchanged or not deterministic"))
-                    }
-                    // The conversions alone: yuv420p → RGB → yuv420p must give the frame back.
-                    try identityRenderer.render(uploaded, context: FrameContext())
-                    _ = try sync.submit(identityRenderer.sinkTarget(), into: destinations[1], tag: 0)
-                    let roundTrip = Self.unpack(destinations[1], layout: identityRenderer.sinkLayouts[0])
-                    let expected = BenchReference.identity.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
-                                                                   keepsYUV: identityRenderer.staysInYUV)
-                    let comparison = BenchComparison(roundTrip, expected, size: size)
-                    let passed = comparison.lumaPSNR >= 50 && comparison.chromaPSNR >= 50
-                    result.verifications.append(BenchVerification(
-                        what: identityRenderer.staysInYUV ? "yuv420p → yuv420p round trip (Y'CbCr kept), frame \(check.index)"
-                            : "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
-                        against: identityRenderer.staysInYUV ? "the input planes"
-                            : "CPU reference of the conversions (chroma up- then down-sampled)",
-                        comparison: comparison, checksum: benchChecksum(roundTrip), passed: passed, detail: comparison.summary))
-                }
-            }
         }
-        result.timerMethod = methodUsed
-        result.timerNote = methodNote
+
+        // The real frames: the clip's check frames, in memory.
+        let clipFrames = checkFrames.map { Self.frame(Self.split420($0.bytes, size: size), format: .yuv420p, size: size, colorSpace: colorSpace) }
+        let runsNote = "\(microRuns) engine runs of \(framesPerRun) frames after a warm-up run, one sample per run"
+
+        // YUV ↔ RGB conversions (a graph without filters: the source conversion and the pack), timed per pass.
+        for (from, to) in [(PixelFormat.yuv420p, PixelFormat.rgba), (.rgba, .yuv420p), (.yuv420p, .yuv420p), (.yuv420p, .nv12)] {
+            let frames = from == .yuv420p ? clipFrames
+                : [Self.frame(Self.syntheticPlanes(format: from, size: size), format: from, size: size, colorSpace: colorSpace)]
+            let (values, last) = try engineSamples(frames, graph: identity, sink: DiscardSink(format: to),
+                                                   timing: .perPass(preferQueries: false)) { [$0.stages.millisecondsPerFrame(.filter)] }
+            var row = BenchRow(id: "convert.\(from.rawValue)-\(to.rawValue)", stage: "convert",
+                               label: "convert \(from.rawValue) → \(to.rawValue)",
+                               prism: try figure(values.map { $0[0] }, "convert"), comparison: "")
+            row.note = "\(last.passLabels.count) pass(es): \(last.passLabels.joined(separator: ", ")); \(last.filterTiming) (--stats); \(runsNote)"
+            result.rows.append(row)
+        }
+
+        // The graph, as the engine runs it for an h264 output (yuv420p in, packed as libx264 takes it), its
+        // passes timed by the engine's PassTimer (timer queries where the driver has them, else fenced).
+        let queries = context.info.extensions.contains("GL_EXT_disjoint_timer_query")
+        let (passValues, timed) = try engineSamples(clipFrames, graph: graph, sink: DiscardSink(format: sinkFormat),
+                                                    timing: .perPass(preferQueries: queries)) {
+            [$0.stages.millisecondsPerFrame(.filter)] + $0.passMilliseconds
+        }
+        result.passLabels = timed.passLabels
+        result.timerMethod = timed.filterTiming
+        result.timerNote = "the engine's PassTimer, as `prism run --stats` times passes"
+            + (queries ? "" : " (no GL_EXT_disjoint_timer_query: fenced CPU timing)")
+        for (index, label) in timed.passLabels.enumerated() {
+            var row = BenchRow(id: "pass.\(index + 1)", stage: "filter",
+                               label: "pass \(index + 1)/\(timed.passLabels.count): \(label)",
+                               prism: try figure(passValues.compactMap { $0.count > index + 1 ? $0[index + 1] : nil }, "pass \(label)"),
+                               comparison: "")
+            row.note = "\(timed.filterTiming): the run's median for the pass; \(runsNote)"
+            result.rows.append(row)
+        }
+        var total = BenchRow(id: "graph.total", stage: "filter",
+                             label: "graph, all \(timed.passLabels.count) passes", prism: try figure(passValues.map { $0[0] }, "graph"),
+                             comparison: "")
+        total.note = "the engine's filter stage per frame with every pass timed (\(timed.filterTiming)); source conversion and \(sinkFormat.rawValue) pack fused in; \(runsNote)"
+        result.rows.append(total)
+
+        // Readback: the engine's readback stage with each strategy, nothing else timed.
+        let preferred = ReadbackStrategy.preferred(for: context.info)
+        let bytes = PackedFrameLayout(format: sinkFormat, size: size)?.byteCount ?? 0
+        for strategy in [ReadbackStrategy.sync, .pbo] {
+            let (values, last) = try engineSamples(clipFrames, graph: graph, sink: DiscardSink(format: sinkFormat), readback: strategy) {
+                [$0.stages.millisecondsPerFrame(.readback)]
+            }
+            _ = last
+            var row = BenchRow(id: "readback.\(strategy.rawValue)", stage: "readback",
+                               label: strategy == .sync ? "readback sync (glReadPixels)" : "readback PBO ring (3)",
+                               prism: try figure(values.map { $0[0] }, "readback"), comparison: "")
+            row.note = String(format: "%.2f MB packed %@; the engine's readback stage per frame (", Double(bytes) / 1e6, sinkFormat.rawValue)
+                + (strategy == .sync ? "glReadPixels waits for the frame's passes" : "a PBO read starts, an earlier one is mapped")
+                + "); \(runsNote)" + (strategy == preferred ? "; the engine's choice here" : "")
+            result.rows.append(row)
+        }
+
+        // The GPU thread's whole cost per frame, as `prism run` spends it: upload + passes + readback from
+        // the run's report, the engine's readback choice, no fence (frames overlap as they do in a run).
+        let (frameValues, frameRun) = try engineSamples(clipFrames, graph: graph, sink: DiscardSink(format: sinkFormat)) { report in
+            [report.stages.millisecondsPerFrame(.upload) + report.stages.millisecondsPerFrame(.filter)
+                + report.stages.millisecondsPerFrame(.readback)]
+        }
+        var row = BenchRow(id: "gpu.frame", stage: "filter",
+                           label: "GPU per frame: upload + \(frameRun.passLabels.count) passes + readback",
+                           prism: try figure(frameValues.map { $0[0] }, "GPU frame"), comparison: "")
+        row.note = "the engine's GPU thread per frame (upload + filter + readback stages of the run's report, \(preferred.rawValue) readback, no glFinish); \(runsNote)"
+        result.rows.append(row)
+
+        // Checks: the clip's frames through the graph, read back both ways by the engine, against the CPU reference.
+        let sync = try packed(clipFrames, graph: graph, format: sinkFormat, readback: .sync, unpacking: true)
+        let pbo = try packed(clipFrames, graph: graph, format: sinkFormat, readback: .pbo, unpacking: true)
+        let roundTrips = try packed(clipFrames, graph: identity, format: .yuv420p, readback: .sync, unpacking: true)
+        let identityStaysInYUV = try context.perform {
+            try GraphRenderer(graph: identity, sourceFormat: .yuv420p, sourceSize: size, sinks: [.yuv420p],
+                              options: CompileOptions(yuvRoute: options.yuvRoute)).staysInYUV
+        }
+        let staysInYUV = try context.perform {
+            try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: size, sinks: [sinkFormat],
+                              options: CompileOptions(fuse: options.fuse, yuvRoute: options.yuvRoute)).staysInYUV
+        }
+        guard sync.count == checkFrames.count, pbo.count == checkFrames.count, roundTrips.count == checkFrames.count else {
+            throw BenchError("the check runs gave \(sync.count), \(pbo.count), \(roundTrips.count) of \(checkFrames.count) frames")
+        }
+        let again = { if case .failure = reference { return true } else { return false } }() ? try packed(clipFrames, graph: graph, format: sinkFormat, readback: .sync, unpacking: true) : []
+        for (offset, check) in checkFrames.enumerated() {
+            let output = sync[offset], pboOutput = pbo[offset]
+            result.expectedOutputs[check.index] = output
+            let checksum = benchChecksum(output)
+            let what = "graph on clip frame \(check.index)"
+            if output != pboOutput {
+                result.verifications.append(BenchVerification(
+                    what: what, against: "PBO readback", comparison: BenchComparison(output, pboOutput, size: size),
+                    checksum: checksum, passed: false, detail: "sync and PBO readbacks of the same frame differ"))
+                continue
+            }
+            switch reference {
+            case .success(let reference):
+                let expected = reference.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
+                                               keepsYUV: staysInYUV, regions: Self.stageContext(check.index).regions)
+                let comparison = BenchComparison(output, expected, size: size)
+                let passed = comparison.lumaPSNR >= 40 && comparison.chromaPSNR >= 40
+                result.verifications.append(BenchVerification(
+                    what: what, against: "CPU reference of the graph", comparison: comparison, checksum: checksum,
+                    passed: passed, detail: comparison.summary + "; sync = PBO"
+                        + (passed ? "" : " — below 40 dB: the GPU output is not the graph's")))
+            case .failure(let why):
+                // No CPU reference: at least the graph must change the frame, deterministically.
+                let unchanged = BenchComparison(output, check.bytes, size: size)
+                let passed = again[offset] == output && (graph.nodes.isEmpty || unchanged.lumaPSNR < 60 || unchanged.chromaPSNR < 60)
+                result.verifications.append(BenchVerification(
+                    what: what, against: "input (\(why.message))", comparison: unchanged, checksum: checksum,
+                    passed: passed, detail: passed ? "deterministic, sync = PBO, differs from the input (no CPU reference)"
+                        : "output unchanged or not deterministic"))
+            }
+            // The conversions alone: yuv420p → RGB → yuv420p must give the frame back.
+            let roundTrip = roundTrips[offset]
+            let expected = BenchReference.identity.apply(yuv420p: check.bytes, size: size, colorSpace: colorSpace,
+                                                           keepsYUV: identityStaysInYUV)
+            let comparison = BenchComparison(roundTrip, expected, size: size)
+            let passed = comparison.lumaPSNR >= 50 && comparison.chromaPSNR >= 50
+            result.verifications.append(BenchVerification(
+                what: identityStaysInYUV ? "yuv420p → yuv420p round trip (Y'CbCr kept), frame \(check.index)"
+                    : "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
+                against: identityStaysInYUV ? "the input planes"
+                    : "CPU reference of the conversions (chroma up- then down-sampled)",
+                comparison: comparison, checksum: benchChecksum(roundTrip), passed: passed, detail: comparison.summary))
+        }
         // Mark the rows whose work the checks cover.
         let graphChecked = result.verifications.filter { $0.what.hasPrefix("graph") }.allSatisfy(\.passed)
         let conversionChecked = result.verifications.filter { $0.what.contains("round trip") }.allSatisfy(\.passed)
@@ -579,22 +566,7 @@ final class BenchRunner {
             // Distinct frames in the encoder's format, converted on the GPU from the pattern.
             let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1))
             let sources = (0..<distinct).map { _ in pattern.nextFrame()! }
-            let converted: [[UInt8]] = try context.perform {
-                let uploader = FrameUploader()
-                let renderer = try GraphRenderer(graph: try PrismGraphs.binder().bind(""), sourceFormat: .yuv420p, sourceSize: size,
-                                                 sinks: [format])
-                let readback = try FrameReadback<Int>(strategy: .sync, layout: renderer.sinkLayouts[0])
-                var frames: [[UInt8]] = []
-                for frame in sources {
-                    let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
-                                                                      colorSpace: frame.colorSpace, planes: frame.planes))
-                    try renderer.render(uploaded, context: Self.stageContext())
-                    var bytes = [UInt8](repeating: 0, count: layout.byteCount)
-                    try bytes.withUnsafeMutableBytes { _ = try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
-                    frames.append(bytes)
-                }
-                return frames
-            }
+            let converted = try packed(sources, graph: try PrismGraphs.binder().bind(""), format: format, readback: .sync)
             let path = directory + "/encode-\(size).\(encoder.container)"
             let pool = FrameBufferPool(layout: layout, capacity: 24)
             var frameIndex = 0
@@ -644,6 +616,14 @@ final class BenchRunner {
     /// draw faces do their masked work (the end-to-end runs use the detector on the clip).
     static func stageContext(_ index: Int = 0) -> FrameContext {
         FrameContext(frameIndex: index, regions: [.init(center: SIMD2(0.5, 0.45), radius: 0.12)])
+    }
+
+    /// The one stand-in face of `stageContext` as the engine's face side input (GPU-stage rows and checks).
+    final class StandInFace: SideInput {
+        var suppliesFaceRegions: Bool { true }
+        func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+            context.regions = BenchRunner.stageContext(index).regions
+        }
     }
 
     /// One end-to-end run through the engine, and the face detector's figures when the graph draws faces.

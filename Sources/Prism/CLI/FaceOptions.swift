@@ -45,21 +45,3 @@ extension FaceSettings {
     }
 
 }
-
-/// Faces for one still image (`prism render`): its luma thumbnail on the GPU, one detection (or the
-/// sidecar's line for pts 0), as frame 0 at pts 0.
-enum StillFaces {
-    static func detect(rgba: [UInt8], size: Size, on context: GPUContext, faces: FaceSideInput) throws -> FaceFrame {
-        try faces.faces(frameIndex: 0, pts: .zero, frameSize: size) {
-            try context.perform {
-                let uploader = FrameUploader(ringSize: 1)
-                let uploaded = try rgba.withUnsafeBytes { bytes in
-                    try uploader.upload(CPUFramePlanes(format: .rgba, size: size,
-                                                       colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
-                                                       planes: [(bytes.baseAddress!, size.width * 4)]))
-                }
-                return try LumaThumbnailer(maxWidth: faces.provider.lumaWidth(for: size)).render(uploaded)
-            }
-        }
-    }
-}

@@ -420,13 +420,10 @@ struct RenderCommand: PrismCommand {
         let sideInput = try faces.makeSideInput(for: graph, live: false)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
-        var frame = FrameContext()
-        if let sideInput {
-            frame.regions = try StillFaces.detect(rgba: image.pixels, size: image.size, on: context, faces: sideInput).regions
-        }
-        let (pixels, size) = try StillRenderer.render(graph, rgba: image.pixels, size: image.size, on: context, frame: frame)
-        try ImageFile.write(RGBAImage(size: size, pixels: pixels), to: output, jpegQuality: quality)
-        try sideInput?.finish()
+        // An engine run of the one-frame image: faces are its side input, as in `prism run`.
+        let still = try FrameEngine.renderStill(graph, image: image, gpu: context,
+                                                sideInputs: sideInput.map { [FaceRegions($0)] } ?? [])
+        try ImageFile.write(still, to: output, jpegQuality: quality)
         return 0
     }
 }

@@ -1,4 +1,5 @@
 import CSystemShims
+import PrismCore
 import Dispatch
 import Glibc
 import Synchronization
@@ -98,6 +99,12 @@ public final class GPUThread: Sendable {
         }
     }
 
+    /// Queues `job` to run here after the jobs queued before it, without waiting (work for a thread
+    /// that runs one job per frame: it runs between two frames). False, and the job dropped, once the
+    /// thread is stopping.
+    @discardableResult
+    public func async(_ job: @escaping @Sendable () -> Void) -> Bool { enqueue(job) }
+
     /// The non-throwing form of `sync`.
     public func sync<T>(_ body: () -> T) -> T {
         // The closure cannot throw, so neither can this.
@@ -112,7 +119,7 @@ public final class GPUThread: Sendable {
     /// be done by `cleanup` itself: the closure (and what it captured) may be freed on either thread.
     public func runOrDefer(_ cleanup: @escaping () -> Void) {
         if isCurrent { return cleanup() }
-        let handedOver = HandedOver(cleanup)
+        let handedOver = ThreadOwned(cleanup)
         _ = enqueue { handedOver.value() }
     }
 
@@ -183,13 +190,6 @@ private final class SyncJob<T>: @unchecked Sendable {
     }
 
     func takeResult() throws -> T { try result!.get() }
-}
-
-/// A value handed to another thread by a caller that keeps no other reference to it.
-/// `@unchecked Sendable`: ownership moves with it (see `GPUThread.runOrDefer`), so it is never shared.
-private struct HandedOver<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }
 
 /// Holds a value on its way to the thread that drops it. `@unchecked Sendable`: the sender keeps no

@@ -106,129 +106,82 @@ public enum FrameShaders {
             }
 
             """
+        // Per format: the planes' samplers, the single-pixel fetch, and the quad (nil: four single fetches).
+        // `rgb(y, u, v)` is a pixel from its Y'CbCr samples.
+        func rgb(_ y: String, _ u: String, _ v: String) -> String { "prism_rgb(\(y), \(u), \(v))" }
+        let planes: Int, sampler: String, declares: String, fetch: String
+        var quad: (fetches: [String], pixels: [String])?
         switch format {
         case .yuv420p, .yuv422p:
             let vs = format == .yuv420p ? 1 : 0
-            return """
-                uniform sampler2D prism_src0;
-                uniform sampler2D prism_src1;
-                uniform sampler2D prism_src2;
-                \(yuvUniforms)\(wide)
-                vec4 prism_fetchSource(vec2 p) {
-                    ivec2 i = ivec2(p);
-                    ivec2 c = \(chroma);
-                    return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, c), prism_wide(prism_src2, c));
-                }
-                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
-                    vec4 y = texelFetch(prism_src0, t, 0);
-                    // Chroma samples 2t.x and 2t.x+1 sit side by side in one wide texel.
-                    ivec2 c = ivec2(t.x >> 1, t.y >> \(vs));
-                    bool low = (t.x & 1) == 0;
-                    vec4 u4 = texelFetch(prism_src1, c, 0), v4 = texelFetch(prism_src2, c, 0);
-                    vec2 u = low ? u4.xy : u4.zw, v = low ? v4.xy : v4.zw;
-                    q0 = prism_rgb(y.x, u.x, v.x);
-                    q1 = prism_rgb(y.y, u.x, v.x);
-                    q2 = prism_rgb(y.z, u.y, v.y);
-                    q3 = prism_rgb(y.w, u.y, v.y);
-                }
-
+            planes = 3; sampler = "sampler2D"; declares = yuvUniforms + wide
+            fetch = """
+                ivec2 i = ivec2(p);
+                ivec2 c = \(chroma);
+                return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, c), prism_wide(prism_src2, c));
                 """
+            quad = (["vec4 y = texelFetch(prism_src0, t, 0);",
+                     "// Chroma samples 2t.x and 2t.x+1 sit side by side in one wide texel.",
+                     "ivec2 c = ivec2(t.x >> 1, t.y >> \(vs));",
+                     "bool low = (t.x & 1) == 0;",
+                     "vec4 u4 = texelFetch(prism_src1, c, 0), v4 = texelFetch(prism_src2, c, 0);",
+                     "vec2 u = low ? u4.xy : u4.zw, v = low ? v4.xy : v4.zw;"],
+                    [rgb("y.x", "u.x", "v.x"), rgb("y.y", "u.x", "v.x"), rgb("y.z", "u.y", "v.y"), rgb("y.w", "u.y", "v.y")])
         case .yuv444p:
-            return """
-                uniform sampler2D prism_src0;
-                uniform sampler2D prism_src1;
-                uniform sampler2D prism_src2;
-                \(yuvUniforms)\(wide)
-                vec4 prism_fetchSource(vec2 p) {
-                    ivec2 i = ivec2(p);
-                    return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, i), prism_wide(prism_src2, i));
-                }
-                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
-                    vec4 y = texelFetch(prism_src0, t, 0), u = texelFetch(prism_src1, t, 0), v = texelFetch(prism_src2, t, 0);
-                    q0 = prism_rgb(y.x, u.x, v.x);
-                    q1 = prism_rgb(y.y, u.y, v.y);
-                    q2 = prism_rgb(y.z, u.z, v.z);
-                    q3 = prism_rgb(y.w, u.w, v.w);
-                }
-
+            planes = 3; sampler = "sampler2D"; declares = yuvUniforms + wide
+            fetch = """
+                ivec2 i = ivec2(p);
+                return prism_rgb(prism_wide(prism_src0, i), prism_wide(prism_src1, i), prism_wide(prism_src2, i));
                 """
+            quad = (["vec4 y = texelFetch(prism_src0, t, 0), u = texelFetch(prism_src1, t, 0), v = texelFetch(prism_src2, t, 0);"],
+                    [rgb("y.x", "u.x", "v.x"), rgb("y.y", "u.y", "v.y"), rgb("y.z", "u.z", "v.z"), rgb("y.w", "u.w", "v.w")])
         case .nv12:
-            return """
-                uniform sampler2D prism_src0;
-                uniform sampler2D prism_src1;
-                \(yuvUniforms)\(wide)
-                vec4 prism_fetchSource(vec2 p) {
-                    ivec2 i = ivec2(p);
-                    ivec2 c = \(chroma);
-                    vec4 pairs = texelFetch(prism_src1, ivec2(c.x >> 1, c.y), 0);
-                    vec2 uv = (c.x & 1) == 0 ? pairs.xy : pairs.zw;
-                    return prism_rgb(prism_wide(prism_src0, i), uv.x, uv.y);
-                }
-                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
-                    vec4 y = texelFetch(prism_src0, t, 0);
-                    vec4 uv = texelFetch(prism_src1, ivec2(t.x, t.y >> 1), 0);  // Cb0 Cr0 Cb1 Cr1
-                    q0 = prism_rgb(y.x, uv.x, uv.y);
-                    q1 = prism_rgb(y.y, uv.x, uv.y);
-                    q2 = prism_rgb(y.z, uv.z, uv.w);
-                    q3 = prism_rgb(y.w, uv.z, uv.w);
-                }
-
+            planes = 2; sampler = "sampler2D"; declares = yuvUniforms + wide
+            fetch = """
+                ivec2 i = ivec2(p);
+                ivec2 c = \(chroma);
+                vec4 pairs = texelFetch(prism_src1, ivec2(c.x >> 1, c.y), 0);
+                vec2 uv = (c.x & 1) == 0 ? pairs.xy : pairs.zw;
+                return prism_rgb(prism_wide(prism_src0, i), uv.x, uv.y);
                 """
+            quad = (["vec4 y = texelFetch(prism_src0, t, 0);",
+                     "vec4 uv = texelFetch(prism_src1, ivec2(t.x, t.y >> 1), 0);  // Cb0 Cr0 Cb1 Cr1"],
+                    [rgb("y.x", "uv.x", "uv.y"), rgb("y.y", "uv.x", "uv.y"), rgb("y.z", "uv.z", "uv.w"), rgb("y.w", "uv.z", "uv.w")])
         case .yuv420p10le, .yuv422p10le:
-            return """
-                uniform usampler2D prism_src0;
-                uniform usampler2D prism_src1;
-                uniform usampler2D prism_src2;
-                \(yuvUniforms)
-                vec4 prism_fetchSource(vec2 p) {
-                    ivec2 i = ivec2(p);
-                    ivec2 c = \(chroma);
-                    return prism_rgb(float(texelFetch(prism_src0, i, 0).r) / 1023.0,
-                                     float(texelFetch(prism_src1, c, 0).r) / 1023.0,
-                                     float(texelFetch(prism_src2, c, 0).r) / 1023.0);
-                }
-                \(genericQuad)
+            planes = 3; sampler = "usampler2D"; declares = yuvUniforms
+            fetch = """
+                ivec2 i = ivec2(p);
+                ivec2 c = \(chroma);
+                return prism_rgb(float(texelFetch(prism_src0, i, 0).r) / 1023.0,
+                                 float(texelFetch(prism_src1, c, 0).r) / 1023.0,
+                                 float(texelFetch(prism_src2, c, 0).r) / 1023.0);
                 """
         case .yuyv422:
-            return """
-                uniform sampler2D prism_src0;
-                \(yuvUniforms)
-                vec4 prism_fetchSource(vec2 p) {
-                    ivec2 i = ivec2(p);
-                    vec4 pair = texelFetch(prism_src0, ivec2(i.x >> 1, i.y), 0);
-                    return prism_rgb((i.x & 1) == 0 ? pair.r : pair.b, pair.g, pair.a);
-                }
-                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
-                    vec4 a = texelFetch(prism_src0, ivec2(t.x * 2, t.y), 0), b = texelFetch(prism_src0, ivec2(t.x * 2 + 1, t.y), 0);
-                    q0 = prism_rgb(a.r, a.g, a.a);
-                    q1 = prism_rgb(a.b, a.g, a.a);
-                    q2 = prism_rgb(b.r, b.g, b.a);
-                    q3 = prism_rgb(b.b, b.g, b.a);
-                }
-
+            planes = 1; sampler = "sampler2D"; declares = yuvUniforms
+            fetch = """
+                ivec2 i = ivec2(p);
+                vec4 pair = texelFetch(prism_src0, ivec2(i.x >> 1, i.y), 0);
+                return prism_rgb((i.x & 1) == 0 ? pair.r : pair.b, pair.g, pair.a);
                 """
+            quad = (["vec4 a = texelFetch(prism_src0, ivec2(t.x * 2, t.y), 0), b = texelFetch(prism_src0, ivec2(t.x * 2 + 1, t.y), 0);"],
+                    [rgb("a.r", "a.g", "a.a"), rgb("a.b", "a.g", "a.a"), rgb("b.r", "b.g", "b.a"), rgb("b.b", "b.g", "b.a")])
         case .rgba, .bgra:
-            let swizzle = format == .bgra ? ".bgra" : ""
-            return """
-                uniform sampler2D prism_src0;
-                vec4 prism_fetchSource(vec2 p) { return texelFetch(prism_src0, ivec2(p), 0)\(swizzle); }
-                \(genericQuad)
-                """
+            planes = 1; sampler = "sampler2D"; declares = ""
+            fetch = "return texelFetch(prism_src0, ivec2(p), 0)\(format == .bgra ? ".bgra" : "");"
         case .gray:
-            return """
-                uniform sampler2D prism_src0;
-                \(wide)
-                vec4 prism_fetchSource(vec2 p) { return vec4(vec3(prism_wide(prism_src0, ivec2(p))), 1.0); }
-                void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {
-                    vec4 y = texelFetch(prism_src0, t, 0);
-                    q0 = vec4(vec3(y.x), 1.0);
-                    q1 = vec4(vec3(y.y), 1.0);
-                    q2 = vec4(vec3(y.z), 1.0);
-                    q3 = vec4(vec3(y.w), 1.0);
-                }
-
-                """
+            planes = 1; sampler = "sampler2D"; declares = wide
+            fetch = "return vec4(vec3(prism_wide(prism_src0, ivec2(p))), 1.0);"
+            quad = (["vec4 y = texelFetch(prism_src0, t, 0);"],
+                    ["vec4(vec3(y.x), 1.0)", "vec4(vec3(y.y), 1.0)", "vec4(vec3(y.z), 1.0)", "vec4(vec3(y.w), 1.0)"])
         }
+        let indent = { (lines: String) in lines.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n") }
+        let samplers = (0..<planes).map { "uniform \(sampler) prism_src\($0);\n" }.joined()
+        let quadFunction = quad.map { quad in
+            "void prism_sourceQuad(ivec2 t, out vec4 q0, out vec4 q1, out vec4 q2, out vec4 q3) {\n"
+                + (quad.fetches + quad.pixels.enumerated().map { "q\($0.offset) = \($0.element);" }).map { "    " + $0 + "\n" }.joined()
+                + "}\n\n"
+        } ?? genericQuad
+        return samplers + declares + "vec4 prism_fetchSource(vec2 p) {\n" + indent(fetch) + "\n}\n" + quadFunction
     }
 
     /// `prism_source(p)` as the filters see it: a fetch, or, in a batched packing pass, the source pixel

@@ -11,10 +11,17 @@ public protocol SideInput: AnyObject {
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws
     /// The run ended without an error (on the GPU thread): commit what the input wrote (a sidecar).
     func finish() throws
+    /// Whether the input sets `FrameContext.regions` (a face detector or sidecar): a graph that draws
+    /// faces is refused by an engine without one, as an audio graph is by a run without sound.
+    var suppliesFaceRegions: Bool { get }
+    /// Whether the input sets `FrameContext.audio` itself (the engine then decodes no sound for the graph).
+    var suppliesAudio: Bool { get }
 }
 
 extension SideInput {
     public func finish() throws {}
+    public var suppliesFaceRegions: Bool { false }
+    public var suppliesAudio: Bool { false }
 }
 
 /// A frame as the GPU has it after the graph ran: for taps, on the GPU thread, during the call only.
@@ -65,9 +72,9 @@ public enum EngineEvent: Sendable {
 /// What code running between frames on the GPU thread may change: the graph, the sinks, the timings.
 /// Handed to `FrameEngine.schedule` closures and to taps; valid only during that call.
 public final class EngineControl {
-    private let stage: GPUStage
+    private let stage: FramePath
 
-    init(stage: GPUStage) { self.stage = stage }
+    init(stage: FramePath) { self.stage = stage }
 
     public var gpuInfo: GPUInfo { stage.gpuInfo }
     /// The graph running now.

@@ -9,10 +9,18 @@ import Synchronization
 public struct EngineConfiguration: Sendable {
     /// nil: the engine's choice for the driver (sync on software renderers, a PBO ring on real GPUs).
     public var readback: ReadbackStrategy?
+    /// How the graph is compiled (fusion, the Y'CbCr route, intermediate format, limits).
+    public var compileOptions = CompileOptions()
     /// Fuse filters into as few passes as possible (off only to measure what fusion buys).
-    public var fuse = true
+    public var fuse: Bool {
+        get { compileOptions.fuse }
+        set { compileOptions.fuse = newValue }
+    }
     /// See `CompileOptions.yuvRoute`.
-    public var yuvRoute = true
+    public var yuvRoute: Bool {
+        get { compileOptions.yuvRoute }
+        set { compileOptions.yuvRoute = newValue }
+    }
     public var sizeChange = SizeChangePolicy.keepOutputSize
     public var timing = PassTiming.off
     /// Stop after this many frames: frames read from a file or pipe; frames that reach the GPU from a live
@@ -43,8 +51,11 @@ public struct EngineConfiguration: Sendable {
 }
 
 /// The one frame engine every front end drives: a source thread → a bounded queue → the GPU thread
-/// (upload, side inputs, the graph, readback into each sink's pooled buffers, taps) → one output thread
-/// per sink.
+/// (`FramePath`: upload, side inputs, the graph, readback into each sink's pooled buffers, taps; one job
+/// per frame, so other work for the thread runs between frames) → one output thread per sink.
+///
+/// A graph that needs a side input the run lacks is refused in `init`: audio inputs without sound,
+/// face filters without a `SideInput` that `suppliesFaceRegions`.
 ///
 /// Policies are data (`EngineConfiguration`): live sources drop late frames and count them, files and
 /// pipes get back-pressure; a format change recompiles the graph between frames; a camera switch replaces
@@ -68,14 +79,15 @@ public final class FrameEngine: Sendable {
     private let configuration: EngineConfiguration
     private let source: ThreadOwned<MediaSource>
     private let gpu: GPUContext
-    private let stage: GPUBound<GPUStage>
+    private let stage: GPUBound<FramePath>
     private let registry = OutletRegistry()
     private let audioCapture: ThreadOwned<AudioCaptureSource?>
     /// Sound for audio-reactive filters (nil when no graph of the run needs it): the input's track,
     /// decoded on the source thread, or the microphone's periods.
     private let audioFeed: AudioFeed?
     private let pendingSwitch = Locked<String?>(nil)
-    private let commands = Locked<[@Sendable (EngineControl) throws -> Void]>([])
+    /// Where `schedule` sends work: kept until the run starts, then posted to the GPU thread, then dropped.
+    private let scheduled = Locked(ScheduledWork.beforeRun([]))
     private let eventHandler: (@Sendable (EngineEvent) -> Void)?
     private let notes = Locked<[String]>([])
     private let hasRun = Atomic<Bool>(false)
@@ -101,17 +113,21 @@ public final class FrameEngine: Sendable {
         self.gpu = gpu
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
-        let audioFeed = try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
-                                           capture: audioCapture,
-                                           always: configuration.analyzesAudio)
+        let suppliesAudio = sideInputs.contains { $0.suppliesAudio }
+        let suppliesFaces = sideInputs.contains { $0.suppliesFaceRegions }
+        // A graph that draws faces with nothing to find them: refused, never run with no faces.
+        if !suppliesFaces, let error = graph.facesUnavailableError(FramePath.noFacesReason) { throw error }
+        let audioFeed = suppliesAudio ? nil
+            : try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
+                                 capture: audioCapture, always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
         let registry = self.registry
         let notes = self.notes
         let pendingSwitch = self.pendingSwitch
-        let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<GPUStage>, Size, [String]) in
-            let stage = GPUStage(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
-                                 compileOptions: CompileOptions(fuse: configuration.fuse, yuvRoute: configuration.yuvRoute),
+        let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<FramePath>, Size, [String]) in
+            let stage = FramePath(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
+                                 compileOptions: configuration.compileOptions,
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
                                  audio: configuration.copyAudio && audioCapture == nil ? info.audio : nil,
@@ -121,7 +137,8 @@ public final class FrameEngine: Sendable {
                 events?(event)
             }
             stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
-            stage.feedsAudio = audioFeed != nil
+            stage.feedsAudio = audioFeed != nil || suppliesAudio
+            stage.findsFaces = suppliesFaces
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs
@@ -160,9 +177,20 @@ public final class FrameEngine: Sendable {
         pendingSwitch.withLock { $0 = path }
     }
 
-    /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach).
+    /// Runs `work` on the GPU thread before the next frame (a new graph, a parameter, a sink to attach):
+    /// a job of its own there, between two frames' jobs. Given before the run, it runs at the start, before
+    /// the first frame; after the run, it is dropped. An error it throws fails the run.
     public func schedule(_ work: @escaping @Sendable (EngineControl) throws -> Void) {
-        commands.withLock { $0.append(work) }
+        let post = scheduled.withLock { state -> (@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)? in
+            switch state {
+            case .beforeRun(let waiting):
+                state = .beforeRun(waiting + [work])
+                return nil
+            case .running(let post): return post
+            case .ended: return nil
+            }
+        }
+        post?(work)
     }
 
     /// Runs to the end of the input, a limit, or `stop`; returns when every sink is finished. On an error
@@ -235,17 +263,15 @@ public final class FrameEngine: Sendable {
         }
 
         // Source thread.
-        let sourceDone = DispatchSemaphore(value: 0)
         let sourceTimes = Locked(StageTimes())
         let framesRead = Atomic<Int>(0)
         let inputSpan = Mutex<MediaTime?>(nil)
         let limitReached = Locked<StopReason?>(nil)
-        let sourceLease = Lease((source: self.source, capture: capture))
+        let source = self.source
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
         let notes = self.notes
         let readSource: @Sendable () -> Void = {
-            guard let (source, capture) = sourceLease.borrow() else { return }
             var loop: SourceLoop
             do {
                 loop = try SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
@@ -308,58 +334,61 @@ public final class FrameEngine: Sendable {
             let span = loop.sourceSpan.map { $0.last - $0.first }
             inputSpan.withLock { $0 = span }
         }
-        Thread.detachNewThread {
+        let sourceThread = WorkerThread {
             readSource()
             frames.close()
-            sourceDone.signal()
         }
 
-        // GPU thread.
-        let gpuDone = DispatchSemaphore(value: 0)
-        let commands = self.commands
-        let gpuLease = Lease((gpu: gpu, stage: stage))
-        let renderFrames: @Sendable () -> Void = {
-            guard let (gpu, stage) = gpuLease.borrow() else { return }
-            do {
-                try gpu.perform {
-                    let stage = stage.value
-                    let control = EngineControl(stage: stage)
-                    var first: MediaTime?
-                    var previousTime = 0.0
-                    var index = 0
-                    let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
-                    while var timed = frames.pop() {
-                        if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
-                        for work in commands.take(replacingWith: []) {
-                            try work(control)
-                        }
-                        let origin = first ?? timed.pts
-                        first = origin
-                        let time = (timed.pts - origin).seconds
-                        try stage.process(timed, index: index, time: time, timeDelta: time - previousTime, control: control)
-                        previousTime = time
-                        index += 1
-                        if let limit = gpuFrameLimit, index >= limit {
-                            stop.stop(.frameLimit)
-                            break
-                        }
-                    }
-                    try stage.finish()
-                }
-            } catch {
-                fail(error)
+        // The GPU thread: one job per frame, posted from here (the caller's thread waits for each, so the
+        // queue never runs ahead); between two frames it is free for other work: what `schedule` posts,
+        // a preview's snapshot, a GL object's deletion.
+        let running = Atomic<Bool>(true)
+        let post: @Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void = { work in
+            gpu.thread.async {
+                // Work posted after the last frame's job finds the run over and is dropped, as before the run.
+                guard running.load(ordering: .acquiring), !failure.hasError else { return }
+                do { try work(EngineControl(stage: stage.value)) } catch { fail(error) }
             }
         }
-        Thread.detachNewThread {
-            renderFrames()
-            for outlet in registry.all { outlet.queue.close() }
-            gpuDone.signal()
+        let waiting = scheduled.withLock { state -> [@Sendable (EngineControl) throws -> Void] in
+            guard case .beforeRun(let waiting) = state else { return [] }
+            state = .running(post)
+            return waiting
         }
-
-        sourceDone.wait()
-        gpuDone.wait()
-        sourceLease.end()
-        gpuLease.end()
+        for work in waiting { post(work) }
+        var first: MediaTime?
+        var previousTime = 0.0
+        var index = 0
+        let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
+        do {
+            while !failure.hasError, var timed = frames.pop() {
+                if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
+                let origin = first ?? timed.pts
+                first = origin
+                let time = (timed.pts - origin).seconds
+                let (frame, frameIndex, delta) = (timed, index, time - previousTime)
+                try gpu.perform {
+                    let stage = stage.value
+                    try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, control: EngineControl(stage: stage))
+                }
+                previousTime = time
+                index += 1
+                if let limit = gpuFrameLimit, index >= limit {
+                    stop.stop(.frameLimit)
+                    break
+                }
+            }
+            try gpu.perform {
+                running.store(false, ordering: .releasing)
+                if !failure.hasError { try stage.value.finish() }
+            }
+        } catch {
+            fail(error)
+            try? gpu.perform { running.store(false, ordering: .releasing) }
+        }
+        scheduled.withLock { $0 = .ended }
+        for outlet in registry.all { outlet.queue.close() }
+        sourceThread.join()
         // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
         // alive: a camera's frames are its mapped buffers, queued again when released.
         frames.cancel()
@@ -431,6 +460,16 @@ public final class FrameEngine: Sendable {
     public var bufferPool: (allocated: Int, outstanding: Int) {
         registry.all.first { $0.point == .output }?.poolCounts ?? (0, 0)
     }
+}
+
+/// What becomes of work given to `FrameEngine.schedule`.
+private enum ScheduledWork: Sendable {
+    /// Kept for the start of the run.
+    case beforeRun([@Sendable (EngineControl) throws -> Void])
+    /// Posted to the GPU thread, where it runs between two frames.
+    case running(@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)
+    /// The run is over: dropped.
+    case ended
 }
 
 /// Lets a progress report through at most every quarter second.

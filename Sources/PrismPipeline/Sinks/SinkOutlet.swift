@@ -22,7 +22,7 @@ final class AudioOrigin: Sendable {
 }
 
 /// One sink's way out of the engine: its queue and its output thread. The GPU side (pool and readback)
-/// is `OutletChannel`.
+/// is `ReadbackChannel`.
 final class SinkOutlet: Sendable {
     enum State: Sendable {
         /// Taking frames; the engine finishes it when the run ends.

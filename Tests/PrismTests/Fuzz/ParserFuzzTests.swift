@@ -3,6 +3,7 @@ import PrismCore
 import PrismFilters
 import PrismGPU
 import PrismMedia
+import PrismPipeline
 import XCTest
 @testable import Prism
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ final class ParserFuzzTests: XCTestCase {
         rendered += 1
         let rgba = [UInt8](repeating: 128, count: 24 * 16 * 4)
         do {
-            _ = try StillRenderer.render(graph, rgba: rgba, size: Size(width: 24, height: 16), on: context)
+            _ = try FrameEngine.renderStill(graph, image: RGBAImage(size: Size(width: 24, height: 16), pixels: rgba), gpu: context)
         } catch {
             assertOneLine(error, text)
         }

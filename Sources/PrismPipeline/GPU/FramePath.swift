@@ -22,8 +22,8 @@ public enum PassTiming: Sendable {
     case perPass(preferQueries: Bool)
 }
 
-/// One sink's GPU side: its buffer pool and readback, in its layout. Lives on the GPU thread.
-final class OutletChannel {
+/// One sink's readback channel: its buffer pool and readback ring, in its layout. Lives on the GPU thread.
+final class ReadbackChannel {
     let outlet: SinkOutlet
     private(set) var layout: PackedFrameLayout
     private(set) var pool: FrameBufferPool
@@ -72,9 +72,12 @@ final class OutletChannel {
 
 }
 
-/// The engine's GPU thread: upload, side inputs, the graph, readback into each sink's buffers, taps,
-/// and the changes asked for between frames. Every GL object of a run is owned here.
-final class GPUStage {
+/// The one GPU frame path: the uploader, the renderers (the graph for the output sinks, an empty one for
+/// the input sinks), a readback channel (pool + readback ring) per sink, the pass timer; per frame upload →
+/// side inputs → graph → readback into each sink's buffers → taps, and the changes asked for between frames.
+/// The engine runs `process` as one GPU-thread job per frame; nothing else in Prism hand-rolls this loop
+/// (stills, the bench and face-bench are engine runs). Every GL object of a run is owned here.
+final class FramePath {
     /// What the context is (not the context: the stage lives and dies on the context's own thread, which
     /// must never hold the last reference to its context).
     let gpuInfo: GPUInfo
@@ -87,6 +90,9 @@ final class GPUStage {
     /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
     /// inputs may run.
     var feedsAudio = false
+    /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
+    var findsFaces = false
+    static let noFacesReason = "this run has no face side input (a detector or a --faces-in sidecar)"
     static let noSoundReason = "this run decodes no sound (the input has no audio track and no --audio was given, "
         + "or the graph it started with had no audio inputs)"
     private(set) var graph: FilterGraph
@@ -94,8 +100,8 @@ final class GPUStage {
     private(set) var renderer: GraphRenderer?
     /// An empty graph for the sinks that see the input; nil while there are none.
     private var inputRenderer: GraphRenderer?
-    private(set) var outputs: [OutletChannel] = []
-    private var inputs: [OutletChannel] = []
+    private(set) var outputs: [ReadbackChannel] = []
+    private var inputs: [ReadbackChannel] = []
     private let uploader = FrameUploader()
     private(set) var timer: PassTimer?
     var taps: [any FrameTap] = []
@@ -157,7 +163,7 @@ final class GPUStage {
     }
 
     /// Moves each channel to its layout in `renderer` and tells its sink (later frames have the new layout).
-    private func relayout(_ channels: [OutletChannel], for renderer: GraphRenderer?) throws {
+    private func relayout(_ channels: [ReadbackChannel], for renderer: GraphRenderer?) throws {
         for (index, channel) in channels.enumerated() {
             guard let layout = renderer?.sinkLayouts[index], layout != channel.layout else { continue }
             try channel.change(to: layout)
@@ -194,13 +200,13 @@ final class GPUStage {
             let layout = candidate.sinkLayouts.last!
             if keptOutputSize == nil, sizePolicy == .keepOutputSize { keptOutputSize = layout.size }
             try sink.open(stream(layout))
-            outputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
+            outputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
             try install(candidate, graph: graph)
         case .input:
             let candidate = try compileInputRenderer(adding: outlet.pixelFormat)!
             let layout = candidate.sinkLayouts.last!
             try sink.open(stream(layout))
-            inputs.append(try OutletChannel(outlet: outlet, layout: layout, strategy: strategy))
+            inputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
             inputRenderer = candidate
         }
         registry.add(outlet)
@@ -231,6 +237,7 @@ final class GPUStage {
     func setGraph(_ graph: FilterGraph) throws {
         // A graph with audio inputs on a run that decodes no sound: refused, never fed silence.
         if !feedsAudio, let error = graph.audioUnavailableError(Self.noSoundReason) { throw error }
+        if !findsFaces, let error = graph.facesUnavailableError(Self.noFacesReason) { throw error }
         try install(try compile(graph, formats: outputFormats), graph: graph)
     }
 
@@ -356,6 +363,14 @@ final class OutletRegistry: Sendable {
 }
 
 extension FilterGraph {
+    /// The one-line error for a run that cannot give this graph's face filters their regions; nil when
+    /// it draws no faces.
+    func facesUnavailableError(_ why: String) -> UsageError? {
+        guard readsFaceRegions else { return nil }
+        let name = nodes.first { $0.name.hasPrefix("face-") }?.name ?? "a face filter"
+        return UsageError("\(name) needs faces: \(why)")
+    }
+
     /// Appends a final `scale` to `size` (the output keeps a size its input does not have).
     public func appendScale(to size: Size) throws {
         guard let scale = BuiltinFilters.named("scale") else { throw UsageError("this build lacks the scale filter") }
