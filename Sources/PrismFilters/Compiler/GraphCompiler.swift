@@ -368,7 +368,7 @@ private struct PassBuilder {
         }
         let draws = try mains.map { draw -> CompiledPass.Draw in
             let source = shared + draw.main
-            return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+            return CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
                                      rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
         }
         return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
@@ -420,7 +420,7 @@ private struct PassBuilder {
             FrameShaders.header + prepasses.indices.filter { $0 < prepassIndex || prepasses[$0].persistent }
                 .map { "uniform sampler2D \(prefix)pass\($0);\n" }.joined() + substitute(vertex, prefix: prefix)
         }
-        let program = try ShaderProgram(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
+        let program = try ProgramCache.current.program(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
                             draws: [.init(program: program, rows: nil, fragmentSource: source)],
                             target: target, members: code.members, textures: code.textures,

@@ -40,7 +40,7 @@ public final class GraphRenderer {
     private let thread: GPUThread
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
+                options: CompileOptions = CompileOptions(), pool: TexturePool = .current) throws {
         guard let thread = GPUThread.current else {
             preconditionFailure("GraphRenderer made off a GPU thread; make it inside GPUContext.perform")
         }

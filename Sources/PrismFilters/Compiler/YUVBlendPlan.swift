@@ -129,18 +129,18 @@ struct YUVBlendPlan {
                                                          masksAreZero: true)
                 for draw in plan.draws {
                     let source = background + draw.main
-                    draws.append(CompiledPass.Draw(program: try ShaderProgram(label: label + ", background", fragment: source),
+                    draws.append(CompiledPass.Draw(program: try ProgramCache.current.program(label: label + ", background", fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source))
                 }
                 for draw in plan.draws {
                     let source = blended + draw.main
-                    var masked = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                    var masked = CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
                     masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
                     masked.variants = try graph.nodes[generators[0]].kernel.regionLimits.map { limit in
                         let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
-                        return .init(program: try ShaderProgram(label: label + ", ≤ \(limit) regions", fragment: source),
+                        return .init(program: try ProgramCache.current.program(label: label + ", ≤ \(limit) regions", fragment: source),
                                      condition: .fewRegions(limit: limit))
                     }
                     draws.append(masked)
@@ -148,7 +148,7 @@ struct YUVBlendPlan {
             } else {
                 draws = try plan.draws.map { draw -> CompiledPass.Draw in
                     let source = blended + draw.main
-                    return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                    return CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
                                              rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                              fragmentSource: source)
                 }

@@ -86,13 +86,13 @@ struct YUVPlan {
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
         let source = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
-        let program = try ShaderProgram(label: label, fragment: source)
+        let program = try ProgramCache.current.program(label: label, fragment: source)
         let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         // Grids of whole texels (checked per frame) sum without weights.
         let aligned = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
-        draw.variants = [.init(program: try ShaderProgram(label: label + " aligned", fragment: aligned),
+        draw.variants = [.init(program: try ProgramCache.current.program(label: label + " aligned", fragment: aligned),
                                condition: .alignedBlocks(pixellate: pixellate))]
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
@@ -150,17 +150,17 @@ struct YUVPlan {
             let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .blocks(grid: blockSize!, wide: true, aligned: true)) : nil
             let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
-                var compiled = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                var compiled = CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
                                                  rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                                  fragmentSource: source)
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
-                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
+                    compiled.variants.append(.init(program: try ProgramCache.current.program(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
                                                    condition: .lean(condition)))
                 }
                 if let aligned, let pixellate {
-                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " aligned",
+                    compiled.variants.append(.init(program: try ProgramCache.current.program(label: label + " aligned",
                                                                               fragment: prelude + aligned.draws[index].main),
                                                    condition: .alignedBlocks(pixellate: pixellate.node)))
                 }

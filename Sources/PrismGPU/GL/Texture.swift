@@ -229,30 +229,69 @@ public struct ReadRegion: Hashable, Sendable {
     }
 }
 
-/// Render targets reused by size and format, so a steady-state chain allocates nothing per frame.
-/// Owned by one renderer; lives and dies on its GPU thread.
+/// Render targets reused by size, format and attachments, so a steady-state chain allocates nothing per
+/// frame and a graph compiled again takes back the targets that fit. One per GPU context
+/// (`GPUResources.targets`, shared by its renderers); lives and dies on its GPU thread.
 public final class TexturePool {
     private struct Key: Hashable { var size: Size; var format: TextureFormat; var attachments: Int }
     private var free: [Key: [RenderTarget]] = [:]
+    /// Free targets in the order they came back, for the bound.
+    private var freeOrder: [ObjectIdentifier] = []
+    private var freeBytes = 0
+    /// The most bytes of free targets kept: beyond it the oldest are deleted (a dev session trying many
+    /// sizes would otherwise keep every one).
+    public let maxFreeBytes: Int
     /// Targets ever created; stays flat once the pipeline is warm.
     public private(set) var createdCount = 0
 
-    public init() {}
+    public init(maxFreeBytes: Int = 256 << 20) { self.maxFreeBytes = maxFreeBytes }
 
+    /// The pool of the context current on the calling thread; stops off a GPU thread.
+    public static var current: TexturePool { GPUResources.current.targets }
+
+    /// A target of this shape: a free one (cleared to transparent black, as a new one reads) or a new one.
     public func acquire(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1) throws -> RenderTarget {
         let key = Key(size: size, format: format, attachments: attachments)
-        if let target = free[key]?.popLast() { return target }
+        if let target = free[key]?.popLast() {
+            freeBytes -= Self.bytes(key)
+            freeOrder.removeAll { $0 == ObjectIdentifier(target) }
+            target.clear()
+            return target
+        }
         createdCount += 1
         return try RenderTarget(size: size, format: format, attachments: attachments)
     }
 
     public func release(_ target: RenderTarget) {
         target.readPlan = nil
-        free[Key(size: target.size, format: target.texture.format, attachments: target.textures.count), default: []]
-            .append(target)
+        let key = Key(size: target.size, format: target.texture.format, attachments: target.textures.count)
+        free[key, default: []].append(target)
+        freeOrder.append(ObjectIdentifier(target))
+        freeBytes += Self.bytes(key)
+        while freeBytes > maxFreeBytes, let oldest = freeOrder.first {
+            freeOrder.removeFirst()
+            for (key, targets) in free {
+                guard let index = targets.firstIndex(where: { ObjectIdentifier($0) == oldest }) else { continue }
+                free[key]!.remove(at: index)
+                freeBytes -= Self.bytes(key)
+                break
+            }
+        }
     }
 
-    public func removeAll() { free.removeAll() }
+    /// Free targets held (not those renderers are using).
+    public var freeCount: Int { free.values.reduce(0) { $0 + $1.count } }
+
+    /// Deletes every free target.
+    public func removeAll() {
+        free.removeAll()
+        freeOrder.removeAll()
+        freeBytes = 0
+    }
+
+    private static func bytes(_ key: Key) -> Int {
+        key.size.width * key.size.height * key.format.bytesPerTexel * key.attachments
+    }
 }
 
 /// A 3D float texture (colour lookup tables), read with texelFetch and interpolated in the shader.
