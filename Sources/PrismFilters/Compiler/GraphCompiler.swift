@@ -55,7 +55,7 @@ final class CompiledPass {
         enum Condition {
             /// The colour chain lets luma and chroma be evaluated apart (`ChainUniforms.allows`).
             case lean(LeanCondition)
-            /// Pixellate node `pixellate`'s block edges align with the packing (`PixellateKernel.blockEdgesAlign`).
+            /// Pixellate node `pixellate`'s block edges align with the packing (`BlockAveraging.blockEdgesAlign`).
             case alignedBlocks(pixellate: Int)
             /// The frame has at most `limit` regions (`FilterKernel.regionLimits`).
             case fewRegions(limit: Int)
@@ -74,7 +74,7 @@ final class CompiledPass {
             /// Target texel (targetArea's first column + x, first row + y) holds pixels `x·texel.width ..<
             /// (x + 1)·texel.width` of pixel rows `y·texel.height ..< (y + 1)·texel.height`.
             case pixels(texel: Size)
-            /// The block means of pixellate node `pixellate` in rows of `YUVNativeShaders.blockRowTexels`
+            /// The block means of pixellate node `pixellate` in rows of `PixellateShaders.blockRowTexels`
             /// (a grid `gridWidth` blocks wide): the draw covers the target rows holding the blocks needed,
             /// and `prism_blockBox` tells the blocks between them that are not needed to skip their sums.
             case blocks(pixellate: Int, gridWidth: Int)
@@ -95,7 +95,7 @@ final class CompiledPass {
                 }
                 return (areas.filter { !$0.isEmpty }, nil)
             case .blocks(let pixellate, let gridWidth):
-                guard let kernel = graph.nodes[pixellate].kernel as? PixellateKernel else { return (nil, nil) }
+                guard let kernel = graph.nodes[pixellate].kernel.blockAveraging else { return (nil, nil) }
                 let grid = kernel.blockGrid(for: frameSize).size
                 guard let regions else { return (nil, PixelRect(x: 0..<grid.width, y: 0..<grid.height)) }
                 let union = regions.reduce(PixelRect(x: 0..<0, y: 0..<0)) { $0.union($1) }
@@ -107,7 +107,7 @@ final class CompiledPass {
                                       y: max(union.y.lowerBound - 2, 0)..<min(union.y.upperBound + 2, frameSize.height))
                 let box = kernel.blocks(covering: wider, size: frameSize)
                 guard !box.isEmpty else { return ([], nil) }
-                let perRow = YUVNativeShaders.blockRowTexels
+                let perRow = PixellateShaders.blockRowTexels
                 let low = box.y.lowerBound * gridWidth / perRow
                 let high = (box.y.upperBound * gridWidth + perRow - 1) / perRow
                 let rows = targetArea.y

@@ -190,7 +190,7 @@ public final class GraphRenderer {
         case .lean(let lean):
             return pass.colorChain?.allows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
         case .alignedBlocks(let pixellate):
-            return (graph.nodes[pixellate].kernel as? PixellateKernel)?.blockEdgesAlign(on: sourceSize) == true
+            return graph.nodes[pixellate].kernel.blockAveraging?.blockEdgesAlign(on: sourceSize) == true
         case .fewRegions(let limit):
             return context.regions.count <= limit
         }

@@ -41,7 +41,7 @@ struct YUVBlendPlan {
         var generators: [Int] = []
         for (index, node) in graph.nodes.enumerated() {
             let kernel = node.kernel
-            if kernel is PixellateKernel {
+            if kernel.blockAveraging != nil {
                 guard pixellate == nil, node.inputs.count == 1 else { return nil }
                 pixellate = index
             } else if let blend = kernel.colorBlend {
@@ -73,9 +73,9 @@ struct YUVBlendPlan {
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                  budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
-        let blockSize = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).blockGrid(for: sourceSize).size }
+        let blockSize = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.blockGrid(for: sourceSize).size }
         if let blockSize, let pixellate {
-            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
         for layout in layouts {
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
@@ -111,11 +111,11 @@ struct YUVBlendPlan {
                 return (kernel.library + expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
             }.joined()
         }
-        let wide = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).isWide } ?? false
+        let wide = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.isWide } ?? false
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
+                + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
             let shared = reads + generatorCode()
             let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
             let blended = shared + blendedValues

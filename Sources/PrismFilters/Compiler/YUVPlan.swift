@@ -40,12 +40,12 @@ struct YUVPlan {
             stream = node.inputs[0]
         }
         guard reversed.count == graph.nodes.count else { return nil }
-        let hasPixellate = reversed.contains { graph.nodes[$0].kernel is PixellateKernel }
+        let hasPixellate = reversed.contains { graph.nodes[$0].kernel.blockAveraging != nil }
         var chain: [Int] = []
         var pixellate: (node: Int, position: Int)?
         for index in reversed.reversed() {
             let kernel = graph.nodes[index].kernel
-            if kernel is PixellateKernel {
+            if kernel.blockAveraging != nil {
                 guard pixellate == nil else { return nil }
                 pixellate = (index, chain.count)
                 continue
@@ -84,13 +84,13 @@ struct YUVPlan {
                           mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
-        let source = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
+        let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
         let program = try ProgramCache.current.program(label: label, fragment: source)
-        let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
+        let targetSize = PixellateShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         // Grids of whole texels (checked per frame) sum without weights.
-        let aligned = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
+        let aligned = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
         draw.variants = [.init(program: try ProgramCache.current.program(label: label + " aligned", fragment: aligned),
                                condition: .alignedBlocks(pixellate: pixellate))]
@@ -113,9 +113,9 @@ struct YUVPlan {
         let allSteps = Self.steps(chain, graph: graph)
         var blockSize: Size?
         if let pixellate {
-            let kernel = graph.nodes[pixellate.node].kernel as! PixellateKernel
+            let kernel = graph.nodes[pixellate.node].kernel.blockAveraging!
             blockSize = kernel.blockGrid(for: sourceSize).size
-            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
         for layout in layouts {
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
@@ -137,8 +137,8 @@ struct YUVPlan {
             let uniforms = ChainUniforms(graph: graph, steps: packSteps, sink: packInBlocks ? nil : layout,
                                          pixellate: pixellate?.node, sourceSize: sourceSize)
             let affine = packSteps.allSatisfy { if case .affine = $0 { true } else { false } }
-            let wide = pixellate.map { (graph.nodes[$0.node].kernel as! PixellateKernel).isWide } ?? false
-            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(grid: blockSize!, wide: wide))
+            let wide = pixellate.map { graph.nodes[$0.node].kernel.blockAveraging!.isWide } ?? false
+            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .declared(PixellateShaders.blockValues(grid: blockSize!, wide: wide)))
             let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
             let label = "pack \(layout.format.rawValue) (Y'CbCr)"
             // Luma and chroma apart: planar and grey sinks' draws each skip the other's planes, NV12's evaluates
@@ -147,7 +147,7 @@ struct YUVPlan {
             let lean = pixellate == nil && (affine || curveAlone)
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
-            let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .blocks(grid: blockSize!, wide: true, aligned: true)) : nil
+            let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .declared(PixellateShaders.blockValues(grid: blockSize!, wide: true, aligned: true))) : nil
             let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
                 var compiled = CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
@@ -406,7 +406,7 @@ final class ChainUniforms {
             program.set("prism_leanChromaMatrix", lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w)
             program.set("prism_leanChromaOffset", lean.chromaOffset.x, lean.chromaOffset.y)
         }
-        if let pixellate, let kernel = graph.nodes[pixellate].kernel as? PixellateKernel {
+        if let pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
             let grid = kernel.blockGrid(for: sourceSize)
             program.set("prism_origin", Float(grid.origin.x), Float(grid.origin.y))
             program.set("prism_scale", Float(grid.scale))
