@@ -176,41 +176,27 @@ enum GraphCompiler {
         let limits = try options.limits ?? GraphLimits.current()
         try GraphLimits.checkNodeCount(nodes.count, limit: limits.maxNodes)
         var budget = GraphBudget(limits: limits)
-        try limits.checkSide(sourceSize, "the input")
-        // 1. Sizes, producer first.
-        var sizes: [Size] = []
+        // 1. Sizes, producer first, and the route.
+        let (shape, route) = try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+                                      options: options, limits: limits)
+        let sizes = shape.sizes, outputSize = shape.outputSize, layouts = shape.layouts
         func size(of stream: FilterGraph.Stream) -> Size {
             switch stream {
             case .source: return sourceSize
             case .node(let id): return sizes[id.index]
             }
         }
-        for node in nodes {
-            let inputSizes = node.inputs.map(size(of:))
-            let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
-            try limits.checkSide(output, node.name)
-            sizes.append(output)
-        }
-        let outputSize = size(of: graph.output)
-        let layouts = try sinks.map { format -> PackedFrameLayout in
-            guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
-                throw UsageError("cannot write \(format) frames")
-            }
-            return layout
-        }
-
-        // Chains of colour maps (and one pixellate) between 4:2:0 frames never leave Y'CbCr.
-        if let plan = YUVPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
-                                   options: options) {
+        switch route {
+        case .yuv(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                           layouts: layouts, budget: &budget, pool: pool)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
-        }
-        if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
-                                        layouts: layouts, options: options) {
+        case .yuvBlend(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                           layouts: layouts, budget: &budget, pool: pool)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        case .rgb:
+            break
         }
 
         // 2. Which streams become textures.
@@ -260,9 +246,9 @@ enum GraphCompiler {
             }
             if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = FrameShaders.packMain(layout: layout)
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
 
         var passes: [CompiledPass] = []
@@ -294,6 +280,75 @@ enum GraphCompiler {
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+    }
+
+    /// Every node's output size and each sink's layout, from the kernels alone (no GPU).
+    struct Shape {
+        var sizes: [Size]
+        var outputSize: Size
+        var layouts: [PackedFrameLayout]
+    }
+
+    /// The routes a graph can take, with the plan of the Y'CbCr ones.
+    enum PlannedRoute {
+        /// Chains of colour maps (and one pixellate) between 4:2:0 frames never leave Y'CbCr.
+        case yuv(YUVPlan)
+        /// Masked blends of such chains, in Y'CbCr.
+        case yuvBlend(YUVBlendPlan)
+        /// Everything else: through R'G'B'.
+        case rgb
+    }
+
+    /// Which route a graph takes, by name (what the route tests compare).
+    enum Route: Equatable { case rgb, yuv, yuvBlend }
+
+    /// Sizes, layouts and route for `graph` from `sourceFormat` at `sourceSize` into `sinks`: decided from
+    /// the graph and its kernels alone, so it runs (and is tested) without a GPU context. `limits` bounds
+    /// the sizes (nil: none checked).
+    static func plan(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                     options: CompileOptions, limits: GraphLimits?) throws -> (shape: Shape, route: PlannedRoute) {
+        try limits?.checkSide(sourceSize, "the input")
+        var sizes: [Size] = []
+        func size(of stream: FilterGraph.Stream) -> Size {
+            switch stream {
+            case .source: return sourceSize
+            case .node(let id): return sizes[id.index]
+            }
+        }
+        for node in graph.nodes {
+            let inputSizes = node.inputs.map(size(of:))
+            let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
+            try limits?.checkSide(output, node.name)
+            sizes.append(output)
+        }
+        let outputSize = size(of: graph.output)
+        let layouts = try sinks.map { format -> PackedFrameLayout in
+            guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
+                throw UsageError("cannot write \(format) frames")
+            }
+            return layout
+        }
+        let shape = Shape(sizes: sizes, outputSize: outputSize, layouts: layouts)
+        if let plan = YUVPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
+                                   options: options) {
+            return (shape, .yuv(plan))
+        }
+        if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
+                                        layouts: layouts, options: options) {
+            return (shape, .yuvBlend(plan))
+        }
+        return (shape, .rgb)
+    }
+
+    /// The route alone (see `plan`).
+    static func route(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                      options: CompileOptions = CompileOptions()) throws -> Route {
+        switch try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks, options: options,
+                        limits: nil).route {
+        case .yuv: .yuv
+        case .yuvBlend: .yuvBlend
+        case .rgb: .rgb
+        }
     }
 
     /// Texture reads per pixel of evaluating `index` with everything unmaterialized fused in.

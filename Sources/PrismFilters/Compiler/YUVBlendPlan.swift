@@ -77,9 +77,9 @@ struct YUVBlendPlan {
         if let blockSize, let pixellate {
             try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
         var passes: [CompiledPass] = []
         if let pixellate, let blockSize {

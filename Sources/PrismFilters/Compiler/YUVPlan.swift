@@ -117,9 +117,9 @@ struct YUVPlan {
             blockSize = kernel.blockGrid(for: sourceSize).size
             try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
         var passes: [CompiledPass] = []
         let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
