@@ -1,5 +1,6 @@
 import XCTest
 import PrismCore
+import PrismGPU
 @testable import PrismFilters
 
 /// Route choice is the graph's and its kernels' business: planned here without any GPU context (none is
@@ -52,5 +53,41 @@ final class RoutePlanningTests: XCTestCase {
         XCTAssertEqual(planned.shape.layouts.map(\.format), [.nv12, .rgba])
         XCTAssertEqual(planned.shape.layouts.map(\.size), [Size(width: 40, height: 30), Size(width: 40, height: 30)])
         guard case .rgb = planned.route else { return XCTFail("a crop goes through R'G'B'") }
+    }
+
+    /// The whole plan, passes and targets, with no GPU context: explicit limits spare the one question the
+    /// compiler asks a context.
+    private func plan(_ text: String, source: PixelFormat, sinks: [PixelFormat]) throws -> [CompiledPass] {
+        try GraphCompiler.compile(try GraphBinder().bind(text), sourceFormat: source, sourceSize: Self.size, sinks: sinks,
+                                  options: CompileOptions(limits: GraphLimits(maxSide: 16384))).passes
+    }
+
+    func testPassesAndTargetsArePlannedAsData() throws {
+        // R'G'B', all fused: one packing pass into the sink's target.
+        let fused = try plan("invert, mono", source: .rgba, sinks: [.rgba])
+        XCTAssertEqual(fused.map(\.label), ["pack rgba"])
+        XCTAssertEqual(fused[0].target, TargetSpec(size: Self.size, readPlan: fused[0].target.readPlan))
+
+        // Y'CbCr with pixellate: block means at block resolution (a 5 × 3 grid in rows of 128, float), then NV12
+        // packed into three attachments.
+        let yuv = try plan("invert, mono, pixellate(16)", source: .yuv420p, sinks: [.nv12])
+        XCTAssertEqual(yuv.map(\.label), ["pixellate blocks (Y'CbCr)", "pack nv12 (Y'CbCr)"])
+        XCTAssertEqual(yuv[0].target.size, Size(width: 128, height: 1))
+        XCTAssertEqual(yuv[0].target.format, .rgba16f)
+        XCTAssertEqual(yuv[1].target.attachments, 3)
+        XCTAssertEqual(yuv[0].draws[0].variants.count, 1, "the aligned-blocks variant, chosen per frame")
+
+        // The blend route: the mask limits the packing draw, a second draw lays the background.
+        let blend = try plan("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][in][m]blend-mask", source: .yuv420p,
+                             sinks: [.nv12])
+        XCTAssertEqual(blend.map(\.label), ["pixellate blocks (Y'CbCr)", "pack nv12 (Y'CbCr, blended)"])
+        XCTAssertEqual(blend[1].draws.count, 2)
+
+        // Two sinks of a blur: the source and the blur's halves rendered once, then one packing pass per sink.
+        let blur = try plan("blur(2)", source: .rgba, sinks: [.rgba, .nv12])
+        XCTAssertEqual(blur.count, 5)
+        XCTAssertEqual(blur.map(\.label), ["source rgba → RGBA", "blur prepass 0", "blur", "pack rgba", "pack nv12"])
+        XCTAssertTrue(blur.allSatisfy { !$0.persistent })
+        XCTAssertEqual(blur.prefix(3).map(\.target), Array(repeating: TargetSpec(size: Self.size), count: 3))
     }
 }

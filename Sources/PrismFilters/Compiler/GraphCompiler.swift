@@ -29,7 +29,8 @@ public struct CompileOptions: Sendable {
     }
 }
 
-/// One draw: a program, the target it renders, and what to bind.
+/// One pass as planned: the programs it draws (their source), the target it renders (its shape), and
+/// what to bind — data only; `GraphRenderer` realises it into GL objects (`Realiser`).
 final class CompiledPass {
     enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source }
     enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
@@ -37,7 +38,7 @@ final class CompiledPass {
 
     /// One program drawn over some rows of the target (all of it when nil), and some of its columns.
     struct Draw {
-        let program: ShaderProgram
+        let program: ProgramSource
         let rows: Range<Int>?
         var columns: Range<Int>? = nil
         let fragmentSource: String
@@ -49,7 +50,7 @@ final class CompiledPass {
     }
 
     struct Variant {
-        let program: ShaderProgram
+        let program: ProgramSource
         let condition: Condition
 
         enum Condition {
@@ -135,19 +136,20 @@ final class CompiledPass {
     let kind: Kind
     let label: String
     let draws: [Draw]
-    let target: RenderTarget
+    /// The target's shape (a persistent prepass gets two of it).
+    var target: TargetSpec
     /// Kernels whose code is in the program: each sets its uniforms.
     let members: [Member]
     /// Sampler uniforms bound to other passes' targets.
     let textures: [(uniform: String, source: TextureSource)]
     let readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
-    /// For a persistent prepass, the second target of the ping-pong pair (the renderer swaps them).
-    var alternateTarget: RenderTarget?
+    /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
+    var persistent = false
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
 
-    init(kind: Kind, label: String, draws: [Draw], target: RenderTarget, members: [Member],
+    init(kind: Kind, label: String, draws: [Draw], target: TargetSpec, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
         self.kind = kind
         self.label = label
@@ -160,7 +162,8 @@ final class CompiledPass {
     }
 }
 
-/// Turns a `FilterGraph` into passes for one source format and size. Lives on the GPU thread.
+/// Plans a `FilterGraph` as passes for one source format and size: no GL object is made here (only
+/// `GraphLimits.current()` asks the context, when the options carry no limits).
 enum GraphCompiler {
     struct Result {
         var passes: [CompiledPass]
@@ -170,7 +173,7 @@ enum GraphCompiler {
     }
 
     static func compile(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                        options: CompileOptions, pool: TexturePool) throws -> Result {
+                        options: CompileOptions) throws -> Result {
         let nodes = graph.nodes
         // 0. Limits, checked before anything is allocated.
         let limits = try options.limits ?? GraphLimits.current()
@@ -189,11 +192,11 @@ enum GraphCompiler {
         switch route {
         case .yuv(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
-                                          layouts: layouts, budget: &budget, pool: pool)
+                                          layouts: layouts, budget: &budget)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
         case .yuvBlend(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
-                                          layouts: layouts, budget: &budget, pool: pool)
+                                          layouts: layouts, budget: &budget)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
         case .rgb:
             break
@@ -255,28 +258,27 @@ enum GraphCompiler {
         let builder = PassBuilder(graph: graph, sizes: sizes, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                   materialized: materialized, sourceMaterialized: sourceMaterialized)
         if sourceMaterialized {
-            let target = try pool.acquire(size: sourceSize, format: options.intermediateFormat)
+            let target = TargetSpec(size: sourceSize, format: options.intermediateFormat)
             passes.append(try builder.expressionPass(root: .source, kind: .source, target: target, pack: nil))
         }
         for (index, node) in nodes.enumerated() {
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(size(of:))
                 let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
-                let target = try pool.acquire(size: size, format: format)
-                let pass = try builder.prepass(node: index, index: prepassIndex, target: target)
-                if prepass.persistent { pass.alternateTarget = try pool.acquire(size: size, format: format) }
+                let pass = try builder.prepass(node: index, index: prepassIndex,
+                                               target: TargetSpec(size: size, format: format, cleared: prepass.persistent))
+                pass.persistent = prepass.persistent
                 passes.append(pass)
             }
             if materialized.contains(index) {
-                let target = try pool.acquire(size: sizes[index], format: options.intermediateFormat)
+                let target = TargetSpec(size: sizes[index], format: options.intermediateFormat)
                 passes.append(try builder.expressionPass(root: .node(node.id), kind: .materialize(index), target: target,
                                                          pack: nil))
             }
         }
         for (index, layout) in layouts.enumerated() {
             let shape = FrameShaders.packMain(layout: layout)
-            let target = try pool.acquire(size: shape.targetSize, attachments: shape.attachments)
-            target.readPlan = shape.readPlan
+            let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
@@ -385,7 +387,7 @@ private struct PassBuilder {
     }
 
     /// A pass evaluating `root` at every pixel: into a texture, or packed for a sink.
-    func expressionPass(root: FilterGraph.Stream, kind: CompiledPass.Kind, target: RenderTarget,
+    func expressionPass(root: FilterGraph.Stream, kind: CompiledPass.Kind, target: TargetSpec,
                         pack: PackedFrameLayout?) throws -> CompiledPass {
         var code = Code()
         // The root itself is always computed here (that is what this pass is for), even if marked
@@ -421,9 +423,9 @@ private struct PassBuilder {
         case .sink: label = "pack \(pack?.format.rawValue ?? "")"
         case .prepass: label = "prepass"
         }
-        let draws = try mains.map { draw -> CompiledPass.Draw in
+        let draws = mains.map { draw -> CompiledPass.Draw in
             let source = shared + draw.main
-            return CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
+            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                      rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
         }
         return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
@@ -436,7 +438,7 @@ private struct PassBuilder {
     }
 
     /// A kernel's prepass: its library, its texture inputs, earlier prepass targets, its main.
-    func prepass(node index: Int, index prepassIndex: Int, target: RenderTarget) throws -> CompiledPass {
+    func prepass(node index: Int, index prepassIndex: Int, target: TargetSpec) throws -> CompiledPass {
         let node = graph.nodes[index]
         let prefix = "n\(index)_"
         var code = Code()
@@ -475,7 +477,7 @@ private struct PassBuilder {
             FrameShaders.header + prepasses.indices.filter { $0 < prepassIndex || prepasses[$0].persistent }
                 .map { "uniform sampler2D \(prefix)pass\($0);\n" }.joined() + substitute(vertex, prefix: prefix)
         }
-        let program = try ProgramCache.current.program(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
+        let program = ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
                             draws: [.init(program: program, rows: nil, fragmentSource: source)],
                             target: target, members: code.members, textures: code.textures,

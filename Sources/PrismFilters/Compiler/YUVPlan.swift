@@ -81,27 +81,26 @@ struct YUVPlan {
     /// `mask`: only the blocks a mask can reach are needed (each frame: see `CompiledPass.MaskRegion`).
     static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
-                          mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
+                          mask: (generator: Int, channel: Int)? = nil) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
         let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
-        let program = try ProgramCache.current.program(label: label, fragment: source)
+        let program = ProgramSource(label: label, fragment: source)
         let targetSize = PixellateShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         // Grids of whole texels (checked per frame) sum without weights.
         let aligned = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
-        draw.variants = [.init(program: try ProgramCache.current.program(label: label + " aligned", fragment: aligned),
+        draw.variants = [.init(program: ProgramSource(label: label + " aligned", fragment: aligned),
                                condition: .alignedBlocks(pixellate: pixellate))]
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
                               layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width),
                               targetArea: PixelRect(x: 0..<targetSize.width, y: 0..<targetSize.height))
         }
-        let target = try pool.acquire(size: targetSize, format: .rgba16f)
         // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.
-        if mask != nil { target.clear() }
+        let target = TargetSpec(size: targetSize, format: .rgba16f, cleared: mask != nil)
         let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label, draws: [draw],
                                 target: target, members: [], textures: [], readsSourcePlanes: true, packLayout: nil)
         pass.colorChain = uniforms
@@ -109,7 +108,7 @@ struct YUVPlan {
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
-                 budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
+                 budget: inout GraphBudget) throws -> [CompiledPass] {
         let allSteps = Self.steps(chain, graph: graph)
         var blockSize: Size?
         if let pixellate {
@@ -130,7 +129,7 @@ struct YUVPlan {
             // Block means of the input, through the whole chain: the output is constant over a block.
             passes.append(try Self.blockPass(graph: graph, pixellate: pixellate.node, steps: allSteps,
                                              sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
-                                             sourceSize: sourceSize, blockSize: blockSize, pool: pool))
+                                             sourceSize: sourceSize, blockSize: blockSize))
         }
         for (index, layout) in layouts.enumerated() {
             let packSteps = pixellate == nil ? allSteps : []
@@ -148,26 +147,25 @@ struct YUVPlan {
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
             let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .declared(PixellateShaders.blockValues(grid: blockSize!, wide: true, aligned: true))) : nil
-            let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
+            let draws = plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
-                var compiled = CompiledPass.Draw(program: try ProgramCache.current.program(label: label, fragment: source),
+                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                                  rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                                  fragmentSource: source)
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
-                    compiled.variants.append(.init(program: try ProgramCache.current.program(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
+                    compiled.variants.append(.init(program: ProgramSource(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
                                                    condition: .lean(condition)))
                 }
                 if let aligned, let pixellate {
-                    compiled.variants.append(.init(program: try ProgramCache.current.program(label: label + " aligned",
+                    compiled.variants.append(.init(program: ProgramSource(label: label + " aligned",
                                                                               fragment: prelude + aligned.draws[index].main),
                                                    condition: .alignedBlocks(pixellate: pixellate.node)))
                 }
                 return compiled
             }
-            let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
-            target.readPlan = plan.readPlan
+            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
                 pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? []
             let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
