@@ -144,9 +144,13 @@ final class KernelResourceTests: XCTestCase {
         let context = try SharedGPU.get()
         let counts = try context.perform { () throws -> (before: GPUObjectCounts, afterOne: GPUObjectCounts, during: GPUObjectCounts,
                                                          afterAll: GPUObjectCounts, alone: [UInt8], shared: [UInt8]) in
+            // The context's cache (programs and free targets kept for the next compile) is emptied before each
+            // count: what is left is what the renderers and kernels hold.
+            context.releaseResources()
             let before = context.liveObjects
             let alone = try renderOnce(try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba]),
                                        image)
+            context.releaseResources()
             let afterOne = context.liveObjects
             var first: GraphRenderer? = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
             var second: GraphRenderer? = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba])
@@ -155,6 +159,7 @@ final class KernelResourceTests: XCTestCase {
             first = nil
             let shared = try renderOnce(second!, image)
             second = nil
+            context.releaseResources()
             return (before, afterOne, during, context.liveObjects, alone, shared)
         }
         XCTAssertGreaterThan(counts.during.textures, counts.before.textures)

@@ -13,7 +13,7 @@ final class ConfinementTests: XCTestCase {
         XCTAssertEqual(context.liveObjects, GPUObjectCounts())
         let counts = try context.perform { () throws -> (made: GPUObjectCounts, gone: GPUObjectCounts) in
             var target: RenderTarget? = try RenderTarget(size: Size(width: 8, height: 4), attachments: 2)
-            var table: Texture3D? = try Texture3D(dimension: 2, rgb: Array(repeating: SIMD3(0, 0, 0), count: 8))
+            var table: Texture? = try Texture(dimension: 2, rgb: Array(repeating: SIMD3(0, 0, 0), count: 8))
             var program: ShaderProgram? = try ShaderProgram(
                 label: "test", fragment: "#version 300 es\nprecision mediump float;\nout vec4 o;\nvoid main() { o = vec4(1.0); }\n")
             var readback: FrameReadback<Int>? = try FrameReadback(

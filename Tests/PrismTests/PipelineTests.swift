@@ -123,7 +123,9 @@ final class PipelineTests: XCTestCase {
         // And the engine gives every GL object back when it goes.
         sampler.engine = nil
         engine = nil
-        try gpu.perform {}  // deferred deletions run on the GPU thread before this returns
+        // Deferred deletions run on the GPU thread before this returns; the context's cache (programs, free
+        // targets, kept for the next compile) is emptied so that only what the engine leaked would remain.
+        try gpu.perform { gpu.releaseResources() }
         XCTAssertEqual(gpu.liveObjects, before)
     }
 

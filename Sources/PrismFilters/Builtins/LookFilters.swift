@@ -129,7 +129,7 @@ final class LUTKernel: ParameterizedKernel {
     let domainMin: SIMD3<Float>
     let domainMax: SIMD3<Float>
     var parameters: ParameterValues
-    private var texture: Texture3D?
+    private var texture: Texture?
 
     init(dimension: Int, table: [SIMD3<Float>], domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one,
          parameters: ParameterValues) {
@@ -249,7 +249,7 @@ final class LUTKernel: ParameterizedKernel {
 
     func prepare() throws {
         try KernelContextError.check(texture?.thread, filter: "a colour table")
-        if texture == nil && affine == nil { texture = try Texture3D(dimension: dimension, rgb: table) }
+        if texture == nil && affine == nil { texture = try Texture(dimension: dimension, rgb: table) }
         users += 1
     }
 

@@ -45,7 +45,7 @@ enum SpatialFilters {
 
 /// Pixellate in two steps: a prepass averages each block into one texel of a small texture; the
 /// expression looks the block up, so the full-size result fuses into whatever comes next.
-final class PixellateKernel: ParameterizedKernel {
+final class PixellateKernel: ParameterizedKernel, BlockAveraging {
     let inputCount = 1
     let cost = 1
     /// The block averages come from the prepass, which reads the input (fused) once per pixel.
@@ -60,9 +60,10 @@ final class PixellateKernel: ParameterizedKernel {
         return SIMD2(c.x - scale * (c.x / scale).rounded(.up), c.y - scale * (c.y / scale).rounded(.up))
     }
 
-    /// Blocks of 8 pixels or more let the Y'CbCr route fetch fewer blocks (`YUVNativeShaders`).
+    /// Blocks of 8 pixels or more let the Y'CbCr route fetch fewer blocks (`PixellateShaders`).
     var compileKey: String { isWide ? "wide" : "narrow" }
     var isWide: Bool { parameters.double("scale") >= 8 }
+    var blockAveraging: (any BlockAveraging)? { self }
 
     /// The block grid on a frame of `size`: its origin, block size and how many blocks across and down.
     func blockGrid(for size: Size) -> (origin: SIMD2<Double>, scale: Double, size: Size) {
@@ -85,7 +86,7 @@ final class PixellateKernel: ParameterizedKernel {
 
     /// Whether every block edge on a frame of `size`, the frame's own right and bottom edges included, falls on
     /// a multiple of 8 columns and of 2 rows: then a packed texel never straddles two blocks and a block holds
-    /// whole texels and chroma rows (see `YUVNativeShaders.Values.blocks` and `blockMeansMain`).
+    /// whole texels and chroma rows (see `PixellateShaders.blockValues` and `blockMeansMain`).
     func blockEdgesAlign(on size: Size) -> Bool {
         let grid = blockGrid(for: size)
         func multiple(_ value: Double, of n: Double) -> Bool { value == value.rounded() && value.truncatingRemainder(dividingBy: n) == 0 }

@@ -29,7 +29,8 @@ public struct CompileOptions: Sendable {
     }
 }
 
-/// One draw: a program, the target it renders, and what to bind.
+/// One pass as planned: the programs it draws (their source), the target it renders (its shape), and
+/// what to bind — data only; `GraphRenderer` realises it into GL objects (`Realiser`).
 final class CompiledPass {
     enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source }
     enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
@@ -37,7 +38,7 @@ final class CompiledPass {
 
     /// One program drawn over some rows of the target (all of it when nil), and some of its columns.
     struct Draw {
-        let program: ShaderProgram
+        let program: ProgramSource
         let rows: Range<Int>?
         var columns: Range<Int>? = nil
         let fragmentSource: String
@@ -49,13 +50,13 @@ final class CompiledPass {
     }
 
     struct Variant {
-        let program: ShaderProgram
+        let program: ProgramSource
         let condition: Condition
 
         enum Condition {
             /// The colour chain lets luma and chroma be evaluated apart (`ChainUniforms.allows`).
             case lean(LeanCondition)
-            /// Pixellate node `pixellate`'s block edges align with the packing (`PixellateKernel.blockEdgesAlign`).
+            /// Pixellate node `pixellate`'s block edges align with the packing (`BlockAveraging.blockEdgesAlign`).
             case alignedBlocks(pixellate: Int)
             /// The frame has at most `limit` regions (`FilterKernel.regionLimits`).
             case fewRegions(limit: Int)
@@ -74,7 +75,7 @@ final class CompiledPass {
             /// Target texel (targetArea's first column + x, first row + y) holds pixels `x·texel.width ..<
             /// (x + 1)·texel.width` of pixel rows `y·texel.height ..< (y + 1)·texel.height`.
             case pixels(texel: Size)
-            /// The block means of pixellate node `pixellate` in rows of `YUVNativeShaders.blockRowTexels`
+            /// The block means of pixellate node `pixellate` in rows of `PixellateShaders.blockRowTexels`
             /// (a grid `gridWidth` blocks wide): the draw covers the target rows holding the blocks needed,
             /// and `prism_blockBox` tells the blocks between them that are not needed to skip their sums.
             case blocks(pixellate: Int, gridWidth: Int)
@@ -95,7 +96,7 @@ final class CompiledPass {
                 }
                 return (areas.filter { !$0.isEmpty }, nil)
             case .blocks(let pixellate, let gridWidth):
-                guard let kernel = graph.nodes[pixellate].kernel as? PixellateKernel else { return (nil, nil) }
+                guard let kernel = graph.nodes[pixellate].kernel.blockAveraging else { return (nil, nil) }
                 let grid = kernel.blockGrid(for: frameSize).size
                 guard let regions else { return (nil, PixelRect(x: 0..<grid.width, y: 0..<grid.height)) }
                 let union = regions.reduce(PixelRect(x: 0..<0, y: 0..<0)) { $0.union($1) }
@@ -107,7 +108,7 @@ final class CompiledPass {
                                       y: max(union.y.lowerBound - 2, 0)..<min(union.y.upperBound + 2, frameSize.height))
                 let box = kernel.blocks(covering: wider, size: frameSize)
                 guard !box.isEmpty else { return ([], nil) }
-                let perRow = YUVNativeShaders.blockRowTexels
+                let perRow = PixellateShaders.blockRowTexels
                 let low = box.y.lowerBound * gridWidth / perRow
                 let high = (box.y.upperBound * gridWidth + perRow - 1) / perRow
                 let rows = targetArea.y
@@ -135,19 +136,20 @@ final class CompiledPass {
     let kind: Kind
     let label: String
     let draws: [Draw]
-    let target: RenderTarget
+    /// The target's shape (a persistent prepass gets two of it).
+    var target: TargetSpec
     /// Kernels whose code is in the program: each sets its uniforms.
     let members: [Member]
     /// Sampler uniforms bound to other passes' targets.
     let textures: [(uniform: String, source: TextureSource)]
     let readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
-    /// For a persistent prepass, the second target of the ping-pong pair (the renderer swaps them).
-    var alternateTarget: RenderTarget?
+    /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
+    var persistent = false
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
 
-    init(kind: Kind, label: String, draws: [Draw], target: RenderTarget, members: [Member],
+    init(kind: Kind, label: String, draws: [Draw], target: TargetSpec, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
         self.kind = kind
         self.label = label
@@ -160,7 +162,8 @@ final class CompiledPass {
     }
 }
 
-/// Turns a `FilterGraph` into passes for one source format and size. Lives on the GPU thread.
+/// Plans a `FilterGraph` as passes for one source format and size: no GL object is made here (only
+/// `GraphLimits.current()` asks the context, when the options carry no limits).
 enum GraphCompiler {
     struct Result {
         var passes: [CompiledPass]
@@ -170,47 +173,33 @@ enum GraphCompiler {
     }
 
     static func compile(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                        options: CompileOptions, pool: TexturePool) throws -> Result {
+                        options: CompileOptions) throws -> Result {
         let nodes = graph.nodes
         // 0. Limits, checked before anything is allocated.
         let limits = try options.limits ?? GraphLimits.current()
         try GraphLimits.checkNodeCount(nodes.count, limit: limits.maxNodes)
         var budget = GraphBudget(limits: limits)
-        try limits.checkSide(sourceSize, "the input")
-        // 1. Sizes, producer first.
-        var sizes: [Size] = []
+        // 1. Sizes, producer first, and the route.
+        let (shape, route) = try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
+                                      options: options, limits: limits)
+        let sizes = shape.sizes, outputSize = shape.outputSize, layouts = shape.layouts
         func size(of stream: FilterGraph.Stream) -> Size {
             switch stream {
             case .source: return sourceSize
             case .node(let id): return sizes[id.index]
             }
         }
-        for node in nodes {
-            let inputSizes = node.inputs.map(size(of:))
-            let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
-            try limits.checkSide(output, node.name)
-            sizes.append(output)
-        }
-        let outputSize = size(of: graph.output)
-        let layouts = try sinks.map { format -> PackedFrameLayout in
-            guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
-                throw UsageError("cannot write \(format) frames")
-            }
-            return layout
-        }
-
-        // Chains of colour maps (and one pixellate) between 4:2:0 frames never leave Y'CbCr.
-        if let plan = YUVPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
-                                   options: options) {
+        switch route {
+        case .yuv(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
-                                          layouts: layouts, budget: &budget, pool: pool)
+                                          layouts: layouts, budget: &budget)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
-        }
-        if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
-                                        layouts: layouts, options: options) {
+        case .yuvBlend(let plan):
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
-                                          layouts: layouts, budget: &budget, pool: pool)
+                                          layouts: layouts, budget: &budget)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        case .rgb:
+            break
         }
 
         // 2. Which streams become textures.
@@ -260,40 +249,108 @@ enum GraphCompiler {
             }
             if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = FrameShaders.packMain(layout: layout)
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
 
         var passes: [CompiledPass] = []
         let builder = PassBuilder(graph: graph, sizes: sizes, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                   materialized: materialized, sourceMaterialized: sourceMaterialized)
         if sourceMaterialized {
-            let target = try pool.acquire(size: sourceSize, format: options.intermediateFormat)
+            let target = TargetSpec(size: sourceSize, format: options.intermediateFormat)
             passes.append(try builder.expressionPass(root: .source, kind: .source, target: target, pack: nil))
         }
         for (index, node) in nodes.enumerated() {
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(size(of:))
                 let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
-                let target = try pool.acquire(size: size, format: format)
-                let pass = try builder.prepass(node: index, index: prepassIndex, target: target)
-                if prepass.persistent { pass.alternateTarget = try pool.acquire(size: size, format: format) }
+                let pass = try builder.prepass(node: index, index: prepassIndex,
+                                               target: TargetSpec(size: size, format: format, cleared: prepass.persistent))
+                pass.persistent = prepass.persistent
                 passes.append(pass)
             }
             if materialized.contains(index) {
-                let target = try pool.acquire(size: sizes[index], format: options.intermediateFormat)
+                let target = TargetSpec(size: sizes[index], format: options.intermediateFormat)
                 passes.append(try builder.expressionPass(root: .node(node.id), kind: .materialize(index), target: target,
                                                          pack: nil))
             }
         }
         for (index, layout) in layouts.enumerated() {
             let shape = FrameShaders.packMain(layout: layout)
-            let target = try pool.acquire(size: shape.targetSize, attachments: shape.attachments)
-            target.readPlan = shape.readPlan
+            let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+    }
+
+    /// Every node's output size and each sink's layout, from the kernels alone (no GPU).
+    struct Shape {
+        var sizes: [Size]
+        var outputSize: Size
+        var layouts: [PackedFrameLayout]
+    }
+
+    /// The routes a graph can take, with the plan of the Y'CbCr ones.
+    enum PlannedRoute {
+        /// Chains of colour maps (and one pixellate) between 4:2:0 frames never leave Y'CbCr.
+        case yuv(YUVPlan)
+        /// Masked blends of such chains, in Y'CbCr.
+        case yuvBlend(YUVBlendPlan)
+        /// Everything else: through R'G'B'.
+        case rgb
+    }
+
+    /// Which route a graph takes, by name (what the route tests compare).
+    enum Route: Equatable { case rgb, yuv, yuvBlend }
+
+    /// Sizes, layouts and route for `graph` from `sourceFormat` at `sourceSize` into `sinks`: decided from
+    /// the graph and its kernels alone, so it runs (and is tested) without a GPU context. `limits` bounds
+    /// the sizes (nil: none checked).
+    static func plan(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                     options: CompileOptions, limits: GraphLimits?) throws -> (shape: Shape, route: PlannedRoute) {
+        try limits?.checkSide(sourceSize, "the input")
+        var sizes: [Size] = []
+        func size(of stream: FilterGraph.Stream) -> Size {
+            switch stream {
+            case .source: return sourceSize
+            case .node(let id): return sizes[id.index]
+            }
+        }
+        for node in graph.nodes {
+            let inputSizes = node.inputs.map(size(of:))
+            let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
+            try limits?.checkSide(output, node.name)
+            sizes.append(output)
+        }
+        let outputSize = size(of: graph.output)
+        let layouts = try sinks.map { format -> PackedFrameLayout in
+            guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
+                throw UsageError("cannot write \(format) frames")
+            }
+            return layout
+        }
+        let shape = Shape(sizes: sizes, outputSize: outputSize, layouts: layouts)
+        if let plan = YUVPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
+                                   options: options) {
+            return (shape, .yuv(plan))
+        }
+        if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
+                                        layouts: layouts, options: options) {
+            return (shape, .yuvBlend(plan))
+        }
+        return (shape, .rgb)
+    }
+
+    /// The route alone (see `plan`).
+    static func route(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                      options: CompileOptions = CompileOptions()) throws -> Route {
+        switch try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks, options: options,
+                        limits: nil).route {
+        case .yuv: .yuv
+        case .yuvBlend: .yuvBlend
+        case .rgb: .rgb
+        }
     }
 
     /// Texture reads per pixel of evaluating `index` with everything unmaterialized fused in.
@@ -330,7 +387,7 @@ private struct PassBuilder {
     }
 
     /// A pass evaluating `root` at every pixel: into a texture, or packed for a sink.
-    func expressionPass(root: FilterGraph.Stream, kind: CompiledPass.Kind, target: RenderTarget,
+    func expressionPass(root: FilterGraph.Stream, kind: CompiledPass.Kind, target: TargetSpec,
                         pack: PackedFrameLayout?) throws -> CompiledPass {
         var code = Code()
         // The root itself is always computed here (that is what this pass is for), even if marked
@@ -366,9 +423,9 @@ private struct PassBuilder {
         case .sink: label = "pack \(pack?.format.rawValue ?? "")"
         case .prepass: label = "prepass"
         }
-        let draws = try mains.map { draw -> CompiledPass.Draw in
+        let draws = mains.map { draw -> CompiledPass.Draw in
             let source = shared + draw.main
-            return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                      rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
         }
         return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
@@ -381,7 +438,7 @@ private struct PassBuilder {
     }
 
     /// A kernel's prepass: its library, its texture inputs, earlier prepass targets, its main.
-    func prepass(node index: Int, index prepassIndex: Int, target: RenderTarget) throws -> CompiledPass {
+    func prepass(node index: Int, index prepassIndex: Int, target: TargetSpec) throws -> CompiledPass {
         let node = graph.nodes[index]
         let prefix = "n\(index)_"
         var code = Code()
@@ -420,7 +477,7 @@ private struct PassBuilder {
             FrameShaders.header + prepasses.indices.filter { $0 < prepassIndex || prepasses[$0].persistent }
                 .map { "uniform sampler2D \(prefix)pass\($0);\n" }.joined() + substitute(vertex, prefix: prefix)
         }
-        let program = try ShaderProgram(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
+        let program = ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
                             draws: [.init(program: program, rows: nil, fragmentSource: source)],
                             target: target, members: code.members, textures: code.textures,

@@ -137,4 +137,13 @@ struct GraphBudget {
                              + "(\(what) is \(size.width)x\(size.height)); set \(GraphLimits.bytesVariable) to allow more")
         }
     }
+
+    /// Counts the packed target of each sink, as `shape` lays it out (every route ends so).
+    mutating func addSinks(_ layouts: [PackedFrameLayout],
+                           shape: (PackedFrameLayout) -> (targetSize: Size, attachments: Int)) throws {
+        for layout in layouts {
+            let target = shape(layout)
+            try add(target.targetSize, format: .rgba8, attachments: target.attachments, what: "the output")
+        }
+    }
 }

@@ -2,7 +2,9 @@ import PrismCore
 import PrismGPU
 
 /// Runs a compiled `FilterGraph` on uploaded frames: every pass, in order, ending in one packed render
-/// target per sink. Create and use it on the GPU thread; it owns every GL object it made.
+/// target per sink. Create and use it on the GPU thread. The compiler plans the passes as data; `init`
+/// realises the plan (`Realiser`): programs from the context's cache, targets from `pool` (the context's),
+/// which get them back when the renderer goes.
 ///
 /// The resource contract: `init` calls `prepare()` once on each kernel of the graph and `deinit` balances
 /// each with `releaseGPUResources()` (on failure `init` balances what it prepared), so a kernel's own
@@ -15,6 +17,11 @@ public final class GraphRenderer {
     public let outputSize: Size
     public let sinkLayouts: [PackedFrameLayout]
     private let passes: [CompiledPass]
+    /// Each pass's target, and for a draw its program and its variants' (realised from the plan).
+    private let targets: [RenderTarget]
+    private let programs: [[(main: ShaderProgram, variants: [ShaderProgram])]]
+    /// The second targets of persistent prepasses.
+    private let alternates: [RenderTarget]
     private let pool: TexturePool
     private let drawState = DrawState()
     private var sourceTarget: RenderTarget?
@@ -40,20 +47,31 @@ public final class GraphRenderer {
     private let thread: GPUThread
 
     public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                options: CompileOptions = CompileOptions(), pool: TexturePool = TexturePool()) throws {
+                options: CompileOptions = CompileOptions(), pool: TexturePool = .current) throws {
         guard let thread = GPUThread.current else {
             preconditionFailure("GraphRenderer made off a GPU thread; make it inside GPUContext.perform")
         }
         var prepared: [FilterKernel] = []
         let result: GraphCompiler.Result
+        var targets: [RenderTarget] = [], alternates: [Int: RenderTarget] = [:]
+        var programs: [[(main: ShaderProgram, variants: [ShaderProgram])]] = []
+        let realiser = Realiser(targets: pool)
         do {
             for node in graph.nodes {
                 try node.kernel.prepare()
                 prepared.append(node.kernel)
             }
             result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
-                                               options: options, pool: pool)
+                                               options: options)
+            for (index, pass) in result.passes.enumerated() {
+                targets.append(try realiser.target(pass.target))
+                programs.append(try pass.draws.map { draw in
+                    (try realiser.program(draw.program), try draw.variants.map { try realiser.program($0.program) })
+                })
+                if pass.persistent { alternates[index] = try realiser.target(pass.target) }
+            }
         } catch {
+            for target in targets + alternates.values { pool.release(target) }
             for kernel in prepared { kernel.releaseGPUResources() }
             throw error
         }
@@ -64,33 +82,31 @@ public final class GraphRenderer {
         self.sinkLayouts = result.sinkLayouts
         self.compiledNodeSizes = result.nodeSizes
         self.passes = result.passes
+        self.targets = targets
+        self.programs = programs
+        self.alternates = Array(alternates.values)
         self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
                                                                   sourceSize: sourceSize) }
         self.pool = pool
         self.preparedKernels = prepared
         self.thread = thread
         for (passIndex, pass) in passes.enumerated() {
-            if let alternate = pass.alternateTarget {
-                persistent[passIndex] = (pass.target, alternate)
-                // Both start transparent black, whatever the pool handed out.
-                for target in [pass.target, alternate] { target.clear() }
-            }
+            let target = targets[passIndex]
+            // Both start transparent black (`TargetSpec.cleared`).
+            if let alternate = alternates[passIndex] { persistent[passIndex] = (target, alternate) }
             switch pass.kind {
-            case .source: sourceTarget = pass.target
-            case .materialize(let node): nodeTargets[node] = pass.target
-            case .prepass(let node, let index): prepassTargets[node, default: [:]][index] = pass.target
-            case .sink(let index): sinkTargets[index] = pass.target
+            case .source: sourceTarget = target
+            case .materialize(let node): nodeTargets[node] = target
+            case .prepass(let node, let index): prepassTargets[node, default: [:]][index] = target
+            case .sink(let index): sinkTargets[index] = target
             }
         }
     }
 
     deinit {
-        let pool = self.pool, passes = self.passes, kernels = preparedKernels
+        let pool = self.pool, kernels = preparedKernels, all = targets + alternates
         thread.runOrDefer {
-            for pass in passes {
-                pool.release(pass.target)
-                if let alternate = pass.alternateTarget { pool.release(alternate) }
-            }
+            for target in all { pool.release(target) }
             for kernel in kernels { kernel.releaseGPUResources() }
         }
     }
@@ -147,11 +163,11 @@ public final class GraphRenderer {
         }
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
-            let target = persistent[index]?.current ?? pass.target
+            let target = persistent[index]?.current ?? targets[index]
             target.bindForDrawing()
             // The mask's rectangles this frame, asked once for all the draws it limits.
             var maskRegions: (generator: Int, channel: Int, regions: [PixelRect]?)?
-            for draw in pass.draws {
+            for (drawIndex, draw) in pass.draws.enumerated() {
                 // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
                 var areas: [PixelRect]?, blockBox: PixelRect?
                 if let mask = draw.mask {
@@ -163,8 +179,9 @@ public final class GraphRenderer {
                     (areas, blockBox) = mask.areas(maskRegions!.regions, graph: graph, frameSize: sourceSize)
                     if areas?.isEmpty == true { continue }
                 }
-                let program = draw.variants.first { holds($0.condition, pass: pass, frame: frame, context: context) }?.program
-                    ?? draw.program
+                let realised = programs[index][drawIndex]
+                let program = draw.variants.indices.first { holds(draw.variants[$0].condition, pass: pass, frame: frame, context: context) }
+                    .map { realised.variants[$0] } ?? realised.main
                 bind(pass, program, frame: frame, context: context)
                 if let box = blockBox {
                     program.set("prism_blockBox", Int32(box.x.lowerBound), Int32(box.y.lowerBound),
@@ -190,7 +207,7 @@ public final class GraphRenderer {
         case .lean(let lean):
             return pass.colorChain?.allows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
         case .alignedBlocks(let pixellate):
-            return (graph.nodes[pixellate].kernel as? PixellateKernel)?.blockEdgesAlign(on: sourceSize) == true
+            return graph.nodes[pixellate].kernel.blockAveraging?.blockEdgesAlign(on: sourceSize) == true
         case .fewRegions(let limit):
             return context.regions.count <= limit
         }

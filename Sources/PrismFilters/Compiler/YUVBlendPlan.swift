@@ -41,7 +41,7 @@ struct YUVBlendPlan {
         var generators: [Int] = []
         for (index, node) in graph.nodes.enumerated() {
             let kernel = node.kernel
-            if kernel is PixellateKernel {
+            if kernel.blockAveraging != nil {
                 guard pixellate == nil, node.inputs.count == 1 else { return nil }
                 pixellate = index
             } else if let blend = kernel.colorBlend {
@@ -72,14 +72,14 @@ struct YUVBlendPlan {
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
-                 budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
-        let blockSize = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).blockGrid(for: sourceSize).size }
+                 budget: inout GraphBudget) throws -> [CompiledPass] {
+        let blockSize = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.blockGrid(for: sourceSize).size }
         if let blockSize, let pixellate {
-            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
         var passes: [CompiledPass] = []
         if let pixellate, let blockSize {
@@ -90,7 +90,7 @@ struct YUVBlendPlan {
             }
             passes.append(try YUVPlan.blockPass(graph: graph, pixellate: pixellate, steps: steps, sink: nil,
                                                 sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
-                                                mask: masked ? (generators[0], blendChannel(graph)) : nil, pool: pool))
+                                                mask: masked ? (generators[0], blendChannel(graph)) : nil))
         }
         // One step per per-pixel colour kernel (they may sit on different branches), then the packing.
         var stepOf: [Int: Int] = [:]
@@ -111,11 +111,11 @@ struct YUVBlendPlan {
                 return (kernel.library + expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
             }.joined()
         }
-        let wide = pixellate.map { (graph.nodes[$0].kernel as! PixellateKernel).isWide } ?? false
+        let wide = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.isWide } ?? false
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-                + (pixellate == nil ? "" : YUVNativeShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
+                + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
             let shared = reads + generatorCode()
             let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
             let blended = shared + blendedValues
@@ -129,32 +129,31 @@ struct YUVBlendPlan {
                                                          masksAreZero: true)
                 for draw in plan.draws {
                     let source = background + draw.main
-                    draws.append(CompiledPass.Draw(program: try ShaderProgram(label: label + ", background", fragment: source),
+                    draws.append(CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source))
                 }
                 for draw in plan.draws {
                     let source = blended + draw.main
-                    var masked = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                    var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
                     masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
-                    masked.variants = try graph.nodes[generators[0]].kernel.regionLimits.map { limit in
+                    masked.variants = graph.nodes[generators[0]].kernel.regionLimits.map { limit in
                         let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
-                        return .init(program: try ShaderProgram(label: label + ", ≤ \(limit) regions", fragment: source),
+                        return .init(program: ProgramSource(label: label + ", ≤ \(limit) regions", fragment: source),
                                      condition: .fewRegions(limit: limit))
                     }
                     draws.append(masked)
                 }
             } else {
-                draws = try plan.draws.map { draw -> CompiledPass.Draw in
+                draws = plan.draws.map { draw -> CompiledPass.Draw in
                     let source = blended + draw.main
-                    return CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                    return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                              rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                              fragmentSource: source)
                 }
             }
-            let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
-            target.readPlan = plan.readPlan
+            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let members = generators.map {
                 CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
             }

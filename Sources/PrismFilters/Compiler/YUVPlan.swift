@@ -40,12 +40,12 @@ struct YUVPlan {
             stream = node.inputs[0]
         }
         guard reversed.count == graph.nodes.count else { return nil }
-        let hasPixellate = reversed.contains { graph.nodes[$0].kernel is PixellateKernel }
+        let hasPixellate = reversed.contains { graph.nodes[$0].kernel.blockAveraging != nil }
         var chain: [Int] = []
         var pixellate: (node: Int, position: Int)?
         for index in reversed.reversed() {
             let kernel = graph.nodes[index].kernel
-            if kernel is PixellateKernel {
+            if kernel.blockAveraging != nil {
                 guard pixellate == nil else { return nil }
                 pixellate = (index, chain.count)
                 continue
@@ -81,27 +81,26 @@ struct YUVPlan {
     /// `mask`: only the blocks a mask can reach are needed (each frame: see `CompiledPass.MaskRegion`).
     static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
-                          mask: (generator: Int, channel: Int)? = nil, pool: TexturePool) throws -> CompiledPass {
+                          mask: (generator: Int, channel: Int)? = nil) throws -> CompiledPass {
         let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
-        let source = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
+        let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
-        let program = try ShaderProgram(label: label, fragment: source)
-        let targetSize = YUVNativeShaders.blockTargetSize(grid: blockSize)
+        let program = ProgramSource(label: label, fragment: source)
+        let targetSize = PixellateShaders.blockTargetSize(grid: blockSize)
         var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
         // Grids of whole texels (checked per frame) sum without weights.
-        let aligned = prelude + YUVNativeShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
+        let aligned = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
-        draw.variants = [.init(program: try ShaderProgram(label: label + " aligned", fragment: aligned),
+        draw.variants = [.init(program: ProgramSource(label: label + " aligned", fragment: aligned),
                                condition: .alignedBlocks(pixellate: pixellate))]
         if let mask {
             draw.mask = .init(generator: mask.generator, channel: mask.channel,
                               layout: .blocks(pixellate: pixellate, gridWidth: blockSize.width),
                               targetArea: PixelRect(x: 0..<targetSize.width, y: 0..<targetSize.height))
         }
-        let target = try pool.acquire(size: targetSize, format: .rgba16f)
         // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.
-        if mask != nil { target.clear() }
+        let target = TargetSpec(size: targetSize, format: .rgba16f, cleared: mask != nil)
         let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label, draws: [draw],
                                 target: target, members: [], textures: [], readsSourcePlanes: true, packLayout: nil)
         pass.colorChain = uniforms
@@ -109,17 +108,17 @@ struct YUVPlan {
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
-                 budget: inout GraphBudget, pool: TexturePool) throws -> [CompiledPass] {
+                 budget: inout GraphBudget) throws -> [CompiledPass] {
         let allSteps = Self.steps(chain, graph: graph)
         var blockSize: Size?
         if let pixellate {
-            let kernel = graph.nodes[pixellate.node].kernel as! PixellateKernel
+            let kernel = graph.nodes[pixellate.node].kernel.blockAveraging!
             blockSize = kernel.blockGrid(for: sourceSize).size
-            try budget.add(YUVNativeShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
-        for layout in layouts {
+        try budget.addSinks(layouts) { layout in
             let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            try budget.add(shape.targetSize, format: .rgba8, attachments: shape.attachments, what: "the output")
+            return (shape.targetSize, shape.attachments)
         }
         var passes: [CompiledPass] = []
         let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
@@ -130,15 +129,15 @@ struct YUVPlan {
             // Block means of the input, through the whole chain: the output is constant over a block.
             passes.append(try Self.blockPass(graph: graph, pixellate: pixellate.node, steps: allSteps,
                                              sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
-                                             sourceSize: sourceSize, blockSize: blockSize, pool: pool))
+                                             sourceSize: sourceSize, blockSize: blockSize))
         }
         for (index, layout) in layouts.enumerated() {
             let packSteps = pixellate == nil ? allSteps : []
             let uniforms = ChainUniforms(graph: graph, steps: packSteps, sink: packInBlocks ? nil : layout,
                                          pixellate: pixellate?.node, sourceSize: sourceSize)
             let affine = packSteps.allSatisfy { if case .affine = $0 { true } else { false } }
-            let wide = pixellate.map { (graph.nodes[$0.node].kernel as! PixellateKernel).isWide } ?? false
-            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .blocks(grid: blockSize!, wide: wide))
+            let wide = pixellate.map { graph.nodes[$0.node].kernel.blockAveraging!.isWide } ?? false
+            let plan = YUVNativeShaders.packPlan(layout: layout, values: pixellate == nil ? .planes(affine: affine) : .declared(PixellateShaders.blockValues(grid: blockSize!, wide: wide)))
             let prelude = (pixellate == nil ? reads : FrameShaders.header) + uniforms.glsl
             let label = "pack \(layout.format.rawValue) (Y'CbCr)"
             // Luma and chroma apart: planar and grey sinks' draws each skip the other's planes, NV12's evaluates
@@ -147,27 +146,26 @@ struct YUVPlan {
             let lean = pixellate == nil && (affine || curveAlone)
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
-            let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .blocks(grid: blockSize!, wide: true, aligned: true)) : nil
-            let draws = try plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
+            let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .declared(PixellateShaders.blockValues(grid: blockSize!, wide: true, aligned: true))) : nil
+            let draws = plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
                 let source = prelude + draw.main
-                var compiled = CompiledPass.Draw(program: try ShaderProgram(label: label, fragment: source),
+                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                                  rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
                                                  fragmentSource: source)
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
-                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
+                    compiled.variants.append(.init(program: ProgramSource(label: label + " lean", fragment: prelude + uniforms.leanGLSL + lean.draws[index].main),
                                                    condition: .lean(condition)))
                 }
                 if let aligned, let pixellate {
-                    compiled.variants.append(.init(program: try ShaderProgram(label: label + " aligned",
+                    compiled.variants.append(.init(program: ProgramSource(label: label + " aligned",
                                                                               fragment: prelude + aligned.draws[index].main),
                                                    condition: .alignedBlocks(pixellate: pixellate.node)))
                 }
                 return compiled
             }
-            let target = try pool.acquire(size: plan.targetSize, attachments: plan.attachments)
-            target.readPlan = plan.readPlan
+            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
                 pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? []
             let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
@@ -406,7 +404,7 @@ final class ChainUniforms {
             program.set("prism_leanChromaMatrix", lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w)
             program.set("prism_leanChromaOffset", lean.chromaOffset.x, lean.chromaOffset.y)
         }
-        if let pixellate, let kernel = graph.nodes[pixellate].kernel as? PixellateKernel {
+        if let pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
             let grid = kernel.blockGrid(for: sourceSize)
             program.set("prism_origin", Float(grid.origin.x), Float(grid.origin.y))
             program.set("prism_scale", Float(grid.scale))

@@ -48,6 +48,10 @@ public protocol FilterKernel: AnyObject {
     var regionLimits: [Int] { get }
     /// `expression` for frames with at most `regionLimit` regions (same library and uniforms).
     func expression(regionLimit: Int) -> String
+    /// For a kernel that replaces each pixel by the mean of its block of a grid (pixellate): the grid,
+    /// which the Y'CbCr routes compute block means on and ask, per frame, where the blocks fall. nil for
+    /// every other kernel.
+    var blockAveraging: (any BlockAveraging)? { get }
     /// Anything besides the kernel's code and sizes that changes how the compiler lays out its passes
     /// (a renderer whose kernels' keys changed is stale). Default: the kind of `colorForm`.
     var compileKey: String { get }
@@ -62,7 +66,7 @@ public protocol FilterKernel: AnyObject {
     func prepare() throws
     /// Balances one `prepare`; on the GPU thread.
     func releaseGPUResources()
-    /// Sets the kernel's uniforms and binds its own textures (as `Texture`/`Texture3D` objects: the GPU
+    /// Sets the kernel's uniforms and binds its own textures (as `Texture` objects, 2D or 3D: the GPU
     /// layer makes the GL calls) in a program that contains its code.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
@@ -79,10 +83,25 @@ extension FilterKernel {
     public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
     public var regionLimits: [Int] { [] }
     public func expression(regionLimit: Int) -> String { expression }
+    public var blockAveraging: (any BlockAveraging)? { nil }
     public var compileKey: String { colorForm?.kind ?? "" }
     public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
     public func prepare() throws {}
     public func releaseGPUResources() {}
+}
+
+/// A grid of blocks a kernel averages its input over (`FilterKernel.blockAveraging`): what the Y'CbCr
+/// routes plan their block-means pass from and what their per-frame choices depend on.
+public protocol BlockAveraging: AnyObject {
+    /// Blocks of 8 pixels or more (a packing fragment's four pixels touch at most two block columns).
+    var isWide: Bool { get }
+    /// The grid on a `size` frame: block k starts at `origin + k · scale` pixels; `size` blocks.
+    func blockGrid(for size: Size) -> (origin: SIMD2<Double>, scale: Double, size: Size)
+    /// The blocks (x, y in blocks) holding any of `pixels` on a `size` frame.
+    func blocks(covering pixels: PixelRect, size: Size) -> PixelRect
+    /// Whether every block edge, the frame's included, falls on a multiple of 8 columns and 2 rows of a
+    /// `size` frame (the packing may then read one block per fragment).
+    func blockEdgesAlign(on size: Size) -> Bool
 }
 
 /// The error a kernel's `prepare` throws when its textures were made on another GPU context than the
@@ -190,7 +209,7 @@ public struct FrameContext: Sendable {
 }
 
 /// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
-/// kernel's prefix. The kernel hands over values and `Texture`/`Texture3D` objects; PrismGPU's
+/// kernel's prefix. The kernel hands over values and `Texture` objects; PrismGPU's
 /// `UniformScope` makes the GL calls.
 public struct KernelUniforms {
     let scope: UniformScope
@@ -214,8 +233,6 @@ public struct KernelUniforms {
     public func set(_ uniform: String, _ v: SIMD2<Double>) { scope.set(uniform, v) }
     /// A mat3 from row-major rows.
     public func setMatrix3(_ uniform: String, rows: [[Double]]) { scope.setMatrix3(uniform, rows: rows) }
-    /// Binds a texture to the next free unit and points the sampler `uniform` at it.
+    /// Binds a texture (2D or 3D) to the next free unit and points the sampler `uniform` at it.
     public func bind(_ uniform: String, _ texture: Texture) { scope.bind(uniform, texture) }
-    /// Binds a 3D texture to the next free unit and points the `sampler3D` `uniform` at it.
-    public func bind(_ uniform: String, _ texture: Texture3D) { scope.bind(uniform, texture) }
 }

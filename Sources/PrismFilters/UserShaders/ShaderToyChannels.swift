@@ -377,7 +377,7 @@ extension UserShaderKernel {
         for buffer in shaderToyPlan?.buffers ?? [] {
             let program = buffer.shader.passes[0].program
             do {
-                _ = try ShaderProgram(label: buffer.path, vertex: UserShader.vertexShaderSource, fragment: program.source)
+                _ = try ProgramCache.current.program(label: buffer.path, vertex: UserShader.vertexShaderSource, fragment: program.source)
             } catch let error as ShaderCompileError {
                 throw UserShaderCompileError(file: buffer.path, diagnostics: program.diagnostics(fromLog: error.log, file: buffer.path),
                                              log: error.log)

@@ -480,7 +480,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             let source = FrameShaders.header + "vec4 t_in0(vec2 p) { return vec4(p, 0.0, 1.0); }\n"
                 + (fused.library + fused.expression).replacingOccurrences(of: "$", with: "t_")
                 + "out vec4 prism_out;\nvoid main() { prism_out = t_main(gl_FragCoord.xy); }\n"
-            if (try? ShaderProgram(label: shader.path + " (fused)", fragment: source)) == nil { self.fused = nil }
+            if (try? ProgramCache.current.program(label: shader.path + " (fused)", fragment: source)) == nil { self.fused = nil }
         }
     }
 
@@ -489,7 +489,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         var seen = Set<String>()
         for pass in shader.passes where seen.insert(pass.program.source).inserted {
             do {
-                _ = try ShaderProgram(label: shader.path, vertex: pass.vertex?.source ?? UserShader.vertexShaderSource,
+                _ = try ProgramCache.current.program(label: shader.path, vertex: pass.vertex?.source ?? UserShader.vertexShaderSource,
                                       fragment: pass.program.source, drawsQuad: pass.vertex != nil)
             } catch let error as ShaderCompileError {
                 // Errors of the author's vertex shader are reported in the .vs file's lines.

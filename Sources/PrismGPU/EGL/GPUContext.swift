@@ -129,7 +129,11 @@ public final class GPUContext: Sendable {
     public func close() {
         handles.withLock { handles in
             guard let opened = handles.take() else { return }
-            thread.sync { opened.destroy(releasingThread: true) }
+            thread.sync {
+                // The context's caches go first, while it is current: their deletions balance the counts.
+                thread.releaseResources()
+                opened.destroy(releasingThread: true)
+            }
         }
         thread.stop()
     }
@@ -144,6 +148,19 @@ public final class GPUContext: Sendable {
 
     /// GL objects alive in this context, by kind (a leak check for tests and long runs).
     public var liveObjects: GPUObjectCounts { thread.liveObjects }
+
+    /// GL objects made in this context so far, by kind (deleted ones included).
+    public var madeObjects: GPUObjectCounts { thread.madeObjects }
+
+    /// Programs linked on this context so far (see `ProgramCache`).
+    public var programLinks: Int { thread.programLinks }
+
+    /// The context's program cache and target pool; on its GPU thread only (inside `perform`).
+    public var resources: GPUResources { thread.resources }
+
+    /// Drops the cached programs and free render targets (inside `perform`): what a test does before it
+    /// checks that every other GL object is gone.
+    public func releaseResources() { thread.releaseResources() }
 
     /// Waits until the GPU has finished every command submitted so far (glFinish): what a benchmark
     /// does around a measured stretch. Call it on the context's thread (inside `perform`).

@@ -36,6 +36,12 @@ public final class GPUThread: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let handle = Mutex(Handle())
     private let counts = Mutex(GPUObjectCounts())
+    /// Every GL object ever made here (never goes down): what a cache hit saves.
+    private let made = Mutex(GPUObjectCounts())
+    private let links = Atomic<Int>(0)
+    /// The context's program cache and target pool, made on first use and dropped by
+    /// `releaseResources` (when the context closes). Only touched on this thread (checked in `resources`).
+    nonisolated(unsafe) private var resourceSlot: GPUResources?
 
     public init(name: String) {
         self.name = name
@@ -135,9 +141,37 @@ public final class GPUThread: Sendable {
     /// GL objects alive on this thread's context, by kind.
     public var liveObjects: GPUObjectCounts { counts.withLock { $0 } }
 
-    /// Bookkeeping for `liveObjects` (GL object lifetimes call it).
+    /// Programs linked on this thread's context so far (every glLinkProgram, failed ones too): what a
+    /// cache hit saves, and what tests count.
+    public var programLinks: Int { links.load(ordering: .relaxed) }
+
+    func countLink() { links.add(1, ordering: .relaxed) }
+
+    /// What lives as long as the context: linked programs by source and render targets by size and
+    /// format, shared by every renderer on it. Only on this thread.
+    public var resources: GPUResources {
+        checkCurrent("GPUThread.resources")
+        if let resourceSlot { return resourceSlot }
+        let made = GPUResources()
+        resourceSlot = made
+        return made
+    }
+
+    /// Drops the cached programs and free targets (deleting what no renderer still holds). The context
+    /// does it before it goes; tests do it to see every other object balanced.
+    public func releaseResources() {
+        checkCurrent("GPUThread.releaseResources()")
+        resourceSlot?.removeAll()
+        resourceSlot = nil
+    }
+
+    /// GL objects made on this thread's context so far, by kind (deleted ones included).
+    public var madeObjects: GPUObjectCounts { made.withLock { $0 } }
+
+    /// Bookkeeping for `liveObjects` and `madeObjects` (GL object lifetimes call it).
     func count(_ kind: GPUObjectKind, _ delta: Int) {
         counts.withLock { $0[kind] += delta }
+        if delta > 0 { made.withLock { $0[kind] += delta } }
     }
 
     /// Appends a job; false when the thread is stopping.

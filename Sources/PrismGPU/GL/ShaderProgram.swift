@@ -30,7 +30,7 @@ public final class ShaderProgram {
     /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
     /// `drawsQuad`: see the property (only with a `vertex` shader that builds the quad).
     public init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws {
-        GLObjectHome.requireGPUThread(.program)
+        let thread = GLObjectHome.requireGPUThread(.program)
         self.label = label
         self.drawsQuad = drawsQuad
         // Both stages must declare the same GLSL version: the default vertex shader follows the fragment's.
@@ -45,6 +45,7 @@ public final class ShaderProgram {
         glAttachShader(program, vs)
         glAttachShader(program, fs)
         glLinkProgram(program)
+        thread.countLink()
         var status: GLint = 0
         glGetProgramiv(program, GLenum(GL_LINK_STATUS), &status)
         guard status == GL_TRUE else {

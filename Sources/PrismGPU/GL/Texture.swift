@@ -51,39 +51,81 @@ public enum TextureFormat: Hashable, Sendable {
     var isInteger: Bool { self == .r16ui }
 }
 
-/// An immutable-storage 2D texture. Made, used and deleted on its context's GPU thread (checked; a last
-/// reference dropped elsewhere posts the deletion there).
+/// An immutable-storage texture: 2D (frames, targets, images) or 3D (colour lookup tables). Made, used
+/// and deleted on its context's GPU thread (checked; a last reference dropped elsewhere posts the
+/// deletion there).
 public final class Texture {
     let name: GLuint
+    /// GL_TEXTURE_2D or GL_TEXTURE_3D: what `bind` binds it as.
+    let target: GLenum
+    /// Width and height (of each layer, for a 3D texture).
     public let size: Size
+    /// Layers: 1 for a 2D texture, the table's dimension for a 3D one.
+    public let depth: Int
     public let format: TextureFormat
     private let home: GLObjectHome
 
     /// Allocates storage (glTexStorage2D); linear filtering and edge clamping unless the format is integer.
     /// `mipmapped`: a full mip chain, sampled trilinearly once `generateMipmaps` filled it; `repeating`:
     /// wrap instead of clamp (ShaderToy's texture defaults).
-    public init(size: Size, format: TextureFormat, linear: Bool = true, mipmapped: Bool = false, repeating: Bool = false) throws {
+    public convenience init(size: Size, format: TextureFormat, linear: Bool = true, mipmapped: Bool = false,
+                            repeating: Bool = false) throws {
+        let mipmaps = mipmapped && linear && !format.isInteger
+        let levels = mipmaps ? Int.bitWidth - max(size.width, size.height).leadingZeroBitCount : 1
+        let filter = (linear && !format.isInteger) ? GL_LINEAR : GL_NEAREST
+        try self.init(target: GLenum(GL_TEXTURE_2D), size: size, depth: 1, format: format,
+                      minFilter: mipmaps ? GL_LINEAR_MIPMAP_LINEAR : filter, magFilter: filter,
+                      wrap: repeating ? GL_REPEAT : GL_CLAMP_TO_EDGE,
+                      what: "glTexStorage2D(\(size), \(format))") {
+            glTexStorage2D(GLenum(GL_TEXTURE_2D), GLsizei(levels), format.internalFormat, GLsizei(size.width), GLsizei(size.height))
+        }
+    }
+
+    /// A 3D RGBA32F colour table, read with texelFetch and interpolated in the shader. `rgb` holds
+    /// dimension³ entries, red varying fastest, then green, then blue.
+    public convenience init(dimension: Int, rgb: [SIMD3<Float>]) throws {
+        precondition(rgb.count == dimension * dimension * dimension)
+        var texels = [Float](repeating: 1, count: rgb.count * 4)
+        for (index, value) in rgb.enumerated() {
+            texels[index * 4] = value.x
+            texels[index * 4 + 1] = value.y
+            texels[index * 4 + 2] = value.z
+        }
+        // Read with texelFetch only, so nearest: a linear-filtered RGBA32F texture is incomplete (reads as
+        // black, texelFetch too) on a driver without OES_texture_float_linear.
+        let side = GLsizei(dimension)
+        try self.init(target: GLenum(GL_TEXTURE_3D), size: Size(width: dimension, height: dimension), depth: dimension,
+                      format: .rgba32f, minFilter: GL_NEAREST, magFilter: GL_NEAREST, wrap: GL_CLAMP_TO_EDGE,
+                      what: "glTexStorage3D(\(dimension)³ RGBA32F)") {
+            glTexStorage3D(GLenum(GL_TEXTURE_3D), 1, GLenum(GL_RGBA32F), side, side, side)
+            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
+            glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, side, side, side, GLenum(GL_RGBA), GLenum(GL_FLOAT), texels)
+        }
+    }
+
+    /// Makes the texture, binds it to the active unit for `storage` (which allocates and may fill it) and
+    /// the sampling parameters, then binds back what was bound there: a texture made mid-draw (a kernel's
+    /// per-frame audio image) must not unbind one already bound there for the draw.
+    private init(target: GLenum, size: Size, depth: Int, format: TextureFormat, minFilter: Int32, magFilter: Int32,
+                 wrap: Int32, what: @autoclosure () -> String, storage: () -> Void) throws {
         home = GLObjectHome(.texture)
         var name: GLuint = 0
         glGenTextures(1, &name)
         self.name = name
+        self.target = target
         self.size = size
+        self.depth = depth
         self.format = format
-        // The active unit's binding is restored after: a texture made mid-draw (a kernel's per-frame
-        // audio image) must not unbind one already bound there for the draw.
-        let previous = Self.boundTexture()
-        defer { glBindTexture(GLenum(GL_TEXTURE_2D), previous) }
-        glBindTexture(GLenum(GL_TEXTURE_2D), name)
-        let mipmaps = mipmapped && linear && !format.isInteger
-        let levels = mipmaps ? Int.bitWidth - max(size.width, size.height).leadingZeroBitCount : 1
-        glTexStorage2D(GLenum(GL_TEXTURE_2D), GLsizei(levels), format.internalFormat, GLsizei(size.width), GLsizei(size.height))
-        let filter = (linear && !format.isInteger) ? GL_LINEAR : GL_NEAREST
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), mipmaps ? GL_LINEAR_MIPMAP_LINEAR : filter)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), filter)
-        let wrap = repeating ? GL_REPEAT : GL_CLAMP_TO_EDGE
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_S), wrap)
-        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), wrap)
-        try GLError.check("glTexStorage2D(\(size), \(format))")
+        let previous = Self.bound(target)
+        defer { glBindTexture(target, previous) }
+        glBindTexture(target, name)
+        storage()
+        glTexParameteri(target, GLenum(GL_TEXTURE_MIN_FILTER), minFilter)
+        glTexParameteri(target, GLenum(GL_TEXTURE_MAG_FILTER), magFilter)
+        var wraps = [GL_TEXTURE_WRAP_S, GL_TEXTURE_WRAP_T]
+        if target == GLenum(GL_TEXTURE_3D) { wraps.append(GL_TEXTURE_WRAP_R) }
+        for axis in wraps { glTexParameteri(target, GLenum(axis), wrap) }
+        try GLError.check(what())
     }
 
     deinit {
@@ -101,9 +143,10 @@ public final class Texture {
     /// the texture's row (decoder padding).
     public func upload(_ pixels: UnsafeRawPointer, rowBytes: Int) {
         home.check()
+        precondition(target == GLenum(GL_TEXTURE_2D), "upload is for 2D textures")
         precondition(rowBytes % format.bytesPerTexel == 0 && rowBytes >= size.width * format.bytesPerTexel)
         // As in init: the active unit keeps the texture bound there (uploads may happen mid-draw).
-        let previous = Self.boundTexture()
+        let previous = Self.bound(target)
         defer { glBindTexture(GLenum(GL_TEXTURE_2D), previous) }
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glPixelStorei(GLenum(GL_UNPACK_ROW_LENGTH), GLint(rowBytes / format.bytesPerTexel))
@@ -116,22 +159,23 @@ public final class Texture {
     /// Fills the mip levels below 0 from level 0 (glGenerateMipmap), after an upload.
     public func generateMipmaps() {
         home.check()
+        precondition(target == GLenum(GL_TEXTURE_2D), "mipmaps are for 2D textures")
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glGenerateMipmap(GLenum(GL_TEXTURE_2D))
     }
 
-    /// The 2D texture bound to the active unit (glGetIntegerv(GL_TEXTURE_BINDING_2D)).
-    private static func boundTexture() -> GLuint {
+    /// The texture of kind `target` bound to the active unit (glGetIntegerv(GL_TEXTURE_BINDING_2D/3D)).
+    private static func bound(_ target: GLenum) -> GLuint {
         var bound: GLint = 0
-        glGetIntegerv(GLenum(GL_TEXTURE_BINDING_2D), &bound)
+        glGetIntegerv(GLenum(target == GLenum(GL_TEXTURE_3D) ? GL_TEXTURE_BINDING_3D : GL_TEXTURE_BINDING_2D), &bound)
         return GLuint(bound)
     }
 
-    /// Binds to texture unit `unit`.
+    /// Binds to texture unit `unit` (as a 2D or 3D texture, as it was made).
     public func bind(unit: Int) {
         home.check()
         glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
-        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        glBindTexture(target, name)
     }
 }
 
@@ -229,82 +273,67 @@ public struct ReadRegion: Hashable, Sendable {
     }
 }
 
-/// Render targets reused by size and format, so a steady-state chain allocates nothing per frame.
-/// Owned by one renderer; lives and dies on its GPU thread.
+/// Render targets reused by size, format and attachments, so a steady-state chain allocates nothing per
+/// frame and a graph compiled again takes back the targets that fit. One per GPU context
+/// (`GPUResources.targets`, shared by its renderers); lives and dies on its GPU thread.
 public final class TexturePool {
     private struct Key: Hashable { var size: Size; var format: TextureFormat; var attachments: Int }
     private var free: [Key: [RenderTarget]] = [:]
+    /// Free targets in the order they came back, for the bound.
+    private var freeOrder: [ObjectIdentifier] = []
+    private var freeBytes = 0
+    /// The most bytes of free targets kept: beyond it the oldest are deleted (a dev session trying many
+    /// sizes would otherwise keep every one).
+    public let maxFreeBytes: Int
     /// Targets ever created; stays flat once the pipeline is warm.
     public private(set) var createdCount = 0
 
-    public init() {}
+    public init(maxFreeBytes: Int = 256 << 20) { self.maxFreeBytes = maxFreeBytes }
 
+    /// The pool of the context current on the calling thread; stops off a GPU thread.
+    public static var current: TexturePool { GPUResources.current.targets }
+
+    /// A target of this shape: a free one (cleared to transparent black, as a new one reads) or a new one.
     public func acquire(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1) throws -> RenderTarget {
         let key = Key(size: size, format: format, attachments: attachments)
-        if let target = free[key]?.popLast() { return target }
+        if let target = free[key]?.popLast() {
+            freeBytes -= Self.bytes(key)
+            freeOrder.removeAll { $0 == ObjectIdentifier(target) }
+            target.clear()
+            return target
+        }
         createdCount += 1
         return try RenderTarget(size: size, format: format, attachments: attachments)
     }
 
     public func release(_ target: RenderTarget) {
         target.readPlan = nil
-        free[Key(size: target.size, format: target.texture.format, attachments: target.textures.count), default: []]
-            .append(target)
-    }
-
-    public func removeAll() { free.removeAll() }
-}
-
-/// A 3D float texture (colour lookup tables), read with texelFetch and interpolated in the shader.
-public final class Texture3D {
-    let name: GLuint
-    public let dimension: Int
-    private let home: GLObjectHome
-
-    /// `rgb` holds dimension³ entries, red varying fastest, then green, then blue.
-    public init(dimension: Int, rgb: [SIMD3<Float>]) throws {
-        precondition(rgb.count == dimension * dimension * dimension)
-        home = GLObjectHome(.texture)
-        var name: GLuint = 0
-        glGenTextures(1, &name)
-        self.name = name
-        self.dimension = dimension
-        glBindTexture(GLenum(GL_TEXTURE_3D), name)
-        glTexStorage3D(GLenum(GL_TEXTURE_3D), 1, GLenum(GL_RGBA32F), GLsizei(dimension), GLsizei(dimension), GLsizei(dimension))
-        var texels = [Float](repeating: 1, count: rgb.count * 4)
-        for (index, value) in rgb.enumerated() {
-            texels[index * 4] = value.x
-            texels[index * 4 + 1] = value.y
-            texels[index * 4 + 2] = value.z
-        }
-        glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
-        glTexSubImage3D(GLenum(GL_TEXTURE_3D), 0, 0, 0, 0, GLsizei(dimension), GLsizei(dimension), GLsizei(dimension),
-                        GLenum(GL_RGBA), GLenum(GL_FLOAT), texels)
-        // Read with texelFetch only, so nearest: a linear-filtered RGBA32F texture is incomplete (reads as
-        // black, texelFetch too) on a driver without OES_texture_float_linear.
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MIN_FILTER), GL_NEAREST)
-        glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(GL_TEXTURE_MAG_FILTER), GL_NEAREST)
-        for wrap in [GL_TEXTURE_WRAP_S, GL_TEXTURE_WRAP_T, GL_TEXTURE_WRAP_R] {
-            glTexParameteri(GLenum(GL_TEXTURE_3D), GLenum(wrap), GL_CLAMP_TO_EDGE)
-        }
-        try GLError.check("glTexStorage3D(\(dimension)³ RGBA32F)")
-    }
-
-    deinit {
-        let name = self.name
-        home.delete {
-            var name = name
-            glDeleteTextures(1, &name)
+        let key = Key(size: target.size, format: target.texture.format, attachments: target.textures.count)
+        free[key, default: []].append(target)
+        freeOrder.append(ObjectIdentifier(target))
+        freeBytes += Self.bytes(key)
+        while freeBytes > maxFreeBytes, let oldest = freeOrder.first {
+            freeOrder.removeFirst()
+            for (key, targets) in free {
+                guard let index = targets.firstIndex(where: { ObjectIdentifier($0) == oldest }) else { continue }
+                free[key]!.remove(at: index)
+                freeBytes -= Self.bytes(key)
+                break
+            }
         }
     }
 
-    /// The GPU thread (and so the context) the table belongs to.
-    public var thread: GPUThread { home.thread }
+    /// Free targets held (not those renderers are using).
+    public var freeCount: Int { free.values.reduce(0) { $0 + $1.count } }
 
-    /// Binds to texture unit `unit`.
-    public func bind(unit: Int) {
-        home.check()
-        glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
-        glBindTexture(GLenum(GL_TEXTURE_3D), name)
+    /// Deletes every free target.
+    public func removeAll() {
+        free.removeAll()
+        freeOrder.removeAll()
+        freeBytes = 0
+    }
+
+    private static func bytes(_ key: Key) -> Int {
+        key.size.width * key.size.height * key.format.bytesPerTexel * key.attachments
     }
 }

@@ -13,7 +13,7 @@ public final class TextureUnits {
 
 /// The uniforms and textures of one shader fragment inside a program, set by name: `$name` stands for
 /// the fragment's prefix (`n3_` + `$scale` → `n3_scale`). What a fragment hands over is plain data —
-/// numbers, vectors, matrices, `Texture` and `Texture3D` objects — and this type turns it into GL calls
+/// numbers, vectors, matrices, `Texture` objects (2D or 3D) — and this type turns it into GL calls
 /// (locations looked up once per program and prefix, so setting them every frame builds no strings).
 /// Use it while the program is in use, on its GPU thread.
 public struct UniformScope {
@@ -43,18 +43,9 @@ public struct UniformScope {
     /// A mat3 from row-major rows.
     public func setMatrix3(_ uniform: String, rows: [[Double]]) { program.setMatrix3(at: at(uniform), rows: rows) }
 
-    /// Binds `texture` to the next free unit and points the sampler `uniform` at it (nothing when the
-    /// compiler removed the sampler).
+    /// Binds `texture` (2D or 3D, for a `sampler2D` or `sampler3D`) to the next free unit and points the
+    /// sampler `uniform` at it (nothing when the compiler removed the sampler).
     public func bind(_ uniform: String, _ texture: Texture) {
-        let location = at(uniform)
-        guard location >= 0 else { return }
-        let unit = units.next()
-        texture.bind(unit: unit)
-        program.set(at: location, Int32(unit))
-    }
-
-    /// The same for a 3D texture (`sampler3D`).
-    public func bind(_ uniform: String, _ texture: Texture3D) {
         let location = at(uniform)
         guard location >= 0 else { return }
         let unit = units.next()

@@ -260,6 +260,9 @@ final class FramePath {
     /// The input changed format or size: recompile for it, by the size policy.
     private func adapt(to format: PixelFormat, size: Size) throws {
         let oldSize = renderer?.outputSize ?? sourceSize
+        // The old renderers cannot draw frames of the new size: their targets go back to the context's
+        // pool first, so the new ones take those that fit.
+        (renderer, inputRenderer) = (nil, nil)
         sourceFormat = format
         sourceSize = size
         source.pixelFormat = format
@@ -270,6 +273,7 @@ final class FramePath {
             let wanted = outputs.map(\.layout)
             if candidate != nil, candidate?.sinkLayouts != wanted, let keptOutputSize {
                 try graph.appendScale(to: keptOutputSize)
+                candidate = nil  // its targets go back to the pool for the graph with the scale
                 candidate = try compile(graph, formats: outputFormats)
             }
             guard candidate?.sinkLayouts ?? [] == wanted else {

@@ -1,0 +1,66 @@
+import PrismCore
+
+/// A program as a plan names it: its full source and how it draws. What `Realiser` links (once per
+/// context: `ProgramCache` is keyed by it).
+public struct ProgramSource: Hashable, Sendable {
+    public var label: String
+    /// nil: the full-target triangle (`ShaderProgram.fullscreenVertexBody`).
+    public var vertex: String?
+    public var fragment: String
+    /// See `ShaderProgram.drawsQuad`.
+    public var drawsQuad: Bool
+
+    public init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) {
+        self.label = label
+        self.vertex = vertex
+        self.fragment = fragment
+        self.drawsQuad = drawsQuad
+    }
+}
+
+/// A render target as a plan names it: its shape, how a packed frame is read out of it, and whether it
+/// must start transparent black.
+public struct TargetSpec: Hashable, Sendable {
+    public var size: Size
+    public var format: TextureFormat
+    public var attachments: Int
+    /// See `RenderTarget.readPlan`.
+    public var readPlan: [ReadRegion]?
+    /// Cleared before first use (a pass that draws only part of it, or reads its own previous frame).
+    public var cleared: Bool
+
+    public init(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1, readPlan: [ReadRegion]? = nil,
+                cleared: Bool = false) {
+        self.size = size
+        self.format = format
+        self.attachments = attachments
+        self.readPlan = readPlan
+        self.cleared = cleared
+    }
+
+    /// Bytes of storage.
+    public var byteCount: Int { size.width * size.height * format.bytesPerTexel * attachments }
+}
+
+/// Turns what a plan names into GL objects: programs through the context's cache, targets from a pool
+/// (the context's unless told otherwise). The one place a plan meets GL; on the GPU thread.
+public struct Realiser {
+    public let programs: ProgramCache
+    public let targets: TexturePool
+
+    public init(programs: ProgramCache = .current, targets: TexturePool = .current) {
+        self.programs = programs
+        self.targets = targets
+    }
+
+    public func program(_ source: ProgramSource) throws -> ShaderProgram {
+        try programs.program(label: source.label, vertex: source.vertex, fragment: source.fragment, drawsQuad: source.drawsQuad)
+    }
+
+    public func target(_ spec: TargetSpec) throws -> RenderTarget {
+        let target = try targets.acquire(size: spec.size, format: spec.format, attachments: spec.attachments)
+        target.readPlan = spec.readPlan
+        if spec.cleared { target.clear() }
+        return target
+    }
+}

@@ -1,0 +1,93 @@
+import XCTest
+import PrismCore
+import PrismGPU
+@testable import PrismFilters
+
+/// Route choice is the graph's and its kernels' business: planned here without any GPU context (none is
+/// made in this class), the same cases `YUVRouteTests` checks through real renderers.
+final class RoutePlanningTests: XCTestCase {
+    static let size = Size(width: 70, height: 38)
+
+    private func route(_ steps: [(String, [String: ParameterValue])], source: PixelFormat = .yuv420p,
+                       sinks: [PixelFormat] = [.nv12], options: CompileOptions = CompileOptions()) throws -> GraphCompiler.Route {
+        try GraphCompiler.route(try chain(steps), sourceFormat: source, sourceSize: Self.size, sinks: sinks, options: options)
+    }
+
+    private func route(_ text: String) throws -> GraphCompiler.Route {
+        try GraphCompiler.route(try GraphBinder().bind(text), sourceFormat: .yuv420p, sourceSize: Self.size, sinks: [.nv12])
+    }
+
+    func testChainsOfColourMapsAndPixellateBetween420FramesStayInYUV() throws {
+        XCTAssertEqual(try route([]), .yuv)
+        XCTAssertEqual(try route([("invert", [:]), ("mono", [:]), ("pixellate", ["scale": .float(16)])]), .yuv)
+        XCTAssertEqual(try route([("pixellate", [:]), ("noir", [:])], source: .nv12, sinks: [.yuv420p, .gray]), .yuv)
+        XCTAssertEqual(try route([("color", ["saturation": .float(0.5)])]), .yuv)
+    }
+
+    func testEverythingElseGoesThroughRGB() throws {
+        XCTAssertEqual(try route([("color", ["brightness": .float(0.3)]), ("invert", [:])]), .rgb)
+        XCTAssertEqual(try route([("noir", [:]), ("pixellate", [:])]), .rgb)
+        XCTAssertEqual(try route([("blur", ["radius": .float(2)])]), .rgb)
+        XCTAssertEqual(try route([("chrome", [:])]), .rgb)
+        XCTAssertEqual(try route([("invert", [:])], source: .rgba), .rgb)
+        XCTAssertEqual(try route([("invert", [:])], sinks: [.rgba]), .rgb)
+        XCTAssertEqual(try route([("invert", [:])], source: .yuv444p), .rgb)
+        XCTAssertEqual(try route([("invert", [:])], sinks: [.nv12, .yuv444p]), .rgb)
+        // The options that turn the Y'CbCr routes off.
+        XCTAssertEqual(try route([("invert", [:])], options: CompileOptions(yuvRoute: false)), .rgb)
+        XCTAssertEqual(try route([("invert", [:])], options: CompileOptions(fuse: false)), .rgb)
+    }
+
+    func testMaskedBlendsOfSuchChainsTakeTheBlendRoute() throws {
+        XCTAssertEqual(try route("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .yuvBlend)
+        XCTAssertEqual(try route("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][m][m]blend-mask"), .rgb)
+        XCTAssertEqual(try route("[in]noir, pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
+        XCTAssertEqual(try route("[in]blur(radius=3)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
+    }
+
+    func testSizesAndLayoutsArePlannedWithTheRoute() throws {
+        let graph = try GraphBinder().bind("crop(width=40, height=30), invert")
+        let planned = try GraphCompiler.plan(graph, sourceFormat: .yuv420p, sourceSize: Self.size, sinks: [.nv12, .rgba],
+                                             options: CompileOptions(), limits: nil)
+        XCTAssertEqual(planned.shape.sizes, [Size(width: 40, height: 30), Size(width: 40, height: 30)])
+        XCTAssertEqual(planned.shape.layouts.map(\.format), [.nv12, .rgba])
+        XCTAssertEqual(planned.shape.layouts.map(\.size), [Size(width: 40, height: 30), Size(width: 40, height: 30)])
+        guard case .rgb = planned.route else { return XCTFail("a crop goes through R'G'B'") }
+    }
+
+    /// The whole plan, passes and targets, with no GPU context: explicit limits spare the one question the
+    /// compiler asks a context.
+    private func plan(_ text: String, source: PixelFormat, sinks: [PixelFormat]) throws -> [CompiledPass] {
+        try GraphCompiler.compile(try GraphBinder().bind(text), sourceFormat: source, sourceSize: Self.size, sinks: sinks,
+                                  options: CompileOptions(limits: GraphLimits(maxSide: 16384))).passes
+    }
+
+    func testPassesAndTargetsArePlannedAsData() throws {
+        // R'G'B', all fused: one packing pass into the sink's target.
+        let fused = try plan("invert, mono", source: .rgba, sinks: [.rgba])
+        XCTAssertEqual(fused.map(\.label), ["pack rgba"])
+        XCTAssertEqual(fused[0].target, TargetSpec(size: Self.size, readPlan: fused[0].target.readPlan))
+
+        // Y'CbCr with pixellate: block means at block resolution (a 5 × 3 grid in rows of 128, float), then NV12
+        // packed into three attachments.
+        let yuv = try plan("invert, mono, pixellate(16)", source: .yuv420p, sinks: [.nv12])
+        XCTAssertEqual(yuv.map(\.label), ["pixellate blocks (Y'CbCr)", "pack nv12 (Y'CbCr)"])
+        XCTAssertEqual(yuv[0].target.size, Size(width: 128, height: 1))
+        XCTAssertEqual(yuv[0].target.format, .rgba16f)
+        XCTAssertEqual(yuv[1].target.attachments, 3)
+        XCTAssertEqual(yuv[0].draws[0].variants.count, 1, "the aligned-blocks variant, chosen per frame")
+
+        // The blend route: the mask limits the packing draw, a second draw lays the background.
+        let blend = try plan("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][in][m]blend-mask", source: .yuv420p,
+                             sinks: [.nv12])
+        XCTAssertEqual(blend.map(\.label), ["pixellate blocks (Y'CbCr)", "pack nv12 (Y'CbCr, blended)"])
+        XCTAssertEqual(blend[1].draws.count, 2)
+
+        // Two sinks of a blur: the source and the blur's halves rendered once, then one packing pass per sink.
+        let blur = try plan("blur(2)", source: .rgba, sinks: [.rgba, .nv12])
+        XCTAssertEqual(blur.count, 5)
+        XCTAssertEqual(blur.map(\.label), ["source rgba → RGBA", "blur prepass 0", "blur", "pack rgba", "pack nv12"])
+        XCTAssertTrue(blur.allSatisfy { !$0.persistent })
+        XCTAssertEqual(blur.prefix(3).map(\.target), Array(repeating: TargetSpec(size: Self.size), count: 3))
+    }
+}
