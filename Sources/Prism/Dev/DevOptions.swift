@@ -26,6 +26,9 @@ struct DevOptions: Sendable {
         ] + FaceOptions.commandLine,
         notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
 
+    /// The preview's rate at most (the pattern's, what a camera is asked for).
+    static let maximumFrameRate = 240.0
+
     var shaderPath: String
     /// The pattern, a movie (looped: reopened at its end, timestamps continuing) or a camera.
     var input: InputSpec = .pattern
