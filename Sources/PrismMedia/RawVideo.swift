@@ -75,9 +75,8 @@ public final class RawVideoSource: MediaSource {
         let memory = recycler.take()
         var filled = 0
         while filled < count {
-            let result = read(fd, memory + filled, count - filled)
+            let result = retryingEINTR { read(fd, memory + filled, count - filled) }
             if result < 0 {
-                if errno == EINTR { continue }
                 let code = errno
                 recycler.give(memory)
                 throw SystemError("read", code: code, context: "raw video input")
@@ -181,11 +180,12 @@ public final class RawVideoSink {
     private func writeAll(_ vectors: inout [iovec]) throws -> Bool {
         var first = 0
         while first < vectors.count {
-            let result = vectors.withUnsafeBufferPointer {
-                Glibc.writev(fd, $0.baseAddress! + first, Int32(min(vectors.count - first, Self.maxPiecesPerCall)))
+            let result = retryingEINTR {
+                vectors.withUnsafeBufferPointer {
+                    Glibc.writev(fd, $0.baseAddress! + first, Int32(min(vectors.count - first, Self.maxPiecesPerCall)))
+                }
             }
             if result < 0 {
-                if errno == EINTR { continue }
                 if errno == EPIPE { isClosed = true; return false }
                 throw SystemError("write", code: errno, context: "raw video output")
             }

@@ -303,7 +303,7 @@ struct BatchManifest: Sendable {
         }
         guard case .object(let fields) = value else { throw UsageError("a job is a JSON object, not \(value.typeName)") }
         for key in fields.keys.sorted() where !keys.contains(key) {
-            throw UsageError("unknown key \"\(key)\"" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
+            throw UsageError("unknown key \(key.debugDescription)" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
         }
         var source = ManifestFields(fields: fields)
         let input = try source.text(for: "input"), output = try source.text(for: "output"), id = try source.text(for: "id")
