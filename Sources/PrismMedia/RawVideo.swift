@@ -33,7 +33,7 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
             let known = PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw UsageError("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
         }
-        guard let rate = Rational(parsing: parts[2]), rate.num > 0, rate.den > 0, (0.001...1000).contains(rate.doubleValue) else {
+        guard let rate = Rational(frameRate: parts[2]) else {
             throw UsageError("raw video format '\(text)': bad frame rate '\(parts[2])' (from 0.001 to 1000, e.g. 30, 29.97 or 30000/1001)")
         }
         if format == .yuyv422 && size.width % 2 != 0 {

@@ -59,7 +59,7 @@ final class OptionModelTests: XCTestCase {
         do { return .value(try body()) } catch { return .refused("\(error)") }
     }
 
-    private func manifestLine(_ key: String, _ value: ManifestValue) throws -> String {
+    private func manifestLine(_ key: String, _ value: JSONValue) throws -> String {
         let json: String
         switch value {
         case .number(let number): json = "\(number)"

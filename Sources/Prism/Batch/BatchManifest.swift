@@ -3,32 +3,6 @@ import PrismCore
 import PrismFilters
 import PrismMedia
 
-/// A JSON value as a manifest line holds it (so a wrong type can be named, and no `Any` escapes).
-enum ManifestValue: Decodable, Sendable, Equatable {
-    case null, bool(Bool), number(Double), string(String), array([ManifestValue]), object([String: ManifestValue])
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([ManifestValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: ManifestValue].self)) }
-    }
-
-    var typeName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-}
-
 /// The `run` settings a job may set; any it leaves out come from the command line (`prism batch M --crf 20`).
 /// The same option groups `run` reads (`EncoderChoice`, `InputChoice`), read from a manifest line or from
 /// batch's own command line by the same code.
@@ -102,7 +76,7 @@ struct JobSettings: Sendable, Equatable {
 /// A manifest line's fields as an option source: strings as they are, JSON numbers for the keys that take
 /// numbers as the text a command line would give; any other type is refused, naming the key.
 struct ManifestFields: OptionSource {
-    let fields: [String: ManifestValue]
+    let fields: [String: JSONValue]
 
     mutating func text(for key: String) throws -> String? {
         guard let field = fields[key] else { return nil }
@@ -295,9 +269,9 @@ struct BatchManifest: Sendable {
 
     private static func parse(_ text: String, base: String, defaults: JobSettings, outputDirectory: String?,
                               graphs: inout GraphChecks) throws -> BatchJob {
-        let value: ManifestValue
+        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(ManifestValue.self, from: Data(text.utf8))
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         } catch {
             throw UsageError("not valid JSON (one job per line: {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\"})")
         }

@@ -128,7 +128,7 @@ extension Size: OptionValue {
 /// A frame rate (`30`, `29.97`, `30000/1001`) from 1/1000 to 1000 frames per second: the one frame-rate
 /// check (`prism dev` lowers the ceiling through `init(text:name:upTo:)`, with the same message).
 struct FrameRate: OptionValue {
-    static let range: ClosedRange<Double> = 0.001...1000
+    static let range = Rational.frameRates
     let rate: Rational
     static var isNumeric: Bool { true }
     var text: String { "\(rate.num)/\(rate.den)" }
@@ -136,8 +136,7 @@ struct FrameRate: OptionValue {
     init(text: String, name: String) throws { try self.init(text: text, name: name, upTo: Self.range.upperBound) }
 
     init(text: String, name: String, upTo ceiling: Double) throws {
-        guard let rate = Rational(parsing: text), rate.num > 0, rate.den > 0,
-              (Self.range.lowerBound...ceiling).contains(rate.doubleValue) else {
+        guard let rate = Rational(frameRate: text, upTo: ceiling) else {
             let top = ceiling == ceiling.rounded() ? String(Int(ceiling)) : String(ceiling)
             throw UsageError("\(name) takes a frame rate from 0.001 to \(top) like 30, 29.97 or 30000/1001, not '\(text)'")
         }
@@ -260,13 +259,16 @@ extension OptionSpec {
     static func key(_ key: String, _ aliases: String..., value: String, help: String) -> OptionSpec {
         OptionSpec(names: ["--" + key] + aliases, value: value, help: help)
     }
+
+    /// `--gpu N` (`GPUIndex`), as every command that makes a GPU context takes it.
+    static let gpu = OptionSpec.key("gpu", value: "N", help: "the EGL device to use (prism devices lists them)")
 }
 
 extension OptionSpec {
     /// The option as `batch` takes it: the default for jobs that do not set it.
     var asJobDefault: OptionSpec {
         var option = self
-        option.help = "jobs' default: " + help
+        option.help = help + ", for jobs that set none"
         return option
     }
 }

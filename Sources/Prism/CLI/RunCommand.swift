@@ -17,7 +17,7 @@ struct RunCommand: PrismCommand {
     static let commonOptions: [OptionSpec] = FaceOptions.commandLine + [
         .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
     ] + EncoderChoice.options + InputChoice.options + [
-        .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+        .gpu,
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
         .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
         .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
@@ -301,7 +301,7 @@ struct RenderCommand: PrismCommand {
         options: [
             .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'"),
             .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
-            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .gpu,
             .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
         ] + FaceOptions.commandLine)
 

@@ -186,33 +186,6 @@ private struct StateJSON: Encodable {
         }
     }
 
-    /// Any JSON value (the self-test's object is passed through as the page posted it).
-    indirect enum AnyJSON: Codable {
-        case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
-
-        init(from decoder: Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() { self = .null }
-            else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-            else if let v = try? c.decode(Double.self) { self = .number(v) }
-            else if let v = try? c.decode(String.self) { self = .string(v) }
-            else if let v = try? c.decode([AnyJSON].self) { self = .array(v) }
-            else { self = .object(try c.decode([String: AnyJSON].self)) }
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.singleValueContainer()
-            switch self {
-            case .null: try c.encodeNil()
-            case .bool(let v): try c.encode(v)
-            case .number(let v): try c.encode(v)
-            case .string(let v): try c.encode(v)
-            case .array(let v): try c.encode(v)
-            case .object(let v): try c.encode(v)
-            }
-        }
-    }
-
     /// The document's fields, in the order they are written.
     struct Document: Encodable {
         let frames: Int
@@ -231,7 +204,7 @@ private struct StateJSON: Encodable {
         let shader: String
         let watched: [String]
         @Null var camera: Camera?
-        @Null var selfTest: AnyJSON?
+        @Null var selfTest: JSONValue?
     }
 
     func encode(to encoder: Encoder) throws {
@@ -261,7 +234,7 @@ private struct StateJSON: Encodable {
                 Camera(device: device, cameras: s.cameras.map { Camera.Choice(path: $0.path, card: $0.card) },
                        pending: s.cameraPending, error: s.cameraError)
             },
-            selfTest: s.selfTest.flatMap { try? JSONDecoder().decode(AnyJSON.self, from: Data($0.utf8)) }
+            selfTest: s.selfTest.flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
         ).encode(to: encoder)
     }
 }
@@ -355,24 +328,5 @@ enum DevParameters {
         default:
             return false
         }
-    }
-}
-
-/// A JSON value as the preview's request bodies carry it (JSONDecoder keeps booleans and numbers apart).
-enum JSONValue: Decodable, Sendable, Equatable {
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case null
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let flag = try? container.decode(Bool.self) { self = .bool(flag) }
-        else if let number = try? container.decode(Double.self) { self = .number(number) }
-        else if let text = try? container.decode(String.self) { self = .string(text) }
-        else if let items = try? container.decode([JSONValue].self) { self = .array(items) }
-        else { throw DecodingError.dataCorruptedError(in: container, debugDescription: "objects are not accepted here") }
     }
 }
