@@ -156,5 +156,9 @@ final class OptionModelTests: XCTestCase {
         XCTAssertEqual(result.status, 2, result.stderr)
         XCTAssertEqual(result.stderrLines, ["prism: \(manifest):2: \"threads\" takes a whole number in 0...64, not '65'"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("a.mkv")), "no job ran")
+        // The same refusal as a place, for tools.
+        XCTAssertThrowsError(try BatchManifest(path: manifest)) { error in
+            XCTAssertEqual(error.prismDiagnostics, [Diagnostic(file: manifest, line: 2, message: "\"threads\" takes a whole number in 0...64, not '65'")])
+        }
     }
 }

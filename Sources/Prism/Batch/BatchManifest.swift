@@ -151,6 +151,7 @@ struct ManifestError: PrismError {
         (line.map { "\(path):\($0): " } ?? "\(path): ") + message
             + (more > 0 ? " (and \(more) more problem\(more == 1 ? "" : "s") in the manifest)" : "")
     }
+    var diagnostics: [Diagnostic] { [Diagnostic(file: path, line: line, message: message)] }
 }
 
 /// A JSON Lines job list: one object per line, blank lines and lines starting with `#` ignored.

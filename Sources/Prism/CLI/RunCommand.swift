@@ -372,4 +372,5 @@ struct GraphInputError: PrismError {
     let error: GraphTextError
     let text: String
     var description: String { error.description }
+    var diagnostics: [Diagnostic] { error.diagnostics }
 }
