@@ -123,3 +123,17 @@ private func gcd(_ a: Int64, _ b: Int64) -> Int64 {
 
 private func format2(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
 private func format3(_ v: Int64) -> String { v < 10 ? "00\(v)" : v < 100 ? "0\(v)" : "\(v)" }
+
+extension Rational {
+    /// The frame rates Prism accepts from anyone (`--fps`, a manifest's `fps`, raw input's `WxH:PIXFMT:RATE`):
+    /// 1/1000 to 1000 frames per second, so every frame has a duration the engine's clock can time.
+    public static let frameRates: ClosedRange<Double> = 0.001...1000
+
+    /// A frame rate (`30`, `29.97`, `30000/1001`): positive and in `frameRates`, at most `ceiling`; nil
+    /// otherwise. The one frame-rate check; callers word the refusal for their user.
+    public init?(frameRate text: String, upTo ceiling: Double = Rational.frameRates.upperBound) {
+        guard let rate = Rational(parsing: text), rate.num > 0, rate.den > 0,
+              (Self.frameRates.lowerBound...min(ceiling, Self.frameRates.upperBound)).contains(rate.doubleValue) else { return nil }
+        self = rate
+    }
+}

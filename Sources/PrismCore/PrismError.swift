@@ -1,6 +1,55 @@
 /// Every error Prism reports conforms to this, so the command line can print one line naming the
-/// problem. Each domain (EGL, GL, AV, V4L2, ALSA, errno, usage) has its own error type in its module.
-public protocol PrismError: Error, CustomStringConvertible, Sendable {}
+/// problem (`description`) and a tool (the dev page, an editor) can point at the places it concerns
+/// (`diagnostics`) without reading them back out of the line. Each domain (EGL, GL, AV, V4L2, ALSA,
+/// errno, usage) has its own error type in its module; an error that wraps another keeps its diagnostics.
+public protocol PrismError: Error, CustomStringConvertible, Sendable {
+    /// Where in which files the problem is, the one to show first first; empty when it concerns no file
+    /// (a flag, a device, the system).
+    var diagnostics: [Diagnostic] { get }
+}
+
+extension PrismError {
+    public var diagnostics: [Diagnostic] { [] }
+}
+
+extension Error {
+    /// The diagnostics of a `PrismError`; none for any other error.
+    public var prismDiagnostics: [Diagnostic] { (self as? any PrismError)?.diagnostics ?? [] }
+}
+
+/// One message about a place in a file: a shader compiler's, a loader's or a parser's.
+public struct Diagnostic: Hashable, Sendable, Codable, CustomStringConvertible {
+    public enum Severity: String, Hashable, Sendable, Codable {
+        case error, warning, note
+    }
+
+    public var file: String
+    /// 1-based; nil when the message concerns the whole file (or generated code).
+    public var line: Int?
+    /// 1-based, when known.
+    public var column: Int?
+    public var severity: Severity
+    /// The message alone, without the place.
+    public var message: String
+
+    public init(file: String, line: Int?, column: Int? = nil, severity: Severity = .error, message: String) {
+        self.file = file
+        self.line = line
+        self.column = column
+        self.severity = severity
+        self.message = message
+    }
+
+    /// `file:line:column: error: message` (line and column left out when unknown).
+    public var description: String {
+        var s = file
+        if let line {
+            s += ":\(line)"
+            if let column { s += ":\(column)" }
+        }
+        return s + ": \(severity.rawValue): \(message)"
+    }
+}
 
 /// A problem with what the user asked for: flags, filter text, file names.
 public struct UsageError: PrismError {

@@ -31,8 +31,7 @@ public enum RegularFile {
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var filled = 0
         while filled < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if count < 0 && errno == EINTR { continue }
+            let count = retryingEINTR { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) } }
             guard count >= 0 else { throw Problem(path: path, message: "cannot read it (\(errorText(errno)))") }
             if count == 0 { break }  // the file shrank while it was read
             filled += count
@@ -48,8 +47,7 @@ public enum RegularFile {
 
     /// `open(O_RDONLY | O_NONBLOCK)`, then the descriptor's own kind: only regular files are kept open.
     private static func open(_ path: String, what: String) throws(Problem) -> Int32 {
-        var fd: Int32
-        repeat { fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        let fd = retryingEINTR { Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else {
             throw Problem(path: path, message: errno == ENOENT ? "no such file" : "cannot read it (\(errorText(errno)))")
         }

@@ -128,9 +128,8 @@ public enum ImageFile {
         data.withUnsafeBytes { bytes in
             var written = 0
             while written < bytes.count {
-                let result = Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written)
+                let result = retryingEINTR { Glibc.write(fd, bytes.baseAddress! + written, bytes.count - written) }
                 if result < 0 {
-                    if errno == EINTR { continue }
                     return SystemError("write", code: errno, context: label)
                 }
                 written += result

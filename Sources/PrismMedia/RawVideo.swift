@@ -33,7 +33,7 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
             let known = PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw UsageError("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
         }
-        guard let rate = Rational(parsing: parts[2]), rate.num > 0, rate.den > 0, (0.001...1000).contains(rate.doubleValue) else {
+        guard let rate = Rational(frameRate: parts[2]) else {
             throw UsageError("raw video format '\(text)': bad frame rate '\(parts[2])' (from 0.001 to 1000, e.g. 30, 29.97 or 30000/1001)")
         }
         if format == .yuyv422 && size.width % 2 != 0 {
@@ -75,9 +75,8 @@ public final class RawVideoSource: MediaSource {
         let memory = recycler.take()
         var filled = 0
         while filled < count {
-            let result = read(fd, memory + filled, count - filled)
+            let result = retryingEINTR { read(fd, memory + filled, count - filled) }
             if result < 0 {
-                if errno == EINTR { continue }
                 let code = errno
                 recycler.give(memory)
                 throw SystemError("read", code: code, context: "raw video input")
@@ -181,11 +180,12 @@ public final class RawVideoSink {
     private func writeAll(_ vectors: inout [iovec]) throws -> Bool {
         var first = 0
         while first < vectors.count {
-            let result = vectors.withUnsafeBufferPointer {
-                Glibc.writev(fd, $0.baseAddress! + first, Int32(min(vectors.count - first, Self.maxPiecesPerCall)))
+            let result = retryingEINTR {
+                vectors.withUnsafeBufferPointer {
+                    Glibc.writev(fd, $0.baseAddress! + first, Int32(min(vectors.count - first, Self.maxPiecesPerCall)))
+                }
             }
             if result < 0 {
-                if errno == EINTR { continue }
                 if errno == EPIPE { isClosed = true; return false }
                 throw SystemError("write", code: errno, context: "raw video output")
             }

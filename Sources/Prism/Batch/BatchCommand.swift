@@ -25,15 +25,7 @@ struct BatchCommand: PrismCommand {
             .value("--progress", value: "bar|lines|json|quiet", help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
             .flag("--quiet", "-q", help: "--progress quiet"),
             .value("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)"),
-            .value("--filter", "-f", value: "SPEC", help: "default filter graph for jobs that give none"),
-            .value("--codec", value: "h264|hevc|ffv1|prores", help: "default codec"),
-            .value("--preset", value: "P", help: "default x264/x265 preset"),
-            .value("--crf", value: "N", help: "default constant rate factor"),
-            .value("--bitrate", value: "N[k|M]", help: "default bitrate"),
-            .value("--size", value: "WxH", help: "default output size"),
-            .value("--fps", value: "RATE", help: "default constant output rate"),
-            .value("--frames", value: "N", help: "default frame limit per job"),
-            .value("--duration", value: "SECONDS", help: "default duration limit per job"),
+        ] + JobSettings.options.map(\.asJobDefault) + [
             .flag("--sbatch", help: "print an sbatch --array script, one task per shard"),
             .flag("--submit", help: "with --sbatch: submit it (prints the job id)"),
             .value("--gres", value: "gpu:1|none", help: "with --sbatch: GPUs per task (none for CPU-only clusters)"),
@@ -46,7 +38,7 @@ struct BatchCommand: PrismCommand {
             .flag("--json", help: "with --report: the summary as JSON"),
         ],
         notes: ["MANIFEST.jsonl: one job per line, e.g. {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\", \"filter\": \"invert\", \"crf\": 20};",
-                "keys: id, input, output, filter, codec, preset, crf, bitrate, size, fps, frames, duration. Paths are relative to",
+                "keys: " + BatchManifest.keys.joined(separator: ", ") + ". Paths are relative to",
                 "the manifest. prism batch --report RESULTS.jsonl... merges results files.",
                 "Exit status: 0 every job succeeded (or was done), 3 a job failed, 130 interrupted, 2 bad arguments or",
                 "manifest, 1 the batch could not start."])
@@ -95,13 +87,10 @@ struct BatchCommand: PrismCommand {
             throw UsageError("batch takes one MANIFEST.jsonl (or --report RESULTS…), got \(scanner.positionals.count) arguments")
         }
         manifestPath = scanner.positionals[0]
-        // Job defaults: the same spellings as `run` and as the manifest's keys.
-        for (option, key) in [("--filter", "filter"), ("--codec", "codec"), ("--preset", "preset"), ("--crf", "crf"),
-                              ("--bitrate", "bitrate"), ("--size", "size"), ("--fps", "fps"), ("--frames", "frames"),
-                              ("--duration", "duration")] {
-            guard let value = scanner.value(option) else { continue }
-            _ = try defaults.set(key, text: value, name: option)
-            passOn += [option, value]
+        // Job defaults: the same options, spellings and checks as `run` and as the manifest's keys.
+        defaults = try JobSettings(from: &scanner)
+        for key in JobSettings.keys {
+            if let value = scanner.text(for: key) { passOn += ["--" + key, value] }
         }
         if let directory = scanner.value("--output-dir") {
             outputDirectory = directory
@@ -230,8 +219,8 @@ struct BatchCommand: PrismCommand {
         // Signals first: SIGPIPE ignored before the first event, so a reader that went away is an error to
         // shrug off, not a signal that kills the batch.
         let stop = StopSignal()
-        let signals = BatchSignals(stop: stop)
-        defer { signals.restore() }
+        let signals = StopSignals.droppingJobs(stop)
+        defer { signals.finish(restoringDefaults: true) }
         let progress = BatchProgress(style: progress, workers: workers.map(\.label))
         progress.begin(jobs: pending.count, skipped: skipped, shard: shard, results: resultsFile, summary: plan.summary)
         let run = BatchRun(jobs: pending, results: results, progress: progress, shard: shard)

@@ -3,88 +3,99 @@ import PrismCore
 import PrismFilters
 import PrismMedia
 
-/// A JSON value as a manifest line holds it (so a wrong type can be named, and no `Any` escapes).
-enum ManifestValue: Decodable, Sendable, Equatable {
-    case null, bool(Bool), number(Double), string(String), array([ManifestValue]), object([String: ManifestValue])
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([ManifestValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: ManifestValue].self)) }
-    }
-
-    var typeName: String {
-        switch self {
-        case .null: "null"
-        case .bool: "a boolean"
-        case .number: "a number"
-        case .string: "a string"
-        case .array: "an array"
-        case .object: "an object"
-        }
-    }
-}
-
 /// The `run` settings a job may set; any it leaves out come from the command line (`prism batch M --crf 20`).
+/// The same option groups `run` reads (`EncoderChoice`, `InputChoice`), read from a manifest line or from
+/// batch's own command line by the same code.
 struct JobSettings: Sendable, Equatable {
     var filter: String?
-    var codec: VideoEncoderSettings.Codec?
-    var preset: String?
-    var crf: Int?
-    var bitrate: Int?
-    var size: Size?
-    var frameRate: Rational?
+    var encoder = EncoderChoice()
+    var input = InputChoice()
     var frames: Int?
-    var duration: Double?
+
+    var codec: VideoEncoderSettings.Codec? { get { encoder.codec } set { encoder.codec = newValue } }
+    var preset: String? { get { encoder.preset } set { encoder.preset = newValue } }
+    var crf: Int? { get { encoder.crf } set { encoder.crf = newValue } }
+    var bitrate: Int? { get { encoder.bitrate } set { encoder.bitrate = newValue } }
+    var size: Size? { get { input.size } set { input.size = newValue } }
+    var frameRate: Rational? { get { input.frameRate } set { input.frameRate = newValue } }
+    var duration: Double? { get { input.duration } set { input.duration = newValue } }
+
+    init() {}
+
+    /// Every setting `source` gives, each read and checked by its option's value type.
+    init(from source: inout some OptionSource) throws {
+        filter = try source.value(for: "filter", as: FilterText.self)?.text
+        encoder = try EncoderChoice(from: &source)
+        input = try InputChoice(from: &source)
+        frames = try source.value(for: "frames", as: FrameCount.self)?.value
+    }
+
+    /// The options, declared once for `batch`'s command line (its job defaults) and the manifest's keys.
+    static let options: [OptionSpec] = [.key("filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono'")]
+        + EncoderChoice.options + InputChoice.options.filter { $0.name != "--duration" }
+        + [.key("frames", value: "N", help: "stop after N frames")]
+        + InputChoice.options.filter { $0.name == "--duration" }
+
+    /// The keys a manifest line may set, as the options spell them without their dashes.
+    static let keys = options.map { String($0.name.dropFirst(2)) }
+    /// Keys a manifest may give as a JSON number as well as a string.
+    static let numericKeys = EncoderChoice.numericKeys.union(InputChoice.numericKeys).union(["frames"])
 
     /// Each field of `self`, or else `defaults`'.
     func over(_ defaults: JobSettings) -> JobSettings {
-        JobSettings(filter: filter ?? defaults.filter, codec: codec ?? defaults.codec, preset: preset ?? defaults.preset,
-                    crf: crf ?? defaults.crf, bitrate: bitrate ?? defaults.bitrate, size: size ?? defaults.size,
-                    frameRate: frameRate ?? defaults.frameRate, frames: frames ?? defaults.frames,
-                    duration: duration ?? defaults.duration)
+        var result = JobSettings()
+        result.filter = filter ?? defaults.filter
+        result.encoder = encoder.over(defaults.encoder)
+        result.input = input.over(defaults.input)
+        result.frames = frames ?? defaults.frames
+        return result
     }
 
-    /// Checks and sets one setting from its text form (the command line's spelling and the manifest's)
-    /// with the command line's own functions (`SettingValue`); returns false for a key that is not a
-    /// setting. Errors name the setting as `name` (the option on a command line; the key by default).
+    /// Checks and sets one setting from its text form (the command line's spelling and the manifest's);
+    /// returns false for a key that is not a setting. Errors name the setting as `name` (the key by default).
     mutating func set(_ key: String, text: String, name: String? = nil) throws -> Bool {
-        let name = name ?? key
-        switch key {
-        case "filter": filter = try BatchManifest.checkedFilterText(text, name)
-        case "codec": codec = try SettingValue.codec(text, name)
-        case "preset": preset = try SettingValue.preset(text, name)
-        case "crf": crf = try SettingValue.crf(text, name)
-        case "bitrate": bitrate = try SettingValue.bitrate(text, name)
-        case "size": size = try SettingValue.size(text, name)
-        case "fps": frameRate = try SettingValue.frameRate(text, name)
-        case "frames": frames = try SettingValue.frames(text, name)
-        case "duration": duration = try SettingValue.duration(text, name)
-        default: return false
-        }
+        guard Self.keys.contains(key) else { return false }
+        var source = SingleOption(key: key, value: text, name: name ?? key)
+        self = try JobSettings(from: &source).over(self)
         return true
     }
 
-    static let keys = ["filter", "codec", "preset", "crf", "bitrate", "size", "fps", "frames", "duration"]
-
-    /// The settings as text, for the job's fingerprint and for passing defaults on to an sbatch script.
+    /// The settings as text, for the job's fingerprint.
     var arguments: [(key: String, value: String)] {
         var list: [(String, String)] = []
         if let filter { list.append(("filter", filter)) }
-        if let codec { list.append(("codec", codec.rawValue)) }
-        if let preset { list.append(("preset", preset)) }
-        if let crf { list.append(("crf", String(crf))) }
-        if let bitrate { list.append(("bitrate", String(bitrate))) }
-        if let size { list.append(("size", size.description)) }
-        if let frameRate { list.append(("fps", "\(frameRate.num)/\(frameRate.den)")) }
+        list += encoder.arguments
+        let input = self.input.arguments
+        list += input.filter { $0.key != "duration" }
         if let frames { list.append(("frames", String(frames))) }
-        if let duration { list.append(("duration", String(duration))) }
+        list += input.filter { $0.key == "duration" }
         return list
     }
+}
+
+/// A manifest line's fields as an option source: strings as they are, JSON numbers for the keys that take
+/// numbers as the text a command line would give; any other type is refused, naming the key.
+struct ManifestFields: OptionSource {
+    let fields: [String: JSONValue]
+
+    mutating func text(for key: String) throws -> String? {
+        guard let field = fields[key] else { return nil }
+        switch field {
+        case .string(let string): return string
+        case .number(let number) where JobSettings.numericKeys.contains(key):
+            return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        default:
+            throw UsageError("\(spelling(for: key)) must be \(JobSettings.numericKeys.contains(key) ? "a number or a string" : "a string"), not \(field.typeName)")
+        }
+    }
+
+    mutating func flag(for key: String) throws -> Bool {
+        guard let field = fields[key] else { return false }
+        guard case .bool(let value) = field else { throw UsageError("\(spelling(for: key)) must be true or false, not \(field.typeName)") }
+        return value
+    }
+
+    func spelling(for key: String) -> String { "\"\(key)\"" }
 }
 
 /// One line of a manifest, resolved: absolute paths, every setting final.
@@ -120,14 +131,9 @@ struct BatchJob: Sendable, Equatable {
         options.input = input == "pattern" ? .pattern : .movie(input)
         options.output = .movie(outputPath)
         options.filter = settings.filter ?? ""
-        if let codec = settings.codec { options.encoder.codec = codec }
-        if let preset = settings.preset { options.encoder.preset = preset }
-        options.encoder.crf = settings.crf
-        options.encoder.bitrate = settings.bitrate
-        options.size = settings.size
-        options.frameRate = settings.frameRate
+        settings.encoder.apply(to: &options.encoder)
+        settings.input.apply(to: &options)
         options.frameLimit = settings.frames
-        options.durationLimit = settings.duration.map(SettingValue.durationLimit)
         options.quiet = true
         options.progress = false
         return options
@@ -145,6 +151,7 @@ struct ManifestError: PrismError {
         (line.map { "\(path):\($0): " } ?? "\(path): ") + message
             + (more > 0 ? " (and \(more) more problem\(more == 1 ? "" : "s") in the manifest)" : "")
     }
+    var diagnostics: [Diagnostic] { [Diagnostic(file: path, line: line, message: message)] }
 }
 
 /// A JSON Lines job list: one object per line, blank lines and lines starting with `#` ignored.
@@ -162,17 +169,8 @@ struct BatchManifest: Sendable {
     /// The longest job line: a filter text at its limit, two paths of PATH_MAX and the other settings
     /// fit. Longer lines are refused unread, so a damaged manifest costs no parse.
     static let maximumLineBytes = 256 << 10
-    /// The longest filter text: what one command-line argument may hold (Linux's MAX_ARG_STRLEN), so a
-    /// manifest's graph is never larger than one `run --filter` could be given.
-    static let maximumFilterBytes = 128 << 10
-
-    /// A filter text no longer than `maximumFilterBytes` (checked before it is parsed).
-    static func checkedFilterText(_ text: String, _ name: String) throws -> String {
-        guard text.utf8.count <= maximumFilterBytes else {
-            throw UsageError("\(name) is \(text.utf8.count) bytes of graph text, over the limit of \(maximumFilterBytes >> 10) KiB")
-        }
-        return text
-    }
+    /// The longest filter text (`FilterText`).
+    static let maximumFilterBytes = FilterText.maximumBytes
 
     /// Reads and checks `path`. `defaults` fill what a line leaves out; without an `output`, a line's
     /// output is `outputDirectory`/INPUT-NAME with the codec's usual extension.
@@ -272,40 +270,19 @@ struct BatchManifest: Sendable {
 
     private static func parse(_ text: String, base: String, defaults: JobSettings, outputDirectory: String?,
                               graphs: inout GraphChecks) throws -> BatchJob {
-        let value: ManifestValue
+        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(ManifestValue.self, from: Data(text.utf8))
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         } catch {
             throw UsageError("not valid JSON (one job per line: {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\"})")
         }
         guard case .object(let fields) = value else { throw UsageError("a job is a JSON object, not \(value.typeName)") }
-        var settings = JobSettings()
-        var input: String?, output: String?, id: String?
-        for key in fields.keys.sorted() {
-            let field = fields[key]!
-            guard keys.contains(key) else {
-                throw UsageError("unknown key \"\(key)\"" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
-            }
-            let text: String
-            switch field {
-            case .string(let string): text = string
-            case .number(let number) where ["crf", "frames", "duration", "fps", "bitrate"].contains(key):
-                text = number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-            default:
-                throw UsageError("\"\(key)\" must be \(["crf", "frames", "duration", "fps", "bitrate"].contains(key) ? "a number or a string" : "a string"), not \(field.typeName)")
-            }
-            switch key {
-            case "input": input = text
-            case "output": output = text
-            case "id": id = text
-            default:
-                do {
-                    _ = try settings.set(key, text: text)
-                } catch let error as UsageError {
-                    throw UsageError("\"\(key)\": " + error.description)
-                }
-            }
+        for key in fields.keys.sorted() where !keys.contains(key) {
+            throw UsageError("unknown key \(key.debugDescription)" + Self.suggestion(for: key) + " (keys: \(keys.joined(separator: ", ")))")
         }
+        var source = ManifestFields(fields: fields)
+        let input = try source.text(for: "input"), output = try source.text(for: "output"), id = try source.text(for: "id")
+        var settings = try JobSettings(from: &source)
         guard let input, !input.isEmpty else { throw UsageError("a job needs \"input\" (a file, a URL, or \"pattern\")") }
         let resolvedInput: String
         if input == "pattern" || input.contains("://") {

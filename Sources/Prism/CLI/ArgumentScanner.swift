@@ -8,7 +8,7 @@ struct OptionSpec: Sendable {
     let names: [String]
     /// What the value looks like in the usage (`FILE`, `h264|hevc|ffv1|prores`); nil for a flag.
     let value: String?
-    let help: String
+    var help: String
     /// Shown without brackets in the synopsis (the command refuses to run without it).
     var required = false
     /// Accepted but left out of the usage (test hooks).
@@ -174,21 +174,18 @@ struct ArgumentScanner {
         return options.contains { flags[$0] != nil }
     }
 
-    /// The value of option `name` read and checked by `parse` (a `SettingValue` function), nil when not given.
-    mutating func value<Value>(_ name: String, _ parse: (String, String) throws -> Value) throws -> Value? {
+    /// The value of option `name` read and checked by its type, nil when not given.
+    mutating func value<Value: OptionValue>(_ name: String, as type: Value.Type) throws -> Value? {
         guard let text = value(name) else { return nil }
-        return try parse(text, name)
+        return try Value(text: text, name: name)
     }
 
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        try value(name) { try SettingValue.wholeNumber($0, $1, in: range) }
+        guard let text = value(name) else { return nil }
+        return try WholeNumber.parse(text, name, in: range)
     }
 
-    mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
-        try value(name) { try SettingValue.number($0, $1, in: range) }
-    }
-
-    mutating func size(_ name: String) throws -> Size? { try value(name, SettingValue.size) }
+    mutating func size(_ name: String) throws -> Size? { try value(name, as: Size.self) }
 
     /// Throws for an option that was given but that the command never read: it would be silently ignored.
     func checkAllUsed() throws {
@@ -200,6 +197,6 @@ struct ArgumentScanner {
 }
 
 extension ArgumentScanner {
-    /// A frame rate (`30`, `29.97`, `30000/1001`) in `SettingValue.frameRates`.
-    mutating func frameRate(_ name: String) throws -> Rational? { try value(name, SettingValue.frameRate) }
+    /// A frame rate (`30`, `29.97`, `30000/1001`) in `FrameRate.range`.
+    mutating func frameRate(_ name: String) throws -> Rational? { try value(name, as: FrameRate.self)?.rate }
 }

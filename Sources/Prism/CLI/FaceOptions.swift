@@ -21,16 +21,18 @@ extension FaceSettings {
         .flag("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again"),
     ]
 
-    static func parse(_ scanner: inout ArgumentScanner) throws -> FaceOptions {
+    /// The face options `source` gives (a command line's `--face-every 5`), each checked by its value type.
+    static func parse(_ source: inout some OptionSource) throws -> FaceOptions {
         var options = FaceOptions()
-        options.model = scanner.value("--face-model")
-        options.every = try scanner.int("--face-every", in: 1...100_000)
-        options.sidecarIn = scanner.value("--faces-in")
-        options.sidecarOut = scanner.value("--faces-out")
-        options.minSize = try scanner.int("--face-min-size", in: 8...100_000)
-        options.strict = scanner.flag("--faces-strict")
+        options.model = try source.text(for: "face-model")
+        options.every = try source.value(for: "face-every", as: FaceInterval.self)?.value
+        options.sidecarIn = try source.text(for: "faces-in")
+        options.sidecarOut = try source.text(for: "faces-out")
+        options.minSize = try source.value(for: "face-min-size", as: FaceMinimumSize.self)?.value
+        options.strict = try source.flag(for: "faces-strict")
         if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {
-            throw UsageError("--faces-in replaces the detector: drop --face-model, --face-every, --face-min-size and --faces-strict")
+            let detector = ["face-model", "face-every", "face-min-size"].map { source.spelling(for: $0) }.joined(separator: ", ")
+            throw UsageError("\(source.spelling(for: "faces-in")) replaces the detector: drop \(detector) and \(source.spelling(for: "faces-strict"))")
         }
         return options
     }

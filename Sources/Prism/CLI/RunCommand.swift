@@ -17,21 +17,12 @@ struct RunCommand: PrismCommand {
     /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
     static let commonOptions: [OptionSpec] = FaceOptions.commandLine + [
         .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
-        .value("--codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
-        .value("--preset", value: "P", help: "x264/x265 preset: " + SettingValue.presets.joined(separator: ", ") + " (default medium)"),
-        .value("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
-        .value("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
-        .value("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
-        .value("--size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
-        .value("--fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
-               + "else a constant-rate conversion"),
-        .value("--duration", value: "SECONDS", help: "stop after this much input time"),
-        .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+    ] + EncoderChoice.options + InputChoice.options + [
+        .gpu,
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
         .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
         .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
-        .value("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
-        .value("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
+    ] + RecordingLimits.options + [
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
         .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
         .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
@@ -66,7 +57,7 @@ struct RunCommand: PrismCommand {
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
-        options.frameLimit = try scanner.value("--frames", SettingValue.frames)
+        options.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
         if let format = scanner.value("--progress") {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
@@ -119,35 +110,21 @@ struct RunCommand: PrismCommand {
     /// the input's path when it is a file (so the output can be checked not to be it).
     static func parseCommon(_ scanner: inout ArgumentScanner, into options: inout RunOptions, input: String?,
                             rawInputFormat: String?) throws -> String? {
-        options.filter = scanner.value("--filter", "-f") ?? ""
+        options.filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
         options.quiet = scanner.flag("--quiet", "-q")
         options.stats = scanner.flag("--stats")
         options.fuse = !scanner.flag("--no-fuse")
         options.yuvRoute = !scanner.flag("--rgb-route")
         options.autorotate = !scanner.flag("--no-autorotate")
         options.mirror = scanner.flag("--mirror")
-        options.size = try scanner.size("--size")
-        options.frameRate = try scanner.frameRate("--fps")
-        options.durationLimit = try scanner.value("--duration", SettingValue.duration).map(SettingValue.durationLimit)
+        try InputChoice(from: &scanner).apply(to: &options)
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
-        for (flag, keyPath) in [("--max-size", \RecordingLimits.maxBytes), ("--min-free", \RecordingLimits.minFreeBytes)] {
-            guard let text = scanner.value(flag) else { continue }
-            guard let bytes = ByteCount.parse(text) else { throw UsageError("\(flag) takes a size like 500M or 2G, not '\(text)'") }
-            options.limits[keyPath: keyPath] = bytes
-        }
-        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.limits = try RecordingLimits(from: &scanner)
+        options.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
         options.gpu.renderNode = scanner.value("--render-node")
-        if let readback = scanner.value("--readback") {
-            guard let strategy = ReadbackStrategy(rawValue: readback) else { throw UsageError("--readback takes sync or pbo, not '\(readback)'") }
-            options.readback = strategy
-        }
-        // Encoder.
-        if let codec = try scanner.value("--codec", SettingValue.codec) { options.encoder.codec = codec }
-        if let preset = try scanner.value("--preset", SettingValue.preset) { options.encoder.preset = preset }
-        options.encoder.crf = try scanner.value("--crf", SettingValue.crf)
-        options.encoder.bitrate = try scanner.value("--bitrate", SettingValue.bitrate)
-        if let threads = try scanner.int("--threads", in: 0...64) { options.encoder.threads = threads }
+        options.readback = try scanner.value(for: "readback")
+        try EncoderChoice(from: &scanner).apply(to: &options.encoder)
         // Input.
         let inputFormat = rawInputFormat
         var inputPath: String?
@@ -216,8 +193,8 @@ struct RunCommand: PrismCommand {
         }
         for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }
         let stop = StopSignal()
-        let signals = SignalHandlers(stop: stop)
-        defer { signals.restore() }
+        let signals = StopSignals.finishingOutput(stop)
+        defer { signals.finish() }
         // A camera input: SIGUSR2 switches to the next camera (the seed's front/back flip), without a restart.
         var cameraSwitch: (any DispatchSourceSignal)?
         if case .camera(let first) = options.input {
@@ -310,69 +287,6 @@ struct RunFailure: PrismError {
     init(_ description: String) { self.description = description }
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the run cleanly: the output is finished. A second
-/// one changes nothing (the output is still being finished); a third abandons the run at once, removing
-/// the temporaries of unfinished outputs first. Once the work is over (`restore()`), signals are ignored:
-/// the outputs are final and the process is exiting with its status. SIGPIPE is ignored so a closed
-/// stdout shows up as EPIPE on write (a clean end), not a dead process.
-final class SignalHandlers {
-    private static let stopping: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]  // SIGQUIT too: a stop, not a crash report
-    private let sources: [any DispatchSourceSignal]
-    /// Signals seen; nil once the work is over. (A class: the handlers and `restore()` share it.)
-    private final class Count: Sendable { let value = Mutex<Int?>(0) }
-    private let count = Count()
-
-    init(stop: StopSignal) {
-        signal(SIGPIPE, SIG_IGN)
-        let count = self.count
-        var sources: [any DispatchSourceSignal] = []
-        for number in Self.stopping {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                let seen = count.value.withLock { value -> Int in
-                    guard let seen = value else { return 0 }
-                    value = seen + 1
-                    return seen + 1
-                }
-                switch seen {
-                case 0:
-                    break
-                case 1:
-                    FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
-                    stop.stop()
-                case 2:
-                    FileHandle.standardError.write(Data("\nprism: still finishing the output (a third signal abandons it)\n".utf8))
-                default:
-                    PartialOutputs.removeAll()
-                    FileHandle.standardError.write(Data("\nprism: abandoned: unfinished output removed\n".utf8))
-                    exit(130)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
-        self.sources = sources
-    }
-
-    /// The work is over: later signals change nothing (the process is about to exit with its status).
-    func restore() {
-        count.value.withLock { $0 = nil }
-    }
-}
-
-/// SIGQUIT outside a run: one line and exit status 131 (128 + SIGQUIT), instead of the Swift runtime's
-/// crash backtrace followed by status 0.
-enum QuitSignal {
-    static func install() {
-        signal(SIGQUIT) { _ in
-            let message: StaticString = "\nprism: quit (SIGQUIT)\n"
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)  // async-signal-safe
-            _exit(131)
-        }
-    }
-}
-
 /// `prism render`: one still image through a graph.
 struct RenderCommand: PrismCommand {
     let filter: String
@@ -388,7 +302,7 @@ struct RenderCommand: PrismCommand {
         options: [
             .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'"),
             .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
-            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .gpu,
             .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
         ] + FaceOptions.commandLine)
 
@@ -399,8 +313,8 @@ struct RenderCommand: PrismCommand {
         guard let output = scanner.value("-o", "--output") else { throw UsageError("render needs -o OUT.(png|jpg)") }
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
-        filter = scanner.value("--filter", "-f") ?? ""
-        gpu = GPUOptions(deviceIndex: try scanner.int("--gpu", in: 0...63))
+        filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
+        gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
         quality = try scanner.int("--quality", in: 1...100) ?? 90
         faces = try FaceOptions.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
@@ -449,4 +363,5 @@ struct GraphInputError: PrismError {
     let error: GraphTextError
     let text: String
     var description: String { error.description }
+    var diagnostics: [Diagnostic] { error.diagnostics }
 }

@@ -39,19 +39,16 @@ struct DevCommand: PrismCommand {
         }
         options.port = try scanner.int("--port", in: 0...65535) ?? 8080
         options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"
-        options.extraFilter = scanner.value("--filter", "-f") ?? ""
+        options.extraFilter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
         options.outputDirectory = scanner.value("--out") ?? "."
         guard FileManager.default.fileExists(atPath: options.outputDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("--out \(options.outputDirectory): no such directory")
         }
-        if let size = try scanner.size("--size") { options.patternSize = size }
+        if let size: Size = try scanner.value(for: "size") { options.patternSize = size }
         if let rate = scanner.value("--fps") {
-            guard let parsed = Rational(parsing: rate), parsed.num > 0, parsed.den > 0, parsed.doubleValue <= 240 else {
-                throw UsageError("--fps takes a rate like 30 or 30000/1001, not '\(rate)'")
-            }
-            options.frameRate = parsed
+            options.frameRate = try FrameRate(text: rate, name: "--fps", upTo: DevOptions.maximumFrameRate).rate
         }
-        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        options.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
         options.audioDevice = scanner.value("--audio")
@@ -81,8 +78,8 @@ struct DevCommand: PrismCommand {
         for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: options.outputDirectory, namesStartingWith: "prism-dev-").recovered {
             PrismCommandLine.info("prism: \(leftover.message)")
         }
-        let signals = SignalHandlers(stop: session.stop)
-        defer { signals.restore() }
+        let signals = StopSignals.finishingOutput(session.stop)
+        defer { signals.finish() }
         try session.run()
         return 0
     }

@@ -29,16 +29,24 @@ final class DevController {
             publishParameters(graph)
             return graph
         } catch {
-            report("\(error)")
+            report(error)
             state.update { $0.failedReloads = 0 }
             return FilterGraph()
         }
     }
 
-    /// A compile error, on the page (at the author's file and line) and on stderr; the last good shader runs on.
-    func report(_ error: String) {
-        let files = state.read().watched
-        let diagnostic = DevDiagnostic.from(error, files: files, fallbackFile: options.shaderPath)
+    /// A compile error, on the page (at the author's file and line, from the error's diagnostics) and on
+    /// stderr; the last good shader runs on.
+    func report(_ error: any Error) {
+        show(DevDiagnostic.from(error, fallbackFile: options.shaderPath))
+    }
+
+    /// A failure known only as text (the engine's fallback event).
+    func report(text: String) {
+        show(DevDiagnostic.from(text: text, fallbackFile: options.shaderPath))
+    }
+
+    private func show(_ diagnostic: DevDiagnostic) {
         state.update {
             $0.error = diagnostic
             $0.failedReloads += 1
@@ -71,7 +79,7 @@ final class DevController {
             }
             if !options.quiet { PrismCommandLine.info("prism: reloaded \(options.shaderPath)") }
         } catch {
-            report("\(error)")
+            report(error)
         }
     }
 
@@ -98,7 +106,7 @@ final class DevController {
         guard graph.nodes.indices.contains(node) else { return }
         try? graph.setParameter(graph.nodes[node].id, name, value)
         if control.renderer?.isStale == true {
-            do { try control.recompile() } catch { report("\(error)") }
+            do { try control.recompile() } catch { report(error) }
         }
         publishParameters(graph)
     }

@@ -18,7 +18,7 @@ struct DevOptions: Sendable {
             .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
             .value("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)"),
             .value("--fps", value: "RATE", help: "the pattern's rate, asked of a camera (default 30, at most 240)"),
-            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .gpu,
             .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM into the page's recordings (AAC); it feeds audio-reactive shaders too"),
             .value("--preview-width", value: "N", help: "preview frames wider than this are downscaled, 64-8192 (default 960)"),
             .flag("--quiet", "-q", help: "fewer messages"),
@@ -26,6 +26,9 @@ struct DevOptions: Sendable {
             .flag("--page-self-test", help: "", hidden: true),
         ] + FaceOptions.commandLine,
         notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
+
+    /// The preview's rate at most (the pattern's, what a camera is asked for).
+    static let maximumFrameRate = 240.0
 
     var shaderPath: String
     /// The pattern, a movie (looped: reopened at its end, timestamps continuing) or a camera.

@@ -188,7 +188,7 @@ final class DevSession: Sendable {
             if !quiet { PrismCommandLine.info("prism: \(event.description)") }
         case .graphFallback(let error):
             // Called on the GPU thread, where the controller lives.
-            controller.value.report(error)
+            controller.value.report(text: error)
         }
     }
 }

@@ -67,8 +67,21 @@ final class DevState: Sendable {
     }
 }
 
-/// `/state`'s document. Absent values are `null`, not missing keys (the page tests `state.error`,
-/// `state.camera`, …), so the optionals are encoded explicitly.
+/// An optional that is encoded as `null` when absent rather than left out (the page tests `state.error`,
+/// `state.camera`, …): the one place the document's optionals are written, so its parts can use the
+/// synthesized `encode(to:)`.
+@propertyWrapper
+private struct Null<Value: Encodable>: Encodable {
+    var wrappedValue: Value?
+    init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.singleValueContainer()
+        if let wrappedValue { try c.encode(wrappedValue) } else { try c.encodeNil() }
+    }
+}
+
+/// `/state`'s document. Absent values are `null`, not missing keys (`@Null`).
 private struct StateJSON: Encodable {
     let snapshot: DevState.Snapshot
     let now: Date
@@ -85,44 +98,21 @@ private struct StateJSON: Encodable {
 
     struct ErrorJSON: Encodable {
         let file: String
-        let line: Int?
-        let column: Int?
+        @Null var line: Int?
+        @Null var column: Int?
         let message: String
         let text: String
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(file, forKey: .file)
-            try c.encode(line, forKey: .line)
-            try c.encode(column, forKey: .column)
-            try c.encode(message, forKey: .message)
-            try c.encode(text, forKey: .text)
-        }
-        enum CodingKeys: String, CodingKey { case file, line, column, message, text }
     }
 
     struct Recording: Encodable {
         let active: Bool
         let seconds: Double
-        let path: String?
+        @Null var path: String?
         let frames: Int
         let dropped: Int
-        let last: String?
-        let error: String?
-        let note: String?
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(active, forKey: .active)
-            try c.encode(seconds, forKey: .seconds)
-            try c.encode(path, forKey: .path)
-            try c.encode(frames, forKey: .frames)
-            try c.encode(dropped, forKey: .dropped)
-            try c.encode(last, forKey: .last)
-            try c.encode(error, forKey: .error)
-            try c.encode(note, forKey: .note)
-        }
-        enum CodingKeys: String, CodingKey { case active, seconds, path, frames, dropped, last, error, note }
+        @Null var last: String?
+        @Null var error: String?
+        @Null var note: String?
     }
 
     struct Camera: Encodable {
@@ -132,17 +122,8 @@ private struct StateJSON: Encodable {
         }
         let device: String
         let cameras: [Choice]
-        let pending: String?
-        let error: String?
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(device, forKey: .device)
-            try c.encode(cameras, forKey: .cameras)
-            try c.encode(pending, forKey: .pending)
-            try c.encode(error, forKey: .error)
-        }
-        enum CodingKeys: String, CodingKey { case device, cameras, pending, error }
+        @Null var pending: String?
+        @Null var error: String?
     }
 
     /// One settable (or shown) parameter of a graph node; `min`/`max` only for numbers, `options` only
@@ -205,67 +186,56 @@ private struct StateJSON: Encodable {
         }
     }
 
-    /// Any JSON value (the self-test's object is passed through as the page posted it).
-    indirect enum AnyJSON: Codable {
-        case null, bool(Bool), number(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
-
-        init(from decoder: Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() { self = .null }
-            else if let v = try? c.decode(Bool.self) { self = .bool(v) }
-            else if let v = try? c.decode(Double.self) { self = .number(v) }
-            else if let v = try? c.decode(String.self) { self = .string(v) }
-            else if let v = try? c.decode([AnyJSON].self) { self = .array(v) }
-            else { self = .object(try c.decode([String: AnyJSON].self)) }
-        }
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.singleValueContainer()
-            switch self {
-            case .null: try c.encodeNil()
-            case .bool(let v): try c.encode(v)
-            case .number(let v): try c.encode(v)
-            case .string(let v): try c.encode(v)
-            case .array(let v): try c.encode(v)
-            case .object(let v): try c.encode(v)
-            }
-        }
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case frames, fps, passes, timing, error, reloads, failedReloads, parameters, recording, previewDropped, size,
-             input, renderer, shader, watched, camera, selfTest
+    /// The document's fields, in the order they are written.
+    struct Document: Encodable {
+        let frames: Int
+        @Null var fps: Double?
+        let passes: [Pass]
+        let timing: String
+        @Null var error: ErrorJSON?
+        let reloads: Int
+        let failedReloads: Int
+        let parameters: [Parameter]
+        let recording: Recording
+        let previewDropped: Int
+        let size: [Int]
+        let input: String
+        let renderer: String
+        let shader: String
+        let watched: [String]
+        @Null var camera: Camera?
+        @Null var selfTest: JSONValue?
     }
 
     func encode(to encoder: Encoder) throws {
         let s = snapshot
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(s.frames, forKey: .frames)
-        try c.encode(jsonNumber((s.fps * 10).rounded() / 10), forKey: .fps)
-        try c.encode(s.passes.map { Pass(label: $0.label, ms: jsonNumber(($0.milliseconds * 1000).rounded() / 1000) ?? 0) }, forKey: .passes)
-        try c.encode(s.timing, forKey: .timing)
-        try c.encode(s.error.map { ErrorJSON(file: $0.file, line: $0.line, column: $0.column, message: $0.message, text: $0.text) },
-                     forKey: .error)
-        try c.encode(s.reloads, forKey: .reloads)
-        try c.encode(s.failedReloads, forKey: .failedReloads)
-        try c.encode(s.parameters.flatMap { node in
-            node.values.specs.map { Parameter(node: node.node, filter: node.filter, spec: $0, value: node.values[$0.name] ?? $0.defaultValue) }
-        }, forKey: .parameters)
         let seconds = s.recordingStarted.map { now.timeIntervalSince($0) } ?? 0
-        try c.encode(Recording(active: s.recordingPath != nil, seconds: jsonNumber((seconds * 10).rounded() / 10) ?? 0, path: s.recordingPath,
-                               frames: s.recordingFrames, dropped: s.recordingDropped, last: s.lastRecording,
-                               error: s.recordingError, note: s.recordingNote), forKey: .recording)
-        try c.encode(s.previewDropped, forKey: .previewDropped)
-        try c.encode([s.outputSize.width, s.outputSize.height], forKey: .size)
-        try c.encode(s.input, forKey: .input)
-        try c.encode(s.renderer, forKey: .renderer)
-        try c.encode(s.shader, forKey: .shader)
-        try c.encode(s.watched, forKey: .watched)
-        try c.encode(s.cameraDevice.map { device in
-            Camera(device: device, cameras: s.cameras.map { Camera.Choice(path: $0.path, card: $0.card) },
-                   pending: s.cameraPending, error: s.cameraError)
-        }, forKey: .camera)
-        try c.encode(s.selfTest.flatMap { try? JSONDecoder().decode(AnyJSON.self, from: Data($0.utf8)) }, forKey: .selfTest)
+        try Document(
+            frames: s.frames,
+            fps: jsonNumber((s.fps * 10).rounded() / 10),
+            passes: s.passes.map { Pass(label: $0.label, ms: jsonNumber(($0.milliseconds * 1000).rounded() / 1000) ?? 0) },
+            timing: s.timing,
+            error: s.error.map { ErrorJSON(file: $0.file, line: $0.line, column: $0.column, message: $0.message, text: $0.text) },
+            reloads: s.reloads,
+            failedReloads: s.failedReloads,
+            parameters: s.parameters.flatMap { node in
+                node.values.specs.map { Parameter(node: node.node, filter: node.filter, spec: $0, value: node.values[$0.name] ?? $0.defaultValue) }
+            },
+            recording: Recording(active: s.recordingPath != nil, seconds: jsonNumber((seconds * 10).rounded() / 10) ?? 0, path: s.recordingPath,
+                                 frames: s.recordingFrames, dropped: s.recordingDropped, last: s.lastRecording,
+                                 error: s.recordingError, note: s.recordingNote),
+            previewDropped: s.previewDropped,
+            size: [s.outputSize.width, s.outputSize.height],
+            input: s.input,
+            renderer: s.renderer,
+            shader: s.shader,
+            watched: s.watched,
+            camera: s.cameraDevice.map { device in
+                Camera(device: device, cameras: s.cameras.map { Camera.Choice(path: $0.path, card: $0.card) },
+                       pending: s.cameraPending, error: s.cameraError)
+            },
+            selfTest: s.selfTest.flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+        ).encode(to: encoder)
     }
 }
 
@@ -358,24 +328,5 @@ enum DevParameters {
         default:
             return false
         }
-    }
-}
-
-/// A JSON value as the preview's request bodies carry it (JSONDecoder keeps booleans and numbers apart).
-enum JSONValue: Decodable, Sendable, Equatable {
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case null
-
-    init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let flag = try? container.decode(Bool.self) { self = .bool(flag) }
-        else if let number = try? container.decode(Double.self) { self = .number(number) }
-        else if let text = try? container.decode(String.self) { self = .string(text) }
-        else if let items = try? container.decode([JSONValue].self) { self = .array(items) }
-        else { throw DecodingError.dataCorruptedError(in: container, debugDescription: "objects are not accepted here") }
     }
 }

@@ -113,11 +113,8 @@ final class FileWatcher: Sendable {
             var fds = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
             // Block until something happens; once a change is pending, wait only for the quiet period.
-            let ready = poll(&fds, 2, pending.isEmpty ? -1 : quietPeriod)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            let ready = retryingEINTR { poll(&fds, 2, pending.isEmpty ? -1 : quietPeriod) }
+            if ready < 0 { return }
             if ready == 0 {
                 // Quiet for the whole window: report the burst.
                 let changed = pending

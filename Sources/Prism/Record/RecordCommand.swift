@@ -52,30 +52,13 @@ struct RecordCommand: PrismCommand {
             throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for files")
         }
         startRecording = scanner.flag("--start")
-        if let text = scanner.value("--segment") {
-            guard let seconds = Self.parseDuration(text) else {
-                throw UsageError("--segment takes a duration like 90s, 10m or 1h, not '\(text)'")
-            }
-            segmentSeconds = seconds
-        }
-        if let text = scanner.value("--segment-size") {
-            guard let bytes = ByteCount.parse(text) else { throw UsageError("--segment-size takes a size like 500M, not '\(text)'") }
-            segmentBytes = bytes
-        }
+        segmentSeconds = try scanner.value(for: "segment", as: TakeLength.self)?.seconds
+        segmentBytes = try scanner.value(for: "segment-size", as: ByteSize.self)?.bytes
         try scanner.checkAllUsed()
     }
 
     /// How long `quit` waits for a frame to be carried out on before it stops the run by itself.
     static let quitGrace = 10.0
-
-    /// `90s`, `10m`, `1h`, `1.5m`, or plain seconds.
-    static func parseDuration(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
-        var number = Substring(text), scale = 1.0
-        if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
-        guard let value = Double(number), value.isFinite, value > 0 else { return nil }
-        return value * scale
-    }
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(options.filter)
@@ -104,8 +87,8 @@ struct RecordCommand: PrismCommand {
         // Takes of a killed earlier recorder are hidden temporaries that no later take name would meet.
         for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: directory, namesStartingWith: "take-").recovered { say(leftover.message) }
         if startRecording { remote.send(.start) }
-        let signals = SignalHandlers(stop: stop)
-        defer { signals.restore() }
+        let signals = StopSignals.finishingOutput(stop)
+        defer { signals.finish() }
         Self.readCommands(into: remote, stop: stop, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }

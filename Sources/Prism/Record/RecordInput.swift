@@ -54,11 +54,9 @@ struct BoundedLineReader {
                 defer { buffer.removeAll() }
                 return .text(String(decoding: buffer, as: UTF8.self))
             }
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            let count = retryingEINTR { chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
             if count > 0 {
                 buffer.append(contentsOf: chunk[..<count])
-            } else if count < 0 && errno == EINTR {
-                continue
             } else {
                 atEnd = true  // the end, or an error reading: either way no more commands
             }

@@ -5,9 +5,12 @@ import PrismCore
 public struct GraphBindError: GraphTextError {
     public let message: String
     public let column: Int
-    public init(_ message: String, column: Int) {
+    /// The diagnostics of the error this one wraps (a `.cube` file's line), kept for tools.
+    public let diagnostics: [Diagnostic]
+    public init(_ message: String, column: Int, diagnostics: [Diagnostic] = []) {
         self.message = message
         self.column = column
+        self.diagnostics = diagnostics
     }
 }
 
@@ -102,7 +105,7 @@ public struct GraphBinder {
                 // Already file:line:column in the shader: the author's position, not the graph's.
                 throw error
             } catch let error as PrismError {
-                throw GraphBindError("\(element.name): \(error.description)", column: column)
+                throw GraphBindError("\(element.name): \(error.description)", column: column, diagnostics: error.diagnostics)
             }
             var inputs = (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
                 switch source {

@@ -157,6 +157,10 @@ public struct CubeLUTError: PrismError, Equatable {
         let name = file ?? "cube LUT"
         return line > 0 ? "\(name), line \(line): \(message)" : "\(name): \(message)"
     }
+
+    public var diagnostics: [Diagnostic] {
+        file.map { [Diagnostic(file: $0, line: line > 0 ? line : nil, message: message)] } ?? []
+    }
 }
 
 extension CubeLUT {

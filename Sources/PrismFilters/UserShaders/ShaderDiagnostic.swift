@@ -1,38 +1,7 @@
 import PrismCore
 
-/// One message from a GLSL compiler, in the author's file.
-public struct ShaderDiagnostic: Hashable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Hashable, Sendable {
-        case error, warning, note
-    }
-
-    public var file: String
-    /// The author's line; nil when the compiler gave none or the line is generated code.
-    public var line: Int?
-    /// The author's column, when the compiler gave one and the line was not edited by translation.
-    public var column: Int?
-    public var severity: Severity
-    /// The compiler's own words (NVIDIA's code such as `C1008` kept in front).
-    public var message: String
-
-    public init(file: String, line: Int?, column: Int? = nil, severity: Severity = .error, message: String) {
-        self.file = file
-        self.line = line
-        self.column = column
-        self.severity = severity
-        self.message = message
-    }
-
-    /// `file:line:column: error: message` (line and column left out when unknown).
-    public var description: String {
-        var s = file
-        if let line {
-            s += ":\(line)"
-            if let column { s += ":\(column)" }
-        }
-        return s + ": \(severity.rawValue): \(message)"
-    }
-}
+/// One message from a GLSL compiler, in the author's file: a `Diagnostic`, as every error carries them.
+public typealias ShaderDiagnostic = Diagnostic
 
 /// Reads GLSL info logs. Recognised line formats:
 ///
@@ -65,106 +34,11 @@ public enum ShaderCompilerLog {
         return diagnostics
     }
 
-    struct ParsedLine: Equatable {
-        var line: Int
-        var column: Int?
-        var severity: ShaderDiagnostic.Severity
-        var message: String
-    }
+    typealias ParsedLine = CompilerLogLine
 
-    static func parseLine(_ text: String) -> ParsedLine? {
-        var scanner = LogScanner(text)
-        // glslang: "ERROR: 0:12: message"
-        let save = scanner.position
-        if let word = scanner.word(), scanner.consume(":"), let severity = severity(word.lowercased()) {
-            scanner.skipSpaces()
-            if scanner.integer() != nil, scanner.consume(":"), let line = scanner.integer(), scanner.consume(":") {
-                return ParsedLine(line: line, column: nil, severity: severity, message: scanner.rest())
-            }
-            return nil
-        }
-        scanner.position = save
-        guard scanner.integer() != nil else { return nil }
-        if scanner.consume(":") {
-            // Mesa: "0:12(5): error: message"
-            guard let line = scanner.integer() else { return nil }
-            var column: Int?
-            if scanner.consume("(") {
-                column = scanner.integer()
-                guard scanner.consume(")") else { return nil }
-            }
-            guard scanner.consume(":") else { return nil }
-            scanner.skipSpaces()
-            guard let word = scanner.word(), let severity = severity(word.lowercased()), scanner.consume(":") else { return nil }
-            return ParsedLine(line: line, column: column, severity: severity, message: scanner.rest())
-        }
-        if scanner.consume("(") {
-            // NVIDIA: "0(12) : error C1008: message"
-            guard let line = scanner.integer(), scanner.consume(")") else { return nil }
-            scanner.skipSpaces()
-            guard scanner.consume(":") else { return nil }
-            scanner.skipSpaces()
-            guard let word = scanner.word(), let severity = severity(word.lowercased()) else { return nil }
-            scanner.skipSpaces()
-            var code = ""
-            if let c = scanner.peek, c == "C" { code = scanner.word() ?? "" }
-            guard scanner.consume(":") else { return nil }
-            let message = scanner.rest()
-            return ParsedLine(line: line, column: nil, severity: severity, message: code.isEmpty ? message : "\(code): \(message)")
-        }
-        return nil
-    }
+    static func parseLine(_ text: String) -> ParsedLine? { CompilerLogLine(parsing: text) }
 
-    private static func severity(_ word: String) -> ShaderDiagnostic.Severity? {
-        switch word {
-        case "error", "fatal": return .error
-        case "warning": return .warning
-        case "info", "note": return .note
-        default: return nil
-        }
-    }
-
-    private static func isSummary(_ text: String) -> Bool {
-        let lower = text.lowercased()
-        return lower.contains("compilation errors") || lower.contains("no code generated")
-            || lower.hasPrefix("compilation terminated")
-    }
-}
-
-/// A tiny cursor over one log line.
-private struct LogScanner {
-    let chars: [Character]
-    var position = 0
-
-    init(_ text: String) { chars = Array(text) }
-
-    var peek: Character? { position < chars.count ? chars[position] : nil }
-
-    mutating func skipSpaces() {
-        while let c = peek, c == " " || c == "\t" { position += 1 }
-    }
-
-    mutating func consume(_ c: Character) -> Bool {
-        guard peek == c else { return false }
-        position += 1
-        return true
-    }
-
-    mutating func integer() -> Int? {
-        let start = position
-        while let c = peek, c.isASCII, c.isNumber { position += 1 }
-        return start == position ? nil : Int(String(chars[start..<position]))
-    }
-
-    mutating func word() -> String? {
-        let start = position
-        while let c = peek, c.isASCII, c.isLetter || c.isNumber { position += 1 }
-        return start == position ? nil : String(chars[start..<position])
-    }
-
-    mutating func rest() -> String {
-        String(chars[position...]).trimmingLeadingWhitespace()
-    }
+    private static func isSummary(_ text: String) -> Bool { CompilerLogLine.isSummary(text) }
 }
 
 extension String {

@@ -94,6 +94,8 @@ public struct ShaderLoadError: PrismError, Equatable {
         // Messages quote the author's text, which may span lines: an error stays one line.
         return s + ": " + message.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
+
+    public var diagnostics: [Diagnostic] { [Diagnostic(file: file, line: line, column: line == nil ? nil : column, message: message)] }
 }
 
 /// Where shader sources and includes are read from. The loader only reads text through this, so

@@ -1,4 +1,5 @@
 import CEGL
+import Foundation
 import CGLES
 import PrismCore
 
@@ -73,5 +74,16 @@ public struct ShaderCompileError: PrismError {
         let lines = log.split(separator: "\n").map(String.init)
         let firstLine = lines.first { $0.lowercased().contains("error") } ?? lines.first ?? "no log"
         return "\(name): \(stage.rawValue) shader failed: \(firstLine)"
+    }
+
+    /// The log's messages at their lines of the source the driver was given (named `name`); lines the
+    /// driver wrote in no known format are kept without a line.
+    public var diagnostics: [Diagnostic] {
+        log.split(separator: "\n").compactMap { raw -> Diagnostic? in
+            let text = raw.trimmingCharacters(in: .whitespaces)
+            guard !text.isEmpty, !CompilerLogLine.isSummary(text) else { return nil }
+            guard let line = CompilerLogLine(parsing: text) else { return Diagnostic(file: name, line: nil, message: text) }
+            return Diagnostic(file: name, line: line.line, column: line.column, severity: line.severity, message: line.message)
+        }
     }
 }

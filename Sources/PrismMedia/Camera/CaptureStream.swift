@@ -193,9 +193,8 @@ final class CaptureStream: @unchecked Sendable {  // requeue() comes from any th
             let remaining = deadline - monotonicMicroseconds()
             guard remaining > 0 else { throw stalled(timeout) }
             var descriptor = pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(remaining / 1000 + 1, Int64(Int32.max))))
+            let ready = retryingEINTR { poll(&descriptor, 1, Int32(min(remaining / 1000 + 1, Int64(Int32.max)))) }
             if ready < 0 {
-                if errno == EINTR { continue }
                 throw V4L2Error(device: device.path, call: "poll", code: errno)
             }
             if ready == 0 { throw stalled(timeout) }

@@ -1,0 +1,394 @@
+import PrismCore
+import PrismGPU
+import PrismMedia
+import PrismPipeline
+
+/// A value an option takes that reads and checks itself from its text form (swift-argument-parser's
+/// `ExpressibleByArgument` is the model). A command line and a manifest line hand the same text to the
+/// same initialiser, so they accept the same values and refuse the others with the same message; only
+/// `name`, the option as that source's user spells it (`--crf`, `"crf"`), differs.
+protocol OptionValue: Sendable, Equatable {
+    /// Reads `text`, given for the option spelt `name`; throws a one-line `UsageError` naming it.
+    init(text: String, name: String) throws
+    /// A text that reads back as this value (job fingerprints).
+    var text: String { get }
+    /// A manifest may give the value as a JSON number (`"crf": 18`) as well as a string.
+    static var isNumeric: Bool { get }
+}
+
+extension OptionValue {
+    static var isNumeric: Bool { false }
+}
+
+/// A whole number in a range: the value types below only name their range.
+protocol BoundedWholeNumber: OptionValue {
+    static var range: ClosedRange<Int> { get }
+    var value: Int { get }
+    init(value: Int)
+}
+
+extension BoundedWholeNumber {
+    init(text: String, name: String) throws { self.init(value: try WholeNumber.parse(text, name, in: Self.range)) }
+    var text: String { String(value) }
+    static var isNumeric: Bool { true }
+}
+
+/// The one check of whole numbers in a range (value types above, and options declared with a range).
+enum WholeNumber {
+    static func parse(_ text: String, _ name: String, in range: ClosedRange<Int>) throws -> Int {
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("\(name) takes a whole number in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+        }
+        return number
+    }
+}
+
+/// x264/x265 constant rate factor.
+struct ConstantRateFactor: BoundedWholeNumber {
+    static let range = 0...51
+    let value: Int
+}
+
+/// Encoder threads; 0 lets the encoder choose.
+struct EncoderThreads: BoundedWholeNumber {
+    static let range = 0...64
+    let value: Int
+}
+
+/// A frame limit.
+struct FrameCount: BoundedWholeNumber {
+    static let range = 1...100_000_000
+    let value: Int
+}
+
+/// An EGL device index.
+struct GPUIndex: BoundedWholeNumber {
+    static let range = 0...63
+    let value: Int
+}
+
+/// Faces: detect on every Nth frame of a file.
+struct FaceInterval: BoundedWholeNumber {
+    static let range = 1...100_000
+    let value: Int
+}
+
+/// Faces: the smallest face to find, in frame pixels.
+struct FaceMinimumSize: BoundedWholeNumber {
+    static let range = 8...100_000
+    let value: Int
+}
+
+extension VideoEncoderSettings.Codec: OptionValue {
+    init(text: String, name: String) throws {
+        guard let codec = Self(rawValue: text.lowercased()) else {
+            throw UsageError("\(name) takes h264, hevc, ffv1 or prores, not '\(text)'")
+        }
+        self = codec
+    }
+    var text: String { rawValue }
+}
+
+/// An x264/x265 preset: the one list of them.
+struct EncoderPreset: OptionValue {
+    static let all = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+    let text: String
+    init(text: String, name: String) throws {
+        guard Self.all.contains(text) else { throw UsageError("\(name) takes one of \(Self.all.joined(separator: ", ")), not '\(text)'") }
+        self.text = text
+    }
+}
+
+/// `4M`, `2500k`, `800000`: bits per second, up to 2 Gbit/s.
+struct Bitrate: OptionValue {
+    let value: Int
+    static var isNumeric: Bool { true }
+    var text: String { String(value) }
+    init(text: String, name: String) throws {
+        let lowered = text.lowercased()
+        var multiplier = 1.0
+        var digits = Substring(lowered)
+        if lowered.hasSuffix("k") { multiplier = 1e3; digits = digits.dropLast() }
+        else if lowered.hasSuffix("m") { multiplier = 1e6; digits = digits.dropLast() }
+        guard let value = Double(digits), value * multiplier >= 1, value * multiplier <= 2e9 else {
+            throw UsageError("\(name) takes bits per second like 4M or 2500k, not '\(text)'")
+        }
+        self.value = Int(value * multiplier)
+    }
+}
+
+extension Size: OptionValue {
+    init(text: String, name: String) throws {
+        guard let size = Size(parsing: text) else { throw UsageError("\(name) takes WxH (e.g. 1280x720) or 720p, not '\(text)'") }
+        self = size
+    }
+    var text: String { description }
+}
+
+/// A frame rate (`30`, `29.97`, `30000/1001`) from 1/1000 to 1000 frames per second: the one frame-rate
+/// check (`prism dev` lowers the ceiling through `init(text:name:upTo:)`, with the same message).
+struct FrameRate: OptionValue {
+    static let range = Rational.frameRates
+    let rate: Rational
+    static var isNumeric: Bool { true }
+    var text: String { "\(rate.num)/\(rate.den)" }
+
+    init(text: String, name: String) throws { try self.init(text: text, name: name, upTo: Self.range.upperBound) }
+
+    init(text: String, name: String, upTo ceiling: Double) throws {
+        guard let rate = Rational(frameRate: text, upTo: ceiling) else {
+            let top = ceiling == ceiling.rounded() ? String(Int(ceiling)) : String(ceiling)
+            throw UsageError("\(name) takes a frame rate from 0.001 to \(top) like 30, 29.97 or 30000/1001, not '\(text)'")
+        }
+        self.rate = rate
+    }
+}
+
+/// Seconds of input time, to the millisecond for the engine.
+struct Seconds: OptionValue {
+    static let range = 0.001...1e7
+    let value: Double
+    static var isNumeric: Bool { true }
+    var text: String { String(value) }
+    init(text: String, name: String) throws {
+        guard let number = Double(text), Self.range.contains(number) else {
+            throw UsageError("\(name) takes a number in \(Self.range.lowerBound)...\(Self.range.upperBound), not '\(text)'")
+        }
+        value = number
+    }
+    /// The engine's limit.
+    var limit: MediaTime { Self.limit(value) }
+    static func limit(_ seconds: Double) -> MediaTime { MediaTime(value: Int64((seconds * 1000).rounded()), timescale: 1000) }
+}
+
+/// `500M`, `2G`, `1.5G`: a size on disk.
+struct ByteSize: OptionValue {
+    let bytes: Int64
+    var text: String { String(bytes) }
+    init(text: String, name: String) throws {
+        guard let bytes = ByteCount.parse(text) else { throw UsageError("\(name) takes a size like 500M or 2G, not '\(text)'") }
+        self.bytes = bytes
+    }
+}
+
+/// `90s`, `10m`, `1h`, `1.5m`, or plain seconds: how long a take runs before the next one starts.
+struct TakeLength: OptionValue {
+    let seconds: Double
+    var text: String { String(seconds) }
+    init(text: String, name: String) throws {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var number = Substring(text), scale = 1.0
+        if let last = text.last, let unit = units[last] { number = text.dropLast(); scale = unit }
+        guard let value = Double(number), value.isFinite, value > 0 else {
+            throw UsageError("\(name) takes a duration like 90s, 10m or 1h, not '\(text)'")
+        }
+        seconds = value * scale
+    }
+}
+
+extension ReadbackStrategy: OptionValue {
+    init(text: String, name: String) throws {
+        guard let strategy = Self(rawValue: text) else { throw UsageError("\(name) takes sync or pbo, not '\(text)'") }
+        self = strategy
+    }
+    var text: String { rawValue }
+}
+
+/// Filter graph text, no longer than one command-line argument may be (Linux's MAX_ARG_STRLEN), so a
+/// manifest's graph is never larger than one `run --filter` could be given. Bound later, by the command.
+struct FilterText: OptionValue {
+    static let maximumBytes = 128 << 10
+    let text: String
+    init(text: String, name: String) throws {
+        guard text.utf8.count <= Self.maximumBytes else {
+            throw UsageError("\(name) is \(text.utf8.count) bytes of graph text, over the limit of \(Self.maximumBytes >> 10) KiB")
+        }
+        self.text = text
+    }
+}
+
+/// The ranges the option values check, by the names the fuzz tests and help texts use.
+enum SettingValue {
+    static let presets = EncoderPreset.all
+    static let crfRange = ConstantRateFactor.range
+    static let frameCountRange = FrameCount.range
+    static let durationRange = Seconds.range
+    static let frameRates = FrameRate.range
+}
+
+// MARK: - Sources
+
+/// Where option text comes from, by key (`fps`, `crf`): a command line (`--fps 30`) or a manifest line
+/// (`"fps": 30`). Option groups read themselves from any source, so every source gets one parser and one
+/// set of checks.
+protocol OptionSource {
+    /// The text given for `key`, nil when not given; reading it marks it used.
+    mutating func text(for key: String) throws -> String?
+    /// Whether the flag `key` was given.
+    mutating func flag(for key: String) throws -> Bool
+    /// `key` as this source's user writes it: `--fps` on a command line, `"fps"` in a manifest line.
+    func spelling(for key: String) -> String
+}
+
+extension OptionSource {
+    /// The value of `key` read and checked by its type, nil when not given.
+    mutating func value<Value: OptionValue>(for key: String, as type: Value.Type = Value.self) throws -> Value? {
+        guard let text = try text(for: key) else { return nil }
+        return try Value(text: text, name: spelling(for: key))
+    }
+}
+
+extension ArgumentScanner: OptionSource {
+    mutating func text(for key: String) -> String? { value("--" + key) }
+    mutating func flag(for key: String) -> Bool { flag("--" + key) }
+    func spelling(for key: String) -> String { "--" + key }
+}
+
+/// One key's text, spelt as the caller says (`JobSettings.set`).
+struct SingleOption: OptionSource {
+    let key: String
+    let value: String
+    let name: String
+    mutating func text(for key: String) -> String? { key == self.key ? value : nil }
+    mutating func flag(for key: String) -> Bool { false }
+    func spelling(for key: String) -> String { key == self.key ? name : key }
+}
+
+/// A value option of a group, declared once: its key (`crf`, the command line's `--crf`) and its help.
+extension OptionSpec {
+    static func key(_ key: String, _ aliases: String..., value: String, help: String) -> OptionSpec {
+        OptionSpec(names: ["--" + key] + aliases, value: value, help: help)
+    }
+
+    /// `--gpu N` (`GPUIndex`), as every command that makes a GPU context takes it.
+    static let gpu = OptionSpec.key("gpu", value: "N", help: "the EGL device to use (prism devices lists them)")
+}
+
+extension OptionSpec {
+    /// The option as `batch` takes it: the default for jobs that do not set it.
+    var asJobDefault: OptionSpec {
+        var option = self
+        option.help = help + ", for jobs that set none"
+        return option
+    }
+}
+
+// MARK: - Groups
+
+/// The encoder options of `run`, `record`, `batch` and a manifest line.
+struct EncoderChoice: Sendable, Equatable {
+    var codec: VideoEncoderSettings.Codec?
+    var preset: String?
+    var crf: Int?
+    var bitrate: Int?
+    var threads: Int?
+
+    static let options: [OptionSpec] = [
+        .key("codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
+        .key("preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)"),
+        .key("crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
+        .key("bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
+        .key("threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
+    ]
+    static let numericKeys: Set<String> = ["crf", "bitrate", "threads"]
+
+    init() {}
+
+    init(from source: inout some OptionSource) throws {
+        codec = try source.value(for: "codec")
+        preset = try source.value(for: "preset", as: EncoderPreset.self)?.text
+        crf = try source.value(for: "crf", as: ConstantRateFactor.self)?.value
+        bitrate = try source.value(for: "bitrate", as: Bitrate.self)?.value
+        threads = try source.value(for: "threads", as: EncoderThreads.self)?.value
+    }
+
+    func over(_ defaults: EncoderChoice) -> EncoderChoice {
+        var result = self
+        result.codec = codec ?? defaults.codec
+        result.preset = preset ?? defaults.preset
+        result.crf = crf ?? defaults.crf
+        result.bitrate = bitrate ?? defaults.bitrate
+        result.threads = threads ?? defaults.threads
+        return result
+    }
+
+    /// What was chosen, over the encoder's defaults.
+    func apply(to settings: inout VideoEncoderSettings) {
+        if let codec { settings.codec = codec }
+        if let preset { settings.preset = preset }
+        if let crf { settings.crf = crf }
+        if let bitrate { settings.bitrate = bitrate }
+        if let threads { settings.threads = threads }
+    }
+
+    var arguments: [(key: String, value: String)] {
+        var list: [(String, String)] = []
+        if let codec { list.append(("codec", codec.rawValue)) }
+        if let preset { list.append(("preset", preset)) }
+        if let crf { list.append(("crf", String(crf))) }
+        if let bitrate { list.append(("bitrate", String(bitrate))) }
+        if let threads { list.append(("threads", String(threads))) }
+        return list
+    }
+}
+
+/// What is taken of the input: its size and rate (the pattern's, asked of a camera, else converted to) and
+/// how much input time.
+struct InputChoice: Sendable, Equatable {
+    var size: Size?
+    var frameRate: Rational?
+    var duration: Double?
+
+    static let options: [OptionSpec] = [
+        .key("size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
+        .key("fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
+             + "else a constant-rate conversion"),
+        .key("duration", value: "SECONDS", help: "stop after this much input time"),
+    ]
+    static let numericKeys: Set<String> = ["fps", "duration"]
+
+    init() {}
+
+    init(from source: inout some OptionSource) throws {
+        size = try source.value(for: "size")
+        frameRate = try source.value(for: "fps", as: FrameRate.self)?.rate
+        duration = try source.value(for: "duration", as: Seconds.self)?.value
+    }
+
+    func over(_ defaults: InputChoice) -> InputChoice {
+        InputChoice(size: size ?? defaults.size, frameRate: frameRate ?? defaults.frameRate, duration: duration ?? defaults.duration)
+    }
+
+    private init(size: Size?, frameRate: Rational?, duration: Double?) {
+        self.size = size
+        self.frameRate = frameRate
+        self.duration = duration
+    }
+
+    var arguments: [(key: String, value: String)] {
+        var list: [(String, String)] = []
+        if let size { list.append(("size", size.description)) }
+        if let frameRate { list.append(("fps", "\(frameRate.num)/\(frameRate.den)")) }
+        if let duration { list.append(("duration", String(duration))) }
+        return list
+    }
+
+    func apply(to options: inout RunOptions) {
+        options.size = size
+        options.frameRate = frameRate
+        options.durationLimit = duration.map(Seconds.limit)
+    }
+}
+
+/// Limits that end a recording cleanly.
+extension RecordingLimits {
+    static let options: [OptionSpec] = [
+        .key("max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
+        .key("min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
+    ]
+
+    init(from source: inout some OptionSource) throws {
+        self.init(maxBytes: try source.value(for: "max-size", as: ByteSize.self)?.bytes,
+                  minFreeBytes: try source.value(for: "min-free", as: ByteSize.self)?.bytes)
+    }
+}
