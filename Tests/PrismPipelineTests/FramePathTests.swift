@@ -64,13 +64,24 @@ final class FramePathTests: XCTestCase {
         XCTAssertEqual(inverted.pixels[3], image.pixels[3], "alpha kept")
     }
 
+    /// A sink with a buffer for every frame of the run, so the engine never waits for one inside a frame's
+    /// job (a frame that must be read back holds the GPU thread until a buffer is free).
+    final class PooledSink: FrameSink {
+        let body: (ProcessedFrame) -> Bool
+        init(_ body: @escaping (ProcessedFrame) -> Bool) { self.body = body }
+        var pixelFormat: PixelFormat { .rgba }
+        var bufferCount: Int { 64 }
+        func open(_ stream: SinkStream) throws {}
+        func write(_ frame: ProcessedFrame) throws -> Bool { body(frame) }
+    }
+
     /// The engine holds the GPU thread one frame at a time: other work for the thread (a preview's
     /// snapshot, a dev reload) runs between two frames while the run goes on, not after it.
     func testOtherGPUWorkRunsBetweenFramesWhileTheEngineRuns() throws {
         let gpu = self.gpu!
         let ranDuringRun = Locked<Bool?>(nil)
         let workers = Locked<[WorkerThread]>([])
-        let sink = CallbackSink(format: .rgba) { frame, _ in
+        let sink = PooledSink { frame in
             guard frame.index == 3 else { return true }
             let done = DispatchSemaphore(value: 0)
             // A joined thread: a detached one's closure, released at some later moment, could hold the

@@ -339,9 +339,12 @@ public final class FrameEngine: Sendable {
             frames.close()
         }
 
-        // The GPU thread: one job per frame, posted from here (the caller's thread waits for each, so the
-        // queue never runs ahead); between two frames it is free for other work: what `schedule` posts,
-        // a preview's snapshot, a GL object's deletion.
+        // The GPU thread: one job per frame, posted from here; between two frames it is free for other
+        // work (what `schedule` posts, a preview's snapshot, a GL object's deletion). At most two frames
+        // are posted and not yet done: the next one waits in the thread's queue while one renders (no
+        // wake-up between frames), and the source's queue, not the thread's, holds the rest (live sources
+        // drop their oldest frames there).
+        let inFlight = DispatchSemaphore(value: 2)
         let running = Atomic<Bool>(true)
         let post: @Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void = { work in
             gpu.thread.async {
@@ -367,9 +370,20 @@ public final class FrameEngine: Sendable {
                 first = origin
                 let time = (timed.pts - origin).seconds
                 let (frame, frameIndex, delta) = (timed, index, time - previousTime)
-                try gpu.perform {
-                    let stage = stage.value
-                    try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, control: EngineControl(stage: stage))
+                inFlight.wait()
+                let posted = gpu.thread.async {
+                    defer { inFlight.signal() }
+                    guard !failure.hasError else { return }
+                    do {
+                        let stage = stage.value
+                        try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, control: EngineControl(stage: stage))
+                    } catch {
+                        fail(error)
+                    }
+                }
+                if !posted {
+                    inFlight.signal()
+                    throw UsageError("the GPU thread stopped during the run")
                 }
                 previousTime = time
                 index += 1
