@@ -73,7 +73,7 @@ struct HTTPServerLimits: Sendable {
 /// (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, which also bounds header sizes), a whole-request deadline
 /// and eviction of the longest-waiting connections when the table fills (a watchdog thread shuts
 /// their sockets down), a cap on concurrent streams, and a request body limit.
-final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written only by init and stop
+final class HTTPServer: Sendable {
     typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     let port: Int
@@ -84,14 +84,15 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
     fileprivate var bodyLimit: Int { limits.body }
     let connections: ConnectionTable
     private let streamCount = Mutex(0)
-    private var daemon: OpaquePointer?
-    private var listenSocket: Int32
+    /// The running daemon and its socket; nil once stopped (`stop` may race `deinit`'s call of it).
+    private let running = Mutex<(daemon: OpaquePointer, socket: Int32)?>(nil)
 
     init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
          handler: @escaping Handler) throws {
         self.handler = handler
         self.limits = limits
         self.address = address
+        let listenSocket: Int32
         (listenSocket, self.port) = try Self.listen(address: address, port: port)
         gate = RequestGate(bindAddress: address, port: self.port, token: token)
         connections = ConnectionTable(limits: limits)
@@ -109,16 +110,17 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
         ]
         let flags = UInt32(MHD_USE_THREAD_PER_CONNECTION.rawValue) | UInt32(MHD_USE_INTERNAL_POLLING_THREAD.rawValue)
             | UInt32(MHD_USE_POLL.rawValue)
-        daemon = options.withUnsafeMutableBufferPointer { items in
+        let daemon = options.withUnsafeMutableBufferPointer { items in
             withVaList([Int32(MHD_OPTION.ARRAY.rawValue), items.baseAddress!,
                         Int32(MHD_OPTION.END.rawValue)]) { list in
                 MHD_start_daemon_va(flags, 0, nil, nil, accessHandler, context, list)
             }
         }
-        guard daemon != nil else {
+        guard let daemon else {
             close(listenSocket)
             throw UsageError("cannot start the preview server on \(address):\(self.port) (MHD_start_daemon failed)")
         }
+        running.withLock { $0 = (daemon, listenSocket) }
         connections.startWatchdog()
     }
 
@@ -138,11 +140,10 @@ final class HTTPServer: @unchecked Sendable {  // the daemon pointer is written 
 
     /// Stops accepting, ends every connection (streams see `finish` first) and frees the daemon.
     func stop() {
-        guard let daemon else { return }
-        self.daemon = nil
+        guard let (daemon, socket) = running.withLock({ running in defer { running = nil }; return running }) else { return }
         connections.stopWatchdog()
         MHD_stop_daemon(daemon)
-        close(listenSocket)
+        close(socket)
     }
 
     deinit { stop() }

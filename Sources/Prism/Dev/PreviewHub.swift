@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 import PrismMedia
+import Synchronization
 
 /// Which picture a preview client watches.
 enum PreviewView: String, Sendable, CaseIterable {
@@ -75,15 +76,18 @@ final class PreviewHub: Sendable {
 
 /// One MJPEG client: `multipart/x-mixed-replace` parts, each the newest JPEG when the previous part
 /// has gone out. Runs on the client's connection thread; a slow reader just sees fewer frames.
-final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {  // read() runs on the one connection thread; finish() is guarded
+final class MJPEGStream: HTTPStreamSource, Sendable {
     static let boundary = "prismframe"
     private let hub: PreviewHub
     private let view: PreviewView
-    private var sequence = 0
-    private var pending: [UInt8] = []
-    private var offset = 0
-    private let lock = NSLock()
-    private var finished = false
+    /// The part being sent: only the connection thread reads, so this lock is never contended.
+    private struct Part {
+        var sequence = 0
+        var bytes: [UInt8] = []
+        var offset = 0
+    }
+    private let part = Mutex(Part())
+    private let finished = Mutex(false)
 
     init(hub: PreviewHub, view: PreviewView) {
         self.hub = hub
@@ -92,22 +96,25 @@ final class MJPEGStream: HTTPStreamSource, @unchecked Sendable {  // read() runs
     }
 
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
-        while offset >= pending.count {
-            guard let (next, jpeg) = hub.nextJPEG(view, after: sequence) else { return nil }
-            if jpeg.isEmpty { continue }
-            sequence = next
-            let header = "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.count)\r\n\r\n"
-            pending = Array(header.utf8) + jpeg + Array("\r\n".utf8)
-            offset = 0
+        part.withLock { part in
+            while part.offset >= part.bytes.count {
+                guard let (next, jpeg) = hub.nextJPEG(view, after: part.sequence) else { return nil }
+                if jpeg.isEmpty { continue }
+                part.sequence = next
+                let header = "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(jpeg.count)\r\n\r\n"
+                part.bytes = Array(header.utf8) + jpeg + Array("\r\n".utf8)
+                part.offset = 0
+            }
+            let count = min(capacity, part.bytes.count - part.offset)
+            let offset = part.offset
+            part.bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
+            part.offset += count
+            return count
         }
-        let count = min(capacity, pending.count - offset)
-        pending.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + offset, byteCount: count) }
-        offset += count
-        return count
     }
 
     func finish() {
-        let first = lock.withLock { () -> Bool in
+        let first = finished.withLock { finished -> Bool in
             defer { finished = true }
             return !finished
         }

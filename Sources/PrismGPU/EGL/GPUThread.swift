@@ -134,8 +134,9 @@ public final class GPUThread: Sendable {
     /// thread has stopped it is dropped where the caller is.
     public func release<Value>(_ value: consuming Value) {
         if isCurrent { return }
-        let box = ReleaseBox(value)
-        if !enqueue({ box.empty() }) { box.empty() }
+        // The job holds the only reference; the run loop drops the job (and with it the value) here.
+        let handedOver = ThreadOwned(value)
+        _ = enqueue { _ = handedOver }
     }
 
     /// GL objects alive on this thread's context, by kind.
@@ -224,14 +225,6 @@ private final class SyncJob<T>: @unchecked Sendable {
     }
 
     func takeResult() throws -> T { try result!.get() }
-}
-
-/// Holds a value on its way to the thread that drops it. `@unchecked Sendable`: the sender keeps no
-/// reference (see `GPUThread.release`), and only the receiving job empties it.
-private final class ReleaseBox<Value>: @unchecked Sendable {
-    private var value: Value?
-    init(_ value: consuming Value) { self.value = value }
-    func empty() { value = nil }
 }
 
 /// Kinds of GL objects Prism makes, for `GPUObjectCounts`.
