@@ -6,20 +6,20 @@
 /// - glslang / ANGLE / many mobile drivers: `ERROR: 0:12: message`, `WARNING: 0:12: message`
 ///
 /// Lines refer to the source the driver was given; PrismFilters maps them to the author's files.
-public struct CompilerLogLine: Equatable, Sendable {
-    public var line: Int
-    public var column: Int?
-    public var severity: Diagnostic.Severity
-    public var message: String
+package struct CompilerLogLine: Equatable, Sendable {
+    package var line: Int
+    package var column: Int?
+    package var severity: Diagnostic.Severity
+    package var message: String
 
-    public init(line: Int, column: Int?, severity: Diagnostic.Severity, message: String) {
+    package init(line: Int, column: Int?, severity: Diagnostic.Severity, message: String) {
         self.line = line
         self.column = column
         self.severity = severity
         self.message = message
     }
 
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         guard let parsed = Self.parse(text) else { return nil }
         self = parsed
     }
@@ -77,7 +77,7 @@ public struct CompilerLogLine: Equatable, Sendable {
     }
 
     /// `ERROR: 2 compilation errors.  No code generated.` and the like: no message of its own.
-    public static func isSummary(_ text: String) -> Bool {
+    package static func isSummary(_ text: String) -> Bool {
         let lower = text.lowercased()
         return lower.contains("compilation errors") || lower.contains("no code generated")
             || lower.hasPrefix("compilation terminated")

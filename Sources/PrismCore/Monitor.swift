@@ -4,14 +4,14 @@ import Foundation
 /// (Swift's `Mutex` cannot wait). Every access holds the lock, and every `withLock` wakes the waiters, which
 /// check what they wait for again. The project's one blocking primitive: the queues and pools built on it
 /// are plain `Sendable` types.
-public final class Monitor<State>: @unchecked Sendable {  // `state` is only touched with `condition` held
+package final class Monitor<State>: @unchecked Sendable {  // `state` is only touched with `condition` held
     private let condition = NSCondition()
     private var state: State
 
-    public init(_ state: State) { self.state = state }
+    package init(_ state: State) { self.state = state }
 
     /// Runs `body` with the lock held, then wakes every waiter.
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         condition.lock()
         defer {
             condition.broadcast()
@@ -22,7 +22,7 @@ public final class Monitor<State>: @unchecked Sendable {  // `state` is only tou
 
     /// Waits (releasing the lock meanwhile) until `ready` holds or `deadline` passes, then runs `body` with
     /// the lock held and wakes the other waiters. `body`'s second argument: `ready` held (false: timed out).
-    public func wait<Result>(until ready: (State) -> Bool, deadline: Date? = nil,
+    package func wait<Result>(until ready: (State) -> Bool, deadline: Date? = nil,
                              _ body: (inout State, _ ready: Bool) throws -> Result) rethrows -> Result {
         condition.lock()
         defer {

@@ -6,21 +6,21 @@ import Glibc
 /// opened without blocking (`open` of a FIFO waits for a writer, and a device may never answer `read`),
 /// checked with `fstat` on the descriptor that is read, and read to a bound, so a path that names a FIFO,
 /// a device or a folder is a one-line error instead of a hang.
-public enum RegularFile {
+package enum RegularFile {
     /// Why a path cannot be read as a file: the message names the path's kind in the user's terms.
-    public struct Problem: PrismError {
-        public let path: String
-        public let message: String
-        public init(path: String, message: String) {
+    package struct Problem: PrismError {
+        package let path: String
+        package let message: String
+        package init(path: String, message: String) {
             self.path = path
             self.message = message
         }
-        public var description: String { "\(path): \(message)" }
+        package var description: String { "\(path): \(message)" }
     }
 
     /// The bytes of `path`, which must be a regular file of at most `maximumBytes`.
     /// - Parameter what: what the file should be, for messages ("a .cube file", "an image").
-    public static func read(_ path: String, what: String, maximumBytes: Int) throws(Problem) -> [UInt8] {
+    package static func read(_ path: String, what: String, maximumBytes: Int) throws(Problem) -> [UInt8] {
         let fd = try open(path, what: what)
         defer { close(fd) }
         var info = stat()
@@ -41,7 +41,7 @@ public enum RegularFile {
 
     /// Checks that `path` is a regular file that can be opened for reading (for readers that open it
     /// themselves, such as libavformat).
-    public static func check(_ path: String, what: String) throws(Problem) {
+    package static func check(_ path: String, what: String) throws(Problem) {
         close(try open(path, what: what))
     }
 

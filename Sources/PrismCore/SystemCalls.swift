@@ -10,7 +10,7 @@ import Musl
 ///
 ///     let count = retryingEINTR { read(fd, buffer, size) }
 @inlinable
-public func retryingEINTR<Result: SignedInteger>(_ call: () -> Result) -> Result {
+package func retryingEINTR<Result: SignedInteger>(_ call: () -> Result) -> Result {
     while true {
         let result = call()
         if result == -1 && errno == EINTR { continue }

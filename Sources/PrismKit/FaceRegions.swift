@@ -7,15 +7,15 @@ import PrismVision
 /// Faces as the engine's side input: on the GPU thread, after the upload, the detector's small luma image
 /// is rendered from the uploaded frame (only for frames the detector wants) and each frame gets its
 /// tracked regions (`FrameContext.regions`) before the graph runs; `--faces-out` is committed at the end.
-public final class FaceRegions: SideInput {
-    public let faces: FaceSideInput
+package final class FaceRegions: SideInput {
+    package let faces: FaceSideInput
     private var thumbnailer: LumaThumbnailer?
 
-    public init(_ faces: FaceSideInput) { self.faces = faces }
+    package init(_ faces: FaceSideInput) { self.faces = faces }
 
-    public var suppliesFaceRegions: Bool { true }
+    package var suppliesFaceRegions: Bool { true }
 
-    public func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+    package func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
             // As wide as the smallest face asked for needs (a new one if the input's size changes).
             let width = self.faces.provider.lumaWidth(for: uploaded.size)
@@ -25,5 +25,5 @@ public final class FaceRegions: SideInput {
         }
     }
 
-    public func finish() throws { try faces.finish() }
+    package func finish() throws { try faces.finish() }
 }

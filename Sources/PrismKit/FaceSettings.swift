@@ -33,7 +33,7 @@ public struct FaceSettings: Sendable, Equatable {
 
     /// The provider these settings ask for: the sidecar, or the detector (loaded now, so a bad model fails
     /// before any frame). `live`: cameras (never wait); otherwise every `every`th frame, waited for.
-    public func makeProvider(live: Bool) throws -> any FaceRegionProvider {
+    package func makeProvider(live: Bool) throws -> any FaceRegionProvider {
         if let sidecarIn { return try SidecarFaceProvider(path: sidecarIn) }
         let name = model ?? CascadeFaceDetector.defaultModel
         let detector: any FaceDetecting = YuNetFaceDetector.isModel(name) ? try YuNetFaceDetector(path: name) : try CascadeFaceDetector(model: name)
@@ -44,7 +44,7 @@ public struct FaceSettings: Sendable, Equatable {
     }
 
     /// The `sidecarOut` writer (a temporary file until `commit`), if asked for.
-    public func makeWriter() throws -> FaceSidecarWriter? {
+    package func makeWriter() throws -> FaceSidecarWriter? {
         try sidecarOut.map { path in
             let target = try OutputTarget(path: path)
             return try FaceSidecarWriter(path: target.path, temporaryPath: target.isStream ? nil : target.makeTemporaryPath())
@@ -53,7 +53,7 @@ public struct FaceSettings: Sendable, Equatable {
 
     /// Provider and writer as the engine's per-frame side input; nil when `graph` needs no faces and no
     /// sidecar is asked for. Fails now on a bad model or sidecar, before any frame.
-    public func makeSideInput(for graph: FilterGraph, live: Bool) throws -> FaceSideInput? {
+    package func makeSideInput(for graph: FilterGraph, live: Bool) throws -> FaceSideInput? {
         guard needsFaces(for: graph) else { return nil }
         return FaceSideInput(provider: try makeProvider(live: live), writer: try makeWriter())
     }

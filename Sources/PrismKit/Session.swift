@@ -92,7 +92,7 @@ public final class Session {
     /// turned upright, an odd size cropped for the codec, a rate the camera lacks.
     public private(set) var notes: [String] = []
     /// The faces found per frame, once a run whose graph needs them has started.
-    public private(set) var faces: FaceSideInput?
+    package private(set) var faces: FaceSideInput?
     /// Recordings a killed earlier run of the same movie left, recovered next to it (once the run is made).
     public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
 

@@ -7,11 +7,11 @@ import Foundation
 /// (ISO/IEC 14496-12 §4.2; size 1 means a 64-bit size follows, 0 means "to the end of the file"):
 /// `ftyp`, `moov`, then `moof` + `mdat` per fragment. A fragment is complete when its `mdat` ends
 /// within the file.
-public enum FragmentedMP4 {
+package enum FragmentedMP4 {
     /// Truncates `path` after its last complete fragment. Returns the fragments kept; nil when the file
     /// does not start like a fragmented MP4 or holds no complete fragment (then it is left as it was).
     @discardableResult
-    public static func truncateToLastCompleteFragment(path: String) -> Int? {
+    package static func truncateToLastCompleteFragment(path: String) -> Int? {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -2,18 +2,18 @@ import Foundation
 
 /// A numbered run of still images named by a printf-style pattern (`img%03d.png`, `frame%d.jpg`), as
 /// libavformat's image2 demuxer reads them: one `%d` or `%0Nd`, `%%` for a literal percent sign.
-public enum ImageSequence {
+package enum ImageSequence {
     /// Numbers the first image may have (image2 looks at 0…4 by default; so does this).
-    public static let firstNumbers = 0...4
+    package static let firstNumbers = 0...4
 
     /// Whether `path` is a pattern (exactly one `%d`/`%0Nd`) rather than a file name.
-    public static func isPattern(_ path: String) -> Bool {
+    package static func isPattern(_ path: String) -> Bool {
         guard !path.contains("://") else { return false }
         return numberSpec(in: path) != nil
     }
 
     /// `pattern` with `number` put in, e.g. (`img%03d.png`, 7) → `img007.png`; nil when it is no pattern.
-    public static func path(_ pattern: String, number: Int) -> String? {
+    package static func path(_ pattern: String, number: Int) -> String? {
         guard let spec = numberSpec(in: pattern) else { return nil }
         var digits = String(number)
         if digits.count < spec.width { digits = String(repeating: "0", count: spec.width - digits.count) + digits }
@@ -23,7 +23,7 @@ public enum ImageSequence {
     }
 
     /// The first image of the sequence that exists, trying `firstNumbers` in order; nil when none does.
-    public static func firstFile(_ pattern: String) -> String? {
+    package static func firstFile(_ pattern: String) -> String? {
         firstNumbers.lazy.compactMap { path(pattern, number: $0) }.first { FileManager.default.fileExists(atPath: $0) }
     }
 

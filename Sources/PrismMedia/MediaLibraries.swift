@@ -3,9 +3,9 @@ import CFFmpeg
 
 /// The media libraries' versions as loaded at run time (`prism --version`), which may differ from the
 /// headers Prism was built against.
-public enum MediaLibraries {
+package enum MediaLibraries {
     /// FFmpeg's release (`av_version_info`) and each library's `*_version()` as major.minor.micro.
-    public static var ffmpeg: (release: String, libraries: [(name: String, version: String)]) {
+    package static var ffmpeg: (release: String, libraries: [(name: String, version: String)]) {
         func dotted(_ packed: UInt32) -> String { "\(packed >> 16).\((packed >> 8) & 0xff).\(packed & 0xff)" }
         return (String(cString: av_version_info()),
                 [("libavcodec", dotted(avcodec_version())), ("libavformat", dotted(avformat_version())),
@@ -13,5 +13,5 @@ public enum MediaLibraries {
     }
 
     /// alsa-lib's version (`snd_asoundlib_version`).
-    public static var alsa: String { String(cString: snd_asoundlib_version()) }
+    package static var alsa: String { String(cString: snd_asoundlib_version()) }
 }

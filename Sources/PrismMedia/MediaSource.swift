@@ -2,14 +2,14 @@ import CFFmpeg
 import PrismCore
 
 /// What a source delivers: video frames, and for movies the first audio stream's compressed packets.
-public enum SourceEvent: Sendable {
+package enum SourceEvent: Sendable {
     case video(VideoFrame)
     case audio(AudioPacket)
 }
 
 /// A producer of frames (movie file or stream, test pattern, raw pipe, camera). Pull-based: call
 /// `next()` until it returns nil (end of stream). Sources are used from one thread at a time.
-public protocol MediaSource: AnyObject {
+package protocol MediaSource: AnyObject {
     var info: SourceInfo { get }
     /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable or corrupt input.
     func next() throws -> SourceEvent?

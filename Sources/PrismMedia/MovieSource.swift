@@ -7,12 +7,12 @@ import PrismCore
 /// Video timestamps are the decoder's `best_effort_timestamp` in the stream's time base, so variable
 /// frame rate survives. Corrupt data in the middle of a stream throws an `AVError` naming the file.
 /// Use from one thread at a time.
-public final class MovieSource: MediaSource {
-    public let url: String
-    public let info: SourceInfo
+package final class MovieSource: MediaSource {
+    package let url: String
+    package let info: SourceInfo
     /// Frames the decoder flagged as damaged but concealed (`AV_FRAME_FLAG_CORRUPT` or
     /// `decode_error_flags`); errors the decoder returns are thrown instead.
-    public private(set) var corruptFrameCount = 0
+    package private(set) var corruptFrameCount = 0
 
     private let input: InputFile
     private let decoder: StreamDecoder
@@ -33,7 +33,7 @@ public final class MovieSource: MediaSource {
     ///
     /// A numbered image pattern (`img%03d.png`, see `ImageSequence`) is read by libavformat's image2
     /// demuxer with its `framerate` set to `imageRate`, so frame n is at n / imageRate exactly.
-    public init(url: String, imageRate: Rational = Rational(30, 1)) throws {
+    package init(url: String, imageRate: Rational = Rational(30, 1)) throws {
         self.url = url
         if ImageSequence.isPattern(url) {
             input = try InputFile(url: url, format: "image2",
@@ -113,7 +113,7 @@ public final class MovieSource: MediaSource {
 
     /// Reads (`av_read_frame`) and decodes (`avcodec_send_packet` / `avcodec_receive_frame`) until a
     /// video frame or an audio packet is ready; nil at the end.
-    public func next() throws -> SourceEvent? {
+    package func next() throws -> SourceEvent? {
         if finished { return nil }
         while true {
             // Drain what the decoder has first.

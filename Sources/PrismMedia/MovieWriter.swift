@@ -76,16 +76,16 @@ public struct VideoEncoderSettings: Hashable, Sendable {
 }
 
 /// The video stream a `MovieWriter` makes.
-public struct VideoStreamConfig: Hashable, Sendable {
-    public var size: Size
+package struct VideoStreamConfig: Hashable, Sendable {
+    package var size: Size
     /// The encoder's time base: use the source's, so its per-frame timing (VFR) is kept exactly.
-    public var timeBase: Rational
+    package var timeBase: Rational
     /// Nominal rate, when known (rate control and container hints).
-    public var frameRate: Rational?
+    package var frameRate: Rational?
     /// Tags written into the stream (matrix, range, and the matching primaries and transfer).
-    public var colorSpace: YUVColorSpace
+    package var colorSpace: YUVColorSpace
 
-    public init(size: Size, timeBase: Rational, frameRate: Rational?, colorSpace: YUVColorSpace) {
+    package init(size: Size, timeBase: Rational, frameRate: Rational?, colorSpace: YUVColorSpace) {
         self.size = size
         self.timeBase = timeBase
         self.frameRate = frameRate
@@ -93,7 +93,7 @@ public struct VideoStreamConfig: Hashable, Sendable {
     }
 
     /// The stream that keeps `source`'s size, time base, rate; `colorSpace` defaults to the source's.
-    public init(source: SourceInfo, size: Size? = nil, colorSpace: YUVColorSpace? = nil) {
+    package init(source: SourceInfo, size: Size? = nil, colorSpace: YUVColorSpace? = nil) {
         self.init(size: size ?? source.size, timeBase: source.timeBase, frameRate: source.frameRate,
                   colorSpace: colorSpace ?? source.colorSpace)
     }
@@ -123,43 +123,43 @@ public struct VideoStreamConfig: Hashable, Sendable {
 ///   (see `OutputTarget`).
 ///
 /// Not thread-safe: use a writer from one thread at a time (e.g. a dedicated encoding thread).
-public final class MovieWriter {
-    public enum AudioMode: Sendable, Equatable { case none, copy, transcode }
+package final class MovieWriter {
+    package enum AudioMode: Sendable, Equatable { case none, copy, transcode }
 
     /// The file (or URL) the movie ends up at.
-    public let outputPath: String
-    public let settings: VideoEncoderSettings
-    public let video: VideoStreamConfig
+    package let outputPath: String
+    package let settings: VideoEncoderSettings
+    package let video: VideoStreamConfig
     /// What happens to the source's audio.
-    public let audioMode: AudioMode
+    package let audioMode: AudioMode
     /// Frames handed to the encoder.
-    public private(set) var videoFramesWritten = 0
+    package private(set) var videoFramesWritten = 0
     /// Frames refused because their timestamp did not increase after rounding to the time base.
-    public private(set) var videoFramesDropped = 0
+    package private(set) var videoFramesDropped = 0
     /// Audio packets muxed (copy mode) or encoded (transcode mode).
-    public private(set) var audioPacketsWritten = 0
+    package private(set) var audioPacketsWritten = 0
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
-    public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
+    package private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
     /// The most bytes the finished file may take (a size limit, or what the disk may still give under a
     /// free-space floor); nil: no limit. Checked before each packet is muxed, against `projectedBytes`:
     /// what the encoder still holds and the fragment the muxer is building count, because the check is
     /// made when their packets arrive, not when they reach the disk.
-    public var byteBudget: Int64?
+    package var byteBudget: Int64?
     /// A packet did not fit `byteBudget`: it and every packet after it (video and audio, the encoder's
     /// flushed lookahead included) are left out, so the file ends at or under the budget. Stop writing.
-    public private(set) var budgetReached = false
+    package private(set) var budgetReached = false
     /// Video packets in the file: fewer than `videoFramesWritten` once the budget was reached (the frames
     /// the encoder held then are not in it).
-    public private(set) var videoPacketsMuxed = 0
+    package private(set) var videoPacketsMuxed = 0
     /// Bytes handed to the muxer so far, each packet with an upper estimate of its container overhead.
     private var muxedBytes: Int64 = 0
     /// Bytes in the file so far (`avio_tell`); 0 for outputs without a file.
-    public var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
+    package var bytesWritten: Int64 { ioOpen ? max(0, avio_tell(format.pointee.pb)) : 0 }
 
     /// An upper estimate of the finished file's size if nothing more were muxed: the packets muxed (on
     /// disk or still queued in the muxer's interleaving and fragment buffers), their container overhead,
     /// and room for the header and the trailer (index, cues).
-    public var projectedBytes: Int64 { max(bytesWritten, muxedBytes) + Self.trailerReserve }
+    package var projectedBytes: Int64 { max(bytesWritten, muxedBytes) + Self.trailerReserve }
 
     /// Header and trailer beyond the per-packet overhead (moov's fixed boxes, Matroska's seek head and
     /// cues' fixed part, a last PAT/PMT).
@@ -177,7 +177,7 @@ public final class MovieWriter {
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private let audioInput: AudioStreamInfo?
     /// The raw PCM that `writeAudio(pcm:pts:)` takes, when set up for it.
-    public let pcmInput: PCMFormat?
+    package let pcmInput: PCMFormat?
     private var pendingPCM: [(bytes: [UInt8], pts: MediaTime)] = []
     /// The input sample (in 1/rate on the video's time line) that follows what was passed to the transcoder.
     private var pcmExpected: Int64?
@@ -218,7 +218,7 @@ public final class MovieWriter {
     ///   - fragmented: a live recording: MP4/MOV is written as fragments of about a second (no index at the
     ///     end to lose), Matroska with one-second clusters, so a killed process or a full disk still leaves
     ///     a playable file of everything up to the last fragment (see `salvage`).
-    public init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
+    package init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
                 audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
                 fragmented: Bool = false) throws {
         outputPath = path
@@ -382,7 +382,7 @@ public final class MovieWriter {
     }
 
     /// A writer for frames from `source`: its size, time base, rate, colour space and audio.
-    public convenience init(path: String, source: SourceInfo, settings: VideoEncoderSettings = VideoEncoderSettings(),
+    package convenience init(path: String, source: SourceInfo, settings: VideoEncoderSettings = VideoEncoderSettings(),
                             includeAudio: Bool = true) throws {
         try self.init(path: path, video: VideoStreamConfig(source: source), settings: settings,
                       audio: includeAudio ? source.audio : nil)
@@ -475,7 +475,7 @@ public final class MovieWriter {
     ///     previous interval, or one nominal frame).
     /// - Returns: false when the frame was dropped because its timestamp did not increase.
     @discardableResult
-    public func writeVideo(_ buffer: PooledFrameBuffer, pts: MediaTime, duration: MediaTime? = nil) throws -> Bool {
+    package func writeVideo(_ buffer: PooledFrameBuffer, pts: MediaTime, duration: MediaTime? = nil) throws -> Bool {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         guard buffer.layout == layout else {
             throw UsageError("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
@@ -562,7 +562,7 @@ public final class MovieWriter {
     /// Passes one audio packet of the stream given at init: copied into the container, or transcoded
     /// to AAC. Packets that end before the first video frame are dropped; until the first video frame
     /// arrives, packets are held.
-    public func writeAudio(_ audioPacket: AudioPacket) throws {
+    package func writeAudio(_ audioPacket: AudioPacket) throws {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         guard audioInput != nil, audioPacket.stream === audioInput else {
             throw UsageError("\(outputPath): audio packet from a stream the writer was not set up for")
@@ -608,7 +608,7 @@ public final class MovieWriter {
     /// Passes raw PCM (the format given as `pcm:` at init): `bytes` holds whole interleaved S16 frames
     /// whose first was captured at `pts`, on the video's time line (the time line of `writeVideo`'s pts).
     /// The samples are copied; they are encoded once the video has reached them (see the type's notes).
-    public func writeAudio(pcm bytes: UnsafeRawBufferPointer, pts: MediaTime) throws {
+    package func writeAudio(pcm bytes: UnsafeRawBufferPointer, pts: MediaTime) throws {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         guard let pcmInput else { throw UsageError("\(outputPath): raw audio passed to a writer not set up for it") }
         guard bytes.count % pcmInput.bytesPerFrame == 0 else {
@@ -667,7 +667,7 @@ public final class MovieWriter {
 
     /// Flushes the encoders (`avcodec_send_frame(NULL)`), writes the trailer (`av_write_trailer`), closes
     /// the file and renames it over the target. On error the temporary is deleted and the target untouched.
-    public func finish() throws {
+    package func finish() throws {
         guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         do {
             // An empty movie is a failure, not a result: the input gave nothing and any existing file stays.
@@ -715,7 +715,7 @@ public final class MovieWriter {
     /// would not play without its trailer (a non-fragmented MP4 whose trailer failed) is deleted as by
     /// `abort`. Returns whether the file was kept at `outputPath`.
     @discardableResult
-    public func salvage() -> Bool {
+    package func salvage() -> Bool {
         guard state == .open else { return state == .finished }
         guard videoFramesWritten > 0 else { abort(); return false }
         // Flush what the encoders hold and write the trailer; any of it may fail again (the disk is full).
@@ -748,7 +748,7 @@ public final class MovieWriter {
     }
 
     /// Stops writing and deletes the temporary file; an existing target is left as it was.
-    public func abort() {
+    package func abort() {
         guard state == .open else { return }
         state = .aborted
         pendingAudio.removeAll()

@@ -169,14 +169,14 @@ public struct OutputTarget: Sendable, Equatable {
 
 /// The temporaries this process is writing, so a run abandoned by signal can remove them before it exits
 /// (a normal end renames or removes each one itself).
-public enum PartialOutputs {
+package enum PartialOutputs {
     private static let paths = Mutex<Set<String>>([])
 
     static func register(_ path: String) { paths.withLock { _ = $0.insert(path) } }
     static func unregister(_ path: String) { paths.withLock { _ = $0.remove(path) } }
 
     /// Deletes every registered temporary (for an exit that cannot finish the writers).
-    public static func removeAll() {
+    package static func removeAll() {
         paths.withLock { set in
             for path in set { unlink(path) }
             set.removeAll()

@@ -8,17 +8,17 @@ import Glibc
 /// (`sl1/a.mp4`, `sl2/a.mp4` with sl2 → sl1), a bind mount or `..` give the same identity. Made of the
 /// device and inode of the nearest folder that exists, the rest of the path below it, and, for a file that
 /// exists, the file's own device and inode (a hard link or a symlink to it).
-public struct PathIdentity: Sendable, Equatable {
+package struct PathIdentity: Sendable, Equatable {
     /// The nearest existing folder (device, inode) and the path's components below it.
-    public let entry: String
+    package let entry: String
     /// The file's own device and inode, when it exists.
-    public let file: String?
+    package let file: String?
 
     /// The identity of the directory entry `path` names (what a rename onto `path` replaces): its folder
     /// is followed through symlinks, its last component is not. `followingLink`: follow a symlink at the
     /// last component too, to its end even when that does not exist yet (an input is read through it, an
     /// output written through it: `OutputTarget`).
-    public init(_ path: String, followingLink: Bool = false) {
+    package init(_ path: String, followingLink: Bool = false) {
         let target = followingLink ? ((try? OutputTarget.resolvingLinks(path)) ?? path) : path
         var info = stat()
         file = stat(target, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : nil
@@ -32,7 +32,7 @@ public struct PathIdentity: Sendable, Equatable {
     }
 
     /// Whether two identities are one file: the same file when both exist, the same entry when neither does.
-    public func isSameFile(as other: PathIdentity) -> Bool {
+    package func isSameFile(as other: PathIdentity) -> Bool {
         if let file, let otherFile = other.file { return file == otherFile }
         return file == nil && other.file == nil && entry == other.entry
     }

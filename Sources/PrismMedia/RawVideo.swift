@@ -50,15 +50,15 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
 /// Raw frames read from a file descriptor (usually stdin, fd 0), described by a `RawVideoFormat`.
 /// A clean end of file between frames ends the stream; a short last frame is an error. Timestamps count
 /// frames in the time base 1/rate. The descriptor is not closed. Use from one thread at a time.
-public final class RawVideoSource: MediaSource {
-    public let info: SourceInfo
-    public let format: RawVideoFormat
+package final class RawVideoSource: MediaSource {
+    package let info: SourceInfo
+    package let format: RawVideoFormat
     private let fd: Int32
     private let recycler: FrameMemoryRecycler
     private var index: Int64 = 0
     private var ended = false
 
-    public init(fileDescriptor: Int32, format: RawVideoFormat) {
+    package init(fileDescriptor: Int32, format: RawVideoFormat) {
         self.fd = fileDescriptor
         self.format = format
         recycler = FrameMemoryRecycler(byteCount: format.frameBytes)
@@ -69,7 +69,7 @@ public final class RawVideoSource: MediaSource {
     }
 
     /// Reads one frame (`read(2)`, retried on EINTR).
-    public func next() throws -> SourceEvent? {
+    package func next() throws -> SourceEvent? {
         if ended { return nil }
         let count = format.frameBytes
         let memory = recycler.take()
@@ -106,8 +106,8 @@ public final class RawVideoSource: MediaSource {
 /// (EPIPE) the sink reports `isClosed` and `write` returns false: a clean end, not a crash. Creating a
 /// sink sets SIGPIPE to be ignored for the process (`signal(SIGPIPE, SIG_IGN)`), so that a closed pipe
 /// becomes EPIPE. The descriptor is not closed. Use from one thread at a time.
-public final class RawVideoSink {
-    public let format: PixelFormat
+package final class RawVideoSink {
+    package let format: PixelFormat
     private let fd: Int32
     private var staging: UnsafeMutableRawPointer?
     private var stagingBytes = 0
@@ -115,10 +115,10 @@ public final class RawVideoSink {
     static let maxPiecesPerCall = 1024
     /// The pieces of the frame being written (kept to avoid allocating per frame).
     private var pieces: [iovec] = []
-    public private(set) var isClosed = false
-    public private(set) var framesWritten = 0
+    package private(set) var isClosed = false
+    package private(set) var framesWritten = 0
 
-    public init(fileDescriptor: Int32, format: PixelFormat) {
+    package init(fileDescriptor: Int32, format: PixelFormat) {
         self.fd = fileDescriptor
         self.format = format
         signal(SIGPIPE, SIG_IGN)
@@ -137,7 +137,7 @@ public final class RawVideoSink {
     /// Writes one frame from a pooled buffer (its layout's format must be this sink's).
     /// Returns false once the reader has gone (EPIPE); throws on other write errors.
     @discardableResult
-    public func write(_ buffer: PooledFrameBuffer) throws -> Bool {
+    package func write(_ buffer: PooledFrameBuffer) throws -> Bool {
         let layout = buffer.layout
         guard layout.format == format else {
             throw UsageError("raw output: buffer is \(layout.format.rawValue), sink writes \(format.rawValue)")
@@ -162,7 +162,7 @@ public final class RawVideoSink {
 
     /// Writes one decoded frame (its format must be this sink's).
     @discardableResult
-    public func write(_ frame: VideoFrame) throws -> Bool {
+    package func write(_ frame: VideoFrame) throws -> Bool {
         guard frame.format == format else {
             throw UsageError("raw output: frame is \(frame.format.rawValue), sink writes \(format.rawValue)")
         }

@@ -7,11 +7,11 @@ import PrismCore
 /// each frame copies that background and draws only what moves, into recycled memory.
 /// BT.709 limited range for 720 rows and more, BT.601 limited below. Timestamps count frames in
 /// the time base 1/fps. Use from one thread at a time.
-public final class TestPatternSource: MediaSource {
-    public let info: SourceInfo
-    public let frameRate: Rational
-    public let frameCount: Int?
-    public private(set) var frameIndex: Int = 0
+package final class TestPatternSource: MediaSource {
+    package let info: SourceInfo
+    package let frameRate: Rational
+    package let frameCount: Int?
+    package private(set) var frameIndex: Int = 0
 
     private let size: Size
     private let colorSpace: YUVColorSpace
@@ -26,7 +26,7 @@ public final class TestPatternSource: MediaSource {
     }
 
     /// `frameCount` nil: endless.
-    public init(size: Size, frameRate: Rational, frameCount: Int? = nil) throws(UsageError) {
+    package init(size: Size, frameRate: Rational, frameCount: Int? = nil) throws(UsageError) {
         guard size.width >= 16, size.height >= 16, size.width <= 16384, size.height <= 16384 else {
             throw UsageError("test pattern: size \(size) is out of range (16x16 to 16384x16384)")
         }
@@ -67,13 +67,13 @@ public final class TestPatternSource: MediaSource {
                             + (frameCount.map { ", \($0) frames" } ?? ""))
     }
 
-    public func next() throws -> SourceEvent? {
+    package func next() throws -> SourceEvent? {
         guard let frame = nextFrame() else { return nil }
         return .video(frame)
     }
 
     /// The next pattern frame, nil after `frameCount` frames.
-    public func nextFrame() -> VideoFrame? {
+    package func nextFrame() -> VideoFrame? {
         if let frameCount, frameIndex >= frameCount { return nil }
         let index = frameIndex
         frameIndex += 1

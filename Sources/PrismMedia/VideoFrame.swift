@@ -8,17 +8,17 @@ import Synchronization
 /// by memory it owns (test pattern, raw stdin; returned to its recycler or freed in deinit), or by memory
 /// lent to it (a camera's mapped buffer; handed back by a release closure in deinit).
 /// Plane pointers stay valid for the frame's lifetime. Immutable once made, so it may cross threads.
-public final class VideoFrame: @unchecked Sendable {  // immutable after init; its memory is released once, in deinit
-    public let format: PixelFormat
-    public let size: Size
+package final class VideoFrame: @unchecked Sendable {  // immutable after init; its memory is released once, in deinit
+    package let format: PixelFormat
+    package let size: Size
     /// The matrix and range the frame's Y'CbCr samples use (ignored for RGB formats).
-    public let colorSpace: YUVColorSpace
+    package let colorSpace: YUVColorSpace
     /// Presentation time.
-    public let pts: MediaTime
+    package let pts: MediaTime
     /// How long the frame is shown, when known.
-    public let duration: MediaTime?
+    package let duration: MediaTime?
     /// Each plane's first byte and the bytes from one row to the next, in `format.planes` order.
-    public let planes: [(base: UnsafeRawPointer, rowBytes: Int)]
+    package let planes: [(base: UnsafeRawPointer, rowBytes: Int)]
 
     private enum Backing {
         case avFrame(UnsafeMutablePointer<AVFrame>)
@@ -78,7 +78,7 @@ public final class VideoFrame: @unchecked Sendable {  // immutable after init; i
     }
 
     /// A frame that owns newly allocated, zero-filled, tightly packed planes (see `packedBytes`).
-    public convenience init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace, pts: MediaTime,
+    package convenience init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace, pts: MediaTime,
                             duration: MediaTime? = nil) {
         let count = format.frameBytes(for: size)
         let memory = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
@@ -89,7 +89,7 @@ public final class VideoFrame: @unchecked Sendable {  // immutable after init; i
 
     /// The same pixels at another time (a looped clip's frames continue its time line): the new frame
     /// keeps this one, and so its memory, alive.
-    public func retimed(pts: MediaTime, duration: MediaTime? = nil) -> VideoFrame {
+    package func retimed(pts: MediaTime, duration: MediaTime? = nil) -> VideoFrame {
         VideoFrame(lending: planes, format: format, size: size, colorSpace: colorSpace, pts: pts,
                    duration: duration ?? self.duration, release: { withExtendedLifetime(self) {} })
     }
@@ -107,7 +107,7 @@ public final class VideoFrame: @unchecked Sendable {  // immutable after init; i
     }
 
     /// Rows and used bytes per row of plane `index`.
-    public func planeGeometry(_ index: Int) -> (rows: Int, usedRowBytes: Int) {
+    package func planeGeometry(_ index: Int) -> (rows: Int, usedRowBytes: Int) {
         let layout = format.planes[index]
         return (layout.height(for: size.height), layout.minimumRowBytes(for: size.width))
     }
@@ -116,14 +116,14 @@ public final class VideoFrame: @unchecked Sendable {  // immutable after init; i
     func mutablePlane(_ index: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutating: planes[index].base) }
 
     /// The frame's samples, tightly packed (`PixelFormat.frameBytes(for:)` bytes): what raw pipes carry.
-    public func packedBytes() -> [UInt8] {
+    package func packedBytes() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: format.frameBytes(for: size))
         bytes.withUnsafeMutableBytes { copyPacked(into: $0.baseAddress!) }
         return bytes
     }
 
     /// Copies the samples tightly packed into `destination` (`format.frameBytes(for: size)` bytes).
-    public func copyPacked(into destination: UnsafeMutableRawPointer) {
+    package func copyPacked(into destination: UnsafeMutableRawPointer) {
         var offset = 0
         for index in planes.indices {
             let (rows, used) = planeGeometry(index)
@@ -135,7 +135,7 @@ public final class VideoFrame: @unchecked Sendable {  // immutable after init; i
 
     /// Copies the frame into a pooled buffer laid out per its `PackedFrameLayout` (which must have this
     /// frame's format and size): what the GPU would write, for paths without a GPU and for tests.
-    public func copy(into buffer: PooledFrameBuffer) throws(UsageError) {
+    package func copy(into buffer: PooledFrameBuffer) throws(UsageError) {
         let layout = buffer.layout
         if format == .yuv420p, layout.format == .nv12, layout.size == size {
             copyRows(from: planes[0].base, rowBytes: planes[0].rowBytes, to: buffer.data,

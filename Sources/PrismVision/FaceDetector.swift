@@ -153,22 +153,22 @@ public final class YuNetFaceDetector: FaceDetecting {
 /// The resolution faces are detected at, chosen from the smallest face wanted: the luma image is made wide
 /// enough that a face `minFaceSize` pixels wide in the frame is `detectorFace` pixels wide in it (never wider
 /// than the frame itself: faces smaller than `detectorFace` frame pixels are not found at all).
-public struct FaceDetectionScale: Sendable, Equatable {
+package struct FaceDetectionScale: Sendable, Equatable {
     /// `--face-min-size`: the smallest face to find, in the frame's own pixels.
-    public var minFaceSize: Double
+    package var minFaceSize: Double
     /// The smallest face the cascades find reliably, in pixels of the image they run on (their windows are
     /// 20 and 24 px; BENCHMARKS.md has the recall figures behind this value).
-    public var detectorFace: Double
-    public static let defaultMinFaceSize = 40.0
-    public static let defaultDetectorFace = 24.0
+    package var detectorFace: Double
+    package static let defaultMinFaceSize = 40.0
+    package static let defaultDetectorFace = 24.0
 
-    public init(minFaceSize: Double = FaceDetectionScale.defaultMinFaceSize, detectorFace: Double = FaceDetectionScale.defaultDetectorFace) {
+    package init(minFaceSize: Double = FaceDetectionScale.defaultMinFaceSize, detectorFace: Double = FaceDetectionScale.defaultDetectorFace) {
         self.minFaceSize = minFaceSize
         self.detectorFace = detectorFace
     }
 
     /// The luma image's width for a frame (a multiple of 4, at least 160, at most the frame's width).
-    public func lumaWidth(for frame: Size) -> Int {
+    package func lumaWidth(for frame: Size) -> Int {
         let wanted = (Double(frame.width) * detectorFace / max(minFaceSize, 1)).rounded(.up)
         return min(frame.width, max(160, Int(wanted) + 3)) / 4 * 4
     }

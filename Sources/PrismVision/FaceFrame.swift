@@ -2,17 +2,17 @@ import PrismCore
 import PrismFilters
 
 /// The faces to use for one frame: what the graph's face masks are drawn from, and what a sidecar line holds.
-public struct FaceFrame: Sendable, Equatable {
-    public var frameIndex: Int
-    public var pts: MediaTime
-    public var frameSize: Size
+package struct FaceFrame: Sendable, Equatable {
+    package var frameIndex: Int
+    package var pts: MediaTime
+    package var frameSize: Size
     /// Tracked faces, by id.
-    public var faces: [TrackedFace]
+    package var faces: [TrackedFace]
     /// How many frames old the detection behind these faces is (0: detected on this very frame); nil
     /// when no detection has finished yet.
-    public var age: Int?
+    package var age: Int?
 
-    public init(frameIndex: Int, pts: MediaTime, frameSize: Size, faces: [TrackedFace], age: Int?) {
+    package init(frameIndex: Int, pts: MediaTime, frameSize: Size, faces: [TrackedFace], age: Int?) {
         self.frameIndex = frameIndex
         self.pts = pts
         self.frameSize = frameSize
@@ -22,7 +22,7 @@ public struct FaceFrame: Sendable, Equatable {
 
     /// The graph's side input: each face's centre (0...1 of width and height) and radius (half the box's
     /// width, as a fraction of the frame's width — the seed's `faceBounds.width · width / 2`).
-    public var regions: [FrameContext.Region] {
+    package var regions: [FrameContext.Region] {
         guard frameSize.width > 0, frameSize.height > 0 else { return [] }
         return faces.map { face in
             let centre = face.box.center

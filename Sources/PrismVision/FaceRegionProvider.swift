@@ -5,7 +5,7 @@ import Synchronization
 
 /// Per-frame face regions for the engine: it asks whether a frame's luma thumbnail is wanted, hands it
 /// over, and asks for the faces to draw each frame with. Called from the engine's threads.
-public protocol FaceRegionProvider: Sendable {
+package protocol FaceRegionProvider: Sendable {
     /// Whether the engine should render and `submit` this frame's luma thumbnail.
     func wantsLuma(frameIndex: Int) -> Bool
     /// Hands a thumbnail to the detector. Never waits for a detection.
@@ -20,7 +20,7 @@ public protocol FaceRegionProvider: Sendable {
 }
 
 extension FaceRegionProvider {
-    public func lumaWidth(for frame: Size) -> Int { 320 }
+    package func lumaWidth(for frame: Size) -> Int { 320 }
 }
 
 /// Detector figures: cost per detection, its input, and how stale regions were when used.
@@ -68,17 +68,17 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
 ///   same faces, however threads are scheduled.
 /// - `.live` (cameras): a thumbnail is wanted whenever the detector is idle; `submit` never waits and
 ///   `regions` answers at once with the newest tracked faces and their age in frames.
-public final class DetectingFaceProvider: FaceRegionProvider {
-    public enum Mode: Sendable, Equatable {
+package final class DetectingFaceProvider: FaceRegionProvider {
+    package enum Mode: Sendable, Equatable {
         case everyNth(Int)
         case live
     }
 
     /// Files: detect every frame by default: the mask follows motion best. The cost (Haar ≈ 16–25 ms per frame on
     /// the 2-core llvmpipe box, LBP ≈ 5–9 ms; BENCHMARKS.md) is traded for speed with `--face-every N`.
-    public static let defaultInterval = 1
+    package static let defaultInterval = 1
 
-    public let mode: Mode
+    package let mode: Mode
     private let queue = DispatchQueue(label: "prism.faces.detector")
     /// Only the detector queue uses it; the mutex makes handing it to that thread safe.
     private let detector: Mutex<any FaceDetecting>
@@ -104,13 +104,13 @@ public final class DetectingFaceProvider: FaceRegionProvider {
     private let state: Mutex<State>
 
     /// How tracks are predicted and when they end.
-    public let tracking: FaceTrackerSettings
+    package let tracking: FaceTrackerSettings
     /// The detection resolution: what `lumaWidth` answers.
-    public let scale: FaceDetectionScale
+    package let scale: FaceDetectionScale
     /// Fail safe: while a lost face has not been re-found, the whole frame is covered (one extra face, id 0).
-    public let strict: Bool
+    package let strict: Bool
 
-    public init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings(),
+    package init(detector: sending any FaceDetecting, mode: Mode, tracker: FaceTrackerSettings = FaceTrackerSettings(),
                 maxPrediction: Double? = nil, scale: FaceDetectionScale = FaceDetectionScale(), strict: Bool = false) {
         self.mode = mode
         var tracking = tracker
@@ -122,16 +122,16 @@ public final class DetectingFaceProvider: FaceRegionProvider {
         state = Mutex(State(tracker: FaceTracker(settings: tracking)))
     }
 
-    public func lumaWidth(for frame: Size) -> Int { scale.lumaWidth(for: frame) }
+    package func lumaWidth(for frame: Size) -> Int { scale.lumaWidth(for: frame) }
 
-    public func wantsLuma(frameIndex: Int) -> Bool {
+    package func wantsLuma(frameIndex: Int) -> Bool {
         switch mode {
         case .everyNth(let n): return frameIndex % max(n, 1) == 0
         case .live: return state.withLock { $0.inFlight.isEmpty }
         }
     }
 
-    public func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {
+    package func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {
         let accepted = state.withLock { state -> Bool in
             if mode == .live, !state.inFlight.isEmpty {
                 state.statistics.skipped += 1
@@ -170,7 +170,7 @@ public final class DetectingFaceProvider: FaceRegionProvider {
         }
     }
 
-    public func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
+    package func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
         if case .everyNth = mode {
             // Wait for the detection this frame is scheduled to use, if it is still running. The serial
             // queue finishes jobs in order, so an empty sync block is that wait.
@@ -223,8 +223,8 @@ public final class DetectingFaceProvider: FaceRegionProvider {
                                                width: side, height: side), score: 0)
     }
 
-    public var statistics: FaceDetectorStatistics { state.withLock { $0.statistics } }
+    package var statistics: FaceDetectorStatistics { state.withLock { $0.statistics } }
 
     /// Waits for every submitted detection (end of a run, tests).
-    public func drain() { queue.sync {} }
+    package func drain() { queue.sync {} }
 }

@@ -11,24 +11,24 @@ import PrismFilters
 ///     try faces.finish()                                           // after the last frame: the sidecar is moved into place
 ///
 /// Dropping it without `finish` (a failed run) leaves no sidecar.
-public final class FaceSideInput: Sendable {
-    public let provider: any FaceRegionProvider
-    public let writer: FaceSidecarWriter?
+package final class FaceSideInput: Sendable {
+    package let provider: any FaceRegionProvider
+    package let writer: FaceSidecarWriter?
 
-    public init(provider: any FaceRegionProvider, writer: FaceSidecarWriter?) {
+    package init(provider: any FaceRegionProvider, writer: FaceSidecarWriter?) {
         self.provider = provider
         self.writer = writer
     }
 
     /// This frame's regions. Renders and submits the luma thumbnail when the provider wants it, then asks
     /// for the faces (files: waits for the scheduled detection; live: never waits), writes the sidecar line.
-    public func regions(frameIndex: Int, pts: MediaTime, frameSize: Size,
+    package func regions(frameIndex: Int, pts: MediaTime, frameSize: Size,
                         thumbnail: () throws -> LumaImage) throws -> [FrameContext.Region] {
         try faces(frameIndex: frameIndex, pts: pts, frameSize: frameSize, thumbnail: thumbnail).regions
     }
 
     /// `regions`, with the tracked faces themselves (ids, boxes, age: for a preview that outlines them).
-    public func faces(frameIndex: Int, pts: MediaTime, frameSize: Size,
+    package func faces(frameIndex: Int, pts: MediaTime, frameSize: Size,
                       thumbnail: () throws -> LumaImage) throws -> FaceFrame {
         if provider.wantsLuma(frameIndex: frameIndex) {
             provider.submit(frameIndex: frameIndex, pts: pts, luma: try thumbnail())
@@ -39,7 +39,7 @@ public final class FaceSideInput: Sendable {
     }
 
     /// The run succeeded: moves the sidecar into place.
-    public func finish() throws { try writer?.commit() }
+    package func finish() throws { try writer?.commit() }
 
-    public var statistics: FaceDetectorStatistics { provider.statistics }
+    package var statistics: FaceDetectorStatistics { provider.statistics }
 }

@@ -15,8 +15,8 @@ public struct FaceSidecarError: PrismError {
 /// — pts as a rational in seconds, the frame's size, each face's id, box (frame pixels, origin top
 /// left) and score. Lines are written with fixed key order and two decimals, so the same faces give the
 /// same bytes.
-public enum FaceSidecar {
-    public static func line(for frame: FaceFrame) -> String {
+package enum FaceSidecar {
+    package static func line(for frame: FaceFrame) -> String {
         let faces = frame.faces.map { face in
             let b = face.box
             return String(format: "{\"id\":%d,\"box\":[%.2f,%.2f,%.2f,%.2f],\"score\":%.2f}",
@@ -27,15 +27,15 @@ public enum FaceSidecar {
     }
 
     /// One parsed line: its pts, the frame size it was written at (if given) and its faces.
-    public struct Entry: Sendable, Equatable {
-        public var line: Int
-        public var pts: MediaTime
-        public var frameSize: Size?
-        public var faces: [TrackedFace]
+    package struct Entry: Sendable, Equatable {
+        package var line: Int
+        package var pts: MediaTime
+        package var frameSize: Size?
+        package var faces: [TrackedFace]
     }
 
     /// Reads and checks a whole sidecar. Every problem names the file and line.
-    public static func read(path: String) throws -> [Entry] {
+    package static func read(path: String) throws -> [Entry] {
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read it" : "no such file"
             throw FaceSidecarError("\(path): \(reason)")
@@ -113,8 +113,8 @@ public enum FaceSidecar {
 /// Writes `--faces-out`: lines go to a temporary file beside the destination, renamed over it by
 /// `commit()`; a run that fails never leaves a partial sidecar or touches an existing one. A FIFO or a
 /// character device (`temporaryPath` nil) is written in place: renaming over it would replace it.
-public final class FaceSidecarWriter: Sendable {
-    public let path: String
+package final class FaceSidecarWriter: Sendable {
+    package let path: String
     private let temporaryPath: String?
     private struct State: ~Copyable {
         var handle: FileHandle?
@@ -125,7 +125,7 @@ public final class FaceSidecarWriter: Sendable {
     /// - Parameters:
     ///   - path: where the sidecar goes (the caller has checked it: not an input, not another output).
     ///   - temporaryPath: the hidden file written until `commit()`; nil writes `path` in place.
-    public init(path: String, temporaryPath: String?) throws {
+    package init(path: String, temporaryPath: String?) throws {
         self.path = path
         self.temporaryPath = temporaryPath
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -154,7 +154,7 @@ public final class FaceSidecarWriter: Sendable {
     }
 
     /// A writer to a regular file at `path`, through a hidden temporary beside it.
-    public convenience init(path: String) throws {
+    package convenience init(path: String) throws {
         let url = URL(fileURLWithPath: path)
         try self.init(path: path, temporaryPath: url.deletingLastPathComponent().path + "/." + url.lastPathComponent
                                                  + ".\(getpid()).partial")
@@ -171,7 +171,7 @@ public final class FaceSidecarWriter: Sendable {
     }
 
     /// Appends one frame's line.
-    public func write(_ frame: FaceFrame) throws {
+    package func write(_ frame: FaceFrame) throws {
         try state.withLock { state in
             guard let handle = state.handle else { throw FaceSidecarError("\(path): already finished") }
             do { try handle.write(contentsOf: Data((FaceSidecar.line(for: frame) + "\n").utf8)) } catch {
@@ -181,7 +181,7 @@ public final class FaceSidecarWriter: Sendable {
     }
 
     /// Finishes the file and moves it into place.
-    public func commit() throws {
+    package func commit() throws {
         try state.withLock { state in
             guard let handle = state.handle else { return }
             state.handle = nil
@@ -197,22 +197,22 @@ public final class FaceSidecarWriter: Sendable {
 
 /// Faces from a sidecar (`--faces-in`) instead of a detector. Every frame's pts must have a line:
 /// a sidecar made for another input is an error, not silently empty masks.
-public final class SidecarFaceProvider: FaceRegionProvider {
-    public let path: String
+package final class SidecarFaceProvider: FaceRegionProvider {
+    package let path: String
     private let entries: [MediaTime: FaceSidecar.Entry]
     private let served = Mutex(FaceDetectorStatistics())
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         let list = try FaceSidecar.read(path: path)
         guard !list.isEmpty else { throw FaceSidecarError("\(path): no lines (one per frame expected)") }
         entries = Dictionary(uniqueKeysWithValues: list.map { ($0.pts, $0) })
     }
 
-    public func wantsLuma(frameIndex: Int) -> Bool { false }
-    public func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {}
+    package func wantsLuma(frameIndex: Int) -> Bool { false }
+    package func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {}
 
-    public func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
+    package func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
         guard let entry = entries[pts] else {
             throw FaceSidecarError("\(path): no line for frame \(frameIndex) at pts \(pts.value)/\(pts.timescale) "
                                    + "(was it written for another input?)")
@@ -225,5 +225,5 @@ public final class SidecarFaceProvider: FaceRegionProvider {
         return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: faces, age: 0)
     }
 
-    public var statistics: FaceDetectorStatistics { served.withLock { $0 } }
+    package var statistics: FaceDetectorStatistics { served.withLock { $0 } }
 }

@@ -3,26 +3,26 @@ import PrismCore
 
 /// A face followed across frames: a stable id, its estimated box, the detector's last score, and what the
 /// tracker knows of its motion.
-public struct TrackedFace: Hashable, Sendable {
-    public var id: Int
+package struct TrackedFace: Hashable, Sendable {
+    package var id: Int
     /// The box to cover. From the tracker: the estimate for the frame it was asked about (predicted from the
     /// face's motion when the detector did not see it there). From the provider: that estimate moved on to
     /// the frame being drawn and widened by `margin`.
-    public var box: FaceBox
-    public var score: Double
+    package var box: FaceBox
+    package var score: Double
     /// Frames since the detector last saw this face (0: seen on the frame the box is for).
-    public var framesSinceSeen: Int
+    package var framesSinceSeen: Int
     /// Seconds since the detector last saw it (media time, so files stay deterministic).
-    public var secondsSinceSeen: Double
+    package var secondsSinceSeen: Double
     /// How fast the box's centre moves, in pixels per second (zero until the face was seen twice).
-    public var velocity: SIMD2<Double>
+    package var velocity: SIMD2<Double>
     /// Pixels added on every side of the estimate because it is uncertain (grows with the time since the
     /// face was seen and with its speed); included in `box` once the provider has applied it.
-    public var margin: Double
+    package var margin: Double
     /// False for a face seen only once: its velocity is unknown, and its margin assumes some motion.
-    public var velocityKnown: Bool
+    package var velocityKnown: Bool
 
-    public init(id: Int, box: FaceBox, score: Double, framesSinceSeen: Int = 0, secondsSinceSeen: Double = 0,
+    package init(id: Int, box: FaceBox, score: Double, framesSinceSeen: Int = 0, secondsSinceSeen: Double = 0,
                 velocity: SIMD2<Double> = .zero, margin: Double = 0, velocityKnown: Bool = true) {
         self.id = id
         self.box = box
@@ -35,11 +35,11 @@ public struct TrackedFace: Hashable, Sendable {
     }
 
     /// Predicted rather than detected on the frame it is for.
-    public var isPredicted: Bool { framesSinceSeen > 0 }
+    package var isPredicted: Bool { framesSinceSeen > 0 }
 
     /// This face `seconds` later (`frames` frames later): moved on at its velocity (for at most
     /// `settings.maxPrediction` seconds since it was seen), widened by the uncertainty of that age.
-    public func extrapolated(by seconds: Double, frames: Int, settings: FaceTrackerSettings) -> TrackedFace {
+    package func extrapolated(by seconds: Double, frames: Int, settings: FaceTrackerSettings) -> TrackedFace {
         var face = self
         let dt = max(seconds, 0)
         let moving = max(0, min(secondsSinceSeen + dt, settings.maxPrediction) - min(secondsSinceSeen, settings.maxPrediction))
@@ -52,48 +52,48 @@ public struct TrackedFace: Hashable, Sendable {
     }
 
     /// `box` widened by `margin` on every side.
-    public var coveredBox: FaceBox {
+    package var coveredBox: FaceBox {
         FaceBox(x: box.x - margin, y: box.y - margin, width: box.width + 2 * margin, height: box.height + 2 * margin)
     }
 }
 
 /// How detections become tracks, how tracks are predicted, and when they end.
-public struct FaceTrackerSettings: Sendable, Equatable {
+package struct FaceTrackerSettings: Sendable, Equatable {
     /// A detection continues a track when its box overlaps the track's predicted box at least this much (IoU),
     /// or when its centre lies within `maxCentreJump` box widths (plus the track's margin) of the prediction.
-    public var minIoU = 0.2
-    public var maxCentreJump = 0.5
+    package var minIoU = 0.2
+    package var maxCentreJump = 0.5
     /// Seconds a face is predicted after the detector last saw it; then the track ends ("lost" when its
     /// box was still in the frame). 1 s covers a detector that misses a face for a few frames in a row
     /// (head turned, motion blur) without a mask wandering far from where a stopped face is.
-    public var lostAfter = 1.0
+    package var lostAfter = 1.0
     /// Seconds since a face was seen during which it is moved on at its velocity; after that it stays
     /// (and its margin keeps growing) until `lostAfter`.
-    public var maxPrediction = 1.0
+    package var maxPrediction = 1.0
     /// Detections before a track outlives a miss. A new face is covered from its first detection; until its
     /// second it ends at the first miss, so a one-off false detection does not leave a mask for `lostAfter`.
-    public var confirmations = 2
+    package var confirmations = 2
     /// Alpha-beta filter gains for the centre (position, velocity). A constant-velocity face is followed
     /// without lag; 0.5 halves ±3 px of frame-to-frame detector jitter on a still face.
-    public var positionGain = 0.5
-    public var velocityGain = 0.15
+    package var positionGain = 0.5
+    package var velocityGain = 0.15
     /// How quickly the size follows the detections (a face grows slowly; box sizes jitter).
-    public var sizeGain = 0.4
+    package var sizeGain = 0.4
     /// Smoothing off: boxes are the detector's own (tests, sidecars of raw detections); velocity still
     /// comes from the last two detections.
-    public var smoothing = true
+    package var smoothing = true
     /// The margin added on each side of a predicted box: `growth` box widths per second since the face was
     /// seen, plus `speedShare` of the distance it moved meanwhile (a velocity wrong by that share), at most
     /// `maxMargin` box widths.
-    public var growth = 0.5
-    public var speedShare = 0.3
-    public var maxMargin = 1.0
+    package var growth = 0.5
+    package var speedShare = 0.3
+    package var maxMargin = 1.0
 
-    public init() {}
+    package init() {}
 
     /// Speed assumed, in box widths per second, for a face seen only once (its velocity is not known yet):
     /// what matters live, where regions can be several frames old when a new face is first drawn.
-    public var unknownSpeed = 1.0
+    package var unknownSpeed = 1.0
 
     func margin(width: Double, speed: Double, age: Double, velocityKnown: Bool = true) -> Double {
         guard age > 0 else { return 0 }
@@ -103,13 +103,13 @@ public struct FaceTrackerSettings: Sendable, Equatable {
 }
 
 /// What happened to tracks that ended in one update.
-public struct FaceTrackEnding: Sendable, Equatable {
+package struct FaceTrackEnding: Sendable, Equatable {
     /// Tracks that ended while their predicted box was still in the frame: the face may still be there.
-    public var lost = 0
+    package var lost = 0
     /// Tracks whose predicted box left the frame.
-    public var left = 0
+    package var left = 0
 
-    public init(lost: Int = 0, left: Int = 0) {
+    package init(lost: Int = 0, left: Int = 0) {
         self.lost = lost
         self.left = left
     }
@@ -119,8 +119,8 @@ public struct FaceTrackEnding: Sendable, Equatable {
 /// predicted boxes first), estimates each face's centre and velocity with an alpha-beta filter (constant
 /// velocity), predicts faces the detector missed, ends tracks after `lostAfter` seconds unseen or once
 /// they left the frame, and gives every new face the next id. A value type, updated on the detector thread.
-public struct FaceTracker: Sendable {
-    public var settings: FaceTrackerSettings
+package struct FaceTracker: Sendable {
+    package var settings: FaceTrackerSettings
     private struct Track: Sendable {
         var id: Int
         var score: Double
@@ -139,14 +139,14 @@ public struct FaceTracker: Sendable {
     private var tracks: [Track] = []
     private var nextID = 1
     /// What ended in the last `update`.
-    public private(set) var lastEnding = FaceTrackEnding()
+    package private(set) var lastEnding = FaceTrackEnding()
 
-    public init(settings: FaceTrackerSettings = FaceTrackerSettings()) { self.settings = settings }
+    package init(settings: FaceTrackerSettings = FaceTrackerSettings()) { self.settings = settings }
 
     /// Feeds the detections of frame `frameIndex` at `time` seconds (in a frame of `frameSize`, when known:
     /// tracks predicted out of it end as having left); returns the faces followed now, by id, each at its
     /// estimate for this frame.
-    public mutating func update(_ detections: [FaceDetection], frameIndex: Int, time: Double, frameSize: Size? = nil) -> [TrackedFace] {
+    package mutating func update(_ detections: [FaceDetection], frameIndex: Int, time: Double, frameSize: Size? = nil) -> [TrackedFace] {
         let predicted = tracks.map { face($0, frameIndex: frameIndex, time: time) }
         // Every (track, detection) pair that may be the same face, best first.
         var pairs: [(track: Int, detection: Int, score: Double)] = []

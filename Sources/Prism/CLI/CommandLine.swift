@@ -5,7 +5,7 @@ import PrismMedia
 
 /// `prism`'s entry point: picks the command, runs it, turns any error into one line on stderr and a
 /// non-zero exit status.
-public enum PrismCommandLine {
+package enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
     static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
@@ -14,14 +14,14 @@ public enum PrismCommandLine {
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 
     /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
-    public static var usage: String {
+    package static var usage: String {
         (["usage: prism <command> [options]   (prism COMMAND --help describes one; prism --version)"]
          + commands.map { $0.synopsis() }
          + [""] + RunCommand.spec.notes).joined(separator: "\n")
     }
 
     /// Runs `arguments` (without the program name); returns the exit status.
-    public static func main(_ arguments: [String]) -> Int32 {
+    package static func main(_ arguments: [String]) -> Int32 {
         guard let name = arguments.first else {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2

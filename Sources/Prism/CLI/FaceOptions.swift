@@ -8,7 +8,7 @@ import PrismVision
 
 /// The face flags of `run`, `dev` and `render` (`--face-model`, `--face-every`, `--faces-in`, `--faces-out`,
 /// `--face-min-size`, `--faces-strict`): PrismKit's `FaceSettings`, parsed from the command line.
-public typealias FaceOptions = FaceSettings
+package typealias FaceOptions = FaceSettings
 
 extension FaceSettings {
     /// The flags, declared once for every command that takes them.

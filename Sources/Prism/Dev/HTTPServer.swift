@@ -84,8 +84,9 @@ final class HTTPServer: Sendable {
     fileprivate var bodyLimit: Int { limits.body }
     let connections: ConnectionTable
     private let streamCount = Mutex(0)
-    /// The running daemon and its socket; nil once stopped (`stop` may race `deinit`'s call of it).
-    private let running = Mutex<(daemon: OpaquePointer, socket: Int32)?>(nil)
+    /// The running daemon (its address: a handle only libmicrohttpd dereferences) and its socket; nil once
+    /// stopped.
+    private let running = Mutex<(daemon: UInt, socket: Int32)?>(nil)
 
     init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
          handler: @escaping Handler) throws {
@@ -120,7 +121,8 @@ final class HTTPServer: Sendable {
             close(listenSocket)
             throw UsageError("cannot start the preview server on \(address):\(self.port) (MHD_start_daemon failed)")
         }
-        running.withLock { $0 = (daemon, listenSocket) }
+        let handle = UInt(bitPattern: daemon)
+        running.withLock { $0 = (handle, listenSocket) }
         connections.startWatchdog()
     }
 
@@ -140,9 +142,9 @@ final class HTTPServer: Sendable {
 
     /// Stops accepting, ends every connection (streams see `finish` first) and frees the daemon.
     func stop() {
-        guard let (daemon, socket) = running.withLock({ running in defer { running = nil }; return running }) else { return }
+        guard let (handle, socket) = running.withLock({ running in defer { running = nil }; return running }) else { return }
         connections.stopWatchdog()
-        MHD_stop_daemon(daemon)
+        MHD_stop_daemon(OpaquePointer(bitPattern: handle))
         close(socket)
     }
 

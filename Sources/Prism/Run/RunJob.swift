@@ -9,22 +9,22 @@ import PrismVision
 
 /// `prism run` on a `Session`: the source, the one output and the policies `RunOptions` asks for.
 /// Everything that can fail because of the user's input fails in `init`, before the first frame.
-public final class RunJob: Sendable {
-    public let options: RunOptions
-    public let engine: FrameEngine
+package final class RunJob: Sendable {
+    package let options: RunOptions
+    package let engine: FrameEngine
     /// Recordings a killed earlier run of the same output left, recovered next to it.
-    public let recoveredLeftovers: [OutputTarget.Recovered]
+    package let recoveredLeftovers: [OutputTarget.Recovered]
     /// Faces found per frame (a side input of the graph), when the graph draws them or a face flag asks.
     private let faces: FaceSideInput?
     /// What the job did to the input or output that the user did not spell out, one line each (said once,
     /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
-    public let notes: [String]
+    package let notes: [String]
 
     /// - Parameters:
     ///   - sinks: what the frames go to instead of `options.output` (`prism record` starts with none and
     ///     attaches a movie per take).
     ///   - taps: more taps on the engine (the take controller).
-    public init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil,
+    package init(options: RunOptions, graph userGraph: FilterGraph, gpu: GPUContext? = nil,
                 sinks customSinks: [any FrameSink]? = nil, taps extraTaps: [any FrameTap] = [],
                 pacePattern: Bool = false) throws {
         self.options = options
@@ -47,16 +47,16 @@ public final class RunJob: Sendable {
     }
 
     /// What the face detector cost, when faces were found.
-    public var faceStatistics: FaceDetectorStatistics? { faces?.statistics }
+    package var faceStatistics: FaceDetectorStatistics? { faces?.statistics }
 
-    public var sourceInfo: SourceInfo { engine.sourceInfo }
-    public var gpuInfo: GPUInfo { engine.gpuInfo }
-    public var outputSize: Size { engine.outputSize }
-    public var passLabels: [String] { engine.passLabels }
+    package var sourceInfo: SourceInfo { engine.sourceInfo }
+    package var gpuInfo: GPUInfo { engine.gpuInfo }
+    package var outputSize: Size { engine.outputSize }
+    package var passLabels: [String] { engine.passLabels }
 
     /// Runs to the end of the input, a limit, or `stop`. On an error the output is removed (a movie) and
     /// the error rethrown; on a stop the output is finished and playable.
-    public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
+    package func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
         try engine.run(stop: stop, progress: progress)
     }
 }

@@ -8,18 +8,18 @@ import Foundation
 /// - `spectrum[c]` holds the magnitudes of bins 1...N/2 of a Hann-windowed N-point FFT of those samples
 ///   (N = `sampleCount`): entry j is the bin at (j + 1)·rate/N Hz, the last one Nyquist. Magnitudes are
 ///   scaled so that a sine of amplitude A centred on a bin reads A there (2·|X|/Σw; 1·|X|/Σw at Nyquist).
-public struct AudioWindow: Sendable, Equatable {
+package struct AudioWindow: Sendable, Equatable {
     /// Samples per channel in a window: 1024 (21 ms at 48 kHz), giving 512 FFT bins.
-    public static let sampleCount = 1024
+    package static let sampleCount = 1024
 
-    public let sampleRate: Int
-    public let samples: [[Float]]
-    public let spectrum: [[Float]]
+    package let sampleRate: Int
+    package let samples: [[Float]]
+    package let spectrum: [[Float]]
 
-    public var channelCount: Int { samples.count }
+    package var channelCount: Int { samples.count }
 
     /// `samples`: one array of `sampleCount` values per channel (at least one channel).
-    public init(sampleRate: Int, samples: [[Float]]) {
+    package init(sampleRate: Int, samples: [[Float]]) {
         precondition(!samples.isEmpty && samples.allSatisfy { $0.count == Self.sampleCount },
                      "an audio window holds \(Self.sampleCount) samples per channel")
         self.sampleRate = sampleRate
@@ -28,7 +28,7 @@ public struct AudioWindow: Sendable, Equatable {
     }
 
     /// A window of silence (a track that has ended, a microphone that has not delivered yet).
-    public static func silence(sampleRate: Int, channels: Int) -> AudioWindow {
+    package static func silence(sampleRate: Int, channels: Int) -> AudioWindow {
         AudioWindow(sampleRate: sampleRate, samples: Array(repeating: Array(repeating: 0, count: sampleCount), count: max(1, channels)))
     }
 
@@ -55,7 +55,7 @@ public struct AudioWindow: Sendable, Equatable {
     /// from the first. Values are 0.5 + sample/2 clamped to 0...1 (0.5 is silence). With fewer columns than
     /// samples, each column covers an equal run of samples and holds the one of greatest magnitude, so a
     /// single column still shows how loud the window is.
-    public func waveformImage(maxWidth: Int?) -> (width: Int, values: [[Float]]) {
+    package func waveformImage(maxWidth: Int?) -> (width: Int, values: [[Float]]) {
         let columns = Self.columns(Self.sampleCount, maxWidth)
         return (columns, samples.map { row in
             Self.reduce(row, to: columns) { group in group.max { abs($0) < abs($1) } ?? 0 }
@@ -65,7 +65,7 @@ public struct AudioWindow: Sendable, Equatable {
 
     /// An ISF `audioFFT` image: width = bins (at most `maxWidth`), height = channels. With fewer columns
     /// than bins, each column holds the greatest magnitude of its run of bins (a tone keeps its height).
-    public func spectrumImage(maxWidth: Int?) -> (width: Int, values: [[Float]]) {
+    package func spectrumImage(maxWidth: Int?) -> (width: Int, values: [[Float]]) {
         let columns = Self.columns(Self.sampleCount / 2, maxWidth)
         return (columns, spectrum.map { row in Self.reduce(row, to: columns) { $0.max() ?? 0 } })
     }

@@ -3,15 +3,15 @@ import Foundation
 /// A radix-2 FFT of real samples: the N-point transform computed as one N/2-point complex FFT of the
 /// even and odd samples packed as real and imaginary parts, then separated (the classic "two for one").
 /// Twiddles and the bit-reversal table are made once per size; `transform` allocates only its result.
-public struct RealFFT: Sendable {
+package struct RealFFT: Sendable {
     /// N, a power of two ≥ 2.
-    public let size: Int
+    package let size: Int
     private let half: Int
     /// e^(-2πik/N) for k in 0..<N/2: the half-size FFT uses every other one, the split uses them all.
     private let twiddles: [(re: Double, im: Double)]
     private let reversed: [Int]
 
-    public init(size: Int) {
+    package init(size: Int) {
         precondition(size >= 2 && size & (size - 1) == 0, "the FFT size must be a power of two ≥ 2, not \(size)")
         self.size = size
         half = size / 2
@@ -28,7 +28,7 @@ public struct RealFFT: Sendable {
     }
 
     /// X[k] = Σ x[n]·e^(-2πikn/N) for k in 0...N/2 (the rest mirror these for real input).
-    public func transform(_ samples: [Float]) -> [(re: Double, im: Double)] {
+    package func transform(_ samples: [Float]) -> [(re: Double, im: Double)] {
         precondition(samples.count == size, "\(size) samples expected, got \(samples.count)")
         // z[n] = x[2n] + i·x[2n+1], in bit-reversed order for the in-place butterflies.
         var re = [Double](repeating: 0, count: half), im = [Double](repeating: 0, count: half)

@@ -29,17 +29,17 @@ enum LookFilters {
 }
 
 /// A named colour transform on R'G'B' in 0...1.
-public struct ColorLook: Sendable {
-    public let name: String
-    public let summary: String
-    public let maths: String
+package struct ColorLook: Sendable {
+    package let name: String
+    package let summary: String
+    package let maths: String
     /// For a look that is a grey tone curve of `luma`: the curve (`apply` is then grey(luma(c)) in every
     /// channel), and the same curve in GLSL as an expression of `float l` in 0...1.
-    public var grey: (@Sendable (Double) -> Double)? = nil
-    public var greyGLSL: String? = nil
-    public let apply: @Sendable (SIMD3<Double>) -> SIMD3<Double>
+    package var grey: (@Sendable (Double) -> Double)? = nil
+    package var greyGLSL: String? = nil
+    package let apply: @Sendable (SIMD3<Double>) -> SIMD3<Double>
 
-    public static let lumaWeights = SIMD3<Double>(0.2126, 0.7152, 0.0722)
+    package static let lumaWeights = SIMD3<Double>(0.2126, 0.7152, 0.0722)
     static func luma(_ c: SIMD3<Double>) -> Double { (lumaWeights * c).sum() }
     static func noirCurve(_ y: Double) -> Double { min(max(sCurve(y, 1.2), 0), 1) }
     static func tonalCurve(_ y: Double) -> Double { 0.06 + 0.88 * pow(max(y, 0), 0.9) }
@@ -50,7 +50,7 @@ public struct ColorLook: Sendable {
         return v + (s - v) * k
     }
 
-    public static let all: [ColorLook] = [
+    package static let all: [ColorLook] = [
         ColorLook(name: "mono", summary: "Black and white (CIPhotoEffectMono).",
                   maths: "y = 0.2126 r + 0.7152 g + 0.0722 b; rgb' = (y, y, y).") { c in
             let y = luma(c)
@@ -98,7 +98,7 @@ public struct ColorLook: Sendable {
     ]
 
     /// Samples `f` on a dimension³ grid, red fastest.
-    public static func table(dimension: Int, _ f: (SIMD3<Double>) -> SIMD3<Double>) -> [SIMD3<Float>] {
+    package static func table(dimension: Int, _ f: (SIMD3<Double>) -> SIMD3<Double>) -> [SIMD3<Float>] {
         var values: [SIMD3<Float>] = []
         values.reserveCapacity(dimension * dimension * dimension)
         let scale = 1 / Double(dimension - 1)

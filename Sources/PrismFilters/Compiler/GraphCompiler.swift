@@ -3,23 +3,23 @@ import PrismCore
 import PrismGPU
 
 /// How the compiler may combine kernels into passes.
-public struct CompileOptions: Sendable {
+package struct CompileOptions: Sendable {
     /// Fuse kernels into as few passes as possible. Off: one pass per kernel, the source conversion
     /// and the packing each in their own pass (the baseline fusion is measured against).
-    public var fuse: Bool
+    package var fuse: Bool
     /// The most texture reads per pixel an expression may cost and still be evaluated inside the
     /// packing pass, which evaluates it more than once per pixel (luma, then chroma).
-    public var maxPackCost: Int
+    package var maxPackCost: Int
     /// Storage of textures between passes: RGBA8 is the fast path everywhere (and much the fastest on
     /// llvmpipe); RGBA16F keeps chains of many unfused passes from accumulating 8-bit rounding.
-    public var intermediateFormat: TextureFormat
+    package var intermediateFormat: TextureFormat
     /// Bounds on sizes, passes and memory; nil reads them from the context at compile time.
-    public var limits: GraphLimits?
+    package var limits: GraphLimits?
     /// Let chains of colour maps, pixellate and masked blends between 4:2:0 frames stay in Y'CbCr
     /// (`YUVPlan`); off: every graph goes through R'G'B' (to compare, or to keep the R'G'B' clamps).
-    public var yuvRoute: Bool
+    package var yuvRoute: Bool
 
-    public init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
+    package init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
                 limits: GraphLimits? = nil, yuvRoute: Bool = true) {
         self.fuse = fuse
         self.yuvRoute = yuvRoute

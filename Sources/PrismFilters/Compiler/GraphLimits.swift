@@ -9,30 +9,30 @@ import PrismGPU
 /// The side limit comes from the context (`GPULimits`: `GL_MAX_TEXTURE_SIZE`, renderbuffer and
 /// viewport limits) and is capped lower by default; every limit can be raised explicitly with an
 /// environment variable (named in the error), never past what the GL context reports.
-public struct GraphLimits: Sendable, Hashable {
+package struct GraphLimits: Sendable, Hashable {
     /// The widest or tallest pass target.
-    public var maxSide: Int
+    package var maxSide: Int
     /// Filters in one graph.
-    public var maxNodes: Int
+    package var maxNodes: Int
     /// Draws per frame.
-    public var maxPasses: Int
+    package var maxPasses: Int
     /// Bytes of render targets one graph may hold.
-    public var maxTextureBytes: Int
+    package var maxTextureBytes: Int
     /// The context's own side limit, for messages.
-    public var contextMaxSide: Int
+    package var contextMaxSide: Int
 
-    public static let defaultMaxSide = 8192
-    public static let defaultMaxNodes = 128
-    public static let defaultMaxPasses = 256
-    public static let defaultMaxTextureBytes = 2 << 30
+    package static let defaultMaxSide = 8192
+    package static let defaultMaxNodes = 128
+    package static let defaultMaxPasses = 256
+    package static let defaultMaxTextureBytes = 2 << 30
 
     /// Environment variables that raise (or lower) the defaults.
-    public static let sideVariable = "PRISM_MAX_TEXTURE_SIZE"
-    public static let nodesVariable = "PRISM_MAX_FILTERS"
-    public static let passesVariable = "PRISM_MAX_PASSES"
-    public static let bytesVariable = "PRISM_MAX_GPU_MEMORY"
+    package static let sideVariable = "PRISM_MAX_TEXTURE_SIZE"
+    package static let nodesVariable = "PRISM_MAX_FILTERS"
+    package static let passesVariable = "PRISM_MAX_PASSES"
+    package static let bytesVariable = "PRISM_MAX_GPU_MEMORY"
 
-    public init(maxSide: Int, maxNodes: Int = defaultMaxNodes, maxPasses: Int = defaultMaxPasses,
+    package init(maxSide: Int, maxNodes: Int = defaultMaxNodes, maxPasses: Int = defaultMaxPasses,
                 maxTextureBytes: Int = defaultMaxTextureBytes, contextMaxSide: Int? = nil) {
         self.maxSide = maxSide
         self.maxNodes = maxNodes
@@ -43,19 +43,19 @@ public struct GraphLimits: Sendable, Hashable {
 
     /// The limits for the context current on this thread (call on the GPU thread), with the
     /// environment's overrides. An override that is not a positive number is an error.
-    public static func current(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GraphLimits {
+    package static func current(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GraphLimits {
         let gpu = GPULimits.query()
         return try make(gpu: gpu, environment: environment)
     }
 
     /// Filters allowed in one graph (the default, or `PRISM_MAX_FILTERS`). Needs no GPU: a batch checks
     /// its manifest's graphs with it before any job starts.
-    public static func maxNodes(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
+    package static func maxNodes(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
         try number(nodesVariable, in: environment) ?? defaultMaxNodes
     }
 
     /// Throws when a graph of `count` filters is over `limit`.
-    public static func checkNodeCount(_ count: Int, limit: Int) throws {
+    package static func checkNodeCount(_ count: Int, limit: Int) throws {
         guard count <= limit else {
             throw UsageError("the graph has \(count) filters, over the limit of \(limit) (set \(nodesVariable) to allow more)")
         }

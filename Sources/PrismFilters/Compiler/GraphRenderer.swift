@@ -10,12 +10,12 @@ import PrismGPU
 /// each with `releaseGPUResources()` (on failure `init` balances what it prepared), so a kernel's own
 /// textures (LUT tables, ISF imported images) live exactly as long as the last renderer using them. A
 /// renderer dropped on another thread does that release on its GPU thread.
-public final class GraphRenderer {
-    public let graph: FilterGraph
-    public let sourceFormat: PixelFormat
-    public let sourceSize: Size
-    public let outputSize: Size
-    public let sinkLayouts: [PackedFrameLayout]
+package final class GraphRenderer {
+    package let graph: FilterGraph
+    package let sourceFormat: PixelFormat
+    package let sourceSize: Size
+    package let outputSize: Size
+    package let sinkLayouts: [PackedFrameLayout]
     private let passes: [CompiledPass]
     /// Each pass's target, and for a draw its program and its variants' (realised from the plan).
     private let targets: [RenderTarget]
@@ -41,12 +41,12 @@ public final class GraphRenderer {
     /// Packing coefficients for the last colour space seen.
     private var packCoefficients: (space: YUVColorSpace, layout: PackedFrameLayout, values: PackCoefficients)?
     /// Optional per-pass GPU timing.
-    public var timer: PassTimer?
+    package var timer: PassTimer?
     /// The kernels `init` prepared, released in `deinit` (the graph may gain nodes later).
     private let preparedKernels: [FilterKernel]
     private let thread: GPUThread
 
-    public init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+    package init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = .current) throws {
         guard let thread = GPUThread.current else {
             preconditionFailure("GraphRenderer made off a GPU thread; make it inside GPUContext.perform")
@@ -114,7 +114,7 @@ public final class GraphRenderer {
     /// True when a parameter change since compiling altered a kernel's code or a target's size (a blur
     /// radius, a pixellate scale, a crop): the graph must be compiled again for it to take effect.
     /// Changes that only reach uniforms (an intensity, a colour) never make a renderer stale.
-    public var isStale: Bool {
+    package var isStale: Bool {
         graph.nodes.enumerated().contains { index, node in
             index >= signatures.count
                 || Self.signature(of: node, graph: graph, nodeSizes: compiledNodeSizes, sourceSize: sourceSize) != signatures[index]
@@ -135,20 +135,20 @@ public final class GraphRenderer {
     }
 
     /// True when the graph runs on the frame's Y'CbCr values without an R'G'B' image (`YUVPlan`).
-    public var staysInYUV: Bool { passes.contains { $0.colorChain != nil } }
+    package var staysInYUV: Bool { passes.contains { $0.colorChain != nil } }
 
     /// Number of draws per frame.
-    public var passCount: Int { passes.count }
+    package var passCount: Int { passes.count }
     /// The label of each pass, in order (for stats and benchmarks).
-    public var passLabels: [String] { passes.map(\.label) }
+    package var passLabels: [String] { passes.map(\.label) }
     /// The generated fragment shaders, in pass order.
-    public var passSources: [String] { passes.flatMap { $0.draws.map(\.fragmentSource) } }
+    package var passSources: [String] { passes.flatMap { $0.draws.map(\.fragmentSource) } }
 
     /// The render target holding sink `index`'s packed frame after `render`.
-    public func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }
+    package func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }
 
     /// Draws every pass for `frame`.
-    public func render(_ frame: UploadedFrame, context: FrameContext) throws {
+    package func render(_ frame: UploadedFrame, context: FrameContext) throws {
         precondition(frame.format == sourceFormat && frame.size == sourceSize, "frame does not match the compiled graph")
         timer?.beginFrame()
         defer { timer?.endFrame() }
@@ -256,7 +256,7 @@ public final class GraphRenderer {
 
     /// The Y'CbCr description packed frames are written in: the source's own, or BT.709 / BT.601
     /// limited (by size) when the source is RGB.
-    public func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
+    package func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
         YUVColorSpace.packing(sourceFormat: frame.format, sourceColorSpace: frame.colorSpace, outputSize: outputSize)
     }
 }

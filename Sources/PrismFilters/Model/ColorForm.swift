@@ -8,7 +8,7 @@ import PrismCore
 /// A kernel reports a form only while its map takes every colour of the unit cube into the unit cube:
 /// then the clamp after each step of an R'G'B' chain changes nothing, and leaving it out on Y'CbCr gives
 /// the same result (for inputs inside the R'G'B' gamut).
-public enum ColorForm: Sendable, Equatable {
+package enum ColorForm: Sendable, Equatable {
     /// rgb' = matrix · rgb + offset; alpha kept.
     case affine(AffineColor)
     /// g = curve(clamp(dot(weights, rgb), 0, 1)); rgb' = mix(rgb, (g, g, g), intensity); alpha kept.
@@ -24,37 +24,37 @@ public enum ColorForm: Sendable, Equatable {
 }
 
 /// An affine map on three colour components: `matrix · x + offset`, rows first.
-public struct AffineColor: Sendable, Equatable {
-    public var rows: [SIMD3<Double>]
-    public var offset: SIMD3<Double>
+package struct AffineColor: Sendable, Equatable {
+    package var rows: [SIMD3<Double>]
+    package var offset: SIMD3<Double>
 
-    public init(rows: [SIMD3<Double>], offset: SIMD3<Double>) {
+    package init(rows: [SIMD3<Double>], offset: SIMD3<Double>) {
         precondition(rows.count == 3, "an affine colour map has three rows")
         self.rows = rows
         self.offset = offset
     }
 
-    public static let identity = AffineColor(rows: [SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)], offset: .zero)
+    package static let identity = AffineColor(rows: [SIMD3(1, 0, 0), SIMD3(0, 1, 0), SIMD3(0, 0, 1)], offset: .zero)
 
     /// rgb' = mix(rgb, self(rgb), amount): the map a kernel with an intensity applies.
-    public func mixed(_ amount: Double) -> AffineColor {
+    package func mixed(_ amount: Double) -> AffineColor {
         let id = AffineColor.identity
         return AffineColor(rows: (0..<3).map { id.rows[$0] * (1 - amount) + rows[$0] * amount }, offset: offset * amount)
     }
 
-    public func apply(_ x: SIMD3<Double>) -> SIMD3<Double> {
+    package func apply(_ x: SIMD3<Double>) -> SIMD3<Double> {
         SIMD3((rows[0] * x).sum(), (rows[1] * x).sum(), (rows[2] * x).sum()) + offset
     }
 
     /// `self` after `first`: x ↦ self(first(x)).
-    public func after(_ first: AffineColor) -> AffineColor {
+    package func after(_ first: AffineColor) -> AffineColor {
         let columns = (0..<3).map { column in SIMD3(first.rows[0][column], first.rows[1][column], first.rows[2][column]) }
         let rows = self.rows.map { row in SIMD3<Double>((0..<3).map { (row * columns[$0]).sum() }) }
         return AffineColor(rows: rows, offset: apply(first.offset))
     }
 
     /// True when every point of the unit cube lands inside it (each row's extremes are at the corners).
-    public var mapsUnitCubeIntoItself: Bool {
+    package var mapsUnitCubeIntoItself: Bool {
         let tolerance = 1e-9
         return (0..<3).allSatisfy { i in
             let row = rows[i]
@@ -69,16 +69,16 @@ public struct AffineColor: Sendable, Equatable {
 }
 
 /// A tone curve applied to a weighted sum of R'G'B' giving grey (noir, tonal).
-public struct LumaCurve: Sendable, Equatable {
+package struct LumaCurve: Sendable, Equatable {
     /// Which curve (a look's name): equal identities have equal samples.
-    public var identity: String
-    public var weights: SIMD3<Double>
+    package var identity: String
+    package var weights: SIMD3<Double>
     /// The curve as a GLSL expression of `float l` (the weighted sum, clamped to 0...1): evaluated, not
     /// looked up (a table lookup per pixel is a gather on software rasterisers).
-    public var glsl: String
-    public var intensity: Double
+    package var glsl: String
+    package var intensity: Double
 
-    public init(identity: String, weights: SIMD3<Double>, glsl: String, intensity: Double) {
+    package init(identity: String, weights: SIMD3<Double>, glsl: String, intensity: Double) {
         self.identity = identity
         self.weights = weights
         self.glsl = glsl
@@ -90,13 +90,13 @@ public struct LumaCurve: Sendable, Equatable {
 /// `out = mix(input[from], input[to], clamp(input[weight], 0, 1)[channel])`. The mix commutes with the
 /// colour conversions (the weights add up to 1), so it runs on Y'CbCr as it is; the weight is read from an
 /// R'G'B' generator (a mask).
-public struct ColorBlend: Sendable, Equatable {
-    public var from: Int
-    public var to: Int
-    public var weight: Int
-    public var channel: Int
+package struct ColorBlend: Sendable, Equatable {
+    package var from: Int
+    package var to: Int
+    package var weight: Int
+    package var channel: Int
 
-    public init(from: Int, to: Int, weight: Int, channel: Int) {
+    package init(from: Int, to: Int, weight: Int, channel: Int) {
         self.from = from
         self.to = to
         self.weight = weight

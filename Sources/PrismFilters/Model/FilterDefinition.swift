@@ -19,7 +19,7 @@ public struct FilterDefinition: Sendable {
     /// and returns the last; the binder calls it instead of `instantiate`.
     public let expand: (@Sendable (_ graph: FilterGraph, _ input: FilterGraph.Stream, _ values: ParameterValues) throws -> FilterGraph.NodeID)?
 
-    public init(name: String, summary: String, maths: String, parameters: [ParameterSpec] = [],
+    package init(name: String, summary: String, maths: String, parameters: [ParameterSpec] = [],
                 inputs: [String] = ["input"], example: String, positional: [String]? = nil,
                 make: @escaping @Sendable (ParameterValues) throws -> FilterKernel,
                 expand: (@Sendable (FilterGraph, FilterGraph.Stream, ParameterValues) throws -> FilterGraph.NodeID)? = nil) {
@@ -35,7 +35,7 @@ public struct FilterDefinition: Sendable {
     }
 
     /// An instance with validated values (defaults for the rest).
-    public func instantiate(_ given: [String: ParameterValue] = [:]) throws -> (FilterKernel, ParameterValues) {
+    package func instantiate(_ given: [String: ParameterValue] = [:]) throws -> (FilterKernel, ParameterValues) {
         let values = try ParameterValues(specs: parameters, given: given)
         return (try make(values), values)
     }

@@ -20,7 +20,7 @@ public final class FilterGraph {
         public let id: NodeID
         /// The filter's name as the user wrote it (for errors, stats and `prism filters`).
         public let name: String
-        public let kernel: FilterKernel
+        package let kernel: FilterKernel
         public let inputs: [Stream]
         /// The instance's parameter values, when it came from a definition.
         public var parameters: ParameterValues?
@@ -34,7 +34,7 @@ public final class FilterGraph {
 
     /// Adds a node reading `inputs` (which must already exist) and makes it the output.
     @discardableResult
-    public func add(_ name: String, kernel: FilterKernel, inputs: [Stream], parameters: ParameterValues? = nil) throws -> NodeID {
+    package func add(_ name: String, kernel: FilterKernel, inputs: [Stream], parameters: ParameterValues? = nil) throws -> NodeID {
         guard inputs.count == kernel.inputCount else {
             throw UsageError("\(name) takes \(kernel.inputCount) input(s), got \(inputs.count)")
         }
@@ -51,7 +51,7 @@ public final class FilterGraph {
 
     /// Appends a one-input filter reading the current output: the plain-chain case.
     @discardableResult
-    public func append(_ name: String, kernel: FilterKernel, parameters: ParameterValues? = nil) throws -> NodeID {
+    package func append(_ name: String, kernel: FilterKernel, parameters: ParameterValues? = nil) throws -> NodeID {
         try add(name, kernel: kernel, inputs: kernel.inputCount == 0 ? [] : [output], parameters: parameters)
     }
 
@@ -82,6 +82,6 @@ public final class FilterGraph {
 }
 
 /// Kernels whose uniforms follow their parameter values, so live changes reach the GPU.
-public protocol ParameterizedKernel: FilterKernel {
+package protocol ParameterizedKernel: FilterKernel {
     var parameters: ParameterValues { get set }
 }

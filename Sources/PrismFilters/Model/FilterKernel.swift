@@ -11,7 +11,7 @@ import PrismGPU
 /// - `$src0`, `$src1`… are `sampler2D`s of inputs listed in `textureInputs`, for filtered or
 ///   neighbourhood reads; `$src0Size` is their size as `vec2`;
 /// - uniforms are declared by the kernel as `uniform T $name;` and set in `setUniforms`.
-public protocol FilterKernel: AnyObject {
+package protocol FilterKernel: AnyObject {
     /// Number of image inputs (0 for generators).
     var inputCount: Int { get }
     /// GLSL declarations and `$main` (see above).
@@ -72,27 +72,27 @@ public protocol FilterKernel: AnyObject {
 }
 
 extension FilterKernel {
-    public var library: String { "" }
-    public var textureInputs: Set<Int> { [] }
-    public var prepasses: [KernelPrepass] { [] }
-    public var isPointwise: Bool { false }
-    public var expressionReadsInputs: Bool { true }
-    public var cost: Int { 1 }
-    public var colorForm: ColorForm? { nil }
-    public var colorBlend: ColorBlend? { nil }
-    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
-    public var regionLimits: [Int] { [] }
-    public func expression(regionLimit: Int) -> String { expression }
-    public var blockAveraging: (any BlockAveraging)? { nil }
-    public var compileKey: String { colorForm?.kind ?? "" }
-    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
-    public func prepare() throws {}
-    public func releaseGPUResources() {}
+    package var library: String { "" }
+    package var textureInputs: Set<Int> { [] }
+    package var prepasses: [KernelPrepass] { [] }
+    package var isPointwise: Bool { false }
+    package var expressionReadsInputs: Bool { true }
+    package var cost: Int { 1 }
+    package var colorForm: ColorForm? { nil }
+    package var colorBlend: ColorBlend? { nil }
+    package func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
+    package var regionLimits: [Int] { [] }
+    package func expression(regionLimit: Int) -> String { expression }
+    package var blockAveraging: (any BlockAveraging)? { nil }
+    package var compileKey: String { colorForm?.kind ?? "" }
+    package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
+    package func prepare() throws {}
+    package func releaseGPUResources() {}
 }
 
 /// A grid of blocks a kernel averages its input over (`FilterKernel.blockAveraging`): what the Y'CbCr
 /// routes plan their block-means pass from and what their per-frame choices depend on.
-public protocol BlockAveraging: AnyObject {
+package protocol BlockAveraging: AnyObject {
     /// Blocks of 8 pixels or more (a packing fragment's four pixels touch at most two block columns).
     var isWide: Bool { get }
     /// The grid on a `size` frame: block k starts at `origin + k · scale` pixels; `size` blocks.
@@ -120,33 +120,33 @@ struct KernelContextError: PrismError {
 }
 
 /// A pass a kernel renders into its own texture before its expression runs.
-public struct KernelPrepass {
+package struct KernelPrepass {
     /// `void main()` writing `out vec4 prism_out` (declared by the compiler); may use the kernel's
     /// `library`, `$srcN` inputs and earlier `$passN` targets. If it is `batchable` and the compiler defines
     /// `PRISM_BATCHED`, input 0 is the graph source through point-wise kernels only: the prepass may
     /// then call `prism_sourceQuad(ivec2(x / 4, y), q0, q1, q2, q3)` and evaluate `$in0` at each of those
     /// four pixels after setting `prism_current` to its source colour.
-    public var main: String
+    package var main: String
     /// The target's storage; nil takes the compile options' intermediate format.
-    public var format: TextureFormat?
+    package var format: TextureFormat?
     /// The target's size for the kernel's input sizes.
-    public var size: @Sendable ([Size]) -> Size
+    package var size: @Sendable ([Size]) -> Size
     /// The target keeps its contents from one frame to the next and the pass may read its own target
     /// (`$passN` for its own N is the previous frame's result; both targets start transparent black).
     /// The renderer ping-pongs two targets. Any prepass or expression may read a persistent target: before
     /// its pass has run in a frame it holds the previous frame's contents, after it this frame's.
-    public var persistent: Bool
+    package var persistent: Bool
 
     /// The prepass handles `PRISM_BATCHED` (see `main`). Prepasses that do not leave it false: in a
     /// batched program `prism_source` answers `prism_current`, not a fetch.
-    public var batchable: Bool
+    package var batchable: Bool
 
     /// A vertex shader of the kernel's own (user shaders with an ISF `.vs`): `void main()` writing
     /// `gl_Position` for the 6 vertices of a quad (two triangles from `gl_VertexID`); it may read the same
     /// `$passN` targets as `main`. nil: the full-frame triangle. Such a prepass clears its target first.
-    public var vertex: String?
+    package var vertex: String?
 
-    public init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
+    package init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
                 vertex: String? = nil, size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
         self.vertex = vertex
@@ -161,7 +161,7 @@ public struct KernelPrepass {
 /// The pixels within `reach` of `center` on a frame of `size`, widened by two pixels each way and clipped
 /// (empty when the square misses the frame): for generators whose output is exterior beyond a distance
 /// from a point.
-public func pixelsAround(_ center: SIMD2<Double>, reach: Double, size: Size) -> PixelRect {
+package func pixelsAround(_ center: SIMD2<Double>, reach: Double, size: Size) -> PixelRect {
     func span(_ c: Double, _ limit: Int) -> Range<Int> {
         // Clipped as doubles first: a centre or reach from a hand-written sidecar may be anything finite.
         func pixel(_ v: Double) -> Int { Int(min(max(v, -4), Double(limit) + 4)) }
@@ -188,7 +188,7 @@ public struct FrameContext: Sendable {
     public var mouse: SIMD4<Double>?
     /// The sound ending at this frame's time, for audio-reactive kernels (ISF `audio`/`audioFFT` inputs);
     /// nil when the run has no sound to give (no graph that needs it, or no audio at all).
-    public var audio: AudioWindow?
+    package var audio: AudioWindow?
 
     public struct Region: Hashable, Sendable {
         public var center: SIMD2<Double>
@@ -199,7 +199,7 @@ public struct FrameContext: Sendable {
         }
     }
 
-    public init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = [], audio: AudioWindow? = nil) {
+    package init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = [], audio: AudioWindow? = nil) {
         self.time = time
         self.timeDelta = timeDelta
         self.frameIndex = frameIndex
@@ -211,12 +211,12 @@ public struct FrameContext: Sendable {
 /// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
 /// kernel's prefix. The kernel hands over values and `Texture` objects; PrismGPU's
 /// `UniformScope` makes the GL calls.
-public struct KernelUniforms {
+package struct KernelUniforms {
     let scope: UniformScope
     /// The size of the kernel's output in this pass.
-    public let outputSize: Size
+    package let outputSize: Size
     /// The sizes of the kernel's inputs.
-    public let inputSizes: [Size]
+    package let inputSizes: [Size]
 
     init(program: ShaderProgram, prefix: String, units: TextureUnits, outputSize: Size, inputSizes: [Size]) {
         scope = UniformScope(program: program, prefix: prefix, units: units)
@@ -224,15 +224,15 @@ public struct KernelUniforms {
         self.inputSizes = inputSizes
     }
 
-    public func set(_ uniform: String, _ value: Float) { scope.set(uniform, value) }
-    public func set(_ uniform: String, _ value: Int32) { scope.set(uniform, value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { scope.set(uniform, x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { scope.set(uniform, x, y, z) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { scope.set(uniform, x, y, z, w) }
-    public func set(_ uniform: String, _ v: SIMD4<Double>) { scope.set(uniform, v) }
-    public func set(_ uniform: String, _ v: SIMD2<Double>) { scope.set(uniform, v) }
+    package func set(_ uniform: String, _ value: Float) { scope.set(uniform, value) }
+    package func set(_ uniform: String, _ value: Int32) { scope.set(uniform, value) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float) { scope.set(uniform, x, y) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { scope.set(uniform, x, y, z) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { scope.set(uniform, x, y, z, w) }
+    package func set(_ uniform: String, _ v: SIMD4<Double>) { scope.set(uniform, v) }
+    package func set(_ uniform: String, _ v: SIMD2<Double>) { scope.set(uniform, v) }
     /// A mat3 from row-major rows.
-    public func setMatrix3(_ uniform: String, rows: [[Double]]) { scope.setMatrix3(uniform, rows: rows) }
+    package func setMatrix3(_ uniform: String, rows: [[Double]]) { scope.setMatrix3(uniform, rows: rows) }
     /// Binds a texture (2D or 3D) to the next free unit and points the sampler `uniform` at it.
-    public func bind(_ uniform: String, _ texture: Texture) { scope.bind(uniform, texture) }
+    package func bind(_ uniform: String, _ texture: Texture) { scope.bind(uniform, texture) }
 }

@@ -20,7 +20,7 @@ public struct GraphBinder {
     /// Makes filters from files named in the graph (`my.fs`, `look.cube`). The default handles `.cube`
     /// LUTs and user shaders (`.fs`, `.frag`, `.glsl`, `.isf`: ISF, ShaderToy or plain GLSL, through
     /// `UserShader.load` and `UserShaderKernel`).
-    public var fileFilters: (_ path: String, _ arguments: [String: ParameterValue]) throws -> (name: String, kernel: FilterKernel, parameters: ParameterValues)
+    package var fileFilters: (_ path: String, _ arguments: [String: ParameterValue]) throws -> (name: String, kernel: FilterKernel, parameters: ParameterValues)
     /// The parameters a file filter takes, so that its arguments are typed and checked (errors at the
     /// argument's column) before `fileFilters` is called; nil types them by the value's own shape.
     /// Positional arguments follow the order of the specs.

@@ -9,21 +9,21 @@ import PrismCore
 /// fastest, then green, then blue. Unknown keywords (e.g. `LUT_IN_VIDEO_RANGE`) are ignored.
 ///
 /// `apply` and `applyTetrahedral` are the CPU references the GPU path is tested against.
-public struct CubeLUT: Hashable, Sendable {
-    public enum Kind: Hashable, Sendable {
+package struct CubeLUT: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// One curve per channel, `size` entries.
         case oneD(size: Int)
         /// A `size`³ lattice.
         case threeD(size: Int)
 
-        public var size: Int {
+        package var size: Int {
             switch self {
             case .oneD(let n), .threeD(let n): return n
             }
         }
 
         /// How many data rows the table holds.
-        public var entryCount: Int {
+        package var entryCount: Int {
             switch self {
             case .oneD(let n): return n
             case .threeD(let n): return n * n * n
@@ -31,17 +31,17 @@ public struct CubeLUT: Hashable, Sendable {
         }
     }
 
-    public static let sizeRange1D = 2...65536
-    public static let sizeRange3D = 2...256
+    package static let sizeRange1D = 2...65536
+    package static let sizeRange3D = 2...256
 
-    public var title: String?
-    public var kind: Kind
-    public var domainMin: SIMD3<Float>
-    public var domainMax: SIMD3<Float>
+    package var title: String?
+    package var kind: Kind
+    package var domainMin: SIMD3<Float>
+    package var domainMax: SIMD3<Float>
     /// The rows in file order (3D: index `r + g·n + b·n²`).
-    public var values: [SIMD3<Float>]
+    package var values: [SIMD3<Float>]
 
-    public init(title: String? = nil, kind: Kind, domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one,
+    package init(title: String? = nil, kind: Kind, domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one,
                 values: [SIMD3<Float>]) {
         self.title = title
         self.kind = kind
@@ -51,7 +51,7 @@ public struct CubeLUT: Hashable, Sendable {
     }
 
     /// An identity table, for tests and as a neutral default.
-    public static func identity(_ kind: Kind) -> CubeLUT {
+    package static func identity(_ kind: Kind) -> CubeLUT {
         let n = kind.size
         let step = 1 / Float(n - 1)
         switch kind {
@@ -79,7 +79,7 @@ public struct CubeLUT: Hashable, Sendable {
     }
 
     /// 1D: per-channel linear interpolation; 3D: trilinear interpolation.
-    public func apply(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
+    package func apply(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
         let x = latticeCoordinate(rgb)
         let n = kind.size
         switch kind {
@@ -106,7 +106,7 @@ public struct CubeLUT: Hashable, Sendable {
 
     /// 3D: tetrahedral interpolation (the cell is split into six tetrahedra along its main
     /// diagonal; the one holding the point is chosen by ordering the fractions). 1D: same as `apply`.
-    public func applyTetrahedral(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
+    package func applyTetrahedral(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
         guard case .threeD(let n) = kind else { return apply(rgb) }
         let x = latticeCoordinate(rgb)
         let (base, f) = cell(x)
@@ -165,7 +165,7 @@ public struct CubeLUTError: PrismError, Equatable {
 
 extension CubeLUT {
     /// Reads a `.cube` file from disk; errors name the file.
-    public init(contentsOfFile path: String) throws(CubeLUTError) {
+    package init(contentsOfFile path: String) throws(CubeLUTError) {
         let text = try Self.readText(path)
         do { self = try CubeLUT(parsing: text) } catch {
             throw CubeLUTError(file: path, line: error.line, message: error.message)
@@ -190,7 +190,7 @@ extension CubeLUT {
     }
 
     /// Parses the text of a `.cube` file.
-    public init(parsing text: String) throws(CubeLUTError) {
+    package init(parsing text: String) throws(CubeLUTError) {
         var title: String?
         var size1D: (Int, Int)? // size, line
         var size3D: (Int, Int)?

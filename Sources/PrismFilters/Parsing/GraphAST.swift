@@ -6,20 +6,20 @@ import PrismCore
 
 /// A half-open range of 1-based columns in the graph text: `start` is the first column, `end` the
 /// column just past the last character.
-public struct GraphColumnRange: Hashable, Sendable, CustomStringConvertible {
-    public var start: Int
-    public var end: Int
+package struct GraphColumnRange: Hashable, Sendable, CustomStringConvertible {
+    package var start: Int
+    package var end: Int
 
-    public init(start: Int, end: Int) {
+    package init(start: Int, end: Int) {
         self.start = start
         self.end = end
     }
 
-    public var description: String { "\(start)..<\(end)" }
+    package var description: String { "\(start)..<\(end)" }
 }
 
 /// A value written in a filter's argument list.
-public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
+package enum GraphValue: Hashable, Sendable, CustomStringConvertible {
     /// `2`, `-1.5`, `1e-3`.
     case number(Double)
     /// `0.5:0.5` or `(0.5, 0.5)`: two or more numbers.
@@ -33,7 +33,7 @@ public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
     /// A quoted string, escapes resolved: `"my file.cube"`, `'x'`.
     case string(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .number(let v): return formatGraphNumber(v)
         case .tuple(let vs): return vs.map(formatGraphNumber).joined(separator: ":")
@@ -46,13 +46,13 @@ public enum GraphValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as a number, when it is one.
-    public var numberValue: Double? {
+    package var numberValue: Double? {
         if case .number(let v) = self { return v }
         return nil
     }
 
     /// A bare word or a quoted string, as text.
-    public var textValue: String? {
+    package var textValue: String? {
         switch self {
         case .word(let w): return w
         case .string(let s): return s
@@ -67,16 +67,16 @@ private func formatGraphNumber(_ v: Double) -> String {
 }
 
 /// One argument: `key=value` or a positional `value`.
-public struct GraphArgument: Hashable, Sendable {
+package struct GraphArgument: Hashable, Sendable {
     /// The key, or nil for a positional argument.
-    public var key: String?
-    public var value: GraphValue
+    package var key: String?
+    package var value: GraphValue
     /// The whole argument, key included.
-    public var range: GraphColumnRange
+    package var range: GraphColumnRange
     /// Just the value.
-    public var valueRange: GraphColumnRange
+    package var valueRange: GraphColumnRange
 
-    public init(key: String?, value: GraphValue, range: GraphColumnRange, valueRange: GraphColumnRange) {
+    package init(key: String?, value: GraphValue, range: GraphColumnRange, valueRange: GraphColumnRange) {
         self.key = key
         self.value = value
         self.range = range
@@ -85,24 +85,24 @@ public struct GraphArgument: Hashable, Sendable {
 }
 
 /// A stream label written in brackets: `[in]`, `[mask]`.
-public struct GraphLabel: Hashable, Sendable {
-    public var name: String
+package struct GraphLabel: Hashable, Sendable {
+    package var name: String
     /// The label including its brackets.
-    public var range: GraphColumnRange
+    package var range: GraphColumnRange
 
-    public init(name: String, range: GraphColumnRange) {
+    package init(name: String, range: GraphColumnRange) {
         self.name = name
         self.range = range
     }
 
     /// The graph's input stream.
-    public static let inputName = "in"
+    package static let inputName = "in"
     /// The graph's output stream (optional: the last chain's unlabelled output is the output too).
-    public static let outputName = "out"
+    package static let outputName = "out"
 }
 
 /// What an element without input labels reads, besides nothing.
-public enum GraphImplicitInput: Hashable, Sendable {
+package enum GraphImplicitInput: Hashable, Sendable {
     /// The element names its inputs with labels (or is a generator: the binder decides).
     case none
     /// The first element of a chain that names no inputs: it reads the graph input if it takes one.
@@ -113,8 +113,8 @@ public enum GraphImplicitInput: Hashable, Sendable {
 }
 
 /// One filter application: `[a][b]name(args)[out]`.
-public struct GraphElement: Hashable, Sendable {
-    public enum Kind: Hashable, Sendable {
+package struct GraphElement: Hashable, Sendable {
+    package enum Kind: Hashable, Sendable {
         /// A built-in or registered filter name: letters, digits, `-`, `_`.
         case filter
         /// A shader or LUT file path (contains `/`, or ends in .fs, .frag, .glsl, .isf, .cube).
@@ -122,20 +122,20 @@ public struct GraphElement: Hashable, Sendable {
     }
 
     /// The filter name, or the file path with its quotes removed.
-    public var name: String
-    public var kind: Kind
-    public var arguments: [GraphArgument]
+    package var name: String
+    package var kind: Kind
+    package var arguments: [GraphArgument]
     /// Labels written before the element.
-    public var inputLabels: [GraphLabel]
+    package var inputLabels: [GraphLabel]
     /// The label written after the element, if any.
-    public var outputLabel: GraphLabel?
-    public var implicitInput: GraphImplicitInput
+    package var outputLabel: GraphLabel?
+    package var implicitInput: GraphImplicitInput
     /// The whole element: labels, name and arguments.
-    public var range: GraphColumnRange
+    package var range: GraphColumnRange
     /// The name or path alone.
-    public var nameRange: GraphColumnRange
+    package var nameRange: GraphColumnRange
 
-    public init(name: String, kind: Kind, arguments: [GraphArgument], inputLabels: [GraphLabel],
+    package init(name: String, kind: Kind, arguments: [GraphArgument], inputLabels: [GraphLabel],
                 outputLabel: GraphLabel?, implicitInput: GraphImplicitInput,
                 range: GraphColumnRange, nameRange: GraphColumnRange) {
         self.name = name
@@ -149,68 +149,68 @@ public struct GraphElement: Hashable, Sendable {
     }
 
     /// The argument with this key, if written.
-    public func argument(_ key: String) -> GraphArgument? {
+    package func argument(_ key: String) -> GraphArgument? {
         arguments.first { $0.key == key }
     }
 
     /// Positional arguments in order.
-    public var positionalArguments: [GraphArgument] {
+    package var positionalArguments: [GraphArgument] {
         arguments.filter { $0.key == nil }
     }
 }
 
 /// Elements separated by `,`: each one reads the previous one's output.
-public struct GraphChain: Hashable, Sendable {
-    public var elements: [GraphElement]
-    public var range: GraphColumnRange
+package struct GraphChain: Hashable, Sendable {
+    package var elements: [GraphElement]
+    package var range: GraphColumnRange
 
-    public init(elements: [GraphElement], range: GraphColumnRange) {
+    package init(elements: [GraphElement], range: GraphColumnRange) {
         self.elements = elements
         self.range = range
     }
 }
 
 /// Identifies an element: its chain and its position in the chain.
-public struct GraphElementID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var chain: Int
-    public var index: Int
+package struct GraphElementID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package var chain: Int
+    package var index: Int
 
-    public init(chain: Int, index: Int) {
+    package init(chain: Int, index: Int) {
         self.chain = chain
         self.index = index
     }
 
-    public static func < (lhs: GraphElementID, rhs: GraphElementID) -> Bool {
+    package static func < (lhs: GraphElementID, rhs: GraphElementID) -> Bool {
         (lhs.chain, lhs.index) < (rhs.chain, rhs.index)
     }
 
-    public var description: String { "\(chain).\(index)" }
+    package var description: String { "\(chain).\(index)" }
 }
 
 /// A parsed filter graph: chains separated by `;`.
-public struct GraphAST: Hashable, Sendable {
+package struct GraphAST: Hashable, Sendable {
     /// The text it was parsed from, for error rendering.
-    public var source: String
-    public var chains: [GraphChain]
+    package var source: String
+    package var chains: [GraphChain]
 
-    public init(source: String, chains: [GraphChain]) {
+    package init(source: String, chains: [GraphChain]) {
         self.source = source
         self.chains = chains
     }
 
-    public subscript(id: GraphElementID) -> GraphElement {
+    package subscript(id: GraphElementID) -> GraphElement {
         chains[id.chain].elements[id.index]
     }
 
     /// Every element with its id, in text order.
-    public var elements: [(id: GraphElementID, element: GraphElement)] {
+    package var elements: [(id: GraphElementID, element: GraphElement)] {
         chains.enumerated().flatMap { c, chain in
             chain.elements.enumerated().map { (GraphElementID(chain: c, index: $0.offset), $0.element) }
         }
     }
 
     /// True for a plain chain without labels (`invert, mono`).
-    public var isSimpleChain: Bool {
+    package var isSimpleChain: Bool {
         chains.count == 1 && chains[0].elements.allSatisfy { $0.inputLabels.isEmpty && $0.outputLabel == nil }
     }
 }
@@ -234,7 +234,7 @@ extension GraphTextError {
 
 /// Renders `text` and, on the next line, a caret under `column` (1-based). Tabs in the text are kept
 /// in the caret line's prefix so the caret lines up in a terminal.
-public func renderCaret(text: String, column: Int) -> String {
+package func renderCaret(text: String, column: Int) -> String {
     let characters = Array(text)
     let prefixCount = max(0, min(column - 1, characters.count))
     let pad = characters[0..<prefixCount].map { $0 == "\t" ? "\t" : " " }.joined()
@@ -257,9 +257,9 @@ public struct GraphSemanticError: GraphTextError, Equatable {
     public let message: String
     public let column: Int
     /// The element at fault.
-    public let element: GraphElementID?
+    package let element: GraphElementID?
 
-    public init(_ message: String, column: Int, element: GraphElementID?) {
+    package init(_ message: String, column: Int, element: GraphElementID?) {
         self.message = message
         self.column = column
         self.element = element

@@ -1,13 +1,13 @@
 import PrismCore
 
 /// Where an element input comes from, once labels are resolved.
-public enum GraphStreamSource: Hashable, Sendable, CustomStringConvertible {
+package enum GraphStreamSource: Hashable, Sendable, CustomStringConvertible {
     /// The graph's input frame.
     case graphInput
     /// The output of another element.
     case element(GraphElementID)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .graphInput: return "in"
         case .element(let id): return "element \(id)"
@@ -16,24 +16,24 @@ public enum GraphStreamSource: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The streams of a checked graph: what each element reads, in an order where producers come first.
-public struct GraphTopology: Hashable, Sendable {
+package struct GraphTopology: Hashable, Sendable {
     /// Every element, producers before consumers (text order, which the checker requires).
-    public var order: [GraphElementID]
+    package var order: [GraphElementID]
     /// The inputs of each element in order: the implicit one (previous element or graph input)
     /// first, then the labelled ones. An element whose `implicitInput` is `.graphInput` lists
     /// `.graphInput` here; the binder drops it for filters that take no input (generators).
-    public var inputs: [GraphElementID: [GraphStreamSource]]
+    package var inputs: [GraphElementID: [GraphStreamSource]]
     /// The element whose output is the graph output.
-    public var output: GraphElementID
+    package var output: GraphElementID
 }
 
 /// Checks the streams of a parsed graph without knowing any filter: labels, cycles and outputs.
 /// Each error carries the offending element; its column is the offending label when a label is at
 /// fault (unknown, duplicate, unread, read too early), else the start of the element.
 /// Filter names, argument names and types are the binder's job.
-public enum GraphChecker {
+package enum GraphChecker {
     /// Every problem found, in text order of the offending element. Empty when the graph is sound.
-    public static func diagnose(_ ast: GraphAST) -> [GraphSemanticError] {
+    package static func diagnose(_ ast: GraphAST) -> [GraphSemanticError] {
         switch analyse(ast) {
         case .success: return []
         case .failure(let errors): return errors.errors
@@ -41,7 +41,7 @@ public enum GraphChecker {
     }
 
     /// The topology of a sound graph; throws the first problem otherwise.
-    public static func check(_ ast: GraphAST) throws(GraphSemanticError) -> GraphTopology {
+    package static func check(_ ast: GraphAST) throws(GraphSemanticError) -> GraphTopology {
         switch analyse(ast) {
         case .success(let topology): return topology
         case .failure(let errors): throw errors.errors[0]
@@ -176,7 +176,7 @@ public enum GraphChecker {
 extension GraphAST {
     /// Parses and checks `text`: syntax first, then streams. Throws `GraphSyntaxError` or
     /// `GraphSemanticError`.
-    public static func parseAndCheck(_ text: String) throws -> (GraphAST, GraphTopology) {
+    package static func parseAndCheck(_ text: String) throws -> (GraphAST, GraphTopology) {
         let ast = try GraphParser.parse(text)
         return (ast, try GraphChecker.check(ast))
     }

@@ -23,12 +23,12 @@ import PrismCore
 ///   `.glsl`, `.isf` or `.cube` is a file path; paths with spaces are quoted.
 ///
 /// The parser checks syntax only; `GraphChecker` checks the streams, the binder checks names and types.
-public struct GraphParser {
+package struct GraphParser {
     /// File extensions that make an unquoted target a path.
-    public static let fileExtensions = [".fs", ".frag", ".glsl", ".isf", ".cube"]
+    package static let fileExtensions = [".fs", ".frag", ".glsl", ".isf", ".cube"]
 
     /// Parses `text`, throwing `GraphSyntaxError` with the column of the first problem.
-    public static func parse(_ text: String) throws(GraphSyntaxError) -> GraphAST {
+    package static func parse(_ text: String) throws(GraphSyntaxError) -> GraphAST {
         var parser = GraphParser(text)
         return try parser.parseGraph()
     }

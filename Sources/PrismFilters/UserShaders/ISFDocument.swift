@@ -1,17 +1,17 @@
 /// One render pass of an ISF shader.
-public struct ISFPass: Hashable, Sendable {
+package struct ISFPass: Hashable, Sendable {
     /// The buffer the pass renders into, readable by later passes (and, when persistent, by the
     /// next frame) as an image of that name. Nil renders to the shader's output.
-    public var target: String?
+    package var target: String?
     /// The buffer keeps its contents from one frame to the next.
-    public var persistent: Bool
+    package var persistent: Bool
     /// The buffer holds floats (RGBA16F/32F) rather than 8-bit colour.
-    public var float: Bool
+    package var float: Bool
     /// Size expressions; nil means the render size.
-    public var width: ISFSizeExpression?
-    public var height: ISFSizeExpression?
+    package var width: ISFSizeExpression?
+    package var height: ISFSizeExpression?
 
-    public init(target: String? = nil, persistent: Bool = false, float: Bool = false,
+    package init(target: String? = nil, persistent: Bool = false, float: Bool = false,
                 width: ISFSizeExpression? = nil, height: ISFSizeExpression? = nil) {
         self.target = target
         self.persistent = persistent
@@ -22,15 +22,15 @@ public struct ISFPass: Hashable, Sendable {
 }
 
 /// An image file an ISF shader samples, named in its IMPORTED dictionary.
-public struct ISFImportedImage: Hashable, Sendable {
+package struct ISFImportedImage: Hashable, Sendable {
     /// The sampler's name in the shader.
-    public var name: String
+    package var name: String
     /// The path as written in the header.
-    public var path: String
+    package var path: String
     /// The path resolved against the shader file's directory.
-    public var resolvedPath: String
+    package var resolvedPath: String
 
-    public init(name: String, path: String, resolvedPath: String) {
+    package init(name: String, path: String, resolvedPath: String) {
         self.name = name
         self.path = path
         self.resolvedPath = resolvedPath
@@ -38,19 +38,19 @@ public struct ISFImportedImage: Hashable, Sendable {
 }
 
 /// The JSON header of an ISF v2 file (v1 keys PERSISTENT_BUFFERS and array-style IMPORTED are read too).
-public struct ISFDocument: Hashable, Sendable {
-    public var description: String?
-    public var credit: String?
-    public var categories: [String]
+package struct ISFDocument: Hashable, Sendable {
+    package var description: String?
+    package var credit: String?
+    package var categories: [String]
     /// ISFVSN as written ("2", "2.0"); nil for v1 files that lack it.
-    public var isfVersion: String?
+    package var isfVersion: String?
     /// INPUTS in order, images included (type `.image`).
-    public var inputs: [ShaderParameter]
+    package var inputs: [ShaderParameter]
     /// PASSES; one pass to the output when the header has none.
-    public var passes: [ISFPass]
-    public var importedImages: [ISFImportedImage]
+    package var passes: [ISFPass]
+    package var importedImages: [ISFImportedImage]
 
-    public init(description: String? = nil, credit: String? = nil, categories: [String] = [], isfVersion: String? = nil,
+    package init(description: String? = nil, credit: String? = nil, categories: [String] = [], isfVersion: String? = nil,
                 inputs: [ShaderParameter] = [], passes: [ISFPass] = [ISFPass()], importedImages: [ISFImportedImage] = []) {
         self.description = description
         self.credit = credit
@@ -62,20 +62,20 @@ public struct ISFDocument: Hashable, Sendable {
     }
 
     /// The name of the image input that receives the frame being filtered.
-    public static let filterInputName = "inputImage"
+    package static let filterInputName = "inputImage"
 
     /// An ISF file is a filter when it has an image input named `inputImage`; otherwise it is a generator.
-    public var isFilter: Bool {
+    package var isFilter: Bool {
         inputs.contains { $0.name == Self.filterInputName && $0.type == .image }
     }
 
     /// Every name the body may sample as an image: image and audio inputs, pass targets, imported images.
-    public var imageNames: [String] {
+    package var imageNames: [String] {
         inputs.filter { $0.type.isSampler }.map(\.name) + passes.compactMap(\.target) + importedImages.map(\.name)
     }
 
     /// Names the generated preamble declares; inputs and targets may not use them.
-    public static let reservedNames: Set<String> = ["TIME", "TIMEDELTA", "FRAMEINDEX", "RENDERSIZE", "PASSINDEX", "DATE",
+    package static let reservedNames: Set<String> = ["TIME", "TIMEDELTA", "FRAMEINDEX", "RENDERSIZE", "PASSINDEX", "DATE",
                                                     "isf_FragNormCoord", "isf_FragColor", "vv_FragNormCoord"]
 }
 

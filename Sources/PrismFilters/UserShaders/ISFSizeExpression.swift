@@ -5,7 +5,7 @@ import Foundation
 /// Grammar: numbers, `$WIDTH`, `$HEIGHT` (the render size in pixels), the names of float, long,
 /// bool and event inputs (with or without `$`), `+ - * /`, unary minus, parentheses, and the
 /// functions `max(a,b)`, `min(a,b)`, `pow(a,b)`, `floor`, `ceil`, `round`, `abs`, `sqrt`.
-public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConvertible {
+package indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConvertible {
     case number(Double)
     /// `WIDTH`, `HEIGHT` or an input name, without the `$`.
     case variable(String)
@@ -13,10 +13,10 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
     case binary(Character, ISFSizeExpression, ISFSizeExpression)
     case call(String, [ISFSizeExpression])
 
-    public static let functions: [String: Int] = ["max": 2, "min": 2, "pow": 2, "floor": 1, "ceil": 1,
+    package static let functions: [String: Int] = ["max": 2, "min": 2, "pow": 2, "floor": 1, "ceil": 1,
                                                    "round": 1, "abs": 1, "sqrt": 1]
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .number(let v): return String(v)
         case .variable(let name): return "$" + name
@@ -27,7 +27,7 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
     }
 
     /// The names the expression reads (WIDTH and HEIGHT included).
-    public var variables: Set<String> {
+    package var variables: Set<String> {
         switch self {
         case .number: return []
         case .variable(let name): return [name]
@@ -38,7 +38,7 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
     }
 
     /// Evaluates with `value(name)` for each variable (`"WIDTH"`, `"HEIGHT"`, input names).
-    public func evaluate(_ value: (String) -> Double) -> Double {
+    package func evaluate(_ value: (String) -> Double) -> Double {
         switch self {
         case .number(let v): return v
         case .variable(let name): return value(name)
@@ -67,7 +67,7 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
     }
 
     /// Evaluates against a render size and input values (missing inputs read as 0).
-    public func evaluate(width: Int, height: Int, inputs: [String: Double] = [:]) -> Double {
+    package func evaluate(width: Int, height: Int, inputs: [String: Double] = [:]) -> Double {
         evaluate { name in
             switch name {
             case "WIDTH": return Double(width)
@@ -80,11 +80,11 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
     /// The largest pixel count `pixels` answers: past any GPU's texture size limit, so the compiler's
     /// limit check (not this clamp) reports an oversized pass, yet small enough that sizes multiplied
     /// together stay far inside Int.
-    public static let pixelCeiling = 1 << 20
+    package static let pixelCeiling = 1 << 20
 
     /// A pixel count from the expression: rounded down, at least 1, at most `pixelCeiling`; non-finite
     /// results give `fallback`. Never traps, whatever the inputs (`$WIDTH*1e20`, `pow(2,1000)`).
-    public func pixels(width: Int, height: Int, inputs: [String: Double] = [:], fallback: Int) -> Int {
+    package func pixels(width: Int, height: Int, inputs: [String: Double] = [:], fallback: Int) -> Int {
         let v = evaluate(width: width, height: height, inputs: inputs)
         guard v.isFinite else { return fallback }
         // Clamped as a Double first: `Int(_:)` traps beyond 2⁶³.
@@ -93,18 +93,18 @@ public indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConverti
 
     /// Bounds on what `parse` accepts, so evaluating, printing or freeing a tree never recurses deeply
     /// (20,000 nested parentheses overflowed the stack). Real ISF size expressions are a few terms.
-    public static let maximumLength = 1024
-    public static let maximumNesting = 64
-    public static let maximumOperations = 256
+    package static let maximumLength = 1024
+    package static let maximumNesting = 64
+    package static let maximumOperations = 256
 
-    public struct ParseError: Error, Equatable {
-        public var message: String
+    package struct ParseError: Error, Equatable {
+        package var message: String
         /// 0-based character offset in the expression text.
-        public var offset: Int
+        package var offset: Int
     }
 
     /// Parses `text`; `isKnown` says whether a variable name (without `$`) may be read.
-    public static func parse(_ text: String, isKnown: @escaping (String) -> Bool = { _ in true }) throws(ParseError) -> ISFSizeExpression {
+    package static func parse(_ text: String, isKnown: @escaping (String) -> Bool = { _ in true }) throws(ParseError) -> ISFSizeExpression {
         guard text.count <= maximumLength else {
             throw ParseError(message: "the size expression is longer than \(maximumLength) characters", offset: maximumLength)
         }

@@ -11,8 +11,8 @@ public typealias ShaderDiagnostic = Diagnostic
 ///
 /// Other non-empty lines become diagnostics without a line (the message is kept as written).
 /// Summary lines such as `ERROR: 2 compilation errors.  No code generated.` are dropped.
-public enum ShaderCompilerLog {
-    public static func parse(_ log: String, lineMap: ShaderLineMap, generatedFile: String) -> [ShaderDiagnostic] {
+package enum ShaderCompilerLog {
+    package static func parse(_ log: String, lineMap: ShaderLineMap, generatedFile: String) -> [ShaderDiagnostic] {
         var diagnostics: [ShaderDiagnostic] = []
         for raw in splitLines(log) {
             let text = raw.trimmingTrailingWhitespace()

@@ -1,12 +1,12 @@
 /// A value of a shader parameter.
-public enum ShaderValue: Hashable, Sendable, CustomStringConvertible {
+package enum ShaderValue: Hashable, Sendable, CustomStringConvertible {
     case bool(Bool)
     case int(Int)
     case float(Double)
     /// vec2, vec3 or vec4 components.
     case vector([Double])
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .bool(let b): return String(b)
         case .int(let i): return String(i)
@@ -16,7 +16,7 @@ public enum ShaderValue: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The value as a Double when it is a scalar (bools are 0 or 1).
-    public var scalar: Double? {
+    package var scalar: Double? {
         switch self {
         case .bool(let b): return b ? 1 : 0
         case .int(let i): return Double(i)
@@ -27,7 +27,7 @@ public enum ShaderValue: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The kind of a shader parameter. The names follow ISF; plain GLSL `@param` uniforms map onto them.
-public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
+package enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
     /// A momentary trigger: `bool` uniform, true for one frame.
     case event
     /// `bool` uniform.
@@ -50,12 +50,12 @@ public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
     case audioFFT
 
     /// Sampled as a texture (image, audio and audioFFT inputs), not set as a value.
-    public var isSampler: Bool { self == .image || self == .audio || self == .audioFFT }
+    package var isSampler: Bool { self == .image || self == .audio || self == .audioFFT }
     /// Fed from the input's sound (audio and audioFFT inputs).
-    public var isAudio: Bool { self == .audio || self == .audioFFT }
+    package var isAudio: Bool { self == .audio || self == .audioFFT }
 
     /// The GLSL type of the uniform.
-    public var glslType: String {
+    package var glslType: String {
         switch self {
         case .event, .bool: return "bool"
         case .long: return "int"
@@ -68,7 +68,7 @@ public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
     }
 
     /// How many numbers a value of this type has (vectors), or 1.
-    public var componentCount: Int {
+    package var componentCount: Int {
         switch self {
         case .point2D: return 2
         case .vector3: return 3
@@ -80,22 +80,22 @@ public enum ShaderParameterType: String, Hashable, Sendable, CaseIterable {
 
 /// A parameter a user shader declares: an ISF input or a plain shader's `@param` uniform.
 /// The uniform has the parameter's name.
-public struct ShaderParameter: Hashable, Sendable {
-    public var name: String
+package struct ShaderParameter: Hashable, Sendable {
+    package var name: String
     /// A human label (ISF LABEL, `@param label="…"`).
-    public var label: String?
-    public var type: ShaderParameterType
-    public var defaultValue: ShaderValue?
-    public var minimum: ShaderValue?
+    package var label: String?
+    package var type: ShaderParameterType
+    package var defaultValue: ShaderValue?
+    package var minimum: ShaderValue?
     /// For audio and audioFFT inputs, MAX: the most columns (samples or bins) the shader wants.
-    public var maximum: ShaderValue?
+    package var maximum: ShaderValue?
     /// ISF IDENTITY: the value at which the filter leaves its input unchanged.
-    public var identity: ShaderValue?
+    package var identity: ShaderValue?
     /// For `long`: the allowed values, and their labels (same count when both are given).
-    public var values: [Int]
-    public var labels: [String]
+    package var values: [Int]
+    package var labels: [String]
 
-    public init(name: String, label: String? = nil, type: ShaderParameterType, defaultValue: ShaderValue? = nil,
+    package init(name: String, label: String? = nil, type: ShaderParameterType, defaultValue: ShaderValue? = nil,
                 minimum: ShaderValue? = nil, maximum: ShaderValue? = nil, identity: ShaderValue? = nil,
                 values: [Int] = [], labels: [String] = []) {
         self.name = name
@@ -114,7 +114,7 @@ public struct ShaderParameter: Hashable, Sendable {
     /// end of MIN...MAX when 0 is outside it), false, (0, 0), transparent black (0, 0, 0, 0), and 0 for a long
     /// (the first of `values` when 0 is not among them, since a long with values is a choice). The Vidvox
     /// editor differs (a float's midpoint, true for a bool); the ISF spec says nothing.
-    public var effectiveDefault: ShaderValue? {
+    package var effectiveDefault: ShaderValue? {
         if let defaultValue { return defaultValue }
         switch type {
         case .event, .bool: return .bool(false)

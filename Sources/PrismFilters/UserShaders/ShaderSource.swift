@@ -23,15 +23,15 @@ public struct ShaderSourceLocation: Hashable, Sendable, CustomStringConvertible 
 /// Generated sources are the author's lines (through `#include` expansion and ISF translation)
 /// with a preamble before them and, for ShaderToy shaders, a `main` after them. The map sends a
 /// generated line back to the author's file and line; preamble lines map to nil.
-public struct ShaderLineMap: Hashable, Sendable {
-    public struct Origin: Hashable, Sendable {
-        public var file: String
-        public var line: Int
+package struct ShaderLineMap: Hashable, Sendable {
+    package struct Origin: Hashable, Sendable {
+        package var file: String
+        package var line: Int
         /// True when the generated line is the author's line unchanged, so compiler columns are
         /// the author's columns too. False when translation edited the line.
-        public var columnsExact: Bool
+        package var columnsExact: Bool
 
-        public init(file: String, line: Int, columnsExact: Bool) {
+        package init(file: String, line: Int, columnsExact: Bool) {
             self.file = file
             self.line = line
             self.columnsExact = columnsExact
@@ -39,35 +39,35 @@ public struct ShaderLineMap: Hashable, Sendable {
     }
 
     /// One entry per generated line, index 0 for line 1.
-    public var origins: [Origin?]
+    package var origins: [Origin?]
 
-    public init(origins: [Origin?]) { self.origins = origins }
+    package init(origins: [Origin?]) { self.origins = origins }
 
     /// The author's location of a 1-based generated line (and column), or nil for generated text.
-    public func location(ofGeneratedLine line: Int, column: Int? = nil) -> ShaderSourceLocation? {
+    package func location(ofGeneratedLine line: Int, column: Int? = nil) -> ShaderSourceLocation? {
         guard line >= 1, line <= origins.count, let origin = origins[line - 1] else { return nil }
         return ShaderSourceLocation(file: origin.file, line: origin.line, column: origin.columnsExact ? column : nil)
     }
 
     /// The first generated line that came from `file`:`line`, if any (for tests and editors).
-    public func generatedLine(for file: String, line: Int) -> Int? {
+    package func generatedLine(for file: String, line: Int) -> Int? {
         origins.firstIndex { $0?.file == file && $0?.line == line }.map { $0 + 1 }
     }
 }
 
 /// A complete GLSL ES source ready to compile, with the map back to the author's files.
-public struct ShaderProgramSource: Hashable, Sendable {
-    public var source: String
-    public var lineMap: ShaderLineMap
+package struct ShaderProgramSource: Hashable, Sendable {
+    package var source: String
+    package var lineMap: ShaderLineMap
 
-    public init(source: String, lineMap: ShaderLineMap) {
+    package init(source: String, lineMap: ShaderLineMap) {
         self.source = source
         self.lineMap = lineMap
     }
 
     /// Turns a driver's info log into diagnostics in the author's files (see `ShaderCompilerLog`).
     /// `file` names lines of generated code that have no author line.
-    public func diagnostics(fromLog log: String, file: String) -> [ShaderDiagnostic] {
+    package func diagnostics(fromLog log: String, file: String) -> [ShaderDiagnostic] {
         ShaderCompilerLog.parse(log, lineMap: lineMap, generatedFile: file)
     }
 }
@@ -100,19 +100,19 @@ public struct ShaderLoadError: PrismError, Equatable {
 
 /// Where shader sources and includes are read from. The loader only reads text through this, so
 /// tests and the hot-reload watcher can supply their own.
-public protocol ShaderFileSystem: Sendable {
+package protocol ShaderFileSystem: Sendable {
     /// The text of the file at `path` (already absolute or relative to the working directory).
     func contents(ofFile path: String) throws -> String
 }
 
 /// Reads files from disk as UTF-8.
-public struct LocalShaderFileSystem: ShaderFileSystem {
-    public init() {}
+package struct LocalShaderFileSystem: ShaderFileSystem {
+    package init() {}
 
     /// The largest shader source read (a generated one with embedded tables is well under this).
-    public static let maximumFileBytes = 64 << 20
+    package static let maximumFileBytes = 64 << 20
 
-    public func contents(ofFile path: String) throws -> String {
+    package func contents(ofFile path: String) throws -> String {
         // Not String(contentsOfFile:): a FIFO there would block the reload for ever.
         let bytes = try RegularFile.read(path, what: "a shader file", maximumBytes: Self.maximumFileBytes)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw RegularFile.Problem(path: path, message: "is not UTF-8 text") }
@@ -121,37 +121,37 @@ public struct LocalShaderFileSystem: ShaderFileSystem {
 }
 
 /// Files held in memory, keyed by normalised path.
-public struct InMemoryShaderFileSystem: ShaderFileSystem {
-    public var files: [String: String]
+package struct InMemoryShaderFileSystem: ShaderFileSystem {
+    package var files: [String: String]
 
-    public init(_ files: [String: String]) {
+    package init(_ files: [String: String]) {
         var normalised: [String: String] = [:]
         for (path, text) in files { normalised[ShaderPaths.normalise(path)] = text }
         self.files = normalised
     }
 
-    public struct NotFound: Error, CustomStringConvertible {
-        public let path: String
-        public var description: String { "no such file" }
+    package struct NotFound: Error, CustomStringConvertible {
+        package let path: String
+        package var description: String { "no such file" }
     }
 
-    public func contents(ofFile path: String) throws -> String {
+    package func contents(ofFile path: String) throws -> String {
         guard let text = files[ShaderPaths.normalise(path)] else { throw NotFound(path: path) }
         return text
     }
 }
 
 /// Path arithmetic shared by includes and imported images.
-public enum ShaderPaths {
+package enum ShaderPaths {
     /// `path` resolved against the directory of `file` unless it is absolute, then normalised.
-    public static func resolve(_ path: String, relativeTo file: String) -> String {
+    package static func resolve(_ path: String, relativeTo file: String) -> String {
         if path.hasPrefix("/") { return normalise(path) }
         let directory = (file as NSString).deletingLastPathComponent
         return normalise(directory.isEmpty ? path : directory + "/" + path)
     }
 
     /// Removes `.` and `a/..` components and duplicate slashes, without touching the disk.
-    public static func normalise(_ path: String) -> String {
+    package static func normalise(_ path: String) -> String {
         let absolute = path.hasPrefix("/")
         var parts: [Substring] = []
         for part in path.split(separator: "/") {

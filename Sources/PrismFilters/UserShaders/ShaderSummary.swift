@@ -3,7 +3,7 @@ import PrismCore
 /// What `prism filters FILE.fs` prints about a user shader: its kind, its image inputs (and what an
 /// unconnected one holds), its vertex shader and its parameters.
 extension UserShader {
-    public var summary: String {
+    package var summary: String {
         var lines = ["\(path) — \(kind == .isf ? "ISF" : kind == .shadertoy ? "ShaderToy" : "GLSL") shader"
             + (isf?.description.map { ": \($0)" } ?? "")]
         if kind == .shadertoy {

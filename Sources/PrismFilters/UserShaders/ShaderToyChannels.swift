@@ -23,7 +23,7 @@ import PrismGPU
 ///   itself. Buffers render in the order they are first named (the image's channels 0…3, then each
 ///   buffer's); a buffer read by one that renders before it — or by itself — is read as it was at the end
 ///   of the previous frame, as on ShaderToy. At most four buffers.
-public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
+package enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
     case input
     /// The graph's stream 2…4 into the shader.
     case stream(Int)
@@ -37,7 +37,7 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
 
     /// The channel `text` names; relative paths resolve against `base`'s directory (a shader file) or,
     /// with no base, stay relative to the working directory.
-    public static func parse(_ text: String, relativeTo base: String? = nil) throws(UsageError) -> ShaderToyChannel {
+    package static func parse(_ text: String, relativeTo base: String? = nil) throws(UsageError) -> ShaderToyChannel {
         let word = text.trimmingCharacters(in: .whitespaces)
         func path(_ p: String) -> String {
             base.map { ShaderPaths.resolve(p, relativeTo: $0) } ?? ShaderPaths.normalise(p)
@@ -63,7 +63,7 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
         throw UsageError("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .input: "input"
         case .stream(let number): "input\(number)"
@@ -75,7 +75,7 @@ public enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `iChannel0`…`iChannel3`.
-    public static let names = (0..<4).map { "iChannel\($0)" }
+    package static let names = (0..<4).map { "iChannel\($0)" }
 
     /// The defaults when neither the file nor the graph says: the input on channel 0, nothing elsewhere.
     static let defaults: [ShaderToyChannel] = [.input, .none, .none, .none]

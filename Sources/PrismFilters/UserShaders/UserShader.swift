@@ -55,57 +55,57 @@
 /// `_inputImage_imgSize`, plus the `@param` uniforms (see `ParamComments`).
 ///
 /// Parameters of every kind arrive as `parameters` (uniform name = parameter name).
-public struct UserShader: Hashable, Sendable {
-    public enum Kind: String, Hashable, Sendable {
+package struct UserShader: Hashable, Sendable {
+    package enum Kind: String, Hashable, Sendable {
         case isf, shadertoy, glsl
     }
 
     /// One pass: where it renders, and the program that renders it.
-    public struct Pass: Hashable, Sendable {
-        public var index: Int
+    package struct Pass: Hashable, Sendable {
+        package var index: Int
         /// The buffer the pass writes (ISF TARGET); nil for the output.
-        public var target: String?
-        public var persistent: Bool
-        public var float: Bool
+        package var target: String?
+        package var persistent: Bool
+        package var float: Bool
         /// Size expressions (nil: the render size).
-        public var width: ISFSizeExpression?
-        public var height: ISFSizeExpression?
+        package var width: ISFSizeExpression?
+        package var height: ISFSizeExpression?
         /// The fragment shader, GLSL ES 3.00, and its line map.
-        public var program: ShaderProgramSource
+        package var program: ShaderProgramSource
         /// The vertex shader (ISF: the author's `NAME.vs` beside `NAME.fs`, translated, or the default one;
         /// nil for ShaderToy and GLSL: the full-frame triangle). It draws a quad of two triangles (6 vertices
         /// from `gl_VertexID`, as ISF hosts draw one) and writes `isf_FragNormCoord`, which the fragment then
         /// reads as a varying.
-        public var vertex: ShaderProgramSource? = nil
+        package var vertex: ShaderProgramSource? = nil
     }
 
     /// The main file, as given to the loader (normalised).
-    public var path: String
-    public var kind: Kind
+    package var path: String
+    package var kind: Kind
     /// The ISF header, for ISF files.
-    public var isf: ISFDocument?
+    package var isf: ISFDocument?
     /// Settable values: ISF inputs other than images, or `@param` uniforms.
-    public var parameters: [ShaderParameter]
+    package var parameters: [ShaderParameter]
     /// The sampler that receives the frame being filtered (`inputImage`, `iChannel0`), or nil for a
     /// generator (an ISF file without `inputImage`, a GLSL file that declares no `inputImage`).
-    public var inputImage: String?
+    package var inputImage: String?
     /// ISF image inputs other than `inputImage` (extra streams for the graph).
-    public var extraImageInputs: [String]
-    public var passes: [Pass]
-    public var importedImages: [ISFImportedImage]
+    package var extraImageInputs: [String]
+    package var passes: [Pass]
+    package var importedImages: [ISFImportedImage]
     /// The ISF vertex shader's file, when there is one.
-    public var vertexPath: String? = nil
+    package var vertexPath: String? = nil
     /// Every shader source file read: the main file first, then includes in first-read order.
-    public var dependencies: [String]
+    package var dependencies: [String]
     /// ShaderToy: what iChannel0…3 read unless the graph says otherwise (the file's `// @iChannelN` lines).
-    public var shaderToyChannels: [ShaderToyChannel] = ShaderToyChannel.defaults
+    package var shaderToyChannels: [ShaderToyChannel] = ShaderToyChannel.defaults
 
     /// ISF `audio` and `audioFFT` inputs, in INPUTS order: textures fed from the input's sound each frame.
-    public var audioInputs: [ShaderParameter] { isf?.inputs.filter { $0.type.isAudio } ?? [] }
+    package var audioInputs: [ShaderParameter] { isf?.inputs.filter { $0.type.isAudio } ?? [] }
 
     /// Files to watch for hot reload: the sources, the imported images, the ShaderToy channels' files, and
     /// `NAME.vs` beside `NAME.fs` whether or not it exists yet (creating or deleting it changes the shader).
-    public var watchedFiles: [String] {
+    package var watchedFiles: [String] {
         var visited: Set<String> = [path]
         var files = dependencies + importedImages.map(\.resolvedPath) + shaderToyChannelFiles(visited: &visited)
         if let vertex = Self.vertexShaderPath(for: path), !files.contains(vertex) { files.append(vertex) }
@@ -114,7 +114,7 @@ public struct UserShader: Hashable, Sendable {
 
     /// The vertex shader to pair with ShaderToy and GLSL shaders: one triangle covering the viewport,
     /// from `gl_VertexID` (draw 3 vertices, no attributes).
-    public static let vertexShaderSource = """
+    package static let vertexShaderSource = """
         #version 300 es
         void main() {
             vec2 p = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
@@ -123,7 +123,7 @@ public struct UserShader: Hashable, Sendable {
         """
 
     /// Loads and translates the shader at `path`.
-    public static func load(path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
+    package static func load(path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
         let file = ShaderPaths.normalise(path)
         let text: String
         do { text = try fileSystem.contents(ofFile: file) } catch {
@@ -133,7 +133,7 @@ public struct UserShader: Hashable, Sendable {
     }
 
     /// Translates `source` as if read from `path` (includes and imports resolve against `path`).
-    public static func load(source: String, path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
+    package static func load(source: String, path: String, fileSystem: any ShaderFileSystem = LocalShaderFileSystem()) throws(ShaderLoadError) -> UserShader {
         let file = ShaderPaths.normalise(path)
         var expander = IncludeExpander(fileSystem: fileSystem)
         if let (document, body) = try ISFDocument.parse(text: source, file: file) {

@@ -74,18 +74,18 @@ public struct UserShaderCompileError: PrismError {
 /// throws `UserShaderCompileError` with the log mapped to the author's lines.
 ///
 /// Changing a parameter that a WIDTH/HEIGHT expression uses takes effect at the next graph compile.
-public final class UserShaderKernel: ParameterizedKernel {
-    public let shader: UserShader
-    public let inputCount: Int
-    public var parameters: ParameterValues {
+package final class UserShaderKernel: ParameterizedKernel {
+    package let shader: UserShader
+    package let inputCount: Int
+    package var parameters: ParameterValues {
         didSet { noteEvents(from: oldValue) }
     }
     /// The sampler names of the kernel's inputs, in input order.
-    public let imageInputs: [String]
+    package let imageInputs: [String]
     /// Extra ISF image inputs the graph leaves unconnected: they read as `unconnectedImageContents`.
-    public let unconnectedImages: [String]
+    package let unconnectedImages: [String]
     /// What an unconnected image input holds (for `prism filters FILE.fs`).
-    public static let unconnectedImageContents = "transparent black, at the size of the output (the filtered image's)"
+    package static let unconnectedImageContents = "transparent black, at the size of the output (the filtered image's)"
     /// Built-in shaders (known to compile) skip the validation compile.
     private let trusted: Bool
     let imageLoader: ShaderImageLoader
@@ -105,21 +105,21 @@ public final class UserShaderKernel: ParameterizedKernel {
     private var eventsSentAt: Int?
 
     /// True when the kernel is evaluated as a fused point-wise expression.
-    public var isFused: Bool { fused != nil }
+    package var isFused: Bool { fused != nil }
 
     /// The colour map as data, for built-ins that know theirs (invert, color); see `ColorForm`.
     var colorFormula: (@Sendable (ParameterValues) -> ColorForm?)?
-    public var colorForm: ColorForm? { colorFormula?(parameters) }
+    package var colorForm: ColorForm? { colorFormula?(parameters) }
     /// Where the output is nonzero, for built-in generators that know (radial-gradient); see `FilterKernel`.
     var nonzeroRegionsFormula: (@Sendable (ParameterValues, Int, Size) -> [PixelRect]?)?
-    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? {
+    package func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? {
         nonzeroRegionsFormula?(parameters, channel, size)
     }
 
     /// `connectedImages`: how many of the shader's image inputs the graph connects (the main input first,
     /// then extra images in order); nil: all. The others read as `unconnectedImageContents`, as ISF hosts
     /// leave an image input without a source empty.
-    public init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
+    package init(shader: UserShader, parameters: ParameterValues? = nil, trusted: Bool = false,
                 connectedImages: Int? = nil,
                 imageLoader: @escaping ShaderImageLoader = UserShaderKernel.noImageLoader) throws {
         self.shader = shader
@@ -141,7 +141,7 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     /// This shader with only `count` of its image inputs connected (see `init`), or nil when `count` is
     /// not fewer than it takes or leaves out the main input.
-    public func connecting(_ count: Int) throws -> UserShaderKernel? {
+    package func connecting(_ count: Int) throws -> UserShaderKernel? {
         let least = shader.inputImage == nil ? 0 : 1
         guard count < inputCount, count >= least else { return nil }
         return try UserShaderKernel(shader: shader, parameters: parameters, trusted: trusted, connectedImages: count,
@@ -151,7 +151,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     // MARK: Parameters
 
     /// The filter parameters of a shader's parameters (see the type's documentation).
-    public static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
+    package static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
         shader.parameters.compactMap(spec(for:)) + ShaderToyChannel.specs(for: shader)
     }
 
@@ -221,12 +221,12 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     // MARK: FilterKernel
 
-    public var isPointwise: Bool { fused != nil }
-    public var expressionReadsInputs: Bool { fused != nil }
-    public var cost: Int { fused != nil ? 0 : 1 }
-    public var library: String { fused?.library ?? Self.passLibrary(inputs: inputCount) }
+    package var isPointwise: Bool { fused != nil }
+    package var expressionReadsInputs: Bool { fused != nil }
+    package var cost: Int { fused != nil ? 0 : 1 }
+    package var library: String { fused?.library ?? Self.passLibrary(inputs: inputCount) }
 
-    public var expression: String {
+    package var expression: String {
         if let fused { return fused.expression }
         let last = inputCount + (shaderToyPlan.map { $0.buffers.count + 1 } ?? shader.passes.count) - 1
         return """
@@ -237,7 +237,7 @@ public final class UserShaderKernel: ParameterizedKernel {
             """
     }
 
-    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
+    package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         self.sourceSize = sourceSize
         return renderSize(inputSizes)
     }
@@ -246,7 +246,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         shader.inputImage != nil ? inputSizes[0] : sourceSize
     }
 
-    public var prepasses: [KernelPrepass] {
+    package var prepasses: [KernelPrepass] {
         guard fused == nil else { return [] }
         var list: [KernelPrepass] = []
         for index in 0..<inputCount {
@@ -440,7 +440,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     /// Renderers that prepared this kernel and have not released it.
     private var gpuUsers = 0
 
-    public func releaseGPUResources() {
+    package func releaseGPUResources() {
         gpuUsers -= 1
         if gpuUsers <= 0 {
             emptyTexture = nil
@@ -451,7 +451,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         }
     }
 
-    public func prepare() throws {
+    package func prepare() throws {
         gpuUsers += 1
         do { try prepareResources() } catch {
             releaseGPUResources()
@@ -485,7 +485,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     }
 
     /// Compiles each distinct translated program as it is; errors come back in the author's lines.
-    public func validate() throws {
+    package func validate() throws {
         var seen = Set<String>()
         for pass in shader.passes where seen.insert(pass.program.source).inserted {
             do {
@@ -518,7 +518,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         return dateCache!.value
     }
 
-    public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+    package func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
         if prefixedNamesFused != (fused != nil) {
             prefixedNames.removeAll()
             prefixedNamesFused = fused != nil
@@ -666,7 +666,7 @@ public final class UserShaderKernel: ParameterizedKernel {
     // MARK: Images
 
     /// The loader when none was installed: imported images cannot be read (the error names the file).
-    public static let noImageLoader: ShaderImageLoader = { path in
+    package static let noImageLoader: ShaderImageLoader = { path in
         throw UsageError("no image reader is installed to read \(path) (prism installs one that reads PNG, JPEG, PPM and PAM)")
     }
 }

@@ -12,14 +12,14 @@
 ///
 /// When the last reference to the box goes on another thread, the value is handed to its GPU thread and
 /// released there, so the GL objects inside it are deleted where their context is current.
-public final class GPUBound<Value>: @unchecked Sendable {
+package final class GPUBound<Value>: @unchecked Sendable {
     // `@unchecked Sendable`: `storage` is only touched on `thread` (checked in every accessor), or, in
     // deinit, handed over whole to that thread.
-    public let thread: GPUThread
+    package let thread: GPUThread
     private var storage: Value?
 
     /// Binds `value` to the GPU thread the caller is on; stops when called elsewhere.
-    public init(_ value: Value, file: StaticString = #fileID, line: UInt = #line) {
+    package init(_ value: Value, file: StaticString = #fileID, line: UInt = #line) {
         guard let thread = GPUThread.current else {
             preconditionFailure("GPUBound made off a GPU thread; make it inside GPUContext.perform", file: file, line: line)
         }
@@ -28,13 +28,13 @@ public final class GPUBound<Value>: @unchecked Sendable {
     }
 
     /// Binds `value` to `context`'s thread; the caller must be on it.
-    public convenience init(_ value: Value, on context: GPUContext, file: StaticString = #fileID, line: UInt = #line) {
+    package convenience init(_ value: Value, on context: GPUContext, file: StaticString = #fileID, line: UInt = #line) {
         context.thread.checkCurrent("GPUBound(on:)", file: file, line: line)
         self.init(value, file: file, line: line)
     }
 
     /// The value; only on its GPU thread.
-    public var value: Value {
+    package var value: Value {
         get {
             thread.checkCurrent("GPUBound<\(Value.self)>.value")
             return storage!
@@ -46,7 +46,7 @@ public final class GPUBound<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value on its GPU thread (inline when already there) and returns its result.
-    public func withValue<T>(_ body: (inout Value) throws -> T) throws -> T {
+    package func withValue<T>(_ body: (inout Value) throws -> T) throws -> T {
         try thread.sync {
             var value = storage!
             defer { storage = value }
@@ -55,7 +55,7 @@ public final class GPUBound<Value>: @unchecked Sendable {
     }
 
     /// Whether the caller may touch `value`.
-    public var isOnItsThread: Bool { thread.isCurrent }
+    package var isOnItsThread: Bool { thread.isCurrent }
 
     deinit {
         // The value moves straight into `release` (no local copy that could be the last reference here).

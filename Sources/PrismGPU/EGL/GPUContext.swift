@@ -83,7 +83,7 @@ public struct GPUContextError: PrismError {
 /// belong to this context's thread and check it (see `GPUThread`, `GPUBound`).
 public final class GPUContext: Sendable {
     public let info: GPUInfo
-    public let thread: GPUThread
+    package let thread: GPUThread
     /// The EGL handles until `close`; only touched on the GPU thread.
     private let handles: Mutex<OpenedContext?>
 
@@ -147,16 +147,16 @@ public final class GPUContext: Sendable {
     public var isCurrentThread: Bool { thread.isCurrent }
 
     /// GL objects alive in this context, by kind (a leak check for tests and long runs).
-    public var liveObjects: GPUObjectCounts { thread.liveObjects }
+    package var liveObjects: GPUObjectCounts { thread.liveObjects }
 
     /// GL objects made in this context so far, by kind (deleted ones included).
-    public var madeObjects: GPUObjectCounts { thread.madeObjects }
+    package var madeObjects: GPUObjectCounts { thread.madeObjects }
 
     /// Programs linked on this context so far (see `ProgramCache`).
     public var programLinks: Int { thread.programLinks }
 
     /// The context's program cache and target pool; on its GPU thread only (inside `perform`).
-    public var resources: GPUResources { thread.resources }
+    package var resources: GPUResources { thread.resources }
 
     /// Drops the cached programs and free render targets (inside `perform`): what a test does before it
     /// checks that every other GL object is gone.

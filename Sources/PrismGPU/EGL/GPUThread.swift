@@ -19,7 +19,7 @@ import Synchronization
 /// It is a joinable POSIX thread: `stop` waits until the thread has really ended, including the
 /// thread-exit cleanup the GL driver does, so a process never exits while a driver thread is still
 /// tearing down (which crashed at exit when the driver was unloaded underneath it).
-public final class GPUThread: Sendable {
+package final class GPUThread: Sendable {
     private struct Queue {
         var jobs: [@Sendable () -> Void] = []
         var stopping = false
@@ -30,7 +30,7 @@ public final class GPUThread: Sendable {
         var joined = false
     }
 
-    public let name: String
+    package let name: String
     private let queue = Mutex(Queue())
     /// One signal per job and one for `stop`: the loop sleeps on it while the queue is empty.
     private let wakeup = DispatchSemaphore(value: 0)
@@ -43,7 +43,7 @@ public final class GPUThread: Sendable {
     /// `releaseResources` (when the context closes). Only touched on this thread (checked in `resources`).
     nonisolated(unsafe) private var resourceSlot: GPUResources?
 
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
@@ -62,23 +62,23 @@ public final class GPUThread: Sendable {
     }
 
     /// The GPU thread the caller is running on, nil on any other thread.
-    public static var current: GPUThread? {
+    package static var current: GPUThread? {
         pthread_getspecific(currentThreadKey).map { Unmanaged<GPUThread>.fromOpaque($0).takeUnretainedValue() }
     }
 
     /// True when called on this thread.
-    public var isCurrent: Bool { pthread_getspecific(currentThreadKey) == Unmanaged.passUnretained(self).toOpaque() }
+    package var isCurrent: Bool { pthread_getspecific(currentThreadKey) == Unmanaged.passUnretained(self).toOpaque() }
 
     /// Stops with a message naming `what` unless the caller is on this thread: the check GL objects and
     /// `GPUBound` make before anything touches GL.
-    public func checkCurrent(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+    package func checkCurrent(_ what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
         precondition(isCurrent, "\(what()) used off its GPU thread (\(name)); GL work goes through GPUContext.perform",
                      file: file, line: line)
     }
 
     /// Runs the queued jobs, then ends the thread and waits for it. Further `sync` calls are a
     /// programming error; `runOrDefer` calls are dropped (the context and its objects are gone).
-    public func stop() {
+    package func stop() {
         queue.withLock { $0.stopping = true }
         wakeup.signal()
         guard !isCurrent else { return }
@@ -90,7 +90,7 @@ public final class GPUThread: Sendable {
     }
 
     /// Runs `body` on the GPU thread and returns its result; re-entrant calls from the thread itself run inline.
-    public func sync<T>(_ body: () throws -> T) throws -> T {
+    package func sync<T>(_ body: () throws -> T) throws -> T {
         if isCurrent { return try body() }
         return try withoutActuallyEscaping(body) { escapable in
             let job = SyncJob(escapable)
@@ -109,10 +109,10 @@ public final class GPUThread: Sendable {
     /// that runs one job per frame: it runs between two frames). False, and the job dropped, once the
     /// thread is stopping.
     @discardableResult
-    public func async(_ job: @escaping @Sendable () -> Void) -> Bool { enqueue(job) }
+    package func async(_ job: @escaping @Sendable () -> Void) -> Bool { enqueue(job) }
 
     /// The non-throwing form of `sync`.
-    public func sync<T>(_ body: () -> T) -> T {
+    package func sync<T>(_ body: () -> T) -> T {
         // The closure cannot throw, so neither can this.
         try! sync { () throws -> T in body() }
     }
@@ -123,7 +123,7 @@ public final class GPUThread: Sendable {
     ///
     /// The caller hands over what `cleanup` captures: nothing else may use it afterwards. The work must
     /// be done by `cleanup` itself: the closure (and what it captured) may be freed on either thread.
-    public func runOrDefer(_ cleanup: @escaping () -> Void) {
+    package func runOrDefer(_ cleanup: @escaping () -> Void) {
         if isCurrent { return cleanup() }
         let handedOver = ThreadOwned(cleanup)
         _ = enqueue { handedOver.value() }
@@ -132,7 +132,7 @@ public final class GPUThread: Sendable {
     /// Ends the caller's ownership of `value` on this thread: its last reference is dropped here (so
     /// deinits run here), at once when called on this thread, otherwise later without waiting. When the
     /// thread has stopped it is dropped where the caller is.
-    public func release<Value>(_ value: consuming Value) {
+    package func release<Value>(_ value: consuming Value) {
         if isCurrent { return }
         // The job holds the only reference; the run loop drops the job (and with it the value) here.
         let handedOver = ThreadOwned(value)
@@ -140,17 +140,17 @@ public final class GPUThread: Sendable {
     }
 
     /// GL objects alive on this thread's context, by kind.
-    public var liveObjects: GPUObjectCounts { counts.withLock { $0 } }
+    package var liveObjects: GPUObjectCounts { counts.withLock { $0 } }
 
     /// Programs linked on this thread's context so far (every glLinkProgram, failed ones too): what a
     /// cache hit saves, and what tests count.
-    public var programLinks: Int { links.load(ordering: .relaxed) }
+    package var programLinks: Int { links.load(ordering: .relaxed) }
 
     func countLink() { links.add(1, ordering: .relaxed) }
 
     /// What lives as long as the context: linked programs by source and render targets by size and
     /// format, shared by every renderer on it. Only on this thread.
-    public var resources: GPUResources {
+    package var resources: GPUResources {
         checkCurrent("GPUThread.resources")
         if let resourceSlot { return resourceSlot }
         let made = GPUResources()
@@ -160,14 +160,14 @@ public final class GPUThread: Sendable {
 
     /// Drops the cached programs and free targets (deleting what no renderer still holds). The context
     /// does it before it goes; tests do it to see every other object balanced.
-    public func releaseResources() {
+    package func releaseResources() {
         checkCurrent("GPUThread.releaseResources()")
         resourceSlot?.removeAll()
         resourceSlot = nil
     }
 
     /// GL objects made on this thread's context so far, by kind (deleted ones included).
-    public var madeObjects: GPUObjectCounts { made.withLock { $0 } }
+    package var madeObjects: GPUObjectCounts { made.withLock { $0 } }
 
     /// Bookkeeping for `liveObjects` and `madeObjects` (GL object lifetimes call it).
     func count(_ kind: GPUObjectKind, _ delta: Int) {
@@ -228,25 +228,25 @@ private final class SyncJob<T>: @unchecked Sendable {
 }
 
 /// Kinds of GL objects Prism makes, for `GPUObjectCounts`.
-public enum GPUObjectKind: CaseIterable, Sendable {
+package enum GPUObjectKind: CaseIterable, Sendable {
     case texture, framebuffer, program, vertexArray, buffer, query
 }
 
 /// How many GL objects of each kind are alive on one context (`GPUContext.liveObjects`).
-public struct GPUObjectCounts: Hashable, Sendable, CustomStringConvertible {
+package struct GPUObjectCounts: Hashable, Sendable, CustomStringConvertible {
     /// 2D and 3D textures.
-    public var textures = 0
-    public var framebuffers = 0
-    public var programs = 0
-    public var vertexArrays = 0
+    package var textures = 0
+    package var framebuffers = 0
+    package var programs = 0
+    package var vertexArrays = 0
     /// Pixel-pack buffers.
-    public var buffers = 0
+    package var buffers = 0
     /// Timer queries.
-    public var queries = 0
+    package var queries = 0
 
-    public init() {}
+    package init() {}
 
-    public subscript(kind: GPUObjectKind) -> Int {
+    package subscript(kind: GPUObjectKind) -> Int {
         get {
             switch kind {
             case .texture: textures
@@ -269,9 +269,9 @@ public struct GPUObjectCounts: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var total: Int { GPUObjectKind.allCases.reduce(0) { $0 + self[$1] } }
+    package var total: Int { GPUObjectKind.allCases.reduce(0) { $0 + self[$1] } }
 
-    public var description: String {
+    package var description: String {
         "\(textures) textures, \(framebuffers) framebuffers, \(programs) programs, \(vertexArrays) vertex arrays, "
             + "\(buffers) buffers, \(queries) queries"
     }

@@ -23,9 +23,9 @@ public enum ReadbackStrategy: String, Sendable, CaseIterable {
 /// Reads packed frames (`PackedFrameLayout`) out of render targets into caller-owned memory, keeping
 /// each request's tag so the caller learns which frames are complete, in order. One per pipeline, on its
 /// GPU thread.
-public final class FrameReadback<Tag> {
-    public let strategy: ReadbackStrategy
-    public let layout: PackedFrameLayout
+package final class FrameReadback<Tag> {
+    package let strategy: ReadbackStrategy
+    package let layout: PackedFrameLayout
     private var buffers: [GLuint] = []
     /// The thread the pixel-pack buffers belong to (nil for `.sync`, which makes none).
     private var home: GLObjectHome?
@@ -34,9 +34,9 @@ public final class FrameReadback<Tag> {
     /// GPU watchdog: how long a frame may take on the GPU before the read fails with an error instead
     /// of waiting forever (a shader that never finishes; llvmpipe caps loops, vendor drivers may not).
     /// `PRISM_GPU_TIMEOUT` (seconds) sets it; 10 s by default.
-    public var timeoutSeconds: Double = FrameReadback.defaultTimeout()
+    package var timeoutSeconds: Double = FrameReadback.defaultTimeout()
 
-    public static func defaultTimeout(environment: [String: String] = ProcessInfo.processInfo.environment) -> Double {
+    package static func defaultTimeout(environment: [String: String] = ProcessInfo.processInfo.environment) -> Double {
         guard let text = environment["PRISM_GPU_TIMEOUT"], let seconds = Double(text), seconds.isFinite, seconds > 0 else {
             return 10
         }
@@ -63,7 +63,7 @@ public final class FrameReadback<Tag> {
     /// The read of a target that holds the layout row for row in attachment 0.
     private let wholeTarget: [ReadRegion]
 
-    public init(strategy: ReadbackStrategy, layout: PackedFrameLayout, ringSize: Int = 3) throws {
+    package init(strategy: ReadbackStrategy, layout: PackedFrameLayout, ringSize: Int = 3) throws {
         self.strategy = strategy
         self.layout = layout
         wholeTarget = [ReadRegion(attachment: 0, width: layout.textureSize.width, rows: layout.textureSize.height,
@@ -91,11 +91,11 @@ public final class FrameReadback<Tag> {
     }
 
     /// Frames submitted and not yet delivered.
-    public var inFlight: Int { pending.count }
+    package var inFlight: Int { pending.count }
 
     /// Starts reading `target` into `destination` (layout.byteCount bytes). Returns the tags of the
     /// frames whose bytes are now in their destination, oldest first.
-    public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag) throws -> [Tag] {
+    package func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag) throws -> [Tag] {
         var done: [Tag] = []
         try submit(target, into: destination, tag: tag) { done.append($0) }
         return done
@@ -103,7 +103,7 @@ public final class FrameReadback<Tag> {
 
     /// `submit` for the per-frame path: completed frames are handed to `completed`, oldest first, and
     /// nothing is allocated.
-    public func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag,
+    package func submit(_ target: RenderTarget, into destination: UnsafeMutableRawPointer, tag: Tag,
                        completed: (Tag) throws -> Void) throws {
         let regions = target.readPlan ?? wholeTarget
         precondition(target.readPlan != nil || target.size == layout.textureSize,
@@ -149,7 +149,7 @@ public final class FrameReadback<Tag> {
     }
 
     /// Waits for every frame in flight and returns their tags, oldest first.
-    public func drain() throws -> [Tag] {
+    package func drain() throws -> [Tag] {
         var completed: [Tag] = []
         while !pending.isEmpty { completed.append(try completeOldest(wait: true)) }
         return completed

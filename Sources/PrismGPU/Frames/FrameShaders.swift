@@ -1,10 +1,10 @@
 import PrismCore
 
 /// The R'G'B' → Y'CbCr rows and offsets a packing pass uses. Gray output is full-range luma.
-public struct PackCoefficients: Equatable, Sendable {
-    public var yRow, uRow, vRow, bias: SIMD3<Float>
+package struct PackCoefficients: Equatable, Sendable {
+    package var yRow, uRow, vRow, bias: SIMD3<Float>
 
-    public init(layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
+    package init(layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
         var space = colorSpace
         if layout.format == .gray { space.range = .full }
         let (rows, offset) = space.rgbToYUVMatrix(bitDepth: layout.format.bitDepth)
@@ -17,16 +17,16 @@ public struct PackCoefficients: Equatable, Sendable {
 }
 
 /// One draw of a packing pass: a fragment `main` and the rows of the packed target it covers.
-public struct PackDraw: Sendable {
-    public var main: String
-    public var rows: Range<Int>
+package struct PackDraw: Sendable {
+    package var main: String
+    package var rows: Range<Int>
     /// The target columns it covers (nil: all).
-    public var columns: Range<Int>?
+    package var columns: Range<Int>?
     /// The pixels each texel it draws holds: columns × rows (e.g. 4 × 2 when a fragment packs four pixels of
     /// two rows), for draws limited to part of the picture (`CompiledPass.MaskRegion`).
-    public var texelPixels: Size
+    package var texelPixels: Size
 
-    public init(main: String, rows: Range<Int>, columns: Range<Int>? = nil, texelPixels: Size = Size(width: 4, height: 1)) {
+    package init(main: String, rows: Range<Int>, columns: Range<Int>? = nil, texelPixels: Size = Size(width: 4, height: 1)) {
         self.main = main
         self.rows = rows
         self.columns = columns
@@ -36,11 +36,11 @@ public struct PackDraw: Sendable {
 
 /// How a packing pass produces a `PackedFrameLayout`: its draws, the render target they draw into, and
 /// how that target is read back into the layout (nil: all of attachment 0, row for row).
-public struct PackPlan: Sendable {
-    public var draws: [PackDraw]
-    public var targetSize: Size
-    public var attachments: Int
-    public var readPlan: [ReadRegion]?
+package struct PackPlan: Sendable {
+    package var draws: [PackDraw]
+    package var targetSize: Size
+    package var attachments: Int
+    package var readPlan: [ReadRegion]?
 }
 
 /// GLSL for the two ends of every frame's trip through the GPU: reading uploaded planes as R'G'B'A
@@ -55,11 +55,11 @@ public struct PackPlan: Sendable {
 /// 2×2, 2×1 or 1×1 block of pixels) and downsampled by the mean of the block. An identity pass therefore
 /// returns the chroma planes unchanged, and a packing pass can convert four pixels from one fetch per
 /// plane. Output streams are tagged with centred chroma to match.
-public enum FrameShaders {
+package enum FrameShaders {
     /// `#version` and precision lines every generated fragment shader starts with (ES 3.10 for
     /// textureGather and integer textures everywhere). Samplers are highp too: their default is lowp, and
     /// llvmpipe then returns 16-bit floats from 32-bit float targets (ISF FLOAT; isf-spec branch).
-    public static let header = """
+    package static let header = """
         #version 310 es
         precision highp float;
         precision highp int;
@@ -72,7 +72,7 @@ public enum FrameShaders {
     /// - `vec4 prism_fetchSource(vec2 p)`: the pixel at p as R'G'B'A in 0...1;
     /// - `void prism_sourceQuad(ivec2 t, out vec4 q0, … q3)`: pixels (4t.x ... 4t.x+3, t.y) at once, with
     ///   one fetch per plane where the layout allows.
-    public static func sourceFunctions(for format: PixelFormat) -> String {
+    package static func sourceFunctions(for format: PixelFormat) -> String {
         let yuvUniforms = """
             uniform mat3 prism_yuvToRgb;
             uniform vec3 prism_yuvOffset;
@@ -186,7 +186,7 @@ public enum FrameShaders {
 
     /// `prism_source(p)` as the filters see it: a fetch, or, in a batched packing pass, the source pixel
     /// the packer is currently converting (every read of the source in such a pass is at that pixel).
-    public static func sourceAccessor(batched: Bool) -> String {
+    package static func sourceAccessor(batched: Bool) -> String {
         batched
             ? "vec4 prism_current;\nvec4 prism_source(vec2 p) { return prism_current; }\n"
             : "vec4 prism_source(vec2 p) { return prism_fetchSource(p); }\n"
@@ -195,7 +195,7 @@ public enum FrameShaders {
     /// How many times the packing pass for `format` evaluates each pixel: once for RGB, gray and NV12
     /// (one draw writes luma and chroma together); planar and 10-bit chroma are drawn apart from luma
     /// and evaluate the pixels again (Cb and Cr separately for planar).
-    public static func evaluationsPerPixel(_ format: PixelFormat) -> Int {
+    package static func evaluationsPerPixel(_ format: PixelFormat) -> Int {
         switch format {
         case .rgba, .bgra, .gray, .nv12: 1
         default: 3
@@ -203,7 +203,7 @@ public enum FrameShaders {
     }
 
     /// Whether `packMain` has a batched form for `format` (8-bit Y'CbCr sinks).
-    public static func canBatch(_ format: PixelFormat) -> Bool {
+    package static func canBatch(_ format: PixelFormat) -> Bool {
         [.yuv420p, .nv12, .yuv422p, .yuv444p, .gray].contains(format)
     }
 
@@ -215,7 +215,7 @@ public enum FrameShaders {
     /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
     /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
     /// back to single fetches with the same results.
-    public static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
+    package static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
         let size = layout.size
         let format = layout.format
         let batched = batched && canBatch(format)
@@ -469,12 +469,12 @@ public enum FrameShaders {
     }
 
     /// Sets the R'G'B' → Y'CbCr coefficients `packMain` uses. Gray output is full-range luma.
-    public static func setPackUniforms(_ program: ShaderProgram, layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
+    package static func setPackUniforms(_ program: ShaderProgram, layout: PackedFrameLayout, colorSpace: YUVColorSpace) {
         setPackUniforms(program, PackCoefficients(layout: layout, colorSpace: colorSpace))
     }
 
     /// Sets precomputed coefficients (renderers compute them once per colour space, not per frame).
-    public static func setPackUniforms(_ program: ShaderProgram, _ c: PackCoefficients) {
+    package static func setPackUniforms(_ program: ShaderProgram, _ c: PackCoefficients) {
         program.set("prism_yRow", c.yRow.x, c.yRow.y, c.yRow.z)
         program.set("prism_uRow", c.uRow.x, c.uRow.y, c.uRow.z)
         program.set("prism_vRow", c.vRow.x, c.vRow.y, c.vRow.z)

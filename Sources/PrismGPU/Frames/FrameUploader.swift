@@ -2,13 +2,13 @@ import CGLES
 import PrismCore
 
 /// A frame's planes as they sit in CPU memory (decoder output, pattern, raw input).
-public struct CPUFramePlanes {
-    public var format: PixelFormat
-    public var size: Size
-    public var colorSpace: YUVColorSpace
-    public var planes: [(base: UnsafeRawPointer, rowBytes: Int)]
+package struct CPUFramePlanes {
+    package var format: PixelFormat
+    package var size: Size
+    package var colorSpace: YUVColorSpace
+    package var planes: [(base: UnsafeRawPointer, rowBytes: Int)]
 
-    public init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace,
+    package init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace,
                 planes: [(base: UnsafeRawPointer, rowBytes: Int)]) {
         self.format = format
         self.size = size
@@ -45,7 +45,7 @@ public final class UploadedFrame {
     }
 
     /// Binds the plane textures to units 0... and sets the conversion uniforms of `program`.
-    public func bind(to program: ShaderProgram, firstUnit: Int = 0) {
+    package func bind(to program: ShaderProgram, firstUnit: Int = 0) {
         for (index, texture) in textures.enumerated() {
             texture.bind(unit: firstUnit + index)
             program.set(Self.planeUniforms[index], Int32(firstUnit + index))
@@ -85,20 +85,20 @@ public final class UploadedFrame {
 
 /// Uploads CPU frames into a small ring of plane-texture sets, so a new upload never waits for the GPU
 /// to finish reading the texture it would overwrite. One per pipeline, on its GPU thread.
-public final class FrameUploader {
+package final class FrameUploader {
     private var ring: [UploadedFrame] = []
     private var next = 0
     /// Row-padded copies for planes whose rows do not cover whole texels (odd widths of packed input).
     private var staging: [[UInt8]] = []
-    public let ringSize: Int
+    package let ringSize: Int
     /// Texture sets ever created; flat once warm (a size or format change makes a new ring).
-    public private(set) var createdCount = 0
+    package private(set) var createdCount = 0
 
-    public init(ringSize: Int = 3) {
+    package init(ringSize: Int = 3) {
         self.ringSize = ringSize
     }
 
-    public func upload(_ frame: CPUFramePlanes) throws -> UploadedFrame {
+    package func upload(_ frame: CPUFramePlanes) throws -> UploadedFrame {
         if let first = ring.first, first.format != frame.format || first.size != frame.size {
             ring.removeAll()
             next = 0

@@ -6,13 +6,13 @@ import PrismCore
 /// mean of a 2×2 grid of samples inside the block of the frame it covers. Four thumbnail pixels are
 /// packed into one RGBA8 texel, so the draw is tiny (80×180 texels for 720p) and the readback is
 /// width×height bytes. One per pipeline, on its GPU thread; programs are made per source format.
-public final class LumaThumbnailer {
-    public let maxWidth: Int
+package final class LumaThumbnailer {
+    package let maxWidth: Int
     private var programs: [PixelFormat: ShaderProgram] = [:]
     private var target: RenderTarget?
     private var vertexArray: GLuint = 0
 
-    public init(maxWidth: Int = 320) {
+    package init(maxWidth: Int = 320) {
         self.maxWidth = maxWidth
         glGenVertexArrays(1, &vertexArray)
     }
@@ -20,7 +20,7 @@ public final class LumaThumbnailer {
     deinit { glDeleteVertexArrays(1, &vertexArray) }
 
     /// Draws and reads back the thumbnail of `frame` (synchronously: it is a few kilobytes).
-    public func render(_ frame: UploadedFrame) throws -> LumaImage {
+    package func render(_ frame: UploadedFrame) throws -> LumaImage {
         let size = LumaImage.thumbnailSize(for: frame.size, maxWidth: maxWidth)
         let program = try self.program(for: frame.format)
         let targetSize = Size(width: size.width / 4, height: size.height)

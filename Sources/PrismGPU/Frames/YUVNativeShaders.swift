@@ -11,13 +11,13 @@ import PrismCore
 /// Values follow `FrameShaders`: chroma is held over its 2×2 pixels (sample-and-hold) and an output
 /// chroma sample is the mean of its four pixels' values, so for an affine map the result is the same
 /// as the R'G'B' route for every pixel inside the R'G'B' gamut.
-public enum YUVNativeShaders {
+package enum YUVNativeShaders {
     /// Sources and sinks this path handles: 8-bit 4:2:0.
-    public static let sourceFormats: Set<PixelFormat> = [.yuv420p, .nv12]
-    public static let sinkFormats: Set<PixelFormat> = [.yuv420p, .nv12, .gray]
+    package static let sourceFormats: Set<PixelFormat> = [.yuv420p, .nv12]
+    package static let sinkFormats: Set<PixelFormat> = [.yuv420p, .nv12, .gray]
 
     /// Whether frames of `source` at `size` can be packed into every layout here without leaving Y'CbCr.
-    public static func handles(source: PixelFormat, size: Size, sinks: [PackedFrameLayout]) -> Bool {
+    package static func handles(source: PixelFormat, size: Size, sinks: [PackedFrameLayout]) -> Bool {
         sourceFormats.contains(source) && !sinks.isEmpty
             && sinks.allSatisfy { sinkFormats.contains($0.format) && $0.size == size }
     }
@@ -28,7 +28,7 @@ public enum YUVNativeShaders {
     ///   i.e. the chroma of pixels 4j ... 4j+3;
     /// - `void prism_chromaQuad(int k, int cy, out vec4 cb, out vec4 cr)`: chroma samples 4k ... 4k+3.
     /// Texel indices are clamped to the plane (padding samples past a row's end are masked by callers).
-    public static func planeReads(for source: PixelFormat) -> String {
+    package static func planeReads(for source: PixelFormat) -> String {
         precondition(sourceFormats.contains(source), "no native Y'CbCr reads for \(source)")
         let luma = """
             uniform sampler2D prism_src0;
@@ -67,7 +67,7 @@ public enum YUVNativeShaders {
     }
 
     /// Where a packing pass gets pixel values from.
-    public enum Values: Sendable {
+    package enum Values: Sendable {
         /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
         /// chain of its pixels' mean (one evaluation, not four); `lean` (with `affine` true: a matrix, or a grey
         /// curve then a matrix): luma is evaluated from luma alone and chroma once per sample from chroma
@@ -83,7 +83,7 @@ public enum YUVNativeShaders {
     }
 
     /// The packing pass writing `layout` (yuv420p, nv12 or grey) at `layout.size` from `values`.
-    public static func packPlan(layout: PackedFrameLayout, values: Values) -> PackPlan {
+    package static func packPlan(layout: PackedFrameLayout, values: Values) -> PackPlan {
         let size = layout.size
         precondition(sinkFormats.contains(layout.format), "no native Y'CbCr packing for \(layout.format)")
         let chromaWidth = layout.format == .gray ? 0 : layout.format.planes[1].width(for: size.width)

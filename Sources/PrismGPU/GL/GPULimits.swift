@@ -4,22 +4,22 @@ import PrismCore
 
 /// What the current GL context can allocate, read once per compile from the context itself
 /// (`glGetIntegerv`), so limits in errors are this GPU's, not a guess. Call on the GPU thread.
-public struct GPULimits: Sendable, Hashable {
+package struct GPULimits: Sendable, Hashable {
     /// `GL_MAX_TEXTURE_SIZE`: the widest or tallest 2D texture.
-    public var maxTextureSize: Int
+    package var maxTextureSize: Int
     /// `GL_MAX_RENDERBUFFER_SIZE` and `GL_MAX_VIEWPORT_DIMS`: what a render target may be drawn at.
-    public var maxRenderSize: Int
+    package var maxRenderSize: Int
 
-    public init(maxTextureSize: Int, maxRenderSize: Int) {
+    package init(maxTextureSize: Int, maxRenderSize: Int) {
         self.maxTextureSize = maxTextureSize
         self.maxRenderSize = maxRenderSize
     }
 
     /// The smaller of the texture and render limits: the largest side a pass target can have.
-    public var maxTargetSide: Int { Swift.min(maxTextureSize, maxRenderSize) }
+    package var maxTargetSide: Int { Swift.min(maxTextureSize, maxRenderSize) }
 
     /// Reads the limits of the context current on this thread.
-    public static func query() -> GPULimits {
+    package static func query() -> GPULimits {
         var texture: GLint = 0, renderbuffer: GLint = 0
         var viewport: [GLint] = [0, 0]
         glGetIntegerv(GLenum(GL_MAX_TEXTURE_SIZE), &texture)

@@ -5,18 +5,18 @@ import Foundation
 /// Times GPU passes: with GL_EXT_disjoint_timer_query where the driver has it (results read a few
 /// frames later, so nothing stalls), else by fencing: glFinish before and after each pass and a CPU
 /// clock in between, which serialises the pipeline and is labelled as such. Lives on the GPU thread.
-public final class PassTimer {
-    public enum Method: String, Sendable {
+package final class PassTimer {
+    package enum Method: String, Sendable {
         case timerQuery = "GPU timer queries (GL_EXT_disjoint_timer_query)"
         case fencedCPU = "fenced CPU timing (glFinish around each pass)"
     }
 
-    public let method: Method
-    public let passCount: Int
+    package let method: Method
+    package let passCount: Int
     /// Nanoseconds per pass, one entry per frame that completed.
-    public private(set) var samples: [[UInt64]]
+    package private(set) var samples: [[UInt64]]
     /// Frames whose query results were unusable (disjoint or implausible).
-    public private(set) var discardedFrames = 0
+    package private(set) var discardedFrames = 0
     private var frames: [[GLuint]] = []     // query objects: [frame slot][pass]
     /// Set when queries are made: the thread they belong to.
     private var home: GLObjectHome?
@@ -26,7 +26,7 @@ public final class PassTimer {
     private var currentFrame: [UInt64] = []
     private let lag = 4
 
-    public init(passCount: Int, preferQueries: Bool = true, extensions: Set<String>) {
+    package init(passCount: Int, preferQueries: Bool = true, extensions: Set<String>) {
         self.passCount = passCount
         samples = Array(repeating: [], count: passCount)
         if preferQueries && extensions.contains("GL_EXT_disjoint_timer_query") && prism_gl_timer_queries_load() != 0 {
@@ -50,7 +50,7 @@ public final class PassTimer {
         }
     }
 
-    public func beginFrame() {
+    package func beginFrame() {
         home?.check()
         switch method {
         case .timerQuery:
@@ -60,7 +60,7 @@ public final class PassTimer {
         }
     }
 
-    public func begin(pass: Int) {
+    package func begin(pass: Int) {
         switch method {
         case .timerQuery:
             glBeginQuery(GLenum(0x88BF), frames[currentSlot][pass])  // GL_TIME_ELAPSED_EXT
@@ -70,7 +70,7 @@ public final class PassTimer {
         }
     }
 
-    public func end(pass: Int) {
+    package func end(pass: Int) {
         switch method {
         case .timerQuery:
             glEndQuery(GLenum(0x88BF))
@@ -80,7 +80,7 @@ public final class PassTimer {
         }
     }
 
-    public func endFrame() {
+    package func endFrame() {
         switch method {
         case .timerQuery:
             pendingSlots.append(currentSlot)
@@ -91,7 +91,7 @@ public final class PassTimer {
     }
 
     /// Reads every outstanding result (waits for the GPU).
-    public func finish() {
+    package func finish() {
         home?.check()
         while !pendingSlots.isEmpty { collect(slot: pendingSlots.removeFirst()) }
     }
@@ -109,7 +109,7 @@ public final class PassTimer {
     }
 
     /// Median milliseconds per pass over the samples so far.
-    public func medianMilliseconds() -> [Double] {
+    package func medianMilliseconds() -> [Double] {
         samples.map { values in
             guard !values.isEmpty else { return 0 }
             let sorted = values.sorted()

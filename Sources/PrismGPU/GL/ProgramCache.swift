@@ -7,7 +7,7 @@ import PrismCore
 ///
 /// A program is shared by every renderer that asks for the same source; each sets all the uniforms
 /// it uses before each draw, so sharing one changes nothing a draw sees.
-public final class ProgramCache {
+package final class ProgramCache {
     private struct Key: Hashable {
         var vertex: String?
         var fragment: String
@@ -18,13 +18,13 @@ public final class ProgramCache {
     /// Insertion order, for the bound: the oldest entries go first (renderers holding them keep them).
     private var order: [Key] = []
     /// The most programs kept; a long dev session editing a shader would otherwise keep every version.
-    public let capacity: Int
+    package let capacity: Int
 
-    public init(capacity: Int = 512) { self.capacity = capacity }
+    package init(capacity: Int = 512) { self.capacity = capacity }
 
     /// The program for this source: the cached one, or a new link (errors are not cached: a shader
     /// that fails fails again, with its log).
-    public func program(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws -> ShaderProgram {
+    package func program(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws -> ShaderProgram {
         let key = Key(vertex: vertex, fragment: fragment, drawsQuad: drawsQuad)
         if let cached = programs[key] { return cached }
         let program = try ShaderProgram(label: label, vertex: vertex, fragment: fragment, drawsQuad: drawsQuad)
@@ -35,22 +35,22 @@ public final class ProgramCache {
     }
 
     /// Programs held.
-    public var count: Int { programs.count }
+    package var count: Int { programs.count }
 
-    public func removeAll() {
+    package func removeAll() {
         programs.removeAll()
         order.removeAll()
     }
 
     /// The cache of the context current on the calling thread; stops off a GPU thread.
-    public static var current: ProgramCache { GPUResources.current.programs }
+    package static var current: ProgramCache { GPUResources.current.programs }
 }
 
 /// What a GPU context keeps for its whole life and every renderer on it shares: linked programs and
 /// free render targets. Owned by the context's `GPUThread`, dropped when the context closes.
-public final class GPUResources {
-    public let programs = ProgramCache()
-    public let targets = TexturePool()
+package final class GPUResources {
+    package let programs = ProgramCache()
+    package let targets = TexturePool()
 
     init() {}
 
@@ -61,7 +61,7 @@ public final class GPUResources {
     }
 
     /// The resources of the context current on the calling thread; stops off a GPU thread.
-    public static var current: GPUResources {
+    package static var current: GPUResources {
         guard let thread = GPUThread.current else {
             preconditionFailure("GPU resources used off a GPU thread; GL work goes through GPUContext.perform")
         }

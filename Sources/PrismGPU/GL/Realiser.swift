@@ -2,15 +2,15 @@ import PrismCore
 
 /// A program as a plan names it: its full source and how it draws. What `Realiser` links (once per
 /// context: `ProgramCache` is keyed by it).
-public struct ProgramSource: Hashable, Sendable {
-    public var label: String
+package struct ProgramSource: Hashable, Sendable {
+    package var label: String
     /// nil: the full-target triangle (`ShaderProgram.fullscreenVertexBody`).
-    public var vertex: String?
-    public var fragment: String
+    package var vertex: String?
+    package var fragment: String
     /// See `ShaderProgram.drawsQuad`.
-    public var drawsQuad: Bool
+    package var drawsQuad: Bool
 
-    public init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) {
+    package init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) {
         self.label = label
         self.vertex = vertex
         self.fragment = fragment
@@ -20,16 +20,16 @@ public struct ProgramSource: Hashable, Sendable {
 
 /// A render target as a plan names it: its shape, how a packed frame is read out of it, and whether it
 /// must start transparent black.
-public struct TargetSpec: Hashable, Sendable {
-    public var size: Size
-    public var format: TextureFormat
-    public var attachments: Int
+package struct TargetSpec: Hashable, Sendable {
+    package var size: Size
+    package var format: TextureFormat
+    package var attachments: Int
     /// See `RenderTarget.readPlan`.
-    public var readPlan: [ReadRegion]?
+    package var readPlan: [ReadRegion]?
     /// Cleared before first use (a pass that draws only part of it, or reads its own previous frame).
-    public var cleared: Bool
+    package var cleared: Bool
 
-    public init(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1, readPlan: [ReadRegion]? = nil,
+    package init(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1, readPlan: [ReadRegion]? = nil,
                 cleared: Bool = false) {
         self.size = size
         self.format = format
@@ -39,25 +39,25 @@ public struct TargetSpec: Hashable, Sendable {
     }
 
     /// Bytes of storage.
-    public var byteCount: Int { size.width * size.height * format.bytesPerTexel * attachments }
+    package var byteCount: Int { size.width * size.height * format.bytesPerTexel * attachments }
 }
 
 /// Turns what a plan names into GL objects: programs through the context's cache, targets from a pool
 /// (the context's unless told otherwise). The one place a plan meets GL; on the GPU thread.
-public struct Realiser {
-    public let programs: ProgramCache
-    public let targets: TexturePool
+package struct Realiser {
+    package let programs: ProgramCache
+    package let targets: TexturePool
 
-    public init(programs: ProgramCache = .current, targets: TexturePool = .current) {
+    package init(programs: ProgramCache = .current, targets: TexturePool = .current) {
         self.programs = programs
         self.targets = targets
     }
 
-    public func program(_ source: ProgramSource) throws -> ShaderProgram {
+    package func program(_ source: ProgramSource) throws -> ShaderProgram {
         try programs.program(label: source.label, vertex: source.vertex, fragment: source.fragment, drawsQuad: source.drawsQuad)
     }
 
-    public func target(_ spec: TargetSpec) throws -> RenderTarget {
+    package func target(_ spec: TargetSpec) throws -> RenderTarget {
         let target = try targets.acquire(size: spec.size, format: spec.format, attachments: spec.attachments)
         target.readPlan = spec.readPlan
         if spec.cleared { target.clear() }

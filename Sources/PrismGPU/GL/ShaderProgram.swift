@@ -3,9 +3,9 @@ import PrismCore
 
 /// A linked GLSL ES program with a cache of uniform locations. Made, used and deleted on its context's
 /// GPU thread (checked).
-public final class ShaderProgram {
+package final class ShaderProgram {
     let name: GLuint
-    public let label: String
+    package let label: String
     private let home: GLObjectHome
     private var locations: [String: GLint] = [:]
     /// Locations of kernel uniforms by instance prefix and placeholder (`n3_` + `$scale`), so setting
@@ -14,7 +14,7 @@ public final class ShaderProgram {
 
     /// The vertex shader every full-frame pass uses: one triangle covering the target, no vertex buffers.
     /// `prism_texcoord` runs 0...1 across the target with y = 0 at the first row in memory (image top).
-    public static let fullscreenVertexBody = """
+    package static let fullscreenVertexBody = """
         out vec2 prism_texcoord;
         void main() {
             vec2 corner = vec2(float((gl_VertexID << 1) & 2), float(gl_VertexID & 2));
@@ -25,11 +25,11 @@ public final class ShaderProgram {
 
     /// Draws 6 vertices (a quad of two triangles, which a custom vertex shader builds from `gl_VertexID`
     /// and may move) after clearing the target, instead of one full-target triangle.
-    public let drawsQuad: Bool
+    package let drawsQuad: Bool
 
     /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
     /// `drawsQuad`: see the property (only with a `vertex` shader that builds the quad).
-    public init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws {
+    package init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws {
         let thread = GLObjectHome.requireGPUThread(.program)
         self.label = label
         self.drawsQuad = drawsQuad
@@ -91,13 +91,13 @@ public final class ShaderProgram {
         return String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public func use() {
+    package func use() {
         home.check()
         glUseProgram(name)
     }
 
     /// The location of a uniform, or -1 when the compiler removed or never had it (setting -1 is a no-op).
-    public func location(_ uniform: String) -> GLint {
+    package func location(_ uniform: String) -> GLint {
         if let cached = locations[uniform] { return cached }
         let location = glGetUniformLocation(name, uniform)
         locations[uniform] = location
@@ -105,7 +105,7 @@ public final class ShaderProgram {
     }
 
     /// The location of `placeholder` (`$name`) with its `$` replaced by `prefix`.
-    public func location(prefix: String, placeholder: String) -> GLint {
+    package func location(prefix: String, placeholder: String) -> GLint {
         if let cached = prefixedLocations[prefix]?[placeholder] { return cached }
         let name = placeholder.hasPrefix("$") ? prefix + placeholder.dropFirst() : placeholder
         let found = location(name)
@@ -113,31 +113,31 @@ public final class ShaderProgram {
         return found
     }
 
-    public func set(_ uniform: String, _ value: Float) { set(at: location(uniform), value) }
-    public func set(_ uniform: String, _ value: Int32) { set(at: location(uniform), value) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float) { set(at: location(uniform), x, y) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { set(at: location(uniform), x, y, z) }
-    public func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
+    package func set(_ uniform: String, _ value: Float) { set(at: location(uniform), value) }
+    package func set(_ uniform: String, _ value: Int32) { set(at: location(uniform), value) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float) { set(at: location(uniform), x, y) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float) { set(at: location(uniform), x, y, z) }
+    package func set(_ uniform: String, _ x: Float, _ y: Float, _ z: Float, _ w: Float) {
         set(at: location(uniform), x, y, z, w)
     }
-    public func set(_ uniform: String, _ x: Int32, _ y: Int32, _ z: Int32, _ w: Int32) {
+    package func set(_ uniform: String, _ x: Int32, _ y: Int32, _ z: Int32, _ w: Int32) {
         glUniform4i(location(uniform), x, y, z, w)
     }
 
     // By location (from `location(_:)`, cached by the caller); -1 is a no-op. The program must be in use.
-    public func set(at location: GLint, _ value: Float) { glUniform1f(location, value) }
-    public func set(at location: GLint, _ value: Int32) { glUniform1i(location, value) }
-    public func set(at location: GLint, _ x: Float, _ y: Float) { glUniform2f(location, x, y) }
-    public func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location, x, y, z) }
-    public func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { glUniform4f(location, x, y, z, w) }
+    package func set(at location: GLint, _ value: Float) { glUniform1f(location, value) }
+    package func set(at location: GLint, _ value: Int32) { glUniform1i(location, value) }
+    package func set(at location: GLint, _ x: Float, _ y: Float) { glUniform2f(location, x, y) }
+    package func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float) { glUniform3f(location, x, y, z) }
+    package func set(at location: GLint, _ x: Float, _ y: Float, _ z: Float, _ w: Float) { glUniform4f(location, x, y, z, w) }
 
     /// Sets a mat3 from row-major rows (GL wants columns, so it is transposed here).
-    public func setMatrix3(_ uniform: String, rows: [[Double]]) {
+    package func setMatrix3(_ uniform: String, rows: [[Double]]) {
         setMatrix3(at: location(uniform), rows: rows)
     }
 
     /// Sets a mat3 at a location from row-major rows, without allocating.
-    public func setMatrix3(at location: GLint, rows: [[Double]]) {
+    package func setMatrix3(at location: GLint, rows: [[Double]]) {
         guard location >= 0 else { return }
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 9) { columns in
             for column in 0..<3 { for row in 0..<3 { columns[column * 3 + row] = Float(rows[row][column]) } }
@@ -147,7 +147,7 @@ public final class ShaderProgram {
 
     /// Draws one full-target triangle with this program into the bound framebuffer (or, for a program that
     /// `drawsQuad`, clears to transparent black and draws its quad: moved corners may leave parts uncovered).
-    public func drawFullscreen() {
+    package func drawFullscreen() {
         home.check()
         glUseProgram(name)
         if drawsQuad {
@@ -161,11 +161,11 @@ public final class ShaderProgram {
 }
 
 /// The GL state a context needs once: a bound vertex array (required by GLES 3 for attribute-less draws).
-public final class DrawState {
+package final class DrawState {
     private let vertexArray: GLuint
     private let home: GLObjectHome
 
-    public init() {
+    package init() {
         home = GLObjectHome(.vertexArray)
         var vertexArray: GLuint = 0
         glGenVertexArrays(1, &vertexArray)

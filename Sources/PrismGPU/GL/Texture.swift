@@ -137,7 +137,7 @@ public final class Texture {
     }
 
     /// The GPU thread (and so the context) the texture belongs to.
-    public var thread: GPUThread { home.thread }
+    package var thread: GPUThread { home.thread }
 
     /// Uploads the whole texture from CPU memory; `rowBytes` (a multiple of the texel size) may exceed
     /// the texture's row (decoder padding).
@@ -188,7 +188,7 @@ public final class RenderTarget {
     private let home: GLObjectHome
     /// How a packed frame is read out of this target, when it is not simply all of attachment 0
     /// (set by whoever lays the frame out; see `FrameReadback`).
-    public var readPlan: [ReadRegion]?
+    package var readPlan: [ReadRegion]?
 
     public var texture: Texture { textures[0] }
     public var size: Size { texture.size }
@@ -250,20 +250,20 @@ public final class RenderTarget {
 }
 
 /// One block of texels read from a render target into a packed frame buffer.
-public struct ReadRegion: Hashable, Sendable {
+package struct ReadRegion: Hashable, Sendable {
     /// The colour attachment to read.
-    public var attachment: Int
+    package var attachment: Int
     /// The first texel column read.
-    public var x: Int
+    package var x: Int
     /// Texels from `x` and rows from the target's first row.
-    public var width: Int
-    public var rows: Int
+    package var width: Int
+    package var rows: Int
     /// Where the first row lands in the buffer.
-    public var destinationOffset: Int
+    package var destinationOffset: Int
     /// Bytes from one row to the next in the buffer (a multiple of 4; more than the row to interleave).
-    public var destinationRowBytes: Int
+    package var destinationRowBytes: Int
 
-    public init(attachment: Int, x: Int = 0, width: Int, rows: Int, destinationOffset: Int, destinationRowBytes: Int) {
+    package init(attachment: Int, x: Int = 0, width: Int, rows: Int, destinationOffset: Int, destinationRowBytes: Int) {
         self.attachment = attachment
         self.x = x
         self.width = width
@@ -276,7 +276,7 @@ public struct ReadRegion: Hashable, Sendable {
 /// Render targets reused by size, format and attachments, so a steady-state chain allocates nothing per
 /// frame and a graph compiled again takes back the targets that fit. One per GPU context
 /// (`GPUResources.targets`, shared by its renderers); lives and dies on its GPU thread.
-public final class TexturePool {
+package final class TexturePool {
     private struct Key: Hashable { var size: Size; var format: TextureFormat; var attachments: Int }
     private var free: [Key: [RenderTarget]] = [:]
     /// Free targets in the order they came back, for the bound.
@@ -284,17 +284,17 @@ public final class TexturePool {
     private var freeBytes = 0
     /// The most bytes of free targets kept: beyond it the oldest are deleted (a dev session trying many
     /// sizes would otherwise keep every one).
-    public let maxFreeBytes: Int
+    package let maxFreeBytes: Int
     /// Targets ever created; stays flat once the pipeline is warm.
-    public private(set) var createdCount = 0
+    package private(set) var createdCount = 0
 
-    public init(maxFreeBytes: Int = 256 << 20) { self.maxFreeBytes = maxFreeBytes }
+    package init(maxFreeBytes: Int = 256 << 20) { self.maxFreeBytes = maxFreeBytes }
 
     /// The pool of the context current on the calling thread; stops off a GPU thread.
-    public static var current: TexturePool { GPUResources.current.targets }
+    package static var current: TexturePool { GPUResources.current.targets }
 
     /// A target of this shape: a free one (cleared to transparent black, as a new one reads) or a new one.
-    public func acquire(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1) throws -> RenderTarget {
+    package func acquire(size: Size, format: TextureFormat = .rgba8, attachments: Int = 1) throws -> RenderTarget {
         let key = Key(size: size, format: format, attachments: attachments)
         if let target = free[key]?.popLast() {
             freeBytes -= Self.bytes(key)
@@ -306,7 +306,7 @@ public final class TexturePool {
         return try RenderTarget(size: size, format: format, attachments: attachments)
     }
 
-    public func release(_ target: RenderTarget) {
+    package func release(_ target: RenderTarget) {
         target.readPlan = nil
         let key = Key(size: target.size, format: target.texture.format, attachments: target.textures.count)
         free[key, default: []].append(target)
@@ -324,10 +324,10 @@ public final class TexturePool {
     }
 
     /// Free targets held (not those renderers are using).
-    public var freeCount: Int { free.values.reduce(0) { $0 + $1.count } }
+    package var freeCount: Int { free.values.reduce(0) { $0 + $1.count } }
 
     /// Deletes every free target.
-    public func removeAll() {
+    package func removeAll() {
         free.removeAll()
         freeOrder.removeAll()
         freeBytes = 0

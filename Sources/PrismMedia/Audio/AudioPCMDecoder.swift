@@ -5,10 +5,10 @@ import PrismCore
 /// decoder, then libswresample to planar float at the stream's own rate, mono kept mono and everything
 /// else mixed to stereo. Owns its decoder, resampler and frame; frees them in deinit. Used from one
 /// thread (the engine's source thread).
-public final class AudioPCMDecoder {
-    public let sampleRate: Int
+package final class AudioPCMDecoder {
+    package let sampleRate: Int
     /// 1 or 2.
-    public let channels: Int
+    package let channels: Int
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let timeBase: Rational
     private var outputLayout = AVChannelLayout()
@@ -17,7 +17,7 @@ public final class AudioPCMDecoder {
     private let decoded = OwnedFrame()
     private let label: String
 
-    public init(stream: AudioStreamInfo, label: String) throws(AVError) {
+    package init(stream: AudioStreamInfo, label: String) throws(AVError) {
         self.label = label
         guard let codec = avcodec_find_decoder(stream.codecID) else {
             throw AVError("no decoder for audio codec \(stream.codecName)", context: label, call: "avcodec_find_decoder")
@@ -46,7 +46,7 @@ public final class AudioPCMDecoder {
 
     /// Decodes `packet` (nil: flush at the end of the stream) and hands each decoded frame's samples to
     /// `body`: the frame's presentation time (nil when the stream gave none) and one array per channel.
-    public func decode(_ packet: AudioPacket?, _ body: (MediaTime?, [[Float]]) throws -> Void) throws {
+    package func decode(_ packet: AudioPacket?, _ body: (MediaTime?, [[Float]]) throws -> Void) throws {
         let session = CodecSession(context: decoder, label: label, activity: "decode audio")
         try session.send(packet: packet?.packet)
         try session.drainFrames(into: decoded.pointer) { frame in

@@ -7,11 +7,11 @@ import Synchronization
 /// `origin` is the first block's time (later blocks are counted on from it, as the recorder counts
 /// samples). What the ring does not hold (before the first sample, overwritten, or not yet arrived)
 /// reads as silence.
-public final class AudioRing: Sendable {
-    public let sampleRate: Int
-    public let channels: Int
+package final class AudioRing: Sendable {
+    package let sampleRate: Int
+    package let channels: Int
     /// Samples kept per channel (a power of two, at least two windows).
-    public let capacity: Int
+    package let capacity: Int
 
     private struct State {
         var buffers: [[Float]]
@@ -22,7 +22,7 @@ public final class AudioRing: Sendable {
     }
     private let state: Mutex<State>
 
-    public init(sampleRate: Int, channels: Int, capacity: Int = 1 << 15) {
+    package init(sampleRate: Int, channels: Int, capacity: Int = 1 << 15) {
         precondition(sampleRate > 0 && channels >= 1)
         self.sampleRate = sampleRate
         self.channels = channels
@@ -36,7 +36,7 @@ public final class AudioRing: Sendable {
     /// block's first sample on the input's time line. Blocks are counted on from the first one's time; a
     /// block more than a window away from where the count puts it (a gap in the track, a loop's next
     /// pass) is placed at its own time: a gap reads as silence, an earlier time re-anchors the count.
-    public func append(_ planes: [[Float]], at time: MediaTime?) {
+    package func append(_ planes: [[Float]], at time: MediaTime?) {
         guard let count = planes.first?.count, count > 0 else { return }
         let capacity = self.capacity, channels = self.channels, rate = Int32(sampleRate)
         state.withLock { state in
@@ -65,7 +65,7 @@ public final class AudioRing: Sendable {
     }
 
     /// Appends interleaved S16 samples (a microphone's period).
-    public func append(interleaved samples: [Int16], channels inputChannels: Int, at time: MediaTime?) {
+    package func append(interleaved samples: [Int16], channels inputChannels: Int, at time: MediaTime?) {
         let frames = samples.count / max(1, inputChannels)
         var planes = [[Float]](repeating: [Float](repeating: 0, count: frames), count: inputChannels)
         for i in 0..<frames {
@@ -75,10 +75,10 @@ public final class AudioRing: Sendable {
     }
 
     /// No more sound will come (the track ended): windows past the end are silence, and nobody waits.
-    public func end() { state.withLock { $0.ended = true } }
+    package func end() { state.withLock { $0.ended = true } }
 
     /// True when the ring holds the sound up to `time` (exclusive), or the sound has ended.
-    public func covers(_ time: MediaTime) -> Bool {
+    package func covers(_ time: MediaTime) -> Bool {
         let rate = Int32(sampleRate)
         return state.withLock { state in
             guard !state.ended else { return true }
@@ -88,7 +88,7 @@ public final class AudioRing: Sendable {
     }
 
     /// The `AudioWindow.sampleCount` samples that end at `time` on the input's time line.
-    public func window(endingAt time: MediaTime) -> AudioWindow {
+    package func window(endingAt time: MediaTime) -> AudioWindow {
         let rate = Int32(sampleRate)
         return window { state in
             guard let origin = state.origin else { return nil }
@@ -97,7 +97,7 @@ public final class AudioRing: Sendable {
     }
 
     /// The newest `AudioWindow.sampleCount` samples that have arrived (a live run never waits for sound).
-    public func latestWindow() -> AudioWindow {
+    package func latestWindow() -> AudioWindow {
         window { $0.written }
     }
 

@@ -7,7 +7,7 @@ import Glibc
 /// One V4L2 video capture node, as `prism devices` lists it.
 public struct CameraDescription: Sendable, CustomStringConvertible {
     public struct Format: Sendable {
-        public var fourcc: FourCC
+        package var fourcc: FourCC
         public var name: String
         /// Discrete sizes, or for a range its smallest and largest (`isRange`).
         public var sizes: [Size]
@@ -44,14 +44,14 @@ public struct CameraDescription: Sendable, CustomStringConvertible {
 
 extension CameraSource {
     /// The highest N `list()` probes in /dev/videoN.
-    public static let probedNodes = 0..<64
+    package static let probedNodes = 0..<64
 
     /// The video capture devices at /dev/video0 … /dev/video63: each node is opened (the same `open` a
     /// capture makes; absent nodes are skipped), asked VIDIOC_QUERYCAP, and for capture nodes
     /// VIDIOC_ENUM_FMT, VIDIOC_ENUM_FRAMESIZES and VIDIOC_ENUM_FRAMEINTERVALS. Nodes that are not video
     /// capture (a UVC camera's metadata node, codecs) are left out; nodes that cannot be opened (busy,
     /// no permission) are listed with the reason.
-    public static func list() -> [CameraDescription] {
+    package static func list() -> [CameraDescription] {
         var cameras: [CameraDescription] = []
         for number in probedNodes {
             let path = "/dev/video\(number)"

@@ -30,43 +30,43 @@ import Glibc
 /// Timestamps are the driver's (CLOCK_MONOTONIC, microseconds) rebased to the first frame, so they keep
 /// the camera's real timing; they stay on the same time line across `switchDevice`.
 /// Use from one thread at a time (frames may be released on any thread).
-public final class CameraSource: MediaSource {
-    public struct Configuration: Sendable {
+package final class CameraSource: MediaSource {
+    package struct Configuration: Sendable {
         /// The size to ask for; nil keeps the camera's current size. The closest offered size is taken.
-        public var size: Size?
+        package var size: Size?
         /// The rate to ask for; nil keeps the camera's current rate.
-        public var frameRate: Rational?
+        package var frameRate: Rational?
         /// Formats in order of preference; only formats Prism uploads as they are (yuyv422, nv12, yuv420p).
-        public var preferredFormats: [PixelFormat] = [.yuyv422, .nv12, .yuv420p]
+        package var preferredFormats: [PixelFormat] = [.yuyv422, .nv12, .yuv420p]
         /// Take Motion-JPEG (decoded on the CPU) when the camera gives the asked size or rate only that way.
-        public var decodesMJPEG = true
+        package var decodesMJPEG = true
         /// mmap buffers to request.
-        public var bufferCount = 8
+        package var bufferCount = 8
         /// Seconds without a frame after which `next()` reports that the camera stopped delivering.
-        public var frameTimeout = 3.0
+        package var frameTimeout = 3.0
 
-        public init(size: Size? = nil, frameRate: Rational? = nil) {
+        package init(size: Size? = nil, frameRate: Rational? = nil) {
             self.size = size
             self.frameRate = frameRate
         }
     }
 
     /// The device frames come from now.
-    public private(set) var path: String
+    package private(set) var path: String
     /// What the device told VIDIOC_QUERYCAP.
-    public private(set) var card: String
-    public private(set) var driver: String
-    public let configuration: Configuration
+    package private(set) var card: String
+    package private(set) var driver: String
+    package let configuration: Configuration
     /// Frames the driver captured but Prism never saw (gaps in `v4l2_buffer.sequence`: no free buffer).
-    public private(set) var framesDroppedByDevice = 0
+    package private(set) var framesDroppedByDevice = 0
     /// Buffers the driver flagged as corrupted (V4L2_BUF_FLAG_ERROR), skipped.
-    public private(set) var corruptedFrames = 0
+    package private(set) var corruptedFrames = 0
     private var stream: CaptureStream
     /// The first frame's timestamp (microseconds, CLOCK_MONOTONIC): time zero.
     private var origin: Int64?
     /// Time zero of the frames' timestamps: the first frame's CLOCK_MONOTONIC stamp in microseconds (nil
     /// before the first frame). A capture time on the same clock minus this is on the frames' time line.
-    public var originMonotonicMicroseconds: Int64? { origin }
+    package var originMonotonicMicroseconds: Int64? { origin }
     private var lastPTS: Int64 = -1
     private var lastSequence: UInt32?
     /// For a Motion-JPEG stream.
@@ -76,14 +76,14 @@ public final class CameraSource: MediaSource {
     private var firstFrame: VideoFrame?
     private var decodedFormat: PixelFormat?
     /// JPEGs the decoder rejected (skipped, like corrupted buffers).
-    public private(set) var undecodableFrames = 0
+    package private(set) var undecodableFrames = 0
     private var undecodableInARow = 0
 
-    public static let timeBase = Rational(1, 1_000_000)
+    package static let timeBase = Rational(1, 1_000_000)
 
-    public var format: CameraFormat { stream.format }
+    package var format: CameraFormat { stream.format }
 
-    public init(path: String, configuration: Configuration = Configuration()) throws(V4L2Error) {
+    package init(path: String, configuration: Configuration = Configuration()) throws(V4L2Error) {
         self.configuration = configuration
         let (stream, capabilities) = try Self.start(path: path, configuration: configuration)
         self.stream = stream
@@ -114,7 +114,7 @@ public final class CameraSource: MediaSource {
         }
     }
 
-    public var info: SourceInfo {
+    package var info: SourceInfo {
         let format = stream.format
         var summary = "camera \(path) (\(card), \(driver)) \(format)"
         if format.isCompressed { summary += " (decoded on the CPU)" }
@@ -235,7 +235,7 @@ public final class CameraSource: MediaSource {
 
     /// The next frame; never nil (a camera does not end). Throws when the camera stops delivering for
     /// `frameTimeout` seconds or a V4L2 call fails.
-    public func next() throws -> SourceEvent? {
+    package func next() throws -> SourceEvent? {
         if let frame = firstFrame {
             firstFrame = nil
             return .video(frame)
@@ -299,7 +299,7 @@ public final class CameraSource: MediaSource {
     /// Frames of the old device still out stay valid; its buffers, mappings and descriptor go when the
     /// last of them is released. Call from the thread that calls `next()`.
     @discardableResult
-    public func switchDevice(to newPath: String) throws(V4L2Error) -> CameraSwitch {
+    package func switchDevice(to newPath: String) throws(V4L2Error) -> CameraSwitch {
         var wanted = configuration
         let previous = stream.format
         wanted.size = previous.size

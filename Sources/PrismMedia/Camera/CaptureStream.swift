@@ -9,7 +9,7 @@ import Glibc
 
 /// The format a camera delivers, as the driver chose it (VIDIOC_S_FMT / G_FMT / S_PARM).
 public struct CameraFormat: Sendable, Equatable, CustomStringConvertible {
-    public var fourcc: FourCC
+    package var fourcc: FourCC
     public var pixelFormat: PixelFormat
     public var size: Size
     /// Bytes from one row of the first plane to the next (`bytesperline`); chroma planes of planar
@@ -230,7 +230,7 @@ final class CaptureStream: @unchecked Sendable {  // requeue() comes from any th
 }
 
 /// CLOCK_MONOTONIC in microseconds: the clock V4L2 stamps buffers with, and `AudioCaptureSource` its chunks.
-public func monotonicMicroseconds() -> Int64 {
+package func monotonicMicroseconds() -> Int64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000

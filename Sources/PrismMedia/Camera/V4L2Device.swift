@@ -38,25 +38,25 @@ public struct V4L2Error: PrismError {
 }
 
 /// A V4L2 pixel format code (`v4l2_fourcc`): four ASCII characters, first in the lowest byte.
-public struct FourCC: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-    public var rawValue: UInt32
-    public init(rawValue: UInt32) { self.rawValue = rawValue }
+package struct FourCC: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    package var rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// From four characters, e.g. "YUYV".
-    public init(_ code: StaticString) {
+    package init(_ code: StaticString) {
         precondition(code.utf8CodeUnitCount == 4, "a fourcc has four characters")
         let bytes = code.utf8Start
         rawValue = UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
     }
 
-    public static let yuyv = FourCC("YUYV")
-    public static let nv12 = FourCC("NV12")
+    package static let yuyv = FourCC("YUYV")
+    package static let nv12 = FourCC("NV12")
     /// Planar Y, Cb, Cr 4:2:0 (FFmpeg's yuv420p, "I420").
-    public static let yu12 = FourCC("YU12")
-    public static let mjpeg = FourCC("MJPG")
+    package static let yu12 = FourCC("YU12")
+    package static let mjpeg = FourCC("MJPG")
 
     /// The Prism pixel format with this memory layout, for the formats Prism uploads.
-    public var pixelFormat: PixelFormat? {
+    package var pixelFormat: PixelFormat? {
         switch self {
         case .yuyv: return .yuyv422
         case .nv12: return .nv12
@@ -65,7 +65,7 @@ public struct FourCC: RawRepresentable, Hashable, Sendable, CustomStringConverti
         }
     }
 
-    public init?(_ format: PixelFormat) {
+    package init?(_ format: PixelFormat) {
         switch format {
         case .yuyv422: self = .yuyv
         case .nv12: self = .nv12
@@ -74,7 +74,7 @@ public struct FourCC: RawRepresentable, Hashable, Sendable, CustomStringConverti
         }
     }
 
-    public var description: String {
+    package var description: String {
         let bytes = (0..<4).map { UInt8(truncatingIfNeeded: rawValue >> (8 * $0)) }
         let printable = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
         return printable ? String(decoding: bytes, as: UTF8.self).trimmingTrailingSpaces : "0x" + String(rawValue, radix: 16)

@@ -6,8 +6,8 @@ import PrismCore
 /// `push` waits while the queue is full (files never drop frames) unless the queue drops the oldest
 /// element instead (live sources: a late frame is worth less than the next one; drops are counted).
 /// `close` lets the consumer drain what is left; `cancel` wakes everyone and discards the rest.
-public final class BoundedQueue<Element>: Sendable {
-    public enum Overflow: Sendable { case block, dropOldest }
+package final class BoundedQueue<Element>: Sendable {
+    package enum Overflow: Sendable { case block, dropOldest }
 
     private struct State {
         // A ring of slots; a popped slot is cleared at once so the queue never keeps a frame (or a pooled
@@ -23,7 +23,7 @@ public final class BoundedQueue<Element>: Sendable {
     private let capacity: Int
     private let overflow: Overflow
 
-    public init(capacity: Int, overflow: Overflow = .block) {
+    package init(capacity: Int, overflow: Overflow = .block) {
         precondition(capacity > 0)
         self.capacity = capacity
         self.overflow = overflow
@@ -31,12 +31,12 @@ public final class BoundedQueue<Element>: Sendable {
     }
 
     /// Elements dropped to make room (`.dropOldest` only).
-    public var dropped: Int { state.withLock { $0.dropped } }
+    package var dropped: Int { state.withLock { $0.dropped } }
 
     /// Adds `element`; returns false when the queue was cancelled or closed (the element is dropped): a
     /// producer that outlives the others (the audio capture) never blocks on a queue nobody pops.
     @discardableResult
-    public func push(_ element: Element) -> Bool {
+    package func push(_ element: Element) -> Bool {
         let capacity = capacity, dropsOldest = overflow == .dropOldest
         return state.wait(until: { $0.count < capacity || $0.cancelled || $0.closed || dropsOldest }) { state, _ in
             guard !state.cancelled, !state.closed else { return false }
@@ -53,7 +53,7 @@ public final class BoundedQueue<Element>: Sendable {
     }
 
     /// The oldest element; nil once the queue is closed and empty, or cancelled.
-    public func pop() -> Element? {
+    package func pop() -> Element? {
         let capacity = capacity
         return state.wait(until: { $0.count > 0 || $0.closed || $0.cancelled }) { state, _ in
             guard !state.cancelled, state.count > 0 else { return nil }
@@ -66,10 +66,10 @@ public final class BoundedQueue<Element>: Sendable {
     }
 
     /// No more pushes: the consumer gets what is left, then nil.
-    public func close() { state.withLock { $0.closed = true } }
+    package func close() { state.withLock { $0.closed = true } }
 
     /// Stops both sides now.
-    public func cancel() {
+    package func cancel() {
         let capacity = capacity
         state.withLock { state in
             state.cancelled = true

@@ -10,14 +10,14 @@ final class FirstError: Sendable {
 
 /// A `Mutex` that several threads' closures can share (a `Mutex` itself cannot be copied into them).
 /// Only `withLock`: no get-then-set races.
-public final class Locked<Value: Sendable>: Sendable {
+package final class Locked<Value: Sendable>: Sendable {
     private let mutex: Mutex<Value>
-    public init(_ value: Value) { mutex = Mutex(value) }
-    public func withLock<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package init(_ value: Value) { mutex = Mutex(value) }
+    package func withLock<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try mutex.withLock { try body(&$0) }
     }
     /// The value, leaving `replacement` in its place.
-    public func take(replacingWith replacement: Value) -> Value {
+    package func take(replacingWith replacement: Value) -> Value {
         mutex.withLock { value in
             defer { value = replacement }
             return value

@@ -32,13 +32,13 @@ public final class StopSignal: Sendable {
 /// first, second and third mean) is the caller's. Once the work is over (`finish`), later signals change
 /// nothing, or get their default action back. SIGPIPE is ignored from the start, so a closed stdout or
 /// stderr shows up as EPIPE on write (an error to handle), not a dead process.
-public final class SignalStop: Sendable {
+package final class SignalStop: Sendable {
     private let signals: [Int32]
     private let sources: Mutex<[any DispatchSourceSignal]>
     /// Signals seen; nil once the work is over.
     private let count = Locked<Int?>(0)
 
-    public init(_ signals: [Int32], react: @escaping @Sendable (_ count: Int) -> Void) {
+    package init(_ signals: [Int32], react: @escaping @Sendable (_ count: Int) -> Void) {
         self.signals = signals
         signal(SIGPIPE, SIG_IGN)
         let count = self.count
@@ -62,7 +62,7 @@ public final class SignalStop: Sendable {
 
     /// The work is over: later signals change nothing (the process is exiting with its status), or, with
     /// `restoringDefaults`, act as they would without this (the handlers are gone).
-    public func finish(restoringDefaults: Bool = false) {
+    package func finish(restoringDefaults: Bool = false) {
         count.withLock { $0 = nil }
         guard restoringDefaults else { return }
         sources.withLock { sources in

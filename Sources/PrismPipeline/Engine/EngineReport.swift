@@ -156,9 +156,9 @@ public struct RunProgress: Sendable {
 }
 
 /// Byte counts as people read them and write them (`500M`, `2G`, `1.5 GB`).
-public enum ByteCount {
+package enum ByteCount {
     /// "4.1 MB".
-    public static func text(_ bytes: Int64) -> String {
+    package static func text(_ bytes: Int64) -> String {
         let units = ["B", "kB", "MB", "GB", "TB"]
         var value = Double(bytes), unit = 0
         while value >= 1000, unit < units.count - 1 { value /= 1000; unit += 1 }
@@ -167,7 +167,7 @@ public enum ByteCount {
 
     /// `500M`, `2G`, `750k`, `1.5G`, `1000000` (decimal units, as disks are sold); nil when not a size,
     /// or less than one byte (`0.5` is not a limit anyone means).
-    public static func parse(_ text: String) -> Int64? {
+    package static func parse(_ text: String) -> Int64? {
         let lowered = text.lowercased().trimmingCharacters(in: .whitespaces)
         let multipliers: [(String, Double)] = [("tb", 1e12), ("gb", 1e9), ("mb", 1e6), ("kb", 1e3),
                                                ("t", 1e12), ("g", 1e9), ("m", 1e6), ("k", 1e3), ("b", 1)]

@@ -29,7 +29,7 @@ public struct RenderedFrame {
     /// The input frame's planes on the GPU.
     public let uploaded: UploadedFrame
     /// The graph that rendered it (nil while no sink takes the output).
-    public let renderer: GraphRenderer?
+    package let renderer: GraphRenderer?
     public let pts: MediaTime
     public let index: Int
     public let context: FrameContext
@@ -80,7 +80,7 @@ public final class EngineControl {
     /// The graph running now.
     public var graph: FilterGraph { stage.graph }
     /// Its compiled form (pass labels, output size, `isStale`); nil while no sink takes the output.
-    public var renderer: GraphRenderer? { stage.renderer }
+    package var renderer: GraphRenderer? { stage.renderer }
 
     /// Runs `graph` from the next frame on; throws (keeping the current graph) when it does not compile.
     public func setGraph(_ graph: FilterGraph) throws { try stage.setGraph(graph) }

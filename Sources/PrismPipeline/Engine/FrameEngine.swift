@@ -10,7 +10,7 @@ public struct EngineConfiguration: Sendable {
     /// nil: the engine's choice for the driver (sync on software renderers, a PBO ring on real GPUs).
     public var readback: ReadbackStrategy?
     /// How the graph is compiled (fusion, the Y'CbCr route, intermediate format, limits).
-    public var compileOptions = CompileOptions()
+    package var compileOptions = CompileOptions()
     /// Fuse filters into as few passes as possible (off only to measure what fusion buys).
     public var fuse: Bool {
         get { compileOptions.fuse }
@@ -100,7 +100,7 @@ public final class FrameEngine: Sendable {
     ///     audio-reactive filters (`AudioFeed`). Without one, such filters take the input's own track, and a
     ///     graph with audio inputs on an input without sound throws here.
     ///   - events: told what happens during the run (camera switches, recompiles), from any thread.
-    public init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
+    package init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
                 sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
         // A rate the frames cannot be timed by fails here, before the first frame, not on the source thread.

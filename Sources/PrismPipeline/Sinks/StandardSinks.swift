@@ -31,7 +31,7 @@ public final class MovieSink: FrameSink {
     public let path: String
     public let settings: VideoEncoderSettings
     public let limits: RecordingLimits
-    public private(set) var writer: MovieWriter?
+    package private(set) var writer: MovieWriter?
     /// Video frames the encoder took.
     public private(set) var framesWritten = 0
     public private(set) var stopReason = StopReason.outputClosed

@@ -4,8 +4,8 @@ import PrismMedia
 /// Frames held in memory as an engine source: one still image (`prism render`, a photo's faces), or
 /// frames decoded or made up front and played `count` times over (the benchmarks, which must not time a
 /// decoder). Frame `i` is `frames[i % frames.count]` at `i` frame steps.
-public final class FrameListSource: MediaSource {
-    public let info: SourceInfo
+package final class FrameListSource: MediaSource {
+    package let info: SourceInfo
     private let frames: [VideoFrame]
     private let count: Int
     private var index = 0
@@ -15,7 +15,7 @@ public final class FrameListSource: MediaSource {
     ///   - count: frames to give (default: each once).
     ///   - frameRate: the rate the frames are stamped at; nil (a still) stamps them 1/1000 s apart and
     ///     declares no rate, so `FrameContext.frameRate` is 0 as for any rate-less input.
-    public init(frames: [VideoFrame], count: Int? = nil, frameRate: Rational? = nil, summary: String? = nil) throws {
+    package init(frames: [VideoFrame], count: Int? = nil, frameRate: Rational? = nil, summary: String? = nil) throws {
         guard let first = frames.first else { throw UsageError("a frame list needs at least one frame") }
         guard frames.allSatisfy({ $0.format == first.format && $0.size == first.size }) else {
             throw UsageError("a frame list's frames must share one format and size")
@@ -29,7 +29,7 @@ public final class FrameListSource: MediaSource {
     }
 
     /// One still image as a one-frame source (full-range, the size's default matrix: what a photo is).
-    public convenience init(image: RGBAImage, count: Int = 1) throws {
+    package convenience init(image: RGBAImage, count: Int = 1) throws {
         let frame = VideoFrame(format: .rgba, size: image.size,
                                colorSpace: YUVColorSpace(matrix: .defaultFor(image.size), range: .full), pts: .zero)
         image.pixels.withUnsafeBytes { pixels in
@@ -39,7 +39,7 @@ public final class FrameListSource: MediaSource {
         try self.init(frames: [frame], count: count, summary: "still image \(image.size)")
     }
 
-    public func next() throws -> SourceEvent? {
+    package func next() throws -> SourceEvent? {
         guard index < count else { return nil }
         defer { index += 1 }
         let frame = frames[index % frames.count]

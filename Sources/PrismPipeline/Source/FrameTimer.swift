@@ -3,11 +3,11 @@ import PrismMedia
 
 /// A frame on its way to the GPU with the time it will have in the output.
 public struct TimedFrame: Sendable {
-    public let frame: VideoFrame
+    package let frame: VideoFrame
     public let pts: MediaTime
     public let duration: MediaTime?
     /// The sound ending at `pts`, for audio-reactive filters (set by the engine when its graph needs it).
-    public var audio: AudioWindow? = nil
+    package var audio: AudioWindow? = nil
 }
 
 /// A constant rate a timer cannot step by (a zero or negative term, e.g. a rate that rounded to 0/1000).

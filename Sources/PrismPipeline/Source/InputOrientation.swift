@@ -6,18 +6,18 @@ import PrismMedia
 /// with the built-in `rotate` and `mirror` remaps placed between the source and the graph: exact
 /// coordinate remaps that fuse into the first pass, so they cost no pass of their own, and every filter
 /// sees the picture as it is meant to be seen.
-public struct InputOrientation: Sendable, Equatable {
+package struct InputOrientation: Sendable, Equatable {
     /// Clockwise quarter turns to apply first.
-    public var rotation: DisplayOrientation
+    package var rotation: DisplayOrientation
     /// Then swap left and right.
-    public var mirrored: Bool
+    package var mirrored: Bool
 
-    public init(rotation: DisplayOrientation = .upright, mirrored: Bool = false) {
+    package init(rotation: DisplayOrientation = .upright, mirrored: Bool = false) {
         self.rotation = rotation
         self.mirrored = mirrored
     }
 
-    public var isIdentity: Bool { rotation.isUpright && !mirrored }
+    package var isIdentity: Bool { rotation.isUpright && !mirrored }
 
     /// The built-in filters that do it, in order.
     var filters: [(name: String, parameters: [String: ParameterValue])] {
@@ -31,7 +31,7 @@ public struct InputOrientation: Sendable, Equatable {
 extension FilterGraph {
     /// A new graph that reads the source through `orientation`'s remaps wherever this one read the source.
     /// This graph's kernels move into the new one (use the result, not this graph, from now on).
-    public func readingSource(through orientation: InputOrientation) throws -> FilterGraph {
+    package func readingSource(through orientation: InputOrientation) throws -> FilterGraph {
         guard !orientation.isIdentity else { return self }
         let result = FilterGraph()
         var source = Stream.source

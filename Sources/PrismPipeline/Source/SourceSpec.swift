@@ -65,7 +65,7 @@ public struct SourceSpec: Sendable {
     public static let defaultRate = Rational(30, 1)
 
     /// Opens the source. Fails with the source's own one-line error (no such file, no such camera…).
-    public func open() throws -> MediaSource {
+    package func open() throws -> MediaSource {
         if loop, case .movie = input { return try LoopingSource(spec: self) }
         return try openOnce()
     }
