@@ -134,9 +134,8 @@ package final class GPUThread: Sendable {
     /// thread has stopped it is dropped where the caller is.
     package func release<Value>(_ value: consuming Value) {
         if isCurrent { return }
-        // The job holds the only reference; the run loop drops the job (and with it the value) here.
-        let handedOver = ThreadOwned(value)
-        _ = enqueue { _ = handedOver }
+        let box = ReleaseBox(value)
+        if !enqueue({ box.empty() }) { box.empty() }
     }
 
     /// GL objects alive on this thread's context, by kind.
@@ -225,6 +224,15 @@ private final class SyncJob<T>: @unchecked Sendable {
     }
 
     func takeResult() throws -> T { try result!.get() }
+}
+
+/// Holds a value on its way to the thread that drops it: the job empties it there, so the last reference
+/// goes on that thread even while the sender's copy of the job is still alive. `@unchecked Sendable`: the
+/// sender keeps no reference (see `GPUThread.release`), and only the receiving job empties it.
+private final class ReleaseBox<Value>: @unchecked Sendable {
+    private var value: Value?
+    init(_ value: consuming Value) { self.value = value }
+    func empty() { value = nil }
 }
 
 /// Kinds of GL objects Prism makes, for `GPUObjectCounts`.
