@@ -507,8 +507,8 @@ public final class UserShaderKernel: ParameterizedKernel {
 
     /// The uniforms, as data. In the fused form the planner declares them under the node's prefix (`$U`
     /// + the ISF name); run as passes, the author's text (with the ISF prelude) declares them under their
-    /// own names and only their values come from here. ShaderToy's own uniforms and audio inputs are set
-    /// in `setUniforms` (per-pass arrays and textures refilled per frame).
+    /// own names and only their values come from here (ShaderToy's likewise). Audio inputs are set in
+    /// `setUniforms` (textures refilled per frame).
     public var uniforms: [KernelUniform] {
         let isFused = fused != nil, prefix = isFused ? "$U" : ""
         func declared(_ name: String, _ type: UniformType, _ source: KernelUniform.Source) -> KernelUniform {
@@ -529,7 +529,7 @@ public final class UserShaderKernel: ParameterizedKernel {
                 declared("DATE", .vec4, .computed { [self] _ in .vec4(currentDate()) }),
             ]
         case .shadertoy:
-            break
+            list += shaderToyUniforms { [self] in currentDate() }
         }
         for parameter in shader.parameters {
             guard let type = UniformType(rawValue: parameter.type.glslType) else { continue }
@@ -565,7 +565,7 @@ public final class UserShaderKernel: ParameterizedKernel {
         guard fused == nil else { return [] }
         return shader.importedImages.map { image in
             KernelTexture(image.name, .sampler2D, inSource: true) { [self] in importedTextures[image.name] }
-        } + [KernelTexture("$isf_empty", .sampler2D, inSource: true) { [self] in emptyTexture }]
+        } + shaderToyTextures + [KernelTexture("$isf_empty", .sampler2D, inSource: true) { [self] in emptyTexture }]
     }
 
     /// A parameter's value this frame (an event is true for one frame after it fires).
@@ -591,10 +591,10 @@ public final class UserShaderKernel: ParameterizedKernel {
         if !pendingEvents.isEmpty, eventsSentAt == nil { eventsSentAt = frame.frameIndex }
     }
 
-    /// What `uniforms` cannot declare: ShaderToy's uniforms and the audio inputs' textures.
+    /// What `uniforms` and `textures` cannot declare: the audio inputs, whose textures are refilled (and
+    /// may be made or dropped) each frame.
     public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
         advanceEvents(frame: frame)
-        if shader.kind == .shadertoy { setShaderToyUniforms(uniforms, frame: frame, date: currentDate()) }
         guard fused == nil else { return }
         bindAudio(uniforms, frame: frame)
     }
