@@ -104,3 +104,15 @@ public struct KernelTexture {
 
     public var declaration: String { "uniform \(type.glsl) \(name);\n" }
 }
+
+/// A uniform a planner adds to a pass of its own (a Y'CbCr route's colour chain): its name and type, declared
+/// in the pass's text from this; the planner's per-frame values come in the same order.
+struct PassUniform {
+    let name: String
+    let type: UniformType
+    init(_ name: String, _ type: UniformType) {
+        self.name = name
+        self.type = type
+    }
+    var declaration: String { "uniform \(type.glsl) \(name);\n" }
+}
