@@ -121,4 +121,30 @@ final class DeclaredUniformsTests: XCTestCase {
         let names = passes.flatMap(\.members).first { $0.node == 0 }!.uniforms.map(\.name)
         for name in ["$Ucenter", "$Uradius0", "$Uradius1", "$Ucolor0", "$Ucolor1"] { XCTAssertTrue(names.contains(name), name) }
     }
+
+    func testTheYUVColourChainDeclaresItsUniformsOnce() throws {
+        // noir (a grey curve) then the packing (a matrix step of its own), and the lean draws' uniforms.
+        let passes = try plan("noir", source: .yuv420p, sinks: [.nv12])
+        let pack = try XCTUnwrap(passes.last)
+        let chain = try XCTUnwrap(pack.colorChain)
+        XCTAssertEqual(chain.declared.map(\.name), ["prism_w0", "prism_wo0", "prism_gd0", "prism_go0", "prism_i0", "prism_m1", "prism_o1"])
+        let programs = pack.draws.map(\.fragmentSource) + pack.draws.flatMap(\.variants).map(\.program.fragment)
+        XCTAssertFalse(pack.draws.flatMap(\.variants).isEmpty)
+        for source in programs {
+            let found = declarations(in: source, prefix: "prism_").filter { name, _ in
+                chain.declared.contains { $0.name == name } || ChainUniforms.leanDeclared.contains { $0.name == name }
+            }
+            for uniform in chain.declared {
+                XCTAssertEqual(found.filter { $0.name == uniform.name }.map(\.type), [uniform.type.glsl], uniform.name)
+            }
+            // Lean programs declare the lean uniforms once; the full ones none.
+            let lean = found.filter { name, _ in ChainUniforms.leanDeclared.contains { $0.name == name } }
+            XCTAssertTrue(lean.isEmpty || lean.map(\.name).sorted() == ChainUniforms.leanDeclared.map(\.name).sorted())
+        }
+        // As many values as declared uniforms, every frame.
+        let values = chain.uniformValues(sourceSpace: YUVColorSpace(matrix: .bt709, range: .limited),
+                                          outputSpace: YUVColorSpace(matrix: .bt709, range: .limited))
+        XCTAssertTrue([chain.declared.count, chain.declared.count + ChainUniforms.leanDeclared.count].contains(values.count))
+        XCTAssertEqual(zip(chain.declared, values).map { $0.type == $1.type }, Array(repeating: true, count: chain.declared.count))
+    }
 }
