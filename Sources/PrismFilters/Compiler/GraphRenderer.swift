@@ -185,8 +185,8 @@ public final class GraphRenderer {
                     .map { realised.variants[$0] } ?? realised.main
                 bind(pass, program, frame: frame, context: context)
                 if let box = blockBox {
-                    program.set("prism_blockBox", Int32(box.x.lowerBound), Int32(box.y.lowerBound),
-                                Int32(box.x.upperBound), Int32(box.y.upperBound))
+                    program.set(at: program.location(PixellateShaders.blockBox.name),
+                                .ivec4(Int32(box.x.lowerBound), Int32(box.y.lowerBound), Int32(box.x.upperBound), Int32(box.y.upperBound)))
                 }
                 let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
                 for area in areas ?? [whole] {

@@ -406,10 +406,11 @@ final class ChainUniforms {
             program.set(at: program.location(uniform.name), value)
         }
         if let pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
-            // Declared by the block reads (`PixellateShaders`), which precede the chain in the text.
+            // Declared by the block passes and reads from `PixellateShaders.grid`, which precede the chain.
             let grid = kernel.blockGrid(for: sourceSize)
-            program.set(at: program.location("prism_origin"), .vec2(grid.origin))
-            program.set(at: program.location("prism_scale"), .float(Float(grid.scale)))
+            for (uniform, value) in zip(PixellateShaders.grid, [UniformValue.vec2(grid.origin), .float(Float(grid.scale))]) {
+                program.set(at: program.location(uniform.name), value)
+            }
         }
     }
 
