@@ -148,3 +148,27 @@ final class DeclaredUniformsTests: XCTestCase {
         XCTAssertEqual(zip(chain.declared, values).map { $0.type == $1.type }, Array(repeating: true, count: chain.declared.count))
     }
 }
+
+/// The renderer sets declared uniforms from their sources every frame: a parameter changed after the plan
+/// was made reaches the next frame (no new plan), as if it had been set from the start.
+final class DeclaredUniformValuesTests: XCTestCase {
+    func testParameterChangesReachDeclaredUniformsWithoutANewPlan() throws {
+        let image = TestImage.varied(width: 48, height: 32)
+        let faces: (Int) -> FrameContext = { index in
+            FrameContext(time: Double(index) / 30, timeDelta: 1.0 / 30, frameIndex: index,
+                         regions: [.init(center: SIMD2(0.5, 0.5), radius: 0.25)])
+        }
+        for (name, parameter, value) in [("face-outline", "color", ParameterValue.color(SIMD4(1, 0, 0, 1))),
+                                         ("radial-gradient", "color1", .color(SIMD4(0, 0, 1, 1)))] {
+            let changed = try chain([(name, [:])])
+            let late = try renderFrames(changed, [image, image], before: { index in
+                if index == 1 { try changed.setParameter(changed.nodes[0].id, parameter, value) }
+            }, context: faces)
+            let early = try chain([(name, [parameter: value])])
+            let fromStart = try renderFrames(early, [image, image], context: faces)
+            let untouched = try renderFrames(try chain([(name, [:])]), [image, image], context: faces)
+            XCTAssertTrue(late.rgba == fromStart.rgba, "\(name): as if set from the start")
+            XCTAssertTrue(late.rgba != untouched.rgba, "\(name): the change shows")
+        }
+    }
+}
