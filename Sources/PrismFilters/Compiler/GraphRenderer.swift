@@ -245,7 +245,10 @@ public final class GraphRenderer {
             let inputs = UniformInputs(frame: context, outputSize: member.outputSize, inputSizes: member.inputSizes,
                                        parameters: (kernel as? ParameterizedKernel)?.parameters)
             for uniform in member.uniforms {
-                program.set(at: program.location(prefix: member.prefix, placeholder: uniform.name), uniform.value(inputs))
+                let value = uniform.value(inputs)
+                // A value of another type than declared is a GL error at the next check, far from its cause.
+                assert(value.fits(uniform.type), "\(uniform.name) is declared \(uniform.type) but given \(value.type)")
+                program.set(at: program.location(prefix: member.prefix, placeholder: uniform.name), value)
             }
             for declared in member.textures {
                 let location = program.location(prefix: member.prefix, placeholder: declared.name)

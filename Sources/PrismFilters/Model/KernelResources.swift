@@ -67,7 +67,8 @@ public struct KernelUniform {
         case .time: return .float(Float(inputs.frame.time))
         case .computed(let compute): return compute(inputs)
         case .parameter(let parameter):
-            guard let p = inputs.parameters else { return .float(0) }
+            // Only a `ParameterizedKernel` has parameters to read.
+            guard let p = inputs.parameters else { return .zero(type) }
             switch type {
             case .int: return .int(Int32(truncatingIfNeeded: p.int(parameter)))
             case .bool: return .int(p.bool(parameter) ? 1 : 0)

@@ -27,6 +27,22 @@ public enum UniformValue: Equatable, Sendable {
     public static func vec2(_ v: SIMD2<Double>) -> UniformValue { .vec2(Float(v.x), Float(v.y)) }
     public static func vec4(_ v: SIMD4<Double>) -> UniformValue { .vec4(Float(v.x), Float(v.y), Float(v.z), Float(v.w)) }
 
+    /// Zero of a type (a matrix of zeros), for a value its source cannot give.
+    public static func zero(_ type: UniformType) -> UniformValue {
+        switch type {
+        case .float: .float(0)
+        case .int, .bool: .int(0)
+        case .vec2: .vec2(0, 0)
+        case .vec3: .vec3(0, 0, 0)
+        case .vec4: .vec4(0, 0, 0, 0)
+        case .ivec4: .ivec4(0, 0, 0, 0)
+        case .mat3: .mat3(rows: Array(repeating: [0, 0, 0], count: 3))
+        }
+    }
+
+    /// Whether the value may be set on a uniform of `type` (a bool takes an int).
+    public func fits(_ type: UniformType) -> Bool { self.type == type || (type == .bool && self.type == .int) }
+
     /// The GLSL type the value fits.
     public var type: UniformType {
         switch self {
