@@ -219,8 +219,9 @@ public struct FrameContext: Sendable {
 }
 
 /// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
-/// kernel's prefix. The kernel hands over values and `Texture` objects; PrismGPU's
-/// `UniformScope` makes the GL calls.
+/// kernel's prefix, for `FilterKernel.setUniforms` (what a kernel cannot declare as data: audio textures
+/// refilled each frame). The kernel hands over values and `Texture` objects; PrismGPU's `UniformScope`
+/// makes the GL calls.
 public struct KernelUniforms {
     let scope: UniformScope
     /// The size of the kernel's output in this pass.
