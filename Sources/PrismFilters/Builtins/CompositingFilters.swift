@@ -74,5 +74,4 @@ final class CombineKernel: FilterKernel {
         return first
     }
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {}
 }

@@ -90,7 +90,23 @@ final class FaceMaskKernel: ParameterizedKernel {
 
     init(parameters: ParameterValues) { self.parameters = parameters }
 
-    let library = "uniform vec4 $faces[\(FaceMaskKernel.maxFaces)];\nuniform int $faceCount;\n"
+    var uniforms: [KernelUniform] {
+        Self.discUniforms { inputs in
+            (inputs.parameters?.double("size") ?? 0, inputs.parameters?.double("feather") ?? 0)
+        }
+    }
+
+    /// `$faces`, this frame's discs (`discs`), and `$faceCount`: `shape` gives the scale and feather.
+    static func discUniforms(shape: @escaping (UniformInputs) -> (scale: Double, feather: Double)) -> [KernelUniform] {
+        func frameDiscs(_ inputs: UniformInputs) -> [SIMD4<Double>] {
+            let (scale, feather) = shape(inputs)
+            return FaceMaskKernel.discs(regions: inputs.frame.regions, size: inputs.outputSize, scale: scale, feather: feather)
+        }
+        return [
+            KernelUniform("$faces", .vec4, count: maxFaces, .computed { .vec4Array(frameDiscs($0)) }),
+            KernelUniform("$faceCount", .int, .computed { .int(Int32(min($0.frame.regions.count, maxFaces))) }),
+        ]
+    }
 
     // $faces[i] = (centre x, centre y, r0, r1) in output pixels, y down. One guarded statement per slot,
     // not a loop: on llvmpipe a loop bounded by the face count measured about 3x slower (BENCHMARKS.md),
@@ -110,9 +126,6 @@ final class FaceMaskKernel: ParameterizedKernel {
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { sourceSize }
 
-    /// Placeholders of the array's elements, made once (setting uniforms builds no strings per frame).
-    private static let elementNames = (0..<maxFaces).map { "$faces[\($0)]" }
-
     /// The discs for this frame's regions, in output pixels.
     static func discs(regions: [FrameContext.Region], size: Size, scale: Double, feather: Double) -> [SIMD4<Double>] {
         regions.prefix(maxFaces).map { region in
@@ -129,12 +142,6 @@ final class FaceMaskKernel: ParameterizedKernel {
         return discs.map { pixelsAround(SIMD2($0.x, $0.y), reach: max($0.z, $0.w), size: size) }.filter { !$0.isEmpty }
     }
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        let discs = Self.discs(regions: frame.regions, size: uniforms.outputSize,
-                               scale: parameters.double("size"), feather: parameters.double("feather"))
-        uniforms.set("$faceCount", Int32(discs.count))
-        for (index, disc) in discs.enumerated() { uniforms.set(Self.elementNames[index], disc) }
-    }
 }
 
 /// `face-outline`: a ring at each face mask's outer radius over the input. Point-wise.
@@ -145,7 +152,12 @@ final class FaceOutlineKernel: ParameterizedKernel {
 
     init(parameters: ParameterValues) { self.parameters = parameters }
 
-    let library = "uniform vec4 $faces[\(FaceMaskKernel.maxFaces)];\nuniform int $faceCount;\nuniform float $halfWidth;\nuniform vec4 $color;\n"
+    var uniforms: [KernelUniform] {
+        FaceMaskKernel.discUniforms { inputs in (inputs.parameters?.double("size") ?? 0, 0) } + [
+            KernelUniform("$halfWidth", .float, .computed { .float(Float(($0.parameters?.double("width") ?? 0) / 2)) }),
+            KernelUniform("$color", .vec4, .parameter("color")),
+        ]
+    }
 
     // Guarded statements per slot rather than a loop, as in face-mask.
     let expression = "vec4 $main(vec2 p) {\n    bool ring = false;\n"
@@ -154,15 +166,6 @@ final class FaceOutlineKernel: ParameterizedKernel {
         }.joined()
         + "    return ring ? $color : $in0(p);\n}\n"
 
-    private static let elementNames = (0..<FaceMaskKernel.maxFaces).map { "$faces[\($0)]" }
-
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        let discs = FaceMaskKernel.discs(regions: frame.regions, size: uniforms.outputSize, scale: parameters.double("size"), feather: 0)
-        uniforms.set("$faceCount", Int32(discs.count))
-        for (index, disc) in discs.enumerated() { uniforms.set(Self.elementNames[index], disc) }
-        uniforms.set("$halfWidth", Float(parameters.double("width") / 2))
-        uniforms.set("$color", parameters.color("color"))
-    }
 }
 
 extension FilterGraph {

@@ -136,7 +136,12 @@ final class RemapKernel: ParameterizedKernel {
         self.size = size
     }
 
-    let library = "uniform vec2 $inSize;\nuniform vec2 $offset;\n"
+    var uniforms: [KernelUniform] {
+        [
+            KernelUniform("$inSize", .vec2, .inputSize(0)),
+            KernelUniform("$offset", .vec2, .computed { [offset] in .vec2($0.parameters.map(offset) ?? .zero) }),
+        ]
+    }
 
     var expression: String {
         "vec4 $main(vec2 p) {\n    return $in0(\(mapping(parameters)));\n}\n"
@@ -146,11 +151,6 @@ final class RemapKernel: ParameterizedKernel {
         try size(inputSizes[0], parameters)
     }
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        let input = uniforms.inputSizes[0]
-        uniforms.set("$inSize", Float(input.width), Float(input.height))
-        uniforms.set("$offset", offset(parameters))
-    }
 }
 
 /// `scale`: bilinear where an axis grows, area average where it shrinks (see the definition's maths).
@@ -209,11 +209,19 @@ final class ScaleKernel: ParameterizedKernel {
         return Int((max(p.ratio.x, 1).rounded(.up) + 1) * (max(p.ratio.y, 1).rounded(.up) + 1))
     }
 
+    var uniforms: [KernelUniform] {
+        func placement(_ inputs: UniformInputs) -> Placement {
+            Self.placement(input: inputs.inputSizes[0], output: inputs.outputSize, mode: inputs.parameters?.word("mode") ?? "")
+        }
+        return [
+            KernelUniform("$offset", .vec2, .computed { .vec2(placement($0).offset) }),
+            KernelUniform("$content", .vec2, .computed { .vec2(placement($0).content) }),
+            KernelUniform("$origin", .vec2, .computed { .vec2(placement($0).origin) }),
+            KernelUniform("$ratio", .vec2, .computed { .vec2(placement($0).ratio) }),
+        ]
+    }
+
     let library = """
-        uniform vec2 $offset;
-        uniform vec2 $content;
-        uniform vec2 $origin;
-        uniform vec2 $ratio;
         // Weight of input texel i (covering [i, i+1]) for output footprint centre q on one axis: the
         // overlap with [q - r/2, q + r/2] when shrinking, the linear-interpolation tent otherwise.
         float $weight(float i, float q, float r) {
@@ -247,11 +255,4 @@ final class ScaleKernel: ParameterizedKernel {
 
         """
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        let p = Self.placement(input: uniforms.inputSizes[0], output: uniforms.outputSize, mode: parameters.word("mode"))
-        uniforms.set("$offset", p.offset)
-        uniforms.set("$content", p.content)
-        uniforms.set("$origin", p.origin)
-        uniforms.set("$ratio", p.ratio)
-    }
 }

@@ -188,14 +188,23 @@ final class LUTKernel: ParameterizedKernel {
         return form.mapsUnitCubeIntoItself ? .affine(form) : nil
     }
 
+    var uniforms: [KernelUniform] {
+        let span = domainMax - domainMin
+        return [
+            KernelUniform("$intensity", .float, .parameter("intensity")),
+            KernelUniform("$domainMin", .vec3, .constant(.vec3(domainMin.x, domainMin.y, domainMin.z))),
+            KernelUniform("$domainScale", .vec3, .constant(.vec3(1 / span.x, 1 / span.y, 1 / span.z))),
+            KernelUniform("$lutMax", .float, .constant(.float(Float(dimension - 1)))),
+        ] + (affine.map { affine in
+            [KernelUniform("$affineMatrix", .mat3, .constant(.mat3(rows: affineRows))),
+             KernelUniform("$affineOffset", .vec3, .constant(.vec3(affine.offset.x, affine.offset.y, affine.offset.z)))]
+        } ?? [])
+    }
+
+    /// The table, made by `prepare` (none for an affine table: its matrix is the interpolation).
+    var textures: [KernelTexture] { [KernelTexture("$lut", .sampler3D) { [self] in texture }] }
+
     let library = """
-        uniform highp sampler3D $lut;
-        uniform float $intensity;
-        uniform vec3 $domainMin;
-        uniform vec3 $domainScale;
-        uniform mat3 $affineMatrix;
-        uniform vec3 $affineOffset;
-        uniform float $lutMax;
         vec3 $entry(ivec3 i) { return texelFetch($lut, i, 0).rgb; }
 
         """
@@ -258,18 +267,6 @@ final class LUTKernel: ParameterizedKernel {
         if users <= 0 { texture = nil }
     }
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        if let texture { uniforms.bind("$lut", texture) }
-        uniforms.set("$lutMax", Float(dimension - 1))
-        if let affine {
-            uniforms.setMatrix3("$affineMatrix", rows: affineRows)
-            uniforms.set("$affineOffset", affine.offset.x, affine.offset.y, affine.offset.z)
-        }
-        uniforms.set("$intensity", Float(parameters.double("intensity")))
-        uniforms.set("$domainMin", domainMin.x, domainMin.y, domainMin.z)
-        let span = domainMax - domainMin
-        uniforms.set("$domainScale", 1 / span.x, 1 / span.y, 1 / span.z)
-    }
 }
 
 /// `lut(file=…)`: a Resolve/Adobe .cube file (1D or 3D), applied like the built-in looks.

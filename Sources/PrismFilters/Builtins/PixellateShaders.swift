@@ -3,6 +3,13 @@ import PrismCore
 /// Pixellate's GLSL for the Y'CbCr routes (`YUVPlan`, `YUVBlendPlan`): a pass computing the mean Y'CbCr
 /// of each block of the kernel's grid, and the reads a packing pass makes of that block-means target.
 enum PixellateShaders {
+    /// The grid's uniforms (the block origin in pixels, the block side), declared from this list by the block
+    /// passes and reads and set per frame by the colour chain (`ChainUniforms.set`).
+    static let grid = [PassUniform("prism_origin", .vec2), PassUniform("prism_scale", .float)]
+    /// The box of blocks a masked block-means draw sums (x0, y0, x1, y1), set per draw by the renderer.
+    static let blockBox = PassUniform("prism_blockBox", .ivec4)
+    private static var gridDeclarations: String { grid.map(\.declaration).joined() }
+
     /// A block-means pass (pixellate at block resolution): each fragment is one block of the grid
     /// `prism_origin + k · prism_scale` and writes `prism_chain` of the block's mean Y'CbCr (chroma weighted
     /// by how many of the block's pixels each sample covers). Declare `prism_chain` before it.
@@ -17,11 +24,8 @@ enum PixellateShaders {
                                aligned: Bool = false) -> String {
         defines([("PRISM_MEANS_ALIGNED", aligned), ("PRISM_MEANS_BOXED", boxed), ("PRISM_MEANS_NV12", source == .nv12)])
             + """
-            uniform vec2 prism_origin;
-            uniform float prism_scale;
-            #ifdef PRISM_MEANS_BOXED
-            uniform ivec4 prism_blockBox;
-            #endif
+            \(gridDeclarations)#ifdef PRISM_MEANS_BOXED
+            \(blockBox.declaration)#endif
             out vec4 prism_out;
             void main() {
                 ivec2 f = ivec2(gl_FragCoord.xy);
@@ -107,9 +111,7 @@ enum PixellateShaders {
     static func blockReads(grid: Size, wide: Bool, aligned: Bool = false) -> String {
         defines([("PRISM_BLOCKS_ALIGNED", aligned), ("PRISM_BLOCKS_WIDE", wide)]) + """
             uniform sampler2D prism_blocks;
-            uniform vec2 prism_origin;
-            uniform float prism_scale;
-            vec3 prism_blockAt(int bx, int by) {
+            \(gridDeclarations)vec3 prism_blockAt(int bx, int by) {
                 ivec2 b = clamp(ivec2(bx, by), ivec2(0), ivec2(\(grid.width - 1), \(grid.height - 1)));
                 int i = b.y * \(grid.width) + b.x;
                 return texelFetch(prism_blocks, ivec2(i % \(blockRowTexels), i / \(blockRowTexels)), 0).rgb;

@@ -152,7 +152,17 @@ final class PixellateKernel: ParameterizedKernel, BlockAveraging {
         ]
     }
 
-    let library = "uniform float $scale;\nuniform vec2 $origin;\nuniform vec2 $inputSize;\n"
+    var uniforms: [KernelUniform] {
+        [
+            KernelUniform("$scale", .float, .parameter("scale")),
+            KernelUniform("$origin", .vec2, .computed { inputs in
+                let scale = inputs.parameters?.double("scale") ?? 1
+                return .vec2(Self.origin(center: inputs.parameters?.point("center") ?? .zero, scale: scale,
+                                         size: inputs.inputSizes[0]))
+            }),
+            KernelUniform("$inputSize", .vec2, .inputSize(0)),
+        ]
+    }
 
     let expression = """
         vec4 $main(vec2 p) {
@@ -161,13 +171,6 @@ final class PixellateKernel: ParameterizedKernel, BlockAveraging {
 
         """
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        let scale = parameters.double("scale")
-        let origin = Self.origin(center: parameters.point("center"), scale: scale, size: uniforms.inputSizes[0])
-        uniforms.set("$scale", Float(scale))
-        uniforms.set("$origin", origin)
-        uniforms.set("$inputSize", Float(uniforms.inputSizes[0].width), Float(uniforms.inputSizes[0].height))
-    }
 }
 
 /// Separable Gaussian blur. Small radii: the horizontal half is a prepass over the input, the vertical
@@ -343,5 +346,4 @@ final class BlurKernel: ParameterizedKernel {
             """
     }
 
-    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {}
 }

@@ -34,7 +34,32 @@ package struct CompileOptions: Sendable {
 final class CompiledPass {
     enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source }
     enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
-    struct Member { let node: Int; let prefix: String; let outputSize: Size; let inputSizes: [Size] }
+    /// A kernel whose code is in the pass, with its uniforms and textures as declared when planned: the
+    /// pass's text declares exactly these, and the renderer sets each of them every frame.
+    struct Member {
+        let node: Int
+        let prefix: String
+        let outputSize: Size
+        let inputSizes: [Size]
+        let uniforms: [KernelUniform]
+        let textures: [KernelTexture]
+
+        init(node: Int, prefix: String, outputSize: Size, inputSizes: [Size], kernel: FilterKernel) {
+            self.node = node
+            self.prefix = prefix
+            self.outputSize = outputSize
+            self.inputSizes = inputSizes
+            uniforms = kernel.uniforms
+            textures = kernel.textures
+        }
+
+        /// The GLSL declarations of a kernel's uniforms and textures, `$` unreplaced: written once per pass,
+        /// ahead of its library.
+        static func declarations(of kernel: FilterKernel) -> String {
+            (kernel.textures.filter { !$0.inSource }.map(\.declaration)
+                + kernel.uniforms.filter { !$0.inSource }.map(\.declaration)).joined()
+        }
+    }
 
     /// One program drawn over some rows of the target (all of it when nil), and some of its columns.
     struct Draw {
@@ -466,11 +491,12 @@ private struct PassBuilder {
             code.textures.append(("\(prefix)pass\(other)", .prepass(node: index, index: other)))
         }
         let prepass = prepasses[prepassIndex]
-        let body = declarations + node.kernel.library + "out vec4 prism_out;\n" + prepass.main
+        let body = declarations + CompiledPass.Member.declarations(of: node.kernel) + node.kernel.library
+            + "out vec4 prism_out;\n" + prepass.main
         let source = FrameShaders.header + (batched ? "#define PRISM_BATCHED 1\n" : "")
             + code.prelude(batched: batched, format: sourceFormat) + code.declarations + substitute(body, prefix: prefix)
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
-                                  inputSizes: node.inputs.map(sizeOf)))
+                                  inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
         let label = "\(node.name) prepass \(prepassIndex)"
         // A kernel's own vertex shader sees the same pass targets as its fragment shader.
         let vertex = prepass.vertex.map { vertex in
@@ -555,11 +581,12 @@ private struct PassBuilder {
             declarations += "uniform sampler2D \(prefix)pass\(prepassIndex);\n"
             code.textures.append(("\(prefix)pass\(prepassIndex)", .prepass(node: index, index: prepassIndex)))
         }
-        code.declarations += substitute(declarations + node.kernel.library + node.kernel.expression + "\n", prefix: prefix)
+        code.declarations += substitute(declarations + CompiledPass.Member.declarations(of: node.kernel)
+                                        + node.kernel.library + node.kernel.expression + "\n", prefix: prefix)
         code.declarations += "vec4 \(valueName)(vec2 p) { return clamp(\(mainName)(p), 0.0, 1.0); }\n"
         code.emitted.insert(mainName)
         code.members.append(.init(node: index, prefix: prefix, outputSize: sizes[index],
-                                  inputSizes: node.inputs.map(sizeOf)))
+                                  inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
         return valueName
     }
 

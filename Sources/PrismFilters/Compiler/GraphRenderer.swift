@@ -131,7 +131,8 @@ package final class GraphRenderer {
         let kernel = node.kernel
         let output = (try? kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)).map { "\($0)" } ?? "invalid"
         let prepasses = kernel.prepasses.map { "\($0.main)|\($0.size(inputSizes))|\(String(describing: $0.format))|\($0.persistent)" }
-        return ([kernel.library, kernel.expression, output, kernel.compileKey] + prepasses).joined(separator: "\u{1}")
+        return ([CompiledPass.Member.declarations(of: kernel), kernel.library, kernel.expression, output, kernel.compileKey]
+                + prepasses).joined(separator: "\u{1}")
     }
 
     /// True when the graph runs on the frame's Y'CbCr values without an R'G'B' image (`YUVPlan`).
@@ -184,8 +185,8 @@ package final class GraphRenderer {
                     .map { realised.variants[$0] } ?? realised.main
                 bind(pass, program, frame: frame, context: context)
                 if let box = blockBox {
-                    program.set("prism_blockBox", Int32(box.x.lowerBound), Int32(box.y.lowerBound),
-                                Int32(box.x.upperBound), Int32(box.y.upperBound))
+                    program.set(at: program.location(PixellateShaders.blockBox.name),
+                                .ivec4(Int32(box.x.lowerBound), Int32(box.y.lowerBound), Int32(box.x.upperBound), Int32(box.y.upperBound)))
                 }
                 let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
                 for area in areas ?? [whole] {
@@ -239,9 +240,26 @@ package final class GraphRenderer {
                         Float(target.size.width), Float(target.size.height))
         }
         for member in pass.members {
+            let kernel = graph.nodes[member.node].kernel
+            // Every declared uniform and texture from its declared source; the parameters as they are now.
+            let inputs = UniformInputs(frame: context, outputSize: member.outputSize, inputSizes: member.inputSizes,
+                                       parameters: (kernel as? ParameterizedKernel)?.parameters)
+            for uniform in member.uniforms {
+                let value = uniform.value(inputs)
+                // A value of another type than declared is a GL error at the next check, far from its cause.
+                assert(value.fits(uniform.type), "\(uniform.name) is declared \(uniform.type) but given \(value.type)")
+                program.set(at: program.location(prefix: member.prefix, placeholder: uniform.name), value)
+            }
+            for declared in member.textures {
+                let location = program.location(prefix: member.prefix, placeholder: declared.name)
+                guard location >= 0, let texture = declared.texture() else { continue }
+                let unit = units.next()
+                texture.bind(unit: unit)
+                program.set(at: location, Int32(unit))
+            }
             let uniforms = KernelUniforms(program: program, prefix: member.prefix, units: units,
                                           outputSize: member.outputSize, inputSizes: member.inputSizes)
-            graph.nodes[member.node].kernel.setUniforms(uniforms, frame: context)
+            kernel.setUniforms(uniforms, frame: context)
         }
         if let chain = pass.colorChain {
             chain.set(program, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame))

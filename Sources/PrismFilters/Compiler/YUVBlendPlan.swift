@@ -108,7 +108,8 @@ struct YUVBlendPlan {
             generators.map { index -> String in
                 let kernel = graph.nodes[index].kernel
                 let expression = regionLimit.map { kernel.expression(regionLimit: $0) } ?? kernel.expression
-                return (kernel.library + expression + "\n").replacingOccurrences(of: "$", with: "n\(index)_")
+                return (CompiledPass.Member.declarations(of: kernel) + kernel.library + expression + "\n")
+                    .replacingOccurrences(of: "$", with: "n\(index)_")
             }.joined()
         }
         let wide = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.isWide } ?? false
@@ -155,7 +156,8 @@ struct YUVBlendPlan {
             }
             let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let members = generators.map {
-                CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
+                CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [],
+                                    kernel: graph.nodes[$0].kernel)
             }
             let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
                 pixellate.map { [("prism_blocks", .prepass(node: $0, index: 0))] } ?? []

@@ -197,30 +197,32 @@ final class ChainUniforms {
             steps.append(.affine(nodes: []))
         }
         self.steps = steps
-        uniformNames = steps.indices.map { i in ["m", "o", "w", "wo", "gd", "go", "i"].map { "prism_\($0)\(i)" } }
+        declared = steps.enumerated().flatMap { index, step -> [PassUniform] in
+            switch step {
+            case .affine: [PassUniform("prism_m\(index)", .mat3), PassUniform("prism_o\(index)", .vec3)]
+            case .curve: [PassUniform("prism_w\(index)", .vec3), PassUniform("prism_wo\(index)", .float),
+                          PassUniform("prism_gd\(index)", .vec3), PassUniform("prism_go\(index)", .vec3),
+                          PassUniform("prism_i\(index)", .float)]
+            }
+        }
     }
 
-    /// Each step's uniform names (m, o for a matrix; w, wo, gd, go, i for a curve), made once.
-    private let uniformNames: [[String]]
+    /// The steps' uniforms as data (m, o for a matrix; w, wo, gd, go, i for a curve), in the order
+    /// `uniformValues` gives their values: `glsl` declares them, `set` sets them.
+    let declared: [PassUniform]
+    /// The lean draws' uniforms (declared by `leanGLSL`), likewise.
+    static let leanDeclared = [PassUniform("prism_leanCurveInput", .vec2), PassUniform("prism_leanLuma", .vec3),
+                               PassUniform("prism_leanChromaMatrix", .vec4), PassUniform("prism_leanChromaOffset", .vec2)]
 
     /// `vec3 prism_step<i>(vec3)` for each step, and `vec3 prism_chain(vec3)` applying them all in order.
     var glsl: String {
-        var declarations = ""
+        let declarations = declared.map(\.declaration).joined()
         var functions = ""
         for (index, step) in steps.enumerated() {
             switch step {
             case .affine:
-                declarations += "uniform mat3 prism_m\(index);\nuniform vec3 prism_o\(index);\n"
                 functions += "vec3 prism_step\(index)(vec3 v) { return prism_m\(index) * v + prism_o\(index); }\n"
             case .curve(_, let glsl):
-                declarations += """
-                    uniform vec3 prism_w\(index);
-                    uniform float prism_wo\(index);
-                    uniform vec3 prism_gd\(index);
-                    uniform vec3 prism_go\(index);
-                    uniform float prism_i\(index);
-
-                    """
                 functions += """
                     vec3 prism_step\(index)(vec3 v) {
                         float l = clamp(dot(prism_w\(index), v) + prism_wo\(index), 0.0, 1.0);
@@ -255,11 +257,7 @@ final class ChainUniforms {
             float prism_leanLumaOf(float y) { return prism_leanLuma.x * y + prism_leanLuma.z; }
 
             """
-        return """
-            uniform vec2 prism_leanCurveInput;
-            uniform vec3 prism_leanLuma;
-            uniform vec4 prism_leanChromaMatrix;
-            uniform vec2 prism_leanChromaOffset;
+        return Self.leanDeclared.map(\.declaration).joined() + """
             vec2 prism_leanChromaOf(vec2 c) {
                 return vec2(dot(prism_leanChromaMatrix.xy, c), dot(prism_leanChromaMatrix.zw, c)) + prism_leanChromaOffset;
             }
@@ -380,34 +378,39 @@ final class ChainUniforms {
         }
     }
 
-    /// Sets the step uniforms for a frame in `source` space, written in `output` space.
-    func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
+    /// The values of `declared` then, when the chain has a lean form, of `leanDeclared`, for a frame in
+    /// `source` space written in `output` space.
+    func uniformValues(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> [UniformValue] {
         let (steps, lean) = values(sourceSpace: sourceSpace, outputSpace: outputSpace)
-        for (index, value) in steps.enumerated() {
+        var list: [UniformValue] = []
+        for value in steps {
             switch value {
             case .affine(let rows, let offset):
-                let names = uniformNames[index]
-                program.setMatrix3(names[0], rows: rows)
-                program.set(names[1], offset.x, offset.y, offset.z)
+                list += [.mat3(rows: rows), .vec3(offset.x, offset.y, offset.z)]
             case .curve(let weights, let offset, let direction, let grey, let intensity):
-                let names = uniformNames[index]
-                program.set(names[2], weights.x, weights.y, weights.z)
-                program.set(names[3], offset)
-                program.set(names[4], direction.x, direction.y, direction.z)
-                program.set(names[5], grey.x, grey.y, grey.z)
-                program.set(names[6], intensity)
+                list += [.vec3(weights.x, weights.y, weights.z), .float(offset), .vec3(direction.x, direction.y, direction.z),
+                         .vec3(grey.x, grey.y, grey.z), .float(intensity)]
             }
         }
         if let lean {
-            program.set("prism_leanCurveInput", lean.curveInput.x, lean.curveInput.y)
-            program.set("prism_leanLuma", lean.luma.x, lean.luma.y, lean.luma.z)
-            program.set("prism_leanChromaMatrix", lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w)
-            program.set("prism_leanChromaOffset", lean.chromaOffset.x, lean.chromaOffset.y)
+            list += [.vec2(lean.curveInput.x, lean.curveInput.y), .vec3(lean.luma.x, lean.luma.y, lean.luma.z),
+                     .vec4(lean.chromaMatrix.x, lean.chromaMatrix.y, lean.chromaMatrix.z, lean.chromaMatrix.w),
+                     .vec2(lean.chromaOffset.x, lean.chromaOffset.y)]
+        }
+        return list
+    }
+
+    /// Sets every declared uniform of the chain for a frame (a lean program's too; others lack them).
+    func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
+        for (uniform, value) in zip(declared + Self.leanDeclared, uniformValues(sourceSpace: sourceSpace, outputSpace: outputSpace)) {
+            program.set(at: program.location(uniform.name), value)
         }
         if let pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
+            // Declared by the block passes and reads from `PixellateShaders.grid`, which precede the chain.
             let grid = kernel.blockGrid(for: sourceSize)
-            program.set("prism_origin", Float(grid.origin.x), Float(grid.origin.y))
-            program.set("prism_scale", Float(grid.scale))
+            for (uniform, value) in zip(PixellateShaders.grid, [UniformValue.vec2(grid.origin), .float(Float(grid.scale))]) {
+                program.set(at: program.location(uniform.name), value)
+            }
         }
     }
 

@@ -10,13 +10,16 @@ import PrismGPU
 ///   kernel's own `$main` (fused) or a texel fetch from its rendered texture;
 /// - `$src0`, `$src1`… are `sampler2D`s of inputs listed in `textureInputs`, for filtered or
 ///   neighbourhood reads; `$src0Size` is their size as `vec2`;
-/// - uniforms are declared by the kernel as `uniform T $name;` and set in `setUniforms`.
-package protocol FilterKernel: AnyObject {
+/// - uniforms and the kernel's own textures are declared as data (`uniforms`, `textures`): the compiler
+///   writes their `uniform` declarations ahead of `library` and the renderer sets them every frame; the
+///   GLSL only uses them.
+public protocol FilterKernel: AnyObject {
     /// Number of image inputs (0 for generators).
     var inputCount: Int { get }
     /// GLSL declarations and `$main` (see above).
     var expression: String { get }
-    /// GLSL shared by the kernel's prepasses and its expression (uniforms, helpers); emitted once per pass.
+    /// GLSL shared by the kernel's prepasses and its expression (helpers); emitted once per pass, after
+    /// the declarations of `uniforms` and `textures`.
     var library: String { get }
     /// Inputs that must exist as textures (`$srcN`) because the kernel samples them with filtering,
     /// over neighbourhoods, or in its prepasses. Others are fused in.
@@ -66,28 +69,35 @@ package protocol FilterKernel: AnyObject {
     func prepare() throws
     /// Balances one `prepare`; on the GPU thread.
     func releaseGPUResources()
-    /// Sets the kernel's uniforms and binds its own textures (as `Texture` objects, 2D or 3D: the GPU
-    /// layer makes the GL calls) in a program that contains its code.
+    /// The kernel's uniforms: declared in every pass holding its code, set by the renderer each frame.
+    var uniforms: [KernelUniform] { get }
+    /// The kernel's own textures (LUT tables): declared and bound likewise.
+    var textures: [KernelTexture] { get }
+    /// For uniforms a kernel cannot declare as data because its user's GLSL declares them (user shaders:
+    /// ISF and ShaderToy conventions): sets them by name after the declared ones. Default: nothing.
     func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext)
 }
 
 extension FilterKernel {
-    package var library: String { "" }
-    package var textureInputs: Set<Int> { [] }
-    package var prepasses: [KernelPrepass] { [] }
-    package var isPointwise: Bool { false }
-    package var expressionReadsInputs: Bool { true }
-    package var cost: Int { 1 }
-    package var colorForm: ColorForm? { nil }
-    package var colorBlend: ColorBlend? { nil }
-    package func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
-    package var regionLimits: [Int] { [] }
-    package func expression(regionLimit: Int) -> String { expression }
-    package var blockAveraging: (any BlockAveraging)? { nil }
-    package var compileKey: String { colorForm?.kind ?? "" }
-    package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
-    package func prepare() throws {}
-    package func releaseGPUResources() {}
+    public var library: String { "" }
+    public var textureInputs: Set<Int> { [] }
+    public var prepasses: [KernelPrepass] { [] }
+    public var isPointwise: Bool { false }
+    public var expressionReadsInputs: Bool { true }
+    public var cost: Int { 1 }
+    public var colorForm: ColorForm? { nil }
+    public var colorBlend: ColorBlend? { nil }
+    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
+    public var regionLimits: [Int] { [] }
+    public func expression(regionLimit: Int) -> String { expression }
+    public var blockAveraging: (any BlockAveraging)? { nil }
+    public var compileKey: String { colorForm?.kind ?? "" }
+    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
+    public func prepare() throws {}
+    public func releaseGPUResources() {}
+    public var uniforms: [KernelUniform] { [] }
+    public var textures: [KernelTexture] { [] }
+    public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {}
 }
 
 /// A grid of blocks a kernel averages its input over (`FilterKernel.blockAveraging`): what the Y'CbCr
@@ -209,9 +219,10 @@ public struct FrameContext: Sendable {
 }
 
 /// One kernel's uniforms and textures in one program, set by name with `$name` translated to the
-/// kernel's prefix. The kernel hands over values and `Texture` objects; PrismGPU's
-/// `UniformScope` makes the GL calls.
-package struct KernelUniforms {
+/// kernel's prefix, for `FilterKernel.setUniforms` (what a kernel cannot declare as data: audio textures
+/// refilled each frame). The kernel hands over values and `Texture` objects; PrismGPU's `UniformScope`
+/// makes the GL calls.
+public struct KernelUniforms {
     let scope: UniformScope
     /// The size of the kernel's output in this pass.
     package let outputSize: Size

@@ -306,54 +306,74 @@ extension UserShaderKernel {
         }
     }
 
-    /// ShaderToy's uniforms, shared by every pass of the kernel (`iChannelResolution` is per pass).
-    func setShaderToyUniforms(_ uniforms: KernelUniforms, frame: FrameContext, date: SIMD4<Double>) {
-        let render = uniforms.outputSize
-        uniforms.set("iResolution", Float(render.width), Float(render.height), 1)
-        uniforms.set("iTime", Float(frame.time))
-        uniforms.set("iTimeDelta", Float(frame.timeDelta))
-        // The run's nominal rate; without one (a variable-rate file), the rate of the last frame.
-        let rate = frame.frameRate > 0 ? frame.frameRate : (frame.timeDelta > 0 ? 1 / frame.timeDelta : 0)
-        uniforms.set("iFrameRate", Float(rate))
-        uniforms.set("iFrame", Int32(truncatingIfNeeded: frame.frameIndex))
-        let mouse = frame.mouse ?? Self.heldMouse(parameters.point("iMouse"))
-        uniforms.set("iMouse", Float(mouse.x), Float(mouse.y), Float(mouse.z), Float(mouse.w))
-        // ShaderToy's month counts from 0 (JavaScript's Date.getMonth()); ISF's DATE from 1.
-        uniforms.set("iDate", SIMD4(date.x, date.y - 1, date.z, date.w))
-        guard let plan = shaderToyPlan else { return }
+    /// ShaderToy's uniforms, shared by every pass of the kernel (`iChannelResolution` is per pass), as
+    /// data: the author's text (the ShaderToy preamble) declares them; `date` gives ISF's DATE now.
+    func shaderToyUniforms(date: @escaping () -> SIMD4<Double>) -> [KernelUniform] {
+        func uniform(_ name: String, _ type: UniformType, _ source: KernelUniform.Source) -> KernelUniform {
+            KernelUniform(name, type, inSource: true, source)
+        }
+        var list = [
+            uniform("iResolution", .vec3, .computed { .vec3(Float($0.outputSize.width), Float($0.outputSize.height), 1) }),
+            uniform("iTime", .float, .time),
+            uniform("iTimeDelta", .float, .computed { .float(Float($0.frame.timeDelta)) }),
+            // The run's nominal rate; without one (a variable-rate file), the rate of the last frame.
+            uniform("iFrameRate", .float, .computed { inputs in
+                let frame = inputs.frame
+                return .float(Float(frame.frameRate > 0 ? frame.frameRate : (frame.timeDelta > 0 ? 1 / frame.timeDelta : 0)))
+            }),
+            uniform("iFrame", .int, .computed { .int(Int32(truncatingIfNeeded: $0.frame.frameIndex)) }),
+            uniform("iMouse", .vec4, .computed { [self] inputs in
+                .vec4(inputs.frame.mouse ?? Self.heldMouse(parameters.point("iMouse")))
+            }),
+            // ShaderToy's month counts from 0 (JavaScript's Date.getMonth()); ISF's DATE from 1.
+            uniform("iDate", .vec4, .computed { _ in
+                let d = date()
+                return .vec4(SIMD4(d.x, d.y - 1, d.z, d.w))
+            }),
+        ]
+        guard let plan = shaderToyPlan else { return list }
         for pass in 0...plan.buffers.count {
             for (number, channel) in plan.channels(ofPass: pass).enumerated() {
-                let size = shaderToyChannelSize(channel, inputSizes: uniforms.inputSizes, outputSize: render)
-                uniforms.set("$st_channelResolution\(pass)[\(number)]", size.x, size.y, size.z)
+                list.append(uniform("$st_channelResolution\(pass)[\(number)]", .vec3, .computed { [self] inputs in
+                    let size = shaderToyChannelSize(channel, inputSizes: inputs.inputSizes, outputSize: inputs.outputSize)
+                    return .vec3(size.x, size.y, size.z)
+                }))
                 // ShaderToy gives a playback time to video (and sound) channels only: here the streams, at iTime.
-                let time: Double = switch channel {
-                case .input, .stream: frame.time
-                default: 0
+                let playing: Bool = switch channel {
+                case .input, .stream: true
+                default: false
                 }
-                uniforms.set("$st_channelTime\(pass)[\(number)]", Float(time))
+                list.append(uniform("$st_channelTime\(pass)[\(number)]", .float,
+                                    playing ? .time : .constant(.float(0))))
             }
         }
-        for (index, path) in plan.images.enumerated() {
-            if let texture = channelTextures[path] { uniforms.bind(Self.shaderToyImageSampler(index), texture) }
-        }
-        // A buffer's own `@param` uniforms: the image shader's value where the names match (set by the
-        // caller), their defaults otherwise.
+        // A buffer's own `@param` uniforms: the image shader's value where the names match (declared with
+        // its parameters), their defaults otherwise.
         for buffer in plan.buffers {
             for parameter in buffer.shader.parameters where !shader.parameters.contains(where: { $0.name == parameter.name }) {
                 guard let spec = Self.spec(for: parameter) else { continue }
-                switch (spec.defaultValue, parameter.type) {
-                case (.float(let v), _): uniforms.set(parameter.name, Float(v))
-                case (.int(let v), _): uniforms.set(parameter.name, Int32(truncatingIfNeeded: v))
-                case (.bool(let v), _): uniforms.set(parameter.name, Int32(v ? 1 : 0))
+                let value: UniformValue? = switch (spec.defaultValue, parameter.type) {
+                case (.float(let v), _): .float(Float(v))
+                case (.int(let v), _): .int(Int32(truncatingIfNeeded: v))
+                case (.bool(let v), _): .int(Int32(v ? 1 : 0))
                 case (.choice(let label), _):
-                    let value = parameter.labels.firstIndex(of: label).map { parameter.values[$0] } ?? 0
-                    uniforms.set(parameter.name, Int32(truncatingIfNeeded: value))
-                case (.color(let c), .vector3): uniforms.set(parameter.name, Float(c.x), Float(c.y), Float(c.z))
-                case (.color(let c), _): uniforms.set(parameter.name, c)
-                case (.point(let p), _): uniforms.set(parameter.name, p)
-                default: break
+                    .int(Int32(truncatingIfNeeded: parameter.labels.firstIndex(of: label).map { parameter.values[$0] } ?? 0))
+                case (.color(let c), .vector3): .vec3(Float(c.x), Float(c.y), Float(c.z))
+                case (.color(let c), _): .vec4(c)
+                case (.point(let p), _): .vec2(p)
+                default: nil
                 }
+                if let value { list.append(uniform(parameter.name, value.type, .constant(value))) }
             }
+        }
+        return list
+    }
+
+    /// The image channels' textures, declared by the passes that read them.
+    var shaderToyTextures: [KernelTexture] {
+        guard let plan = shaderToyPlan else { return [] }
+        return plan.images.enumerated().map { index, path in
+            KernelTexture(Self.shaderToyImageSampler(index), .sampler2D, inSource: true) { [self] in channelTextures[path] }
         }
     }
 

@@ -221,10 +221,10 @@ package final class UserShaderKernel: ParameterizedKernel {
 
     // MARK: FilterKernel
 
-    package var isPointwise: Bool { fused != nil }
-    package var expressionReadsInputs: Bool { fused != nil }
-    package var cost: Int { fused != nil ? 0 : 1 }
-    package var library: String { fused?.library ?? Self.passLibrary(inputs: inputCount) }
+    public var isPointwise: Bool { fused != nil }
+    public var expressionReadsInputs: Bool { fused != nil }
+    public var cost: Int { fused != nil ? 0 : 1 }
+    public var library: String { fused?.library ?? "" }
 
     package var expression: String {
         if let fused { return fused.expression }
@@ -280,9 +280,6 @@ package final class UserShaderKernel: ParameterizedKernel {
         }
     }
 
-    static func passLibrary(inputs: Int) -> String {
-        (0..<inputs).map { "uniform vec2 $isf_inSize\($0);\n" }.joined() + "uniform vec2 $isf_outSize;\n"
-    }
 
     /// The author's program (fragment or vertex) for ISF pass `index` as a prepass: our output, our
     /// samplers, a constant PASSINDEX.
@@ -405,17 +402,9 @@ package final class UserShaderKernel: ParameterizedKernel {
             code += piece.output
             i += 1
         }
-        var library = ""
-        for parameter in shader.parameters {
-            library += "uniform \(parameter.type.glslType) $U\(parameter.name);\n"
-        }
-        library += """
-            uniform float $UTIME;
-            uniform float $UTIMEDELTA;
-            uniform int $UFRAMEINDEX;
-            uniform vec2 $URENDERSIZE;
-            uniform vec4 $UDATE;
-            \(input.map { "uniform vec2 $U_\($0)_imgSize;\n" + UserShader.imageAliases($0, prefix: "$U").joined(separator: "\n") } ?? "")
+        // The inputs, TIME and the rest are declared by the planner from `uniforms`.
+        var library = """
+            \(input.map { UserShader.imageAliases($0, prefix: "$U").joined(separator: "\n") + "\n" } ?? "")
             const int $UPASSINDEX = 0;
             vec2 $isf_p;
             #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
@@ -478,7 +467,8 @@ package final class UserShaderKernel: ParameterizedKernel {
         // construct the rewrite does not handle), run the shader as passes instead.
         if let fused {
             let source = FrameShaders.header + "vec4 t_in0(vec2 p) { return vec4(p, 0.0, 1.0); }\n"
-                + (fused.library + fused.expression).replacingOccurrences(of: "$", with: "t_")
+                + (CompiledPass.Member.declarations(of: self) + fused.library + fused.expression)
+                    .replacingOccurrences(of: "$", with: "t_")
                 + "out vec4 prism_out;\nvoid main() { prism_out = t_main(gl_FragCoord.xy); }\n"
             if (try? ProgramCache.current.program(label: shader.path + " (fused)", fragment: source)) == nil { self.fused = nil }
         }
@@ -505,9 +495,6 @@ package final class UserShaderKernel: ParameterizedKernel {
         try validateShaderToyBuffers()
     }
 
-    /// Uniform names with the fused form's prefix, built once rather than every frame.
-    private var prefixedNames: [String: String] = [:]
-    private var prefixedNamesFused = false
     /// DATE, recomputed from the calendar once a second (Calendar is too heavy for every frame). Whole
     /// seconds since midnight, as both the reference renderer and the Vidvox editor send it.
     private var dateCache: (second: Double, value: SIMD4<Double>)?
@@ -518,75 +505,98 @@ package final class UserShaderKernel: ParameterizedKernel {
         return dateCache!.value
     }
 
-    package func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
-        if prefixedNamesFused != (fused != nil) {
-            prefixedNames.removeAll()
-            prefixedNamesFused = fused != nil
+    /// The uniforms, as data. In the fused form the planner declares them under the node's prefix (`$U`
+    /// + the ISF name); run as passes, the author's text (with the ISF prelude) declares them under their
+    /// own names and only their values come from here (ShaderToy's likewise). Audio inputs are set in
+    /// `setUniforms` (textures refilled per frame).
+    public var uniforms: [KernelUniform] {
+        let isFused = fused != nil, prefix = isFused ? "$U" : ""
+        func declared(_ name: String, _ type: UniformType, _ source: KernelUniform.Source) -> KernelUniform {
+            KernelUniform(prefix + name, type, inSource: !isFused, source)
         }
-        let prefix = fused != nil ? "$U" : ""
-        func name(_ n: String) -> String {
-            if let cached = prefixedNames[n] { return cached }
-            let built = prefix + n
-            prefixedNames[n] = built
-            return built
+        var list: [KernelUniform] = []
+        if !isFused {
+            list += (0..<inputCount).map { KernelUniform("$isf_inSize\($0)", .vec2, .inputSize($0)) }
+            list.append(KernelUniform("$isf_outSize", .vec2, .outputSize))
         }
+        switch shader.kind {
+        case .isf, .glsl:
+            list += [
+                declared("TIME", .float, .time),
+                declared("TIMEDELTA", .float, .computed { .float(Float($0.frame.timeDelta)) }),
+                declared("FRAMEINDEX", .int, .computed { .int(Int32(truncatingIfNeeded: $0.frame.frameIndex)) }),
+                declared("RENDERSIZE", .vec2, .outputSize),
+                declared("DATE", .vec4, .computed { [self] _ in .vec4(currentDate()) }),
+            ]
+        case .shadertoy:
+            list += shaderToyUniforms { [self] in currentDate() }
+        }
+        for parameter in shader.parameters {
+            guard let type = UniformType(rawValue: parameter.type.glslType) else { continue }
+            list.append(declared(parameter.name, type, .computed { [self] inputs in parameterValue(parameter, frame: inputs.frame) }))
+        }
+        for (index, image) in imageInputs.enumerated() {
+            list.append(declared(GLSLRewriter.sizeUniform(image), .vec2, .inputSize(index)))
+        }
+        guard !isFused else { return list }
+        for image in unconnectedImages {
+            list.append(declared(GLSLRewriter.sizeUniform(image), .vec2, .outputSize))
+        }
+        let sizes = targetSizes()
+        for (index, pass) in shader.passes.enumerated() {
+            guard let target = pass.target else { continue }
+            list.append(declared(GLSLRewriter.sizeUniform(target), .vec2, .computed { inputs in
+                let size = sizes(inputs.inputSizes)[index]
+                return .vec2(Float(size.width), Float(size.height))
+            }))
+        }
+        for image in shader.importedImages {
+            list.append(declared(GLSLRewriter.sizeUniform(image.name), .vec2, .computed { [self] _ in
+                let size = importedTextures[image.name]?.size ?? Size(width: 0, height: 0)
+                return .vec2(Float(size.width), Float(size.height))
+            }))
+        }
+        return list
+    }
+
+    /// Imported images and the empty image unconnected inputs read, run as passes (declared by the
+    /// passes' text).
+    public var textures: [KernelTexture] {
+        guard fused == nil else { return [] }
+        return shader.importedImages.map { image in
+            KernelTexture(image.name, .sampler2D, inSource: true) { [self] in importedTextures[image.name] }
+        } + shaderToyTextures + [KernelTexture("$isf_empty", .sampler2D, inSource: true) { [self] in emptyTexture }]
+    }
+
+    /// A parameter's value this frame (an event is true for one frame after it fires).
+    private func parameterValue(_ parameter: ShaderParameter, frame: FrameContext) -> UniformValue {
+        if parameter.type == .event { advanceEvents(frame: frame) }
+        if let value = uniformInt(parameter) { return .int(Int32(truncatingIfNeeded: value)) }
+        switch parameter.type {
+        case .float: return .float(Float(parameters.double(parameter.name)))
+        case .vector3:
+            let c = parameters.color(parameter.name)
+            return .vec3(Float(c.x), Float(c.y), Float(c.z))
+        case .point2D: return .vec2(parameters.point(parameter.name))
+        default: return .vec4(parameters.color(parameter.name))
+        }
+    }
+
+    /// Events fired since the last frame are sent for one frame (the same answer for every pass of it).
+    private func advanceEvents(frame: FrameContext) {
         if let sent = eventsSentAt, sent != frame.frameIndex {
             pendingEvents.removeAll()
             eventsSentAt = nil
         }
         if !pendingEvents.isEmpty, eventsSentAt == nil { eventsSentAt = frame.frameIndex }
+    }
 
-        let render = uniforms.outputSize
-        let date = currentDate()
-        switch shader.kind {
-        case .isf, .glsl:
-            uniforms.set(name("TIME"), Float(frame.time))
-            uniforms.set(name("TIMEDELTA"), Float(frame.timeDelta))
-            uniforms.set(name("FRAMEINDEX"), Int32(truncatingIfNeeded: frame.frameIndex))
-            uniforms.set(name("RENDERSIZE"), Float(render.width), Float(render.height))
-            uniforms.set(name("DATE"), date)
-        case .shadertoy:
-            setShaderToyUniforms(uniforms, frame: frame, date: date)
-        }
-        for parameter in shader.parameters {
-            let uniform = name(parameter.name)
-            if let value = uniformInt(parameter) {
-                uniforms.set(uniform, Int32(truncatingIfNeeded: value))
-                continue
-            }
-            switch parameter.type {
-            case .float: uniforms.set(uniform, Float(parameters.double(parameter.name)))
-            case .color: uniforms.set(uniform, parameters.color(parameter.name))
-            case .vector3:
-                let c = parameters.color(parameter.name)
-                uniforms.set(uniform, Float(c.x), Float(c.y), Float(c.z))
-            case .point2D: uniforms.set(uniform, parameters.point(parameter.name))
-            default: break
-            }
-        }
-        // Image sizes.
-        for (index, image) in imageInputs.enumerated() where index < uniforms.inputSizes.count {
-            let size = uniforms.inputSizes[index]
-            uniforms.set(name(GLSLRewriter.sizeUniform(image)), Float(size.width), Float(size.height))
-            uniforms.set("$isf_inSize\(index)", Float(size.width), Float(size.height))
-        }
-        uniforms.set("$isf_outSize", Float(render.width), Float(render.height))
+    /// What `uniforms` and `textures` cannot declare: the audio inputs, whose textures are refilled (and
+    /// may be made or dropped) each frame.
+    public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        advanceEvents(frame: frame)
         guard fused == nil else { return }
-        for image in unconnectedImages {
-            uniforms.set(GLSLRewriter.sizeUniform(image), Float(render.width), Float(render.height))
-        }
-        let sizes = targetSizes()(uniforms.inputSizes)
-        for (index, pass) in shader.passes.enumerated() {
-            guard let target = pass.target else { continue }
-            uniforms.set(GLSLRewriter.sizeUniform(target), Float(sizes[index].width), Float(sizes[index].height))
-        }
-        for image in shader.importedImages {
-            guard let texture = importedTextures[image.name] else { continue }
-            uniforms.set(GLSLRewriter.sizeUniform(image.name), Float(texture.size.width), Float(texture.size.height))
-            uniforms.bind(image.name, texture)
-        }
         bindAudio(uniforms, frame: frame)
-        if let emptyTexture { uniforms.bind("$isf_empty", emptyTexture) }
     }
 
     /// Fills and binds each audio input's texture from `frame.audio` (see `AudioWindow.waveformImage` and
