@@ -243,9 +243,12 @@ public func renderCaret(text: String, column: Int) -> String {
 
 /// The text does not follow the grammar.
 public struct GraphSyntaxError: GraphTextError, Equatable {
+    /// What is wrong, without the column.
     public let message: String
+    /// 1-based column of the graph text the error points at.
     public let column: Int
 
+    /// A syntax error at `column` (1-based).
     public init(_ message: String, column: Int) {
         self.message = message
         self.column = column
@@ -254,11 +257,14 @@ public struct GraphSyntaxError: GraphTextError, Equatable {
 
 /// The text parses but its streams do not form a graph (unknown label, cycle, no output…).
 public struct GraphSemanticError: GraphTextError, Equatable {
+    /// What is wrong, without the column.
     public let message: String
+    /// 1-based column of the graph text the error points at.
     public let column: Int
     /// The element at fault.
     public let element: GraphElementID?
 
+    /// An error at `column` (1-based) about `element`, when one element is at fault.
     public init(_ message: String, column: Int, element: GraphElementID?) {
         self.message = message
         self.column = column
