@@ -19,8 +19,11 @@ public protocol SideInput: AnyObject {
 }
 
 extension SideInput {
+    /// Nothing to commit by default.
     public func finish() throws {}
+    /// By default an input supplies no face regions.
     public var suppliesFaceRegions: Bool { false }
+    /// By default an input supplies no sound.
     public var suppliesAudio: Bool { false }
 }
 
@@ -30,8 +33,11 @@ public struct RenderedFrame {
     public let uploaded: UploadedFrame
     /// The graph that rendered it (nil while no sink takes the output).
     public let renderer: GraphRenderer?
+    /// The frame's presentation time in the output.
     public let pts: MediaTime
+    /// 0-based position of the frame in the run.
     public let index: Int
+    /// The per-frame values the graph rendered with (time, regions, sound).
     public let context: FrameContext
 }
 
@@ -44,6 +50,7 @@ public protocol FrameTap: AnyObject {
 }
 
 extension FrameTap {
+    /// Nothing in flight by default.
     public func finish() throws {}
 }
 
@@ -76,6 +83,7 @@ public final class EngineControl {
 
     init(stage: FramePath) { self.stage = stage }
 
+    /// What the engine's GPU context runs on.
     public var gpuInfo: GPUInfo { stage.gpuInfo }
     /// The graph running now.
     public var graph: FilterGraph { stage.graph }

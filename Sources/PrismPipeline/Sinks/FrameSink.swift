@@ -19,8 +19,11 @@ public struct SinkStream: Sendable {
 
 /// A processed frame, packed in the sink's layout in a pooled buffer (back to its pool when released).
 public struct ProcessedFrame: Sendable {
+    /// The packed frame; the buffer returns to its pool when the last reference goes.
     public let buffer: PooledFrameBuffer
+    /// Presentation time on the source's time line, the first frame at 0.
     public let pts: MediaTime
+    /// How long the frame shows, when known.
     public let duration: MediaTime?
     /// The frame's position in the run (0 for the first frame rendered).
     public let index: Int
@@ -88,18 +91,32 @@ public protocol FrameSink: AnyObject {
 }
 
 extension FrameSink {
+    /// By default a sink sees the graph's output.
     public var point: SinkPoint { .output }
+    /// By default a sink gets every frame, in order.
     public var delivery: SinkDelivery { .everyFrame }
+    /// By default 16 buffers for a sink that gets every frame, 6 for one that takes the newest.
     public var bufferCount: Int { delivery == .everyFrame ? 16 : 6 }
+    /// By default a sink takes no audio.
     public var acceptsAudio: Bool { false }
+    /// By default a sink wants every frame.
     public func wants(frameIndex: Int) -> Bool { true }
+    /// By default a refusal means the reader went away.
     public var stopReason: StopReason { .outputClosed }
+    /// By default a sink counts no bytes.
     public var bytesWritten: Int64? { nil }
+    /// By default every frame written is in the output.
     public var framesInOutput: Int? { nil }
+    /// By default compressed audio is ignored.
     public func write(audio packet: AudioPacket) throws {}
+    /// By default captured sound is ignored.
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {}
+    /// By default a sink follows a new size and keeps going.
     public func reopen(_ stream: SinkStream) throws -> Bool { true }
+    /// By default nothing to finish.
     public func finish() throws {}
+    /// By default nothing to clean up.
     public func abort() {}
+    /// By default nothing is kept: the sink is aborted and nil returned.
     public func salvage() -> String? { abort(); return nil }
 }
