@@ -65,7 +65,7 @@ public struct RunReport: Sendable {
     public var filterTiming = ""
     /// What the GPU context ran on (`GPUInfo.description`).
     public var renderer = ""
-    /// The filter graph's passes, in order; empty unless passes were timed.
+    /// The filter graph's passes, in order (labels for `--stats`).
     public var passLabels: [String] = []
     /// Median GPU milliseconds of each pass in `passLabels` (same order).
     public var passMilliseconds: [Double] = []

@@ -21,7 +21,7 @@ public struct SinkStream: Sendable {
 public struct ProcessedFrame: Sendable {
     /// The packed frame; the buffer returns to its pool when the last reference goes.
     public let buffer: PooledFrameBuffer
-    /// Presentation time on the source's time line, the first frame at 0.
+    /// Presentation time on the source's time line (at a constant rate, the converted frame's time).
     public let pts: MediaTime
     /// How long the frame shows, when known.
     public let duration: MediaTime?

@@ -127,7 +127,7 @@ public final class MovieSink: FrameSink {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
     }
 
-    /// Abandons the movie, leaving no file at `path`.
+    /// Abandons the movie: the temporary file is deleted, an existing file at `path` left as it was.
     public func abort() { writer?.abort() }
     /// What was muxed is not what survived: the file was cut at its last whole fragment, so its frames and
     /// bytes are read from it.

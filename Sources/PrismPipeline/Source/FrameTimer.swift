@@ -5,7 +5,7 @@ import PrismMedia
 public struct TimedFrame: Sendable {
     /// The decoded frame.
     public let frame: VideoFrame
-    /// The frame's time in the output, on the source's time line with the first frame at 0.
+    /// The frame's time in the output, on the source's time line (at a constant rate, the converted time).
     public let pts: MediaTime
     /// How long the frame shows (one step at a constant rate), when known.
     public let duration: MediaTime?
