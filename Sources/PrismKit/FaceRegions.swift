@@ -8,13 +8,17 @@ import PrismVision
 /// is rendered from the uploaded frame (only for frames the detector wants) and each frame gets its
 /// tracked regions (`FrameContext.regions`) before the graph runs; `--faces-out` is committed at the end.
 public final class FaceRegions: SideInput {
+    /// The detector (or sidecar) and the sidecar writer the regions come from.
     public let faces: FaceSideInput
     private var thumbnailer: LumaThumbnailer?
 
+    /// Feeds the engine from `faces`; the luma thumbnailer is made on the GPU thread when first needed.
     public init(_ faces: FaceSideInput) { self.faces = faces }
 
+    /// Always true: this input sets `FrameContext.regions`, so face filters may run.
     public var suppliesFaceRegions: Bool { true }
 
+    /// Sets `context.regions` for the frame, rendering the detector's luma thumbnail when it wants one; on the GPU thread.
     public func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context.regions = try faces.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) {
             // As wide as the smallest face asked for needs (a new one if the input's size changes).
@@ -25,5 +29,6 @@ public final class FaceRegions: SideInput {
         }
     }
 
+    /// Commits the faces sidecar (`--faces-out`), if one is written.
     public func finish() throws { try faces.finish() }
 }
