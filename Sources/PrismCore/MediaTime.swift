@@ -1,8 +1,8 @@
 /// A rational number, used for frame rates and time bases (`num/den`), like FFmpeg's AVRational.
 public struct Rational: Hashable, Sendable, CustomStringConvertible {
-    /// Numerator.
+    /// Numerator, e.g. 30000 in 30000/1001.
     public var num: Int32
-    /// Denominator; 0 only in a degenerate value (`doubleValue` is then 0).
+    /// Denominator, e.g. 1001 in 30000/1001; 0 only in a degenerate value (`doubleValue` is then 0).
     public var den: Int32
 
     /// The fraction `num/den`, stored as given (not reduced).

@@ -69,7 +69,7 @@ public enum MediaInspector {
         return count
     }
 
-    /// Decodes every video and audio frame of the first video and audio streams of `path`; throws when it cannot be opened or decoded.
+    /// Decodes every video and audio frame of the first video and audio streams of `path`; throws when it cannot be opened, has no video stream or fails to decode.
     public static func inspect(_ path: String) throws -> MediaReport {
         let input = try InputFile(url: path)
         var streams: [MediaReport.Stream] = []

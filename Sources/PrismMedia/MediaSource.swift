@@ -25,7 +25,7 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var frameRate: Rational?
     /// The time base video timestamps are counted in (the stream's, for movies).
     public var timeBase: Rational
-    /// The length of the input, when known (nil for cameras, pipes, live streams).
+    /// The length of the input, when known (nil for cameras and other inputs of unknown length).
     public var duration: MediaTime?
     /// How many frames to expect, when it can be told (for progress); nil when unknown.
     public var estimatedFrameCount: Int?

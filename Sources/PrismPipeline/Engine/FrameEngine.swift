@@ -49,7 +49,7 @@ public struct EngineConfiguration: Sendable {
     /// (`prism dev`, whose shader may gain one). Otherwise sound is decoded only for a graph that needs it.
     public var analyzesAudio = false
 
-    /// The defaults: a file run with fusion, no limits and no pass timing.
+    /// The defaults: fusion on, no limits, no rate conversion, no pass timing.
     public init() {}
 }
 
