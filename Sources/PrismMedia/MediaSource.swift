@@ -10,6 +10,7 @@ public enum SourceEvent: Sendable {
 /// A producer of frames (movie file or stream, test pattern, raw pipe, camera). Pull-based: call
 /// `next()` until it returns nil (end of stream). Sources are used from one thread at a time.
 public protocol MediaSource: AnyObject {
+    /// What the source produces: size, pixel format, rate, time base, audio, colours.
     var info: SourceInfo { get }
     /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable or corrupt input.
     func next() throws -> SourceEvent?

@@ -51,6 +51,7 @@ public struct FaceDetection: Hashable, Sendable {
 /// Finds faces in a luma thumbnail; boxes come back in the pixels of the frame it was reduced from.
 /// Used from one thread at a time (the provider's detector thread).
 public protocol FaceDetecting: AnyObject {
+    /// The faces in `image`, boxes in the pixels of `image.frameSize`; throws on a failed detection.
     func detect(_ image: LumaImage) throws -> [FaceDetection]
 }
 

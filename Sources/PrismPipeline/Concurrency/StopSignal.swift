@@ -3,8 +3,11 @@ import Synchronization
 
 /// Why a run ended.
 public enum StopReason: String, Sendable, Codable {
+    /// The source had no more frames.
     case endOfInput = "end of input"
+    /// `--frames`: the frame limit was reached.
     case frameLimit = "frame limit"
+    /// `--duration`: the input-time limit was reached.
     case durationLimit = "duration limit"
     /// `--max-size`: the movie reached its size limit.
     case sizeLimit = "size limit"

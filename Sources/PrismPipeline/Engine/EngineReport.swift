@@ -5,6 +5,7 @@ import PrismCore
 public struct StageTimes: Sendable {
     /// The engine's stages, in the order a frame goes through them.
     public enum Stage: String, CaseIterable, Sendable {
+        /// Reading and decoding, CPU→GPU upload, the graph's passes, GPU→CPU readback, encoding or writing.
         case decode, upload, filter, readback, encode
     }
 

@@ -8,6 +8,7 @@ import PrismMedia
 /// the frame on the GPU (the detector's small luma image); it may wait for its data (a file run that must
 /// be deterministic) or use the newest it has (a live run that must not stall).
 public protocol SideInput: AnyObject {
+    /// Sets this input's part of `context` for frame `index`, on the GPU thread after `uploaded` holds the frame; throwing fails the run.
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws
     /// The run ended without an error (on the GPU thread): commit what the input wrote (a sidecar).
     func finish() throws
@@ -44,6 +45,7 @@ public struct RenderedFrame {
 /// Observes every rendered frame on the GPU thread (the detector's small luma image, per-pass timings,
 /// a still). Keep it short: the next frame waits for it.
 public protocol FrameTap: AnyObject {
+    /// Called on the GPU thread after each frame rendered; `frame` and `control` are valid only during the call.
     func rendered(_ frame: RenderedFrame, control: EngineControl) throws
     /// The run is ending (on the GPU thread): deliver what is in flight.
     func finish() throws
@@ -56,7 +58,9 @@ extension FrameTap {
 
 /// Something that happened during a run that a front end may want to show.
 public enum EngineEvent: Sendable {
+    /// The camera was replaced between frames; `summary` describes the new source.
     case cameraSwitched(CameraSwitch, summary: String)
+    /// The camera at `path` could not be opened; the one at `kept` goes on running.
     case cameraSwitchFailed(path: String, kept: String, error: String)
     /// The input changed format or size and the graph was compiled again.
     case inputChanged(format: PixelFormat, size: Size, outputFrom: Size, outputTo: Size)

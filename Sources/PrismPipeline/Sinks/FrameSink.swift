@@ -53,7 +53,9 @@ public enum SinkDelivery: Sendable {
 public protocol FrameSink: AnyObject {
     /// The packed pixel format the sink takes.
     var pixelFormat: PixelFormat { get }
+    /// Whether the sink sees the graph's output or the unfiltered input.
     var point: SinkPoint { get }
+    /// Every frame in order (back-pressure), or only the newest it keeps up with.
     var delivery: SinkDelivery { get }
     /// Pooled buffers for the sink's frames in flight (readback ring + queue + what the sink holds).
     var bufferCount: Int { get }
@@ -64,6 +66,7 @@ public protocol FrameSink: AnyObject {
     /// back for it.
     func wants(frameIndex: Int) -> Bool
 
+    /// Called once before the first frame, on the thread that starts the run: open files, size buffers. Throwing fails the run before it starts.
     func open(_ stream: SinkStream) throws
     /// Returns false when the sink takes no more frames (a closed pipe, a size limit): the run then stops
     /// cleanly, for `stopReason`.
@@ -75,6 +78,7 @@ public protocol FrameSink: AnyObject {
     /// After `finish`: the frames the output really holds, when a limit left some it was given out
     /// (nil: every frame written is in it). The run's report counts these.
     var framesInOutput: Int? { get }
+    /// A compressed packet of the source's audio, untouched (only when `acceptsAudio`).
     func write(audio packet: AudioPacket) throws
     /// Captured sound, already on the video's time line.
     func write(pcm chunk: AudioChunk, pts: MediaTime) throws
