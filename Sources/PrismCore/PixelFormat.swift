@@ -17,6 +17,7 @@ public struct PlaneLayout: Hashable, Sendable {
 
 /// The pixel formats Prism uploads, reads back and passes to encoders. Names follow FFmpeg's.
 public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
+    /// Planar and semi-planar Y'CbCr (8- and 10-bit), packed YUYV, 8-bit RGBA/BGRA, 8-bit gray.
     case yuv420p, nv12, yuyv422, rgba, bgra, yuv420p10le, yuv422p, yuv444p, yuv422p10le, gray
 
     /// Looks a format up by FFmpeg name, case-insensitively, also taking the aliases yuvj420p and i420, yuy2 and yuyv, gray8; nil if unknown.
@@ -75,6 +76,7 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
 
 /// The Y'CbCr matrix (Kr, Kb) of a video signal.
 public enum ColorMatrix: String, Hashable, Sendable {
+    /// ITU-R BT.601 (standard definition) or BT.709 (HD).
     case bt601, bt709
 
     /// The red luma coefficient Kr (0.299 for BT.601, 0.2126 for BT.709).
@@ -88,6 +90,7 @@ public enum ColorMatrix: String, Hashable, Sendable {
 
 /// Limited ("TV", 16–235 / 16–240) or full ("PC", 0–255) quantisation range.
 public enum ColorRange: String, Hashable, Sendable {
+    /// Limited: Y 16–235 and Cb/Cr 16–240 (scaled for 10-bit); full: 0–255.
     case limited, full
 }
 

@@ -22,6 +22,7 @@ extension Error {
 public struct Diagnostic: Hashable, Sendable, Codable, CustomStringConvertible {
     /// How serious a message is, as compilers print it.
     public enum Severity: String, Hashable, Sendable, Codable {
+        /// An error stops the work; a warning does not; a note adds to the message before it.
         case error, warning, note
     }
 

@@ -3,7 +3,9 @@ import PrismCore
 
 /// What a source delivers: video frames, and for movies the first audio stream's compressed packets.
 public enum SourceEvent: Sendable {
+    /// A decoded (or captured) video frame.
     case video(VideoFrame)
+    /// A compressed packet of the first audio stream, passed through untouched.
     case audio(AudioPacket)
 }
 

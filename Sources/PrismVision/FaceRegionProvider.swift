@@ -79,7 +79,9 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
 ///   `regions` answers at once with the newest tracked faces and their age in frames.
 public final class DetectingFaceProvider: FaceRegionProvider {
     public enum Mode: Sendable, Equatable {
+        /// Detect frames 0, N, 2N…, and wait for them: deterministic (files, raw input).
         case everyNth(Int)
+        /// Detect whenever the detector is idle, never wait (cameras).
         case live
     }
 

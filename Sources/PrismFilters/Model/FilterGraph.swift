@@ -14,7 +14,9 @@ public final class FilterGraph {
 
     /// Where a node input (or the graph output) comes from.
     public enum Stream: Hashable, Sendable {
+        /// The graph's input frame.
         case source
+        /// The output of a node of the graph.
         case node(NodeID)
     }
 
@@ -92,5 +94,6 @@ public final class FilterGraph {
 
 /// Kernels whose uniforms follow their parameter values, so live changes reach the GPU.
 public protocol ParameterizedKernel: FilterKernel {
+    /// The instance's current values; the kernel sets its uniforms from them on its next frame.
     var parameters: ParameterValues { get set }
 }

@@ -2,8 +2,11 @@ import PrismCore
 
 /// The type of a filter parameter, with its range where it has one.
 public enum ParameterKind: Hashable, Sendable {
+    /// A finite number within the range.
     case float(ClosedRange<Double>)
+    /// A whole number within the range.
     case int(ClosedRange<Int>)
+    /// `true` or `false` (also 1 or 0).
     case bool
     /// RGBA, each 0...1; written `#rrggbb[aa]` or `r:g:b[:a]`.
     case color
@@ -46,13 +49,21 @@ public enum ParameterKind: Hashable, Sendable {
 
 /// A parameter's value. The kind it must match is in its `ParameterSpec`.
 public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
+    /// A number (finite once validated).
     case float(Double)
+    /// A whole number.
     case int(Int)
+    /// A flag.
     case bool(Bool)
+    /// RGBA, each component 0...1.
     case color(SIMD4<Double>)
+    /// Two numbers, x and y.
     case point(SIMD2<Double>)
+    /// A size in pixels.
     case size(Size)
+    /// One of a `choice` parameter's words.
     case choice(String)
+    /// Free text: a path, a label, or a word not yet validated against a choice.
     case text(String)
 
     public var description: String {

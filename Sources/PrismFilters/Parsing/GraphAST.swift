@@ -219,7 +219,9 @@ public struct GraphAST: Hashable, Sendable {
 
 /// An error in filter graph text, at a 1-based column.
 public protocol GraphTextError: PrismError {
+    /// What is wrong, without the column.
     var message: String { get }
+    /// 1-based column of the graph text the error points at.
     var column: Int { get }
 }
 

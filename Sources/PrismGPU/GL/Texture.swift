@@ -3,6 +3,7 @@ import PrismCore
 
 /// Storage formats Prism uses for textures.
 public enum TextureFormat: Hashable, Sendable {
+    /// 8-bit normalised one, two or four channels; 16-bit unsigned integer red (10-bit planes); 16-bit float RGBA.
     case r8, rg8, rgba8, r16ui, rgba16f
     /// 32-bit float RGBA (ISF FLOAT targets; rendering to it needs EXT_color_buffer_float).
     case rgba32f
