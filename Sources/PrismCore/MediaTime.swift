@@ -1,14 +1,19 @@
 /// A rational number, used for frame rates and time bases (`num/den`), like FFmpeg's AVRational.
 public struct Rational: Hashable, Sendable, CustomStringConvertible {
+    /// Numerator, e.g. 30000 in 30000/1001.
     public var num: Int32
+    /// Denominator, e.g. 1001 in 30000/1001; 0 only in a degenerate value (`doubleValue` is then 0).
     public var den: Int32
 
+    /// The fraction `num/den`, stored as given (not reduced).
     public init(_ num: Int32, _ den: Int32) {
         self.num = num
         self.den = den
     }
 
+    /// The value as a Double; 0 when `den` is 0.
     public var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
+    /// `den/num`: a frame rate turned into a frame duration (time base), or back.
     public var inverted: Rational { Rational(den, num) }
     public var description: String { den == 1 ? "\(num)" : "\(num)/\(den)" }
 
@@ -38,9 +43,12 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
 
 /// A timestamp or duration as `value / timescale` seconds (the CMTime idea). Never a float.
 public struct MediaTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// Ticks of 1/`timescale` seconds; may be negative.
     public var value: Int64
+    /// Ticks per second; always positive.
     public var timescale: Int32
 
+    /// `value / timescale` seconds; `timescale` must be positive (a precondition).
     public init(value: Int64, timescale: Int32) {
         precondition(timescale > 0, "MediaTime needs a positive timescale")
         self.value = value
@@ -57,8 +65,10 @@ public struct MediaTime: Hashable, Comparable, Sendable, CustomStringConvertible
         }
     }
 
+    /// Time zero (timescale 1).
     public static let zero = MediaTime(value: 0, timescale: 1)
 
+    /// The time in seconds, as a Double (for display and arithmetic that may be inexact).
     public var seconds: Double { Double(value) / Double(timescale) }
 
     /// This time expressed in ticks of `timeBase`, rounded to nearest (ties away from zero).
@@ -71,6 +81,7 @@ public struct MediaTime: Hashable, Comparable, Sendable, CustomStringConvertible
         return Int64(rounded)
     }
 
+    /// The same time in ticks of 1/`timescale` s, rounded to the nearest tick (ties away from zero).
     public func converted(to timescale: Int32) -> MediaTime {
         MediaTime(value: ticks(in: Rational(1, timescale)), timescale: timescale)
     }

@@ -7,6 +7,7 @@
 /// CbCr plane of NV12 fills the rows below luma. FFmpeg takes such planes as they are, through
 /// per-plane data pointers and line sizes, so the encoder reads the buffer without a copy.
 public struct PackedFrameLayout: Hashable, Sendable {
+    /// Where one plane of the frame lies in the buffer, in bytes.
     public struct Plane: Hashable, Sendable {
         /// Byte offset of the plane's first row in the buffer.
         public var offset: Int
@@ -18,7 +19,9 @@ public struct PackedFrameLayout: Hashable, Sendable {
         public var rows: Int
     }
 
+    /// The pixel format packed.
     public let format: PixelFormat
+    /// The frame size in pixels.
     public let size: Size
     /// Bytes per buffer row; a multiple of 8 so that half a row is still whole RGBA8 texels.
     public let rowBytes: Int
@@ -26,12 +29,14 @@ public struct PackedFrameLayout: Hashable, Sendable {
     public let lumaRows: Int
     /// Rows below luma holding chroma (0 for RGB formats).
     public let chromaRows: Int
+    /// The format's planes in FFmpeg order (Y, Cb, Cr; Y, CbCr; or the one RGB plane), ready for per-plane data pointers.
     public let planes: [Plane]
 
     /// Formats the GPU can pack into a readback buffer.
     public static let supportedFormats: Set<PixelFormat> = [.rgba, .bgra, .yuv420p, .nv12, .yuv422p, .yuv444p,
                                                             .yuv420p10le, .yuv422p10le, .gray]
 
+    /// The layout of a `size` frame of `format`; nil for a format not in `supportedFormats` or an empty size.
     public init?(format: PixelFormat, size: Size) {
         guard Self.supportedFormats.contains(format), size.width > 0, size.height > 0 else { return nil }
         self.format = format

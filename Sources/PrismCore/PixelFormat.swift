@@ -7,15 +7,20 @@ public struct PlaneLayout: Hashable, Sendable {
     /// Plane height = ceil(frame height / 2^verticalShift).
     public var verticalShift: Int
 
+    /// Plane width in samples for a frame `frameWidth` pixels wide (rounded up).
     public func width(for frameWidth: Int) -> Int { (frameWidth + (1 << horizontalShift) - 1) >> horizontalShift }
+    /// Plane height in rows for a frame `frameHeight` pixels high (rounded up).
     public func height(for frameHeight: Int) -> Int { (frameHeight + (1 << verticalShift) - 1) >> verticalShift }
+    /// Bytes of one unpadded plane row for a frame `frameWidth` pixels wide.
     public func minimumRowBytes(for frameWidth: Int) -> Int { width(for: frameWidth) * bytesPerPixel }
 }
 
 /// The pixel formats Prism uploads, reads back and passes to encoders. Names follow FFmpeg's.
 public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
+    /// Planar and semi-planar Y'CbCr (8- and 10-bit), packed YUYV, 8-bit RGBA/BGRA, 8-bit gray.
     case yuv420p, nv12, yuyv422, rgba, bgra, yuv420p10le, yuv422p, yuv444p, yuv422p10le, gray
 
+    /// Looks a format up by FFmpeg name, case-insensitively, also taking the aliases yuvj420p and i420, yuy2 and yuyv, gray8; nil if unknown.
     public init?(name: String) {
         let lowered = name.lowercased()
         if lowered == "yuvj420p" || lowered == "i420" { self = .yuv420p; return }
@@ -24,6 +29,7 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
         self.init(rawValue: lowered)
     }
 
+    /// The format's planes in FFmpeg order (one for packed formats, two for NV12, three for planar YUV).
     public var planes: [PlaneLayout] {
         switch self {
         case .yuv420p:
@@ -57,7 +63,9 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
         }
     }
 
+    /// True for the Y'CbCr formats, false for RGBA, BGRA and gray.
     public var isYUV: Bool { !(self == .rgba || self == .bgra || self == .gray) }
+    /// Bits per sample: 10 for the `…10le` formats (stored in 16-bit little-endian words), else 8.
     public var bitDepth: Int { (self == .yuv420p10le || self == .yuv422p10le) ? 10 : 8 }
 
     /// Bytes of one tightly packed frame.
@@ -68,9 +76,12 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
 
 /// The Y'CbCr matrix (Kr, Kb) of a video signal.
 public enum ColorMatrix: String, Hashable, Sendable {
+    /// ITU-R BT.601 (standard definition) or BT.709 (HD).
     case bt601, bt709
 
+    /// The red luma coefficient Kr (0.299 for BT.601, 0.2126 for BT.709).
     public var kr: Double { self == .bt601 ? 0.299 : 0.2126 }
+    /// The blue luma coefficient Kb (0.114 for BT.601, 0.0722 for BT.709).
     public var kb: Double { self == .bt601 ? 0.114 : 0.0722 }
 
     /// The usual guess for untagged video: BT.709 for HD and above, BT.601 for SD.
@@ -79,15 +90,19 @@ public enum ColorMatrix: String, Hashable, Sendable {
 
 /// Limited ("TV", 16–235 / 16–240) or full ("PC", 0–255) quantisation range.
 public enum ColorRange: String, Hashable, Sendable {
+    /// Limited: Y 16–235 and Cb/Cr 16–240 (scaled for 10-bit); full: 0–255.
     case limited, full
 }
 
 /// The colour description of a Y'CbCr signal, with the maths to and from non-linear R'G'B' in 0...1.
 /// The GPU shaders and the CPU references both derive their coefficients from here.
 public struct YUVColorSpace: Hashable, Sendable {
+    /// The Y'CbCr matrix (Kr, Kb).
     public var matrix: ColorMatrix
+    /// Limited or full quantisation range.
     public var range: ColorRange
 
+    /// The colour space of `matrix` in `range`.
     public init(matrix: ColorMatrix, range: ColorRange) {
         self.matrix = matrix
         self.range = range

@@ -9,6 +9,7 @@ public protocol PrismError: Error, CustomStringConvertible, Sendable {
 }
 
 extension PrismError {
+    /// No diagnostics by default: the error concerns no place in a file.
     public var diagnostics: [Diagnostic] { [] }
 }
 
@@ -19,19 +20,24 @@ extension Error {
 
 /// One message about a place in a file: a shader compiler's, a loader's or a parser's.
 public struct Diagnostic: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// How serious a message is, as compilers print it.
     public enum Severity: String, Hashable, Sendable, Codable {
+        /// An error stops the work; a warning does not; a note adds to the message before it.
         case error, warning, note
     }
 
+    /// The file the message is about, as the user named it (or a generated name).
     public var file: String
     /// 1-based; nil when the message concerns the whole file (or generated code).
     public var line: Int?
     /// 1-based, when known.
     public var column: Int?
+    /// Error, warning or note.
     public var severity: Severity
     /// The message alone, without the place.
     public var message: String
 
+    /// A message about `file`, at `line` and `column` (1-based) when known.
     public init(file: String, line: Int?, column: Int? = nil, severity: Severity = .error, message: String) {
         self.file = file
         self.line = line
@@ -53,17 +59,23 @@ public struct Diagnostic: Hashable, Sendable, Codable, CustomStringConvertible {
 
 /// A problem with what the user asked for: flags, filter text, file names.
 public struct UsageError: PrismError {
+    /// What is wrong, in a form the command line prints as it is.
     public let message: String
+    /// An error carrying `message` as its whole description.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
 
 /// A failing POSIX call, with the call and the system's own message.
 public struct SystemError: PrismError {
+    /// The POSIX call that failed, e.g. "open".
     public let call: String
+    /// The errno value it failed with.
     public let code: Int32
+    /// What was being done (a path, a device), put before the call in the description; may be empty.
     public let context: String
 
+    /// The failure of `call` with errno `code`, while doing `context`.
     public init(_ call: String, code: Int32, context: String = "") {
         self.call = call
         self.code = code

@@ -83,7 +83,9 @@ var noPTS: Int64 { prism_av_nopts_value() }
 /// FFmpeg's global log level (`av_log_set_level`). FFmpeg logs to stderr; the command line and tests
 /// may quieten it. This is process-wide state owned by libavutil.
 public enum FFmpegLog {
+    /// FFmpeg's log levels (`AV_LOG_QUIET` … `AV_LOG_DEBUG`); each shows its own messages and the more severe ones.
     public enum Level: Int32, Sendable {
+        /// `AV_LOG_QUIET` (nothing) through `AV_LOG_DEBUG` (everything), with FFmpeg's values.
         case quiet = -8, panic = 0, fatal = 8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48
     }
     /// Wraps `av_log_set_level`.

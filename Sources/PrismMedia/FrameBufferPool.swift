@@ -5,8 +5,11 @@ import PrismCore
 
 /// Why `FrameBufferPool.acquire` gave up.
 public struct PoolError: PrismError {
+    /// `timedOut`: no buffer came back within the timeout; `cancelled`: the pool was cancelled.
     public enum Reason: Sendable { case timedOut, cancelled }
+    /// Why the wait ended.
     public let reason: Reason
+    /// The pool's capacity, all of it in use when the wait timed out.
     public let capacity: Int
     public var description: String {
         switch reason {
@@ -23,7 +26,9 @@ public struct PoolError: PrismError {
 /// in use. A buffer goes back to the pool when its last user lets go of its `PooledFrameBuffer`, including
 /// when an `AVBufferRef` that wraps it (`avBufferRef()`) is freed by an encoder. Thread-safe.
 public final class FrameBufferPool: Sendable {
+    /// How each buffer holds a frame; fixed for the pool's life.
     public let layout: PackedFrameLayout
+    /// The most buffers the pool ever allocates.
     public let capacity: Int
     /// Usable bytes per buffer: `layout.byteCount`.
     public var byteCount: Int { layout.byteCount }
@@ -38,6 +43,7 @@ public final class FrameBufferPool: Sendable {
     }
     private let state: Monitor<State>
 
+    /// A pool of at most `capacity` (positive, else a precondition failure) buffers of `layout`; none allocated yet.
     public init(layout: PackedFrameLayout, capacity: Int) {
         precondition(capacity > 0, "a frame buffer pool needs a positive capacity")
         self.layout = layout
@@ -117,9 +123,11 @@ public final class FrameBufferPool: Sendable {
 /// One buffer lent by a `FrameBufferPool`. It returns to the pool when the last reference to this object
 /// goes away, so whoever still needs the bytes (a sink, an encoder through `avBufferRef()`) keeps it alive.
 public final class PooledFrameBuffer: @unchecked Sendable {  // one owner at a time; returns itself to its pool in deinit
+    /// The pool the buffer goes back to; kept alive by every buffer it lent.
     public let pool: FrameBufferPool
     /// First byte of the frame; `layout.byteCount` bytes are usable.
     public let data: UnsafeMutableRawPointer
+    /// How the frame lies in the buffer (the pool's layout).
     public var layout: PackedFrameLayout { pool.layout }
 
     fileprivate init(pool: FrameBufferPool, data: UnsafeMutableRawPointer) {

@@ -4,9 +4,12 @@ import PrismCore
 
 /// An 8-bit RGBA image in memory: rows of `size.width * 4` bytes, no padding, straight alpha.
 public struct RGBAImage: Hashable, Sendable {
+    /// Width and height in pixels.
     public var size: Size
+    /// RGBA bytes, top row first: `size.width * size.height * 4` of them.
     public var pixels: [UInt8]
 
+    /// Wraps `pixels`, which must be exactly width × height × 4 bytes (a precondition).
     public init(size: Size, pixels: [UInt8]) {
         precondition(pixels.count == size.width * size.height * 4, "RGBA image needs width*height*4 bytes")
         self.size = size
@@ -23,6 +26,7 @@ public struct RGBAImage: Hashable, Sendable {
 /// Still images read and written with libavformat / libavcodec (no other image library): PNG and JPEG
 /// both ways; anything FFmpeg's image demuxers recognise by extension (PPM, PAM, BMP, TIFF, …) read.
 public enum ImageFile {
+    /// The formats `ImageFile` can write.
     public enum Kind: Sendable { case png, jpeg }
 
     /// The kind the file name's extension asks for (.png, .jpg, .jpeg), nil for others.

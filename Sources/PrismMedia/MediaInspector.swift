@@ -3,15 +3,19 @@ import PrismCore
 
 /// What `MediaInspector.inspect` found by decoding a file completely.
 public struct MediaReport: Sendable {
+    /// One stream of the file, as the container describes it.
     public struct Stream: Sendable {
+        /// The stream's index in the container.
         public var index: Int
         /// "video", "audio", "subtitle", "data", … (`av_get_media_type_string`).
         public var type: String
         /// libavcodec's codec name (`avcodec_get_name`), e.g. "h264", "aac".
         public var codecName: String
+        /// The time base the stream's timestamps count in.
         public var timeBase: Rational
     }
 
+    /// Every stream of the file, in container order.
     public var streams: [Stream]
     /// libavformat's name for the container, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm".
     public var formatName: String
@@ -23,6 +27,7 @@ public struct MediaReport: Sendable {
     public var duration: MediaTime?
     /// The video stream's own duration (`AVStream.duration`), when the container stores it.
     public var videoStreamDuration: MediaTime?
+    /// Frame size of the first video stream in pixels.
     public var size: Size
     /// libavutil's name of the decoded pixel format, e.g. "yuv420p", "bgra".
     public var pixelFormat: String
@@ -32,14 +37,18 @@ public struct MediaReport: Sendable {
     public var firstAudioPTS: MediaTime?
     /// Decoded audio samples (per channel).
     public var audioSampleCount: Int
+    /// Sample rate of the first audio stream in Hz; nil without audio.
     public var audioSampleRate: Int?
+    /// libavcodec's name of the first audio stream's codec, e.g. "aac"; nil without audio.
     public var audioCodecName: String?
     /// Largest absolute sample of the first channel (float or S16 decoders; full scale 1).
     public var audioPeak: Double = 0
     /// Sign changes of the first channel (float or S16 decoders): about 2 × frequency × seconds for a tone.
     public var audioZeroCrossings: Int = 0
 
+    /// Number of video streams.
     public var videoStreamCount: Int { streams.filter { $0.type == "video" }.count }
+    /// Number of audio streams.
     public var audioStreamCount: Int { streams.filter { $0.type == "audio" }.count }
 }
 
@@ -60,6 +69,7 @@ public enum MediaInspector {
         return count
     }
 
+    /// Decodes every video and audio frame of the first video and audio streams of `path`; throws when it cannot be opened, has no video stream or fails to decode.
     public static func inspect(_ path: String) throws -> MediaReport {
         let input = try InputFile(url: path)
         var streams: [MediaReport.Stream] = []

@@ -3,13 +3,16 @@ import PrismCore
 
 /// What a source delivers: video frames, and for movies the first audio stream's compressed packets.
 package enum SourceEvent: Sendable {
+    /// A decoded (or captured) video frame.
     case video(VideoFrame)
+    /// A compressed packet of the first audio stream, passed through untouched.
     case audio(AudioPacket)
 }
 
 /// A producer of frames (movie file or stream, test pattern, raw pipe, camera). Pull-based: call
 /// `next()` until it returns nil (end of stream). Sources are used from one thread at a time.
 package protocol MediaSource: AnyObject {
+    /// What the source produces: size, pixel format, rate, time base, audio, colours.
     var info: SourceInfo { get }
     /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable or corrupt input.
     func next() throws -> SourceEvent?
@@ -17,6 +20,7 @@ package protocol MediaSource: AnyObject {
 
 /// What a source produces.
 public struct SourceInfo: Sendable, CustomStringConvertible {
+    /// Frame size in pixels, as stored (before any `orientation` is applied).
     public var size: Size
     /// The format of the `VideoFrame`s `next()` returns.
     public var pixelFormat: PixelFormat
@@ -24,13 +28,16 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var frameRate: Rational?
     /// The time base video timestamps are counted in (the stream's, for movies).
     public var timeBase: Rational
+    /// The length of the input, when known (nil for cameras and other inputs of unknown length).
     public var duration: MediaTime?
+    /// How many frames to expect, when it can be told (for progress); nil when unknown.
     public var estimatedFrameCount: Int?
     /// `estimatedFrameCount` is the stream header's own count, not duration × rate (which a variable
     /// frame rate makes wrong).
     public var frameCountFromHeader = false
     /// True for sources that run in real time and may drop frames (cameras, network streams).
     public var isLive: Bool
+    /// True when `next()` also passes audio packets through.
     public var hasAudio: Bool { audio != nil }
     /// The audio stream whose packets `next()` passes through, if any.
     public var audio: AudioStreamInfo?
@@ -44,6 +51,7 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     /// A display matrix turned by an angle that is not a quarter turn (clockwise degrees): not applied.
     public var unsupportedRotation: Double?
 
+    /// The description of a source; `colorSpace` nil guesses limited range with the size's usual matrix.
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,
                 duration: MediaTime?, estimatedFrameCount: Int?, isLive: Bool, audio: AudioStreamInfo? = nil,
                 colorSpace: YUVColorSpace? = nil, summary: String) {
@@ -70,12 +78,15 @@ public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
     public var clockwiseDegrees: Int
     /// Then left and right swapped.
     public var mirrored: Bool
+    /// An orientation; `clockwiseDegrees` is normalised into 0..<360 and rounded down to a quarter turn.
     public init(clockwiseDegrees: Int, mirrored: Bool = false) {
         let quarter = ((clockwiseDegrees % 360) + 360) % 360
         self.clockwiseDegrees = quarter / 90 * 90
         self.mirrored = mirrored
     }
+    /// No turn and no mirror: the picture as stored.
     public static let upright = DisplayOrientation(clockwiseDegrees: 0)
+    /// True when the picture is shown as stored.
     public var isUpright: Bool { clockwiseDegrees == 0 && !mirrored }
     /// Width and height swap (a quarter or three-quarter turn).
     public var swapsSides: Bool { clockwiseDegrees == 90 || clockwiseDegrees == 270 }
@@ -121,10 +132,13 @@ public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
 /// `avcodec_parameters_free`), so a writer can copy or transcode its packets.
 public final class AudioStreamInfo: @unchecked Sendable {  // an immutable copy of the parameters, freed in deinit
     let parameters: UnsafeMutablePointer<AVCodecParameters>
+    /// The time base the stream's packet timestamps count in.
     public let timeBase: Rational
     /// libavcodec's name of the codec, e.g. "aac", "pcm_s16le".
     public let codecName: String
+    /// Samples per second per channel, in Hz.
     public let sampleRate: Int
+    /// Number of audio channels.
     public let channelCount: Int
 
     /// Copies `source` (`avcodec_parameters_copy`).
@@ -156,8 +170,11 @@ public final class AudioPacket: @unchecked Sendable {  // immutable after init; 
     public let stream: AudioStreamInfo
     /// Presentation time, nil when the container gave none.
     public let pts: MediaTime?
+    /// How long the packet plays, nil when the container gave none.
     public let duration: MediaTime?
+    /// The time base of the packet's own timestamps (its stream's).
     public var timeBase: Rational { stream.timeBase }
+    /// Size of the compressed payload in bytes.
     public var byteCount: Int { Int(packet.pointee.size) }
 
     /// Takes ownership of `packet`.

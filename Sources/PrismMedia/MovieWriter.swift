@@ -4,6 +4,7 @@ import PrismCore
 
 /// Which video encoder a `MovieWriter` uses, and how.
 public struct VideoEncoderSettings: Hashable, Sendable {
+    /// The video codecs Prism encodes to; raw values are the `--codec` names.
     public enum Codec: String, CaseIterable, Hashable, Sendable {
         /// H.264 with libx264.
         case h264
@@ -24,6 +25,7 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         }
     }
 
+    /// The encoder to use; it also decides `pixelFormat`.
     public var codec: Codec
     /// x264 / x265 preset ("ultrafast" … "veryslow"); ignored by the other codecs.
     public var preset: String
@@ -36,6 +38,7 @@ public struct VideoEncoderSettings: Hashable, Sendable {
     /// Keyframe interval in frames; nil for the encoder's default.
     public var gopSize: Int?
 
+    /// Settings; the defaults are H.264, preset "medium", the encoder's own quality, threads and keyframe interval.
     public init(codec: Codec = .h264, preset: String = "medium", crf: Int? = nil, bitrate: Int? = nil,
                 threads: Int = 0, gopSize: Int? = nil) {
         self.codec = codec

@@ -7,10 +7,14 @@ import Glibc
 /// The description of raw frames on a pipe: `WxH:PIXFMT:RATE`, e.g. `1280x720:yuv420p:30` or
 /// `640x480:rgba:30000/1001`. Frames are tightly packed planes (`PixelFormat.frameBytes(for:)` each).
 public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
+    /// Frame size in pixels.
     public var size: Size
+    /// The pixel format of each tightly packed frame.
     public var pixelFormat: PixelFormat
+    /// Frames per second.
     public var frameRate: Rational
 
+    /// Raw frames of `size` and `pixelFormat` at `frameRate` (not validated: see `init(parsing:)`).
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational) {
         self.size = size
         self.pixelFormat = pixelFormat

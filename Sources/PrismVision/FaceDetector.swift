@@ -4,8 +4,10 @@ import PrismCore
 
 /// A face's bounding box in the pixels of the frame (origin top left).
 public struct FaceBox: Hashable, Sendable {
+    /// Left and top edges, width and height, in frame pixels (y down).
     public var x, y, width, height: Double
 
+    /// A box at (`x`, `y`) of `width` × `height` frame pixels.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
@@ -13,6 +15,7 @@ public struct FaceBox: Hashable, Sendable {
         self.height = height
     }
 
+    /// The box's centre in frame pixels.
     public var center: SIMD2<Double> { SIMD2(x + width / 2, y + height / 2) }
 
     /// Intersection over union, 0...1.
@@ -33,10 +36,12 @@ public struct FaceBox: Hashable, Sendable {
 
 /// One face a detector found in one image.
 public struct FaceDetection: Hashable, Sendable {
+    /// Where the face is, in the pixels of the frame the thumbnail was reduced from.
     public var box: FaceBox
     /// The detector's confidence (for cascades: how many raw detections were merged into this one).
     public var score: Double
 
+    /// A face at `box` found with confidence `score`.
     public init(box: FaceBox, score: Double) {
         self.box = box
         self.score = score
@@ -46,12 +51,15 @@ public struct FaceDetection: Hashable, Sendable {
 /// Finds faces in a luma thumbnail; boxes come back in the pixels of the frame it was reduced from.
 /// Used from one thread at a time (the provider's detector thread).
 public protocol FaceDetecting: AnyObject {
+    /// The faces in `image`, boxes in the pixels of `image.frameSize`; throws on a failed detection.
     func detect(_ image: LumaImage) throws -> [FaceDetection]
 }
 
 /// Problems with the detector: its model file, or a failed detection.
 public struct FaceDetectorError: PrismError {
+    /// The whole one-line description (model path and reason, or the detector's message).
     public let message: String
+    /// An error with `message` as its description.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
@@ -66,8 +74,10 @@ public final class CascadeFaceDetector: FaceDetecting {
         "haar": "/usr/share/opencv4/haarcascades/haarcascade_frontalface_alt.xml",
         "lbp": "/usr/share/opencv4/lbpcascades/lbpcascade_frontalface.xml",
     ]
+    /// The model used when none is named: the Haar frontal cascade.
     public static let defaultModel = "haar"
 
+    /// The cascade file loaded (a short name resolved to its path).
     public let path: String
     /// Each step of the image pyramid shrinks it by this factor (smaller: slower, finds more sizes). 1.15
     /// costs about a quarter less than OpenCV's 1.1 and still finds 30-px faces that 1.2 missed.
@@ -97,6 +107,7 @@ public final class CascadeFaceDetector: FaceDetecting {
 
     deinit { prism_face_detector_close(native) }
 
+    /// The faces in `image`, boxes in frame pixels; throws `FaceDetectorError` when OpenCV fails. One thread at a time.
     public func detect(_ image: LumaImage) throws -> [FaceDetection] {
         try Self.run(native, image, scaleFactor: scaleFactor, minNeighbours: minNeighbours, minSize: minSize)
     }
@@ -128,9 +139,11 @@ public final class CascadeFaceDetector: FaceDetecting {
 /// Debian) behind the same C API. The file is checked when opened: not an ONNX model, or a model of another
 /// kind, is one error before any frame.
 public final class YuNetFaceDetector: FaceDetecting {
+    /// The ONNX model file loaded.
     public let path: String
     private let native: OpaquePointer
 
+    /// Loads the YuNet model at `path`; throws `FaceDetectorError` when it is missing or not a YuNet ONNX model.
     public init(path: String) throws {
         self.path = path
         var message = [CChar](repeating: 0, count: 512)
@@ -145,6 +158,7 @@ public final class YuNetFaceDetector: FaceDetecting {
     /// Whether `--face-model` names a YuNet model (by its extension) rather than a cascade.
     public static func isModel(_ model: String) -> Bool { model.lowercased().hasSuffix(".onnx") }
 
+    /// The faces in `image`, boxes in frame pixels; throws `FaceDetectorError` when OpenCV fails. One thread at a time.
     public func detect(_ image: LumaImage) throws -> [FaceDetection] {
         try CascadeFaceDetector.run(native, image, scaleFactor: 1, minNeighbours: 0, minSize: 0)
     }

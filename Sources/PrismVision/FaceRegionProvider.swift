@@ -25,8 +25,11 @@ extension FaceRegionProvider {
 
 /// Detector figures: cost per detection, its input, and how stale regions were when used.
 public struct FaceDetectorStatistics: Sendable, Equatable {
+    /// Detections run so far.
     public var detections = 0
+    /// Total seconds spent in those detections.
     public var detectSeconds = 0.0
+    /// Seconds taken by the slowest detection.
     public var slowestDetectSeconds = 0.0
     /// The thumbnail size the detector last ran on.
     public var inputSize: Size?
@@ -34,7 +37,9 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
     public var skipped = 0
     /// Frames that were given regions, and the sum and maximum of those regions' age in frames.
     public var framesServed = 0
+    /// Sum over served frames of their regions' age, in frames.
     public var ageSum = 0
+    /// The oldest regions served, in frames.
     public var maxAge = 0
     /// The last detection's cost (live runs report it per frame).
     public var lastDetectSeconds = 0.0
@@ -43,11 +48,15 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
     /// Tracks that ended unseen while still in the frame, and the frames served while such a loss was
     /// not yet followed by a new detection (`--faces-strict` covers the whole frame in those).
     public var facesLost = 0
+    /// Frames served while a lost face was not yet detected again.
     public var framesLost = 0
 
+    /// All figures zero.
     public init() {}
 
+    /// Mean milliseconds per detection; 0 before the first.
     public var meanDetectMilliseconds: Double { detections == 0 ? 0 : detectSeconds * 1000 / Double(detections) }
+    /// Mean age of the regions served, in frames; 0 before any frame was served.
     public var meanAge: Double { framesServed == 0 ? 0 : Double(ageSum) / Double(framesServed) }
 
     /// One line for reports: "face detector: 12.3 ms per detection on 320x180 (40 runs), regions 1.2 frames old on average (max 3)".
@@ -70,7 +79,9 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
 ///   `regions` answers at once with the newest tracked faces and their age in frames.
 package final class DetectingFaceProvider: FaceRegionProvider {
     package enum Mode: Sendable, Equatable {
+        /// Detect frames 0, N, 2N…, and wait for them: deterministic (files, raw input).
         case everyNth(Int)
+        /// Detect whenever the detector is idle, never wait (cameras).
         case live
     }
 

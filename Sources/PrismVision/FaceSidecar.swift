@@ -4,8 +4,11 @@ import Synchronization
 
 /// A problem in a faces sidecar, at a line of the file (`faces.jsonl:3: …`).
 public struct FaceSidecarError: PrismError {
+    /// The whole one-line description, place first when there is one.
     public let message: String
+    /// An error about the sidecar as a whole.
     public init(_ message: String) { self.message = message }
+    /// An error at 1-based `line` of the sidecar at `path`, written `path:line: message`.
     public init(path: String, line: Int, _ message: String) { self.message = "\(path):\(line): \(message)" }
     public var description: String { message }
 }

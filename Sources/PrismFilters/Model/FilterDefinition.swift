@@ -2,11 +2,13 @@ import PrismCore
 
 /// A filter users can name in a graph: its documentation, typed parameters and how to make an instance.
 public struct FilterDefinition: Sendable {
+    /// The name a graph calls it by, lowercase (`invert`, `pixellate`).
     public let name: String
     /// One line: what it does.
     public let summary: String
     /// The maths, written down (shown by `prism filters NAME`).
     public let maths: String
+    /// The typed parameters it takes, with defaults and ranges, in declaration order.
     public let parameters: [ParameterSpec]
     /// Names of the image inputs, in order ([] for generators, ["input"] for most).
     public let inputs: [String]
@@ -19,6 +21,7 @@ public struct FilterDefinition: Sendable {
     /// and returns the last; the binder calls it instead of `instantiate`.
     public let expand: (@Sendable (_ graph: FilterGraph, _ input: FilterGraph.Stream, _ values: ParameterValues) throws -> FilterGraph.NodeID)?
 
+    /// A definition; `positional` defaults to the parameter names in order, `make` builds a kernel from validated values.
     package init(name: String, summary: String, maths: String, parameters: [ParameterSpec] = [],
                 inputs: [String] = ["input"], example: String, positional: [String]? = nil,
                 make: @escaping @Sendable (ParameterValues) throws -> FilterKernel,
@@ -43,9 +46,11 @@ public struct FilterDefinition: Sendable {
 
 /// Every built-in filter, by name.
 public enum BuiltinFilters {
+    /// The built-in filters in the order `prism filters` lists them.
     public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition]
         + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions + FaceFilters.definitions
 
+    /// The built-in filter called `name` (case-insensitive), or nil.
     public static func named(_ name: String) -> FilterDefinition? {
         all.first { $0.name == name.lowercased() }
     }

@@ -5,31 +5,41 @@ import PrismCore
 /// Nodes are added producer-first, so the node array is always in topological order; the text form
 /// (`GraphBinder`) and code that builds graphs directly both go through `add`.
 public final class FilterGraph {
+    /// Identifies a node of one graph: its position in `nodes`.
     public struct NodeID: Hashable, Sendable, CustomStringConvertible {
+        /// Index into the graph's `nodes` array.
         public let index: Int
         public var description: String { "#\(index)" }
     }
 
     /// Where a node input (or the graph output) comes from.
     public enum Stream: Hashable, Sendable {
+        /// The graph's input frame.
         case source
+        /// The output of a node of the graph.
         case node(NodeID)
     }
 
+    /// One filter instance in the graph and the streams it reads.
     public struct Node {
+        /// This node's place in the graph.
         public let id: NodeID
         /// The filter's name as the user wrote it (for errors, stats and `prism filters`).
         public let name: String
+        /// The kernel that renders the node.
         package let kernel: FilterKernel
+        /// The streams feeding the kernel's inputs, in the kernel's input order.
         public let inputs: [Stream]
         /// The instance's parameter values, when it came from a definition.
         public var parameters: ParameterValues?
     }
 
+    /// Every node, producers before consumers (topological order); grown only through `add`.
     public private(set) var nodes: [Node] = []
     /// The stream the graph delivers; the source itself for an empty graph.
     public var output: Stream = .source
 
+    /// An empty graph: the identity, delivering the source unchanged.
     public init() {}
 
     /// Adds a node reading `inputs` (which must already exist) and makes it the output.
@@ -55,6 +65,7 @@ public final class FilterGraph {
         try add(name, kernel: kernel, inputs: kernel.inputCount == 0 ? [] : [output], parameters: parameters)
     }
 
+    /// The node `id` names; `id` must come from this graph.
     public subscript(_ id: NodeID) -> Node { nodes[id.index] }
 
     /// The audio inputs of the graph's user shaders (shader file, input name), in node order: a graph with
@@ -83,5 +94,6 @@ public final class FilterGraph {
 
 /// Kernels whose uniforms follow their parameter values, so live changes reach the GPU.
 package protocol ParameterizedKernel: FilterKernel {
+    /// The instance's current values; the kernel sets its uniforms from them on its next frame.
     var parameters: ParameterValues { get set }
 }

@@ -182,10 +182,13 @@ package func pixelsAround(_ center: SIMD2<Double>, reach: Double, size: Size) ->
     return PixelRect(x: span(center.x, size.width), y: span(center.y, size.height))
 }
 
+/// What changes per frame and reaches every kernel: the time, the frame's index, regions, pointer and sound.
 public struct FrameContext: Sendable {
     /// Seconds since the first frame of the run.
     public var time: Double
+    /// Seconds since the previous frame (0 for the first).
     public var timeDelta: Double
+    /// 0-based index of the frame in the run.
     public var frameIndex: Int
     /// Regions of interest for this frame (faces: centres as 0...1 of width and height, radii as a
     /// fraction of the frame's width), for kernels that take them (`face-mask`).
@@ -200,15 +203,20 @@ public struct FrameContext: Sendable {
     /// nil when the run has no sound to give (no graph that needs it, or no audio at all).
     package var audio: AudioWindow?
 
+    /// A circular region of interest (a face), in the units of `regions`.
     public struct Region: Hashable, Sendable {
+        /// Centre as fractions 0...1 of the frame's width and height.
         public var center: SIMD2<Double>
+        /// Radius as a fraction of the frame's width.
         public var radius: Double
+        /// A region centred at `center` with `radius` (fractions of the frame, see above).
         public init(center: SIMD2<Double>, radius: Double) {
             self.center = center
             self.radius = radius
         }
     }
 
+    /// A context for one frame; `frameRate` and `mouse` start unset (0 and nil).
     package init(time: Double = 0, timeDelta: Double = 0, frameIndex: Int = 0, regions: [Region] = [], audio: AudioWindow? = nil) {
         self.time = time
         self.timeDelta = timeDelta

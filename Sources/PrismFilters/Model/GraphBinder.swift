@@ -3,10 +3,13 @@ import PrismCore
 
 /// A problem binding graph text to filters (unknown filter, bad parameter), at a column of the text.
 public struct GraphBindError: GraphTextError {
+    /// What is wrong, without the column.
     public let message: String
+    /// 1-based column of the graph text the error points at.
     public let column: Int
     /// The diagnostics of the error this one wraps (a `.cube` file's line), kept for tools.
     public let diagnostics: [Diagnostic]
+    /// An error at `column` (1-based), keeping the `diagnostics` of the error it wraps.
     public init(_ message: String, column: Int, diagnostics: [Diagnostic] = []) {
         self.message = message
         self.column = column
@@ -55,6 +58,7 @@ public struct GraphBinder {
     /// Without an image reader: shaders that import images fail to prepare, naming the file.
     public init() { self.init(imageLoader: UserShaderKernel.noImageLoader) }
 
+    /// True when `path` has one of the `shaderExtensions` (case-insensitive).
     public static func isShader(_ path: String) -> Bool {
         shaderExtensions.contains((path as NSString).pathExtension.lowercased())
     }

@@ -21,6 +21,7 @@ public enum HexColor {
         return "#" + (withAlpha ? [color.x, color.y, color.z, color.w] : [color.x, color.y, color.z]).map(byte).joined()
     }
 
+    /// Whether `format` writes the alpha byte always or only for translucent colours.
     public enum AlphaStyle: Sendable { case always, whenTranslucent }
 
     private static func byte(_ v: Double) -> String {

@@ -2,8 +2,11 @@ import PrismCore
 
 /// The type of a filter parameter, with its range where it has one.
 public enum ParameterKind: Hashable, Sendable {
+    /// A finite number within the range.
     case float(ClosedRange<Double>)
+    /// A whole number within the range.
     case int(ClosedRange<Int>)
+    /// `true` or `false` (also 1 or 0).
     case bool
     /// RGBA, each 0...1; written `#rrggbb[aa]` or `r:g:b[:a]`.
     case color
@@ -16,6 +19,7 @@ public enum ParameterKind: Hashable, Sendable {
     /// Free text: a file path, a label.
     case text
 
+    /// The name shown in help and errors (`float`, `int`, …; a choice lists its words joined by `|`).
     public var typeName: String {
         switch self {
         case .float: "float"
@@ -29,6 +33,7 @@ public enum ParameterKind: Hashable, Sendable {
         }
     }
 
+    /// The range as `low...high` for numeric kinds, nil for the others.
     public var rangeDescription: String? {
         switch self {
         case .float(let range): "\(Self.trim(range.lowerBound))...\(Self.trim(range.upperBound))"
@@ -44,13 +49,21 @@ public enum ParameterKind: Hashable, Sendable {
 
 /// A parameter's value. The kind it must match is in its `ParameterSpec`.
 public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
+    /// A number (finite once validated).
     case float(Double)
+    /// A whole number.
     case int(Int)
+    /// A flag.
     case bool(Bool)
+    /// RGBA, each component 0...1.
     case color(SIMD4<Double>)
+    /// Two numbers, x and y.
     case point(SIMD2<Double>)
+    /// A size in pixels.
     case size(Size)
+    /// One of a `choice` parameter's words.
     case choice(String)
+    /// Free text: a path, a label, or a word not yet validated against a choice.
     case text(String)
 
     public var description: String {
@@ -65,6 +78,7 @@ public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The value as a number (bools as 0 or 1); nil for non-numeric values.
     public var doubleValue: Double? {
         switch self {
         case .float(let v): v
@@ -77,11 +91,16 @@ public enum ParameterValue: Hashable, Sendable, CustomStringConvertible {
 
 /// A declared parameter: name, type, default, documentation.
 public struct ParameterSpec: Hashable, Sendable {
+    /// The name used in graph text (`amount` in `mono(amount=0.5)`).
     public var name: String
+    /// Type and range a value must match.
     public var kind: ParameterKind
+    /// The value used when the graph gives none.
     public var defaultValue: ParameterValue
+    /// One line of documentation, for `prism filters` and the dev page's controls.
     public var summary: String
 
+    /// A parameter `name` of `kind`, defaulting to `defaultValue` (not validated here).
     public init(_ name: String, _ kind: ParameterKind, default defaultValue: ParameterValue, _ summary: String) {
         self.name = name
         self.kind = kind
@@ -147,7 +166,9 @@ extension ParameterValue {
 
 /// The values of one filter instance's parameters, all present and valid.
 public struct ParameterValues: Hashable, Sendable {
+    /// Every parameter's value by name; set only through `init` and `set`, so always validated.
     public private(set) var values: [String: ParameterValue]
+    /// The declarations the values were checked against.
     public let specs: [ParameterSpec]
 
     /// Defaults, overridden by `given` (validated).
@@ -171,29 +192,37 @@ public struct ParameterValues: Hashable, Sendable {
         values[name] = try spec.validate(value)
     }
 
+    /// The value of parameter `name`, or nil if there is no such parameter.
     public subscript(_ name: String) -> ParameterValue? { values[name] }
 
+    /// The value as a number; 0 for an unknown or non-numeric parameter.
     public func double(_ name: String) -> Double { values[name]?.doubleValue ?? 0 }
+    /// The value as an Int (floats truncated and clamped); 0 for an unknown or non-numeric parameter.
     public func int(_ name: String) -> Int {
         if case .int(let v) = values[name] { return v }
         return Int(clamping: double(name))
     }
+    /// The value as a Bool (numbers: non-zero is true); false for an unknown parameter.
     public func bool(_ name: String) -> Bool {
         if case .bool(let v) = values[name] { return v }
         return double(name) != 0
     }
+    /// The value of a point parameter; zero when `name` is not one.
     public func point(_ name: String) -> SIMD2<Double> {
         if case .point(let v) = values[name] { return v }
         return .zero
     }
+    /// The RGBA (0...1) value of a colour parameter; opaque black when `name` is not one.
     public func color(_ name: String) -> SIMD4<Double> {
         if case .color(let v) = values[name] { return v }
         return SIMD4(0, 0, 0, 1)
     }
+    /// The value of a size parameter; nil when `name` is not one.
     public func size(_ name: String) -> Size? {
         if case .size(let v) = values[name] { return v }
         return nil
     }
+    /// The word of a choice or text parameter; "" when `name` is neither.
     public func word(_ name: String) -> String {
         switch values[name] {
         case .choice(let s), .text(let s): return s

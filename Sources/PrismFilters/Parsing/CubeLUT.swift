@@ -143,10 +143,14 @@ package struct CubeLUT: Hashable, Sendable {
 
 /// A `.cube` file that cannot be read, with the 1-based line at fault (0 when it concerns the whole file).
 public struct CubeLUTError: PrismError, Equatable {
+    /// The file's path, when the LUT came from a file.
     public let file: String?
+    /// 1-based line at fault; 0 when the error concerns the whole file.
     public let line: Int
+    /// What is wrong, without the place.
     public let message: String
 
+    /// An error at `line` (0: the whole file) of `file` (nil for text not read from a file).
     public init(file: String? = nil, line: Int, message: String) {
         self.file = file
         self.line = line
@@ -158,6 +162,7 @@ public struct CubeLUTError: PrismError, Equatable {
         return line > 0 ? "\(name), line \(line): \(message)" : "\(name): \(message)"
     }
 
+    /// One diagnostic at the line when the LUT came from a file; none otherwise.
     public var diagnostics: [Diagnostic] {
         file.map { [Diagnostic(file: $0, line: line > 0 ? line : nil, message: message)] } ?? []
     }

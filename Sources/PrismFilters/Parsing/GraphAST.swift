@@ -219,7 +219,9 @@ package struct GraphAST: Hashable, Sendable {
 
 /// An error in filter graph text, at a 1-based column.
 public protocol GraphTextError: PrismError {
+    /// What is wrong, without the column.
     var message: String { get }
+    /// 1-based column of the graph text the error points at.
     var column: Int { get }
 }
 
@@ -243,9 +245,12 @@ package func renderCaret(text: String, column: Int) -> String {
 
 /// The text does not follow the grammar.
 public struct GraphSyntaxError: GraphTextError, Equatable {
+    /// What is wrong, without the column.
     public let message: String
+    /// 1-based column of the graph text the error points at.
     public let column: Int
 
+    /// A syntax error at `column` (1-based).
     public init(_ message: String, column: Int) {
         self.message = message
         self.column = column
@@ -254,11 +259,14 @@ public struct GraphSyntaxError: GraphTextError, Equatable {
 
 /// The text parses but its streams do not form a graph (unknown label, cycle, no output…).
 public struct GraphSemanticError: GraphTextError, Equatable {
+    /// What is wrong, without the column.
     public let message: String
+    /// 1-based column of the graph text the error points at.
     public let column: Int
     /// The element at fault.
     package let element: GraphElementID?
 
+    /// An error at `column` (1-based) about `element`, when one element is at fault.
     package init(_ message: String, column: Int, element: GraphElementID?) {
         self.message = message
         self.column = column

@@ -3,10 +3,14 @@ import PrismCore
 
 /// A line (and optionally a column) in a file the author wrote. Lines and columns are 1-based.
 public struct ShaderSourceLocation: Hashable, Sendable, CustomStringConvertible {
+    /// Path of the file, as the shader or include named it.
     public var file: String
+    /// 1-based line.
     public var line: Int
+    /// 1-based column, when known.
     public var column: Int?
 
+    /// The place `file`:`line`(:`column`).
     public init(file: String, line: Int, column: Int? = nil) {
         self.file = file
         self.line = line
@@ -74,11 +78,16 @@ package struct ShaderProgramSource: Hashable, Sendable {
 
 /// A shader that cannot be loaded: unreadable file, malformed ISF header, bad include, bad @param.
 public struct ShaderLoadError: PrismError, Equatable {
+    /// The shader file (or include) at fault.
     public var file: String
+    /// 1-based line, when the problem is at one.
     public var line: Int?
+    /// 1-based column, when known; only shown with a line.
     public var column: Int?
+    /// What is wrong, without the place; may quote the author's text.
     public var message: String
 
+    /// An error in `file`, at `line` and `column` when known.
     public init(file: String, line: Int? = nil, column: Int? = nil, message: String) {
         self.file = file
         self.line = line
@@ -95,6 +104,7 @@ public struct ShaderLoadError: PrismError, Equatable {
         return s + ": " + message.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 
+    /// One diagnostic at the error's place (the column dropped when there is no line).
     public var diagnostics: [Diagnostic] { [Diagnostic(file: file, line: line, column: line == nil ? nil : column, message: message)] }
 }
 

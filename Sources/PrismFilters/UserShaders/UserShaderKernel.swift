@@ -17,6 +17,7 @@ public struct UserShaderCompileError: PrismError {
     /// The driver's log as it came (lines refer to the generated source).
     public var log: String
 
+    /// An error for `file` with the mapped `diagnostics` and the raw `log`.
     public init(file: String, diagnostics: [ShaderDiagnostic], log: String) {
         self.file = file
         self.diagnostics = diagnostics

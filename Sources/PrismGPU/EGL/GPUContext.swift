@@ -25,6 +25,7 @@ public struct GPUOptions: Sendable {
     /// Force one platform instead of trying them in order.
     public var platform: EGLPlatform?
 
+    /// Options; every nil leaves the choice to `GPUContext`, which tries the platforms in order.
     public init(deviceIndex: Int? = nil, renderNode: String? = nil, platform: EGLPlatform? = nil) {
         self.deviceIndex = deviceIndex
         self.renderNode = renderNode
@@ -34,15 +35,23 @@ public struct GPUOptions: Sendable {
 
 /// What the context runs on, as the driver reports it.
 public struct GPUInfo: Sendable, CustomStringConvertible {
+    /// The EGL platform the display was opened on.
     public var platform: EGLPlatform
     /// The EGL device or node that was opened ("device 0: /dev/dri/renderD128", "surfaceless").
     public var source: String
+    /// EGL_VENDOR of the display ("" if the driver gives none).
     public var eglVendor: String
+    /// EGL_VERSION of the display, e.g. "1.5".
     public var eglVersion: String
+    /// GL_VENDOR of the context.
     public var vendor: String
+    /// GL_RENDERER of the context: the GPU or rasteriser name, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)".
     public var renderer: String
+    /// GL_VERSION of the context, e.g. "OpenGL ES 3.2 …".
     public var version: String
+    /// GL_SHADING_LANGUAGE_VERSION of the context.
     public var shadingLanguageVersion: String
+    /// The context's GL extension names (GL_EXTENSIONS, one entry per extension).
     public var extensions: Set<String>
     /// A CPU rasteriser (llvmpipe, softpipe, SwiftShader): allowed, but announced.
     public var isSoftware: Bool
@@ -60,10 +69,15 @@ public struct GPUInfo: Sendable, CustomStringConvertible {
 
 /// One EGL device as listed by `prism devices`.
 public struct GPUDeviceListing: Sendable {
+    /// The device's index, as `GPUOptions.deviceIndex` takes it.
     public var index: Int
+    /// The device's EGL extension string, space-separated as EGL returns it.
     public var extensions: String
+    /// The device's DRM device file (EGL_DRM_DEVICE_FILE_EXT), when the driver says.
     public var drmDevice: String?
+    /// The device's DRM render node (EGL_DRM_RENDER_NODE_FILE_EXT), when the driver says.
     public var renderNode: String?
+    /// True for a software device (EGL_MESA_device_software).
     public var isSoftware: Bool
     /// The GL strings when a context could be made on it, or why not.
     public var info: Result<GPUInfo, GPUContextError>
@@ -71,7 +85,9 @@ public struct GPUDeviceListing: Sendable {
 
 /// Why no GL context could be made, with what each platform said.
 public struct GPUContextError: PrismError {
+    /// One "platform: reason" line per platform tried, in order.
     public let attempts: [String]
+    /// The failure with what each platform said.
     public init(attempts: [String]) { self.attempts = attempts }
     public var description: String { "no usable GPU context: " + attempts.joined(separator: "; ") }
 }
@@ -82,7 +98,9 @@ public struct GPUContextError: PrismError {
 /// contexts (two GPUs, or a test beside a pipeline) are independent. GL objects made in `perform`
 /// belong to this context's thread and check it (see `GPUThread`, `GPUBound`).
 public final class GPUContext: Sendable {
+    /// What the context runs on, read once when it was made.
     public let info: GPUInfo
+    /// The thread the context is current on; every GL call of this context runs there.
     package let thread: GPUThread
     /// The EGL handles until `close`; only touched on the GPU thread.
     private let handles: Mutex<OpenedContext?>
@@ -176,6 +194,7 @@ public final class GPUContext: Sendable {
         return glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
     }
 
+    /// Whether the context has the GL extension `name` (e.g. "GL_EXT_color_buffer_float").
     public func hasExtension(_ name: String) -> Bool { info.extensions.contains(name) }
 
     // MARK: Listing

@@ -5,10 +5,14 @@ import PrismCore
 
 /// A failing EGL call, with EGL's error code.
 public struct EGLError: PrismError {
+    /// The EGL function that failed, e.g. "eglInitialize".
     public let call: String
+    /// EGL's error code (eglGetError), named in the description when known.
     public let code: EGLint
+    /// More about what was being done; may be empty.
     public let detail: String
 
+    /// The failure of `call`; `code` defaults to eglGetError(), so make the error right after the call.
     public init(_ call: String, code: EGLint = eglGetError(), detail: String = "") {
         self.call = call
         self.code = code
@@ -30,10 +34,14 @@ public struct EGLError: PrismError {
 
 /// A GL error or an unsupported capability, with the call that failed.
 public struct GLError: PrismError {
+    /// The GL call or capability that failed.
     public let call: String
+    /// The GL error (glGetError); 0 when the failure was not a GL error (a missing capability).
     public let code: GLenum
+    /// More about what was being done; may be empty.
     public let detail: String
 
+    /// The failure of `call` with GL error `code` (0: none recorded).
     public init(_ call: String, code: GLenum = 0, detail: String = "") {
         self.call = call
         self.code = code
@@ -56,13 +64,17 @@ public struct GLError: PrismError {
 /// A shader that failed to compile or link. A value, never a crash: the caller decides whether to keep
 /// the last good program running.
 public struct ShaderCompileError: PrismError {
+    /// Which step failed: compiling the vertex or fragment shader, or linking the program.
     public enum Stage: String, Sendable { case vertex, fragment, link }
+    /// The step that failed.
     public let stage: Stage
+    /// The program's name (a kernel or the shader file), used in the description and as the log's file.
     public let name: String
     /// The driver's info log as it came (user shaders map it to their author's lines:
     /// `UserShaderCompileError` in PrismFilters).
     public let log: String
 
+    /// A failure at `stage` of program `name`, with the driver's `log`.
     public init(stage: Stage, name: String, log: String) {
         self.stage = stage
         self.name = name

@@ -19,8 +19,11 @@ package struct CPUFramePlanes {
 
 /// A frame's planes on the GPU, in the layout `FrameShaders.sourceFunction` samples.
 public final class UploadedFrame {
+    /// The pixel format the planes hold.
     public let format: PixelFormat
+    /// The frame size in pixels (the plane textures may be smaller: subsampled, several samples per texel).
     public let size: Size
+    /// How Y'CbCr planes convert to RGB when sampled; set by the uploader from each frame.
     public internal(set) var colorSpace: YUVColorSpace {
         didSet { if colorSpace != oldValue { conversion = Self.conversion(colorSpace, format) } }
     }
@@ -32,6 +35,7 @@ public final class UploadedFrame {
         let (rows, offset) = space.yuvToRGBMatrix(bitDepth: format.bitDepth)
         return (rows, SIMD3(Float(offset[0]), Float(offset[1]), Float(offset[2])))
     }
+    /// One texture per plane in FFmpeg plane order, owned by the frame (and its context's GPU thread).
     public let textures: [Texture]
 
     init(format: PixelFormat, size: Size, colorSpace: YUVColorSpace) throws {

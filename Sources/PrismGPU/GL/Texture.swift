@@ -3,6 +3,7 @@ import PrismCore
 
 /// Storage formats Prism uses for textures.
 public enum TextureFormat: Hashable, Sendable {
+    /// 8-bit normalised one, two or four channels; 16-bit unsigned integer red (10-bit planes); 16-bit float RGBA.
     case r8, rg8, rgba8, r16ui, rgba16f
     /// 32-bit float RGBA (ISF FLOAT targets; rendering to it needs EXT_color_buffer_float).
     case rgba32f
@@ -62,6 +63,7 @@ public final class Texture {
     public let size: Size
     /// Layers: 1 for a 2D texture, the table's dimension for a 3D one.
     public let depth: Int
+    /// The texel format of the storage.
     public let format: TextureFormat
     private let home: GLObjectHome
 
@@ -190,9 +192,12 @@ public final class RenderTarget {
     /// (set by whoever lays the frame out; see `FrameReadback`).
     package var readPlan: [ReadRegion]?
 
+    /// Colour attachment 0: what a one-attachment pass draws into.
     public var texture: Texture { textures[0] }
+    /// The size of the attachments in pixels.
     public var size: Size { texture.size }
 
+    /// A framebuffer with `attachments` (at least one) textures of `size` and `format`; on the context's GPU thread (inside `perform`).
     public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true, attachments: Int = 1) throws {
         textures = try (0..<max(attachments, 1)).map { _ in try Texture(size: size, format: format, linear: linear) }
         home = GLObjectHome(.framebuffer)

@@ -15,8 +15,10 @@ public struct ALSAError: PrismError {
     public let call: String
     /// alsa-lib's return code (a negative errno), nil for problems that are not one.
     public let code: Int32?
+    /// What went wrong: alsa-lib's `snd_strerror` text (after what was being done), or Prism's own explanation.
     public let message: String
 
+    /// The failure of `call` with alsa-lib's return `code`, described by `snd_strerror` after `what` (if given).
     public init(device: String, call: String, code: Int32, what: String = "") {
         self.device = device
         self.call = call
@@ -25,6 +27,7 @@ public struct ALSAError: PrismError {
         message = what.isEmpty ? text : "\(what): \(text)"
     }
 
+    /// A problem on `device` that is not an alsa-lib error code (an unusable answer); `code` is nil.
     public init(device: String, call: String, message: String) {
         self.device = device
         self.call = call
@@ -37,15 +40,18 @@ public struct ALSAError: PrismError {
 
 /// The raw PCM a capture delivers and a `MovieWriter` takes: signed 16-bit little-endian, interleaved.
 public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
+    /// Frames (one sample per channel) per second, e.g. 48000.
     public var sampleRate: Int
     /// 1 or 2.
     public var channels: Int
 
+    /// S16LE at `sampleRate` Hz with `channels` interleaved channels (not validated).
     public init(sampleRate: Int, channels: Int) {
         self.sampleRate = sampleRate
         self.channels = channels
     }
 
+    /// Bytes of one frame: 2 bytes per sample times `channels`.
     public var bytesPerFrame: Int { 2 * channels }
     public var description: String { "s16le \(sampleRate) Hz \(channels == 1 ? "mono" : "\(channels) channels")" }
 }
@@ -54,11 +60,13 @@ public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
 public struct AudioChunk: Sendable {
     /// Interleaved S16 samples: `frameCount * format.channels` values.
     public var samples: [Int16]
+    /// The rate and channel count the samples are in.
     public var format: PCMFormat
     /// When the first frame of the chunk was captured: CLOCK_MONOTONIC, microseconds (the clock camera
     /// frames are stamped with, see `CameraSource.originMonotonicMicroseconds`).
     public var captureTime: Int64
 
+    /// Frames (samples per channel) in the chunk.
     public var frameCount: Int { samples.count / max(1, format.channels) }
 }
 
@@ -81,7 +89,9 @@ public struct AudioChunk: Sendable {
 /// The PCM handle has one owner, this object: `snd_pcm_close` in deinit. alsa-lib's own stderr messages
 /// are switched off; failures are thrown as one-line `ALSAError`s.
 public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle is used by the capture thread only; shared state is under `lock`
+    /// The ALSA PCM name recorded from, as given (`default`, `hw:1,0`).
     public let device: String
+    /// What the device agreed to deliver (S16LE; the rate nearest 48000; 2 channels or 1).
     public let format: PCMFormat
     /// Frames per read.
     public let periodFrames: Int

@@ -6,11 +6,15 @@ import Glibc
 
 /// One V4L2 video capture node, as `prism devices` lists it.
 public struct CameraDescription: Sendable, CustomStringConvertible {
+    /// One pixel format the node offers (VIDIOC_ENUM_FMT), with its sizes and rates.
     public struct Format: Sendable {
+        /// The V4L2 pixel format code (`YUYV`, `MJPG`, `NV12`…).
         package var fourcc: FourCC
+        /// The driver's description of the format.
         public var name: String
         /// Discrete sizes, or for a range its smallest and largest (`isRange`).
         public var sizes: [Size]
+        /// True when the driver gives a continuous or stepwise range of sizes: `sizes` is then its smallest and largest.
         public var isRange: Bool
         /// Rates offered at the first size, when the driver lists them.
         public var frameRates: [Rational]
@@ -18,10 +22,15 @@ public struct CameraDescription: Sendable, CustomStringConvertible {
         public var isUsable: Bool { fourcc.pixelFormat != nil || fourcc == .mjpeg }
     }
 
+    /// The device node, e.g. /dev/video0.
     public var path: String
+    /// The card name the driver reports (VIDIOC_QUERYCAP), e.g. the camera's model.
     public var card: String
+    /// The kernel driver's name, e.g. "uvcvideo".
     public var driver: String
+    /// Where the device sits (the driver's `bus_info`, e.g. "usb-0000:00:14.0-1"); may be empty.
     public var busInfo: String
+    /// The capture formats the node offers, in the driver's order.
     public var formats: [Format]
     /// Why the node cannot be used for capture (nil when it can).
     public var problem: String?

@@ -321,10 +321,15 @@ package final class CameraSource: MediaSource {
 
 /// What `CameraSource.switchDevice` did.
 public struct CameraSwitch: Sendable, CustomStringConvertible {
+    /// The device path captured from before the switch.
     public var from: String
+    /// The device path captured from now.
     public var to: String
+    /// The new camera's card name (VIDIOC_QUERYCAP).
     public var card: String
+    /// The format the old camera delivered.
     public var previous: CameraFormat
+    /// The format the new camera delivers.
     public var format: CameraFormat
     /// The new camera could not deliver the previous size and gives its closest instead.
     public var sizeChanged: Bool { format.size != previous.size }

@@ -9,8 +9,11 @@ import Glibc
 
 /// The format a camera delivers, as the driver chose it (VIDIOC_S_FMT / G_FMT / S_PARM).
 public struct CameraFormat: Sendable, Equatable, CustomStringConvertible {
+    /// The V4L2 pixel format the driver delivers in its buffers.
     package var fourcc: FourCC
+    /// The frames' format as uploaded: the fourcc's own, or what the JPEG decoder gives for MJPG.
     public var pixelFormat: PixelFormat
+    /// Frame size in pixels, as the driver chose it (may differ from the size asked for).
     public var size: Size
     /// Bytes from one row of the first plane to the next (`bytesperline`); chroma planes of planar
     /// formats use half of it, NV12's interleaved CbCr plane all of it.
@@ -19,6 +22,7 @@ public struct CameraFormat: Sendable, Equatable, CustomStringConvertible {
     public var imageBytes: Int
     /// The rate the driver runs at, when it says.
     public var frameRate: Rational?
+    /// The Y'CbCr matrix and range from the driver's colorspace, encoding and quantisation fields.
     public var colorSpace: YUVColorSpace
 
     public var description: String {

@@ -11,13 +11,16 @@ import Glibc
 /// path and the system's message for errno, or Prism's own explanation when the call succeeded but the
 /// answer is unusable (`code` 0).
 public struct V4L2Error: PrismError {
+    /// The device path, e.g. /dev/video0.
     public let device: String
+    /// The call or ioctl that failed, e.g. "VIDIOC_S_FMT".
     public let call: String
     /// errno, or 0 when the problem is not a failing system call.
     public let code: Int32
     /// What went wrong beyond errno (or instead of it when `code` is 0).
     public let detail: String
 
+    /// The failure of `call` on `device` with errno `code` (0: not a failing system call, `detail` says why).
     public init(device: String, call: String, code: Int32, detail: String = "") {
         self.device = device
         self.call = call

@@ -3,8 +3,11 @@ import Synchronization
 
 /// Why a run ended.
 public enum StopReason: String, Sendable, Codable {
+    /// The source had no more frames.
     case endOfInput = "end of input"
+    /// `--frames`: the frame limit was reached.
     case frameLimit = "frame limit"
+    /// `--duration`: the input-time limit was reached.
     case durationLimit = "duration limit"
     /// `--max-size`: the movie reached its size limit.
     case sizeLimit = "size limit"
@@ -20,8 +23,11 @@ public enum StopReason: String, Sendable, Codable {
 /// finishes the frames already read and closes its sinks properly. The first reason given is kept.
 public final class StopSignal: Sendable {
     private let reason = Mutex<StopReason?>(nil)
+    /// A signal not yet stopped.
     public init() {}
+    /// Asks the run to stop for `why`; thread-safe, and only the first call's reason is kept.
     public func stop(_ why: StopReason = .interrupted) { reason.withLock { if $0 == nil { $0 = why } } }
+    /// Whether `stop` has been called; thread-safe.
     public var isStopped: Bool { reason.withLock { $0 != nil } }
     /// Why the run was stopped; nil while it was not.
     public var stopReason: StopReason? { reason.withLock { $0 } }

@@ -3,13 +3,16 @@ import PrismCore
 
 /// Wall time spent per engine stage, summed on the thread that runs the stage.
 public struct StageTimes: Sendable {
+    /// The engine's stages, in the order a frame goes through them.
     public enum Stage: String, CaseIterable, Sendable {
+        /// Reading and decoding, CPU→GPU upload, the graph's passes, GPU→CPU readback, encoding or writing.
         case decode, upload, filter, readback, encode
     }
 
     private var nanoseconds: [Stage: UInt64] = [:]
     private var counts: [Stage: Int] = [:]
 
+    /// No time recorded for any stage.
     public init() {}
 
     mutating func add(_ stage: Stage, since start: UInt64) {
@@ -29,8 +32,11 @@ public struct StageTimes: Sendable {
         }
     }
 
+    /// Total wall time spent in `stage`, in seconds.
     public func seconds(_ stage: Stage) -> Double { Double(nanoseconds[stage] ?? 0) / 1e9 }
+    /// How many times `stage` ran (usually once per frame).
     public func count(_ stage: Stage) -> Int { counts[stage] ?? 0 }
+    /// Mean milliseconds per run of `stage`; 0 when it never ran.
     public func millisecondsPerFrame(_ stage: Stage) -> Double {
         let n = count(stage)
         return n == 0 ? 0 : seconds(stage) * 1000 / Double(n)
@@ -41,30 +47,41 @@ public struct StageTimes: Sendable {
 
 /// What a run did.
 public struct RunReport: Sendable {
+    /// An empty report; the engine fills it in as the run ends.
     public init() {}
 
+    /// Frames read from the source.
     public var framesIn = 0
     /// Input time from the first frame read to the last (nil when none was read).
     public var inputSpan: MediaTime?
+    /// Frames the output holds (the first output sink's count, less any a limit left out).
     public var framesOut = 0
     /// Frames a live source dropped because the pipeline was behind.
     public var framesDropped = 0
+    /// Wall-clock seconds from the start of the run to its end.
     public var wallSeconds = 0.0
+    /// Time spent per stage over the whole run.
     public var stages = StageTimes()
     /// How the filter stage was timed ("GPU timer queries", "fenced CPU timing", "CPU submit time").
     public var filterTiming = ""
+    /// What the GPU context ran on (`GPUInfo.description`).
     public var renderer = ""
+    /// The filter graph's passes, in order (labels for `--stats`).
     public var passLabels: [String] = []
+    /// Median GPU milliseconds of each pass in `passLabels` (same order).
     public var passMilliseconds: [Double] = []
+    /// True when the run was stopped by a signal or request (`StopReason.interrupted`).
     public var interrupted = false
     /// Why the run ended.
     public var stopReason = StopReason.endOfInput
     /// Peak pooled buffers allocated (should equal the pool's capacity or less).
     public var poolAllocated = 0
+    /// Pooled buffers the output sink was given (`FrameSink.bufferCount`).
     public var poolCapacity = 0
     /// Things that happened during the run worth a line of their own (a camera switch, a recompile).
     public var notes: [String] = []
 
+    /// Output frames per wall-clock second; 0 for a run that took no time.
     public var fps: Double { wallSeconds > 0 ? Double(framesOut) / wallSeconds : 0 }
 
     /// The `--stats` table.
@@ -89,11 +106,17 @@ public struct RunReport: Sendable {
 
 /// A progress snapshot for the live status line.
 public struct RunProgress: Sendable {
+    /// Frames written so far.
     public var frames: Int
+    /// Frames the source is expected to give, when known (for the ETA).
     public var expectedFrames: Int?
+    /// Wall-clock seconds since the run started.
     public var elapsed: Double
+    /// Input time of the last frame written, in seconds (nil on the final report).
     public var mediaSeconds: Double?
+    /// The source's duration in seconds, when known.
     public var mediaDuration: Double?
+    /// True on the last report of a run.
     public var finished = false
     /// Bytes the output holds so far, when the sink counts them.
     public var bytes: Int64?
@@ -102,6 +125,7 @@ public struct RunProgress: Sendable {
     /// Set on the last report.
     public var stopReason: StopReason?
 
+    /// A snapshot; `bytes`, `dropped` and `stopReason` are set afterwards where known.
     public init(frames: Int, expectedFrames: Int?, elapsed: Double, mediaSeconds: Double?, mediaDuration: Double?,
                 finished: Bool = false) {
         self.frames = frames
@@ -112,6 +136,7 @@ public struct RunProgress: Sendable {
         self.finished = finished
     }
 
+    /// Frames written per wall-clock second; 0 before any time has passed.
     public var fps: Double { elapsed > 0 ? Double(frames) / elapsed : 0 }
     /// Media seconds per wall second.
     public var speed: Double? { mediaSeconds.map { elapsed > 0 ? $0 / elapsed : 0 } }
@@ -139,6 +164,7 @@ public struct RunProgress: Sendable {
         return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// The human status line: elapsed time, frame count, fps, speed, size, drops, ETA and why it stopped.
     public var line: String {
         var parts = [MediaTime(value: Int64(elapsed * 1000), timescale: 1000).clockDescription,
                      "frame \(frames)" + (expectedFrames.map { "/\($0)" } ?? "")]

@@ -8,6 +8,7 @@ import PrismMedia
 /// the frame on the GPU (the detector's small luma image); it may wait for its data (a file run that must
 /// be deterministic) or use the newest it has (a live run that must not stall).
 public protocol SideInput: AnyObject {
+    /// Sets this input's part of `context` for frame `index`, on the GPU thread after `uploaded` holds the frame; throwing fails the run.
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws
     /// The run ended without an error (on the GPU thread): commit what the input wrote (a sidecar).
     func finish() throws
@@ -19,8 +20,11 @@ public protocol SideInput: AnyObject {
 }
 
 extension SideInput {
+    /// Nothing to commit by default.
     public func finish() throws {}
+    /// By default an input supplies no face regions.
     public var suppliesFaceRegions: Bool { false }
+    /// By default an input supplies no sound.
     public var suppliesAudio: Bool { false }
 }
 
@@ -30,26 +34,33 @@ public struct RenderedFrame {
     public let uploaded: UploadedFrame
     /// The graph that rendered it (nil while no sink takes the output).
     package let renderer: GraphRenderer?
+    /// The frame's presentation time in the output.
     public let pts: MediaTime
+    /// 0-based position of the frame in the run.
     public let index: Int
+    /// The per-frame values the graph rendered with (time, regions, sound).
     public let context: FrameContext
 }
 
 /// Observes every rendered frame on the GPU thread (the detector's small luma image, per-pass timings,
 /// a still). Keep it short: the next frame waits for it.
 public protocol FrameTap: AnyObject {
+    /// Called on the GPU thread after each frame rendered; `frame` and `control` are valid only during the call.
     func rendered(_ frame: RenderedFrame, control: EngineControl) throws
     /// The run is ending (on the GPU thread): deliver what is in flight.
     func finish() throws
 }
 
 extension FrameTap {
+    /// Nothing in flight by default.
     public func finish() throws {}
 }
 
 /// Something that happened during a run that a front end may want to show.
 public enum EngineEvent: Sendable {
+    /// The camera was replaced between frames; `summary` describes the new source.
     case cameraSwitched(CameraSwitch, summary: String)
+    /// The camera at `path` could not be opened; the one at `kept` goes on running.
     case cameraSwitchFailed(path: String, kept: String, error: String)
     /// The input changed format or size and the graph was compiled again.
     case inputChanged(format: PixelFormat, size: Size, outputFrom: Size, outputTo: Size)
@@ -76,6 +87,7 @@ public final class EngineControl {
 
     init(stage: FramePath) { self.stage = stage }
 
+    /// What the engine's GPU context runs on.
     public var gpuInfo: GPUInfo { stage.gpuInfo }
     /// The graph running now.
     public var graph: FilterGraph { stage.graph }

@@ -21,7 +21,9 @@ public struct EngineConfiguration: Sendable {
         get { compileOptions.yuvRoute }
         set { compileOptions.yuvRoute = newValue }
     }
+    /// What happens when the input changes size mid-run; by default the output keeps its size.
     public var sizeChange = SizeChangePolicy.keepOutputSize
+    /// Whether the filter passes are timed (for `--stats` and the preview); off by default.
     public var timing = PassTiming.off
     /// Stop after this many frames: frames read from a file or pipe; frames that reach the GPU from a live
     /// source (its queue drops the frames the engine is late for, and every frame counted is written).
@@ -47,6 +49,7 @@ public struct EngineConfiguration: Sendable {
     /// (`prism dev`, whose shader may gain one). Otherwise sound is decoded only for a graph that needs it.
     public var analyzesAudio = false
 
+    /// The defaults: fusion on, no limits, no rate conversion, no pass timing.
     public init() {}
 }
 
@@ -70,7 +73,9 @@ public struct EngineConfiguration: Sendable {
 /// let report = try engine.run()
 /// ```
 public final class FrameEngine: Sendable {
+    /// What the opened source produces, as it was when the engine was made.
     public let sourceInfo: SourceInfo
+    /// What the GPU context runs on.
     public let gpuInfo: GPUInfo
     /// The size of the graph's output (the first output sink's frames).
     public let outputSize: Size
@@ -508,6 +513,7 @@ private final class ProgressThrottle: Sendable {
 
 /// A live run failed, and what it had recorded was kept.
 public struct RecordingKeptError: PrismError {
+    /// The error that ended the run.
     public let underlying: any Error
     /// Where the recordings are.
     public let kept: [String]

@@ -19,8 +19,11 @@ public struct SinkStream: Sendable {
 
 /// A processed frame, packed in the sink's layout in a pooled buffer (back to its pool when released).
 public struct ProcessedFrame: Sendable {
+    /// The packed frame; the buffer returns to its pool when the last reference goes.
     public let buffer: PooledFrameBuffer
+    /// Presentation time on the source's time line (at a constant rate, the converted frame's time).
     public let pts: MediaTime
+    /// How long the frame shows, when known.
     public let duration: MediaTime?
     /// The frame's position in the run (0 for the first frame rendered).
     public let index: Int
@@ -50,7 +53,9 @@ public enum SinkDelivery: Sendable {
 public protocol FrameSink: AnyObject {
     /// The packed pixel format the sink takes.
     var pixelFormat: PixelFormat { get }
+    /// Whether the sink sees the graph's output or the unfiltered input.
     var point: SinkPoint { get }
+    /// Every frame in order (back-pressure), or only the newest it keeps up with.
     var delivery: SinkDelivery { get }
     /// Pooled buffers for the sink's frames in flight (readback ring + queue + what the sink holds).
     var bufferCount: Int { get }
@@ -61,6 +66,7 @@ public protocol FrameSink: AnyObject {
     /// back for it.
     func wants(frameIndex: Int) -> Bool
 
+    /// Called once before the first frame, on the thread that starts the run: open files, size buffers. Throwing fails the run before it starts.
     func open(_ stream: SinkStream) throws
     /// Returns false when the sink takes no more frames (a closed pipe, a size limit): the run then stops
     /// cleanly, for `stopReason`.
@@ -72,6 +78,7 @@ public protocol FrameSink: AnyObject {
     /// After `finish`: the frames the output really holds, when a limit left some it was given out
     /// (nil: every frame written is in it). The run's report counts these.
     var framesInOutput: Int? { get }
+    /// A compressed packet of the source's audio, untouched (only when `acceptsAudio`).
     func write(audio packet: AudioPacket) throws
     /// Captured sound, already on the video's time line.
     func write(pcm chunk: AudioChunk, pts: MediaTime) throws
@@ -88,18 +95,32 @@ public protocol FrameSink: AnyObject {
 }
 
 extension FrameSink {
+    /// By default a sink sees the graph's output.
     public var point: SinkPoint { .output }
+    /// By default a sink gets every frame, in order.
     public var delivery: SinkDelivery { .everyFrame }
+    /// By default 16 buffers for a sink that gets every frame, 6 for one that takes the newest.
     public var bufferCount: Int { delivery == .everyFrame ? 16 : 6 }
+    /// By default a sink takes no audio.
     public var acceptsAudio: Bool { false }
+    /// By default a sink wants every frame.
     public func wants(frameIndex: Int) -> Bool { true }
+    /// By default a refusal means the reader went away.
     public var stopReason: StopReason { .outputClosed }
+    /// By default a sink counts no bytes.
     public var bytesWritten: Int64? { nil }
+    /// By default every frame written is in the output.
     public var framesInOutput: Int? { nil }
+    /// By default compressed audio is ignored.
     public func write(audio packet: AudioPacket) throws {}
+    /// By default captured sound is ignored.
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {}
+    /// By default a sink follows a new size and keeps going.
     public func reopen(_ stream: SinkStream) throws -> Bool { true }
+    /// By default nothing to finish.
     public func finish() throws {}
+    /// By default nothing to clean up.
     public func abort() {}
+    /// By default nothing is kept: the sink is aborted and nil returned.
     public func salvage() -> String? { abort(); return nil }
 }

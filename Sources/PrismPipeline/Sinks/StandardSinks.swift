@@ -10,6 +10,7 @@ public struct RecordingLimits: Sendable {
     /// Stop when the output's file system has no more than this many bytes free.
     public var minFreeBytes: Int64?
 
+    /// Limits; nil leaves that limit off.
     public init(maxBytes: Int64? = nil, minFreeBytes: Int64? = nil) {
         self.maxBytes = maxBytes
         self.minFreeBytes = minFreeBytes
@@ -28,12 +29,17 @@ public struct RecordingLimits: Sendable {
 /// Encodes frames into a movie file (`MovieWriter`: temporary name, renamed when finished), with the
 /// source's audio copied or the captured sound encoded as AAC.
 public final class MovieSink: FrameSink {
+    /// The movie's final path; the file appears there when it is finished.
     public let path: String
+    /// The video encoder and its options.
     public let settings: VideoEncoderSettings
+    /// Size and free-space limits that end the recording cleanly.
     public let limits: RecordingLimits
+    /// The writer, from `open` on; nil before.
     package private(set) var writer: MovieWriter?
     /// Video frames the encoder took.
     public private(set) var framesWritten = 0
+    /// Which limit stopped the movie, after `write` returned false.
     public private(set) var stopReason = StopReason.outputClosed
     /// The file's size when last seen (kept after `finish`, for the final report).
     private var lastBytes: Int64 = 0
@@ -41,6 +47,7 @@ public final class MovieSink: FrameSink {
     /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
     public let live: Bool
 
+    /// A sink writing `path` with `settings`; nothing is opened until the engine calls `open`.
     public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits(),
                 live: Bool = false) {
         self.path = path
@@ -49,13 +56,17 @@ public final class MovieSink: FrameSink {
         self.live = live
     }
 
+    /// The encoder's input format (`VideoEncoderSettings.pixelFormat`).
     public var pixelFormat: PixelFormat { settings.pixelFormat }
+    /// A movie takes the source's audio or the captured sound.
     public var acceptsAudio: Bool { true }
+    /// The file's size in bytes when last seen.
     public var bytesWritten: Int64? { lastBytes }
 
     /// Recordings a killed earlier run of this output left, recovered next to it (`MovieWriter`).
     public var recoveredLeftovers: [OutputTarget.Recovered] { writer?.recoveredLeftovers ?? [] }
 
+    /// Opens the movie writer for the stream's size, colours and rate, with its audio or captured sound.
     public func open(_ stream: SinkStream) throws {
         var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
         if let rate = stream.frameRate { video.frameRate = rate }
@@ -64,6 +75,7 @@ public final class MovieSink: FrameSink {
         writer?.byteBudget = limits.maxBytes
     }
 
+    /// Encodes the frame; false once a size or free-space limit is reached (see `stopReason`).
     public func write(_ frame: ProcessedFrame) throws -> Bool {
         guard let writer else { return false }
         if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
@@ -96,8 +108,10 @@ public final class MovieSink: FrameSink {
     /// After a salvage (a full disk, a stalled camera): the frames the kept file holds, counted in it.
     private var salvagedFrames: Int?
 
+    /// Copies the source's compressed audio packet into the movie.
     public func write(audio packet: AudioPacket) throws { try writer?.writeAudio(packet) }
 
+    /// Encodes captured sound at `pts` on the video's time line as AAC.
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {
         try chunk.samples.withUnsafeBytes { try writer?.writeAudio(pcm: $0, pts: pts) }
     }
@@ -105,6 +119,7 @@ public final class MovieSink: FrameSink {
     /// A movie keeps its size: it cannot follow the input to another one.
     public func reopen(_ stream: SinkStream) throws -> Bool { stream.layout.size == writer?.video.size }
 
+    /// Flushes the encoder and finishes the file at `path`.
     public func finish() throws {
         try writer?.finish()
         // The frames the encoder still held may be what passed the limit.
@@ -112,6 +127,7 @@ public final class MovieSink: FrameSink {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
     }
 
+    /// Abandons the movie: the temporary file is deleted, an existing file at `path` left as it was.
     public func abort() { writer?.abort() }
     /// What was muxed is not what survived: the file was cut at its last whole fragment, so its frames and
     /// bytes are read from it.
@@ -126,10 +142,13 @@ public final class MovieSink: FrameSink {
 /// Writes one frame as a PNG or JPEG still (by the path's extension): the last frame it was given, at its
 /// own size (odd sizes too), written atomically when the run finishes.
 public final class StillImageSink: FrameSink {
+    /// Where the still is written; ends in .png, .jpg or .jpeg.
     public let path: String
+    /// JPEG quality, 1...100 (ignored for PNG).
     public let jpegQuality: Int
     private var image: RGBAImage?
 
+    /// A sink for `path`; throws a `UsageError` unless its extension is .png, .jpg or .jpeg.
     public init(path: String, jpegQuality: Int = 90) throws {
         guard ImageFile.kind(forPath: path) != nil else {
             throw UsageError("\(path): a still must end in .png, .jpg or .jpeg")
@@ -138,14 +157,18 @@ public final class StillImageSink: FrameSink {
         self.jpegQuality = jpegQuality
     }
 
+    /// Stills are made from RGBA frames.
     public var pixelFormat: PixelFormat { .rgba }
+    /// Nothing to open: the file is written in `finish`.
     public func open(_ stream: SinkStream) throws {}
 
+    /// Keeps the frame's pixels, replacing any earlier frame.
     public func write(_ frame: ProcessedFrame) throws -> Bool {
         image = frame.buffer.rgbaImage()
         return true
     }
 
+    /// Writes the last frame given; throws when no frame came.
     public func finish() throws {
         guard let image else { throw UsageError("\(path): no frame came to make the still from") }
         try ImageFile.write(image, to: path, jpegQuality: jpegQuality)
@@ -198,14 +221,17 @@ extension PooledFrameBuffer {
 
 /// Writes packed frames to a file descriptor, one after the other (`-o -`: raw frames on stdout).
 public final class RawSink: FrameSink {
+    /// The packed format written, frame after frame.
     public let pixelFormat: PixelFormat
     private let output: RawVideoSink
 
+    /// A sink writing `format` frames to `fileDescriptor`, which it does not close; ignores SIGPIPE for the process.
     public init(fileDescriptor: Int32, format: PixelFormat) {
         pixelFormat = format
         output = RawVideoSink(fileDescriptor: fileDescriptor, format: format)
     }
 
+    /// Nothing to open: frames go straight to the descriptor.
     public func open(_ stream: SinkStream) throws {}
     /// False once the reader has gone (EPIPE): the run ends cleanly.
     public func write(_ frame: ProcessedFrame) throws -> Bool { try output.write(frame.buffer) }
@@ -214,17 +240,24 @@ public final class RawSink: FrameSink {
 /// Reads every frame back and drops it: the whole GPU path without an output (what benchmarks compare
 /// with FFmpeg's `-f null`).
 public final class DiscardSink: FrameSink {
+    /// The packed format read back (and dropped).
     public let pixelFormat: PixelFormat
+    /// A sink reading frames back as `format`.
     public init(format: PixelFormat) { pixelFormat = format }
+    /// Nothing to open.
     public func open(_ stream: SinkStream) throws {}
+    /// Drops the frame; always true.
     public func write(_ frame: ProcessedFrame) throws -> Bool { true }
 }
 
 /// Hands each processed frame to a closure (on the sink's own thread): how a program built on the engine
 /// receives frames as CPU memory. The buffer goes back to the pool when the closure lets go of it.
 public final class CallbackSink: FrameSink {
+    /// The packed format the closure receives.
     public let pixelFormat: PixelFormat
+    /// Whether the closure sees the graph's output or the unfiltered input.
     public let point: SinkPoint
+    /// Every frame, or only the newest it keeps up with.
     public let delivery: SinkDelivery
     private let body: (ProcessedFrame, SinkStream) throws -> Bool
     private var stream: SinkStream?
@@ -238,7 +271,10 @@ public final class CallbackSink: FrameSink {
         self.body = body
     }
 
+    /// Keeps the stream to hand to the closure with each frame.
     public func open(_ stream: SinkStream) throws { self.stream = stream }
+    /// Keeps the new stream and follows the new size.
     public func reopen(_ stream: SinkStream) throws -> Bool { self.stream = stream; return true }
+    /// Calls the closure; its result decides whether the run goes on.
     public func write(_ frame: ProcessedFrame) throws -> Bool { try body(frame, stream!) }
 }

@@ -3,8 +3,11 @@ import PrismMedia
 
 /// A frame on its way to the GPU with the time it will have in the output.
 public struct TimedFrame: Sendable {
+    /// The decoded frame.
     package let frame: VideoFrame
+    /// The frame's time in the output, on the source's time line (at a constant rate, the converted time).
     public let pts: MediaTime
+    /// How long the frame shows (one step at a constant rate), when known.
     public let duration: MediaTime?
     /// The sound ending at `pts`, for audio-reactive filters (set by the engine when its graph needs it).
     package var audio: AudioWindow? = nil
@@ -12,6 +15,7 @@ public struct TimedFrame: Sendable {
 
 /// A constant rate a timer cannot step by (a zero or negative term, e.g. a rate that rounded to 0/1000).
 public struct FrameRateError: PrismError {
+    /// The rate that was refused.
     public let rate: Rational
     public var description: String { "frame rate \(rate.num)/\(rate.den) is not a positive rate" }
 }

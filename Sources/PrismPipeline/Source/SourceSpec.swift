@@ -41,6 +41,7 @@ public enum InputSpec: Sendable, Equatable {
 
 /// What to open and how: the one place every front end turns an input into a `MediaSource`.
 public struct SourceSpec: Sendable {
+    /// The kind of input and where it is.
     public var input: InputSpec
     /// The pattern's size, or the size asked of a camera (it takes its closest).
     public var size: Size?
@@ -51,6 +52,7 @@ public struct SourceSpec: Sendable {
     /// Reopen a movie at its end with its timestamps continued (`prism dev` loops its clip).
     public var loop = false
 
+    /// What to open; the nil options take the source's own size and rate (or the pattern's defaults).
     public init(input: InputSpec, size: Size? = nil, frameRate: Rational? = nil, patternFrames: Int? = nil,
                 loop: Bool = false) {
         self.input = input
@@ -62,6 +64,7 @@ public struct SourceSpec: Sendable {
 
     /// The pattern's size when none is asked for.
     public static let defaultSize = Size(width: 1280, height: 720)
+    /// The pattern's rate when none is asked for: 30 fps.
     public static let defaultRate = Rational(30, 1)
 
     /// Opens the source. Fails with the source's own one-line error (no such file, no such camera…).
