@@ -13,7 +13,7 @@ import PrismGPU
 /// - uniforms and the kernel's own textures are declared as data (`uniforms`, `textures`): the compiler
 ///   writes their `uniform` declarations ahead of `library` and the renderer sets them every frame; the
 ///   GLSL only uses them.
-public protocol FilterKernel: AnyObject {
+package protocol FilterKernel: AnyObject {
     /// Number of image inputs (0 for generators).
     var inputCount: Int { get }
     /// GLSL declarations and `$main` (see above).
@@ -79,25 +79,25 @@ public protocol FilterKernel: AnyObject {
 }
 
 extension FilterKernel {
-    public var library: String { "" }
-    public var textureInputs: Set<Int> { [] }
-    public var prepasses: [KernelPrepass] { [] }
-    public var isPointwise: Bool { false }
-    public var expressionReadsInputs: Bool { true }
-    public var cost: Int { 1 }
-    public var colorForm: ColorForm? { nil }
-    public var colorBlend: ColorBlend? { nil }
-    public func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
-    public var regionLimits: [Int] { [] }
-    public func expression(regionLimit: Int) -> String { expression }
-    public var blockAveraging: (any BlockAveraging)? { nil }
-    public var compileKey: String { colorForm?.kind ?? "" }
-    public func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
-    public func prepare() throws {}
-    public func releaseGPUResources() {}
-    public var uniforms: [KernelUniform] { [] }
-    public var textures: [KernelTexture] { [] }
-    public func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {}
+    package var library: String { "" }
+    package var textureInputs: Set<Int> { [] }
+    package var prepasses: [KernelPrepass] { [] }
+    package var isPointwise: Bool { false }
+    package var expressionReadsInputs: Bool { true }
+    package var cost: Int { 1 }
+    package var colorForm: ColorForm? { nil }
+    package var colorBlend: ColorBlend? { nil }
+    package func nonzeroRegions(channel: Int, frame: FrameContext, size: Size) -> [PixelRect]? { nil }
+    package var regionLimits: [Int] { [] }
+    package func expression(regionLimit: Int) -> String { expression }
+    package var blockAveraging: (any BlockAveraging)? { nil }
+    package var compileKey: String { colorForm?.kind ?? "" }
+    package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { inputSizes.first ?? sourceSize }
+    package func prepare() throws {}
+    package func releaseGPUResources() {}
+    package var uniforms: [KernelUniform] { [] }
+    package var textures: [KernelTexture] { [] }
+    package func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {}
 }
 
 /// A grid of blocks a kernel averages its input over (`FilterKernel.blockAveraging`): what the Y'CbCr
@@ -230,7 +230,7 @@ public struct FrameContext: Sendable {
 /// kernel's prefix, for `FilterKernel.setUniforms` (what a kernel cannot declare as data: audio textures
 /// refilled each frame). The kernel hands over values and `Texture` objects; PrismGPU's `UniformScope`
 /// makes the GL calls.
-public struct KernelUniforms {
+package struct KernelUniforms {
     let scope: UniformScope
     /// The size of the kernel's output in this pass.
     package let outputSize: Size

@@ -2,31 +2,31 @@ import PrismCore
 import PrismGPU
 
 /// What a declared uniform's value may be computed from each frame.
-public struct UniformInputs {
-    public let frame: FrameContext
+package struct UniformInputs {
+    package let frame: FrameContext
     /// The size of the kernel's output in the pass.
-    public let outputSize: Size
+    package let outputSize: Size
     /// The sizes of the kernel's inputs.
-    public let inputSizes: [Size]
+    package let inputSizes: [Size]
     /// The kernel's parameters now (a parameter changed since compiling reaches its uniforms).
-    public let parameters: ParameterValues?
+    package let parameters: ParameterValues?
 }
 
 /// One uniform of a kernel, declared as data (libplacebo's `pl_shader_var` is the model): its name and
 /// GLSL type, written into the shader text by the planner (the kernel's GLSL only uses it), and where its
 /// value comes from each frame, which the renderer sets. Names use the kernel's `$` prefix.
-public struct KernelUniform {
+package struct KernelUniform {
     /// `$name`, as the kernel's GLSL uses it.
-    public let name: String
-    public let type: UniformType
+    package let name: String
+    package let type: UniformType
     /// An array's length (nil: not an array).
-    public let count: Int?
+    package let count: Int?
     /// The kernel's GLSL declares it itself (a user shader's text, by ISF or ShaderToy convention): the
     /// planner writes no declaration, the renderer still sets it from `source`.
-    public let inSource: Bool
-    public let source: Source
+    package let inSource: Bool
+    package let source: Source
 
-    public enum Source {
+    package enum Source {
         /// The same value every frame.
         case constant(UniformValue)
         /// The kernel's parameter of that name, as the uniform's type (numbers as float or int, points as
@@ -43,7 +43,7 @@ public struct KernelUniform {
         case computed((UniformInputs) -> UniformValue)
     }
 
-    public init(_ name: String, _ type: UniformType, count: Int? = nil, inSource: Bool = false, _ source: Source) {
+    package init(_ name: String, _ type: UniformType, count: Int? = nil, inSource: Bool = false, _ source: Source) {
         self.name = name
         self.type = type
         self.count = count
@@ -52,12 +52,12 @@ public struct KernelUniform {
     }
 
     /// The GLSL declaration the planner writes (before the prefix replaces `$`).
-    public var declaration: String {
+    package var declaration: String {
         "uniform \(type.glsl) \(name)\(count.map { "[\($0)]" } ?? "");\n"
     }
 
     /// This frame's value.
-    public func value(_ inputs: UniformInputs) -> UniformValue {
+    package func value(_ inputs: UniformInputs) -> UniformValue {
         switch source {
         case .constant(let value): return value
         case .outputSize: return .vec2(Float(inputs.outputSize.width), Float(inputs.outputSize.height))
@@ -87,23 +87,23 @@ public struct KernelUniform {
 /// `pl_shader_desc`): the sampler's name and type, declared by the planner, and the texture the renderer
 /// binds to it each frame. Textures of other passes (inputs, prepass targets) are the planner's own
 /// bindings (`CompiledPass.textures`).
-public struct KernelTexture {
+package struct KernelTexture {
     /// `$name`, as the kernel's GLSL uses it.
-    public let name: String
-    public let type: SamplerType
+    package let name: String
+    package let type: SamplerType
     /// Declared by the kernel's GLSL itself (see `KernelUniform.inSource`).
-    public let inSource: Bool
+    package let inSource: Bool
     /// The texture to bind this frame (nil: none is made yet; the sampler is left alone).
-    public let texture: () -> Texture?
+    package let texture: () -> Texture?
 
-    public init(_ name: String, _ type: SamplerType, inSource: Bool = false, texture: @escaping () -> Texture?) {
+    package init(_ name: String, _ type: SamplerType, inSource: Bool = false, texture: @escaping () -> Texture?) {
         self.name = name
         self.type = type
         self.inSource = inSource
         self.texture = texture
     }
 
-    public var declaration: String { "uniform \(type.glsl) \(name);\n" }
+    package var declaration: String { "uniform \(type.glsl) \(name);\n" }
 }
 
 /// A uniform a planner adds to a pass of its own (a Y'CbCr route's colour chain): its name and type, declared

@@ -2,17 +2,17 @@ import CGLES
 
 /// The GLSL type of a uniform declared as data (`KernelUniform`, a plan's pass uniforms): what the planner
 /// writes in the shader's declaration and what the value set each frame must be.
-public enum UniformType: String, Hashable, Sendable {
+package enum UniformType: String, Hashable, Sendable {
     /// `bool` is set as an int (0 or 1), as GL does.
     case float, int, bool, vec2, vec3, vec4, ivec4, mat3
 
     /// The type as GLSL spells it.
-    public var glsl: String { rawValue }
+    package var glsl: String { rawValue }
 }
 
 /// A uniform's value for one frame: plain numbers, which `ShaderProgram.set(at:_:)` turns into the GL call
 /// for its type.
-public enum UniformValue: Equatable, Sendable {
+package enum UniformValue: Equatable, Sendable {
     case float(Float)
     case int(Int32)
     case vec2(Float, Float)
@@ -24,11 +24,11 @@ public enum UniformValue: Equatable, Sendable {
     /// The first elements of a `vec4` array (the rest keep their values).
     case vec4Array([SIMD4<Double>])
 
-    public static func vec2(_ v: SIMD2<Double>) -> UniformValue { .vec2(Float(v.x), Float(v.y)) }
-    public static func vec4(_ v: SIMD4<Double>) -> UniformValue { .vec4(Float(v.x), Float(v.y), Float(v.z), Float(v.w)) }
+    package static func vec2(_ v: SIMD2<Double>) -> UniformValue { .vec2(Float(v.x), Float(v.y)) }
+    package static func vec4(_ v: SIMD4<Double>) -> UniformValue { .vec4(Float(v.x), Float(v.y), Float(v.z), Float(v.w)) }
 
     /// Zero of a type (a matrix of zeros), for a value its source cannot give.
-    public static func zero(_ type: UniformType) -> UniformValue {
+    package static func zero(_ type: UniformType) -> UniformValue {
         switch type {
         case .float: .float(0)
         case .int, .bool: .int(0)
@@ -41,10 +41,10 @@ public enum UniformValue: Equatable, Sendable {
     }
 
     /// Whether the value may be set on a uniform of `type` (a bool takes an int).
-    public func fits(_ type: UniformType) -> Bool { self.type == type || (type == .bool && self.type == .int) }
+    package func fits(_ type: UniformType) -> Bool { self.type == type || (type == .bool && self.type == .int) }
 
     /// The GLSL type the value fits.
-    public var type: UniformType {
+    package var type: UniformType {
         switch self {
         case .float: .float
         case .int: .int
@@ -58,17 +58,17 @@ public enum UniformValue: Equatable, Sendable {
 }
 
 /// The kind of sampler a texture declared as data is read through.
-public enum SamplerType: String, Hashable, Sendable {
+package enum SamplerType: String, Hashable, Sendable {
     case sampler2D
     /// Declared `highp` (ES has no default precision for it).
     case sampler3D
 
-    public var glsl: String { self == .sampler3D ? "highp sampler3D" : "sampler2D" }
+    package var glsl: String { self == .sampler3D ? "highp sampler3D" : "sampler2D" }
 }
 
 extension ShaderProgram {
     /// Sets a declared uniform's value at `location` (-1: nothing). The program must be in use.
-    public func set(at location: GLint, _ value: UniformValue) {
+    package func set(at location: GLint, _ value: UniformValue) {
         guard location >= 0 else { return }
         switch value {
         case .float(let x): glUniform1f(location, x)
