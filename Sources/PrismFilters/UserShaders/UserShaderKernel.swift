@@ -222,10 +222,10 @@ package final class UserShaderKernel: ParameterizedKernel {
 
     // MARK: FilterKernel
 
-    public var isPointwise: Bool { fused != nil }
-    public var expressionReadsInputs: Bool { fused != nil }
-    public var cost: Int { fused != nil ? 0 : 1 }
-    public var library: String { fused?.library ?? "" }
+    package var isPointwise: Bool { fused != nil }
+    package var expressionReadsInputs: Bool { fused != nil }
+    package var cost: Int { fused != nil ? 0 : 1 }
+    package var library: String { fused?.library ?? "" }
 
     package var expression: String {
         if let fused { return fused.expression }

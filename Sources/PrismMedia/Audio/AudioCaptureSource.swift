@@ -1,5 +1,6 @@
 import CALSA
 import Foundation
+import Synchronization
 import PrismCore
 
 #if canImport(Glibc)
@@ -88,21 +89,25 @@ public struct AudioChunk: Sendable {
 ///
 /// The PCM handle has one owner, this object: `snd_pcm_close` in deinit. alsa-lib's own stderr messages
 /// are switched off; failures are thrown as one-line `ALSAError`s.
-public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle is used by the capture thread only; shared state is under `lock`
+public final class AudioCaptureSource: Sendable {
     /// The ALSA PCM name recorded from, as given (`default`, `hw:1,0`).
     public let device: String
     /// What the device agreed to deliver (S16LE; the rate nearest 48000; 2 channels or 1).
     public let format: PCMFormat
     /// Frames per read.
     public let periodFrames: Int
-    private let pcm: OpaquePointer
-    private let lock = NSLock()
-    private var stopping = false
-    private var thread: Thread?
+    /// Used by the capture thread only (and closed in deinit, after it has stopped).
+    private let pcm: ThreadOwned<OpaquePointer>
+    /// What the capture thread and its callers share.
+    private struct Shared {
+        var stopping = false
+        var started = false
+        var overrunCount = 0
+        var framesCaptured = 0
+        var readError: ALSAError?
+    }
+    private let shared = Mutex(Shared())
     private let finished = DispatchSemaphore(value: 0)
-    private var overrunCount = 0
-    private var framesCaptured = 0
-    private var readError: ALSAError?
 
     /// The outputs of every file plugin in the PCM's chain (`snd_pcm_dump` of the opened, unconfigured
     /// PCM lists each plugin and its slave: `File PCM (file=PATH)`), other than /dev/null. A capture PCM
@@ -182,22 +187,22 @@ public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle 
         if result < 0 { throw fail("snd_pcm_hw_params", result, "cannot configure capture") }
         result = snd_pcm_prepare(handle)
         if result < 0 { throw fail("snd_pcm_prepare", result) }
-        pcm = handle
+        pcm = ThreadOwned(handle)
         format = PCMFormat(sampleRate: Int(rate), channels: Int(channels))
         self.periodFrames = max(1, Int(period))
     }
 
     deinit {
         stop()
-        snd_pcm_close(pcm)
+        snd_pcm_close(pcm.value)
     }
 
     /// Overruns recovered so far (the device's buffer filled up before Prism read it).
-    public var overruns: Int { lock.withLock { overrunCount } }
+    public var overruns: Int { shared.withLock { $0.overrunCount } }
     /// Frames read so far.
-    public var framesRead: Int { lock.withLock { framesCaptured } }
+    public var framesRead: Int { shared.withLock { $0.framesCaptured } }
     /// The error that ended reading early, if any (the handler is not called after it).
-    public var error: ALSAError? { lock.withLock { readError } }
+    public var error: ALSAError? { shared.withLock { $0.readError } }
 
     /// Starts reading on a new thread; `handler` gets each period in order, on that thread, and returns
     /// false to stop. Call once.
@@ -207,21 +212,21 @@ public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle 
             readLoop(handler)
         }
         thread.name = "prism-audio"
-        lock.withLock { self.thread = thread }
+        shared.withLock { $0.started = true }
         thread.start()
     }
 
     /// Stops reading and waits (at most one period) for the thread to end. Safe to call more than once.
     public func stop() {
-        let started = lock.withLock { () -> Bool in
-            stopping = true
-            defer { thread = nil }
-            return thread != nil
+        let started = shared.withLock { shared -> Bool in
+            shared.stopping = true
+            defer { shared.started = false }
+            return shared.started
         }
         if started { finished.wait() }
     }
 
-    private var isStopping: Bool { lock.withLock { stopping } }
+    private var isStopping: Bool { shared.withLock { $0.stopping } }
 
     private func readLoop(_ handler: (AudioChunk) -> Bool) {
         let channels = format.channels
@@ -237,32 +242,33 @@ public final class AudioCaptureSource: @unchecked Sendable {  // the PCM handle 
                 let ahead = due - monotonicMicroseconds()
                 if ahead > periodMicroseconds { usleep(UInt32(ahead - periodMicroseconds)) }
             }
-            let read = samples.withUnsafeMutableBytes { snd_pcm_readi(pcm, $0.baseAddress, snd_pcm_uframes_t(periodFrames)) }
+            let read = samples.withUnsafeMutableBytes { snd_pcm_readi(pcm.value, $0.baseAddress, snd_pcm_uframes_t(periodFrames)) }
             let now = monotonicMicroseconds()
             if read < 0 {
                 let code = Int32(read)
                 if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-                    let recovered = snd_pcm_recover(pcm, code, 1)
+                    let recovered = snd_pcm_recover(pcm.value, code, 1)
                     if recovered >= 0 {
-                        if code != -EINTR { lock.withLock { overrunCount += 1 } }
+                        if code != -EINTR { shared.withLock { $0.overrunCount += 1 } }
                         anchor = nil // frames were lost: the time line restarts at the next read
                         continue
                     }
                 }
-                lock.withLock { readError = ALSAError(device: device, call: "snd_pcm_readi", code: code, what: "capture failed") }
+                let failure = ALSAError(device: device, call: "snd_pcm_readi", code: code, what: "capture failed")
+                shared.withLock { $0.readError = failure }
                 return
             }
             let frames = Int(read)
             guard frames > 0 else { continue }
             var delay: snd_pcm_sframes_t = 0
-            if snd_pcm_delay(pcm, &delay) < 0 || delay < 0 { delay = 0 }
+            if snd_pcm_delay(pcm.value, &delay) < 0 || delay < 0 { delay = 0 }
             let captured = now - (Int64(delay) + Int64(frames)) * 1_000_000 / rate
             if anchor == nil {
                 anchor = captured
                 delivered = 0
             }
             delivered += Int64(frames)
-            lock.withLock { framesCaptured += frames }
+            shared.withLock { $0.framesCaptured += frames }
             let chunk = AudioChunk(samples: frames == periodFrames ? samples : Array(samples[0..<(frames * channels)]),
                                    format: format, captureTime: captured)
             if !handler(chunk) { break }
