@@ -32,15 +32,23 @@ final class SessionRun<Element: Sendable>: Sendable {
 
     init(channel: RunChannel<Element>, engine: FrameEngine) {
         self.channel = channel
+        // The thread takes the only reference to the engine and lets it go before the sequence ends, so the
+        // engine's teardown (its GPU context among it) is over when the consumer's loop is: a program that
+        // exits right after its loop must not race the driver's teardown (heap corruption in exit handlers).
+        let handover = Mutex<FrameEngine?>(engine)
         let thread = Thread { [channel] in
-            do {
-                channel.finish(.success(try engine.run(stop: channel.stop)))
-            } catch {
-                channel.finish(.failure(error))
-            }
+            let result = Self.runToEnd(handover.withLock { $0.take() }!, stop: channel.stop)
+            channel.finish(result)
         }
         thread.name = "prism session"
         thread.start()
+    }
+
+    /// Runs `engine` and drops it (the caller hands over its last reference) before returning.
+    private static func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Result<RunReport, any Error> {
+        let result = Result { try engine.run(stop: stop) }
+        _ = consume engine
+        return result
     }
 
     deinit { channel.cancel() }
