@@ -163,6 +163,34 @@ final class BenchTests: XCTestCase {
         XCTAssertEqual(PrismCommandLine.main(["bench", "--compare", "vlc"]), 2)
     }
 
+    /// `prism bench CLIP` times the user's own input with the user's encoder settings, end to end, and checks
+    /// that every run's output holds every frame of the clip (on the code before, a clip was refused).
+    func testTheUsersClipIsTimedWithTheUsersEncoderSettings() throws {
+        let dir = ScratchDirectory()
+        let clip = dir.path("mine.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=96x64:rate=25", "-frames:v", "17", "-c:v", "ffv1", clip])
+        let command = try BenchCommand(arguments: [clip, "--quick", "--sizes", "160x96", "--codec", "ffv1", "--filter", "invert"])
+        XCTAssertEqual(command.options.userClip, clip)
+        XCTAssertEqual(command.options.userEncoder.codec, .ffv1)
+        var options = command.options
+        options.soakFrames = 40
+        let result = try BenchRunner(options: options).run()
+        XCTAssertTrue(result.verified, result.failures.joined(separator: "; "))
+        XCTAssertEqual(result.sizes.map(\.name), ["your clip", "160x96"])
+        let mine = try XCTUnwrap(result.sizes.first)
+        XCTAssertEqual([mine.width, mine.height, mine.clipFrames], [96, 64, 17])
+        let row = try XCTUnwrap(mine.rows.first { $0.id == "e2e.clip" })
+        XCTAssertTrue(row.label.contains("ffv1") && row.label.hasSuffix(".mkv"), row.label)
+        XCTAssertEqual(row.check, "counted")
+        XCTAssertTrue(row.prism.isPlausible)
+        XCTAssertTrue(mine.verifications.allSatisfy(\.passed))
+        XCTAssertTrue(BenchTable.render(result).contains("your clip → ffv1 .mkv"))
+        // Encoder options without a clip, a clip that does not exist, two clips: usage errors.
+        for bad in [["--crf", "20"], [dir.path("absent.mp4")], [clip, clip]] {
+            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+        }
+    }
+
     func testFFmpegChainsAndReferences() throws {
         let graph = try GraphBinder().bind("invert, mono, pixellate(scale=16)")
         XCTAssertEqual(try BenchFFmpeg.filterChain(for: graph).get(), "negate,hue=s=0,pixelize=w=16:h=16")

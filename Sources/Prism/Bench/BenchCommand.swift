@@ -2,12 +2,12 @@ import Foundation
 import PrismCore
 import PrismGPU
 
-/// `prism bench [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
+/// `prism bench [CLIP [--codec …]] [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
 struct BenchCommand: PrismCommand {
     var options = BenchOptions()
 
     static let spec = CommandSpec(
-        name: "bench", arguments: "",
+        name: "bench", arguments: "[CLIP]",
         summary: "Measures each stage (upload, each filter pass, readback, encode) and the whole pipeline per size.",
         options: [
             .value("--sizes", value: "480p,720p,1080p,2160p", help: "the sizes to measure, comma-separated (720p or WxH)"),
@@ -24,12 +24,27 @@ struct BenchCommand: PrismCommand {
             .value("--runs", value: "N", help: "end-to-end runs per size, 1-100"),
             .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
             .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
-        ])
+        ] + EncoderChoice.options.map { option in
+            var option = option
+            option.help += " — for CLIP's row"
+            return option
+        })
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
-        guard scanner.positionals.isEmpty else {
-            throw UsageError("bench takes no positional arguments, got: \(scanner.positionals.joined(separator: " "))")
+        guard scanner.positionals.count <= 1 else {
+            throw UsageError("bench takes at most one CLIP to time, got: \(scanner.positionals.joined(separator: " "))")
+        }
+        if let clip = scanner.positionals.first {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: clip, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                throw UsageError("bench: no such clip '\(clip)'")
+            }
+            options.userClip = clip
+        }
+        options.userEncoder = try EncoderChoice(from: &scanner)
+        if options.userClip == nil, options.userEncoder != EncoderChoice() {
+            throw UsageError("bench: --codec, --preset, --crf, --bitrate and --threads set up the CLIP row; give a CLIP to time")
         }
         if scanner.flag("--quick") {
             options.makeQuick()

@@ -8,6 +8,10 @@ struct BenchOptions: Sendable {
 
     var sizes: [Size] = ["480p", "720p", "1080p", "2160p"].compactMap { Size(parsing: $0) }
     var filter = BenchOptions.defaultFilter
+    /// `prism bench CLIP`: the user's own input, timed end to end with `userEncoder` beside the synthetic rows.
+    var userClip: String?
+    /// The encoder options given for the user's clip, over the encoder's defaults (as `prism run` takes them).
+    var userEncoder = EncoderChoice()
     /// Fuse the graph's filters into as few passes as possible (off: one pass per filter, to measure
     /// what fusion buys).
     var fuse = true

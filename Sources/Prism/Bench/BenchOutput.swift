@@ -39,7 +39,7 @@ enum BenchTable {
         for size in result.sizes {
             lines.append("")
             lines.append("== \(size.width)x\(size.height)" + (size.name.contains("x") ? "" : " (\(size.name))") + " — clip of \(size.clipFrames) frames; "
-                         + "\(size.passes.count) pass(es): \(size.passes.joined(separator: " | ")) ==")
+                         + (size.passes.isEmpty ? "\(size.clip) ==" : "\(size.passes.count) pass(es): \(size.passes.joined(separator: " | ")) =="))
             lines.append("pass timing: \(size.timerMethod) — \(size.timerNote)")
             lines.append(pad("stage", 46) + pad("Prism ms", 10, right: true) + "  " + pad("p10–p90", 17) + pad("fps", 8, right: true)
                          + pad("FFmpeg ms", 11, right: true) + pad("fps", 8, right: true) + pad("speed", 8, right: true) + "  check")
@@ -57,7 +57,8 @@ enum BenchTable {
             }
             lines.append("checks:")
             for check in size.verifications {
-                lines.append("  " + (check.passed ? "ok  " : "FAIL") + " \(check.what) vs \(check.against): \(check.detail) [fnv \(check.checksum)]")
+                lines.append("  " + (check.passed ? "ok  " : "FAIL") + " \(check.what) vs \(check.against): \(check.detail)"
+                             + (check.checksum.isEmpty ? "" : " [fnv \(check.checksum)]"))
             }
         }
         lines.append("")

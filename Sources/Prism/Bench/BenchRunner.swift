@@ -60,6 +60,7 @@ final class BenchRunner {
     func run() throws -> BenchResult {
         FFmpegLog.setLevel(.error)
         var sizes: [BenchSizeResult] = []
+        if let clip = options.userClip { sizes.append(try measureUserJob(clip)) }
         for size in options.sizes {
             sizes.append(try measure(size: size))
         }
@@ -699,6 +700,65 @@ final class BenchRunner {
         if !counted { failures.append("\(size) discard run wrote \(discardFrames) of \(clip.frames) frames") }
         rows.append(discard)
         return (rows, verifications)
+    }
+
+    // MARK: The user's own job
+
+    /// `prism bench CLIP`: the user's input, graph and encoder settings, end to end as `prism run` does it, each
+    /// run's output decoded again to check it holds every frame of the input.
+    private func measureUserJob(_ path: String) throws -> BenchSizeResult {
+        let input = try MediaInspector.inspect(path)
+        guard input.videoFrameCount > 0 else { throw BenchError("\(path): no video frames to time") }
+        var encoder = VideoEncoderSettings()
+        options.userEncoder.apply(to: &encoder)
+        let container: String
+        switch encoder.codec {
+        case .h264, .hevc: container = "mp4"
+        case .ffv1: container = "mkv"
+        case .prores: container = "mov"
+        }
+        let moviePath = directory + "/your-clip." + container
+        log("bench: your clip \(path) (\(input.size), \(input.videoFrameCount) frames), \(options.endToEndRuns) run(s)…")
+        var fps: [Double] = []
+        var passed = true
+        var details: [String] = []
+        for run in 1...options.endToEndRuns {
+            try? FileManager.default.removeItem(atPath: moviePath)
+            var job = RunOptions()
+            job.input = .movie(path)
+            job.output = .movie(moviePath)
+            job.filter = options.filter
+            job.fuse = options.fuse
+            job.yuvRoute = options.yuvRoute
+            job.encoder = encoder
+            job.quiet = true
+            job.progress = false
+            let report = try RunJob(options: job, graph: try PrismGraphs.binder().bind(options.filter), gpu: context).run()
+            fps.append(report.fps)
+
+            let written = try MediaInspector.inspect(moviePath).videoFrameCount
+            if written != input.videoFrameCount || report.framesOut != input.videoFrameCount {
+                passed = false
+                details.append("run \(run): \(written) frames in the file, \(report.framesOut) reported, of \(input.videoFrameCount)")
+            }
+        }
+        try? FileManager.default.removeItem(atPath: moviePath)
+        if details.isEmpty { details.append("\(input.videoFrameCount)/\(input.videoFrameCount) frames in the file, every run") }
+        if !passed { failures.append("your clip: " + details.joined(separator: "; ")) }
+        let settings = encoder.codec.rawValue + ([.h264, .hevc].contains(encoder.codec) ? " \(encoder.preset)" : "")
+            + (encoder.crf.map { " crf \($0)" } ?? "") + (encoder.bitrate.map { " \($0) b/s" } ?? "")
+        var row = BenchRow(id: "e2e.clip", stage: "end-to-end", label: "your clip → \(settings) .\(container)",
+                           prism: try figure(fps.map { 1000 / $0 }, "your clip end to end"), comparison: "",
+                           check: passed ? "counted" : "FAILED")
+        row.note = "`prism run` of \(path): decode → upload → graph → readback → encode + mux, "
+            + "\(input.videoFrameCount) frames, \(options.endToEndRuns) run(s)"
+        return BenchSizeResult(
+            name: "your clip", width: input.size.width, height: input.size.height, clipFrames: input.videoFrameCount,
+            clip: path, passes: [], timerMethod: "wall clock", timerNote: "the whole run, as `prism run` reports its fps",
+            rows: [row],
+            verifications: [BenchVerification(what: "your clip end to end", against: "the input's decoded frame count",
+                                              comparison: nil, checksum: "", passed: passed,
+                                              detail: details.joined(separator: "; "))])
     }
 
     // MARK: FFmpeg
