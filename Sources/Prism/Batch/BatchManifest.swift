@@ -298,7 +298,7 @@ struct BatchManifest: Sendable {
             resolvedOutput = absolute(output, relativeTo: base)
         } else if let outputDirectory {
             let stem = input == "pattern" ? "pattern" : ((input as NSString).lastPathComponent as NSString).deletingPathExtension
-            resolvedOutput = outputDirectory + "/" + stem + "." + defaultExtension(settings.codec ?? .h264)
+            resolvedOutput = outputDirectory + "/" + stem + "." + (settings.codec ?? .h264).defaultContainer
         } else {
             throw UsageError("a job needs \"output\" (or give prism batch --output-dir DIR)")
         }
@@ -323,14 +323,6 @@ struct BatchManifest: Sendable {
         return "; did you mean \"\(best)\"?"
     }
 
-    static func defaultExtension(_ codec: VideoEncoderSettings.Codec) -> String {
-        switch codec {
-        case .h264, .hevc: "mp4"
-        case .ffv1: "mkv"
-        case .prores: "mov"
-        }
-    }
-
     /// The containers a batch writes and the codecs each holds; anything else is refused before work starts
     /// (the writer would only find out when the job starts).
     private static func checkContainer(_ path: String, codec: VideoEncoderSettings.Codec) throws {
@@ -342,7 +334,7 @@ struct BatchManifest: Sendable {
             throw UsageError("output \(path): use .mp4, .mov or .mkv (the extension picks the container)")
         }
         guard codecs.contains(codec) else {
-            throw UsageError("output \(path): a .\(ext) file cannot hold \(codec.rawValue) (use .\(defaultExtension(codec)))")
+            throw UsageError("output \(path): a .\(ext) file cannot hold \(codec.rawValue) (use .\(codec.defaultContainer))")
         }
     }
 

@@ -629,13 +629,19 @@ final class BenchRunner {
 
     /// One end-to-end run through the engine, and the face detector's figures when the graph draws faces.
     private func runJob(clip: Clip, output: OutputSpec) throws -> (report: RunReport, faces: FaceDetectorStatistics?) {
+        try runJob(input: clip.path, output: output, encoder: VideoEncoderSettings(codec: .h264, preset: "ultrafast"))
+    }
+
+    /// `prism run INPUT` with the bench's graph, quiet, on the bench's GPU context.
+    private func runJob(input: String, output: OutputSpec,
+                        encoder: VideoEncoderSettings) throws -> (report: RunReport, faces: FaceDetectorStatistics?) {
         var options = RunOptions()
-        options.input = .movie(clip.path)
+        options.input = .movie(input)
         options.output = output
         options.filter = self.options.filter
         options.fuse = self.options.fuse
         options.yuvRoute = self.options.yuvRoute
-        options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
+        options.encoder = encoder
         options.quiet = true
         options.progress = false
         let job = try RunJob(options: options, graph: try PrismGraphs.binder().bind(self.options.filter), gpu: context)
@@ -711,12 +717,7 @@ final class BenchRunner {
         guard input.videoFrameCount > 0 else { throw BenchError("\(path): no video frames to time") }
         var encoder = VideoEncoderSettings()
         options.userEncoder.apply(to: &encoder)
-        let container: String
-        switch encoder.codec {
-        case .h264, .hevc: container = "mp4"
-        case .ffv1: container = "mkv"
-        case .prores: container = "mov"
-        }
+        let container = encoder.codec.defaultContainer
         let moviePath = directory + "/your-clip." + container
         log("bench: your clip \(path) (\(input.size), \(input.videoFrameCount) frames), \(options.endToEndRuns) run(s)…")
         var fps: [Double] = []
@@ -724,18 +725,8 @@ final class BenchRunner {
         var details: [String] = []
         for run in 1...options.endToEndRuns {
             try? FileManager.default.removeItem(atPath: moviePath)
-            var job = RunOptions()
-            job.input = .movie(path)
-            job.output = .movie(moviePath)
-            job.filter = options.filter
-            job.fuse = options.fuse
-            job.yuvRoute = options.yuvRoute
-            job.encoder = encoder
-            job.quiet = true
-            job.progress = false
-            let report = try RunJob(options: job, graph: try PrismGraphs.binder().bind(options.filter), gpu: context).run()
+            let report = try runJob(input: path, output: .movie(moviePath), encoder: encoder).report
             fps.append(report.fps)
-
             let written = try MediaInspector.inspect(moviePath).videoFrameCount
             if written != input.videoFrameCount || report.framesOut != input.videoFrameCount {
                 passed = false

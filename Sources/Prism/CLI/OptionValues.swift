@@ -275,6 +275,18 @@ extension OptionSpec {
 
 // MARK: - Groups
 
+extension VideoEncoderSettings.Codec {
+    /// The file extension of the container an output of this codec gets when none is named (batch outputs,
+    /// bench's runs of the user's clip).
+    var defaultContainer: String {
+        switch self {
+        case .h264, .hevc: "mp4"
+        case .ffv1: "mkv"
+        case .prores: "mov"
+        }
+    }
+}
+
 /// The encoder options of `run`, `record`, `batch` and a manifest line.
 struct EncoderChoice: Sendable, Equatable {
     var codec: VideoEncoderSettings.Codec?
