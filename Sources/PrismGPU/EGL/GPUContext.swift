@@ -24,12 +24,41 @@ public struct GPUOptions: Sendable {
     public var renderNode: String?
     /// Force one platform instead of trying them in order.
     public var platform: EGLPlatform?
+    /// The newest GLES 3 minor version to ask for and use (0...2); nil: `PRISM_GLES_MINOR` from the
+    /// environment, else 2. A test-and-debug knob: 0 makes the context a GLES 3.0 one, without compute
+    /// shaders (`GPULimits.supportsCompute`), as an older driver would give, even where the driver
+    /// hands out 3.2 anyway.
+    public var maxGLESMinorVersion: Int?
+
+    /// The environment variable `maxGLESMinorVersion` falls back to.
+    public static let glesMinorVariable = "PRISM_GLES_MINOR"
 
     /// Options; every nil leaves the choice to `GPUContext`, which tries the platforms in order.
-    public init(deviceIndex: Int? = nil, renderNode: String? = nil, platform: EGLPlatform? = nil) {
+    public init(deviceIndex: Int? = nil, renderNode: String? = nil, platform: EGLPlatform? = nil,
+                maxGLESMinorVersion: Int? = nil) {
         self.deviceIndex = deviceIndex
         self.renderNode = renderNode
         self.platform = platform
+        self.maxGLESMinorVersion = maxGLESMinorVersion
+    }
+
+    /// The GLES 3 minor version cap in force: `maxGLESMinorVersion`, else `PRISM_GLES_MINOR`, else 2.
+    /// A value outside 0...2 is an error, not silently the default (a knob that seems to work but does not
+    /// hides what was being tested).
+    public func glesMinorVersionCap(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
+        if let asked = maxGLESMinorVersion {
+            guard (0...2).contains(asked) else {
+                throw UsageError("maxGLESMinorVersion takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not \(asked)")
+            }
+            return asked
+        }
+        guard let text = environment[Self.glesMinorVariable]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else {
+            return 2
+        }
+        guard let value = Int(text), (0...2).contains(value) else {
+            throw UsageError("\(Self.glesMinorVariable) takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not '\(text)'")
+        }
+        return value
     }
 }
 
@@ -107,13 +136,16 @@ public final class GPUContext: Sendable {
 
     /// Creates a context, trying EGL device → GBM render node → Mesa surfaceless unless `options` pins one.
     public init(options: GPUOptions = GPUOptions()) throws {
+        let minorCap = try options.glesMinorVersionCap()
         let thread = GPUThread(name: "prism.gpu")
         var failures: [String] = []
         /// Tries the platforms in order; an explicit choice is not silently replaced by another platform.
         func openFirst() throws -> OpenedContext? {
             for platform in GPUContext.platformOrder(options) {
                 do {
-                    return try GPUContext.open(platform: platform, options: options)
+                    let opened = try GPUContext.open(platform: platform, options: options, maxMinorVersion: minorCap)
+                    thread.limits = GPULimits.read(maxMinorVersion: minorCap)
+                    return opened
                 } catch let error as PrismError {
                     failures.append("\(platform.rawValue): \(error.description)")
                     if options.platform != nil || (platform == .device && options.deviceIndex != nil)
@@ -281,7 +313,7 @@ public final class GPUContext: Sendable {
         prism_egl_query_device_string(device, EGLint(name)).map { String(cString: $0) }
     }
 
-    private static func open(platform: EGLPlatform, options: GPUOptions) throws -> OpenedContext {
+    private static func open(platform: EGLPlatform, options: GPUOptions, maxMinorVersion: Int = 2) throws -> OpenedContext {
         let client = clientExtensions
         var gbmDevice: OpaquePointer?
         var gbmFD: Int32 = -1
@@ -345,7 +377,7 @@ public final class GPUContext: Sendable {
             throw error
         }
         do {
-            let context = try createContext(display)
+            let context = try createContext(display, maxMinorVersion: maxMinorVersion)
             var info = try readInfo(platform: platform, source: source, display: display)
             info.isSoftware = info.isSoftware || source.hasSuffix("software")
             return OpenedContext(display: display, context: context, gbmDevice: gbmDevice, gbmFD: gbmFD, info: info)
@@ -361,7 +393,7 @@ public final class GPUContext: Sendable {
         return nodes.filter { $0.hasPrefix("renderD") }.sorted().first.map { "/dev/dri/" + $0 }
     }
 
-    private static func createContext(_ display: EGLDisplay) throws -> EGLContext {
+    private static func createContext(_ display: EGLDisplay, maxMinorVersion: Int) throws -> EGLContext {
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGL_TRUE else { throw EGLError("eglBindAPI") }
         let displayExtensions = eglQueryString(display, EGL_EXTENSIONS).map { String(cString: $0) } ?? ""
         guard displayExtensions.contains("EGL_KHR_surfaceless_context") else {
@@ -376,8 +408,9 @@ public final class GPUContext: Sendable {
                 throw EGLError("eglChooseConfig", detail: "no GLES 3 config")
             }
         }
-        // Ask for the newest GLES 3.x first (3.2 brings float render targets and more), then settle.
-        for minor in [2, 1, 0] as [EGLint] {
+        // Ask for the newest GLES 3.x first (3.2 brings float render targets and more), then settle;
+        // never above the cap (`GPUOptions.maxGLESMinorVersion`).
+        for minor in ([2, 1, 0] as [EGLint]).filter({ $0 <= maxMinorVersion }) {
             let attributes: [EGLint] = [EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, minor, EGL_NONE]
             if let context = eglCreateContext(display, config, prism_egl_no_context(), attributes),
                context != prism_egl_no_context() {

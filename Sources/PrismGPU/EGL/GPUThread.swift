@@ -42,6 +42,8 @@ package final class GPUThread: Sendable {
     /// The context's program cache and target pool, made on first use and dropped by
     /// `releaseResources` (when the context closes). Only touched on this thread (checked in `resources`).
     nonisolated(unsafe) private var resourceSlot: GPUResources?
+    /// The limits of this thread's context, read once when `GPUContext` made it (nil on a thread made otherwise).
+    private let limitsSlot = Mutex<GPULimits?>(nil)
 
     package init(name: String) {
         self.name = name
@@ -163,6 +165,12 @@ package final class GPUThread: Sendable {
         checkCurrent("GPUThread.releaseResources()")
         resourceSlot?.removeAll()
         resourceSlot = nil
+    }
+
+    /// What this thread's context can allocate and run (see `GPULimits.query`); set once, by `GPUContext`.
+    package internal(set) var limits: GPULimits? {
+        get { limitsSlot.withLock { $0 } }
+        set { limitsSlot.withLock { $0 = newValue } }
     }
 
     /// GL objects made on this thread's context so far, by kind (deleted ones included).
