@@ -64,8 +64,8 @@ public struct GLError: PrismError {
 /// A shader that failed to compile or link. A value, never a crash: the caller decides whether to keep
 /// the last good program running.
 public struct ShaderCompileError: PrismError {
-    /// Which step failed: compiling the vertex or fragment shader, or linking the program.
-    public enum Stage: String, Sendable { case vertex, fragment, link }
+    /// Which step failed: compiling the vertex, fragment or compute shader, or linking the program.
+    public enum Stage: String, Sendable { case vertex, fragment, compute, link }
     /// The step that failed.
     public let stage: Stage
     /// The program's name (a kernel or the shader file), used in the description and as the log's file.

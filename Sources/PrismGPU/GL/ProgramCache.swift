@@ -1,6 +1,6 @@
 import PrismCore
 
-/// Linked programs by their full source (vertex and fragment text, and how they draw), kept for the
+/// Linked programs by their full source (vertex and fragment text and how they draw, or compute text), kept for the
 /// life of a GPU context: a graph compiled again (a second take, a photo's attach and detach, a dev
 /// recording, a size change that leaves the code alone) links nothing it linked before. Lives and dies
 /// on its GPU thread (`GPUThread.resources`).
@@ -12,6 +12,8 @@ package final class ProgramCache {
         var vertex: String?
         var fragment: String
         var drawsQuad: Bool
+        /// Set (with an empty fragment) for a compute program.
+        var compute: String? = nil
     }
 
     private var programs: [Key: ShaderProgram] = [:]
@@ -27,7 +29,18 @@ package final class ProgramCache {
     package func program(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) throws -> ShaderProgram {
         let key = Key(vertex: vertex, fragment: fragment, drawsQuad: drawsQuad)
         if let cached = programs[key] { return cached }
-        let program = try ShaderProgram(label: label, vertex: vertex, fragment: fragment, drawsQuad: drawsQuad)
+        return try insert(key) { try ShaderProgram(label: label, vertex: vertex, fragment: fragment, drawsQuad: drawsQuad) }
+    }
+
+    /// The compute program for this source (see `ShaderProgram.init(label:compute:)`), cached like the others.
+    package func program(label: String, compute: String) throws -> ShaderProgram {
+        let key = Key(vertex: nil, fragment: "", drawsQuad: false, compute: compute)
+        if let cached = programs[key] { return cached }
+        return try insert(key) { try ShaderProgram(label: label, compute: compute) }
+    }
+
+    private func insert(_ key: Key, _ make: () throws -> ShaderProgram) throws -> ShaderProgram {
+        let program = try make()
         programs[key] = program
         order.append(key)
         if order.count > capacity { programs[order.removeFirst()] = nil }

@@ -1,20 +1,34 @@
 import PrismCore
 
-/// A program as a plan names it: its full source and how it draws. What `Realiser` links (once per
-/// context: `ProgramCache` is keyed by it).
+/// A program as a plan names it: its full source and how it draws (or that it dispatches). What
+/// `Realiser` links (once per context: `ProgramCache` is keyed by it).
 package struct ProgramSource: Hashable, Sendable {
     package var label: String
     /// nil: the full-target triangle (`ShaderProgram.fullscreenVertexBody`).
     package var vertex: String?
+    /// Empty for a compute program.
     package var fragment: String
     /// See `ShaderProgram.drawsQuad`.
     package var drawsQuad: Bool
+    /// A compute shader (GLES 3.1): the program is that shader alone, and `vertex`, `fragment` and
+    /// `drawsQuad` are unused.
+    package var compute: String?
 
     package init(label: String, vertex: String? = nil, fragment: String, drawsQuad: Bool = false) {
         self.label = label
         self.vertex = vertex
         self.fragment = fragment
         self.drawsQuad = drawsQuad
+        self.compute = nil
+    }
+
+    /// A compute program (an mpv hook's `//!COMPUTE` pass): see `ShaderProgram.init(label:compute:)`.
+    package init(label: String, compute: String) {
+        self.label = label
+        self.vertex = nil
+        self.fragment = ""
+        self.drawsQuad = false
+        self.compute = compute
     }
 }
 
@@ -54,7 +68,8 @@ package struct Realiser {
     }
 
     package func program(_ source: ProgramSource) throws -> ShaderProgram {
-        try programs.program(label: source.label, vertex: source.vertex, fragment: source.fragment, drawsQuad: source.drawsQuad)
+        if let compute = source.compute { return try programs.program(label: source.label, compute: compute) }
+        return try programs.program(label: source.label, vertex: source.vertex, fragment: source.fragment, drawsQuad: source.drawsQuad)
     }
 
     package func target(_ spec: TargetSpec) throws -> RenderTarget {

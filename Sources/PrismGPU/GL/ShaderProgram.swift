@@ -1,8 +1,8 @@
 import CGLES
 import PrismCore
 
-/// A linked GLSL ES program with a cache of uniform locations. Made, used and deleted on its context's
-/// GPU thread (checked).
+/// A linked GLSL ES program with a cache of uniform locations: a vertex and fragment pair that draws, or
+/// a compute shader that dispatches. Made, used and deleted on its context's GPU thread (checked).
 package final class ShaderProgram {
     let name: GLuint
     package let label: String
@@ -26,6 +26,8 @@ package final class ShaderProgram {
     /// Draws 6 vertices (a quad of two triangles, which a custom vertex shader builds from `gl_VertexID`
     /// and may move) after clearing the target, instead of one full-target triangle.
     package let drawsQuad: Bool
+    /// A compute program (`init(label:compute:)`): it dispatches, and never draws.
+    package let isCompute: Bool
 
     /// Compiles and links; failures come back as `ShaderCompileError` with the driver's log.
     /// `drawsQuad`: see the property (only with a `vertex` shader that builds the quad).
@@ -33,6 +35,7 @@ package final class ShaderProgram {
         let thread = GLObjectHome.requireGPUThread(.program)
         self.label = label
         self.drawsQuad = drawsQuad
+        isCompute = false
         // Both stages must declare the same GLSL version: the default vertex shader follows the fragment's.
         let version = fragment.split(separator: "\n", maxSplits: 1).first.map(String.init)
             .flatMap { $0.hasPrefix("#version") ? $0 : nil } ?? "#version 300 es"
@@ -41,9 +44,35 @@ package final class ShaderProgram {
         defer { glDeleteShader(vs) }
         let fs = try ShaderProgram.compile(GLenum(GL_FRAGMENT_SHADER), fragment, label: label, stage: .fragment)
         defer { glDeleteShader(fs) }
+        name = try ShaderProgram.link([vs, fs], label: label, thread: thread)
+        home = GLObjectHome(.program)
+    }
+
+    /// Compiles and links a compute program (`#version 310 es` or newer, with its `local_size` layout);
+    /// failures come back as `ShaderCompileError` at `.compute` (or `.link`) with the driver's log. On a
+    /// context without compute (`GPULimits.supportsCompute`, which `GPUOptions.maxGLESMinorVersion` may
+    /// cap below what the driver has) it throws at `.compute` before any GL call, so a capped context
+    /// behaves like a real GLES 3.0 one.
+    package init(label: String, compute: String) throws {
+        let thread = GLObjectHome.requireGPUThread(.program)
+        let limits = GPULimits.query()
+        guard limits.supportsCompute else {
+            throw ShaderCompileError(stage: .compute, name: label, log:
+                "error: compute shaders need OpenGL ES 3.1; this context is OpenGL ES \(limits.glesMajorVersion).\(limits.glesMinorVersion)")
+        }
+        self.label = label
+        drawsQuad = false
+        isCompute = true
+        let cs = try ShaderProgram.compile(GLenum(GL_COMPUTE_SHADER), compute, label: label, stage: .compute)
+        defer { glDeleteShader(cs) }
+        name = try ShaderProgram.link([cs], label: label, thread: thread)
+        home = GLObjectHome(.program)
+    }
+
+    /// Links compiled shaders into a program (counted as a link on `thread`, failed ones too).
+    private static func link(_ shaders: [GLuint], label: String, thread: GPUThread) throws -> GLuint {
         let program = glCreateProgram()
-        glAttachShader(program, vs)
-        glAttachShader(program, fs)
+        for shader in shaders { glAttachShader(program, shader) }
         glLinkProgram(program)
         thread.countLink()
         var status: GLint = 0
@@ -53,8 +82,7 @@ package final class ShaderProgram {
             glDeleteProgram(program)
             throw ShaderCompileError(stage: .link, name: label, log: log)
         }
-        name = program
-        home = GLObjectHome(.program)
+        return program
     }
 
     deinit {
@@ -149,6 +177,7 @@ package final class ShaderProgram {
     /// `drawsQuad`, clears to transparent black and draws its quad: moved corners may leave parts uncovered).
     package func drawFullscreen() {
         home.check()
+        precondition(!isCompute, "\(label) is a compute program: dispatchCompute, not drawFullscreen")
         glUseProgram(name)
         if drawsQuad {
             glClearColor(0, 0, 0, 0)
@@ -157,6 +186,27 @@ package final class ShaderProgram {
         } else {
             glDrawArrays(GLenum(GL_TRIANGLES), 0, 3)
         }
+    }
+}
+
+extension ShaderProgram {
+    /// What a dispatch's writes must be visible to before the next command: sampling (`texture`,
+    /// `texelFetch`), image loads and stores by a later dispatch, framebuffer access (a draw into it, a
+    /// clear, glReadPixels readback) and texture updates (an upload into a pooled texture). Image stores
+    /// are incoherent in GLES: without the barrier a following pass may read stale texels.
+    static let computeBarriers = GLbitfield(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT
+                                            | GL_FRAMEBUFFER_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT)
+
+    /// Runs this compute program over `groupsX × groupsY` work groups (each of the shader's `local_size`),
+    /// then puts up the barrier that lets the next draw, dispatch or readback see what it wrote. Images
+    /// (`Texture.bindImage`), samplers and uniforms are bound and set by the caller first.
+    package func dispatchCompute(groupsX: Int, groupsY: Int) {
+        home.check()
+        precondition(isCompute, "\(label) is not a compute program")
+        precondition(groupsX > 0 && groupsY > 0, "a dispatch has at least one work group each way")
+        glUseProgram(name)
+        glDispatchCompute(GLuint(groupsX), GLuint(groupsY), 1)
+        glMemoryBarrier(Self.computeBarriers)
     }
 }
 
