@@ -7,6 +7,9 @@ public enum TextureFormat: Hashable, Sendable {
     case r8, rg8, rgba8, r16ui, rgba16f
     /// 32-bit float RGBA (ISF FLOAT targets; rendering to it needs EXT_color_buffer_float).
     case rgba32f
+    /// 32-bit float red: the one float format a GLES 3.1 compute shader may load and store in one image
+    /// (`ImageAccess.readWrite`). Like rgba32f it is not filterable everywhere: make it with `linear: false`.
+    case r32f
 
     var internalFormat: GLenum {
         switch self {
@@ -16,12 +19,13 @@ public enum TextureFormat: Hashable, Sendable {
         case .r16ui: GLenum(GL_R16UI)
         case .rgba16f: GLenum(GL_RGBA16F)
         case .rgba32f: GLenum(GL_RGBA32F)
+        case .r32f: GLenum(GL_R32F)
         }
     }
 
     var uploadFormat: GLenum {
         switch self {
-        case .r8: GLenum(GL_RED)
+        case .r8, .r32f: GLenum(GL_RED)
         case .rg8: GLenum(GL_RG)
         case .rgba8, .rgba16f, .rgba32f: GLenum(GL_RGBA)
         case .r16ui: GLenum(GL_RED_INTEGER)
@@ -33,7 +37,7 @@ public enum TextureFormat: Hashable, Sendable {
         case .r8, .rg8, .rgba8: GLenum(GL_UNSIGNED_BYTE)
         case .r16ui: GLenum(GL_UNSIGNED_SHORT)
         case .rgba16f: GLenum(GL_HALF_FLOAT)
-        case .rgba32f: GLenum(GL_FLOAT)
+        case .rgba32f, .r32f: GLenum(GL_FLOAT)
         }
     }
 
@@ -42,7 +46,7 @@ public enum TextureFormat: Hashable, Sendable {
         switch self {
         case .r8: 1
         case .rg8, .r16ui: 2
-        case .rgba8: 4
+        case .rgba8, .r32f: 4
         case .rgba16f: 8
         case .rgba32f: 16
         }
@@ -50,6 +54,33 @@ public enum TextureFormat: Hashable, Sendable {
 
     /// Integer textures cannot be filtered.
     var isInteger: Bool { self == .r16ui }
+
+    /// Whether a compute shader may bind it as an image (`Texture.bindImage`): GLES 3.1 allows image
+    /// load/store only on rgba32f, rgba16f, r32f, rgba8 and some integer formats, so r8, rg8 and r16ui
+    /// are out; a pass that imageStores a one- or two-channel result picks rgba8 instead.
+    package var isImageFormat: Bool {
+        switch self {
+        case .rgba8, .rgba16f, .rgba32f, .r32f: true
+        case .r8, .rg8, .r16ui: false
+        }
+    }
+}
+
+/// How a compute shader uses an image (`Texture.bindImage`); must agree with the shader's `readonly`
+/// / `writeonly` qualifier (a mismatch is undefined behaviour, not an error).
+package enum ImageAccess: Sendable {
+    case readOnly, writeOnly
+    /// Loads and stores on one image: GLSL ES 3.10 allows an image without `readonly` or `writeonly`
+    /// only in r32f (of Prism's formats), so in-place passes on colour go through two images.
+    case readWrite
+
+    var glAccess: GLenum {
+        switch self {
+        case .readOnly: GLenum(GL_READ_ONLY)
+        case .writeOnly: GLenum(GL_WRITE_ONLY)
+        case .readWrite: GLenum(GL_READ_WRITE)
+        }
+    }
 }
 
 /// An immutable-storage texture: 2D (frames, targets, images) or 3D (colour lookup tables). Made, used
@@ -65,7 +96,7 @@ public final class Texture {
     public let depth: Int
     /// The texel format of the storage.
     public let format: TextureFormat
-    private let home: GLObjectHome
+    fileprivate let home: GLObjectHome
 
     /// Allocates storage (glTexStorage2D); linear filtering and edge clamping unless the format is integer.
     /// `mipmapped`: a full mip chain, sampled trilinearly once `generateMipmaps` filled it; `repeating`:
@@ -178,6 +209,19 @@ public final class Texture {
         home.check()
         glActiveTexture(GLenum(GL_TEXTURE0 + Int32(unit)))
         glBindTexture(target, name)
+    }
+}
+
+extension Texture {
+    /// Binds level 0 to image unit `unit` for a compute shader's `imageLoad`/`imageStore`
+    /// (glBindImageTexture, with the texture's own format: the shader's `layout(rgba16f)` and the like
+    /// must name the same). Needs an image format (`TextureFormat.isImageFormat`: rgba8, not r8 or
+    /// rg8) and a context with compute; the storage is immutable (glTexStorage2D), as images require.
+    package func bindImage(unit: Int, access: ImageAccess) {
+        home.check()
+        precondition(format.isImageFormat, "\(format) textures cannot be images in GLES 3.1 (use rgba8, rgba16f or rgba32f)")
+        precondition(target == GLenum(GL_TEXTURE_2D), "bindImage is for 2D textures")
+        glBindImageTexture(GLuint(unit), name, 0, GLboolean(GL_FALSE), 0, access.glAccess, format.internalFormat)
     }
 }
 
