@@ -128,6 +128,10 @@ struct FiltersCommand: PrismCommand {
         if let name {
             // A user shader file: what it takes (ISF: which images, what an unconnected one holds).
             if GraphBinder.isShader(name), FileManager.default.fileExists(atPath: name) {
+                if let hooks = try GraphBinder.hookFile(name) {
+                    print(hooks.summary)
+                    return 0
+                }
                 print(try UserShader.load(path: name).summary)
                 return 0
             }
@@ -139,7 +143,7 @@ struct FiltersCommand: PrismCommand {
         }
         print("Filters (prism filters NAME for details; graphs: `a, b(x=1)` or `[in]a[x]; [x][in]b`):\n")
         for definition in BuiltinFilters.all { print(Self.describe(definition, detailed: false)) }
-        print("\nUser shaders: name a .fs/.frag/.glsl file (ISF or ShaderToy) as a filter: 'my.fs(amount=0.3), mono'.")
+        print("\nUser shaders: name a .fs/.frag/.glsl file (ISF or ShaderToy) as a filter: 'my.fs(amount=0.3), mono'; mpv hook files (.glsl/.hook with //!HOOK: Anime4K, ravu) too, consecutive ones as one group.")
         return 0
     }
 

@@ -295,6 +295,8 @@ struct RenderCommand: PrismCommand {
     let gpu: GPUOptions
     let quality: Int
     let faces: FaceOptions
+    /// The output size (a final scale; mpv hooks' OUTPUT).
+    let size: Size?
 
     static let spec = CommandSpec(
         name: "render", arguments: "IN.(png|jpg)",
@@ -304,6 +306,7 @@ struct RenderCommand: PrismCommand {
             .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
             .gpu,
             .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
+            .value("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)"),
         ] + FaceOptions.commandLine)
 
     init(arguments: [String]) throws {
@@ -316,6 +319,7 @@ struct RenderCommand: PrismCommand {
         filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
         gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
         quality = try scanner.int("--quality", in: 1...100) ?? 90
+        size = try scanner.size("--size")
         faces = try FaceOptions.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
@@ -325,6 +329,7 @@ struct RenderCommand: PrismCommand {
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
+        if let size { try graph.appendScale(to: size) }
         // A still has no sound: audio-reactive shaders are refused rather than shown silence.
         if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
             throw error

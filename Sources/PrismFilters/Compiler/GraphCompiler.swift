@@ -173,6 +173,9 @@ final class CompiledPass {
     var persistent = false
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
+    /// A compute prepass: its one draw's program is dispatched as these work groups, with the target bound
+    /// as image unit 0 (the shader's `layout(binding = 0)` image).
+    var computeGroups: SIMD2<Int>?
 
     init(kind: Kind, label: String, draws: [Draw], target: TargetSpec, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
@@ -491,23 +494,27 @@ private struct PassBuilder {
             code.textures.append(("\(prefix)pass\(other)", .prepass(node: index, index: other)))
         }
         let prepass = prepasses[prepassIndex]
+        // A compute pass writes its image itself: it has no fragment output.
         let body = declarations + CompiledPass.Member.declarations(of: node.kernel) + node.kernel.library
-            + "out vec4 prism_out;\n" + prepass.main
+            + (prepass.compute == nil ? "out vec4 prism_out;\n" : "") + prepass.main
         let source = FrameShaders.header + (batched ? "#define PRISM_BATCHED 1\n" : "")
             + code.prelude(batched: batched, format: sourceFormat) + code.declarations + substitute(body, prefix: prefix)
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
                                   inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
-        let label = "\(node.name) prepass \(prepassIndex)"
+        let label = prepass.label.map { "\(node.name): \($0)" } ?? "\(node.name) prepass \(prepassIndex)"
         // A kernel's own vertex shader sees the same pass targets as its fragment shader.
         let vertex = prepass.vertex.map { vertex in
             FrameShaders.header + prepasses.indices.filter { $0 < prepassIndex || prepasses[$0].persistent }
                 .map { "uniform sampler2D \(prefix)pass\($0);\n" }.joined() + substitute(vertex, prefix: prefix)
         }
-        let program = ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
-        return CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
-                            draws: [.init(program: program, rows: nil, fragmentSource: source)],
-                            target: target, members: code.members, textures: code.textures,
-                            readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
+        let program = prepass.compute != nil ? ProgramSource(label: label, compute: source)
+            : ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
+        let pass = CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
+                                draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                                target: target, members: code.members, textures: code.textures,
+                                readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
+        if let shape = prepass.compute { pass.computeGroups = shape.groups }
+        return pass
     }
 
     private func textureSource(_ stream: FilterGraph.Stream) -> CompiledPass.TextureSource {

@@ -165,6 +165,19 @@ package final class GraphRenderer {
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
             let target = persistent[index]?.current ?? targets[index]
+            if let groups = pass.computeGroups {
+                // A compute pass: the target is an image the program stores into, not a framebuffer.
+                let program = programs[index][0].main
+                bind(pass, program, frame: frame, context: context)
+                // GLES binds image uniforms by `layout(binding = 0)` in the shader, not by glUniform.
+                target.texture.bindImage(unit: 0, access: .writeOnly)
+                program.dispatchCompute(groupsX: groups.x, groupsY: groups.y)
+                if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
+                    prepassTargets[node, default: [:]][prepass] = target
+                }
+                timer?.end(pass: index)
+                continue
+            }
             target.bindForDrawing()
             // The mask's rectangles this frame, asked once for all the draws it limits.
             var maskRegions: (generator: Int, channel: Int, regions: [PixelRect]?)?

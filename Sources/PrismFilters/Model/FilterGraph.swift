@@ -59,6 +59,14 @@ public final class FilterGraph {
         return id
     }
 
+    /// Replaces the last node (which nothing reads yet) with another kernel on the same inputs: consecutive
+    /// hook files become one group this way (`GraphBinder`).
+    package func replaceLast(_ name: String, kernel: FilterKernel, parameters: ParameterValues?) {
+        guard let last = nodes.last else { preconditionFailure("replaceLast on an empty graph") }
+        precondition(kernel.inputCount == last.inputs.count)
+        nodes[nodes.count - 1] = Node(id: last.id, name: name, kernel: kernel, inputs: last.inputs, parameters: parameters)
+    }
+
     /// Appends a one-input filter reading the current output: the plain-chain case.
     @discardableResult
     package func append(_ name: String, kernel: FilterKernel, parameters: ParameterValues? = nil) throws -> NodeID {

@@ -156,9 +156,23 @@ package struct KernelPrepass {
     /// `$passN` targets as `main`. nil: the full-frame triangle. Such a prepass clears its target first.
     package var vertex: String?
 
+    /// A compute pass (mpv hooks' `//!COMPUTE`): `main` is a GLES 3.1 compute shader declaring its own
+    /// `layout(local_size_x = …) in;` and `uniform image2D $out_image` (bound to the target, whose format
+    /// must be image-capable), dispatched as `groups` work groups instead of drawn. nil: a fragment pass.
+    package var compute: ComputeShape?
+
+    /// What stats and per-pass timings call the pass (nil: "NODE prepass N").
+    package var label: String?
+
+    package struct ComputeShape: Hashable, Sendable {
+        package var groups: SIMD2<Int>
+        package init(groups: SIMD2<Int>) { self.groups = groups }
+    }
+
     package init(main: String, format: TextureFormat? = nil, persistent: Bool = false, batchable: Bool = false,
-                vertex: String? = nil, size: @escaping @Sendable ([Size]) -> Size) {
+                vertex: String? = nil, compute: ComputeShape? = nil, size: @escaping @Sendable ([Size]) -> Size) {
         self.main = main
+        self.compute = compute
         self.vertex = vertex
         self.format = format
         self.persistent = persistent

@@ -29,12 +29,33 @@ public struct GraphBinder {
     /// Positional arguments follow the order of the specs.
     public var fileFilterParameters: (_ path: String) throws -> [ParameterSpec]?
 
-    /// File extensions the default `fileFilters` loads as user shaders.
-    public static let shaderExtensions: Set<String> = ["fs", "frag", "glsl", "isf"]
+    /// File extensions the default `fileFilters` loads as user shaders (`.glsl` and `.hook` with a `//!HOOK`
+    /// line are mpv hook files).
+    public static let shaderExtensions: Set<String> = ["fs", "frag", "glsl", "isf", "hook"]
+
+    /// The mpv hook file at `path`, parsed; nil when it is not one (no `//!HOOK` line, or not .glsl/.hook).
+    package static func hookFile(_ path: String) throws -> HookFile? {
+        let ext = (path as NSString).pathExtension.lowercased()
+        guard ext == "glsl" || ext == "hook" else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            if ext == "hook" { throw ShaderLoadError(file: path, message: "cannot read the hook file") }
+            return nil
+        }
+        guard HookFile.isHookFile(text: text) else {
+            if ext == "hook" { throw ShaderLoadError(file: path, message: "no //!HOOK line: not an mpv hook file") }
+            return nil
+        }
+        return try HookFile.parse(text: text, path: path)
+    }
 
     /// `imageLoader` reads the images ISF shaders import (the tool passes PrismMedia's `ImageFile.read`).
     public init(imageLoader: @escaping ShaderImageLoader) {
         fileFilters = { path, arguments in
+            if let hooks = try Self.hookFile(path) {
+                let specs = HookKernel.parameterSpecs(for: [hooks])
+                let values = try ParameterValues(specs: specs, given: arguments)
+                return ((path as NSString).lastPathComponent, try HookKernel(files: [hooks], parameters: values), values)
+            }
             if Self.isShader(path) {
                 let shader = try UserShader.load(path: path)
                 let values = try ParameterValues(specs: UserShaderKernel.parameterSpecs(for: shader), given: arguments)
@@ -50,6 +71,7 @@ public struct GraphBinder {
             return ("lut", kernel, values)
         }
         fileFilterParameters = { path in
+            if let hooks = try Self.hookFile(path) { return HookKernel.parameterSpecs(for: [hooks]) }
             guard Self.isShader(path) else { return nil }
             return UserShaderKernel.parameterSpecs(for: try UserShader.load(path: path))
         }
@@ -70,6 +92,11 @@ public struct GraphBinder {
         let ast = try GraphParser.parse(text)
         let topology = try GraphChecker.check(ast)
         var nodeFor: [GraphElementID: FilterGraph.NodeID] = [:]
+        // How many elements (and the graph output) read each element.
+        var consumers: [GraphElementID: Int] = [topology.output: 1]
+        for sources in topology.inputs.values {
+            for source in sources { if case .element(let producer) = source { consumers[producer, default: 0] += 1 } }
+        }
         for id in topology.order {
             let element = ast[id]
             let column = element.nameRange.start
@@ -128,6 +155,16 @@ public struct GraphBinder {
             guard inputs.count == kernel.inputCount else {
                 throw GraphBindError("\(name) takes \(kernel.inputCount) input(s) but is given \(inputs.count)",
                                      column: element.range.start)
+            }
+            // Consecutive hook files are one group (mpv's shader list), when the earlier one feeds only this one.
+            if let hooks = kernel as? HookKernel, inputs.count == 1, case .node(let previous) = inputs[0],
+               previous.index == graph.nodes.count - 1, let earlier = graph.nodes[previous.index].kernel as? HookKernel,
+               case .element(let producer)? = topology.inputs[id]?.first, consumers[producer] == 1 {
+                let group: HookKernel
+                do { group = try earlier.appending(hooks) } catch let error as ShaderLoadError { throw error }
+                graph.replaceLast(graph.nodes[previous.index].name + " + " + name, kernel: group, parameters: group.parameters)
+                nodeFor[id] = previous
+                continue
             }
             nodeFor[id] = try graph.add(name, kernel: kernel, inputs: inputs, parameters: values)
         }

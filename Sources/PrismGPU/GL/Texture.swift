@@ -136,6 +136,39 @@ public final class Texture {
         }
     }
 
+    /// How a lookup texture reads outside 0...1 (mpv hooks' `//!BORDER`).
+    public enum Wrap: Sendable { case clamp, repeating, mirrored }
+
+    /// A lookup table (an mpv hook's `//!TEXTURE`): 2D, or 3D when `depth` > 1, RGBA16F or RGBA32F, filled
+    /// from `rgba` (4 floats per texel, rows first, then layers).
+    public convenience init(lookup size: Size, depth: Int, format: TextureFormat, linear: Bool, wrap: Wrap, rgba: [Float]) throws {
+        precondition(format == .rgba16f || format == .rgba32f)
+        precondition(rgba.count == size.pixelCount * depth * 4)
+        let glWrap = wrap == .clamp ? GL_CLAMP_TO_EDGE : wrap == .repeating ? GL_REPEAT : GL_MIRRORED_REPEAT
+        let filter = linear ? GL_LINEAR : GL_NEAREST
+        let target = GLenum(depth > 1 ? GL_TEXTURE_3D : GL_TEXTURE_2D)
+        let w = GLsizei(size.width), h = GLsizei(size.height), d = GLsizei(depth)
+        try self.init(target: target, size: size, depth: depth, format: format, minFilter: filter, magFilter: filter,
+                      wrap: glWrap, what: "lookup texture \(size)x\(depth) \(format)") {
+            glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 4)
+            func fill(_ pointer: UnsafeRawPointer, type: GLenum) {
+                if depth > 1 {
+                    glTexStorage3D(target, 1, format.internalFormat, w, h, d)
+                    glTexSubImage3D(target, 0, 0, 0, 0, w, h, d, GLenum(GL_RGBA), type, pointer)
+                } else {
+                    glTexStorage2D(target, 1, format.internalFormat, w, h)
+                    glTexSubImage2D(target, 0, 0, 0, w, h, GLenum(GL_RGBA), type, pointer)
+                }
+            }
+            if format == .rgba16f {
+                let halves = rgba.map { Float16($0) }
+                halves.withUnsafeBytes { fill($0.baseAddress!, type: GLenum(GL_HALF_FLOAT)) }
+            } else {
+                rgba.withUnsafeBytes { fill($0.baseAddress!, type: GLenum(GL_FLOAT)) }
+            }
+        }
+    }
+
     /// Makes the texture, binds it to the active unit for `storage` (which allocates and may fill it) and
     /// the sampling parameters, then binds back what was bound there: a texture made mid-draw (a kernel's
     /// per-frame audio image) must not unbind one already bound there for the draw.

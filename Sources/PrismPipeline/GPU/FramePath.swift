@@ -377,6 +377,10 @@ extension FilterGraph {
 
     /// Appends a final `scale` to `size` (the output keeps a size its input does not have).
     public func appendScale(to size: Size) throws {
+        // mpv hooks take the run's output size as their OUTPUT (Anime4K's upscalers run only when it is
+        // larger than their input) and end resized to it: no scale after them is needed.
+        for node in nodes { (node.kernel as? OutputSizing)?.requestedOutputSize = size }
+        if case .node(let id) = output, nodes[id.index].kernel is OutputSizing { return }
         guard let scale = BuiltinFilters.named("scale") else { throw UsageError("this build lacks the scale filter") }
         let (kernel, values) = try scale.instantiate(["size": .size(size)])
         try append("scale", kernel: kernel, parameters: values)
