@@ -346,7 +346,7 @@ final class HookShaderTests: XCTestCase {
         let graph = try bind("'\(path)'")
         let old = try GPUContext(options: GPUOptions(maxGLESMinorVersion: 0))
         XCTAssertThrowsError(try FrameEngine.renderStill(graph, image: PrismMedia.RGBAImage(size: image.size, pixels: image.rgba), gpu: old)) { error in
-            XCTAssertEqual("\(error)", "\(path):1: //!COMPUTE needs OpenGL ES 3.1 compute shaders; this GL is OpenGL ES 3.0")
+            XCTAssertEqual("\(error)", "\(path):3: //!COMPUTE needs OpenGL ES 3.1 compute shaders; this GL is OpenGL ES 3.0")
         }
     }
 }

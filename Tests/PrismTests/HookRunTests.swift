@@ -94,18 +94,118 @@ final class HookRunTests: XCTestCase {
         XCTAssertTrue(text.contains("strength: number in 0…1, default 0.5") || text.contains("strength:"), text)
     }
 
-    func testABadHookFileIsOneLineAndWritesNothing() throws {
+    /// The issue's bad files, through the built tool: each is one line naming file:line, a non-zero exit, and
+    /// no output file.
+    func testBadHookFilesAreOneLineAndWriteNothing() throws {
         let scratch = ScratchDirectory()
         let input = scratch.path("in.png")
         try ImageFile.write(RGBAImage(size: Size(width: 8, height: 8), pixels: [UInt8](repeating: 128, count: 256)), to: input)
-        let bad = scratch.path("bad.hook")
-        try "//!HOOK MAIN\n//!BIND HOOKED\n//!SCALE 2\nvec4 hook() { return HOOKED_tex(HOOKED_pos); }\n"
-            .write(toFile: bad, atomically: true, encoding: .utf8)
-        let output = scratch.path("out.png")
-        let result = try Tools.run(Tools.prism, ["render", "--filter", "'\(bad)'", input, "-o", output])
-        XCTAssertNotEqual(result.status, 0)
-        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
-        XCTAssertTrue(result.stderr.contains("\(bad):3: unknown directive '//!SCALE 2'"), result.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+        let copy = "vec4 hook() { return HOOKED_tex(HOOKED_pos); }\n"
+        let cases: [(name: String, text: String, environment: [String: String], message: String)] = [
+            ("directive", "//!HOOK MAIN\n//!BIND HOOKED\n//!SCALE 2\n" + copy, [:], ":3: unknown directive '//!SCALE 2'"),
+            ("underflow", "//!HOOK MAIN\n//!BIND HOOKED\n//!WIDTH HOOKED.w *\n" + copy, [:],
+             ":3: //!WIDTH: stack underflow in the expression 'HOOKED.w *'"),
+            ("bind", "//!HOOK MAIN\n//!BIND HOOKED\n//!BIND NOPE\n" + copy, [:],
+             ":3: //!BIND NOPE: no pass saves a texture of that name and no //!TEXTURE has it"),
+            ("hex", "//!TEXTURE lut\n//!SIZE 2 1\n//!FORMAT rgba8\nff00ff00ff00\n\n//!HOOK MAIN\n//!BIND lut\n"
+                + "vec4 hook() { return lut_tex(vec2(0.5)); }\n", [:],
+             ":1: //!TEXTURE lut: the data is 6 bytes; 2x1 texels of rgba8 need 8"),
+            // A context capped at GLES 3.0 has no compute shaders.
+            ("compute", "//!HOOK MAIN\n//!BIND HOOKED\n//!COMPUTE 8 8\n"
+                + "void hook() { imageStore(out_image, ivec2(gl_GlobalInvocationID.xy), HOOKED_tex(HOOKED_pos)); }\n",
+             ["PRISM_GLES_MINOR": "0"], ":3: //!COMPUTE needs OpenGL ES 3.1 compute shaders; this GL is OpenGL ES 3.0"),
+        ]
+        for item in cases {
+            let file = scratch.path("\(item.name).hook")
+            try item.text.write(toFile: file, atomically: true, encoding: .utf8)
+            let output = scratch.path("\(item.name).png")
+            let result = try Tools.run(Tools.prism, ["render", "--filter", "'\(file)'", input, "-o", output],
+                                       environment: item.environment)
+            XCTAssertNotEqual(result.status, 0, item.name)
+            XCTAssertEqual(result.stderrLines.count, 1, "\(item.name): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(file + item.message), "\(item.name): \(result.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output), item.name)
+        }
+        // The compute pass itself is fine where the GL has compute.
+        let output = scratch.path("compute-ok.png")
+        let fine = try Tools.run(Tools.prism, ["render", "--filter", "'\(scratch.path("compute.hook"))'", input, "-o", output])
+        XCTAssertEqual(fine.status, 0, fine.stderr)
     }
+
+    /// An Anime4K-like mode of two hook files on the emulated camera in `prism dev`: the group runs in file
+    /// order, its `//!PARAM` is a slider the page can set, and a broken file shows its file:line while frames
+    /// keep flowing; the fix brings the group back with the parameter kept.
+    func testDevRunsAHookModeOnTheCameraWithParameterSliders() throws {
+        let directory = try TemporaryDirectory()
+        try Self.tint.write(toFile: directory.file("tint.glsl"), atomically: true, encoding: .utf8)
+        try Self.invert.write(toFile: directory.file("invert.hook"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("tint.glsl"), CameraTests.camera, "--filter", "'\(directory.file("invert.hook"))'",
+                                             "--size", "320x240"],
+                                 environment: ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": CameraTests.camera])
+        defer { dev.stop() }
+        func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
+        func error(_ state: [String: Any]) -> [String: Any]? { state["error"] as? [String: Any] }
+        func amount(_ state: [String: Any]) -> Double? {
+            let values = state["parameters"] as? [[String: Any]] ?? []
+            return (values.first { $0["name"] as? String == "amount" }?["value"] as? NSNumber)?.doubleValue
+        }
+        func corner() throws -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
+            let reply = try dev.get("/snapshot")
+            XCTAssertEqual(reply.status, 200)
+            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let image = try ImageFile.read(path: path)
+            return image.pixel(x: image.size.width - 4, y: image.size.height - 4)
+        }
+        let first = try dev.waitForState("camera frames through the group") { frames($0) > 5 || error($0) != nil }
+        XCTAssertNil(error(first), "\(first)")
+        XCTAssertEqual(amount(first), 0, "the slider starts at the file's default: \(first)")
+        // amount 0: the camera's blue background inverted is yellow.
+        var pixel = try corner()
+        XCTAssert(pixel.r > 190 && pixel.g > 190 && pixel.b < 70, "inverted blue is yellow, got \(pixel)")
+        // amount 1: tinted red first, then inverted: cyan (inverting first and tinting after would be red).
+        XCTAssertEqual(try dev.post("/param", ["name": "amount", "value": 1]).status, 200)
+        let set = try dev.waitForState("the slider's value") { amount($0) == 1 }
+        try dev.waitForState("frames with the new value") { frames($0) > frames(set) + 5 }
+        pixel = try corner()
+        XCTAssert(pixel.r < 40 && pixel.g > 215 && pixel.b > 215, "red inverted is cyan, got \(pixel)")
+
+        // A broken hook file: its line, frames still flowing; the fix: the group back, the value kept.
+        try directory.save("invert.hook", Self.invert.replacingOccurrences(of: "//!BIND HOOKED", with: "//!BIND HOOKED\n//!SCALE 2"))
+        let failed = try dev.waitForState("the hook file's error") { error($0) != nil }
+        let diagnostic = try XCTUnwrap(error(failed))
+        XCTAssertEqual(diagnostic["line"] as? Int, 3, "\(diagnostic)")
+        XCTAssertTrue((diagnostic["text"] as? String ?? "").contains("invert.hook:3: unknown directive"), "\(diagnostic)")
+        try dev.waitForState("frames while broken") { frames($0) > frames(failed) + 10 && error($0) != nil }
+        try directory.save("invert.hook", Self.invert)
+        let recovered = try dev.waitForState("the fix") { error($0) == nil && ($0["reloads"] as? Int ?? 0) >= 1 }
+        XCTAssertEqual(amount(recovered), 1, "the parameter survives the reload")
+        try dev.waitForState("frames after the fix") { frames($0) > frames(recovered) + 5 }
+        pixel = try corner()
+        XCTAssert(pixel.r < 40 && pixel.g > 215 && pixel.b > 215, "cyan again after the fix, got \(pixel)")
+    }
+
+    /// A tint towards red by a dynamic `//!PARAM` (0 by default).
+    static let tint = """
+        //!PARAM amount
+        //!DESC how far towards red
+        //!TYPE DYNAMIC float
+        //!MINIMUM 0.0
+        //!MAXIMUM 1.0
+        0.0
+
+        //!HOOK MAIN
+        //!BIND HOOKED
+        //!DESC tint
+        vec4 hook() {
+            vec4 c = HOOKED_tex(HOOKED_pos);
+            return vec4(mix(c.rgb, vec3(1.0, 0.0, 0.0), amount), c.a);
+        }
+        """
+    static let invert = """
+        //!HOOK MAIN
+        //!BIND HOOKED
+        //!DESC invert
+        vec4 hook() { vec4 c = HOOKED_tex(HOOKED_pos); return vec4(1.0 - c.rgb, c.a); }
+        """
 }

@@ -95,7 +95,7 @@ package struct HookPass: Sendable {
     package let width: HookExpression
     package let height: HookExpression
     package let when: HookExpression
-    /// The line of each of WIDTH, HEIGHT, WHEN when given (for errors in evaluating them).
+    /// The line of each of WIDTH, HEIGHT, WHEN and COMPUTE when given (for errors found later).
     package let expressionLines: [String: Int]
     /// `//!OFFSET x y`: where the output's pixel grid sits relative to the hooked one's, in output pixels.
     package let offset: SIMD2<Double>
@@ -168,6 +168,7 @@ package struct HookPass: Sendable {
                 let n = numbers.map { $0! }
                 compute = Compute(blockWidth: n[0], blockHeight: n[1], threadsWidth: n.count == 4 ? n[2] : n[0],
                                   threadsHeight: n.count == 4 ? n[3] : n[1])
+                lines["COMPUTE"] = line
             default:
                 throw fail(line, "unknown directive '//!\(text)'")
             }

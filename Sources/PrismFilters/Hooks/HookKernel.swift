@@ -215,7 +215,7 @@ package final class HookKernel: ParameterizedKernel, OutputSizing {
             let (fileIndex, passIndex) = step.pass!
             let file = files[fileIndex], pass = file.passes[passIndex]
             if step.compute != nil, !limits.supportsCompute {
-                throw ShaderLoadError(file: file.path, line: pass.line, message: "//!COMPUTE needs OpenGL ES 3.1 compute shaders; "
+                throw ShaderLoadError(file: file.path, line: pass.expressionLines["COMPUTE"] ?? pass.line, message: "//!COMPUTE needs OpenGL ES 3.1 compute shaders; "
                                       + "this GL is OpenGL ES \(limits.glesMajorVersion).\(limits.glesMinorVersion)")
             }
             if let local = step.compute?.local, local.x * local.y > limits.maxComputeWorkGroupInvocations {
