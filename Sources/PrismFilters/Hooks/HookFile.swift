@@ -186,32 +186,15 @@ package enum HookStage: Int, CaseIterable, Comparable, Sendable {
          postKernel, scaled, preOutput, output
 
     package init?(name: String) {
-        switch name {
-        case "RGB": self = .rgb
-        case "LUMA": self = .luma
-        case "CHROMA": self = .chroma
-        case "ALPHA": self = .alpha
-        case "XYZ": self = .xyz
-        case "CHROMA_SCALED": self = .chromaScaled
-        case "ALPHA_SCALED": self = .alphaScaled
-        case "NATIVE": self = .native
-        case "MAIN", "MAINPRESUB": self = .main
-        case "LINEAR": self = .linear
-        case "SIGMOID": self = .sigmoid
-        case "PREKERNEL": self = .preKernel
-        case "POSTKERNEL": self = .postKernel
-        case "SCALED": self = .scaled
-        case "PREOUTPUT": self = .preOutput
-        case "OUTPUT": self = .output
-        default: return nil
-        }
+        guard let index = Self.names.firstIndex(of: name == "MAINPRESUB" ? "MAIN" : name) else { return nil }
+        self = Self.allCases[index]
     }
 
     /// The texture name the stage's image has (MAINPRESUB is MAIN).
-    package var name: String {
-        ["RGB", "LUMA", "CHROMA", "ALPHA", "XYZ", "CHROMA_SCALED", "ALPHA_SCALED", "NATIVE", "MAIN", "LINEAR", "SIGMOID",
-         "PREKERNEL", "POSTKERNEL", "SCALED", "PREOUTPUT", "OUTPUT"][rawValue]
-    }
+    package var name: String { Self.names[rawValue] }
+
+    private static let names = ["RGB", "LUMA", "CHROMA", "ALPHA", "XYZ", "CHROMA_SCALED", "ALPHA_SCALED", "NATIVE", "MAIN",
+                                "LINEAR", "SIGMOID", "PREKERNEL", "POSTKERNEL", "SCALED", "PREOUTPUT", "OUTPUT"]
 
     package static var allNames: [String] { allCases.map(\.name) }
 

@@ -271,23 +271,12 @@ private struct HookPlanBuilder {
             plan.skipped.append((fileIndex, passIndex, "//!WHEN \(pass.when) is false"))
             return
         }
-        // What each BIND names: the hooked image, MAIN, a stage or saved texture, or the file's //!TEXTURE.
-        var binds: [(String, Named)] = [], lookupBinds: [(String, Int, HookTexture)] = [], seen = Set<String>()
-        var hookedName: String?
-        for (name, _) in pass.binds {
-            var resolved = name
-            if name == "HOOKED" { resolved = stage.name; hookedName = stage.name }
-            if resolved == "MAINPRESUB" { resolved = "MAIN" }
-            guard seen.insert(resolved).inserted else { continue }
-            if let lookup = lookups[fileIndex][resolved] {
-                lookupBinds.append((resolved, lookup.index, lookup.texture))
-            } else if let texture = resolved == stage.name ? current : saved[resolved] {
-                binds.append((resolved, texture))
-            } else {
-                // Made by a pass that did not run (its WHEN was false): libplacebo skips this pass too.
-                plan.skipped.append((fileIndex, passIndex, "//!BIND \(name): not made in this run"))
-                return
-            }
+        let saved = self.saved
+        let resolved = resolveBinds(pass, file: fileIndex, stage: stage) { name in name == stage.name ? current : saved[name] }
+        guard case .success(let (binds, lookupBinds, hookedName)) = resolved else {
+            // Made by a pass that did not run (its WHEN was false): libplacebo skips this pass too.
+            if case .failure(let missing) = resolved { plan.skipped.append((fileIndex, passIndex, "//!BIND \(missing.name): not made in this run")) }
+            return
         }
         let width = try evaluate(pass.width, "WIDTH", pass: pass, file: fileIndex, hooked: current)
         let height = try evaluate(pass.height, "HEIGHT", pass: pass, file: fileIndex, hooked: current)
@@ -313,22 +302,38 @@ private struct HookPlanBuilder {
         for (fileIndex, file) in files.enumerated() {
             for (passIndex, pass) in file.passes.enumerated() {
                 let stage = pass.hooks.compactMap(HookStage.init(name:)).first ?? .main
-                var binds: [(String, Named)] = [], lookupBinds: [(String, Int, HookTexture)] = [], seen = Set<String>()
-                var hookedName: String?
-                for (name, _) in pass.binds {
-                    var resolved = name
-                    if name == "HOOKED" { resolved = stage.name; hookedName = stage.name }
-                    if resolved == "MAINPRESUB" { resolved = "MAIN" }
-                    guard seen.insert(resolved).inserted else { continue }
-                    if let lookup = lookups[fileIndex][resolved] { lookupBinds.append((resolved, lookup.index, lookup.texture)) }
-                    else { binds.append((resolved, standIn)) }
-                }
+                guard case .success(let (binds, lookupBinds, hookedName)) = resolveBinds(pass, file: fileIndex, stage: stage, texture: { _ in standIn })
+                else { continue }
                 var current = standIn
                 emit(pass, file: fileIndex, index: passIndex, stage: stage, binds: binds, lookupBinds: lookupBinds,
                      size: standIn.size, rect: standIn.rect, hookedName: hookedName, current: &current)
             }
         }
         return plan.steps
+    }
+
+    private struct MissingBind: Error { let name: String }
+
+    /// What each BIND of `pass` names: the hooked image, MAIN, a stage or saved texture (`texture` looks it up
+    /// by its resolved name), or the file's //!TEXTURE; each texture once.
+    private func resolveBinds(_ pass: HookPass, file fileIndex: Int, stage: HookStage, texture: (String) -> Named?)
+        -> Result<(binds: [(String, Named)], lookups: [(String, Int, HookTexture)], hookedName: String?), MissingBind> {
+        var binds: [(String, Named)] = [], lookupBinds: [(String, Int, HookTexture)] = [], seen = Set<String>()
+        var hookedName: String?
+        for (name, _) in pass.binds {
+            var resolved = name
+            if name == "HOOKED" { resolved = stage.name; hookedName = stage.name }
+            if resolved == "MAINPRESUB" { resolved = "MAIN" }
+            guard seen.insert(resolved).inserted else { continue }
+            if let lookup = lookups[fileIndex][resolved] {
+                lookupBinds.append((resolved, lookup.index, lookup.texture))
+            } else if let named = texture(resolved) {
+                binds.append((resolved, named))
+            } else {
+                return .failure(MissingBind(name: name))
+            }
+        }
+        return .success((binds, lookupBinds, hookedName))
     }
 
     private mutating func emit(_ pass: HookPass, file fileIndex: Int, index passIndex: Int, stage: HookStage,
