@@ -239,6 +239,33 @@ final class HookShaderTests: XCTestCase {
         assertClose(out, expected, tolerance: 2, "SAVE/BIND and //!TEXTURE")
     }
 
+    /// libplacebo's format names say what the hex holds: `rgba16f` is a half-float texture given 32-bit float
+    /// data (as ravu's and nnedi3's weights are), `rg16hf` half floats, `r32f` 32-bit floats.
+    func testFloatLookupTexturesReadTheirDataAsLibplaceboDoes() throws {
+        let path = try write("floats.glsl", """
+            //!TEXTURE lut_a
+            //!SIZE 1 1
+            //!FORMAT rgba16f
+            0000803e 0000003f 0000403f 0000803f
+            //!TEXTURE lut_b
+            //!SIZE 1 1
+            //!FORMAT rg16hf
+            0030 0036
+            //!TEXTURE lut_c
+            //!SIZE 1 1
+            //!FORMAT r32f
+            0000203f
+            //!HOOK MAIN
+            //!BIND lut_a
+            //!BIND lut_b
+            //!BIND lut_c
+            vec4 hook() { return vec4(lut_a_tex(vec2(0.5)).r + lut_a_tex(vec2(0.5)).b - 0.75, lut_b_tex(vec2(0.5)).g, lut_c_tex(vec2(0.5)).r, lut_a_tex(vec2(0.5)).a); }
+            """)
+        let out = try render(try bind("'\(path)'"), image)
+        // (0.25 + 0.75 - 0.75, 0.375, 0.625, 1.0)
+        assertClose(out, TestImage.from(size: image.size) { _, _ in SIMD4(0.25, 0.375, 0.625, 1) }, tolerance: 1, "float lookups")
+    }
+
     /// `//!PARAM`s are graph parameters: set in the graph, read by the GLSL by name.
     func testParametersComeFromTheGraph() throws {
         let path = try write("gain.glsl", """

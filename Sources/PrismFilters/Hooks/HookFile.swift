@@ -255,7 +255,6 @@ package struct HookTexture: Sendable {
         }
         let line = headers[0].line
         guard let format else { throw fail(line, "//!TEXTURE \(name) has no //!FORMAT") }
-        if linear && !format.filterable { throw fail(line, "//!TEXTURE \(name): \(format.name) cannot be filtered LINEAR") }
         let hex = body.filter { !$0.isWhitespace }
         guard hex.count % 2 == 0 else { throw fail(line, "//!TEXTURE \(name): the hex data has an odd number of digits") }
         var data = [UInt8](), high: UInt8?
@@ -279,36 +278,37 @@ package struct HookTexture: Sendable {
     }
 }
 
-/// The storage a `//!TEXTURE` names (libplacebo's format names).
+/// The storage a `//!TEXTURE` names, by libplacebo's format names. The name says what the GPU stores and
+/// what the file's hex holds: `16f` is a half-float texture whose data is given as 32-bit floats (libplacebo's
+/// GL and Vulkan `rgba16f` both take float data; ravu's and nnedi3's weights are written so), `16hf` is half
+/// floats in the data too, `32f` 32-bit floats, `8` and `16` unsigned normalised integers.
 package struct HookTextureFormat: Hashable, Sendable {
     package enum Kind: Hashable, Sendable { case unorm8, unorm16, float16, float32 }
     package let name: String
     package let components: Int
     package let kind: Kind
+    /// Bytes per component in the file's data.
+    package let dataBytes: Int
 
-    package static let names: [String] = ["r8", "rg8", "rgba8", "r16", "rg16", "rgba16", "r16f", "rg16f", "rgba16f", "r32f", "rg32f", "rgba32f"]
+    package static let names: [String] = ["r", "rg", "rgb", "rgba"].flatMap { letters in
+        ["8", "16", "16f", "16hf", "32f"].map { letters + $0 }
+    }
 
     package init?(name: String) {
         guard Self.names.contains(name) else { return nil }
         self.name = name
-        let letters = name.prefix { $0.isLetter }
+        let letters = name.prefix { $0.isLetter && $0 != "f" && $0 != "h" }
         components = letters.count
-        let rest = name.dropFirst(letters.count)
-        switch rest {
-        case "8": kind = .unorm8
-        case "16": kind = .unorm16
-        case "16f": kind = .float16
-        default: kind = .float32
+        switch name.dropFirst(letters.count) {
+        case "8": (kind, dataBytes) = (.unorm8, 1)
+        case "16": (kind, dataBytes) = (.unorm16, 2)
+        case "16f": (kind, dataBytes) = (.float16, 4)
+        case "16hf": (kind, dataBytes) = (.float16, 2)
+        default: (kind, dataBytes) = (.float32, 4)
         }
     }
 
-    package var texelBytes: Int {
-        components * (kind == .unorm8 ? 1 : kind == .float32 ? 4 : 2)
-    }
-
-    /// Every format here filters linearly in GLES 3 except 32-bit float without OES_texture_float_linear;
-    /// Prism converts 32-bit float tables to 16-bit float only when asked to filter them.
-    package var filterable: Bool { true }
+    package var texelBytes: Int { components * dataBytes }
 
     /// The texels as RGBA (missing components 0, alpha 1, as GL reads an R or RG texture) in 32-bit floats.
     package func rgbaFloats(_ data: [UInt8]) -> [Float] {
@@ -323,8 +323,10 @@ package struct HookTextureFormat: Hashable, Sendable {
                         switch kind {
                         case .unorm8: value = Float(raw[at + c]) / 255
                         case .unorm16: value = Float(raw.loadUnaligned(fromByteOffset: at + c * 2, as: UInt16.self).littleEndian) / 65535
-                        case .float16: value = Float(Float16(bitPattern: raw.loadUnaligned(fromByteOffset: at + c * 2, as: UInt16.self).littleEndian))
-                        case .float32: value = Float(bitPattern: raw.loadUnaligned(fromByteOffset: at + c * 4, as: UInt32.self).littleEndian)
+                        case .float16 where dataBytes == 2:
+                            value = Float(Float16(bitPattern: raw.loadUnaligned(fromByteOffset: at + c * 2, as: UInt16.self).littleEndian))
+                        case .float16, .float32:
+                            value = Float(bitPattern: raw.loadUnaligned(fromByteOffset: at + c * 4, as: UInt32.self).littleEndian)
                         }
                     }
                     out[t * 4 + c] = value

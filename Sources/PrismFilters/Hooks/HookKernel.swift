@@ -189,7 +189,8 @@ package final class HookKernel: ParameterizedKernel, OutputSizing {
         do {
             try KernelContextError.check(lookupTextures.values.first?.thread, filter: files.first?.path ?? "hooks")
             for (index, texture) in allLookups.enumerated() where lookupTextures[index] == nil {
-                let format: TextureFormat = texture.format.kind == .float32 ? .rgba32f : .rgba16f
+                // 32-bit float tables stay 32-bit unless they are filtered (GLES cannot filter rgba32f everywhere).
+                let format: TextureFormat = texture.format.kind == .float32 && !texture.linear ? .rgba32f : .rgba16f
                 lookupTextures[index] = try Texture(lookup: Size(width: texture.width, height: texture.height), depth: texture.depth ?? 1,
                                                     format: format, linear: texture.linear,
                                                     wrap: texture.border == .clamp ? .clamp : texture.border == .repeat ? .repeating : .mirrored,
