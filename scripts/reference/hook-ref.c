@@ -329,17 +329,21 @@ int main(int argc, char **argv)
     ));
     if (!out_tex)
         die(1, "cannot create the %dx%d output texture", out_w, out_h);
+    // Only R, G, B are mapped and alpha is left unknown: the output is opaque,
+    // as a video output is. With an alpha component libplacebo premultiplies
+    // by whatever alpha a hook wrote (Anime4K's upscalers write 1 + residual),
+    // which no player shows.
     struct pl_frame target = {
         .num_planes = 1,
         .planes[0] = {
             .texture = out_tex,
-            .components = 4,
-            .component_mapping = { 0, 1, 2, 3 },
+            .components = 3,
+            .component_mapping = { 0, 1, 2 },
         },
         .repr = {
             .sys = PL_COLOR_SYSTEM_RGB,
             .levels = PL_COLOR_LEVELS_FULL,
-            .alpha = PL_ALPHA_PREMULTIPLIED,
+            .alpha = PL_ALPHA_UNKNOWN,
             .bits = { .sample_depth = 16, .color_depth = 16 },
         },
         .color = image.color,
