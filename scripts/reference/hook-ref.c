@@ -8,7 +8,7 @@
  * Usage:
  *   hook-ref --in IN.raw --in-format rgb48|yuv444p16 --in-size WxH
  *            --out-size WxH --out OUT.rgb48 [--shader F.glsl]... [--frames N]
- *            [--raw-shaders] [--verbose]
+ *            [--raw-shaders] [--no-offset-fix] [--no-split] [--verbose]
  *
  *   --in        one raw frame: rgb48 = packed little-endian R,G,B 16-bit
  *               (ffmpeg -pix_fmt rgb48le); yuv444p16 = three planes Y, Cb, Cr
@@ -23,6 +23,10 @@
  *   --shader    a //!HOOK file, parsed with pl_mpv_user_shader_parse; repeat
  *               for several, applied in the order given
  *   --raw-shaders  do not apply the "//!SAVE MAIN" alias (see fix_save_main)
+ *   --no-offset-fix  let libplacebo 4.208 drop a prescaler's sub-pixel
+ *               offset at a 1:1 final scale (see force_main_scaler)
+ *   --no-split  parse each file as one hook even where libplacebo 4.208
+ *               would misplace its later passes (see split_hook_file)
  *   --verbose   libplacebo's debug log on stderr (HOOK_REF_TRACE=1: trace)
  *   --frames N  after 2 warm-up renders, render the same frame N times, wait
  *               for the GPU (pl_gpu_finish) and print "fps=... ms_per_frame=..."
@@ -160,6 +164,209 @@ static char *fix_save_main(char *text, size_t *len, int *count)
     return out;
 }
 
+// libplacebo 4.208 computes every pass's output rect (and scale) from the
+// rect and texture the whole file's hook was called with, not from what the
+// file's earlier passes made of the hooked image: a file that replaces the
+// hooked texture twice, like nnedi3 doubling height then width with an
+// //!OFFSET each, loses the first pass's offset (upstream fixed this in
+// commit f6a6f69f, v6.338). Splitting such a file into one hook per
+// replacement of the hooked texture gives each part up-to-date values from
+// the renderer. That is only safe when no part uses a texture SAVEd by an
+// earlier part (each hook has its own saved textures); //!TEXTURE and
+// //!PARAM blocks are copied into every part.
+#define MAX_BLOCKS 512
+#define MAX_PARTS 64
+
+struct block {
+    const char *start;
+    size_t len;
+    bool is_pass;
+    bool writes_hooked;
+    char save[64];
+};
+
+// Copies the first word after the directive into out ("" if none).
+static void first_word(const char *p, char *out, size_t size)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t n = 0;
+    while (p[n] && !strchr(" \t\r\n", p[n]) && n + 1 < size)
+        n++;
+    memcpy(out, p, n);
+    out[n] = '\0';
+}
+
+// Whether `name` appears as a whole word (or as name.w / name.h) in line.
+static bool line_mentions(const char *line, size_t len, const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; n && i + n <= len; i++) {
+        if (strncmp(line + i, name, n))
+            continue;
+        char before = i ? line[i - 1] : ' ', after = i + n < len ? line[i + n] : ' ';
+        bool word = !(before == '_' || (before >= '0' && before <= '9') ||
+                      ((before | 32) >= 'a' && (before | 32) <= 'z'));
+        bool end = !(after == '_' || (after >= '0' && after <= '9') ||
+                     ((after | 32) >= 'a' && (after | 32) <= 'z'));
+        if (word && end)
+            return true;
+    }
+    return false;
+}
+
+static int split_blocks(const char *text, struct block *blocks)
+{
+    int num = 0;
+    bool prev_header = false;
+    const char *line = text;
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t) (end - line + 1) : strlen(line);
+        bool header = !strncmp(line, "//!", 3);
+        if (header && !prev_header) {
+            if (num == MAX_BLOCKS)
+                return -1;
+            blocks[num++] = (struct block) { .start = line };
+        }
+        if (num) {
+            struct block *b = &blocks[num - 1];
+            b->len = line + n - b->start;
+            if (header && !strncmp(line, "//!HOOK", 7))
+                b->is_pass = true;
+            if (header && !strncmp(line, "//!SAVE", 7))
+                first_word(line + 7, b->save, sizeof(b->save));
+        }
+        prev_header = header;
+        line += n;
+    }
+    for (int i = 0; i < num; i++) {
+        struct block *b = &blocks[i];
+        if (!b->is_pass)
+            continue;
+        // The hooked texture is replaced without a SAVE, with SAVE HOOKED,
+        // or when saving under one of the hooked names (MAINPRESUB = MAIN).
+        b->writes_hooked = !b->save[0] || !strcmp(b->save, "HOOKED");
+        for (const char *l = b->start; l < b->start + b->len && !b->writes_hooked;) {
+            const char *e = memchr(l, '\n', b->start + b->len - l);
+            size_t n = e ? (size_t) (e - l + 1) : (size_t) (b->start + b->len - l);
+            if (!strncmp(l, "//!HOOK", 7)) {
+                char hooked[64];
+                first_word(l + 7, hooked, sizeof(hooked));
+                if (!strcmp(hooked, b->save) ||
+                    (!strcmp(hooked, "MAIN") && !strcmp(b->save, "MAINPRESUB")))
+                    b->writes_hooked = true;
+            }
+            l += n;
+        }
+    }
+    return num;
+}
+
+// Splits text into parts (malloc'ed, NUL-terminated); returns the count, 1
+// when the file is left whole.
+static int split_hook_file(const char *path, const char *text, char **parts, bool verbose)
+{
+    static struct block blocks[MAX_BLOCKS];
+    int num = split_blocks(text, blocks);
+    int first_pass = -1, part_of[MAX_BLOCKS], num_parts = 0, writes = 0;
+    for (int i = 0; i < num; i++) {
+        part_of[i] = -1;
+        if (!blocks[i].is_pass)
+            continue;
+        if (first_pass < 0)
+            first_pass = i;
+        part_of[i] = num_parts;
+        if (blocks[i].writes_hooked) {
+            writes++;
+            num_parts++;
+        }
+    }
+    // Passes after the last replacement belong to the last part.
+    for (int i = 0; i < num; i++)
+        if (part_of[i] == num_parts)
+            part_of[i] = num_parts - 1;
+    if (num < 0 || writes < 2 || num_parts > MAX_PARTS)
+        goto whole;
+
+    // Unsafe if a part uses a texture SAVEd in an earlier part.
+    for (int i = 0; i < num; i++) {
+        if (!blocks[i].is_pass || !blocks[i].save[0] || blocks[i].writes_hooked)
+            continue;
+        for (int j = i + 1; j < num; j++) {
+            if (!blocks[j].is_pass || part_of[j] == part_of[i])
+                continue;
+            const char *l = blocks[j].start, *end = l + blocks[j].len;
+            while (l < end) {
+                const char *e = memchr(l, '\n', end - l);
+                size_t n = e ? (size_t) (e - l + 1) : (size_t) (end - l);
+                bool reads = !strncmp(l, "//!BIND", 7) || !strncmp(l, "//!WIDTH", 8) ||
+                             !strncmp(l, "//!HEIGHT", 9) || !strncmp(l, "//!WHEN", 7);
+                if (reads && line_mentions(l, n, blocks[i].save)) {
+                    // The same name SAVEd again in this part first is fine.
+                    bool resaved = false;
+                    for (int k = i + 1; k < j; k++)
+                        if (blocks[k].is_pass && part_of[k] == part_of[j] &&
+                            !strcmp(blocks[k].save, blocks[i].save))
+                            resaved = true;
+                    if (!resaved) {
+                        if (verbose)
+                            fprintf(stderr, "hook-ref: %s: not split (a later part reads %s)\n",
+                                    path, blocks[i].save);
+                        goto whole;
+                    }
+                }
+                l += n;
+            }
+        }
+    }
+
+    for (int p = 0; p < num_parts; p++) {
+        size_t cap = strlen(text) + 1;
+        char *out = malloc(cap), *o = out;
+        if (!out)
+            die(1, "out of memory");
+        for (int i = 0; i < num; i++) {
+            // Shared blocks (TEXTURE, PARAM) go into every part; the text
+            // before the first //! line is ignored by the parser anyway.
+            if (blocks[i].is_pass ? part_of[i] == p : true) {
+                memcpy(o, blocks[i].start, blocks[i].len);
+                o += blocks[i].len;
+            }
+        }
+        *o = '\0';
+        parts[p] = out;
+    }
+    if (verbose)
+        fprintf(stderr, "hook-ref: %s: split into %d hooks (libplacebo 4.208 rect bug)\n", path, num_parts);
+    return num_parts;
+
+whole:
+    parts[0] = strdup(text);
+    return 1;
+}
+
+// A hook that does nothing, on the stage just before the main scaler. Any
+// hook there makes libplacebo run its main scaling pass even at 1:1, and
+// that pass is what applies the sub-pixel offset prescalers leave behind
+// (nnedi3 and ravu declare //!OFFSET -0.5). Without it, libplacebo 4.208
+// skips the "no-op" 1:1 scale and drops the offset, so the picture ends up
+// half an output pixel off when --out-size is exactly the hooked size. mpv
+// corrects the offset in its scale pass, and later libplacebo has
+// pl_render_params.correct_subpixel_offsets for this; we emulate it.
+static struct pl_hook_res noop_hook(void *priv, const struct pl_hook_params *params)
+{
+    (void) priv;
+    (void) params;
+    return (struct pl_hook_res) { .output = PL_HOOK_SIG_NONE };
+}
+
+static const struct pl_hook force_main_scaler = {
+    .stages = PL_HOOK_PRE_KERNEL,
+    .input = PL_HOOK_SIG_NONE,
+    .hook = noop_hook,
+};
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -172,7 +379,7 @@ int main(int argc, char **argv)
     const char *in_path = NULL, *out_path = NULL, *in_format = NULL;
     const char *shader_paths[MAX_SHADERS];
     int num_shaders = 0, in_w = 0, in_h = 0, out_w = 0, out_h = 0, frames = 0;
-    bool verbose = false, raw_shaders = false;
+    bool verbose = false, raw_shaders = false, offset_fix = true, split_fix = true;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -181,9 +388,13 @@ int main(int argc, char **argv)
             verbose = true;
         } else if (!strcmp(a, "--raw-shaders")) {
             raw_shaders = true;
+        } else if (!strcmp(a, "--no-offset-fix")) {
+            offset_fix = false;
+        } else if (!strcmp(a, "--no-split")) {
+            split_fix = false;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: hook-ref --in IN.raw --in-format rgb48|yuv444p16 --in-size WxH "
-                   "--out-size WxH [--out OUT.rgb48] [--shader F.glsl]... [--frames N] [--raw-shaders] [--verbose]\n");
+                   "--out-size WxH [--out OUT.rgb48] [--shader F.glsl]... [--frames N] [--raw-shaders] [--no-offset-fix] [--no-split] [--verbose]\n");
             return 0;
         } else if (!has_val) {
             die(2, "option '%s' needs a value (or is unknown)", a);
@@ -259,11 +470,22 @@ int main(int argc, char **argv)
         die(1, "cannot create a Vulkan device (is mesa-vulkan-drivers installed?)");
     pl_gpu gpu = vk->gpu;
 
-    const struct pl_hook *hooks[MAX_SHADERS];
+    static const struct pl_hook *hooks[MAX_SHADERS * MAX_PARTS + 1];
+    int num_hooks = 0;
     for (int i = 0; i < num_shaders; i++) {
-        hooks[i] = pl_mpv_user_shader_parse(gpu, shader_text[i], shader_len[i]);
-        if (!hooks[i])
-            die(1, "shader '%s' does not parse (libplacebo's message above)", shader_paths[i]);
+        char *parts[MAX_PARTS];
+        int num_parts = 1;
+        if (split_fix)
+            num_parts = split_hook_file(shader_paths[i], shader_text[i], parts, verbose);
+        else
+            parts[0] = strdup(shader_text[i]);
+        for (int p = 0; p < num_parts; p++) {
+            hooks[num_hooks] = pl_mpv_user_shader_parse(gpu, parts[p], strlen(parts[p]));
+            if (!hooks[num_hooks])
+                die(1, "shader '%s' does not parse (libplacebo's message above)", shader_paths[i]);
+            num_hooks++;
+            free(parts[p]);
+        }
         num_errors = 0; // parse-time warnings logged as errors would be fatal below
     }
 
@@ -365,8 +587,11 @@ int main(int argc, char **argv)
     params.lut = NULL;
     params.disable_linear_scaling = true;
     params.ignore_icc_profiles = true;
+    int num_user_hooks = num_hooks;
+    if (offset_fix)
+        hooks[num_hooks++] = &force_main_scaler;
     params.hooks = hooks;
-    params.num_hooks = num_shaders;
+    params.num_hooks = num_hooks;
 
     pl_renderer rr = pl_renderer_create(log, gpu);
     if (!rr)
@@ -424,10 +649,10 @@ int main(int argc, char **argv)
     }
 
     pl_renderer_destroy(&rr);
-    for (int i = 0; i < num_shaders; i++) {
+    for (int i = 0; i < num_user_hooks; i++)
         pl_mpv_user_shader_destroy(&hooks[i]);
+    for (int i = 0; i < num_shaders; i++)
         free(shader_text[i]);
-    }
     pl_tex_destroy(gpu, &out_tex);
     for (int p = 0; p < 3; p++)
         pl_tex_destroy(gpu, &in_tex[p]);
