@@ -36,6 +36,14 @@
  * upscaler / downscaler / plane scalers, no dithering, no debanding, no
  * sigmoidisation, no linear-light scaling, no peak detection, no ICC.
  *
+ * Fidelity: Debian 12's libplacebo 4.208 has bugs that later versions (and
+ * mpv) do not; hook-ref works around three, each with an option to turn it
+ * off: "//!SAVE MAIN" dropped (fix_save_main), a prescaler's //!OFFSET lost
+ * at a 1:1 final scale (force_main_scaler) and later passes of a file placed
+ * from stale rects (split_hook_file). The target is opaque R'G'B': alpha a
+ * hook writes is ignored, as a video output ignores it. The no-op hook adds
+ * one full-frame pass; time with --no-offset-fix when that matters.
+ *
  * Device: Vulkan (pl_vulkan, software devices such as lavapipe allowed).
  *
  * Exit status: 0 on success, 1 on a run-time failure, 2 on bad arguments.
