@@ -173,6 +173,21 @@ final class HookShaderTests: XCTestCase {
         assertClose(out, expected, tolerance: 1, "invert hook")
     }
 
+    /// The alpha a MAIN hook writes is not the picture's: libplacebo ignores it (Anime4K's upscalers leave
+    /// 1 + a residual there), so the group's output keeps its input's alpha; an ALPHA hook does change it.
+    func testTheOutputKeepsTheInputsAlphaUnlessAnAlphaHookRuns() throws {
+        let main = try write("alpha-main.glsl", "//!HOOK MAIN\n//!BIND HOOKED\nvec4 hook() { return vec4(HOOKED_tex(HOOKED_pos).rgb, 0.25); }\n")
+        let out = try render(try bind("'\(main)'"), image)
+        assertClose(out, image, tolerance: 1, "a MAIN hook's alpha is ignored")
+        let plane = try write("alpha-plane.glsl", "//!HOOK ALPHA\n//!BIND HOOKED\nvec4 hook() { return vec4(0.25); }\n")
+        let halfClear = try render(try bind("'\(plane)'"), image)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = self.image.pixel(x, y)
+            return SIMD4(p.x, p.y, p.z, 0.25)
+        }
+        assertClose(halfClear, expected, tolerance: 2, "an ALPHA hook sets the alpha")
+    }
+
     /// WIDTH/HEIGHT from RPN, OUTPUT from the run's size, a WHEN that is false without it.
     func testRPNSizesAndWhenFollowTheOutputSize() throws {
         let path = try write("double.glsl", """
@@ -183,7 +198,7 @@ final class HookShaderTests: XCTestCase {
             //!WHEN OUTPUT.w MAIN.w / 1.2 >
             vec4 hook() {
                 // Where this pixel samples, as colour: the position's exact value is the check.
-                return vec4(HOOKED_pos, HOOKED_pt * 16.0);
+                return vec4(HOOKED_pos, (HOOKED_pt.x + HOOKED_pt.y) * 8.0, 1.0);
             }
             """)
         // Without an output size, OUTPUT is the input's: the pass does not run.
@@ -196,7 +211,7 @@ final class HookShaderTests: XCTestCase {
         let out = try render(graph, image)
         let expected = TestImage.from(size: doubled) { x, y in
             SIMD4((Double(x) + 0.5) / Double(doubled.width), (Double(y) + 0.5) / Double(doubled.height),
-                  16.0 / Double(self.image.size.width), 16.0 / Double(self.image.size.height))
+                  8.0 / Double(self.image.size.width) + 8.0 / Double(self.image.size.height), 1)
         }
         assertClose(out, expected, tolerance: 1, "HOOKED_pos and HOOKED_pt at 2x")
     }
@@ -224,7 +239,7 @@ final class HookShaderTests: XCTestCase {
                 // Column parity picks a palette entry; `small` is read at its own texel centres.
                 vec4 pal = texture(palette, vec2(mod(gl_FragCoord.x - 0.5, 2.0) < 0.5 ? 0.25 : 0.75, 0.5));
                 vec2 texel = (floor(HOOKED_pos * small_size) + 0.5) * small_pt;
-                return vec4(pal.rg, small_tex(texel).b, pal.a);
+                return vec4(pal.g, pal.a, small_tex(texel).b, 1.0);
             }
             """)
         let out = try render(try bind("'\(path)'"), image)
@@ -234,7 +249,7 @@ final class HookShaderTests: XCTestCase {
             var blue = 0.0
             for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] { blue += self.image.pixel(bx + dx, by + dy).z / 4 }
             let pal: SIMD4<Double> = x % 2 == 0 ? SIMD4(1, 0, 0, 128.0 / 255) : SIMD4(0, 1, 64.0 / 255, 1)
-            return SIMD4(pal.x, pal.y, blue * 0.5, pal.w)
+            return SIMD4(pal.y, pal.w, blue * 0.5, 1)
         }
         assertClose(out, expected, tolerance: 2, "SAVE/BIND and //!TEXTURE")
     }

@@ -133,7 +133,8 @@ package final class HookKernel: ParameterizedKernel, OutputSizing {
         return """
             vec4 $main(vec2 p) {
                 vec2 u = p / vec2(\(Double(o.width)), \(Double(o.height)));
-                return texture(\(sampler), vec2(\(r.x0 / w), \(r.y0 / h)) + u * vec2(\(r.width / w), \(r.height / h)));
+                vec4 c = texture(\(sampler), vec2(\(r.x0 / w), \(r.y0 / h)) + u * vec2(\(r.width / w), \(r.height / h)));
+                return \(plan.alphaFromInput ? "vec4(c.rgb, texture($src0, u).a)" : "c");
             }
 
             """

@@ -50,6 +50,9 @@ package struct HookPlan: Sendable {
     package var output: (texture: Texture, size: Size, rect: Rect)
     /// The OUTPUT size.
     package let outputSize: Size
+    /// True when no pass hooks ALPHA or ALPHA_SCALED: the group's output keeps its input's alpha, as
+    /// libplacebo ignores the alpha MAIN hooks write (Anime4K's upscalers leave 1 + a residual there).
+    package var alphaFromInput = true
     /// Passes left out, with why (`//!WHEN` false, a bound texture not made this time).
     package var skipped: [(file: Int, index: Int, reason: String)] = []
 
@@ -219,6 +222,7 @@ private struct HookPlanBuilder {
         }
         for stage in [HookStage.postKernel, .scaled, .preOutput, .output] { try run(stage, &scaled) }
         plan.output = (scaled.texture, scaled.size, scaled.rect)
+        plan.alphaFromInput = !hookedStages.contains(.alpha) && !hookedStages.contains(.alphaScaled)
         return plan
     }
 
