@@ -132,15 +132,17 @@ final class HookRunTests: XCTestCase {
         XCTAssertEqual(fine.status, 0, fine.stderr)
     }
 
-    /// An Anime4K-like mode of two hook files on the emulated camera in `prism dev`: the group runs in file
-    /// order, its `//!PARAM` is a slider the page can set, and a broken file shows its file:line while frames
+    /// An Anime4K-like mode of three hook files on the emulated camera in `prism dev`, at twice the camera's
+    /// size (`--output-size`, the hooks' OUTPUT): the group runs in file order, its `//!PARAM` is a slider the page can set, and a broken file shows its file:line while frames
     /// keep flowing; the fix brings the group back with the parameter kept.
     func testDevRunsAHookModeOnTheCameraWithParameterSliders() throws {
         let directory = try TemporaryDirectory()
         try Self.tint.write(toFile: directory.file("tint.glsl"), atomically: true, encoding: .utf8)
         try Self.invert.write(toFile: directory.file("invert.hook"), atomically: true, encoding: .utf8)
-        let dev = try DevProcess(arguments: [directory.file("tint.glsl"), CameraTests.camera, "--filter", "'\(directory.file("invert.hook"))'",
-                                             "--size", "320x240"],
+        try Self.upscale.write(toFile: directory.file("upscale.glsl"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("tint.glsl"), CameraTests.camera,
+                                             "--filter", "'\(directory.file("invert.hook"))', '\(directory.file("upscale.glsl"))'",
+                                             "--size", "320x240", "--output-size", "640x480"],
                                  environment: ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": CameraTests.camera])
         defer { dev.stop() }
         func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
@@ -155,11 +157,18 @@ final class HookRunTests: XCTestCase {
             let path = try TestImages.writeTemp(reply.body, suffix: ".png")
             defer { try? FileManager.default.removeItem(atPath: path) }
             let image = try ImageFile.read(path: path)
+            XCTAssertEqual(image.size, Size(width: 640, height: 480), "--output-size is the hooks' OUTPUT")
             return image.pixel(x: image.size.width - 4, y: image.size.height - 4)
         }
         let first = try dev.waitForState("camera frames through the group") { frames($0) > 5 || error($0) != nil }
         XCTAssertNil(error(first), "\(first)")
         XCTAssertEqual(amount(first), 0, "the slider starts at the file's default: \(first)")
+        // The doubling hook runs (its WHEN sees OUTPUT at twice the camera's size), not only the final resize.
+        func labels(_ state: [String: Any]) -> [String] {
+            (state["passes"] as? [[String: Any]] ?? []).compactMap { $0["label"] as? String }
+        }
+        let timed = try dev.waitForState("pass times") { !labels($0).isEmpty }
+        XCTAssertTrue(labels(timed).contains { $0.contains("doubling by replication") }, "\(labels(timed))")
         // amount 0: the camera's blue background inverted is yellow.
         var pixel = try corner()
         XCTAssert(pixel.r > 190 && pixel.g > 190 && pixel.b < 70, "inverted blue is yellow, got \(pixel)")

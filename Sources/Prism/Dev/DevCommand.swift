@@ -45,6 +45,7 @@ struct DevCommand: PrismCommand {
             throw UsageError("--out \(options.outputDirectory): no such directory")
         }
         if let size: Size = try scanner.value(for: "size") { options.patternSize = size }
+        options.outputSize = try scanner.value(for: "output-size")
         if let rate = scanner.value("--fps") {
             options.frameRate = try FrameRate(text: rate, name: "--fps", upTo: DevOptions.maximumFrameRate).rate
         }

@@ -22,10 +22,17 @@ final class DevController {
         self.userSet = userSet
     }
 
+    /// The graph text bound, ending at `--output-size` when one was asked for.
+    private func bindGraph() throws -> FilterGraph {
+        let graph = try binder.bind(options.graphText)
+        if let size = options.outputSize { try graph.appendScale(to: size) }
+        return graph
+    }
+
     /// The shader's graph, or the unfiltered input while it does not compile yet.
     func initialGraph() -> FilterGraph {
         do {
-            let graph = try binder.bind(options.graphText)
+            let graph = try bindGraph()
             publishParameters(graph)
             return graph
         } catch {
@@ -69,7 +76,7 @@ final class DevController {
         watcher.withLock { try? $0?.update(files: files.isEmpty ? watchedBefore : union) }
         state.update { $0.watched = files.isEmpty ? watchedBefore : files }
         do {
-            let graph = try binder.bind(options.graphText)
+            let graph = try bindGraph()
             carry(from: control.graph, to: graph)
             try control.setGraph(graph)
             publishParameters(graph)

@@ -18,6 +18,7 @@ struct DevOptions: Sendable {
             .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
             .value("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)"),
             .value("--fps", value: "RATE", help: "the pattern's rate, asked of a camera (default 30, at most 240)"),
+            .value("--output-size", value: "WxH", help: "the output's size: a final scale, or mpv hooks' OUTPUT (default: the input's)"),
             .gpu,
             .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM into the page's recordings (AAC); it feeds audio-reactive shaders too"),
             .value("--preview-width", value: "N", help: "preview frames wider than this are downscaled, 64-8192 (default 960)"),
@@ -42,6 +43,8 @@ struct DevOptions: Sendable {
     /// The test pattern's size and rate; what a camera is asked for.
     var patternSize = Size(width: 1280, height: 720)
     var frameRate = Rational(30, 1)
+    /// `--output-size`: the graph ends scaled to it (mpv hooks take it as OUTPUT); nil keeps the graph's size.
+    var outputSize: Size?
     /// Preview JPEGs wider than this are downscaled (snapshots are not).
     var previewMaxWidth = 960
     var gpu = GPUOptions()
