@@ -216,6 +216,29 @@ final class HookShaderTests: XCTestCase {
         assertClose(out, expected, tolerance: 1, "HOOKED_pos and HOOKED_pt at 2x")
     }
 
+    /// The resize to OUTPUT, shrinking one axis by 3 and growing the other by 2: libplacebo's bilinear, whose
+    /// triangle is widened by the ratio on the shrinking axis (every texel under it counts) and is a plain
+    /// bilinear tap on the growing one. A single bilinear tap would skip two texels of three.
+    func testTheResizeToOutputWidensItsTriangleToShrink() throws {
+        let path = try write("identity.glsl", "//!HOOK MAIN\n//!BIND HOOKED\nvec4 hook() { return HOOKED_tex(HOOKED_pos); }\n")
+        let graph = try bind("'\(path)'")
+        let target = Size(width: image.size.width / 3, height: image.size.height * 2)
+        try graph.appendScale(to: target)
+        let out = try render(graph, image)
+        func tent(_ centre: Double, _ radius: Double, _ count: Int) -> [(Int, Double)] {
+            let lo = Int((centre - radius).rounded(.down)) + 1, hi = Int((centre + radius).rounded(.up)) - 1
+            return (lo...hi).map { (min(max($0, 0), count - 1), max(0, 1 - abs(Double($0) - centre) / radius)) }
+        }
+        let expected = TestImage.from(size: target) { x, y in
+            let xs = tent((Double(x) + 0.5) * 3 - 0.5, 3, self.image.size.width)
+            let ys = tent((Double(y) + 0.5) / 2 - 0.5, 1, self.image.size.height)
+            var sum = SIMD4<Double>(repeating: 0), total = 0.0
+            for (sy, wy) in ys { for (sx, wx) in xs { sum += wx * wy * self.image.pixel(sx, sy); total += wx * wy } }
+            return sum / total
+        }
+        assertClose(out, expected, tolerance: 1, "widened bilinear shrink, bilinear growth")
+    }
+
     /// SAVE to a name, BIND it in a later pass, at another size; `//!TEXTURE` data read with NEAREST.
     func testSavedTexturesAndEmbeddedLookupsAreBound() throws {
         let path = try write("lut.glsl", """

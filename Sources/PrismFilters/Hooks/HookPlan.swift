@@ -19,7 +19,8 @@ import PrismCore
 /// - `LINEAR`, `SIGMOID`: MAIN in linear light (BT.1886, gamma 2.4) and then sigmoidised (libplacebo's
 ///   default curve, centre 0.75, slope 6.5); only made when some pass hooks them, and converted back after.
 /// - `PREKERNEL`: before the resize to OUTPUT; `POSTKERNEL`, `SCALED`, `PREOUTPUT`, `OUTPUT`: after it, at
-///   the OUTPUT size. The resize is bilinear and only runs when the image is not already OUTPUT-sized.
+///   the OUTPUT size. The resize is bilinear (its triangle widened by the ratio on an axis that shrinks, as
+///   libplacebo's) and only runs when the image is not already OUTPUT-sized.
 package struct HookPlan: Sendable {
     /// What a step samples.
     package enum Texture: Hashable, Sendable {
@@ -218,7 +219,7 @@ private struct HookPlanBuilder {
         try run(.preKernel, &main)
         var scaled = main
         if main.size != outputSize || main.rect != .whole(main.size) {
-            scaled = own("resize to OUTPUT (bilinear)", size: outputSize, reads: [("IMG", main)], body: "return IMG_tex(prism_image_IMG);")
+            scaled = resize(main, to: outputSize)
         }
         for stage in [HookStage.postKernel, .scaled, .preOutput, .output] { try run(stage, &scaled) }
         plan.output = (scaled.texture, scaled.size, scaled.rect)
@@ -227,6 +228,35 @@ private struct HookPlanBuilder {
     }
 
     // MARK: Steps
+
+    /// The resize to OUTPUT: bilinear, as libplacebo's bilinear scaler. Shrinking, libplacebo widens the
+    /// triangle kernel by the ratio (so a 3x picture shrunk to 2x does not alias); a single bilinear tap would
+    /// skip texels, so an axis that shrinks gets the same widened triangle over every texel under it.
+    private mutating func resize(_ image: Named, to size: Size) -> Named {
+        let texelsPerPixel = SIMD2(image.rect.width / Double(size.width), image.rect.height / Double(size.height))
+        guard texelsPerPixel.x > 1 || texelsPerPixel.y > 1 else {
+            return own("resize to OUTPUT (bilinear)", size: size, reads: [("IMG", image)], body: "return IMG_tex(prism_image_IMG);")
+        }
+        // The triangle's half-width in source texels: 1 (plain bilinear) on an axis that grows.
+        let radius = "vec2(\(max(1, texelsPerPixel.x)), \(max(1, texelsPerPixel.y)))"
+        return own("resize to OUTPUT (bilinear, widened to shrink)", size: size, reads: [("IMG", image)], body: """
+            vec2 centre = prism_image_IMG * IMG_size - 0.5;
+            vec2 radius = \(radius);
+            ivec2 last = ivec2(IMG_size) - 1;
+            ivec2 lo = ivec2(floor(centre - radius)) + 1, hi = ivec2(ceil(centre + radius)) - 1;
+            vec4 sum = vec4(0.0);
+            float total = 0.0;
+            for (int y = lo.y; y <= hi.y; y++) {
+                float wy = max(0.0, 1.0 - abs(float(y) - centre.y) / radius.y);
+                for (int x = lo.x; x <= hi.x; x++) {
+                    float w = wy * max(0.0, 1.0 - abs(float(x) - centre.x) / radius.x);
+                    sum += w * texelFetch(IMG_raw, clamp(ivec2(x, y), ivec2(0), last), 0);
+                    total += w;
+                }
+            }
+            return sum / total;
+            """)
+    }
 
     /// A step of Prism's own (planes, merge, resize): `body` returns the colour; each read `NAME` has the
     /// hook environment, and `prism_image_NAME` is the position of this pixel in it, placed by its rect.
