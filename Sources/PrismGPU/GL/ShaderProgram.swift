@@ -204,6 +204,10 @@ extension ShaderProgram {
         home.check()
         precondition(isCompute, "\(label) is not a compute program")
         precondition(groupsX > 0 && groupsY > 0, "a dispatch has at least one work group each way")
+        // Mesa's softpipe lets a dispatch sample a texture whose rendering is still in its tile cache
+        // (garbage, where GL promises the finished picture); a flush puts it in memory, and costs a real
+        // GPU one submit per compute pass.
+        glFlush()
         glUseProgram(name)
         glDispatchCompute(GLuint(groupsX), GLuint(groupsY), 1)
         glMemoryBarrier(Self.computeBarriers)
