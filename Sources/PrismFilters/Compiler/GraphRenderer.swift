@@ -172,45 +172,46 @@ package final class GraphRenderer {
                 // GLES binds image uniforms by `layout(binding = 0)` in the shader, not by glUniform.
                 target.texture.bindImage(unit: 0, access: .writeOnly)
                 program.dispatchCompute(groupsX: groups.x, groupsY: groups.y)
-                if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
-                    prepassTargets[node, default: [:]][prepass] = target
-                }
-                timer?.end(pass: index)
-                continue
-            }
-            target.bindForDrawing()
-            // The mask's rectangles this frame, asked once for all the draws it limits.
-            var maskRegions: (generator: Int, channel: Int, regions: [PixelRect]?)?
-            for (drawIndex, draw) in pass.draws.enumerated() {
-                // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
-                var areas: [PixelRect]?, blockBox: PixelRect?
-                if let mask = draw.mask {
-                    if maskRegions?.generator != mask.generator || maskRegions?.channel != mask.channel {
-                        maskRegions = (mask.generator, mask.channel,
-                                       graph.nodes[mask.generator].kernel.nonzeroRegions(channel: mask.channel, frame: context,
-                                                                                         size: outputSize))
-                    }
-                    (areas, blockBox) = mask.areas(maskRegions!.regions, graph: graph, frameSize: sourceSize)
-                    if areas?.isEmpty == true { continue }
-                }
-                let realised = programs[index][drawIndex]
-                let program = draw.variants.indices.first { holds(draw.variants[$0].condition, pass: pass, frame: frame, context: context) }
-                    .map { realised.variants[$0] } ?? realised.main
-                bind(pass, program, frame: frame, context: context)
-                if let box = blockBox {
-                    program.set(at: program.location(PixellateShaders.blockBox.name),
-                                .ivec4(Int32(box.x.lowerBound), Int32(box.y.lowerBound), Int32(box.x.upperBound), Int32(box.y.upperBound)))
-                }
-                let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
-                for area in areas ?? [whole] {
-                    target.setViewport(area)
-                    program.drawFullscreen()
-                }
+            } else {
+                draw(pass, index: index, into: target, frame: frame, context: context)
             }
             if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
                 prepassTargets[node, default: [:]][prepass] = target
             }
             timer?.end(pass: index)
+        }
+    }
+
+    /// Draws one fragment pass's draws into `target` (a masked draw only where its mask reaches).
+    private func draw(_ pass: CompiledPass, index: Int, into target: RenderTarget, frame: UploadedFrame, context: FrameContext) {
+        target.bindForDrawing()
+        // The mask's rectangles this frame, asked once for all the draws it limits.
+        var maskRegions: (generator: Int, channel: Int, regions: [PixelRect]?)?
+        for (drawIndex, draw) in pass.draws.enumerated() {
+            // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
+            var areas: [PixelRect]?, blockBox: PixelRect?
+            if let mask = draw.mask {
+                if maskRegions?.generator != mask.generator || maskRegions?.channel != mask.channel {
+                    maskRegions = (mask.generator, mask.channel,
+                                   graph.nodes[mask.generator].kernel.nonzeroRegions(channel: mask.channel, frame: context,
+                                                                                     size: outputSize))
+                }
+                (areas, blockBox) = mask.areas(maskRegions!.regions, graph: graph, frameSize: sourceSize)
+                if areas?.isEmpty == true { continue }
+            }
+            let realised = programs[index][drawIndex]
+            let program = draw.variants.indices.first { holds(draw.variants[$0].condition, pass: pass, frame: frame, context: context) }
+                .map { realised.variants[$0] } ?? realised.main
+            bind(pass, program, frame: frame, context: context)
+            if let box = blockBox {
+                program.set(at: program.location(PixellateShaders.blockBox.name),
+                            .ivec4(Int32(box.x.lowerBound), Int32(box.y.lowerBound), Int32(box.x.upperBound), Int32(box.y.upperBound)))
+            }
+            let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
+            for area in areas ?? [whole] {
+                target.setViewport(area)
+                program.drawFullscreen()
+            }
         }
     }
 
