@@ -30,7 +30,13 @@ let package = Package(
         // Vocabulary every layer shares: time, sizes, pixel formats, colour spaces, the error protocol.
         .target(name: "PrismCore"),
         .target(name: "PrismGPU", dependencies: ["PrismCore", "CEGL", "CGLES", "CGBM", "CGPUShims", "CSystemShims"]),
-        .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU"], resources: [.copy("Shaders")]),
+        // ONNX's own library (the protobuf schema, checker, shape inference) behind a C API: Swift cannot import
+        // its C++ headers. Debian's libonnx-dev ships no pkg-config file; its CMake config names these defines.
+        .target(name: "CONNX",
+                cxxSettings: [.define("ONNX_NAMESPACE", to: "onnx"), .define("ONNX_ML", to: "1")],
+                linkerSettings: [.linkedLibrary("onnx"), .linkedLibrary("onnx_proto"), .linkedLibrary("protobuf"),
+                                 .linkedLibrary("stdc++")]),
+        .target(name: "PrismFilters", dependencies: ["PrismCore", "PrismGPU", "CONNX"], resources: [.copy("Shaders")]),
         .target(name: "PrismMedia", dependencies: ["PrismCore", "CFFmpeg", "CALSA", "CV4L2", "CMediaShims", "CSystemShims"]),
         // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
         .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
@@ -53,8 +59,13 @@ let package = Package(
                 cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
                 linkerSettings: [.linkedLibrary("opencv_objdetect"), .linkedLibrary("opencv_imgproc"),
                                  .linkedLibrary("opencv_core"), .linkedLibrary("stdc++")]),
+        // OpenCV DNN's ONNX importer and CPU inference behind a C API: the segmentation side path's CPU back end,
+        // and the reference the GPU lowering of networks is tested against. Like CFaceDetect, no opencv4.pc.
+        .target(name: "CModelDNN",
+                cxxSettings: [.unsafeFlags(["-I/usr/include/opencv4"])],
+                linkerSettings: [.linkedLibrary("opencv_dnn"), .linkedLibrary("opencv_core"), .linkedLibrary("stdc++")]),
         // Face detection on a small luma image, tracking, regions for the graph, sidecars.
-        .target(name: "PrismVision", dependencies: ["PrismCore", "PrismFilters", "CFaceDetect"]),
+        .target(name: "PrismVision", dependencies: ["PrismCore", "PrismFilters", "CFaceDetect", "CModelDNN"]),
         .target(name: "FakeV4L2", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread"),
                                                    .linkedLibrary("avcodec"), .linkedLibrary("avutil")]),
 

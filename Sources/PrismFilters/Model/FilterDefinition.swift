@@ -49,6 +49,8 @@ public enum BuiltinFilters {
     /// The built-in filters in the order `prism filters` lists them.
     public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition]
         + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions + FaceFilters.definitions
+        + [NetworkFilter.definition]
+        + SegmentationFilters.definitions
 
     /// The built-in filter called `name` (case-insensitive), or nil.
     public static func named(_ name: String) -> FilterDefinition? {

@@ -39,6 +39,10 @@ public final class FilterGraph {
     /// The stream the graph delivers; the source itself for an empty graph.
     public var output: Stream = .source
 
+    /// Reads the image files built-ins name (`background-replace(image=…)`): set by the binder that builds
+    /// the graph (its loader, PrismMedia's for the tool), so a shorthand can load its image when it is bound.
+    package var imageLoader: ShaderImageLoader?
+
     /// An empty graph: the identity, delivering the source unchanged.
     public init() {}
 

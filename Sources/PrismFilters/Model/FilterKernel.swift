@@ -216,6 +216,9 @@ public struct FrameContext: Sendable {
     /// The sound ending at this frame's time, for audio-reactive kernels (ISF `audio`/`audioFFT` inputs);
     /// nil when the run has no sound to give (no graph that needs it, or no audio at all).
     package var audio: AudioWindow?
+    /// The foreground mask of the segmentation side input (`--segment-model`), at the model's resolution;
+    /// nil when the run has none or the model has not answered yet (`segment-mask` is then 0: background).
+    public var segmentation: SegmentationMask?
 
     /// A circular region of interest (a face), in the units of `regions`.
     public struct Region: Hashable, Sendable {

@@ -48,13 +48,21 @@ public struct GraphBinder {
         return try HookFile.parse(text: text, path: path)
     }
 
+    /// Reads the images ISF shaders import and built-ins name (`background-replace(image=…)`).
+    package let imageLoader: ShaderImageLoader
+
     /// `imageLoader` reads the images ISF shaders import (the tool passes PrismMedia's `ImageFile.read`).
     public init(imageLoader: @escaping ShaderImageLoader) {
+        self.imageLoader = imageLoader
         fileFilters = { path, arguments in
             if let hooks = try Self.hookFile(path) {
                 let specs = HookKernel.parameterSpecs(for: [hooks])
                 let values = try ParameterValues(specs: specs, given: arguments)
                 return ((path as NSString).lastPathComponent, try HookKernel(files: [hooks], parameters: values), values)
+            }
+            if Self.isNetwork(path) {
+                let values = try ParameterValues(specs: NetworkFilter.modelParameters, given: arguments)
+                return ((path as NSString).lastPathComponent, try NetworkKernel(path: path, parameters: values), values)
             }
             if Self.isShader(path) {
                 let shader = try UserShader.load(path: path)
@@ -63,7 +71,7 @@ public struct GraphBinder {
                 return ((path as NSString).lastPathComponent, kernel, values)
             }
             guard path.lowercased().hasSuffix(".cube") else {
-                throw UsageError("\(path): not a filter file (.cube LUTs and .fs, .frag, .glsl, .isf shaders are)")
+                throw UsageError("\(path): not a filter file (.cube LUTs, .fs, .frag, .glsl, .isf shaders and .onnx models are)")
             }
             var given = arguments
             given["file"] = .text(path)
@@ -72,6 +80,7 @@ public struct GraphBinder {
         }
         fileFilterParameters = { path in
             if let hooks = try Self.hookFile(path) { return HookKernel.parameterSpecs(for: [hooks]) }
+            if Self.isNetwork(path) { return NetworkFilter.modelParameters }
             guard Self.isShader(path) else { return nil }
             return UserShaderKernel.parameterSpecs(for: try UserShader.load(path: path))
         }
@@ -79,6 +88,9 @@ public struct GraphBinder {
 
     /// Without an image reader: shaders that import images fail to prepare, naming the file.
     public init() { self.init(imageLoader: UserShaderKernel.noImageLoader) }
+
+    /// True when `path` names an ONNX model (`.onnx`, case-insensitive): a `model(file=…)` node.
+    public static func isNetwork(_ path: String) -> Bool { (path as NSString).pathExtension.lowercased() == "onnx" }
 
     /// True when `path` has one of the `shaderExtensions` (case-insensitive).
     public static func isShader(_ path: String) -> Bool {
@@ -88,6 +100,7 @@ public struct GraphBinder {
     /// Binds `text`; an empty or blank text is the identity graph.
     public func bind(_ text: String) throws -> FilterGraph {
         let graph = FilterGraph()
+        graph.imageLoader = imageLoader
         guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return graph }
         let ast = try GraphParser.parse(text)
         let topology = try GraphChecker.check(ast)

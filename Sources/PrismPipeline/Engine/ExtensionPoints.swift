@@ -15,6 +15,9 @@ public protocol SideInput: AnyObject {
     /// Whether the input sets `FrameContext.regions` (a face detector or sidecar): a graph that draws
     /// faces is refused by an engine without one, as an audio graph is by a run without sound.
     var suppliesFaceRegions: Bool { get }
+    /// Whether the input sets `FrameContext.segmentation` (a segmentation model): a graph that draws the
+    /// mask (`background-blur`) is refused by an engine without one.
+    var suppliesSegmentation: Bool { get }
     /// Whether the input sets `FrameContext.audio` itself (the engine then decodes no sound for the graph).
     var suppliesAudio: Bool { get }
 }
@@ -24,6 +27,8 @@ extension SideInput {
     public func finish() throws {}
     /// By default an input supplies no face regions.
     public var suppliesFaceRegions: Bool { false }
+    /// By default an input supplies no segmentation mask.
+    public var suppliesSegmentation: Bool { false }
     /// By default an input supplies no sound.
     public var suppliesAudio: Bool { false }
 }

@@ -122,6 +122,8 @@ public final class FrameEngine: Sendable {
         let suppliesFaces = sideInputs.contains { $0.suppliesFaceRegions }
         // A graph that draws faces with nothing to find them: refused, never run with no faces.
         if !suppliesFaces, let error = graph.facesUnavailableError(FramePath.noFacesReason) { throw error }
+        let suppliesSegmentation = sideInputs.contains { $0.suppliesSegmentation }
+        if !suppliesSegmentation, let error = graph.segmentationUnavailableError() { throw error }
         let audioFeed = suppliesAudio ? nil
             : try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
                                  capture: audioCapture, always: configuration.analyzesAudio)
@@ -144,6 +146,7 @@ public final class FrameEngine: Sendable {
             stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
             stage.feedsAudio = audioFeed != nil || suppliesAudio
             stage.findsFaces = suppliesFaces
+            stage.segments = suppliesSegmentation
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs

@@ -11,7 +11,7 @@ extension FrameEngine {
     /// - Parameters:
     ///   - sideInputs: per-frame data for the graph (a face detector for `face-pixellate`).
     ///   - frame: the frame's context as given (time, regions, sound), in place of what the run would set:
-    ///     for tests that pin a shader's inputs. It counts as the graph's face and audio side input.
+    ///     for tests that pin a shader's inputs. It counts as the graph's face, segmentation and audio side input.
     public static func renderStill(_ graph: FilterGraph, image: RGBAImage, gpu: GPUContext,
                                    configuration: EngineConfiguration = .init(), sideInputs: [any SideInput] = [],
                                    frame: FrameContext? = nil) throws -> RGBAImage {
@@ -35,6 +35,7 @@ final class FixedFrameContext: SideInput {
     let context: FrameContext
     init(_ context: FrameContext) { self.context = context }
     var suppliesFaceRegions: Bool { true }
+    var suppliesSegmentation: Bool { true }
     var suppliesAudio: Bool { true }
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context = self.context

@@ -92,6 +92,8 @@ final class FramePath {
     var feedsAudio = false
     /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
     var findsFaces = false
+    /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
+    var segments = false
     static let noFacesReason = "this run has no face side input (a detector or a --faces-in sidecar)"
     static let noSoundReason = "this run decodes no sound (the input has no audio track and no --audio was given, "
         + "or the graph it started with had no audio inputs)"
@@ -238,6 +240,7 @@ final class FramePath {
         // A graph with audio inputs on a run that decodes no sound: refused, never fed silence.
         if !feedsAudio, let error = graph.audioUnavailableError(Self.noSoundReason) { throw error }
         if !findsFaces, let error = graph.facesUnavailableError(Self.noFacesReason) { throw error }
+        if !segments, let error = graph.segmentationUnavailableError() { throw error }
         try install(try compile(graph, formats: outputFormats), graph: graph)
     }
 

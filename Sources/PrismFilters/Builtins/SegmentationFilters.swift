@@ -1,0 +1,237 @@
+import Foundation
+import PrismCore
+import PrismGPU
+
+/// Filters driven by the segmentation side input (`FrameContext.segmentation`, from `--segment-model`):
+/// `segment-mask` is the mask as a generator; `background-blur` and `background-replace` expand to an
+/// effect, the mask and `blend-mask`, as `face-blur` does with `face-mask`.
+enum SegmentationFilters {
+    static let feather = ParameterSpec("feather", .float(0...200), default: .float(6),
+                                       "soft edge: the mask is blurred by this many frame pixels (a box, twice)")
+
+    static let definitions: [FilterDefinition] = [
+        FilterDefinition(
+            name: "segment-mask", summary: "The segmentation model's foreground mask: white over the person, black elsewhere.",
+            maths: """
+                The model's mask (0 background … 1 foreground, smoothed over time by the side input) at its own
+                resolution, blurred by `feather` frame pixels (scaled to the mask's resolution; a box filter
+                applied twice), then upsampled bilinearly to the frame: out = (m, m, m, 1). Before the model's
+                first answer (live runs) m = 0 everywhere. The frame size is the graph input's.
+                """,
+            parameters: [feather], inputs: [],
+            example: "[in]blur(radius=16)[b]; segment-mask(feather=6)[m]; [in][b][m]blend-mask",
+            make: { SegmentMaskKernel(parameters: $0) }),
+        FilterDefinition(
+            name: "background-blur", summary: "Blurs everything but the person the segmentation model finds.",
+            maths: "Expands to [in]blur(radius=R)[bg]; segment-mask(feather=F)[m]; [in][bg][m]blend-mask.",
+            parameters: [
+                ParameterSpec("radius", .float(0...200), default: .float(16), "blur radius in pixels (σ = radius / 2)"),
+                feather,
+            ],
+            example: "background-blur(radius=16)",
+            make: { _ in throw UsageError("background-blur stands for several filters and is expanded when the graph is bound") },
+            expand: { graph, input, values in
+                let background = try add(graph, "blur", ["radius": values["radius"]], inputs: [input])
+                return try blend(graph, "background-blur", input: input, background: background, feather: values["feather"])
+            }),
+        FilterDefinition(
+            name: "background-replace",
+            summary: "Replaces everything but the person the segmentation model finds with an image or a colour.",
+            maths: """
+                Expands to [in][bg][m]blend-mask with m = segment-mask(feather=F) and bg the image (scaled to
+                cover the frame, centred, the overflow cropped) or, without image=, the colour.
+                """,
+            parameters: [
+                ParameterSpec("image", .text, default: .text(""), "an image file (PNG, JPEG…) for the background; overrides color"),
+                ParameterSpec("color", .color, default: .color(SIMD4(0, 0, 0, 1)), "the background colour when no image is given"),
+                feather,
+            ],
+            example: "background-replace(color=#2060ff)",
+            positional: ["image"],
+            make: { _ in throw UsageError("background-replace stands for several filters and is expanded when the graph is bound") },
+            expand: { graph, input, values in
+                let path = values.word("image")
+                var image: (size: Size, rgba: [UInt8])?
+                if !path.isEmpty {
+                    guard let loader = graph.imageLoader else {
+                        throw UsageError("background-replace: this graph was bound without an image reader for \(path)")
+                    }
+                    try RegularFileCheck.check(path)
+                    do { image = try loader(path) } catch { throw UsageError("cannot load the background image \(path): \(error)") }
+                    guard let loaded = image, loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
+                        throw UsageError("\(path): not an image with pixels")
+                    }
+                }
+                let backdrop = BackdropKernel(color: values.color("color"), image: image)
+                let background = try graph.add("background", kernel: backdrop, inputs: [], parameters: nil)
+                return try blend(graph, "background-replace", input: input, background: background, feather: values["feather"])
+            }),
+    ]
+
+    private static func add(_ graph: FilterGraph, _ name: String, _ given: [String: ParameterValue?],
+                            inputs: [FilterGraph.Stream]) throws -> FilterGraph.NodeID {
+        guard let definition = BuiltinFilters.named(name) else { preconditionFailure("segmentation shorthands need \(name)") }
+        let (kernel, values) = try definition.instantiate(given.compactMapValues { $0 })
+        return try graph.add(name, kernel: kernel, inputs: inputs, parameters: values)
+    }
+
+    /// input where the mask is white, `background` where it is black.
+    private static func blend(_ graph: FilterGraph, _ shorthand: String, input: FilterGraph.Stream, background: FilterGraph.NodeID,
+                              feather: ParameterValue?) throws -> FilterGraph.NodeID {
+        let mask = try add(graph, "segment-mask", ["feather": feather], inputs: [])
+        (graph.nodes[mask.index].kernel as? SegmentMaskKernel)?.shorthand = shorthand
+        return try add(graph, "blend-mask", [:], inputs: [input, .node(background), .node(mask)])
+    }
+}
+
+/// The checks the tool's image loader does not make itself, at bind time: a missing file is one line.
+enum RegularFileCheck {
+    static func check(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            throw UsageError("\(path): no such image file")
+        }
+    }
+}
+
+/// `segment-mask`: the frame's segmentation mask, feathered on the CPU at the mask's resolution (a few
+/// thousand pixels) and upsampled by the GPU's bilinear filtering. Point-wise, so it fuses into the blend.
+final class SegmentMaskKernel: ParameterizedKernel {
+    let inputCount = 0
+    let isPointwise = true
+    var parameters: ParameterValues
+    /// The mask as uploaded (R8, linear), made on the GPU thread for the first mask; one per kernel.
+    private var texture: Texture?
+    /// What `texture` holds: the mask's generation, the feather and frame width it was blurred for.
+    private var uploaded: (generation: Int, feather: Double, width: Int)?
+    /// Renderers using the kernel (`prepare` / `releaseGPUResources`).
+    private var users = 0
+    /// The filter the user wrote when this mask is part of one (`background-blur`), for errors.
+    var shorthand: String?
+
+    init(parameters: ParameterValues) { self.parameters = parameters }
+
+    var uniforms: [KernelUniform] {
+        [
+            KernelUniform("$size", .vec2, .outputSize),
+            KernelUniform("$hasMask", .int, .computed { .int($0.frame.segmentation == nil ? 0 : 1) }),
+        ]
+    }
+
+    /// Declared here, bound by `setUniforms`: only it sees the frame whose mask the texture must hold, and
+    /// the renderer binds declared textures before calling it.
+    var textures: [KernelTexture] { [KernelTexture("$segMask", .sampler2D) { nil }] }
+
+    let expression = """
+        vec4 $main(vec2 p) {
+            float m = $hasMask != 0 ? texture($segMask, p / $size).r : 0.0;
+            return vec4(m, m, m, 1.0);
+        }
+
+        """
+
+    func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { sourceSize }
+
+    func prepare() throws {
+        try KernelContextError.check(texture?.thread, filter: "segment-mask")
+        users += 1
+    }
+
+    func releaseGPUResources() {
+        users -= 1
+        if users <= 0 {
+            texture = nil
+            uploaded = nil
+        }
+    }
+
+    func setUniforms(_ uniforms: KernelUniforms, frame: FrameContext) {
+        guard let mask = frame.segmentation else { return }
+        let feather = parameters.double("feather"), width = uniforms.outputSize.width
+        if uploaded?.generation != mask.generation || uploaded?.feather != feather || uploaded?.width != width {
+            upload(mask, radius: feather * Double(mask.size.width) / Double(max(width, 1)))
+            uploaded = (mask.generation, feather, width)
+        }
+        if let texture { uniforms.bind("$segMask", texture) }
+    }
+
+    private func upload(_ mask: SegmentationMask, radius: Double) {
+        if texture?.size != mask.size {
+            // Only when the model's output size changes: every later mask refills the same texture.
+            texture = try? Texture(size: mask.size, format: .r8)
+        }
+        guard let texture else { return }
+        let bytes = mask.feathered(radius: radius).map { UInt8((min(max($0, 0), 1) * 255).rounded()) }
+        bytes.withUnsafeBytes { texture.upload($0.baseAddress!, rowBytes: mask.size.width) }
+    }
+}
+
+/// `background-replace`'s background: a colour, or an image scaled to cover the frame (centred, cropped).
+/// A generator with no parameters of its own; the image is read when the graph is bound.
+final class BackdropKernel: FilterKernel {
+    let inputCount = 0
+    let isPointwise = true
+    let color: SIMD4<Double>
+    let image: (size: Size, rgba: [UInt8])?
+    private var texture: Texture?
+    private var users = 0
+
+    init(color: SIMD4<Double>, image: (size: Size, rgba: [UInt8])?) {
+        self.color = color
+        self.image = image
+    }
+
+    var uniforms: [KernelUniform] {
+        let imageSize = image?.size ?? Size(width: 1, height: 1)
+        return [
+            KernelUniform("$color", .vec4, .constant(.vec4(Float(color.x), Float(color.y), Float(color.z), Float(color.w)))),
+            KernelUniform("$size", .vec2, .outputSize),
+            KernelUniform("$imageSize", .vec2, .constant(.vec2(Float(imageSize.width), Float(imageSize.height)))),
+        ]
+    }
+
+    var textures: [KernelTexture] { image == nil ? [] : [KernelTexture("$image", .sampler2D) { [self] in texture }] }
+
+    var expression: String {
+        guard image != nil else { return "vec4 $main(vec2 p) { return $color; }\n" }
+        // Cover: the image scaled by the larger of the two ratios, centred; rows from the top (as uploaded).
+        return """
+            vec4 $main(vec2 p) {
+                float s = max($size.x / $imageSize.x, $size.y / $imageSize.y);
+                vec2 q = (p - 0.5 * $size) / s + 0.5 * $imageSize;
+                return vec4(texture($image, q / $imageSize).rgb, 1.0);
+            }
+
+            """
+    }
+
+    func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { sourceSize }
+
+    func prepare() throws {
+        try KernelContextError.check(texture?.thread, filter: "background-replace")
+        if let image, texture == nil {
+            let made = try Texture(size: image.size, format: .rgba8)
+            image.rgba.withUnsafeBytes { made.upload($0.baseAddress!, rowBytes: image.size.width * 4) }
+            texture = made
+        }
+        users += 1
+    }
+
+    func releaseGPUResources() {
+        users -= 1
+        if users <= 0 { texture = nil }
+    }
+}
+
+extension FilterGraph {
+    /// True when some node draws the segmentation mask, so the engine must supply `FrameContext.segmentation`
+    /// (run a segmentation model).
+    public var readsSegmentation: Bool { nodes.contains { $0.kernel is SegmentMaskKernel } }
+
+    /// The one-line error for a run without a segmentation model; nil when the graph needs none.
+    package func segmentationUnavailableError() -> UsageError? {
+        guard readsSegmentation else { return nil }
+        let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
+        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with --segment-model SEG.onnx")
+    }
+}
