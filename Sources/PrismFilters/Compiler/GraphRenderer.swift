@@ -135,6 +135,12 @@ package final class GraphRenderer {
                 + prepasses).joined(separator: "\u{1}")
     }
 
+    /// The target prepass `index` of node `node` drew last (nil if the graph has none): what a check of a
+    /// kernel's intermediate results (a network layer's features) reads.
+    package func prepassTarget(node: Int, index: Int) -> RenderTarget? {
+        return prepassTargets[node]?[index]
+    }
+
     /// True when the graph runs on the frame's Y'CbCr values without an R'G'B' image (`YUVPlan`).
     package var staysInYUV: Bool { passes.contains { $0.colorChain != nil } }
 

@@ -291,9 +291,12 @@ private struct Lowerer {
             if shape.count == 4 {
                 let spatial = Array(shape.suffix(2))
                 let inferred = graph.values[node.outputs[0]]?.dims
+                // A fixed-size model reshaping to its own shape, spelled out.
+                let before = graph.values[node.inputs[0]]?.dims
                 ok = [0, 1, -1].contains(shape[0]) && (shape[1] == channels || shape[1] == 0)
                     && (spatial.allSatisfy { $0 == 0 } || (program.features[f].global && spatial.allSatisfy { $0 == 1 || $0 == 0 || $0 == -1 })
-                        || inferred.map { $0.count == 4 && $0[1] == channels } == true && spatial.filter { $0 == -1 }.count <= 1 && spatial.contains(0))
+                        || inferred.map { $0.count == 4 && $0[1] == channels } == true && spatial.filter { $0 == -1 }.count <= 1 && spatial.contains(0)
+                        || before.map { $0.count == 4 && $0.suffix(3).allSatisfy { $0 > 0 } && Array($0.suffix(3)) == Array(shape.suffix(3)) } == true)
             } else if shape.count == 2, program.features[f].global {
                 ok = [0, 1, -1].contains(shape[0]) && (shape[1] == channels || shape[1] == -1)   // [1, C] of a 1x1 image
             }
@@ -498,7 +501,10 @@ private struct Lowerer {
         guard conv.strides.x >= 1, conv.strides.y >= 1, conv.dilations.x >= 1, conv.dilations.y >= 1 else {
             throw fail(node, "strides and dilations must be positive")
         }
-        _ = addLayer(.convolution(conv), inputs: [f], channels: outChannels, node: node, output: node.outputs[0])
+        // A 1x1 convolution of a global (1x1) feature, as in squeeze-excitation, stays global: what it is multiplied
+        // with broadcasts it, whatever size the frame is.
+        let staysGlobal = program.features[f].global && !transposed && taps == 1 && conv.pads == .zero && conv.autoPad == nil
+        _ = addLayer(.convolution(conv), inputs: [f], channels: outChannels, node: node, output: node.outputs[0], global: staysGlobal)
     }
 
     mutating func batchNormalization(_ node: NetworkGraph.Node) throws {

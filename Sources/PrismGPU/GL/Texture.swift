@@ -324,6 +324,16 @@ public final class RenderTarget {
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
     }
 
+    /// Attachment 0 as RGBA floats, row 0 first (a float target's exact values; for checks and analysis,
+    /// not the frame path, which reads back through `FrameReadback`).
+    package func readRGBAFloats() -> [Float] {
+        var texels = [Float](repeating: 0, count: size.pixelCount * 4)
+        bindForReading()
+        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
+        glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_FLOAT), &texels)
+        return texels
+    }
+
     /// Binds the framebuffer for reading (readback).
     func bindForReading() {
         home.check()

@@ -1,0 +1,56 @@
+import CModelDNN
+import Foundation
+import PrismCore
+
+/// An ONNX network run on the CPU by OpenCV DNN (`Sources/CModelDNN`): the segmentation side input's CPU back
+/// end, and the independent reference the GPU lowering of `model(file=…)` is tested against. One owner at a
+/// time: OpenCV's net keeps state between forwards.
+package final class DNNNetwork {
+    package let path: String
+    private let net: OpaquePointer
+
+    /// A tensor in NCHW order: `shape` is N, C, H, W.
+    package struct Tensor: Sendable {
+        package var values: [Float]
+        package var shape: [Int]
+        package var channels: Int { shape[1] }
+        package var size: Size { Size(width: shape[3], height: shape[2]) }
+        package init(values: [Float], shape: [Int]) {
+            self.values = values
+            self.shape = shape
+        }
+    }
+
+    package struct Failure: PrismError, CustomStringConvertible {
+        package let description: String
+    }
+
+    package init(path: String) throws {
+        self.path = path
+        var error = [CChar](repeating: 0, count: 1024)
+        guard let net = prism_dnn_open(path, &error, error.count) else {
+            throw Failure(description: "\(path): \(String(cString: error))")
+        }
+        self.net = net
+    }
+
+    deinit { prism_dnn_close(net) }
+
+    /// OpenCV's thread count for every net in the process (0: the calling thread only).
+    package static func setThreads(_ n: Int) { prism_dnn_set_threads(Int32(n)) }
+
+    /// Runs the network on `input` ([1, channels, height, width] floats); `capacity` bounds the output's floats.
+    package func forward(_ input: [Float], channels: Int, size: Size, capacity: Int) throws -> Tensor {
+        precondition(input.count == channels * size.pixelCount, "input needs channels × pixels floats")
+        var out = [Float](repeating: 0, count: capacity)
+        var dims: [Int32] = [0, 0, 0, 0]
+        var error = [CChar](repeating: 0, count: 1024)
+        let status = prism_dnn_forward(net, input, Int32(channels), Int32(size.height), Int32(size.width), &out, out.count,
+                                       &dims, &error, error.count)
+        guard status == 0 else { throw Failure(description: "\(path): \(String(cString: error))") }
+        let shape = dims.map(Int.init)
+        let count = shape.reduce(1, *)
+        guard count <= capacity else { throw Failure(description: "\(path): output \(shape) exceeds \(capacity) floats") }
+        return Tensor(values: Array(out.prefix(count)), shape: shape)
+    }
+}
