@@ -135,6 +135,11 @@ struct FiltersCommand: PrismCommand {
                 print(try UserShader.load(path: name).summary)
                 return 0
             }
+            // An ONNX model: its input and output, operators, weights, and the passes it runs as.
+            if GraphBinder.isNetwork(name) {
+                print(try NetworkKernel(path: name, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:])).summary)
+                return 0
+            }
             guard let definition = BuiltinFilters.named(name) else {
                 throw UsageError("unknown filter '\(name)'" + GraphBinder.suggestion(for: name))
             }

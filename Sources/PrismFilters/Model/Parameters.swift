@@ -136,6 +136,9 @@ public struct ParameterSpec: Hashable, Sendable {
             }
             return .choice(word)
         case (.text, .text(let s)), (.text, .choice(let s)): return .text(s)
+        // A number where text is taken (a model's `mean=0.5`): its literal, as the text would hold it.
+        case (.text, .float(let v)): return .text("\(v)")
+        case (.text, .int(let v)): return .text("\(v)")
         default: throw mismatch(value)
         }
     }
