@@ -56,6 +56,8 @@ public final class Session {
         public var mirror = false
         /// How faces are found when the graph draws them (or a face setting asks for them).
         public var faces = FaceSettings()
+        /// The segmentation model whose mask `background-blur`, `background-replace` and `segment-mask` draw.
+        public var segmentation = SegmentationSettings()
         /// Record from this ALSA capture PCM into the movie, on the video's time line (the camera or the
         /// pattern only: a movie's time line is not the clock's).
         public var audioDevice: String?
@@ -93,6 +95,8 @@ public final class Session {
     public private(set) var notes: [String] = []
     /// The faces found per frame, once a run whose graph needs them has started.
     package private(set) var faces: FaceSideInput?
+    /// The segmentation side input, once a run with a segmentation model has started.
+    package private(set) var segmentation: SegmentationSideInput?
     /// Recordings a killed earlier run of the same movie left, recovered next to it (once the run is made).
     public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
 
@@ -288,11 +292,14 @@ public final class Session {
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
         let faces = try options.faces.makeSideInput(for: graph, live: input.isCamera)
+        // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
+        let segmentation = try options.segmentation.makeSideInput(for: graph, live: input.isCamera, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
                                      audioCapture: capture, taps: taps,
-                                     sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + sideInputs)
+                                     sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs)
         self.source = nil
         self.faces = faces
+        self.segmentation = segmentation
         return engine
     }
 }

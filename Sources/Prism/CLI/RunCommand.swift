@@ -15,7 +15,7 @@ struct RunCommand: PrismCommand {
     var verbose = false
 
     /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
-    static let commonOptions: [OptionSpec] = FaceOptions.commandLine + [
+    static let commonOptions: [OptionSpec] = FaceOptions.commandLine + SegmentationSettings.commandLine + [
         .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
     ] + EncoderChoice.options + InputChoice.options + [
         .gpu,
@@ -120,6 +120,7 @@ struct RunCommand: PrismCommand {
         try InputChoice(from: &scanner).apply(to: &options)
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
+        options.segmentation = try SegmentationSettings.parse(&scanner)
         options.limits = try RecordingLimits(from: &scanner)
         options.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
         options.gpu.renderNode = scanner.value("--render-node")
@@ -208,7 +209,8 @@ struct RunCommand: PrismCommand {
             if case .standardOutput = options.output { handle = .standardError } else { handle = .standardOutput }
             // A reader that went away (`| head`) must not kill the run: the throwing write reports EPIPE.
             progress = { snapshot in
-                let line = job.faceStatistics.map { Self.json(snapshot.json, adding: $0) } ?? snapshot.json
+                var line = job.faceStatistics.map { Self.json(snapshot.json, adding: $0) } ?? snapshot.json
+                if let mask = job.segmentationStatistics { line = Self.json(line, adding: mask) }
                 try? handle.write(contentsOf: Data((line + "\n").utf8))
             }
         } else if options.progress {
@@ -224,6 +226,7 @@ struct RunCommand: PrismCommand {
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             if let faces = job.faceStatistics { PrismCommandLine.info("prism: \(faces.summary)") }
+            if let mask = job.segmentationStatistics { PrismCommandLine.info("prism: \(mask.summary)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
             switch report.stopReason {
@@ -251,6 +254,17 @@ extension RunCommand {
         fields["face_detections"] = faces.detections
         fields["face_detect_ms"] = (faces.lastDetectSeconds * 10_000).rounded() / 10
         fields["face_regions_age"] = faces.framesServed == 0 ? 0 : (faces.meanAge * 100).rounded() / 100
+        guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return object }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func json(_ object: String, adding mask: SegmentationStatistics) -> String {
+        guard var fields = (try? JSONSerialization.jsonObject(with: Data(object.utf8))) as? [String: Any] else { return object }
+        fields["segment_masks"] = mask.masks
+        fields["segment_model_ms"] = (mask.lastModelSeconds * 10_000).rounded() / 10
+        fields["segment_mask_age"] = (mask.meanAge * 100).rounded() / 100
+        fields["segment_mask_max_age"] = mask.maxAge
+        fields["segment_skipped"] = mask.skipped
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return object }
         return String(decoding: data, as: UTF8.self)
     }
@@ -295,6 +309,7 @@ struct RenderCommand: PrismCommand {
     let gpu: GPUOptions
     let quality: Int
     let faces: FaceOptions
+    let segmentation: SegmentationSettings
     /// The output size (a final scale; mpv hooks' OUTPUT).
     let size: Size?
 
@@ -307,7 +322,7 @@ struct RenderCommand: PrismCommand {
             .gpu,
             .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
             .value("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)"),
-        ] + FaceOptions.commandLine)
+        ] + FaceOptions.commandLine + SegmentationSettings.commandLine)
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
@@ -321,6 +336,7 @@ struct RenderCommand: PrismCommand {
         quality = try scanner.int("--quality", in: 1...100) ?? 90
         size = try scanner.size("--size")
         faces = try FaceOptions.parse(&scanner)
+        segmentation = try SegmentationSettings.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
         try faces.checkSidecarOut(reads: [input], output: output)
@@ -339,9 +355,10 @@ struct RenderCommand: PrismCommand {
         let sideInput = try faces.makeSideInput(for: graph, live: false)
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
-        // An engine run of the one-frame image: faces are its side input, as in `prism run`.
+        let mask = try segmentation.makeSideInput(for: graph, live: false, gpu: context)
+        // An engine run of the one-frame image: faces and the mask are its side inputs, as in `prism run`.
         let still = try FrameEngine.renderStill(graph, image: image, gpu: context,
-                                                sideInputs: sideInput.map { [FaceRegions($0)] } ?? [])
+                                                sideInputs: (sideInput.map { [FaceRegions($0)] } ?? []) + (mask.map { [$0] } ?? []))
         try ImageFile.write(still, to: output, jpegQuality: quality)
         return 0
     }

@@ -54,6 +54,7 @@ struct DevCommand: PrismCommand {
         options.quiet = scanner.flag("--quiet", "-q")
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
+        options.segmentation = try SegmentationSettings.parse(&scanner)
         var movie: String?
         if case .movie(let path) = options.input { movie = path }
         try options.faces.checkSidecarOut(reads: [shader, movie], output: nil)

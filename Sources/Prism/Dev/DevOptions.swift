@@ -25,7 +25,7 @@ struct DevOptions: Sendable {
             .flag("--quiet", "-q", help: "fewer messages"),
             // The page's self-test endpoint, for the browser tests.
             .flag("--page-self-test", help: "", hidden: true),
-        ] + FaceOptions.commandLine,
+        ] + FaceOptions.commandLine + SegmentationSettings.commandLine,
         notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
 
     /// The preview's rate at most (the pattern's, what a camera is asked for).
@@ -53,6 +53,8 @@ struct DevOptions: Sendable {
     var audioDevice: String?
     /// `--face-model`, `--faces-in`, `--faces-out`: faces for shaders that draw them (`face-mask`…).
     var faces = FaceOptions()
+    /// `--segment-model` and its settings: the mask for `background-blur` and its kin.
+    var segmentation = SegmentationSettings()
 
     /// The graph the loop runs: the shader as a filter, then the extra filters.
     var graphText: String {

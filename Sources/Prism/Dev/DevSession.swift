@@ -65,6 +65,7 @@ final class DevSession: Sendable {
         // Faces, when the shader's graph draws them or a face flag asks: live, so frames never wait for the
         // detector (a graph that starts drawing faces after a reload gets them only with a face flag).
         let faces = try options.faces.makeSideInput(for: graph, live: true)
+        let segmentation = try options.segmentation.makeSideInput(for: graph, live: true, gpu: gpu)
         // The microphone runs with the preview; recordings take its sound from the moment they start.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         let mouse = DevMouse()
@@ -73,7 +74,7 @@ final class DevSession: Sendable {
         let input = PreviewSink(view: .input, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 6)
         engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
                                  gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller)],
-                                 sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + [mouse],
+                                 sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + [mouse],
                                  events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")

@@ -16,6 +16,8 @@ package final class RunJob: Sendable {
     package let recoveredLeftovers: [OutputTarget.Recovered]
     /// Faces found per frame (a side input of the graph), when the graph draws them or a face flag asks.
     private let faces: FaceSideInput?
+    /// The segmentation model's side input, when one was given.
+    private let segmentation: SegmentationWorker?
     /// What the job did to the input or output that the user did not spell out, one line each (said once,
     /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
     package let notes: [String]
@@ -42,12 +44,16 @@ package final class RunJob: Sendable {
         }
         notes = session.notes
         faces = session.faces
+        segmentation = session.segmentation?.worker
         recoveredLeftovers = (customSinks ?? []).compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
             + session.recoveredLeftovers
     }
 
     /// What the face detector cost, when faces were found.
     package var faceStatistics: FaceDetectorStatistics? { faces?.statistics }
+
+    /// What the segmentation model cost and how old its masks were, when one ran.
+    package var segmentationStatistics: SegmentationStatistics? { segmentation?.statistics }
 
     package var sourceInfo: SourceInfo { engine.sourceInfo }
     package var gpuInfo: GPUInfo { engine.gpuInfo }
@@ -72,6 +78,7 @@ extension RunOptions {
         settings.autorotate = autorotate
         settings.mirror = mirror
         settings.faces = faces
+        settings.segmentation = segmentation
         settings.audioDevice = audioDevice
         settings.encoder = encoder
         settings.limits = limits

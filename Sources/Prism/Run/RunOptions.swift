@@ -48,6 +48,8 @@ package struct RunOptions: Sendable {
     package var mirror = false
     /// `--face-model`, `--face-every`, `--faces-in`, `--faces-out` (see `FaceOptions`).
     package var faces = FaceOptions()
+    /// `--segment-model` and its settings (see `SegmentationSettings`).
+    package var segmentation = SegmentationSettings()
 
     package init() {}
 

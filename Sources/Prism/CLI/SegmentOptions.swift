@@ -1,0 +1,42 @@
+import Foundation
+import PrismCore
+import PrismKit
+
+/// The segmentation flags of `run`, `record`, `dev` and `render` (`--segment-model`, `--segment-backend`,
+/// `--segment-smoothing`, `--segment-width`): PrismKit's `SegmentationSettings`, parsed from the command line.
+extension SegmentationSettings {
+    static let commandLine: [OptionSpec] = [
+        .value("--segment-model", value: "SEG.onnx", help: "a person/foreground model for background-blur, background-replace, segment-mask"),
+        .value("--segment-backend", value: "auto|gpu|cpu", help: "run it as GPU passes or with OpenCV DNN on the CPU (default auto: CPU on a software renderer)"),
+        .value("--segment-smoothing", value: "A", help: "share of each new mask against the previous one, (0, 1] (default 0.5)"),
+        .value("--segment-width", value: "PX", help: "width of the picture a dynamic-size model sees (default 256)"),
+    ]
+
+    static func parse(_ source: inout some OptionSource) throws -> SegmentationSettings {
+        var settings = SegmentationSettings()
+        settings.model = try source.text(for: "segment-model")
+        if let backend = try source.text(for: "segment-backend") {
+            guard let chosen = Backend(rawValue: backend) else {
+                throw UsageError("\(source.spelling(for: "segment-backend")) is auto, gpu or cpu, not '\(backend)'")
+            }
+            settings.backend = chosen
+        }
+        if let text = try source.text(for: "segment-smoothing") {
+            guard let a = Double(text), a > 0, a <= 1 else {
+                throw UsageError("\(source.spelling(for: "segment-smoothing")) takes a number in (0, 1], not '\(text)'")
+            }
+            settings.smoothing = a
+        }
+        if let text = try source.text(for: "segment-width") {
+            guard let w = Int(text), (32...4096).contains(w) else {
+                throw UsageError("\(source.spelling(for: "segment-width")) takes a width of 32 to 4096 pixels, not '\(text)'")
+            }
+            settings.width = w
+        }
+        let given = settings.backend != .auto || settings.smoothing != 0.5 || settings.width != 256
+        if settings.model == nil, given {
+            throw UsageError("the --segment-* options need a model: --segment-model SEG.onnx")
+        }
+        return settings
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import XCTest
+import PrismCore
+import PrismMedia
+
+/// The segmentation side input through the built tool (issue 24): `--segment-model` on both back ends with a
+/// model whose mask is known (the red channel), `background-blur` live on the emulated camera (no frame
+/// dropped for the model; the mask's age reported), and the refusals.
+final class SegmentationRunTests: XCTestCase {
+    let dir = ScratchDirectory()
+
+    func models() throws -> String {
+        let path = dir.path("models")
+        let made = try Tools.run("/usr/bin/python3", [ModelRunTests.script, path])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        return path
+    }
+
+    /// 96x64: the left half red (the known model's foreground), the right half blue (background).
+    func halves() throws -> (path: String, image: RGBAImage) {
+        var pixels: [UInt8] = []
+        for _ in 0..<64 { for x in 0..<96 { pixels += x < 48 ? [255, 40, 40, 255] : [0, 40, 255, 255] } }
+        let image = RGBAImage(size: Size(width: 96, height: 64), pixels: pixels)
+        let path = dir.path("halves.png")
+        try ImageFile.write(image, to: path)
+        return (path, image)
+    }
+
+    func testBackgroundReplaceFollowsTheMaskOnBothBackEnds() throws {
+        let models = try models()
+        let (input, image) = try halves()
+        var outputs: [RGBAImage] = []
+        for backend in ["cpu", "gpu"] {
+            let output = dir.path("out-\(backend).png")
+            let result = try Tools.run(Tools.prism, ["render", input, "--filter", "background-replace(color=#00ff00, feather=0)",
+                                                     "--segment-model", "\(models)/net-seg-red.onnx", "--segment-backend", backend,
+                                                     "-o", output])
+            XCTAssertEqual(result.status, 0, "\(backend): \(result.stderr)")
+            let out = try ImageFile.read(path: output)
+            outputs.append(out)
+            for y in [0, 31, 63] {
+                for x in [0, 20, 43] {   // the person (red): as it was
+                    let p = out.pixel(x: x, y: y), q = image.pixel(x: x, y: y)
+                    XCTAssertEqual([p.r, p.g, p.b], [q.r, q.g, q.b], "\(backend) (\(x), \(y)) foreground")
+                }
+                for x in [53, 70, 95] {  // the background: the colour
+                    let p = out.pixel(x: x, y: y)
+                    XCTAssertEqual([p.r, p.g, p.b], [0, 255, 0], "\(backend) (\(x), \(y)) background")
+                }
+            }
+        }
+        // The two back ends make the same mask, to its 8 bits.
+        if outputs.count == 2 {
+            let worst = zip(outputs[0].pixels, outputs[1].pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
+            XCTAssertLessThanOrEqual(worst, 2, "cpu and gpu masks differ")
+        }
+        // A file is deterministic: the same run twice gives the same bytes.
+        let again = dir.path("again.png")
+        let second = try Tools.run(Tools.prism, ["render", input, "--filter", "background-blur(radius=8)", "--segment-model",
+                                                 "\(models)/net-unet-seg.onnx", "-o", again])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let third = dir.path("third.png")
+        _ = try Tools.run(Tools.prism, ["render", input, "--filter", "background-blur(radius=8)", "--segment-model",
+                                        "\(models)/net-unet-seg.onnx", "-o", third])
+        XCTAssertEqual(try ImageFile.read(path: again).pixels, try ImageFile.read(path: third).pixels)
+    }
+
+    /// Live: the model runs beside the frames (CPU back end on llvmpipe), so the camera's frames all come
+    /// out, each with the newest mask; the JSON progress reports the masks made and their age.
+    func testBackgroundBlurRunsLiveOnTheEmulatedCamera() throws {
+        let models = try models()
+        let fake = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
+        let output = dir.path("live.mkv")
+        let result = try Tools.run(Tools.prism, ["run", "/dev/video60", "--size", "320x240", "--fps", "15", "--frames", "30",
+                                                 "-o", output, "--codec", "ffv1", "--filter", "background-blur(radius=12)",
+                                                 "--segment-model", "\(models)/net-unet-seg.onnx", "--progress", "json"],
+                                   environment: ["LD_PRELOAD": fake, "PRISM_FAKE_V4L2": "/dev/video60"], timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n")
+        let last = try XCTUnwrap(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
+        XCTAssertEqual(last["frames"] as? Int, 30, "\(last)")
+        XCTAssertEqual(last["dropped"] as? Int, 0, "frames dropped: \(last)")
+        XCTAssertGreaterThan(last["segment_masks"] as? Int ?? 0, 0, "\(last)")
+        XCTAssertNotNil(last["segment_mask_age"], "\(last)")
+        let probe = try Tools.run(try XCTUnwrap(Tools.which("ffprobe")), ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                                         "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", output])
+        XCTAssertEqual(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "30")
+    }
+
+    func testRefusals() throws {
+        let models = try models()
+        let (input, _) = try halves()
+        let output = dir.path("out.png")
+        let cases: [([String], String)] = [
+            (["--filter", "background-blur"], "needs a segmentation model: give one with --segment-model"),
+            (["--filter", "background-blur", "--segment-model", dir.path("none.onnx")], "none.onnx"),
+            (["--filter", "background-blur", "--segment-model", "\(models)/net-seg-red.onnx", "--segment-backend", "tpu"], "auto, gpu or cpu"),
+            (["--filter", "background-blur", "--segment-model", "\(models)/net-seg-red.onnx", "--segment-smoothing", "0"], "(0, 1]"),
+            (["--filter", "background-blur", "--segment-backend", "cpu"], "--segment-model SEG.onnx"),
+            // A model whose output is not a mask (three channels).
+            (["--filter", "background-blur", "--segment-model", "\(models)/net-style-transfer.onnx", "--segment-backend", "gpu"], "one channel"),
+        ]
+        for (arguments, part) in cases {
+            let result = try Tools.run(Tools.prism, ["render", input, "-o", output] + arguments)
+            XCTAssertNotEqual(result.status, 0, "\(arguments)")
+            XCTAssertEqual(result.stderrLines.count, 1, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(part), "\(arguments): '\(part)' not in \(result.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: output), "\(arguments): wrote an output")
+        }
+    }
+}
