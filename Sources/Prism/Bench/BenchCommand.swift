@@ -5,6 +5,8 @@ import PrismGPU
 /// `prism bench [CLIP [--codec …]] [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
 struct BenchCommand: PrismCommand {
     var options = BenchOptions()
+    /// `--model`: time these networks, GPU passes against OpenCV DNN, instead of the pipeline.
+    var models: [String] = []
 
     static let spec = CommandSpec(
         name: "bench", arguments: "[CLIP]",
@@ -24,6 +26,7 @@ struct BenchCommand: PrismCommand {
             .value("--runs", value: "N", help: "end-to-end runs per size, 1-100"),
             .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
             .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
+            .value("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size"),
         ] + EncoderChoice.options.map { option in
             var option = option
             option.help += " — for CLIP's row"
@@ -85,6 +88,15 @@ struct BenchCommand: PrismCommand {
         options.endToEndRuns = try scanner.int("--runs", in: 1...100) ?? options.endToEndRuns
         options.soakFrames = try scanner.int("--soak-frames", in: 10...1_000_000) ?? options.soakFrames
         options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
+        if let list = scanner.value("--model") {
+            models = list.split(separator: ",").map { String($0) }
+            for model in models where !FileManager.default.isReadableFile(atPath: model) {
+                throw UsageError("bench --model: no such file '\(model)'")
+            }
+            guard options.userClip == nil, options.filter == BenchOptions().filter else {
+                throw UsageError("bench --model times networks on their own: drop CLIP and --filter")
+            }
+        }
         options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
         try scanner.checkAllUsed()
     }
@@ -94,6 +106,15 @@ struct BenchCommand: PrismCommand {
     }
 
     func execute() throws -> Int32 {
+        if !models.isEmpty {
+            // Networks take seconds a frame on llvmpipe: 3 samples unless asked, at 256², 720p and 1080p unless asked.
+            let defaults = BenchOptions()
+            let sizes = options.sizes == defaults.sizes ? ["256x256", "720p", "1080p"].compactMap { Size(parsing: $0) } : options.sizes
+            let bench = ModelBench(paths: models, sizes: sizes, samples: options.samples == defaults.samples ? 3 : options.samples,
+                                   gpu: options.gpu)
+            print(ModelBench.table(try bench.run { PrismCommandLine.info($0) }))
+            return 0
+        }
         _ = try PrismGraphs.bind(options.filter)  // a bad graph fails here, with its caret on a terminal
         let runner = try BenchRunner(options: options) { PrismCommandLine.info($0) }
         let result = try runner.run()

@@ -87,16 +87,8 @@ package final class NetworkKernel: ParameterizedKernel {
 
     package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         let frame = inputSizes.first ?? sourceSize
-        let modelInput = program.fixedInputSize ?? frame
         let maxSide = GPUThread.current != nil ? GPULimits.query().maxTargetSide : 16384
-        let passes: NetworkPasses
-        let scale: Int
-        do {
-            passes = try NetworkPasses(program: program, input: modelInput, maxSide: maxSide)
-            scale = try program.outputScale(input: modelInput)
-        } catch let error as NetworkShapeError {
-            throw NetworkError(file: path, node: error.node, error.reason)
-        }
+        let (passes, scale) = try plan(frame: frame, maxSide: maxSide)
         let output = Size(width: frame.width * scale, height: frame.height * scale)
         guard output.width <= maxSide, output.height <= maxSide else {
             throw NetworkError(file: path, "its \(scale)x output of a \(frame) frame exceeds this GPU's \(maxSide)x\(maxSide) textures")
@@ -113,6 +105,29 @@ package final class NetworkKernel: ParameterizedKernel {
         }
         cachedExpression = passes.expression(outputSize: output)
         return output
+    }
+
+    /// The passes for a frame: a fixed-size model at its size; a dynamic one at the frame's, or, when the
+    /// network cannot take that (a U-Net's skips need sides divisible by 8), padded up to the smallest multiple
+    /// of 2, 4 … 64 that it can, the output cropped back.
+    func plan(frame: Size, maxSide: Int) throws -> (NetworkPasses, Int) {
+        func attempt(_ input: Size) throws -> (NetworkPasses, Int) {
+            (try NetworkPasses(program: program, input: input, maxSide: maxSide), try program.outputScale(input: input))
+        }
+        do {
+            return try attempt(program.fixedInputSize ?? frame)
+        } catch let first as NetworkShapeError {
+            if program.fixedInputSize == nil {
+                for multiple in [2, 4, 8, 16, 32, 64] {
+                    let padded = Size(width: (frame.width + multiple - 1) / multiple * multiple,
+                                      height: (frame.height + multiple - 1) / multiple * multiple)
+                    guard padded != frame, var (passes, scale) = try? attempt(padded) else { continue }
+                    passes.paddedFrame = frame
+                    return (passes, scale)
+                }
+            }
+            throw NetworkError(file: path, node: first.node, first.reason)
+        }
     }
 
     package var prepasses: [KernelPrepass] { cachedPrepasses }

@@ -9,6 +9,10 @@ import PrismCore
 package struct NetworkPasses {
     package let program: NetworkProgram
     package let input: Size
+    /// The frame when a dynamic model runs on it padded up to `input` (its sides to a multiple the network's
+    /// down- and up-sampling needs): the input pass repeats the frame's last column and row into the padding,
+    /// and the output is cropped back (the expression reads only the frame's part). Nil: no padding.
+    package var paddedFrame: Size?
     package let sizes: [Size]
     package let layouts: [FeatureLayout]
 
@@ -163,6 +167,8 @@ package struct NetworkPasses {
         if program.fixedInputSize != nil {
             // A fixed-size model: the frame resampled bilinearly to its input (no prefilter when shrinking).
             read = "texture($src0, (vec2(p) + 0.5) / vec2(\(input.width).0, \(input.height).0))"
+        } else if let frame = paddedFrame {
+            read = "texelFetch($src0, min(p, ivec2(\(frame.width - 1), \(frame.height - 1))), 0)"
         } else {
             read = "texelFetch($src0, p, 0)"
         }
