@@ -84,6 +84,8 @@ struct ModelBench {
                     row.note += (row.note.isEmpty ? "" : "; ") + cpuNote
                 }
                 rows.append(row)
+                // Each row as it is measured: a long run stopped early keeps what it measured.
+                log("bench: " + Self.table([row]).split(separator: "\n")[1])
             }
         }
         return rows

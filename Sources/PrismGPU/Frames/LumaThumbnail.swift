@@ -26,6 +26,18 @@ package final class LumaThumbnailer {
         let targetSize = Size(width: size.width / 4, height: size.height)
         if target?.size != targetSize { target = try RenderTarget(size: targetSize, format: .rgba8, linear: false) }
         guard let target else { preconditionFailure("thumbnail target was just made") }
+        var pixels = try Self.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
+                                   label: "luma thumbnail \(size)")
+        // Four luma pixels a texel: the bytes are the picture's (a width not divisible by 4 leaves zeros at the end).
+        pixels += [UInt8](repeating: 0, count: max(0, size.pixelCount - pixels.count))
+        pixels.removeLast(pixels.count - size.pixelCount)
+        return LumaImage(size: size, pixels: pixels, frameSize: frame.size)
+    }
+
+    /// Draws a thumbnail program (uniforms `prism_blockSize`: frame pixels per thumbnail pixel, `prism_frameSize`)
+    /// over `target` from `frame`, and reads the target back as RGBA8 bytes. Shared with `RGBThumbnailer`.
+    static func draw(_ program: ShaderProgram, frame: UploadedFrame, thumbnail size: Size, into target: RenderTarget,
+                     vertexArray: GLuint, label: String) throws -> [UInt8] {
         var previousArray: GLint = 0
         glGetIntegerv(GLenum(GL_VERTEX_ARRAY_BINDING), &previousArray)
         defer { glBindVertexArray(GLuint(previousArray)) }
@@ -36,16 +48,16 @@ package final class LumaThumbnailer {
         program.set("prism_blockSize", Float(frame.size.width) / Float(size.width), Float(frame.size.height) / Float(size.height))
         program.set("prism_frameSize", Float(frame.size.width), Float(frame.size.height))
         program.drawFullscreen()
-        var pixels = [UInt8](repeating: 0, count: size.pixelCount)
+        var pixels = [UInt8](repeating: 0, count: target.size.pixelCount * 4)
         glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
         glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
         glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
         pixels.withUnsafeMutableBytes { bytes in
-            glReadPixels(0, 0, GLsizei(targetSize.width), GLsizei(targetSize.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
+            glReadPixels(0, 0, GLsizei(target.size.width), GLsizei(target.size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE),
                          bytes.baseAddress)
         }
-        try GLError.check("glReadPixels(luma thumbnail \(size))")
-        return LumaImage(size: size, pixels: pixels, frameSize: frame.size)
+        try GLError.check("glReadPixels(\(label))")
+        return pixels
     }
 
     private func program(for format: PixelFormat) throws -> ShaderProgram {

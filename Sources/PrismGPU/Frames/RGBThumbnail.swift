@@ -27,24 +27,8 @@ package final class RGBThumbnailer {
         let program = try self.program(for: frame.format)
         if target?.size != size { target = try RenderTarget(size: size, format: .rgba8, linear: false) }
         guard let target else { preconditionFailure("thumbnail target was just made") }
-        var previousArray: GLint = 0
-        glGetIntegerv(GLenum(GL_VERTEX_ARRAY_BINDING), &previousArray)
-        defer { glBindVertexArray(GLuint(previousArray)) }
-        glBindVertexArray(vertexArray)
-        target.bindForDrawing()
-        program.use()
-        frame.bind(to: program)
-        program.set("prism_blockSize", Float(frame.size.width) / Float(size.width), Float(frame.size.height) / Float(size.height))
-        program.set("prism_frameSize", Float(frame.size.width), Float(frame.size.height))
-        program.drawFullscreen()
-        var pixels = [UInt8](repeating: 0, count: size.pixelCount * 4)
-        glBindFramebuffer(GLenum(GL_READ_FRAMEBUFFER), target.framebuffer)
-        glReadBuffer(GLenum(GL_COLOR_ATTACHMENT0))
-        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 4)
-        pixels.withUnsafeMutableBytes { bytes in
-            glReadPixels(0, 0, GLsizei(size.width), GLsizei(size.height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), bytes.baseAddress)
-        }
-        try GLError.check("glReadPixels(RGB thumbnail \(size))")
+        let pixels = try LumaThumbnailer.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
+                                              label: "RGB thumbnail \(size)")
         return RGBThumbnail(size: size, rgba: pixels, frameSize: frame.size)
     }
 
