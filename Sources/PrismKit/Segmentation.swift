@@ -31,9 +31,17 @@ public struct SegmentationSettings: Sendable, Equatable {
     /// The side input these settings ask for: nil when no model is given and the graph draws no mask
     /// (a graph that does is refused by the engine, naming `--segment-model`). Loads the model now.
     package func makeSideInput(for graph: FilterGraph, live: Bool, gpu: GPUContext) throws -> SegmentationSideInput? {
-        guard let model else { return nil }
+        // The flag's model, else the one a mask node names (`background-blur(model=SEG.onnx)`).
+        guard let model = model ?? graph.segmentationModel else {
+            var defaults = SegmentationSettings()
+            defaults.model = model
+            guard self == defaults else { throw UsageError("the --segment-* options need a model: --segment-model SEG.onnx") }
+            return nil
+        }
         try RegularFile.check(model, what: "a segmentation model")
-        return try SegmentationSideInput(settings: self, live: live, software: gpu.info.isSoftware, gpu: gpu)
+        var settings = self
+        settings.model = model
+        return try SegmentationSideInput(settings: settings, live: live, software: gpu.info.isSoftware, gpu: gpu)
     }
 }
 

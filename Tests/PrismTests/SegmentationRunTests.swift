@@ -54,6 +54,13 @@ final class SegmentationRunTests: XCTestCase {
             let worst = zip(outputs[0].pixels, outputs[1].pixels).map { abs(Int($0) - Int($1)) }.max() ?? 255
             XCTAssertLessThanOrEqual(worst, 2, "cpu and gpu masks differ")
         }
+        // The model named in the graph instead of by the flag: the same pixels.
+        let named = dir.path("named.png")
+        let byGraph = try Tools.run(Tools.prism, ["render", input, "--filter",
+                                                  "background-replace(color=#00ff00, feather=0, model=\(models)/net-seg-red.onnx)",
+                                                  "--segment-backend", "gpu", "-o", named])
+        XCTAssertEqual(byGraph.status, 0, byGraph.stderr)
+        if outputs.count == 2 { XCTAssertEqual(try ImageFile.read(path: named).pixels, outputs[1].pixels) }
         // A file is deterministic: the same run twice gives the same bytes.
         let again = dir.path("again.png")
         let second = try Tools.run(Tools.prism, ["render", input, "--filter", "background-blur(radius=8)", "--segment-model",

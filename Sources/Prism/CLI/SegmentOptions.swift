@@ -33,10 +33,7 @@ extension SegmentationSettings {
             }
             settings.width = w
         }
-        let given = settings.backend != .auto || settings.smoothing != 0.5 || settings.width != 256
-        if settings.model == nil, given {
-            throw UsageError("the --segment-* options need a model: --segment-model SEG.onnx")
-        }
+        // Options without a model are refused when the run starts (the graph may name one: `model=SEG.onnx`).
         return settings
     }
 }

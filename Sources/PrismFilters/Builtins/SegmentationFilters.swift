@@ -8,6 +8,8 @@ import PrismGPU
 enum SegmentationFilters {
     static let feather = ParameterSpec("feather", .float(0...200), default: .float(6),
                                        "soft edge: the mask is blurred by this many frame pixels (a box, twice)")
+    static let model = ParameterSpec("model", .text, default: .text(""),
+                                     "the segmentation model (SEG.onnx), when --segment-model names none")
 
     static let definitions: [FilterDefinition] = [
         FilterDefinition(
@@ -18,7 +20,7 @@ enum SegmentationFilters {
                 applied twice), then upsampled bilinearly to the frame: out = (m, m, m, 1). Before the model's
                 first answer (live runs) m = 0 everywhere. The frame size is the graph input's.
                 """,
-            parameters: [feather], inputs: [],
+            parameters: [feather, model], inputs: [],
             example: "[in]blur(radius=16)[b]; segment-mask(feather=6)[m]; [in][b][m]blend-mask",
             make: { SegmentMaskKernel(parameters: $0) }),
         FilterDefinition(
@@ -26,13 +28,14 @@ enum SegmentationFilters {
             maths: "Expands to [in]blur(radius=R)[bg]; segment-mask(feather=F)[m]; [in][bg][m]blend-mask.",
             parameters: [
                 ParameterSpec("radius", .float(0...200), default: .float(16), "blur radius in pixels (σ = radius / 2)"),
-                feather,
+                feather, model,
             ],
             example: "background-blur(radius=16)",
             make: { _ in throw UsageError("background-blur stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
                 let background = try add(graph, "blur", ["radius": values["radius"]], inputs: [input])
-                return try blend(graph, "background-blur", input: input, background: background, feather: values["feather"])
+                return try blend(graph, "background-blur", input: input, background: background, feather: values["feather"],
+                                 model: values["model"])
             }),
         FilterDefinition(
             name: "background-replace",
@@ -44,7 +47,7 @@ enum SegmentationFilters {
             parameters: [
                 ParameterSpec("image", .text, default: .text(""), "an image file (PNG, JPEG…) for the background; overrides color"),
                 ParameterSpec("color", .color, default: .color(SIMD4(0, 0, 0, 1)), "the background colour when no image is given"),
-                feather,
+                feather, model,
             ],
             example: "background-replace(color=#2060ff)",
             positional: ["image"],
@@ -64,7 +67,8 @@ enum SegmentationFilters {
                 }
                 let backdrop = BackdropKernel(color: values.color("color"), image: image)
                 let background = try graph.add("background", kernel: backdrop, inputs: [], parameters: nil)
-                return try blend(graph, "background-replace", input: input, background: background, feather: values["feather"])
+                return try blend(graph, "background-replace", input: input, background: background, feather: values["feather"],
+                                 model: values["model"])
             }),
     ]
 
@@ -77,8 +81,8 @@ enum SegmentationFilters {
 
     /// input where the mask is white, `background` where it is black.
     private static func blend(_ graph: FilterGraph, _ shorthand: String, input: FilterGraph.Stream, background: FilterGraph.NodeID,
-                              feather: ParameterValue?) throws -> FilterGraph.NodeID {
-        let mask = try add(graph, "segment-mask", ["feather": feather], inputs: [])
+                              feather: ParameterValue?, model: ParameterValue?) throws -> FilterGraph.NodeID {
+        let mask = try add(graph, "segment-mask", ["feather": feather, "model": model], inputs: [])
         (graph.nodes[mask.index].kernel as? SegmentMaskKernel)?.shorthand = shorthand
         return try add(graph, "blend-mask", [:], inputs: [input, .node(background), .node(mask)])
     }
@@ -228,10 +232,15 @@ extension FilterGraph {
     /// (run a segmentation model).
     public var readsSegmentation: Bool { nodes.contains { $0.kernel is SegmentMaskKernel } }
 
+    /// The model a mask node names (`background-blur(model=SEG.onnx)`), used when no `--segment-model` is given.
+    public var segmentationModel: String? {
+        nodes.lazy.compactMap { ($0.kernel as? SegmentMaskKernel)?.parameters.word("model") }.first { !$0.isEmpty }
+    }
+
     /// The one-line error for a run without a segmentation model; nil when the graph needs none.
     package func segmentationUnavailableError() -> UsageError? {
         guard readsSegmentation else { return nil }
         let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
-        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with --segment-model SEG.onnx")
+        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with --segment-model SEG.onnx (or model=SEG.onnx)")
     }
 }
