@@ -204,14 +204,14 @@ final class GPUSegmentationRunner: SegmentationRunner {
     let needsGPUThread = true
     let fixedInputSize: Size?
     private let graph: FilterGraph
-    private let kernel: NetworkKernel
-    private var renderer: GraphRenderer?
-    /// Made on the GPU thread at the first run, as the renderer.
+    /// For the thumbnail size last seen (made on the GPU thread at the first run, again when the size changes):
+    /// the renderer, its readback and the bytes it reads into.
+    private var sized: (renderer: GraphRenderer, readback: FrameReadback<Int>, packed: [UInt8])?
     private var uploader: FrameUploader?
 
     init(path: String, gpu: GPUContext) throws {
         let values = try ParameterValues(specs: NetworkFilter.modelParameters, given: [:])
-        kernel = try NetworkKernel(path: path, parameters: values)
+        let kernel = try NetworkKernel(path: path, parameters: values)
         guard kernel.program.features[kernel.program.outputFeature].channels == 1,
               (try? kernel.program.outputScale(input: kernel.program.fixedInputSize ?? Size(width: 64, height: 64))) == 1 else {
             throw UsageError("\(path): a segmentation model on the GPU gives one channel at the input's size ([1,1,H,W])")
@@ -223,11 +223,14 @@ final class GPUSegmentationRunner: SegmentationRunner {
 
     func run(_ picture: RGBThumbnail) throws -> SegmentationMask {
         let size = picture.size
-        if renderer?.sourceSize != size {
-            renderer = nil
-            renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
+        if sized?.renderer.sourceSize != size {
+            sized = nil
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
+            let layout = renderer.sinkLayouts[0]
+            sized = (renderer, try FrameReadback<Int>(strategy: .sync, layout: layout), [UInt8](repeating: 0, count: layout.byteCount))
         }
-        guard let renderer else { preconditionFailure("the renderer was just made") }
+        guard var (renderer, readback, packed) = sized else { preconditionFailure("the renderer was just made") }
+        defer { sized?.packed = packed }
         let uploader = self.uploader ?? FrameUploader(ringSize: 1)
         self.uploader = uploader
         let uploaded = try picture.rgba.withUnsafeBytes { bytes in
@@ -236,8 +239,6 @@ final class GPUSegmentationRunner: SegmentationRunner {
         }
         try renderer.render(uploaded, context: FrameContext())
         let layout = renderer.sinkLayouts[0]
-        var packed = [UInt8](repeating: 0, count: layout.byteCount)
-        let readback = try FrameReadback<Int>(strategy: .sync, layout: layout)
         _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }
         var values = [Float](repeating: 0, count: size.pixelCount)
         for y in 0..<size.height {

@@ -97,7 +97,7 @@ public final class CascadeFaceDetector: FaceDetecting {
         self.path = path
         var message = [CChar](repeating: 0, count: 512)
         guard let detector = prism_face_detector_open(path, &message, message.count) else {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let reason = String(cMessage: message)
             let hint = Self.bundledModels[model.lowercased()] != nil ? " (install Debian's opencv-data)" : ""
             throw FaceDetectorError("face model \(path): \(reason)\(hint)")
         }
@@ -123,7 +123,7 @@ public final class CascadeFaceDetector: FaceDetecting {
                                        &boxes, Int32(capacity), &message, message.count)
         }
         guard count >= 0 else {
-            throw FaceDetectorError(String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw FaceDetectorError(String(cMessage: message))
         }
         let sx = Double(image.frameSize.width) / Double(image.size.width)
         let sy = Double(image.frameSize.height) / Double(image.size.height)
@@ -148,7 +148,7 @@ public final class YuNetFaceDetector: FaceDetecting {
         self.path = path
         var message = [CChar](repeating: 0, count: 512)
         guard let detector = prism_face_detector_open_yunet(path, &message, message.count) else {
-            throw FaceDetectorError("face model \(path): " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw FaceDetectorError("face model \(path): " + String(cMessage: message))
         }
         native = detector
     }

@@ -94,7 +94,7 @@ package struct NetworkGraph: Sendable {
     package static func load(path: String) throws -> NetworkGraph {
         var error = [CChar](repeating: 0, count: 1024)
         guard let model = prism_onnx_open(path, &error, error.count) else {
-            throw NetworkError(file: path, String(cString: error))
+            throw NetworkError(file: path, String(cMessage: error))
         }
         defer { prism_onnx_close(model) }
         let g = prism_onnx_graph_of(model)!.pointee

@@ -135,12 +135,12 @@ package final class NetworkKernel: ParameterizedKernel {
 
     package var uniforms: [KernelUniform] {
         func normalised(_ output: Bool) -> (UniformInputs) -> NetworkNormalisation {
-            let path = self.path, metadata = graph.metadata
+            let metadata = graph.metadata
             return { inputs in
                 guard let p = inputs.parameters else { return NetworkNormalisation() }
                 // Validated at init and on every change; a value that no longer parses keeps the defaults.
                 return (try? NetworkNormalisation.make(metadata: metadata, prefix: output ? "output_" : "") { p.word($0) })
-                    ?? { _ = path; return NetworkNormalisation() }()
+                    ?? NetworkNormalisation()
             }
         }
         let input = normalised(false), output = normalised(true)

@@ -26,11 +26,9 @@ package final class LumaThumbnailer {
         let targetSize = Size(width: size.width / 4, height: size.height)
         if target?.size != targetSize { target = try RenderTarget(size: targetSize, format: .rgba8, linear: false) }
         guard let target else { preconditionFailure("thumbnail target was just made") }
-        var pixels = try Self.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
+        // Four luma pixels a texel (`thumbnailSize` keeps the width a multiple of 4): the bytes are the picture's.
+        let pixels = try Self.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
                                    label: "luma thumbnail \(size)")
-        // Four luma pixels a texel: the bytes are the picture's (a width not divisible by 4 leaves zeros at the end).
-        pixels += [UInt8](repeating: 0, count: max(0, size.pixelCount - pixels.count))
-        pixels.removeLast(pixels.count - size.pixelCount)
         return LumaImage(size: size, pixels: pixels, frameSize: frame.size)
     }
 

@@ -116,7 +116,7 @@ package final class ShaderProgram {
         length(object, GLenum(GL_INFO_LOG_LENGTH), &count)
         var log = [GLchar](repeating: 0, count: Int(max(count, 1)))
         read(object, GLsizei(log.count), nil, &log)
-        return String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return String(cMessage: log)
     }
 
     package func use() {

@@ -29,7 +29,7 @@ package final class DNNNetwork {
         self.path = path
         var error = [CChar](repeating: 0, count: 1024)
         guard let net = prism_dnn_open(path, &error, error.count) else {
-            throw Failure(description: "\(path): \(String(cString: error))")
+            throw Failure(description: "\(path): \(String(cMessage: error))")
         }
         self.net = net
     }
@@ -47,7 +47,7 @@ package final class DNNNetwork {
         var error = [CChar](repeating: 0, count: 1024)
         let status = prism_dnn_forward(net, input, Int32(channels), Int32(size.height), Int32(size.width), &out, out.count,
                                        &dims, &error, error.count)
-        guard status == 0 else { throw Failure(description: "\(path): \(String(cString: error))") }
+        guard status == 0 else { throw Failure(description: "\(path): \(String(cMessage: error))") }
         let shape = dims.map(Int.init)
         let count = shape.reduce(1, *)
         guard count <= capacity else { throw Failure(description: "\(path): output \(shape) exceeds \(capacity) floats") }
