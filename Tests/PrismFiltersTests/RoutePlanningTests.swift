@@ -27,7 +27,9 @@ final class RoutePlanningTests: XCTestCase {
     func testEverythingElseGoesThroughRGB() throws {
         XCTAssertEqual(try route([("color", ["brightness": .float(0.3)]), ("invert", [:])]), .rgb)
         XCTAssertEqual(try route([("noir", [:]), ("pixellate", [:])]), .rgb)
-        XCTAssertEqual(try route([("blur", ["radius": .float(2)])]), .rgb)
+        XCTAssertEqual(try route([("noir", [:]), ("blur", ["radius": .float(2)])]), .rgb)
+        XCTAssertEqual(try route([("blur", ["radius": .float(2)]), ("blur", ["radius": .float(9)])]), .rgb)
+        XCTAssertEqual(try route([("blur", ["radius": .float(2)])], source: .rgba), .rgb)
         XCTAssertEqual(try route([("chrome", [:])]), .rgb)
         XCTAssertEqual(try route([("invert", [:])], source: .rgba), .rgb)
         XCTAssertEqual(try route([("invert", [:])], sinks: [.rgba]), .rgb)
@@ -36,6 +38,12 @@ final class RoutePlanningTests: XCTestCase {
         // The options that turn the Y'CbCr routes off.
         XCTAssertEqual(try route([("invert", [:])], options: CompileOptions(yuvRoute: false)), .rgb)
         XCTAssertEqual(try route([("invert", [:])], options: CompileOptions(fuse: false)), .rgb)
+    }
+
+    func testABlurAmidAffineMapsBlursThePlanes() throws {
+        XCTAssertEqual(try route([("blur", ["radius": .float(2)])]), .yuvBlur)
+        XCTAssertEqual(try route([("mono", [:]), ("blur", ["radius": .float(40)]), ("noir", [:])], source: .nv12), .yuvBlur)
+        XCTAssertEqual(try route([("blur", ["radius": .float(2)])], options: CompileOptions(yuvRoute: false)), .rgb)
     }
 
     func testMaskedBlendsOfSuchChainsTakeTheBlendRoute() throws {

@@ -37,7 +37,11 @@ final class YUVRouteTests: XCTestCase {
         // A curve does not commute with block means.
         XCTAssertFalse(try staysInYUV([("noir", [:]), ("pixellate", [:])]))
         // Neighbourhoods, tables that are neither affine nor grey curves, RGB ends, 4:4:4.
-        XCTAssertFalse(try staysInYUV([("blur", ["radius": .float(2)])]))
+        // A blur commutes with affine maps, not with curves before it.
+        XCTAssertTrue(try staysInYUV([("blur", ["radius": .float(2)])]))
+        XCTAssertTrue(try staysInYUV([("invert", [:]), ("blur", ["radius": .float(30)]), ("noir", [:])]))
+        XCTAssertFalse(try staysInYUV([("noir", [:]), ("blur", ["radius": .float(2)])]))
+        XCTAssertFalse(try staysInYUV([("blur", ["radius": .float(2)]), ("blur", ["radius": .float(2)])]))
         XCTAssertFalse(try staysInYUV([("chrome", [:])]))
         XCTAssertFalse(try staysInYUV([("invert", [:])], source: .rgba))
         XCTAssertFalse(try staysInYUV([("invert", [:])], sinks: [.rgba]))

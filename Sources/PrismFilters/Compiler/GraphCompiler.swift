@@ -226,6 +226,10 @@ enum GraphCompiler {
             let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                           layouts: layouts, budget: &budget)
             return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        case .yuvBlur(let plan):
+            let passes = try plan.compile(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize,
+                                          layouts: layouts, budget: &budget)
+            return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
         case .rgb:
             break
         }
@@ -325,12 +329,14 @@ enum GraphCompiler {
         case yuv(YUVPlan)
         /// Masked blends of such chains, in Y'CbCr.
         case yuvBlend(YUVBlendPlan)
+        /// A Gaussian blur amid such chains, each plane blurred on its own.
+        case yuvBlur(YUVBlurPlan)
         /// Everything else: through R'G'B'.
         case rgb
     }
 
     /// Which route a graph takes, by name (what the route tests compare).
-    enum Route: Equatable { case rgb, yuv, yuvBlend }
+    enum Route: Equatable { case rgb, yuv, yuvBlend, yuvBlur }
 
     /// Sizes, layouts and route for `graph` from `sourceFormat` at `sourceSize` into `sinks`: decided from
     /// the graph and its kernels alone, so it runs (and is tested) without a GPU context. `limits` bounds
@@ -363,6 +369,10 @@ enum GraphCompiler {
                                    options: options) {
             return (shape, .yuv(plan))
         }
+        if let plan = YUVBlurPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
+                                       options: options) {
+            return (shape, .yuvBlur(plan))
+        }
         if let plan = YUVBlendPlan.make(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sizes: sizes,
                                         layouts: layouts, options: options) {
             return (shape, .yuvBlend(plan))
@@ -377,6 +387,7 @@ enum GraphCompiler {
                         limits: nil).route {
         case .yuv: .yuv
         case .yuvBlend: .yuvBlend
+        case .yuvBlur: .yuvBlur
         case .rgb: .rgb
         }
     }

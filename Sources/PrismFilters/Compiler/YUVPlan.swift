@@ -131,6 +131,23 @@ struct YUVPlan {
                                              sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
                                              sourceSize: sourceSize, blockSize: blockSize))
         }
+        passes += try Self.sinkPasses(graph: graph, steps: allSteps, layouts: layouts, sourceSize: sourceSize,
+                                      pixellate: pixellate.map { ($0.node, blockSize!, packInBlocks) },
+                                      planes: reads, planeTextures: [], readsSourcePlanes: true)
+        return passes
+    }
+
+    /// The packing passes, one per sink: the chain's `steps` evaluated on planes read through `planes` (GLSL
+    /// declaring `prism_yTexel`, `prism_chromaPair` and `prism_chromaQuad`: the input's own planes, or planes
+    /// another plan made, bound from `planeTextures`), or on pixellate's block means when `pixellate` is
+    /// given (its node, block grid, and whether the block pass already applied the packing matrix).
+    static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceSize: Size,
+                           pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?, planes reads: String,
+                           planeTextures: [(uniform: String, source: CompiledPass.TextureSource)],
+                           readsSourcePlanes: Bool) throws -> [CompiledPass] {
+        var passes: [CompiledPass] = []
+        let packInBlocks = pixellate?.packInBlocks ?? false
+        let blockSize = pixellate?.blockSize
         for (index, layout) in layouts.enumerated() {
             let packSteps = pixellate == nil ? allSteps : []
             let uniforms = ChainUniforms(graph: graph, steps: packSteps, sink: packInBlocks ? nil : layout,
@@ -167,9 +184,9 @@ struct YUVPlan {
             }
             let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
-                pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? []
+                pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? planeTextures
             let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
-                                    textures: textures, readsSourcePlanes: pixellate == nil, packLayout: layout)
+                                    textures: textures, readsSourcePlanes: pixellate == nil && readsSourcePlanes, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
         }

@@ -1,0 +1,141 @@
+import PrismCore
+import PrismGPU
+
+/// Compiles chains with one Gaussian blur between 4:2:0 frames without forming R'G'B' pixels: colour maps
+/// before the blur must be affine (the blur commutes with them, so they join the chain after it); after it,
+/// any map `YUVPlan` takes. The planes are blurred on their own (`BlurShaders`: luma at full resolution,
+/// chroma at a quarter of the pixels) and the packing evaluates the chain on the blurred planes.
+///
+/// Below radius 12 the blur is exact (taps to ±⌈3σ⌉, as the definition says): a row pass per plane into RGBA8,
+/// the column half read by the packing. From radius 12 it is the reduced blur `BlurKernel` documents — box
+/// means by f, the Gaussian at 1/f, bilinear enlargement — with the box means taken from the planes (luma,
+/// Cb, Cr of each f×f block in one texel), so its cost does not grow with the radius.
+struct YUVBlurPlan {
+    let blur: Int
+    /// Colour kernels in the order the packing applies them (those before the blur first).
+    let chain: [Int]
+
+    static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                     options: CompileOptions) -> YUVBlurPlan? {
+        guard options.fuse, options.yuvRoute,
+              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts) else { return nil }
+        var reversed: [Int] = []
+        var stream = graph.output
+        while case .node(let id) = stream {
+            let node = graph.nodes[id.index]
+            guard node.inputs.count == 1, !reversed.contains(id.index) else { return nil }
+            reversed.append(id.index)
+            stream = node.inputs[0]
+        }
+        guard reversed.count == graph.nodes.count else { return nil }
+        var blur: Int?
+        var chain: [Int] = []
+        for index in reversed.reversed() {
+            let kernel = graph.nodes[index].kernel
+            if kernel is BlurKernel {
+                guard blur == nil else { return nil }
+                blur = index
+                continue
+            }
+            guard let form = kernel.colorForm else { return nil }
+            // A curve does not commute with the blur.
+            if blur == nil, case .lumaCurve = form { return nil }
+            chain.append(index)
+        }
+        guard let blur else { return nil }
+        return YUVBlurPlan(blur: blur, chain: chain)
+    }
+
+    func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                 budget: inout GraphBudget) throws -> [CompiledPass] {
+        let kernel = graph.nodes[blur].kernel as! BlurKernel
+        let name = graph.nodes[blur].name
+        let steps = YUVPlan.steps(chain, graph: graph)
+        let luma = BlurShaders.Plane(width: sourceSize.width, rows: sourceSize.height)
+        let chroma = BlurShaders.Plane(width: (sourceSize.width + 1) / 2, rows: (sourceSize.height + 1) / 2)
+        let sourceReads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+        var passes: [CompiledPass] = []
+        var blurredReads: String
+        var textures: [(uniform: String, source: CompiledPass.TextureSource)]
+
+        func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat,
+                     draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)], readsPlanes: Bool,
+                     textures: [(uniform: String, source: CompiledPass.TextureSource)] = []) throws {
+            try budget.add(size, format: format, what: "\(name) (\(label))")
+            let label = "\(name) \(label) (Y'CbCr)"
+            let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
+                CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
+                                  columns: draw.columns, fragmentSource: draw.program)
+            }
+            passes.append(CompiledPass(kind: .prepass(node: blur, index: index), label: label, draws: compiled,
+                                       target: TargetSpec(size: size, format: format), members: [], textures: textures,
+                                       readsSourcePlanes: readsPlanes, packLayout: nil))
+        }
+        // The columns `inner` is right for, `edge` drawing the rest.
+        func split(_ inner: String, _ edge: String, innerColumns: Range<Int>, width: Int, rows: Range<Int>?)
+            -> [(program: String, rows: Range<Int>?, columns: Range<Int>?)] {
+            guard !innerColumns.isEmpty else { return [(edge, rows, 0..<width)] }
+            return [(edge, rows, 0..<innerColumns.lowerBound), (inner, rows, innerColumns),
+                    (edge, rows, innerColumns.upperBound..<width)]
+        }
+
+        if kernel.sigma <= 0 {
+            blurredReads = sourceReads
+            textures = []
+        } else if kernel.planeReduction == 1 {
+            let weights = BlurKernel.weights(sigma: kernel.sigma)
+            let chromaWeights = BlurShaders.chromaWeights(weights)
+            let lumaRows = BlurShaders.rowPass(plane: luma, weights: weights, firstRow: 0)
+            let lumaText = sourceReads + BlurShaders.planeTexel(0, source: sourceFormat)
+            try prepass(0, "rows Y", size: Size(width: luma.texels, height: luma.rows), format: .rgba8,
+                        draws: split(lumaText + lumaRows.inner, lumaText + lumaRows.edge, innerColumns: lumaRows.innerColumns,
+                                     width: luma.texels, rows: nil),
+                        readsPlanes: true)
+            // Cb rows above Cr rows, in one target.
+            var chromaDraws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)] = []
+            for plane in 1...2 {
+                let first = (plane - 1) * chroma.rows
+                let rows = BlurShaders.rowPass(plane: chroma, weights: chromaWeights, firstRow: first)
+                let text = sourceReads + BlurShaders.planeTexel(plane, source: sourceFormat)
+                chromaDraws += split(text + rows.inner, text + rows.edge, innerColumns: rows.innerColumns,
+                                     width: chroma.texels, rows: first..<(first + chroma.rows))
+            }
+            try prepass(1, "rows CbCr", size: Size(width: chroma.texels, height: 2 * chroma.rows), format: .rgba8,
+                        draws: chromaDraws, readsPlanes: true)
+            blurredReads = FrameShaders.header
+                + BlurShaders.columnReads(luma: luma, chroma: chroma, weights: weights, chromaWeights: chromaWeights)
+            textures = [("prism_blurLuma", .prepass(node: blur, index: 0)), ("prism_blurChroma", .prepass(node: blur, index: 1))]
+        } else {
+            let f = kernel.planeReduction
+            let reduced = BlurKernel.Reduced(sigma: kernel.sigma, factor: f)
+            let reducedSize = reduced.size(input: sourceSize)
+            let means = BlurShaders.rowMeans(luma: luma, chroma: chroma, factor: f)
+            let meansSize = BlurShaders.rowMeansSize(luma: luma, factor: f)
+            try prepass(0, "block rows", size: meansSize, format: .rgba16f,
+                        draws: split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
+                                     width: meansSize.width, rows: nil),
+                        readsPlanes: true)
+            try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
+                        draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
+                        readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))])
+            let merged = kernel.mergeTaps
+            try prepass(2, "reduced rows", size: reducedSize, format: .rgba16f,
+                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
+                                                                              sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
+                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: 1))])
+            try prepass(3, "reduced columns", size: reducedSize, format: .rgba16f,
+                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
+                                                                              sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
+                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: 2))])
+            blurredReads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
+            textures = [("prism_blurReduced", .prepass(node: blur, index: 3))]
+        }
+        try budget.addSinks(layouts) { layout in
+            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
+            return (shape.targetSize, shape.attachments)
+        }
+        passes += try YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize, pixellate: nil,
+                                         planes: blurredReads, planeTextures: textures, readsSourcePlanes: kernel.sigma <= 0)
+        return passes
+    }
+}
