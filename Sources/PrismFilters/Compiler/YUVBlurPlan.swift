@@ -17,20 +17,11 @@ struct YUVBlurPlan {
 
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVBlurPlan? {
-        guard options.fuse, options.yuvRoute,
-              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts) else { return nil }
-        var reversed: [Int] = []
-        var stream = graph.output
-        while case .node(let id) = stream {
-            let node = graph.nodes[id.index]
-            guard node.inputs.count == 1, !reversed.contains(id.index) else { return nil }
-            reversed.append(id.index)
-            stream = node.inputs[0]
-        }
-        guard reversed.count == graph.nodes.count else { return nil }
+        guard let line = YUVPlan.line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
+                                      options: options) else { return nil }
         var blur: Int?
         var chain: [Int] = []
-        for index in reversed.reversed() {
+        for index in line {
             let kernel = graph.nodes[index].kernel
             if kernel is BlurKernel {
                 guard blur == nil else { return nil }

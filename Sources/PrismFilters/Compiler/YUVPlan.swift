@@ -28,22 +28,12 @@ struct YUVPlan {
     /// The plan for `graph`, or nil when it needs the R'G'B' route.
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVPlan? {
-        guard options.fuse, options.yuvRoute,
-              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts) else { return nil }
-        // Walk back from the output: every node must be on one line from the source.
-        var reversed: [Int] = []
-        var stream = graph.output
-        while case .node(let id) = stream {
-            let node = graph.nodes[id.index]
-            guard node.inputs.count == 1, !reversed.contains(id.index) else { return nil }
-            reversed.append(id.index)
-            stream = node.inputs[0]
-        }
-        guard reversed.count == graph.nodes.count else { return nil }
-        let hasPixellate = reversed.contains { graph.nodes[$0].kernel.blockAveraging != nil }
+        guard let line = line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts, options: options)
+        else { return nil }
+        let hasPixellate = line.contains { graph.nodes[$0].kernel.blockAveraging != nil }
         var chain: [Int] = []
         var pixellate: (node: Int, position: Int)?
-        for index in reversed.reversed() {
+        for index in line {
             let kernel = graph.nodes[index].kernel
             if kernel.blockAveraging != nil {
                 guard pixellate == nil else { return nil }
@@ -56,6 +46,24 @@ struct YUVPlan {
             chain.append(index)
         }
         return YUVPlan(chain: chain, pixellate: pixellate)
+    }
+
+    /// The graph's nodes from the source to the output when they form one line and the frames allow the Y'CbCr
+    /// routes (4:2:0 in and out, fusing on); nil otherwise.
+    static func line(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
+                     options: CompileOptions) -> [Int]? {
+        guard options.fuse, options.yuvRoute,
+              YUVNativeShaders.handles(source: sourceFormat, size: sourceSize, sinks: layouts) else { return nil }
+        // Walk back from the output: every node must be on one line from the source.
+        var reversed: [Int] = []
+        var stream = graph.output
+        while case .node(let id) = stream {
+            let node = graph.nodes[id.index]
+            guard node.inputs.count == 1, !reversed.contains(id.index) else { return nil }
+            reversed.append(id.index)
+            stream = node.inputs[0]
+        }
+        return reversed.count == graph.nodes.count ? reversed.reversed() : nil
     }
 
     /// Steps for `nodes`, consecutive affine kernels grouped.
