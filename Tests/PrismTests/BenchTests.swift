@@ -4,6 +4,7 @@ import FoundationXML
 #endif
 import PrismCore
 import PrismFilters
+import PrismMedia
 import XCTest
 @testable import Prism
 
@@ -228,6 +229,201 @@ final class BenchTests: XCTestCase {
         XCTAssertEqual(figure.p10Ms, 1)
         XCTAssertEqual(figure.p90Ms, 5)
         XCTAssertNil(BenchFigure(milliseconds: [.nan]))
+    }
+
+    // MARK: --suite
+
+    /// `prism bench --suite`, the real thing (the built prism, which times `prism run` subprocesses) at 320x180:
+    /// every row present, each row's pictures checked against FFmpeg's within the row's bound (every frame),
+    /// speed the quotient of the two medians, face-blur against invert, all of it in the JSON and the table.
+    func testSuiteTimesEveryFilterAgainstFFmpegAndChecksEveryPicture() throws {
+        try XCTSkipIf(BenchFFmpeg.locate(explicit: nil, searchPath: nil) == nil, "the suite needs ffmpeg (CI installs it)")
+        let run = try Tools.run(Tools.prism, ["bench", "--suite", "--quick", "--sizes", "320x180", "--json"], timeout: 240)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let result = try JSONDecoder().decode(BenchResult.self, from: run.stdout)
+        XCTAssertTrue(result.verified, result.failures.joined(separator: "; "))
+        XCTAssertTrue(result.sizes.isEmpty, "the suite replaces the stage rows")
+        let clips = try XCTUnwrap(result.suite)
+        XCTAssertEqual(clips.count, 1)
+        let clip = try XCTUnwrap(clips.first)
+        XCTAssertEqual([clip.width, clip.height, clip.frames, clip.runs], [320, 180, 12, 1])
+        XCTAssertEqual(clip.rows.map(\.id), BenchSuite.rowIDs)
+        for row in clip.rows {
+            let comparison = try XCTUnwrap(row.comparison, row.id)
+            XCTAssertEqual(row.check, "verified", "\(row.id): \(row.detail)")
+            XCTAssertEqual(row.bound, BenchSuite.bound(row.id))
+            XCTAssertGreaterThanOrEqual(comparison.worstLumaPSNR, row.bound.luma, row.id)
+            XCTAssertGreaterThanOrEqual(comparison.worstChromaPSNR, row.bound.chroma, row.id)
+            XCTAssertEqual([comparison.frames, comparison.prismFrames, comparison.ffmpegFrames], [12, 12, 12], row.id)
+            XCTAssertTrue(row.prismCommand.hasPrefix("prism run "), row.prismCommand)
+            XCTAssertTrue(row.prismCommand.contains(" -o - --output-format yuv420p"), row.prismCommand)
+            XCTAssertTrue(row.ffmpegCommand?.hasSuffix("-f rawvideo -pix_fmt yuv420p -") == true, row.ffmpegCommand ?? "")
+            XCTAssertEqual(row.prismSeconds.count, 1)
+            XCTAssertEqual(row.prismMedianSeconds, row.prismSeconds[0])
+            XCTAssertTrue(row.prismMedianSeconds > 0 && row.prismMedianSeconds.isFinite)
+            XCTAssertEqual(row.prismFPS, 12 / row.prismMedianSeconds, accuracy: 1e-9)
+            if row.id.hasPrefix("face-blur") {
+                // No FFmpeg filter does it: its FFmpeg graph is the check only, and its figure is against invert.
+                XCTAssertFalse(row.ffmpegTimed)
+                XCTAssertNil(row.speed)
+                XCTAssertNil(row.ffmpegSeconds)
+                let invert = try XCTUnwrap(clip.rows.first { $0.id == "invert" })
+                XCTAssertEqual(try XCTUnwrap(row.versusInvert), row.prismMedianSeconds / invert.prismMedianSeconds, accuracy: 1e-12)
+                XCTAssertEqual(row.target, row.id == "face-blur-none" ? 1.2 : 2)
+            } else {
+                let ffmpeg = try XCTUnwrap(row.ffmpegMedianSeconds, row.id)
+                XCTAssertEqual(row.ffmpegSeconds, [ffmpeg])
+                XCTAssertEqual(try XCTUnwrap(row.speed), ffmpeg / row.prismMedianSeconds, accuracy: 1e-12)
+                XCTAssertEqual(try XCTUnwrap(row.ffmpegFPS), 12 / ffmpeg, accuracy: 1e-9)
+            }
+        }
+        // The one-face row's check looks inside the face too, where the blur is.
+        let face = try XCTUnwrap(clip.rows.first { $0.id == "face-blur-one" }?.comparison)
+        XCTAssertGreaterThanOrEqual(min(try XCTUnwrap(face.regionLumaPSNR), try XCTUnwrap(face.regionChromaPSNR)), 42)
+        // The FFmpeg side is the same picture, not the nearest named filter.
+        let filters = Dictionary(uniqueKeysWithValues: clip.rows.map { ($0.id, $0.ffmpegFilter ?? "") })
+        XCTAssertEqual(filters["invert"], "lutyuv=y=251-val:u=256-val:v=256-val")
+        XCTAssertEqual(filters["blur-10"], "gblur=sigma=10")
+        XCTAssertEqual(filters["pixellate"], "pixelize=w=16:h=16")
+        for id in ["lut", "transfer", "chrome", "noir", "mono"] {
+            // 320x180 is BT.601: mono is its table too (Prism's mono is Rec.709 luma).
+            XCTAssertTrue(filters[id]?.contains("lut3d=file=") == true && filters[id]?.contains(":interp=tetrahedral") == true, id)
+        }
+
+        // The JSON names what the figures are.
+        let root = try XCTUnwrap(try JSONSerialization.jsonObject(with: run.stdout) as? [String: Any])
+        let rows = try XCTUnwrap(((root["suite"] as? [[String: Any]])?.first)?["rows"] as? [[String: Any]])
+        for key in ["prismSeconds", "prismMedianSeconds", "prismFPS", "comparison", "bound", "check", "prismCommand", "ffmpegCommand"] {
+            XCTAssertTrue(rows.allSatisfy { $0[key] != nil }, key)
+        }
+        XCTAssertTrue(rows.filter { ($0["ffmpegTimed"] as? Bool) == true }.allSatisfy { $0["speed"] is Double })
+        // And the table prints every row and the verdict.
+        let table = BenchTable.render(result)
+        for label in ["invert", "blur(radius=100)", "lut(file=look.cube)", "face-blur, one face", "invert, mono, pixellate(scale=16)"] {
+            XCTAssertTrue(table.contains(label), label)
+        }
+        XCTAssertTrue(table.contains("result    VERIFIED"), table)
+    }
+
+    /// The suite's verdict fails pictures that differ. Real pairs where one side did not do the row's work — Prism
+    /// with no filter against FFmpeg's blur, look and one-face merge — fall under the rows' bounds (the face also
+    /// inside the face), while the same rows done pass (on testsrc2, not the bench's own pattern); and on decoded frames: one changed frame among equal ones
+    /// fails on the worst frame although the PSNR over all frames stays high, a missing frame fails.
+    func testSuiteVerdictFailsWhenThePicturesDiffer() throws {
+        try XCTSkipIf(BenchFFmpeg.locate(explicit: nil, searchPath: nil) == nil, "the suite needs ffmpeg (CI installs it)")
+        let dir = ScratchDirectory()
+        let clip = dir.path("clip.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=30", "-frames:v", "6", "-c:v", "libx264", "-crf", "12",
+                          "-pix_fmt", "yuv420p", clip])
+        let ids = ["blur-2", "chrome", "face-blur-one"]
+        let plan = try BenchSuitePlan(clip: clip, rows: ids, directory: dir.url.path)
+        let runner = BenchSuiteRunner(prism: Tools.prism, ffmpeg: BenchFFmpeg.locate(explicit: nil, searchPath: nil), runs: 1,
+                                      directory: dir.url.path, prismOptions: [], log: { _ in })
+        for id in ids {
+            let row = try XCTUnwrap(plan.rows[id])
+            let done = try runner.check(row, clip: clip, size: plan.size, frames: 6)
+            XCTAssertTrue(BenchSuite.verdict(done, bound: BenchSuite.bound(id)).passed, "\(id): \(done.summary)")
+            var undone = row
+            undone.prismFilter = ""        // Prism does nothing, FFmpeg does the row's work
+            undone.prismExtra = []
+            let compared = try runner.check(undone, clip: clip, size: plan.size, frames: 6)
+            let verdict = BenchSuite.verdict(compared, bound: BenchSuite.bound(id))
+            XCTAssertFalse(verdict.passed, "\(id) passed with no filter: \(verdict.detail)")
+            XCTAssertTrue(verdict.detail.contains("FAILED"), verdict.detail)
+            if id == "face-blur-one" {
+                // Inside the face, where the work is (on a smooth picture the whole frame would pass: the region
+                // is what catches an unblurred face there).
+                XCTAssertLessThan(try XCTUnwrap(compared.regionLumaPSNR), try XCTUnwrap(BenchSuite.bound(id).region), compared.summary)
+            }
+        }
+
+        // Decoded frames of the clip, compared in memory.
+        let size = Size(width: 160, height: 96)
+        let frames = try (0..<6).map { try MediaInspector.framePlanes(clip, index: $0).planes.flatMap { $0 } }
+        var same = BenchStreamComparer(size: size)
+        for frame in frames { same.add(frame, frame) }
+        let equal = same.result(prismFrames: 6, ffmpegFrames: 6, expectedFrames: 6)
+        XCTAssertEqual([equal.worstLumaPSNR, equal.worstChromaPSNR, equal.lumaPSNR], [99, 99, 99])
+        XCTAssertTrue(BenchSuite.verdict(equal, bound: BenchPSNRBound(luma: 45, chroma: 45)).passed)
+        // Frame 3 replaced by frame 0 (the pattern moves): that frame is far off, the whole run much less so.
+        var one = BenchStreamComparer(size: size)
+        for (index, frame) in frames.enumerated() { one.add(frame, index == 3 ? frames[0] : frame) }
+        let changed = one.result(prismFrames: 6, ffmpegFrames: 6, expectedFrames: 6)
+        XCTAssertEqual(changed.worstFrame, 3)
+        XCTAssertLessThan(changed.worstLumaPSNR, 30)
+        XCTAssertGreaterThan(changed.lumaPSNR, changed.worstLumaPSNR + 5)
+        let verdict = BenchSuite.verdict(changed, bound: BenchPSNRBound(luma: 30, chroma: 20))
+        XCTAssertFalse(verdict.passed)
+        XCTAssertTrue(verdict.detail.contains("Y "), verdict.detail)
+        // A frame short on one side fails however equal the rest is.
+        let short = same.result(prismFrames: 6, ffmpegFrames: 5, expectedFrames: 6)
+        XCTAssertFalse(BenchSuite.verdict(short, bound: BenchPSNRBound(luma: 45, chroma: 45)).passed)
+        // A region: a difference inside it only.
+        var region = [Bool](repeating: false, count: frames[0].count)
+        for i in 0..<16 { region[i] = true }
+        var inside = BenchStreamComparer(size: size, region: region)
+        var touched = frames[1]
+        for i in 0..<16 { touched[i] ^= 0x40 }
+        inside.add(frames[1], touched)
+        let local = inside.result(prismFrames: 1, ffmpegFrames: 1, expectedFrames: 1)
+        XCTAssertGreaterThan(local.worstLumaPSNR, 40)
+        XCTAssertLessThan(try XCTUnwrap(local.regionLumaPSNR), 20)
+        XCTAssertFalse(BenchSuite.verdict(local, bound: BenchPSNRBound(luma: 40, chroma: 40, region: 40)).passed)
+        XCTAssertTrue(BenchSuite.verdict(local, bound: BenchPSNRBound(luma: 40, chroma: 40)).passed)
+    }
+
+    func testSuiteCommandLine() throws {
+        let suite = try BenchCommand(arguments: ["--suite"]).options
+        XCTAssertTrue(suite.suite && suite.compareFFmpeg, "--suite compares with FFmpeg")
+        XCTAssertEqual(suite.sizes.map(\.height), [720, 1080])
+        XCTAssertNil(suite.suiteRows)
+        XCTAssertEqual(try BenchCommand(arguments: ["--suite", "--quick"]).options.sizes, [Size(width: 320, height: 180)])
+        XCTAssertEqual(try BenchCommand(arguments: ["--suite", "--sizes", "480p"]).options.sizes, [Size(width: 640, height: 480)])
+        XCTAssertEqual(try BenchCommand(arguments: ["--suite", "--runs", "5"]).options.endToEndRuns, 5)
+        // Rows by id or prefix, in the table's order; face-blur brings invert (its figure is against it).
+        XCTAssertEqual(try BenchCommand(arguments: ["--suite", "--rows", "noir,blur"]).options.suiteRows, ["blur-2", "blur-10", "blur-50", "noir"])
+        XCTAssertEqual(try BenchSuite.select(["face-blur"]), ["invert", "face-blur-none", "face-blur-one"])
+        XCTAssertEqual(try BenchSuite.select(["blur-10"]), ["blur-10"])
+        // A CLIP alone unless sizes are asked for.
+        let dir = ScratchDirectory()
+        let clip = dir.path("mine.mkv")
+        FileManager.default.createFile(atPath: clip, contents: Data([0]))
+        XCTAssertEqual(try BenchCommand(arguments: [clip, "--suite"]).options.sizes, [])
+        XCTAssertEqual(try BenchCommand(arguments: [clip, "--suite", "--sizes", "720p"]).options.sizes.map(\.height), [720])
+        // The plain bench is unchanged.
+        let plain = try BenchCommand(arguments: []).options
+        XCTAssertFalse(plain.suite)
+        XCTAssertEqual(plain.sizes.map(\.height), [480, 720, 1080, 2160])
+        for bad in [["--rows", "invert"], ["--suite", "--rows", "sharpen"], ["--suite", "--rows", ","], ["--suite", "--filter", "noir"],
+                    ["--suite", "--samples", "5"], ["--suite", "--soak-frames", "100"], [clip, "--suite", "--crf", "20"]] {
+            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+        }
+    }
+
+    /// Without ffmpeg the suite still prints Prism's times, says why nothing is compared, and is not verified.
+    func testSuiteWithoutFFmpegSaysSoAndIsNotVerified() throws {
+        var options = BenchOptions()
+        options.suite = true
+        options.compareFFmpeg = true
+        options.makeQuick()
+        options.sizes = [Size(width: 64, height: 48)]
+        options.suiteRows = ["invert"]
+        options.searchPath = "/nonexistent-prism-bench-path"
+        options.prismPath = Tools.prism
+        let result = try BenchRunner(options: options).run()
+        XCTAssertFalse(result.ffmpeg.available)
+        XCTAssertFalse(result.verified)
+        XCTAssertTrue(result.failures.contains { $0.contains("ffmpeg not found") }, "\(result.failures)")
+        let row = try XCTUnwrap(result.suite?.first?.rows.first)
+        XCTAssertEqual(row.check, "unchecked")
+        XCTAssertNil(row.comparison)
+        XCTAssertNil(row.speed)
+        XCTAssertTrue(row.prismMedianSeconds > 0)
+        let table = BenchTable.render(result)
+        XCTAssertTrue(table.contains("ffmpeg not found on PATH"), table)
+        XCTAssertTrue(table.contains("NOT VERIFIED"), table)
+        // The chart draws the suite's rows.
+        XCTAssertTrue(BenchChart.svg(result.suiteAsStages()).contains("invert"))
     }
 }
 

@@ -2,7 +2,8 @@ import Foundation
 import PrismCore
 import PrismGPU
 
-/// `prism bench [CLIP [--codec …]] [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`.
+/// `prism bench [CLIP [--codec …]] [--sizes 480p,720p,1080p,2160p] [--filter SPEC] [--json] [--chart FILE.svg] [--compare ffmpeg] [--quick]`,
+/// or `prism bench [CLIP] --suite [--rows ROW,…] [--sizes …] [--runs N]`: every built-in filter against FFmpeg.
 struct BenchCommand: PrismCommand {
     var options = BenchOptions()
     /// `--model`: time these networks, GPU passes against OpenCV DNN, instead of the pipeline.
@@ -19,11 +20,13 @@ struct BenchCommand: PrismCommand {
             .flag("--json", help: "the results as JSON on stdout instead of a table"),
             .value("--chart", value: "FILE.svg", help: "also write the results as an SVG chart"),
             .value("--compare", value: "ffmpeg", help: "run FFmpeg's CPU chain on the same work, side by side"),
+            .flag("--suite", help: "each built-in filter against FFmpeg's: whole runs, PSNR-checked (720p,1080p or CLIP)"),
+            .value("--rows", value: "ROW,…", help: "the suite's rows, by id or prefix (invert, blur, lut, face-blur, …)"),
             .value("--ffmpeg", value: "PATH", help: "the ffmpeg to compare with (implies --compare ffmpeg)"),
             .flag("--quick", help: "one small size, few samples (a smoke test, not figures)"),
             .value("--samples", value: "N", help: "timed samples per stage, 1-10000"),
             .value("--warmup", value: "N", help: "untimed runs before the samples, 0-1000"),
-            .value("--runs", value: "N", help: "end-to-end runs per size, 1-100"),
+            .value("--runs", value: "N", help: "end-to-end runs per size (--suite: per row), 1-100"),
             .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
             .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
             .value("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size"),
@@ -66,6 +69,7 @@ struct BenchCommand: PrismCommand {
             }
             guard !sizes.isEmpty else { throw UsageError("--sizes needs at least one size") }
             options.sizes = sizes
+            options.sizesGiven = true
         }
         if let filter = scanner.value("--filter", "-f") { options.filter = filter }
         options.fuse = !scanner.flag("--no-fuse")
@@ -97,8 +101,35 @@ struct BenchCommand: PrismCommand {
                 throw UsageError("bench --model times networks on their own: drop CLIP and --filter")
             }
         }
+        if scanner.flag("--suite") {
+            try setUpSuite(&scanner)
+        } else if scanner.value("--rows") != nil {
+            throw UsageError("--rows chooses rows of --suite")
+        }
         options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
         try scanner.checkAllUsed()
+    }
+
+    /// `--suite`: its rows, its sizes (720p and 1080p unless asked, 320x180 with --quick, none beside a CLIP), and
+    /// the options that mean nothing to it refused.
+    private mutating func setUpSuite(_ scanner: inout ArgumentScanner) throws {
+        options.suite = true
+        options.compareFFmpeg = true
+        if let rows = scanner.value("--rows") { options.suiteRows = try BenchSuite.select(rows.split(separator: ",").map(String.init)) }
+        guard models.isEmpty else { throw UsageError("bench: --suite and --model are separate benches; give one") }
+        guard options.filter == BenchOptions.defaultFilter else {
+            throw UsageError("bench --suite times its own rows (--rows chooses them), not --filter")
+        }
+        guard options.userEncoder == EncoderChoice() else {
+            throw UsageError("bench --suite writes raw yuv420p; --codec, --preset, --crf, --bitrate and --threads do not apply")
+        }
+        for name in ["--samples", "--warmup", "--soak-frames"] where scanner.value(name) != nil {
+            throw UsageError("bench --suite times whole runs (--runs N); \(name) does not apply")
+        }
+        if !options.sizesGiven {
+            options.sizes = options.userClip != nil ? [] : (options.quick ? [Size(width: 320, height: 180)]
+                : ["720p", "1080p"].compactMap { Size(parsing: $0) })
+        }
     }
 
     static func quoted(_ word: String) -> String {
@@ -125,7 +156,7 @@ struct BenchCommand: PrismCommand {
             print(BenchTable.render(result))
         }
         if let chart = options.chartPath {
-            try BenchChart.svg(result).write(toFile: chart, atomically: true, encoding: .utf8)
+            try BenchChart.svg(result.suite == nil ? result : result.suiteAsStages()).write(toFile: chart, atomically: true, encoding: .utf8)
             PrismCommandLine.info("bench: chart written to \(chart)")
         }
         guard result.verified else {

@@ -7,6 +7,8 @@ struct BenchOptions: Sendable {
     static let defaultFilter = "invert, mono, pixellate(scale=16)"
 
     var sizes: [Size] = ["480p", "720p", "1080p", "2160p"].compactMap { Size(parsing: $0) }
+    /// `--sizes` was given (`--suite` chooses its own sizes otherwise).
+    var sizesGiven = false
     var filter = BenchOptions.defaultFilter
     /// `prism bench CLIP`: the user's own input, timed end to end with `userEncoder` beside the synthetic rows.
     var userClip: String?
@@ -19,6 +21,13 @@ struct BenchOptions: Sendable {
     var json = false
     var chartPath: String?
     var compareFFmpeg = false
+    /// `--suite`: one row per built-in filter against its FFmpeg equivalent, whole `prism run`s and `ffmpeg`
+    /// runs timed in the same bench, instead of the stage rows.
+    var suite = false
+    /// `--rows`: the suite's rows to run (ids or their prefixes, `BenchSuite.select`); nil: all of them.
+    var suiteRows: [String]?
+    /// The `prism` executable the suite times (`prism run …`); nil: this process's own executable.
+    var prismPath: String?
     var quick = false
     /// Warm-up iterations and samples per micro-measurement.
     var warmup = 3
@@ -117,7 +126,10 @@ struct BenchResult: Codable, Sendable {
     var samples: Int
     var ffmpeg: BenchFFmpegInfo
     var sizes: [BenchSizeResult]
-    var memory: BenchMemory
+    /// The soak run's verdict; nil for `--suite`, which runs no soak.
+    var memory: BenchMemory?
+    /// `--suite`: per clip, one row per built-in filter against FFmpeg; nil otherwise.
+    var suite: [BenchSuiteClip]?
     /// Every verification passed and every figure is positive and finite.
     var verified: Bool
     var failures: [String]

@@ -30,10 +30,17 @@ enum BenchTable {
         lines.append("driver    \(h.driverVersion)" + (h.softwareRenderer ? " — SOFTWARE renderer: the \"GPU\" stages run on the CPU" : ""))
         lines.append("EGL       \(h.eglPlatform) platform (\(h.eglDevice)); EGL \(h.eglVersion) (\(h.eglVendor))")
         lines.append("threads   GPU thread: \(h.gpuThreads); \(h.llvmpipeThreads); \(h.encoderThreads)")
-        lines.append("timer     \(h.timerMethod) (the engine's PassTimer, as `prism run --stats`; see each size)")
-        lines.append("graph     \(result.graph)")
+        lines.append("timer     \(h.timerMethod)" + (result.suite == nil ? " (the engine's PassTimer, as `prism run --stats`; see each size)" : ""))
+        lines.append((result.suite == nil ? "graph     " : "rows      ") + result.graph)
         lines.append("ffmpeg    " + (result.ffmpeg.available ? "\(result.ffmpeg.version ?? result.ffmpeg.path ?? "ffmpeg"): " : "")
                      + result.ffmpeg.message)
+        if let suite = result.suite {
+            lines += suiteLines(suite, quick: result.quick)
+            lines.append("")
+            lines.append(result.verified ? "result    VERIFIED: every row's pictures match FFmpeg's within its bound and every time is positive"
+                : "result    NOT VERIFIED: " + result.failures.joined(separator: "; "))
+            return lines.joined(separator: "\n")
+        }
         lines.append("samples   \(result.warmup) warm-up + \(result.samples) samples per stage, median (p10–p90) in ms per frame"
                      + (result.quick ? " — QUICK mode: tiny frames, few samples, not figures to quote" : ""))
         for size in result.sizes {
@@ -62,12 +69,69 @@ enum BenchTable {
             }
         }
         lines.append("")
-        lines.append(String(format: "memory    peak RSS %.1f MiB; soak %@ %d frames: %@", result.memory.peakRSSMiB,
-                            result.memory.soakSize, result.memory.soakFrames, result.memory.verdict))
+        if let memory = result.memory {
+            lines.append(String(format: "memory    peak RSS %.1f MiB; soak %@ %d frames: %@", memory.peakRSSMiB,
+                                memory.soakSize, memory.soakFrames, memory.verdict))
+        }
         lines.append("speed     FFmpeg ms / Prism ms: above 1× Prism is faster; '—': no FFmpeg equivalent (see --json 'comparison')")
         lines.append(result.verified ? "result    VERIFIED: every checked frame matches its reference and every figure is positive"
                      : "result    NOT VERIFIED: " + result.failures.joined(separator: "; "))
         return lines.joined(separator: "\n")
+    }
+}
+
+extension BenchTable {
+    /// `--suite`: per clip, one line per row, then each row's FFmpeg filters and what the row needs said.
+    static func suiteLines(_ clips: [BenchSuiteClip], quick: Bool) -> [String] {
+        var lines: [String] = []
+        let runs = clips.first?.runs ?? 1
+        lines.append("suite     Prism: `prism run CLIP --filter F -o - --output-format yuv420p` as a subprocess; FFmpeg: "
+                     + "`ffmpeg -i CLIP -vf EQUIV -f rawvideo -pix_fmt yuv420p -`; stdout to /dev/null, wall clock launch to exit, "
+                     + "median of \(runs) run(s), alternating" + (quick ? " — QUICK mode: tiny frames, not figures to quote" : ""))
+        lines.append("PSNR      Prism's frames against FFmpeg's, every frame, in an untimed run of both: the worst frame's Y and CbCr; "
+                     + "under the row's bound: FAIL")
+        for clip in clips {
+            lines.append("")
+            lines.append("== \(clip.width)x\(clip.height)" + (clip.name.contains("x") ? "" : " (\(clip.name))")
+                         + " — \(clip.frames) frames; \(clip.clip); \(clip.colorSpace) ==")
+            lines.append(pad("row", 36) + pad("Prism s", 9, right: true) + pad("FFmpeg s", 10, right: true) + pad("speed", 8, right: true)
+                         + pad("Prism fps", 11, right: true) + pad("FFmpeg fps", 11, right: true) + pad("PSNR Y", 8, right: true)
+                         + pad("CbCr", 7, right: true) + pad("bound", 7, right: true) + "  check")
+            for row in clip.rows {
+                var line = pad(row.label, 36) + pad(String(format: "%.3f", row.prismMedianSeconds), 9, right: true)
+                if let f = row.ffmpegMedianSeconds, let speed = row.speed, let ffps = row.ffmpegFPS {
+                    line += pad(String(format: "%.3f", f), 10, right: true) + pad(String(format: "%.2f×", speed), 8, right: true)
+                        + pad(fps(row.prismFPS), 11, right: true) + pad(fps(ffps), 11, right: true)
+                } else {
+                    line += pad("—", 10, right: true) + pad("—", 8, right: true) + pad(fps(row.prismFPS), 11, right: true)
+                        + pad("—", 11, right: true)
+                }
+                if let c = row.comparison {
+                    line += pad(String(format: "%.1f", c.worstLumaPSNR), 8, right: true) + pad(String(format: "%.1f", c.worstChromaPSNR), 7, right: true)
+                } else {
+                    line += pad("—", 8, right: true) + pad("—", 7, right: true)
+                }
+                line += pad(row.bound.description, 7, right: true) + "  " + row.check
+                if let floor = row.bound.region, let y = row.comparison?.regionLumaPSNR, let c = row.comparison?.regionChromaPSNR {
+                    line += String(format: " (in the face Y %.1f, CbCr %.1f; bound %.0f)", y, c, floor)
+                }
+                if let ratio = row.versusInvert, let target = row.target {
+                    line += String(format: "  %.2f× invert (target ≤ %g×%@)", ratio, target, ratio <= target ? "" : ", NOT MET")
+                }
+                lines.append(line)
+            }
+            lines.append("FFmpeg side, per row:")
+            for row in clip.rows {
+                // The bench's temporary folder says nothing; the file names do.
+                let filter = (row.ffmpegFilter ?? "—").replacingOccurrences(of: #"file='[^']*/"#, with: "file='", options: .regularExpression)
+                lines.append("  " + pad(row.id, 15) + filter + (row.ffmpegTimed ? "" : " (check only)")
+                             + " — " + row.note)
+                if row.check == "FAIL" { lines.append("  " + pad("", 15) + "FAIL: " + row.detail) }
+            }
+        }
+        lines.append("")
+        lines.append("speed     FFmpeg s / Prism s: above 1× Prism is faster; face-blur has no FFmpeg filter: its time against invert's")
+        return lines
     }
 }
 
@@ -166,7 +230,7 @@ enum BenchChart {
             y = top + panelHeight + 40
         }
         y += 4
-        body.append("<text x=\"20\" y=\"\(f(y))\" font-size=\"11\" fill=\"#444\">\(escape("× = FFmpeg ms / Prism ms (green: Prism faster). Memory: peak RSS \(String(format: "%.0f", result.memory.peakRSSMiB)) MiB; \(result.memory.verdict). " + (result.verified ? "All checked frames verified." : "NOT VERIFIED.")))</text>")
+        body.append("<text x=\"20\" y=\"\(f(y))\" font-size=\"11\" fill=\"#444\">\(escape("× = FFmpeg ms / Prism ms (green: Prism faster). " + (result.memory.map { "Memory: peak RSS \(String(format: "%.0f", $0.peakRSSMiB)) MiB; \($0.verdict). " } ?? "") + (result.verified ? "All checked frames verified." : "NOT VERIFIED.")))</text>")
         y += 16
         return """
             <?xml version="1.0" encoding="UTF-8"?>

@@ -59,6 +59,7 @@ final class BenchRunner {
 
     func run() throws -> BenchResult {
         FFmpegLog.setLevel(.error)
+        if options.suite { return try runSuite() }
         var sizes: [BenchSizeResult] = []
         if let clip = options.userClip { sizes.append(try measureUserJob(clip)) }
         for size in options.sizes {
@@ -82,7 +83,7 @@ final class BenchRunner {
         return BenchResult(header: header, graph: options.filter + (options.fuse ? "" : " (unfused: one pass per filter)")
                                + (options.yuvRoute ? "" : " (R'G'B' route only)"),
                            quick: options.quick, warmup: options.warmup,
-                           samples: options.samples, ffmpeg: ffmpegInfo, sizes: sizes, memory: memory,
+                           samples: options.samples, ffmpeg: ffmpegInfo, sizes: sizes, memory: memory, suite: nil,
                            verified: failures.isEmpty, failures: failures)
     }
 
@@ -149,7 +150,7 @@ final class BenchRunner {
     /// The benchmark input: Prism's test pattern encoded by Prism (x264 ultrafast, crf 12, .mkv), so
     /// Prism and FFmpeg decode the same file; with --compare ffmpeg also the raw frames, for FFmpeg's
     /// encode rows.
-    private func makeClip(size: Size, frames: Int) throws -> Clip {
+    private func makeClip(size: Size, frames: Int, raw wantsRaw: Bool = true) throws -> Clip {
         let path = directory + "/clip-\(size).mkv"
         let rawPath = directory + "/clip-\(size).yuv"
         // An engine run of the pattern with no filters: the movie, and with --compare ffmpeg the input's raw
@@ -157,7 +158,7 @@ final class BenchRunner {
         let pattern = try TestPatternSource(size: size, frameRate: Rational(30, 1), frameCount: frames)
         let colorSpace = pattern.info.colorSpace
         var sinks: [any FrameSink] = [MovieSink(path: path, settings: VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 12))]
-        let raw = ffmpeg != nil ? FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: rawPath, contents: nil); return rawPath }()) : nil
+        let raw = ffmpeg != nil && wantsRaw ? FileHandle(forWritingAtPath: { _ = FileManager.default.createFile(atPath: rawPath, contents: nil); return rawPath }()) : nil
         if let raw {
             sinks.append(CallbackSink(format: .yuv420p, point: .input) { frame, _ in
                 raw.write(Data(Self.unpack(frame.buffer.data, layout: frame.buffer.layout)))
@@ -816,6 +817,66 @@ final class BenchRunner {
                 }
             }
         }
+    }
+
+    // MARK: The suite
+
+    /// `--suite`: per clip (the user's, then one made by Prism per size), one row per built-in filter against its
+    /// FFmpeg equivalent, whole runs of both commands (`BenchSuiteRunner`); no stage rows, no soak.
+    private func runSuite() throws -> BenchResult {
+        let prism = try Self.prismExecutable(options.prismPath)
+        let rows = try options.suiteRows.map(BenchSuite.select) ?? BenchSuite.rowIDs
+        var prismOptions: [String] = []
+        if let gpu = options.gpu.deviceIndex { prismOptions += ["--gpu", "\(gpu)"] }
+        if !options.fuse { prismOptions.append("--no-fuse") }
+        if !options.yuvRoute { prismOptions.append("--rgb-route") }
+        let runner = BenchSuiteRunner(prism: prism, ffmpeg: ffmpeg?.path, runs: options.endToEndRuns, directory: directory,
+                                      prismOptions: prismOptions, log: log)
+        ffmpegInfo.filterChain = nil
+        ffmpegInfo.message = ffmpeg != nil
+            ? "FFmpeg's CPU filters, one per suite row (each row's command: --json)"
+            : ffmpegInfo.message + "; the suite prints Prism's times only, and no row is compared or verified"
+        var clips: [BenchSuiteClip] = []
+        if let clip = options.userClip {
+            clips.append(try runner.run(clip: clip, name: "your clip", description: clip, rows: rows))
+        }
+        for size in options.sizes {
+            let name = BenchOptions.sizeName(size)
+            let frames = options.clipFrames(for: size)
+            log("bench: suite \(name): generating a \(frames)-frame clip with Prism…")
+            let clip = try makeClip(size: size, frames: frames, raw: false)
+            defer { try? FileManager.default.removeItem(atPath: clip.path) }
+            clips.append(try runner.run(clip: clip.path, name: name,
+                                        description: "h264 (libx264 ultrafast, crf 12) 4:2:0 in .mkv, made by Prism's test pattern",
+                                        rows: rows))
+        }
+        // The suite's checks are FFmpeg's pictures: without it Prism's times are printed, and nothing is verified.
+        if ffmpeg == nil { failures.append(ffmpegInfo.message) }
+        for clip in clips {
+            for row in clip.rows {
+                if row.check == "FAIL" { failures.append("\(clip.name) \(row.id): \(row.detail)") }
+                let times = row.prismSeconds + (row.ffmpegSeconds ?? [])
+                if times.isEmpty || !times.allSatisfy({ $0.isFinite && $0 > 0 }) {
+                    failures.append("\(clip.name) \(row.id): a time not positive and finite")
+                }
+            }
+        }
+        let header = BenchMachine.header(info: context.info, command: options.commandLine, loadAverage: loadAtStart,
+                                         timerMethod: "wall clock of whole runs (subprocesses)",
+                                         timerNote: "prism run and ffmpeg, each from launch to exit, standard output to /dev/null")
+        return BenchResult(header: header, graph: rows.joined(separator: ", "), quick: options.quick,
+                           warmup: 0, samples: options.endToEndRuns, ffmpeg: ffmpegInfo, sizes: [], memory: nil,
+                           suite: clips, verified: failures.isEmpty, failures: failures)
+    }
+
+    /// The `prism` the suite runs: an explicit one (tests), else this process's own executable.
+    static func prismExecutable(_ explicit: String?) throws -> String {
+        let path = explicit ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchError("the suite runs prism itself, and there is no prism executable at \(path)")
+        }
+        return path
     }
 
     // MARK: Memory
