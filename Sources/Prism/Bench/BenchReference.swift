@@ -246,12 +246,14 @@ struct BenchComparison: Codable, Sendable {
         }
         let luma = stats(0..<lumaCount)
         let chroma = stats(lumaCount..<min(a.count, b.count))
-        func psnr(_ mse: Double) -> Double { mse <= 1e-12 ? 99 : min(99, 10 * log10(255 * 255 / mse)) }
-        lumaPSNR = psnr(luma.mse)
-        chromaPSNR = psnr(chroma.mse)
+        lumaPSNR = Self.psnr(mse: luma.mse)
+        chromaPSNR = Self.psnr(mse: chroma.mse)
         maxError = max(luma.max, chroma.max)
         meanError = Double(luma.sum + chroma.sum) / Double(max(min(a.count, b.count), 1))
     }
+
+    /// PSNR of 8-bit codes from their mean squared error, 99 dB for identical ones (the bench's cap).
+    static func psnr(mse: Double) -> Double { mse <= 1e-12 ? 99 : min(99, 10 * log10(255 * 255 / mse)) }
 
     var summary: String {
         String(format: "PSNR Y %.1f dB, CbCr %.1f dB, max error %d, mean %.2f", lumaPSNR, chromaPSNR, maxError, meanError)

@@ -75,8 +75,7 @@ struct BenchStreamComparer {
     var frameBytes: Int { size.width * size.height + 2 * ((size.width + 1) / 2) * ((size.height + 1) / 2) }
 
     static func psnr(squares: Double, count: Int) -> Double {
-        let mse = squares / Double(max(count, 1))
-        return mse <= 1e-12 ? 99 : min(99, 10 * log10(255 * 255 / mse))
+        BenchComparison.psnr(mse: squares / Double(max(count, 1)))
     }
 
     /// Adds one pair of tightly packed yuv420p frames (`frameBytes` each).

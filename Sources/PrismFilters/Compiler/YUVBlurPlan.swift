@@ -46,8 +46,8 @@ struct YUVBlurPlan {
         let chroma = BlurShaders.Plane(width: (sourceSize.width + 1) / 2, rows: (sourceSize.height + 1) / 2)
         let sourceReads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         var passes: [CompiledPass] = []
-        var blurredReads: String
-        var textures: [(uniform: String, source: CompiledPass.TextureSource)]
+        let blurredReads: String
+        let textures: [(uniform: String, source: CompiledPass.TextureSource)]
 
         func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat,
                      draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)], readsPlanes: Bool,
