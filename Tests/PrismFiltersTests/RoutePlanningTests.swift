@@ -50,7 +50,11 @@ final class RoutePlanningTests: XCTestCase {
         XCTAssertEqual(try route("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .yuvBlend)
         XCTAssertEqual(try route("[in]pixellate(scale=16)[px]; radial-gradient[m]; [px][m][m]blend-mask"), .rgb)
         XCTAssertEqual(try route("[in]noir, pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
-        XCTAssertEqual(try route("[in]blur(radius=3)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
+        // A blur blended in by a mask: its planes blurred where the mask reaches (affine maps before it only).
+        XCTAssertEqual(try route("[in]blur(radius=3)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .yuvBlend)
+        XCTAssertEqual(try route("invert, face-blur, mono"), .yuvBlend)
+        XCTAssertEqual(try route("[in]noir, blur(radius=3)[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
+        XCTAssertEqual(try route("[in]blur, pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask"), .rgb)
     }
 
     func testSizesAndLayoutsArePlannedWithTheRoute() throws {
@@ -97,5 +101,46 @@ final class RoutePlanningTests: XCTestCase {
         XCTAssertEqual(blur.map(\.label), ["source rgba → RGBA", "blur prepass 0", "blur", "pack rgba", "pack nv12"])
         XCTAssertTrue(blur.allSatisfy { !$0.persistent })
         XCTAssertEqual(blur.prefix(3).map(\.target), Array(repeating: TargetSpec(size: Self.size), count: 3))
+    }
+}
+
+/// The rectangles a masked draw covers each frame (`CompiledPass.MaskRegion`), worked out by hand.
+final class MaskRegionTests: XCTestCase {
+    private func region(_ layout: CompiledPass.MaskRegion.Layout, target: PixelRect) -> CompiledPass.MaskRegion {
+        CompiledPass.MaskRegion(generator: 0, channel: 1, layout: layout, targetArea: target)
+    }
+
+    func testPixelsMapToTexelsWithOriginAndReach() throws {
+        let graph = FilterGraph()
+        let size = Size(width: 100, height: 60)
+        // 4×2-pixel texels from column 10 of the target: pixels 9..<21 → texels 2..<6 → 12..<16.
+        let plain = region(.pixels(texel: Size(width: 4, height: 2)), target: PixelRect(x: 10..<35, y: 0..<30))
+        XCTAssertEqual(plain.areas([PixelRect(x: 9..<21, y: 3..<8)], graph: graph, frameSize: size).areas,
+                       [PixelRect(x: 12..<16, y: 1..<4)])
+        // A reach past the frame's left edge lands in the margin texels left of the origin, clamped to the target.
+        let margin = region(.pixels(texel: Size(width: 4, height: 4), origin: SIMD2(3, 3), reach: SIMD2(10, 2)),
+                            target: PixelRect(x: 0..<40, y: 0..<30))
+        XCTAssertEqual(margin.areas([PixelRect(x: 0..<8, y: 20..<24)], graph: graph, frameSize: size).areas,
+                       [PixelRect(x: 0..<8, y: 7..<10)])
+        // Regions that grow into each other are drawn once; none: nothing; nil (the mask cannot say): all.
+        let two = margin.areas([PixelRect(x: 0..<8, y: 0..<4), PixelRect(x: 20..<24, y: 0..<4)], graph: graph, frameSize: size).areas
+        XCTAssertEqual(two, [PixelRect(x: 0..<12, y: 2..<5)])
+        XCTAssertEqual(margin.areas([], graph: graph, frameSize: size).areas, [])
+        XCTAssertNil(margin.areas(nil, graph: graph, frameSize: size).areas)
+    }
+
+    func testTheOutsideOfAreasCoversEveryOtherTexelOnce() {
+        let whole = PixelRect(x: 0..<10, y: 0..<10)
+        for areas in [[PixelRect(x: 2..<5, y: 3..<6), PixelRect(x: 4..<8, y: 5..<9)], [PixelRect(x: 0..<10, y: 4..<6)],
+                      [whole], [PixelRect(x: 8..<12, y: -2..<3)], []] {
+            let outside = CompiledPass.MaskRegion.complement(of: areas, in: whole)
+            for y in whole.y { for x in whole.x {
+                let inAreas = areas.contains { $0.x.contains(x) && $0.y.contains(y) }
+                let covering = outside.filter { $0.x.contains(x) && $0.y.contains(y) }.count
+                XCTAssertEqual(covering, inAreas ? 0 : 1, "(\(x), \(y)) of \(areas)")
+            } }
+            XCTAssertTrue(outside.allSatisfy { whole.x.contains($0.x.lowerBound) && $0.x.upperBound <= 10 && $0.y.upperBound <= 10 })
+        }
+        XCTAssertEqual(CompiledPass.MaskRegion.complement(of: nil, in: whole), [], "a mask that cannot say covers all")
     }
 }

@@ -81,3 +81,79 @@ extension YUVRouteTests {
         }
     }
 }
+
+/// `face-blur` and any blur blended in by one generated mask (`YUVBlendPlan` with a blur): the planes are
+/// blurred only where the mask reaches (and as far around it as the packing's reads need), the rest is the
+/// chain alone. Against the definition: the exact Gaussian of the R'G'B' picture mixed in by face-mask's
+/// documented weights, chroma the mean of each 2×2 block.
+extension YUVRouteTests {
+    /// face-mask's maths (size 1.2, feather 0.25): the weight of the effect at each pixel.
+    static func faceWeights(_ regions: [FrameContext.Region], size: Size) -> [Double] {
+        let w = size.width, h = size.height
+        return (0..<(w * h)).map { i in
+            let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
+            var uncovered = 1.0
+            for region in regions {
+                let r1 = region.radius * Double(w) * 1.2, r0 = r1 * 0.75
+                let c = SIMD2(region.center.x * Double(w), region.center.y * Double(h))
+                let d = ((p - c) * (p - c)).sum().squareRoot()
+                uncovered *= min(max((d - r0) / (r1 - r0), 0), 1)
+            }
+            return 1 - uncovered
+        }
+    }
+
+    func testFaceBlurBlursOnlyWhereTheFacesAre() throws {
+        let size = Size(width: 150, height: 86)
+        let planes = Self.testPlanes(size: size)
+        let rgb = Self.rgb(planes, size: size)
+        let faceSets: [[FrameContext.Region]] = [
+            [FrameContext.Region(center: SIMD2(0.3, 0.3), radius: 0.08)],
+            // Two far apart, one at the frame's corner (its reach leaves the frame).
+            [FrameContext.Region(center: SIMD2(0.8, 0.85), radius: 0.1), FrameContext.Region(center: SIMD2(0.03, 0.05), radius: 0.06)],
+            (0..<5).map { FrameContext.Region(center: SIMD2(0.1 + 0.2 * Double($0), 0.5), radius: 0.04) },
+        ]
+        // σ 0 (the planes themselves), 2 and 4 exact taps, 6 (face-blur's default) and 30 reduced.
+        for sigma in [0.0, 2, 4, 6, 30] {
+            let graph = try GraphBinder().bind("face-blur(radius=\(2 * sigma))")
+            let front = sigma == 0 ? rgb : Self.blurred(rgb, sigma: sigma, size: size)
+            // The chroma of a 2×2 block the mask crosses is mixed from the block's blurred chroma: 3 codes on this noise.
+            let tolerance = 3
+            for (index, regions) in faceSets.enumerated() {
+                let weights = Self.faceWeights(regions, size: size)
+                let expected = Self.pack(rgb.indices.map { rgb[$0] + (front[$0] - rgb[$0]) * weights[$0] }, size: size)
+                // The faces of the set before (or none) drawn first by the same renderer: what the masked passes
+                // leave outside this frame's reach must never be read.
+                let earlier = [FrameContext(regions: faceSets[(index + faceSets.count - 1) % faceSets.count]), FrameContext()]
+                for (source, sink) in [(PixelFormat.yuv420p, PixelFormat.yuv420p), (.nv12, .nv12)] {
+                    let output = try render(graph, planes: planes, source: source, sinks: [sink],
+                                            context: FrameContext(regions: regions), earlier: earlier, size: size)[0]
+                    assertPlanes(output, expected, tolerance: tolerance, "σ \(sigma), face set \(index), \(source) → \(sink)")
+                }
+            }
+            let none = try render(graph, planes: planes, source: .yuv420p, sinks: [.yuv420p],
+                                  earlier: [FrameContext(regions: faceSets[0])], size: size)[0]
+            XCTAssertEqual(none, planes, "σ \(sigma), no face: the input, unchanged")
+        }
+    }
+
+    /// Affine maps before the masked blur are applied to the blurred planes (the blur commutes with them) and
+    /// to the background; maps after the blend to both.
+    func testMaskedBlurAmidColourMaps() throws {
+        let size = Size(width: 96, height: 64)
+        let planes = Self.testPlanes(size: size)
+        let rgb = Self.rgb(planes, size: size)
+        let regions = [FrameContext.Region(center: SIMD2(0.5, 0.4), radius: 0.15)]
+        let weights = Self.faceWeights(regions, size: size)
+        for sigma in [3.0, 8] {
+            let graph = try GraphBinder().bind("invert, face-blur(radius=\(2 * sigma)), noir")
+            let back = Self.apply([.invert], to: rgb, size: size)
+            let front = Self.blurred(back, sigma: sigma, size: size)
+            let blended = back.indices.map { back[$0] + (front[$0] - back[$0]) * weights[$0] }
+            let expected = Self.pack(Self.apply([.noir], to: blended, size: size), size: size)
+            let output = try render(graph, planes: planes, source: .yuv420p, sinks: [.yuv420p],
+                                    context: FrameContext(regions: regions), size: size)[0]
+            assertPlanes(output, expected, tolerance: BlurKernel.planeReduction(sigma: sigma) == 1 ? 2 : 3, "invert, face-blur σ \(sigma), noir")
+        }
+    }
+}

@@ -72,6 +72,8 @@ final class CompiledPass {
         var variants: [Variant] = []
         /// Limits the draw, each frame, to the target texels a mask generator can make nonzero.
         var mask: MaskRegion? = nil
+        /// The draw's own colour chain, instead of the pass's (a masked pass's background, a shorter chain).
+        var colorChain: ChainUniforms? = nil
     }
 
     struct Variant {
@@ -95,11 +97,16 @@ final class CompiledPass {
         let layout: Layout
         /// The texels of the target the draw covers.
         let targetArea: PixelRect
+        /// Draw the rest of `targetArea` instead: what the same mask's draw leaves out (a background drawn
+        /// once around the blended rectangles, not under them too).
+        var outside = false
 
         enum Layout {
-            /// Target texel (targetArea's first column + x, first row + y) holds pixels `x·texel.width ..<
-            /// (x + 1)·texel.width` of pixel rows `y·texel.height ..< (y + 1)·texel.height`.
-            case pixels(texel: Size)
+            /// Target texel (origin.x + x, origin.y + y) holds pixels `x·texel.width ..< (x + 1)·texel.width` of
+            /// pixel rows `y·texel.height ..< (y + 1)·texel.height` (origin nil: targetArea's first texel; x and y
+            /// may be negative, for margins). `reach`: pixels around each region the draw covers too — what
+            /// later passes read beyond the mask (a blur's taps), so that everything they read is this frame's.
+            case pixels(texel: Size, origin: SIMD2<Int>? = nil, reach: SIMD2<Int> = .zero)
             /// The block means of pixellate node `pixellate` in rows of `PixellateShaders.blockRowTexels`
             /// (a grid `gridWidth` blocks wide): the draw covers the target rows holding the blocks needed,
             /// and `prism_blockBox` tells the blocks between them that are not needed to skip their sums.
@@ -110,16 +117,23 @@ final class CompiledPass {
         /// for `.blocks` the box of blocks to compute (x, y in blocks).
         func areas(_ regions: [PixelRect]?, graph: FilterGraph, frameSize: Size) -> (areas: [PixelRect]?, blockBox: PixelRect?) {
             switch layout {
-            case .pixels(let texel):
+            case .pixels(let texel, let origin, let reach):
                 guard let regions else { return (nil, nil) }
-                func span(_ pixels: Range<Int>, _ per: Int, _ target: Range<Int>) -> Range<Int> {
-                    let low = min(target.lowerBound + pixels.lowerBound / per, target.upperBound)
-                    return low..<max(low, min(target.lowerBound + (pixels.upperBound + per - 1) / per, target.upperBound))
+                let origin = origin ?? SIMD2(targetArea.x.lowerBound, targetArea.y.lowerBound)
+                // Texels holding any of `pixels`, clamped to the draw's; floor division (margins are negative).
+                func span(_ pixels: Range<Int>, _ per: Int, _ origin: Int, _ target: Range<Int>) -> Range<Int> {
+                    func texel(_ pixel: Int) -> Int { origin + (pixel >= 0 ? pixel / per : -((per - 1 - pixel) / per)) }
+                    let low = min(max(texel(pixels.lowerBound), target.lowerBound), target.upperBound)
+                    return low..<max(low, min(texel(pixels.upperBound - 1) + 1, target.upperBound))
                 }
-                let areas = Self.merged(regions).map {
-                    PixelRect(x: span($0.x, texel.width, targetArea.x), y: span($0.y, texel.height, targetArea.y))
+                let grown = regions.filter { !$0.isEmpty }.map {
+                    PixelRect(x: ($0.x.lowerBound - reach.x)..<($0.x.upperBound + reach.x),
+                              y: ($0.y.lowerBound - reach.y)..<($0.y.upperBound + reach.y))
                 }
-                return (areas.filter { !$0.isEmpty }, nil)
+                let areas = Self.merged(grown).map {
+                    PixelRect(x: span($0.x, texel.width, origin.x, targetArea.x), y: span($0.y, texel.height, origin.y, targetArea.y))
+                }
+                return (Self.merged(areas.filter { !$0.isEmpty }), nil)
             case .blocks(let pixellate, let gridWidth):
                 guard let kernel = graph.nodes[pixellate].kernel.blockAveraging else { return (nil, nil) }
                 let grid = kernel.blockGrid(for: frameSize).size
@@ -139,6 +153,26 @@ final class CompiledPass {
                 let rows = targetArea.y
                 return ([PixelRect(x: targetArea.x, y: min(rows.lowerBound + low, rows.upperBound)..<min(rows.lowerBound + high, rows.upperBound))], box)
             }
+        }
+
+        /// `whole` less `areas` (nil: all of it is taken), as rectangles: bands between the areas' top and bottom
+        /// edges, split at their sides.
+        static func complement(of areas: [PixelRect]?, in whole: PixelRect) -> [PixelRect] {
+            guard let areas else { return [] }
+            let cuts = Set([whole.y.lowerBound, whole.y.upperBound] + areas.flatMap { [$0.y.lowerBound, $0.y.upperBound] })
+                .filter { whole.y.contains($0) || $0 == whole.y.upperBound }.sorted()
+            var result: [PixelRect] = []
+            for (top, bottom) in zip(cuts, cuts.dropFirst()) {
+                let taken = areas.filter { $0.y.lowerBound <= top && $0.y.upperBound >= bottom }.map(\.x)
+                    .sorted { $0.lowerBound < $1.lowerBound }
+                var x = whole.x.lowerBound
+                for span in taken {
+                    if span.lowerBound > x { result.append(PixelRect(x: x..<min(span.lowerBound, whole.x.upperBound), y: top..<bottom)) }
+                    x = max(x, span.upperBound)
+                }
+                if x < whole.x.upperBound { result.append(PixelRect(x: x..<whole.x.upperBound, y: top..<bottom)) }
+            }
+            return result.filter { !$0.isEmpty }
         }
 
         /// Regions with overlapping ones replaced by their union (each pixel is drawn once).

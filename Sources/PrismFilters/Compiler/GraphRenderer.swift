@@ -174,7 +174,7 @@ package final class GraphRenderer {
             if let groups = pass.computeGroups {
                 // A compute pass: the target is an image the program stores into, not a framebuffer.
                 let program = programs[index][0].main
-                bind(pass, program, frame: frame, context: context)
+                bind(pass, program, frame: frame, context: context, chain: pass.colorChain)
                 // GLES binds image uniforms by `layout(binding = 0)` in the shader, not by glUniform.
                 target.texture.bindImage(unit: 0, access: .writeOnly)
                 program.dispatchCompute(groupsX: groups.x, groupsY: groups.y)
@@ -196,6 +196,7 @@ package final class GraphRenderer {
         for (drawIndex, draw) in pass.draws.enumerated() {
             // A masked draw covers only what its mask can reach this frame (nothing when it reaches nothing).
             var areas: [PixelRect]?, blockBox: PixelRect?
+            let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
             if let mask = draw.mask {
                 if maskRegions?.generator != mask.generator || maskRegions?.channel != mask.channel {
                     maskRegions = (mask.generator, mask.channel,
@@ -203,17 +204,18 @@ package final class GraphRenderer {
                                                                                      size: outputSize))
                 }
                 (areas, blockBox) = mask.areas(maskRegions!.regions, graph: graph, frameSize: sourceSize)
+                if mask.outside { areas = CompiledPass.MaskRegion.complement(of: areas, in: whole) }
                 if areas?.isEmpty == true { continue }
             }
             let realised = programs[index][drawIndex]
-            let program = draw.variants.indices.first { holds(draw.variants[$0].condition, pass: pass, frame: frame, context: context) }
+            let chain = draw.colorChain ?? pass.colorChain
+            let program = draw.variants.indices.first { holds(draw.variants[$0].condition, chain: chain, frame: frame, context: context) }
                 .map { realised.variants[$0] } ?? realised.main
-            bind(pass, program, frame: frame, context: context)
+            bind(pass, program, frame: frame, context: context, chain: chain)
             if let box = blockBox {
                 program.set(at: program.location(PixellateShaders.blockBox.name),
                             .ivec4(Int32(box.x.lowerBound), Int32(box.y.lowerBound), Int32(box.x.upperBound), Int32(box.y.upperBound)))
             }
-            let whole = PixelRect(x: draw.columns ?? 0..<target.size.width, y: draw.rows ?? 0..<target.size.height)
             for area in areas ?? [whole] {
                 target.setViewport(area)
                 program.drawFullscreen()
@@ -222,11 +224,11 @@ package final class GraphRenderer {
     }
 
     /// Whether a draw's cheaper program is right for this frame.
-    private func holds(_ condition: CompiledPass.Variant.Condition, pass: CompiledPass, frame: UploadedFrame,
+    private func holds(_ condition: CompiledPass.Variant.Condition, chain: ChainUniforms?, frame: UploadedFrame,
                        context: FrameContext) -> Bool {
         switch condition {
         case .lean(let lean):
-            return pass.colorChain?.allows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
+            return chain?.allows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
         case .alignedBlocks(let pixellate):
             return graph.nodes[pixellate].kernel.blockAveraging?.blockEdgesAlign(on: sourceSize) == true
         case .fewRegions(let limit):
@@ -235,8 +237,9 @@ package final class GraphRenderer {
     }
 
     /// Binds the frame planes, the other passes' targets, the kernels' uniforms and the packing
-    /// coefficients for one draw.
-    private func bind(_ pass: CompiledPass, _ program: ShaderProgram, frame: UploadedFrame, context: FrameContext) {
+    /// coefficients (`chain`'s, for a Y'CbCr draw) for one draw.
+    private func bind(_ pass: CompiledPass, _ program: ShaderProgram, frame: UploadedFrame, context: FrameContext,
+                      chain: ChainUniforms?) {
         program.use()
         var firstFreeUnit = 0
         if pass.readsSourcePlanes {
@@ -281,7 +284,7 @@ package final class GraphRenderer {
                                           outputSize: member.outputSize, inputSizes: member.inputSizes)
             kernel.setUniforms(uniforms, frame: context)
         }
-        if let chain = pass.colorChain {
+        if let chain {
             chain.set(program, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame))
         } else if let layout = pass.packLayout {
             let space = outputColorSpace(for: frame)

@@ -2,16 +2,21 @@ import PrismCore
 import PrismGPU
 
 /// The Y'CbCr route (see `YUVPlan`) for graphs that mix streams by a generated mask: the seed's masked
-/// pixellate (`[in]pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask`), `face-pixellate`, and any
-/// graph of colour maps, at most one pixellate and blends whose weights come from generators.
+/// pixellate (`[in]pixellate[px]; radial-gradient[m]; [px][in][m]blend-mask`), `face-pixellate`, `face-blur`,
+/// and any graph of colour maps, at most one pixellate or blur, and blends whose weights come from generators.
 ///
 /// A mix by a weight commutes with the colour conversions (its weights add up to 1), so a blend runs on
 /// Y'CbCr as it is; the mask generator runs as usual (it makes R'G'B' from positions and parameters) and
-/// only its weight channel is read. Pixellate's block means come from the raw planes (kernels before it
-/// must be affine); everything else is evaluated per pixel, four pixels per fetch of the planes.
+/// only its weight channel is read. Pixellate's block means and the blur's planes come from the raw planes
+/// (kernels before them must be affine); everything else is evaluated per pixel, four pixels per fetch of
+/// the planes. With one mask, only what it reaches is blended, and the blocks and blurred planes are made
+/// only there: no face costs the chain alone.
 struct YUVBlendPlan {
     let pixellate: Int?
-    /// Affine kernels between the source and pixellate (applied to the block means).
+    /// A Gaussian blur instead of pixellate (`YUVBlurPlan.blurredPlanes`).
+    let blur: Int?
+    /// Affine kernels between the source and pixellate (applied to the block means) or the blur (applied to
+    /// the blurred planes; they stay per-pixel nodes too, for their other readers).
     let prefix: [Int]
     /// Colour kernels and blends evaluated at every pixel, in graph order.
     let perPixel: [Int]
@@ -37,13 +42,16 @@ struct YUVBlendPlan {
             return node.inputs.isEmpty && kernel.isPointwise && kernel.prepasses.isEmpty && kernel.textureInputs.isEmpty
                 && kernel.colorForm == nil
         }
-        var pixellate: Int?
+        var pixellate: Int?, blur: Int?
         var generators: [Int] = []
         for (index, node) in graph.nodes.enumerated() {
             let kernel = node.kernel
             if kernel.blockAveraging != nil {
-                guard pixellate == nil, node.inputs.count == 1 else { return nil }
+                guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
                 pixellate = index
+            } else if kernel is BlurKernel {
+                guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
+                blur = index
             } else if let blend = kernel.colorBlend {
                 guard node.inputs.count == 3, case .node(let weight) = node.inputs[blend.weight],
                       isGenerator(weight.index) else { return nil }
@@ -57,18 +65,22 @@ struct YUVBlendPlan {
                 guard kernel.colorForm != nil, node.inputs.count == 1 else { return nil }
             }
         }
-        // Kernels before pixellate: affine (they commute with the means) and feeding nothing else.
+        // Kernels before pixellate or the blur: affine (they commute with the means and the blur); before
+        // pixellate feeding nothing else (they are applied to the block means alone).
         var prefix: [Int] = []
-        if let pixellate {
-            var stream = graph.nodes[pixellate].inputs[0]
+        if let effect = pixellate ?? blur {
+            var stream = graph.nodes[effect].inputs[0]
             while case .node(let id) = stream {
-                guard case .affine? = graph.nodes[id.index].kernel.colorForm, consumers[id.index].count == 1 else { return nil }
+                guard case .affine? = graph.nodes[id.index].kernel.colorForm, blur != nil || consumers[id.index].count == 1
+                else { return nil }
                 prefix.insert(id.index, at: 0)
                 stream = graph.nodes[id.index].inputs[0]
             }
         }
-        let perPixel = graph.nodes.indices.filter { !prefix.contains($0) && $0 != pixellate && !generators.contains($0) }
-        return YUVBlendPlan(pixellate: pixellate, prefix: prefix, perPixel: perPixel, generators: generators)
+        let perPixel = graph.nodes.indices.filter {
+            (blur != nil || !prefix.contains($0)) && $0 != pixellate && $0 != blur && !generators.contains($0)
+        }
+        return YUVBlendPlan(pixellate: pixellate, blur: blur, prefix: prefix, perPixel: perPixel, generators: generators)
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
@@ -82,15 +94,22 @@ struct YUVBlendPlan {
             return (shape.targetSize, shape.attachments)
         }
         var passes: [CompiledPass] = []
+        // Blocks or blurred planes only the mask can show need only be made where it reaches.
+        let effectMasked = generators.count == 1 && (pixellate ?? blur).map { effect in
+            consumers(of: effect, graph: graph).allSatisfy { graph.nodes[$0.node].kernel.colorBlend?.to == $0.input }
+        } == true
+        var blurred = YUVBlurPlan.BlurredPlanes()
+        if let blur {
+            blurred = try YUVBlurPlan.blurredPlanes(graph: graph, blur: blur, sourceFormat: sourceFormat, sourceSize: sourceSize,
+                                                    mask: effectMasked ? (generators[0], blendChannel(graph)) : nil,
+                                                    budget: &budget)
+            passes += blurred.passes
+        }
         if let pixellate, let blockSize {
             let steps = YUVPlan.steps(prefix, graph: graph)
-            // Blocks only the mask can show need only be taken where it reaches.
-            let masked = generators.count == 1 && consumers(of: pixellate, graph: graph).allSatisfy {
-                graph.nodes[$0.node].kernel.colorBlend?.to == $0.input
-            }
             passes.append(try YUVPlan.blockPass(graph: graph, pixellate: pixellate, steps: steps, sink: nil,
                                                 sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
-                                                mask: masked ? (generators[0], blendChannel(graph)) : nil))
+                                                mask: effectMasked ? (generators[0], blendChannel(graph)) : nil))
         }
         // One step per per-pixel colour kernel (they may sit on different branches), then the packing.
         var stepOf: [Int: Int] = [:]
@@ -116,7 +135,8 @@ struct YUVBlendPlan {
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-                + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide)) + uniforms.glsl
+                + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide))
+                + (blur == nil ? "" : Self.blurredReads(blurred)) + uniforms.glsl
             let shared = reads + generatorCode()
             let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
             let blended = shared + blendedValues
@@ -124,21 +144,45 @@ struct YUVBlendPlan {
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
             var draws: [CompiledPass.Draw] = []
             if generators.count == 1 {
-                // One mask: every pixel is drawn as if the mask were 0 (the background alone, cheap), then the
-                // rectangles the mask can touch this frame are drawn again blended (`nonzeroRegions`).
-                let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
-                                                         masksAreZero: true)
-                for draw in plan.draws {
-                    let source = background + draw.main
-                    draws.append(CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
-                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source))
+                // One mask: the rectangles it can touch this frame (`nonzeroRegions`) are drawn blended, every
+                // other pixel as if the mask were 0 (the background alone, cheap).
+                func maskRegion(_ draw: PackDraw, outside: Bool) -> CompiledPass.MaskRegion {
+                    var region = CompiledPass.MaskRegion(generator: generators[0], channel: blendChannel(graph),
+                                                         layout: .pixels(texel: draw.texelPixels),
+                                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
+                    region.outside = outside
+                    return region
+                }
+                if let line = backgroundLine(graph) {
+                    // A chain of colour maps: packed as `YUVPlan` packs it, with its lean programs, through a
+                    // chain of its own.
+                    let plain = try YUVPlan.sinkPasses(graph: graph, steps: YUVPlan.steps(line, graph: graph), layouts: [layout],
+                                                       sourceSize: sourceSize, pixellate: nil,
+                                                       planes: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat),
+                                                       planeTextures: [], readsSourcePlanes: true)[0]
+                    precondition(plain.draws.count == plan.draws.count, "a packing's draws depend on its layout alone")
+                    draws += zip(plain.draws, plan.draws).map { draw, shape in
+                        var draw = draw
+                        draw.colorChain = plain.colorChain
+                        draw.mask = maskRegion(shape, outside: true)
+                        return draw
+                    }
+                } else {
+                    let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
+                                                             masksAreZero: true)
+                    for draw in plan.draws {
+                        let source = background + draw.main
+                        var background = CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
+                                                           rows: draw.rows, columns: draw.columns, fragmentSource: source)
+                        background.mask = maskRegion(draw, outside: true)
+                        draws.append(background)
+                    }
                 }
                 for draw in plan.draws {
                     let source = blended + draw.main
                     var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
-                    masked.mask = .init(generator: generators[0], channel: blendChannel(graph), layout: .pixels(texel: draw.texelPixels),
-                                        targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
+                    masked.mask = maskRegion(draw, outside: false)
                     masked.variants = graph.nodes[generators[0]].kernel.regionLimits.map { limit in
                         let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
                         return .init(program: ProgramSource(label: label + ", ≤ \(limit) regions", fragment: source),
@@ -160,7 +204,7 @@ struct YUVBlendPlan {
                                     kernel: graph.nodes[$0].kernel)
             }
             let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
-                pixellate.map { [("prism_blocks", .prepass(node: $0, index: 0))] } ?? []
+                pixellate.map { [("prism_blocks", .prepass(node: $0, index: 0))] } ?? blurred.textures
             let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
                                     textures: textures, readsSourcePlanes: true, packLayout: layout)
             pass.colorChain = uniforms
@@ -171,6 +215,40 @@ struct YUVBlendPlan {
 
     /// `prism_value(src, blk, p)`: the graph at one pixel from its source value, its block value and its
     /// position, packed; `prism_rowValues` for four pixels of a row.
+    /// The blurred planes' reads under their own names (`prism_blurYTexel`, `prism_blurChromaQuad`,
+    /// `prism_blurChromaPair`) beside the source's; at σ 0 the source's themselves.
+    private static func blurredReads(_ blurred: YUVBlurPlan.BlurredPlanes) -> String {
+        guard let reads = blurred.reads else {
+            return """
+                vec4 prism_blurYTexel(int tx, int y) { return prism_yTexel(tx, y); }
+                vec4 prism_blurChromaPair(int j, int cy) { return prism_chromaPair(j, cy); }
+
+                """
+        }
+        return reads.replacingOccurrences(of: FrameShaders.header, with: "")
+            .replacingOccurrences(of: "prism_yTexel", with: "prism_blurYTexel")
+            .replacingOccurrences(of: "prism_chromaQuad", with: "prism_blurChromaQuad")
+            .replacingOccurrences(of: "prism_chromaPair", with: "prism_blurChromaPair")
+    }
+
+    /// The kernels the picture passes through where every mask is 0 (each blend gives its `from` input),
+    /// source first; nil when that passes pixellate or the blur.
+    private func backgroundLine(_ graph: FilterGraph) -> [Int]? {
+        var line: [Int] = []
+        var stream = graph.output
+        while case .node(let id) = stream {
+            let node = graph.nodes[id.index]
+            if let blend = node.kernel.colorBlend {
+                stream = node.inputs[blend.from]
+                continue
+            }
+            guard id.index != pixellate, id.index != blur, node.kernel.colorForm != nil, node.inputs.count == 1 else { return nil }
+            line.insert(id.index, at: 0)
+            stream = node.inputs[0]
+        }
+        return line
+    }
+
     /// The nodes reading `index`, and at which input.
     private func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
         graph.nodes.enumerated().flatMap { node, n in
@@ -191,7 +269,7 @@ struct YUVBlendPlan {
         func value(_ stream: FilterGraph.Stream) -> String {
             switch stream {
             case .source: return "src"
-            case .node(let id): return id.index == pixellate ? "blk" : "v\(id.index)"
+            case .node(let id): return id.index == pixellate || id.index == blur ? "blk" : "v\(id.index)"
             }
         }
         var body = ""
@@ -209,7 +287,23 @@ struct YUVBlendPlan {
                 body += "    vec3 v\(index) = prism_step\(step)(\(value(node.inputs[0])));\n"
             }
         }
-        let blocks = pixellate == nil ? "" : "    prism_blockQuad(tx, y, b0, b1, b2, b3);\n"
+        // The effect's value at the four pixels: pixellate's blocks, or the blurred planes through the
+        // affine kernels before the blur (not read where every mask is zero).
+        var effect = ""
+        if pixellate != nil {
+            effect = "    prism_blockQuad(tx, y, b0, b1, b2, b3);\n"
+        } else if blur != nil, !masksAreZero {
+            let prefixed = prefix.reduce("raw") { value, node in stepOf[node].map { "prism_step\($0)(\(value))" } ?? value }
+            effect = """
+                    vec4 bl = prism_blurYTexel(tx, y);
+                    vec4 bc = prism_blurChromaPair(tx, y >> 1);
+                    vec3 raw = vec3(bl.x, bc.xy); b0 = \(prefixed);
+                    raw = vec3(bl.y, bc.xy); b1 = \(prefixed);
+                    raw = vec3(bl.z, bc.zw); b2 = \(prefixed);
+                    raw = vec3(bl.w, bc.zw); b3 = \(prefixed);
+
+                """
+        }
         return """
             vec3 prism_value(vec3 src, vec3 blk, vec2 p) {
             \(body)    return prism_step\(packStep)(\(value(graph.output)));
@@ -218,7 +312,7 @@ struct YUVBlendPlan {
                 vec4 l = prism_yTexel(tx, y);
                 vec4 c = prism_chromaPair(tx, y >> 1);
                 vec3 b0 = vec3(0.0), b1 = vec3(0.0), b2 = vec3(0.0), b3 = vec3(0.0);
-            \(blocks)    vec2 p = vec2(float(tx * 4) + 0.5, float(y) + 0.5);
+            \(effect)    vec2 p = vec2(float(tx * 4) + 0.5, float(y) + 0.5);
                 v0 = prism_value(vec3(l.x, c.xy), b0, p);
                 v1 = prism_value(vec3(l.y, c.xy), b1, p + vec2(1.0, 0.0));
                 v2 = prism_value(vec3(l.z, c.zw), b2, p + vec2(2.0, 0.0));

@@ -39,26 +39,61 @@ struct YUVBlurPlan {
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                  budget: inout GraphBudget) throws -> [CompiledPass] {
+        let steps = YUVPlan.steps(chain, graph: graph)
+        let blurred = try Self.blurredPlanes(graph: graph, blur: blur, sourceFormat: sourceFormat, sourceSize: sourceSize,
+                                             mask: nil, budget: &budget)
+        let blurredReads = blurred.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+        try budget.addSinks(layouts) { layout in
+            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
+            return (shape.targetSize, shape.attachments)
+        }
+        return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize,
+                                                       pixellate: nil, planes: blurredReads, planeTextures: blurred.textures,
+                                                       readsSourcePlanes: blurred.reads == nil)
+    }
+
+    /// The blur's passes over the planes, and the packing's reads of what they make: `prism_yTexel`,
+    /// `prism_chromaQuad` and `prism_chromaPair` on the blurred planes (nil at σ 0: the source planes' own).
+    struct BlurredPlanes {
+        var passes: [CompiledPass] = []
+        var reads: String?
+        var textures: [(uniform: String, source: CompiledPass.TextureSource)] = []
+    }
+
+    /// Where the packing's masked draws can read a pixel beyond the mask's regions: they draw whole texels of
+    /// up to 8 pixels across and 2 rows down.
+    static let packReach = SIMD2(8, 2)
+
+    /// The passes blurring the planes for node `blur`. `mask` (a generator and the channel the packing's blends
+    /// read): each pass draws only what the packing's draws limited to that mask read this frame (nothing when
+    /// the mask is empty) — the rest of its target is left as it was and must not be read.
+    static func blurredPlanes(graph: FilterGraph, blur: Int, sourceFormat: PixelFormat, sourceSize: Size,
+                              mask: (generator: Int, channel: Int)?, budget: inout GraphBudget) throws -> BlurredPlanes {
         let kernel = graph.nodes[blur].kernel as! BlurKernel
         let name = graph.nodes[blur].name
-        let steps = YUVPlan.steps(chain, graph: graph)
         let luma = BlurShaders.Plane(width: sourceSize.width, rows: sourceSize.height)
         let chroma = BlurShaders.Plane(width: (sourceSize.width + 1) / 2, rows: (sourceSize.height + 1) / 2)
         let sourceReads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-        var passes: [CompiledPass] = []
-        let blurredReads: String
-        let textures: [(uniform: String, source: CompiledPass.TextureSource)]
-
+        var result = BlurredPlanes()
+        /// A pass of `draws`; `texel`, `reach`: the pixels a texel of its target holds and how far beyond the
+        /// mask the packing's reads reach through it (in pixels), for masked draws; `origin` per draw.
         func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat,
                      draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)], readsPlanes: Bool,
-                     textures: [(uniform: String, source: CompiledPass.TextureSource)] = []) throws {
+                     textures: [(uniform: String, source: CompiledPass.TextureSource)] = [],
+                     texel: Size, origin: (Range<Int>?) -> SIMD2<Int>, reach: SIMD2<Int>) throws {
             try budget.add(size, format: format, what: "\(name) (\(label))")
             let label = "\(name) \(label) (Y'CbCr)"
             let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
-                CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
-                                  columns: draw.columns, fragmentSource: draw.program)
+                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
+                                                 columns: draw.columns, fragmentSource: draw.program)
+                if let mask {
+                    compiled.mask = .init(generator: mask.generator, channel: mask.channel,
+                                          layout: .pixels(texel: texel, origin: origin(draw.rows), reach: reach),
+                                          targetArea: PixelRect(x: draw.columns ?? 0..<size.width, y: draw.rows ?? 0..<size.height))
+                }
+                return compiled
             }
-            passes.append(CompiledPass(kind: .prepass(node: blur, index: index), label: label, draws: compiled,
+            result.passes.append(CompiledPass(kind: .prepass(node: blur, index: index), label: label, draws: compiled,
                                        target: TargetSpec(size: size, format: format), members: [], textures: textures,
                                        readsSourcePlanes: readsPlanes, packLayout: nil))
         }
@@ -70,9 +105,9 @@ struct YUVBlurPlan {
                     (edge, rows, innerColumns.upperBound..<width)]
         }
 
+        let pack = Self.packReach
         if kernel.sigma <= 0 {
-            blurredReads = sourceReads
-            textures = []
+            return result
         } else if kernel.planeReduction == 1 {
             let weights = BlurKernel.weights(sigma: kernel.sigma)
             let chromaWeights = BlurShaders.chromaWeights(weights)
@@ -81,7 +116,8 @@ struct YUVBlurPlan {
             try prepass(0, "rows Y", size: Size(width: luma.texels, height: luma.rows), format: .rgba8,
                         draws: split(lumaText + lumaRows.inner, lumaText + lumaRows.edge, innerColumns: lumaRows.innerColumns,
                                      width: luma.texels, rows: nil),
-                        readsPlanes: true)
+                        readsPlanes: true, texel: Size(width: 4, height: 1), origin: { _ in .zero },
+                        reach: pack &+ SIMD2(4, weights.count))
             // Cb rows above Cr rows, in one target.
             var chromaDraws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)] = []
             for plane in 1...2 {
@@ -92,41 +128,46 @@ struct YUVBlurPlan {
                                      width: chroma.texels, rows: first..<(first + chroma.rows))
             }
             try prepass(1, "rows CbCr", size: Size(width: chroma.texels, height: 2 * chroma.rows), format: .rgba8,
-                        draws: chromaDraws, readsPlanes: true)
-            blurredReads = FrameShaders.header
+                        draws: chromaDraws, readsPlanes: true, texel: Size(width: 8, height: 2),
+                        origin: { SIMD2(0, $0?.lowerBound ?? 0) }, reach: pack &+ SIMD2(8, 2 * chromaWeights.count + 2))
+            result.reads = FrameShaders.header
                 + BlurShaders.columnReads(luma: luma, chroma: chroma, weights: weights, chromaWeights: chromaWeights)
-            textures = [("prism_blurLuma", .prepass(node: blur, index: 0)), ("prism_blurChroma", .prepass(node: blur, index: 1))]
+            result.textures = [("prism_blurLuma", .prepass(node: blur, index: 0)), ("prism_blurChroma", .prepass(node: blur, index: 1))]
         } else {
             let f = kernel.planeReduction
             let reduced = BlurKernel.Reduced(sigma: kernel.sigma, factor: f)
             let reducedSize = reduced.size(input: sourceSize)
             let means = BlurShaders.rowMeans(luma: luma, chroma: chroma, factor: f)
             let meansSize = BlurShaders.rowMeansSize(luma: luma, factor: f)
+            // Reaches, from the packing back: the enlargement reads reduced texels up to two from a pixel's,
+            // each direction of the reduced Gaussian its taps (within the margin), the means their blocks.
+            let block = Size(width: f, height: f), margin = SIMD2(repeating: reduced.margin / f)
+            let enlarged = pack &+ SIMD2(repeating: 3 * f)
+            let columns = enlarged &+ SIMD2(0, reduced.margin + f)
+            let rows = columns &+ SIMD2(reduced.margin + f, 0)
             try prepass(0, "block rows", size: meansSize, format: .rgba16f,
                         draws: split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
                                      width: meansSize.width, rows: nil),
-                        readsPlanes: true)
+                        readsPlanes: true, texel: Size(width: f, height: 2), origin: { _ in SIMD2(1, 1) },
+                        reach: rows &+ SIMD2(f, 2))
             try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
-                        readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))])
+                        readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))],
+                        texel: block, origin: { _ in margin }, reach: rows)
             let merged = kernel.mergeTaps
             try prepass(2, "reduced rows", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: 1))])
+                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: 1))],
+                        texel: block, origin: { _ in margin }, reach: columns)
             try prepass(3, "reduced columns", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: 2))])
-            blurredReads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
-            textures = [("prism_blurReduced", .prepass(node: blur, index: 3))]
+                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: 2))],
+                        texel: block, origin: { _ in margin }, reach: enlarged)
+            result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
+            result.textures = [("prism_blurReduced", .prepass(node: blur, index: 3))]
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            return (shape.targetSize, shape.attachments)
-        }
-        passes += try YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize, pixellate: nil,
-                                         planes: blurredReads, planeTextures: textures, readsSourcePlanes: kernel.sigma <= 0)
-        return passes
+        return result
     }
 }
