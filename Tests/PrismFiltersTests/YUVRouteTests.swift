@@ -378,7 +378,7 @@ final class YUVRouteTests: XCTestCase {
     /// rendered first by the same renderer (what they leave in its targets must not show in this one).
     func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat],
                 context: FrameContext = FrameContext(), earlier: [FrameContext] = [],
-                size: Size = YUVRouteTests.size) throws -> [Planes] {
+                size: Size = YUVRouteTests.size, route: GraphCompiler.Route? = nil) throws -> [Planes] {
         let w = size.width, h = size.height
         var uploadPlanes: [[UInt8]]
         if source == .nv12 {
@@ -389,7 +389,11 @@ final class YUVRouteTests: XCTestCase {
         let rowBytes = source == .nv12 ? [w, w] : [w, w / 2, w / 2]
         return try SharedGPU.get().perform {
             let renderer = try GraphRenderer(graph: graph, sourceFormat: source, sourceSize: size, sinks: sinks)
-            XCTAssertTrue(renderer.staysInYUV, "expected the Y'CbCr route")
+            if route == .rgb {
+                XCTAssertFalse(renderer.staysInYUV, "expected the R'G'B' route")
+            } else {
+                XCTAssertTrue(renderer.staysInYUV, "expected the Y'CbCr route")
+            }
             let uploader = FrameUploader(ringSize: 1)
             let frame = try Self.withPointers(&uploadPlanes, rowBytes: rowBytes) {
                 try uploader.upload(CPUFramePlanes(format: source, size: size, colorSpace: Self.space, planes: $0))

@@ -185,8 +185,8 @@ enum BenchSuite {
         case "blur-2": return BenchPSNRBound(luma: 32, chroma: 28)
         case "blur-10": return BenchPSNRBound(luma: 30, chroma: 22)
         case "blur-50": return BenchPSNRBound(luma: 24, chroma: 20)
-        // face-blur goes through R'G'B' (the gamut clamps what lies outside it), so even with no face the
-        // picture is not bit-exact: measured 46.4–72.7 dB (the BT.601 320x180 clip lowest).
+        // With no face the clip itself on 4:2:0 clips (Y'CbCr route: 99 dB); through R'G'B' (other clips,
+        // --rgb-route) the gamut clamps what lies outside it: measured 46.4–72.7 dB (BT.601 320x180 lowest).
         case "face-blur-none": return BenchPSNRBound(luma: 40, chroma: 40)
         // One face against FFmpeg's near-Gaussian blur merged through the same disc: over the frame as above,
         // and inside the disc (where the work is): measured Y 50.4–59.5, CbCr 48.4–56.2 there, while an

@@ -32,8 +32,13 @@ package struct CompileOptions: Sendable {
 /// One pass as planned: the programs it draws (their source), the target it renders (its shape), and
 /// what to bind — data only; `GraphRenderer` realises it into GL objects (`Realiser`).
 final class CompiledPass {
-    enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source }
-    enum TextureSource { case sourceTarget, node(Int), prepass(node: Int, index: Int) }
+    /// `fullResolution`: sink `sink`'s pixels in its Y'CbCr, before the packing (`FrameShaders.fullResolutionMain`).
+    enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source, fullResolution(sink: Int) }
+    enum TextureSource {
+        case sourceTarget, node(Int), prepass(node: Int, index: Int)
+        /// One of the three planes of a `fullResolution` pass.
+        case fullResolution(sink: Int, attachment: Int)
+    }
     /// A kernel whose code is in the pass, with its uniforms and textures as declared when planned: the
     /// pass's text declares exactly these, and the renderer sets each of them every frame.
     struct Member {
@@ -293,9 +298,19 @@ enum GraphCompiler {
                 materialized.insert(index)
             }
         }
+        // An expensive output into 8-bit planar 4:2:0 (whose packing evaluates each pixel three times: luma,
+        // then Cb and Cr texels apart) is evaluated once per pixel into full-resolution Y'CbCr planes, four
+        // pixels a fragment, and packed from them.
+        var fullResolution = false
+        if case .node(let id) = graph.output, !materialized.contains(id.index), options.fuse, layouts.count == 1,
+           layouts[0].format == .yuv420p,
+           fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized) >= 4 {
+            fullResolution = true
+        }
         // An output packed several ways is rendered once; so is an expensive one going into a layout
         // whose packing evaluates each pixel more than once (planar chroma, 10-bit).
-        if case .node(let id) = graph.output, !materialized.contains(id.index) {
+        if fullResolution {
+        } else if case .node(let id) = graph.output, !materialized.contains(id.index) {
             let cost = fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized)
             let repeated = layouts.contains { FrameShaders.evaluationsPerPixel($0.format) > 1 }
             if layouts.count > 1 || (repeated && cost > options.maxPackCost) { materialized.insert(id.index) }
@@ -315,9 +330,18 @@ enum GraphCompiler {
             }
             if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = FrameShaders.packMain(layout: layout)
-            return (shape.targetSize, shape.attachments)
+        if fullResolution {
+            let shape = FrameShaders.fullResolutionMain(layout: layouts[0], batched: false)
+            try budget.add(shape.targetSize, format: .rgba16f, attachments: shape.attachments, what: "the output's Y'CbCr")
+            try budget.addSinks(layouts) { layout in
+                let shape = YUVNativeShaders.packPlan(layout: layout, values: .declared(""))
+                return (shape.targetSize, shape.attachments)
+            }
+        } else {
+            try budget.addSinks(layouts) { layout in
+                let shape = FrameShaders.packMain(layout: layout)
+                return (shape.targetSize, shape.attachments)
+            }
         }
 
         var passes: [CompiledPass] = []
@@ -342,12 +366,37 @@ enum GraphCompiler {
                                                          pack: nil))
             }
         }
+        if fullResolution {
+            passes += try fullResolutionPasses(builder: builder, graph: graph, layout: layouts[0])
+            return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        }
         for (index, layout) in layouts.enumerated() {
             let shape = FrameShaders.packMain(layout: layout)
             let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
             passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+    }
+
+    /// The output evaluated once per pixel into full-resolution Y'CbCr planes, then packed into `layout` (sink 0).
+    private static func fullResolutionPasses(builder: PassBuilder, graph: FilterGraph, layout: PackedFrameLayout) throws -> [CompiledPass] {
+        let shape = FrameShaders.fullResolutionMain(layout: layout, batched: false)
+        let planes = try builder.expressionPass(root: graph.output, kind: .fullResolution(sink: 0),
+                                                target: TargetSpec(size: shape.targetSize, format: .rgba16f, attachments: shape.attachments),
+                                                pack: layout, fullResolution: true)
+        let plan = YUVNativeShaders.packPlan(layout: layout, values: .declared(YUVNativeShaders.fullResolutionReads(size: layout.size)))
+        let label = "pack \(layout.format.rawValue) (from full-resolution Y'CbCr)"
+        let draws = plan.draws.map { draw -> CompiledPass.Draw in
+            let source = FrameShaders.header + draw.main
+            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
+                                     rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
+        }
+        let pack = CompiledPass(kind: .sink(0), label: label, draws: draws,
+                                target: TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan),
+                                members: [], textures: ["prism_fullY", "prism_fullCb", "prism_fullCr"].enumerated().map {
+                                    ($0.element, .fullResolution(sink: 0, attachment: $0.offset))
+                                }, readsSourcePlanes: false, packLayout: nil)
+        return [planes, pack]
     }
 
     /// Every node's output size and each sink's layout, from the kernels alone (no GPU).
@@ -460,8 +509,9 @@ private struct PassBuilder {
     }
 
     /// A pass evaluating `root` at every pixel: into a texture, or packed for a sink.
+    /// `fullResolution`: `pack`'s pixels in its Y'CbCr, unpacked (`FrameShaders.fullResolutionMain`).
     func expressionPass(root: FilterGraph.Stream, kind: CompiledPass.Kind, target: TargetSpec,
-                        pack: PackedFrameLayout?) throws -> CompiledPass {
+                        pack: PackedFrameLayout?, fullResolution: Bool = false) throws -> CompiledPass {
         var code = Code()
         // The root itself is always computed here (that is what this pass is for), even if marked
         // materialized; everything upstream is fused unless it is a texture.
@@ -482,7 +532,9 @@ private struct PassBuilder {
         let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat) + code.declarations
         let mains: [PackDraw]
         if let pack {
-            mains = FrameShaders.packMain(layout: pack, batched: batched).draws.map {
+            let plan = fullResolution ? FrameShaders.fullResolutionMain(layout: pack, batched: batched)
+                : FrameShaders.packMain(layout: pack, batched: batched)
+            mains = plan.draws.map {
                 PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows, columns: $0.columns)
             }
         } else {
@@ -494,6 +546,7 @@ private struct PassBuilder {
         case .source: label = "source \(sourceFormat) → RGBA"
         case .materialize(let index): label = graph.nodes[index].name
         case .sink: label = "pack \(pack?.format.rawValue ?? "")"
+        case .fullResolution: label = "\(pack?.format.rawValue ?? "") planes at full resolution"
         case .prepass: label = "prepass"
         }
         let draws = mains.map { draw -> CompiledPass.Draw in

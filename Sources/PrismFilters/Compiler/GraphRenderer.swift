@@ -33,6 +33,8 @@ package final class GraphRenderer {
     /// Persistent prepasses (node, index) not yet drawn in the frame being rendered: readers get `previous`.
     private var pendingPersistent: Set<[Int]> = []
     private var sinkTargets: [Int: RenderTarget] = [:]
+    /// The full-resolution Y'CbCr planes an expensive output is packed from, by sink (`CompiledPass.Kind.fullResolution`).
+    private var fullResolutionTargets: [Int: RenderTarget] = [:]
     /// What each kernel's code and sizes were at compile time (see `isStale`).
     private let signatures: [String]
     private let compiledNodeSizes: [Size]
@@ -99,6 +101,7 @@ package final class GraphRenderer {
             case .materialize(let node): nodeTargets[node] = target
             case .prepass(let node, let index): prepassTargets[node, default: [:]][index] = target
             case .sink(let index): sinkTargets[index] = target
+            case .fullResolution(let sink): fullResolutionTargets[sink] = target
             }
         }
     }
@@ -249,14 +252,16 @@ package final class GraphRenderer {
         units.reset(to: firstFreeUnit)
         for binding in pass.textures {
             let target: RenderTarget?
+            var attachment = 0
             switch binding.source {
             case .sourceTarget: target = sourceTarget
             case .node(let node): target = nodeTargets[node]
             case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
+            case .fullResolution(let sink, let index): target = fullResolutionTargets[sink]; attachment = index
             }
             guard let target else { continue }
             let unit = units.next()
-            target.texture.bind(unit: unit)
+            target.textures[attachment].bind(unit: unit)
             program.set(binding.uniform, Int32(unit))
             // `<sampler>Size`, looked up once per program (the cache takes the sampler's name as prefix).
             program.set(at: program.location(prefix: binding.uniform, placeholder: "$Size"),

@@ -207,21 +207,9 @@ package enum FrameShaders {
         [.yuv420p, .nv12, .yuv422p, .yuv444p, .gray].contains(format)
     }
 
-    /// A `main` that writes `layout` (one RGBA8 target of `layout.textureSize`) from
-    /// `vec4 prism_pixel(vec2 p)`, which the caller defines before it. Luma is one evaluation per pixel;
-    /// chroma is the mean of the pixels it covers, computed in R'G'B'.
-    ///
-    /// `batched`: the pass also reads the source planes, and only at the pixel being packed; the
-    /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
-    /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
-    /// back to single fetches with the same results.
-    package static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
-        let size = layout.size
-        let format = layout.format
-        let batched = batched && canBatch(format)
-        // prism_eval(x, y): the clamped R'G'B' of pixel (x, y), edges replicated; prism_evalQuad: the
-        // four pixels (4tx ... 4tx+3, y). Written without arrays or dynamic indexing, which llvmpipe
-        // turns into memory traffic.
+    /// What every R'G'B' packing program starts with: `prism_eval` / `prism_evalQuad` (the clamped R'G'B' of
+    /// pixels, edges replicated, from `prism_pixel`), the packing uniforms, `prism_inRow`, `prism_luma4`.
+    static func packPrelude(size: Size, batched: Bool) -> String {
         let evalFunctions = batched
             ? """
               vec3 prism_evalWith(vec4 source, int x, int y) {
@@ -262,7 +250,7 @@ package enum FrameShaders {
               }
 
               """
-        let common = """
+        return """
             out vec4 prism_out;
             uniform vec3 prism_yRow;
             uniform vec3 prism_uRow;
@@ -280,6 +268,56 @@ package enum FrameShaders {
             }
 
             """
+    }
+
+    /// Cb and Cr of the mean of pixel pairs (a, b) in two rows.
+    static let chromaHelpers = """
+        vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
+        vec2 prism_cbcr(vec3 c) { return vec2(dot(prism_uRow, c), dot(prism_vRow, c)) + prism_yuvBias.yz; }
+
+        """
+
+    /// The pixels of a 4:2:0 frame of `layout.size` in the sink's Y'CbCr at full resolution, four a texel:
+    /// one draw writes luma, Cb and Cr of pixels 4tx … 4tx+3 of row y into three attachments (rgba16f, so each
+    /// pixel's chroma is not rounded before its 2×2 mean), from `prism_pixel` evaluated once per pixel —
+    /// the planar packing evaluates the chain three times per pixel (luma, then Cb and Cr texels apart).
+    /// `YUVNativeShaders.fullResolutionReads` packs the frame from them. Edges are replicated, as `packMain`'s.
+    package static func fullResolutionMain(layout: PackedFrameLayout, batched: Bool) -> PackPlan {
+        let size = layout.size
+        let main = (packPrelude(size: size, batched: batched && canBatch(layout.format)) + chromaHelpers)
+            .replacingOccurrences(of: "out vec4 prism_out;", with: """
+                layout(location = 0) out vec4 prism_planeY;
+                layout(location = 1) out vec4 prism_planeCb;
+                layout(location = 2) out vec4 prism_planeCr;
+                """) + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec3 r0, r1, r2, r3;
+                prism_evalQuad(t.x, t.y, r0, r1, r2, r3);
+                prism_planeY = prism_luma4(r0, r1, r2, r3);
+                vec2 c0 = prism_cbcr(r0), c1 = prism_cbcr(r1), c2 = prism_cbcr(r2), c3 = prism_cbcr(r3);
+                prism_planeCb = vec4(c0.x, c1.x, c2.x, c3.x);
+                prism_planeCr = vec4(c0.y, c1.y, c2.y, c3.y);
+            }
+
+            """
+        return PackPlan(draws: [PackDraw(main: main, rows: 0..<size.height)],
+                        targetSize: Size(width: (size.width + 3) / 4, height: size.height), attachments: 3, readPlan: nil)
+    }
+
+    /// A `main` that writes `layout` (one RGBA8 target of `layout.textureSize`) from
+    /// `vec4 prism_pixel(vec2 p)`, which the caller defines before it. Luma is one evaluation per pixel;
+    /// chroma is the mean of the pixels it covers, computed in R'G'B'.
+    ///
+    /// `batched`: the pass also reads the source planes, and only at the pixel being packed; the
+    /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
+    /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
+    /// back to single fetches with the same results.
+    package static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
+        let size = layout.size
+        let format = layout.format
+        let batched = batched && canBatch(format)
+        let common = packPrelude(size: size, batched: batched)
         let lumaRows = 0..<size.height
         switch format {
         case .rgba, .bgra:
@@ -312,12 +350,6 @@ package enum FrameShaders {
         let chromaWidth = chroma.width(for: size.width)
         let sx = 1 << chroma.horizontalShift, sy = 1 << chroma.verticalShift
         let chromaRows = sy == 2 ? "cy * 2, cy * 2 + 1" : "cy, cy"
-        // Cb and Cr of the mean of pixel pairs (a, b) in two rows.
-        let chromaHelpers = """
-            vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
-            vec2 prism_cbcr(vec3 c) { return vec2(dot(prism_uRow, c), dot(prism_vRow, c)) + prism_yuvBias.yz; }
-
-            """
         let luma: String
         let chromaBody: String
         var helpers = chromaHelpers

@@ -66,6 +66,39 @@ package enum YUVNativeShaders {
             """
     }
 
+    /// `.declared` values read from `FrameShaders.fullResolutionMain`'s three planes (`prism_fullY`,
+    /// `prism_fullCb`, `prism_fullCr`, four pixels a texel, already the sink's Y'CbCr): a luma texel is a
+    /// copy, a chroma sample the mean of its 2×2 pixels. Rows and texels past the frame repeat its edge.
+    package static func fullResolutionReads(size: Size) -> String {
+        """
+        uniform sampler2D prism_fullY;
+        uniform sampler2D prism_fullCb;
+        uniform sampler2D prism_fullCr;
+        ivec2 prism_fullTexel(int tx, int y) { return min(ivec2(tx, y), ivec2(\((size.width + 3) / 4 - 1), \(size.height - 1))); }
+        void prism_valueQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+            vec4 l = texelFetch(prism_fullY, prism_fullTexel(tx, y), 0);
+            v0 = vec3(l.x, 0.0, 0.0);
+            v1 = vec3(l.y, 0.0, 0.0);
+            v2 = vec3(l.z, 0.0, 0.0);
+            v3 = vec3(l.w, 0.0, 0.0);
+        }
+        // Chroma samples 4k ... 4k+3 of chroma row cy: pixels 8k ... 8k+7 of rows 2cy, 2cy+1.
+        void prism_chromaSamples(int k, int cy, out vec3 s0, out vec3 s1, out vec3 s2, out vec3 s3) {
+            ivec2 a = prism_fullTexel(2 * k, 2 * cy), b = prism_fullTexel(2 * k + 1, 2 * cy);
+            ivec2 c = prism_fullTexel(2 * k, 2 * cy + 1), d = prism_fullTexel(2 * k + 1, 2 * cy + 1);
+            vec4 cbA = texelFetch(prism_fullCb, a, 0) + texelFetch(prism_fullCb, c, 0);
+            vec4 cbB = texelFetch(prism_fullCb, b, 0) + texelFetch(prism_fullCb, d, 0);
+            vec4 crA = texelFetch(prism_fullCr, a, 0) + texelFetch(prism_fullCr, c, 0);
+            vec4 crB = texelFetch(prism_fullCr, b, 0) + texelFetch(prism_fullCr, d, 0);
+            s0 = vec3(0.0, cbA.x + cbA.y, crA.x + crA.y) * 0.25;
+            s1 = vec3(0.0, cbA.z + cbA.w, crA.z + crA.w) * 0.25;
+            s2 = vec3(0.0, cbB.x + cbB.y, crB.x + crB.y) * 0.25;
+            s3 = vec3(0.0, cbB.z + cbB.w, crB.z + crB.w) * 0.25;
+        }
+
+        """
+    }
+
     /// Where a packing pass gets pixel values from.
     package enum Values: Sendable {
         /// The input planes through `prism_chain`; `affine`: the chain is affine, so a chroma sample is the
