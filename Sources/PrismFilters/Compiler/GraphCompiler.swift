@@ -92,6 +92,10 @@ final class CompiledPass {
             case alignedBlocks(pixellate: Int)
             /// The frame has at most `limit` regions (`FilterKernel.regionLimits`).
             case fewRegions(limit: Int)
+            /// Every step of the chain keeps luma and chroma apart as said (`ChainUniforms.eachStepAllows`).
+            case leanSteps(LeanCondition)
+            /// All of these hold.
+            indirect case all([Condition])
         }
     }
 

@@ -236,6 +236,10 @@ package final class GraphRenderer {
             return graph.nodes[pixellate].kernel.blockAveraging?.blockEdgesAlign(on: sourceSize) == true
         case .fewRegions(let limit):
             return context.regions.count <= limit
+        case .leanSteps(let lean):
+            return chain?.eachStepAllows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
+        case .all(let conditions):
+            return conditions.allSatisfy { holds($0, chain: chain, frame: frame, context: context) }
         }
     }
 

@@ -178,12 +178,30 @@ struct YUVBlendPlan {
                         draws.append(background)
                     }
                 }
-                for draw in plan.draws {
+                for (drawIndex, draw) in plan.draws.enumerated() {
                     let source = blended + draw.main
                     var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
                                                    rows: draw.rows, columns: draw.columns, fragmentSource: source)
                     masked.mask = maskRegion(draw, outside: false)
-                    masked.variants = graph.nodes[generators[0]].kernel.regionLimits.map { limit in
+                    // Cheaper programs: the generator's for few regions; and, where every step keeps luma and
+                    // chroma apart (face-blur alone), the luma draw without chroma reads, the chroma draw without
+                    // luma reads (the blurred luma is the costliest read there).
+                    let limits = graph.nodes[generators[0]].kernel.regionLimits
+                    let lean: CompiledPass.LeanCondition? = switch layout.format {
+                    case .yuv420p: drawIndex == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
+                    case .gray: .lumaIgnoresChroma
+                    default: nil
+                    }
+                    if let lean {
+                        let leanValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
+                                                        masksAreZero: false, lean: lean)
+                        masked.variants += limits.map { limit in
+                            let source = reads + generatorCode(regionLimit: limit) + leanValues + draw.main
+                            return .init(program: ProgramSource(label: label + ", lean, ≤ \(limit) regions", fragment: source),
+                                         condition: .all([.leanSteps(lean), .fewRegions(limit: limit)]))
+                        }
+                    }
+                    masked.variants += limits.map { limit in
                         let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
                         return .init(program: ProgramSource(label: label + ", ≤ \(limit) regions", fragment: source),
                                      condition: .fewRegions(limit: limit))
@@ -265,7 +283,10 @@ struct YUVBlendPlan {
     }
 
     /// `masksAreZero`: every mask reads 0 (the pixels a mask does not reach).
-    private func valueFunctions(graph: FilterGraph, stepOf: [Int: Int], packStep: Int, masksAreZero: Bool) -> String {
+    /// `lean`: the draw needs only luma or only chroma and every step keeps them apart, so the other one's
+    /// planes are not read (zeros in their place).
+    private func valueFunctions(graph: FilterGraph, stepOf: [Int: Int], packStep: Int, masksAreZero: Bool,
+                                lean: CompiledPass.LeanCondition? = nil) -> String {
         func value(_ stream: FilterGraph.Stream) -> String {
             switch stream {
             case .source: return "src"
@@ -295,8 +316,8 @@ struct YUVBlendPlan {
         } else if blur != nil, !masksAreZero {
             let prefixed = prefix.reduce("raw") { value, node in stepOf[node].map { "prism_step\($0)(\(value))" } ?? value }
             effect = """
-                    vec4 bl = prism_blurYTexel(tx, y);
-                    vec4 bc = prism_blurChromaPair(tx, y >> 1);
+                    vec4 bl = \(lean == .chromaIgnoresLuma ? "vec4(0.0)" : "prism_blurYTexel(tx, y)");
+                    vec4 bc = \(lean == .lumaIgnoresChroma ? "vec4(0.0)" : "prism_blurChromaPair(tx, y >> 1)");
                     vec3 raw = vec3(bl.x, bc.xy); b0 = \(prefixed);
                     raw = vec3(bl.y, bc.xy); b1 = \(prefixed);
                     raw = vec3(bl.z, bc.zw); b2 = \(prefixed);
@@ -309,8 +330,8 @@ struct YUVBlendPlan {
             \(body)    return prism_step\(packStep)(\(value(graph.output)));
             }
             void prism_rowValues(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                vec4 l = prism_yTexel(tx, y);
-                vec4 c = prism_chromaPair(tx, y >> 1);
+                vec4 l = \(lean == .chromaIgnoresLuma ? "vec4(0.0)" : "prism_yTexel(tx, y)");
+                vec4 c = \(lean == .lumaIgnoresChroma ? "vec4(0.0)" : "prism_chromaPair(tx, y >> 1)");
                 vec3 b0 = vec3(0.0), b1 = vec3(0.0), b2 = vec3(0.0), b3 = vec3(0.0);
             \(effect)    vec2 p = vec2(float(tx * 4) + 0.5, float(y) + 0.5);
                 v0 = prism_value(vec3(l.x, c.xy), b0, p);

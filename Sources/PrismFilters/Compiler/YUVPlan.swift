@@ -403,6 +403,23 @@ final class ChainUniforms {
         }
     }
 
+    /// Whether every step on its own keeps luma from chroma (`.lumaIgnoresChroma`) or chroma from luma
+    /// (`.chromaIgnoresLuma`): then so does any mix of their results by weights (a masked blend), whatever
+    /// the number of steps — what a masked packing's lean programs need (`YUVBlendPlan`).
+    func eachStepAllows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
+        values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps.allSatisfy { step in
+            switch step {
+            case .affine(let m, _):
+                let luma = abs(m[0][1]) + abs(m[0][2]) < 1e-6, chroma = abs(m[1][0]) + abs(m[2][0]) < 1e-6
+                return condition == .lumaIgnoresChroma ? luma : condition == .chromaIgnoresLuma ? chroma : luma && chroma
+            case .curve(let w, _, let direction, _, _):
+                let luma = abs(w.y) + abs(w.z) < 1e-6, chroma = abs(direction.y) + abs(direction.z) < 1e-6
+                // A curve moves colours along `direction` by an amount read through `w`.
+                return condition == .lumaIgnoresChroma ? luma : condition == .chromaIgnoresLuma ? chroma : luma && chroma
+            }
+        }
+    }
+
     /// The values of `declared` then, when the chain has a lean form, of `leanDeclared`, for a frame in
     /// `source` space written in `output` space.
     func uniformValues(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> [UniformValue] {
