@@ -144,3 +144,23 @@ final class MaskRegionTests: XCTestCase {
         XCTAssertEqual(CompiledPass.MaskRegion.complement(of: nil, in: whole), [], "a mask that cannot say covers all")
     }
 }
+
+/// Cheaper programs are realised when first drawn: every one of them must compile, for every route's plans.
+final class ProgramVariantTests: XCTestCase {
+    func testEveryVariantCompiles() throws {
+        let graphs = ["invert, mono, pixellate(scale=16)", "noir", "face-blur", "face-pixellate", "invert, face-blur(radius=4), noir",
+                      "blur(radius=30)", "transfer", "[in]pixellate(scale=5)[px]; radial-gradient[m]; [px][in][m]blend-mask"]
+        var variants = 0
+        for text in graphs {
+            let graph = try GraphBinder().bind(text)
+            for sinks in [[PixelFormat.yuv420p], [.nv12], [.gray], [.yuv420p, .nv12]] {
+                try SharedGPU.get().perform {
+                    let renderer = try GraphRenderer(graph: graph, sourceFormat: .yuv420p, sourceSize: Size(width: 70, height: 38), sinks: sinks)
+                    variants += renderer.variantCount
+                    try renderer.realiseEveryVariant()
+                }
+            }
+        }
+        XCTAssertGreaterThan(variants, 50, "the graphs have lean, few-region and aligned-block programs")
+    }
+}

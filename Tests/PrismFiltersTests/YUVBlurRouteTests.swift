@@ -157,3 +157,35 @@ extension YUVRouteTests {
         }
     }
 }
+
+/// The R'G'B' route's masked output (`GraphCompiler.MaskedOutput`): on a frame with no face, face-blur skips the
+/// blur's passes and packs the input itself — the same bytes as no filter on that route; on a frame with a face
+/// after such frames, the same bytes as a renderer that never skipped.
+extension YUVRouteTests {
+    func testFaceBlurWithNoFaceCostsNoFilterOnTheRGBRoute() throws {
+        let size = Size(width: 96, height: 64)
+        let planes = Self.testPlanes(size: size)
+        let rgbRoute = CompileOptions(yuvRoute: false)
+        let face = FrameContext(regions: [FrameContext.Region(center: SIMD2(0.4, 0.5), radius: 0.15)])
+        for text in ["face-blur", "face-blur(radius=4)", "invert, face-blur(radius=40), mono", "face-pixellate"] {
+            let graph = try GraphBinder().bind(text)
+            for sink in [PixelFormat.yuv420p, .nv12] {
+                let plain = try render(try GraphBinder().bind(text.hasPrefix("invert") ? "invert, mono" : ""), planes: planes,
+                                       source: .yuv420p, sinks: [sink], size: size, route: .rgb, options: rgbRoute)[0]
+                var drawn = (0, 0)
+                let none = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], earlier: [face], size: size,
+                                      route: .rgb, options: rgbRoute, passesDrawn: { drawn = ($0, $1) })[0]
+                XCTAssertEqual(none, plain, "\(text) → \(sink), no face: the background alone")
+                XCTAssertLessThan(drawn.0, drawn.1, "\(text) → \(sink): the effect's passes are skipped with no face")
+                let fresh = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], context: face, size: size,
+                                       route: .rgb, options: rgbRoute)[0]
+                let afterNone = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], context: face,
+                                           earlier: [face, FrameContext()], size: size, route: .rgb, options: rgbRoute,
+                                           passesDrawn: { drawn = ($0, $1) })[0]
+                XCTAssertEqual(afterNone, fresh, "\(text) → \(sink): a face after a frame without one")
+                XCTAssertEqual(drawn.0, drawn.1, "\(text) → \(sink): every pass with a face")
+                XCTAssertNotEqual(fresh, plain, "\(text) → \(sink): the face is blurred")
+            }
+        }
+    }
+}

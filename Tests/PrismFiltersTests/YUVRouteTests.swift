@@ -378,7 +378,8 @@ final class YUVRouteTests: XCTestCase {
     /// rendered first by the same renderer (what they leave in its targets must not show in this one).
     func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat],
                 context: FrameContext = FrameContext(), earlier: [FrameContext] = [],
-                size: Size = YUVRouteTests.size, route: GraphCompiler.Route? = nil) throws -> [Planes] {
+                size: Size = YUVRouteTests.size, route: GraphCompiler.Route? = nil,
+                options: CompileOptions = CompileOptions(), passesDrawn: ((Int, Int) -> Void)? = nil) throws -> [Planes] {
         let w = size.width, h = size.height
         var uploadPlanes: [[UInt8]]
         if source == .nv12 {
@@ -388,7 +389,7 @@ final class YUVRouteTests: XCTestCase {
         }
         let rowBytes = source == .nv12 ? [w, w] : [w, w / 2, w / 2]
         return try SharedGPU.get().perform {
-            let renderer = try GraphRenderer(graph: graph, sourceFormat: source, sourceSize: size, sinks: sinks)
+            let renderer = try GraphRenderer(graph: graph, sourceFormat: source, sourceSize: size, sinks: sinks, options: options)
             if route == .rgb {
                 XCTAssertFalse(renderer.staysInYUV, "expected the R'G'B' route")
             } else {
@@ -399,6 +400,7 @@ final class YUVRouteTests: XCTestCase {
                 try uploader.upload(CPUFramePlanes(format: source, size: size, colorSpace: Self.space, planes: $0))
             }
             for frameContext in earlier + [context] { try renderer.render(frame, context: frameContext) }
+            passesDrawn?(renderer.lastFramePasses, renderer.passCount)
             return try sinks.indices.map { index in
                 let layout = renderer.sinkLayouts[index]
                 var packed = [UInt8](repeating: 0, count: layout.byteCount)

@@ -96,6 +96,8 @@ final class CompiledPass {
             case leanSteps(LeanCondition)
             /// All of these hold.
             indirect case all([Condition])
+            /// Generator `generator`'s `channel` is zero everywhere this frame (`nonzeroRegions` says so).
+            case maskIsZero(generator: Int, channel: Int)
         }
     }
 
@@ -203,19 +205,22 @@ final class CompiledPass {
 
     let kind: Kind
     let label: String
-    let draws: [Draw]
+    var draws: [Draw]
     /// The target's shape (a persistent prepass gets two of it).
     var target: TargetSpec
     /// Kernels whose code is in the program: each sets its uniforms.
     let members: [Member]
     /// Sampler uniforms bound to other passes' targets.
     let textures: [(uniform: String, source: TextureSource)]
-    let readsSourcePlanes: Bool
+    var readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
     /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
     var persistent = false
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
+    /// Not drawn on frames where this generator's channel is zero everywhere: the pass feeds only what a
+    /// masked blend hides there (the R'G'B' route's `face-blur` with no face: the blur's passes).
+    var skippedWhereMaskIsZero: (generator: Int, channel: Int)?
     /// A compute prepass: its one draw's program is dispatched as these work groups, with the target bound
     /// as image unit 0 (the shader's `layout(binding = 0)` image).
     var computeGroups: SIMD2<Int>?
@@ -305,8 +310,11 @@ enum GraphCompiler {
         // An expensive output into 8-bit planar 4:2:0 (whose packing evaluates each pixel three times: luma,
         // then Cb and Cr texels apart) is evaluated once per pixel into full-resolution Y'CbCr planes, four
         // pixels a fragment, and packed from them.
+        // Not for a masked output (`MaskedOutput`): its frames without a face pack the background alone,
+        // which is cheaper straight from the planes.
+        let maskedOutput = MaskedOutput(graph)
         var fullResolution = false
-        if case .node(let id) = graph.output, !materialized.contains(id.index), options.fuse, layouts.count == 1,
+        if case .node(let id) = graph.output, !materialized.contains(id.index), options.fuse, layouts.count == 1, maskedOutput == nil,
            layouts[0].format == .yuv420p,
            fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized) >= 4 {
             fullResolution = true
@@ -372,14 +380,116 @@ enum GraphCompiler {
         }
         if fullResolution {
             passes += try fullResolutionPasses(builder: builder, graph: graph, layout: layouts[0])
-            return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+        } else {
+            for (index, layout) in layouts.enumerated() {
+                let shape = FrameShaders.packMain(layout: layout)
+                let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
+                passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
+            }
         }
-        for (index, layout) in layouts.enumerated() {
-            let shape = FrameShaders.packMain(layout: layout)
-            let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
-            passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
+        if let masked = maskedOutput {
+            try masked.apply(to: passes, builder: builder)
         }
         return Result(passes: passes, sinkLayouts: layouts, outputSize: outputSize, nodeSizes: sizes)
+    }
+
+    /// An output that is a blend by one generated mask, on the R'G'B' route: on frames where the mask is zero
+    /// everywhere (no face), the passes that feed only the blend's effect are skipped and the passes that
+    /// evaluate the output draw its background instead (a variant per draw), so such frames cost the
+    /// background alone. (The Y'CbCr route's `YUVBlendPlan` also bounds the work by the mask's rectangles.)
+    struct MaskedOutput {
+        let output: Int
+        /// The blend: the output, or under it through colour maps (single-input point-wise kernels).
+        let blend: Int
+        let generator: Int
+        let channel: Int
+        /// The blend's input where the mask is 0.
+        let background: FilterGraph.Stream
+
+        init?(_ graph: FilterGraph) {
+            guard case .node(let output) = graph.output else { return nil }
+            var index = output.index
+            while graph.nodes[index].kernel.colorBlend == nil {
+                let node = graph.nodes[index], kernel = node.kernel
+                guard kernel.isPointwise, node.inputs.count == 1, kernel.prepasses.isEmpty, kernel.textureInputs.isEmpty,
+                      case .node(let next) = node.inputs[0] else { return nil }
+                index = next.index
+            }
+            guard let blend = graph.nodes[index].kernel.colorBlend, graph.nodes[index].inputs.count == 3,
+                  case .node(let weight) = graph.nodes[index].inputs[blend.weight], graph.nodes[weight.index].inputs.isEmpty
+            else { return nil }
+            func ancestors(_ stream: FilterGraph.Stream) -> Set<Int> {
+                guard case .node(let id) = stream else { return [] }
+                return graph.nodes[id.index].inputs.reduce(into: [id.index]) { $0.formUnion(ancestors($1)) }
+            }
+            let inputs = graph.nodes[index].inputs
+            self.output = output.index
+            self.blend = index
+            generator = weight.index
+            channel = blend.channel
+            background = inputs[blend.from]
+        }
+
+        /// Marks the passes a zero mask does not need and gives the sink passes their background programs.
+        fileprivate func apply(to passes: [CompiledPass], builder: PassBuilder) throws {
+            let graph = builder.graph
+            func ancestors(_ stream: FilterGraph.Stream) -> Set<Int> {
+                guard case .node(let id) = stream else { return [] }
+                return graph.nodes[id.index].inputs.reduce(into: [id.index]) { $0.formUnion(ancestors($1)) }
+            }
+            // The background's nodes: the blend's `from` input and the colour maps above the blend.
+            var backgroundNodes = ancestors(background)
+            var index = output
+            while index != blend {
+                backgroundNodes.insert(index)
+                guard case .node(let next) = graph.nodes[index].inputs[0] else { break }
+                index = next.index
+            }
+            // Evaluated from the frame's planes, fused, except what must be a texture (a kernel's texture input).
+            var textureInputs = Set<Int>(), sourceIsTexture = false
+            for node in backgroundNodes {
+                for input in graph.nodes[node].kernel.textureInputs {
+                    switch graph.nodes[node].inputs[input] {
+                    case .source: sourceIsTexture = true
+                    case .node(let id): textureInputs.formUnion(ancestors(.node(id)))
+                    }
+                }
+            }
+            var plain = builder
+            plain.replaced = [blend: background]
+            plain.materialized = builder.materialized.intersection(textureInputs)
+            plain.sourceMaterialized = builder.sourceMaterialized && sourceIsTexture
+            let root = output == blend ? background : graph.output
+            for pass in passes where !pass.persistent {
+                let needed: Bool
+                switch pass.kind {
+                case .sink:
+                    let variant = try plain.expressionPass(root: root, kind: pass.kind, target: pass.target, pack: pass.packLayout)
+                    precondition(variant.draws.count == pass.draws.count, "the same packing draws the same rectangles")
+                    for draw in pass.draws.indices {
+                        pass.draws[draw].variants.insert(.init(program: variant.draws[draw].program,
+                                                               condition: .maskIsZero(generator: generator, channel: channel)), at: 0)
+                    }
+                    pass.readsSourcePlanes = pass.readsSourcePlanes || variant.readsSourcePlanes
+                    needed = true
+                case .prepass(let node, _): needed = backgroundNodes.contains(node) || textureInputs.contains(node)
+                case .materialize(let node): needed = plain.materialized.contains(node)
+                case .source: needed = plain.sourceMaterialized
+                case .fullResolution: needed = true
+                }
+                if !needed { pass.skippedWhereMaskIsZero = (generator, channel) }
+            }
+            // The source's texture stays while a pass still drawn (other than the sinks, whose backgrounds read
+            // the planes) reads it.
+            let readsSource = { (pass: CompiledPass) in pass.textures.contains { if case .sourceTarget = $0.source { true } else { false } } }
+            if let source = passes.first(where: { if case .source = $0.kind { true } else { false } }),
+               passes.contains(where: { pass in
+                   if case .sink = pass.kind { return false }
+                   return pass.skippedWhereMaskIsZero == nil && readsSource(pass)
+               }) {
+                source.skippedWhereMaskIsZero = nil
+            }
+        }
     }
 
     /// The output evaluated once per pixel into full-resolution Y'CbCr planes, then packed into `layout` (sink 0).
@@ -502,8 +612,10 @@ private struct PassBuilder {
     let sizes: [Size]
     let sourceFormat: PixelFormat
     let sourceSize: Size
-    let materialized: Set<Int>
-    let sourceMaterialized: Bool
+    var materialized: Set<Int>
+    var sourceMaterialized: Bool
+    /// Nodes evaluated as another stream instead (a masked blend as its background, `MaskedOutput`).
+    var replaced: [Int: FilterGraph.Stream] = [:]
 
     func sizeOf(_ stream: FilterGraph.Stream) -> Size {
         switch stream {
@@ -632,6 +744,7 @@ private struct PassBuilder {
         case .source:
             return sourceCall(&code, forceFused: false)
         case .node(let id):
+            if let stream = replaced[id.index] { return call(for: stream, into: &code) }
             if materialized.contains(id.index) { return fetchCall(uniform: "m\(id.index)", source: .node(id.index), &code) }
             return emitNode(id.index, into: &code)
         }

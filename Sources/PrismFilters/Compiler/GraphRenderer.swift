@@ -19,7 +19,10 @@ package final class GraphRenderer {
     private let passes: [CompiledPass]
     /// Each pass's target, and for a draw its program and its variants' (realised from the plan).
     private let targets: [RenderTarget]
-    private let programs: [[(main: ShaderProgram, variants: [ShaderProgram])]]
+    /// Each pass's draws: the program realised when compiling (any error in a graph's code shows there), and
+    /// its cheaper variants, realised the first time one is drawn (most frames of most runs need few of them).
+    private var programs: [[(main: ShaderProgram, variants: [ShaderProgram?])]]
+    private let realiser: Realiser
     /// The second targets of persistent prepasses.
     private let alternates: [RenderTarget]
     private let pool: TexturePool
@@ -56,7 +59,7 @@ package final class GraphRenderer {
         var prepared: [FilterKernel] = []
         let result: GraphCompiler.Result
         var targets: [RenderTarget] = [], alternates: [Int: RenderTarget] = [:]
-        var programs: [[(main: ShaderProgram, variants: [ShaderProgram])]] = []
+        var programs: [[(main: ShaderProgram, variants: [ShaderProgram?])]] = []
         let realiser = Realiser(targets: pool)
         do {
             for node in graph.nodes {
@@ -68,7 +71,7 @@ package final class GraphRenderer {
             for (index, pass) in result.passes.enumerated() {
                 targets.append(try realiser.target(pass.target))
                 programs.append(try pass.draws.map { draw in
-                    (try realiser.program(draw.program), try draw.variants.map { try realiser.program($0.program) })
+                    (try realiser.program(draw.program), [ShaderProgram?](repeating: nil, count: draw.variants.count))
                 })
                 if pass.persistent { alternates[index] = try realiser.target(pass.target) }
             }
@@ -86,6 +89,7 @@ package final class GraphRenderer {
         self.passes = result.passes
         self.targets = targets
         self.programs = programs
+        self.realiser = realiser
         self.alternates = Array(alternates.values)
         self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
                                                                   sourceSize: sourceSize) }
@@ -149,6 +153,8 @@ package final class GraphRenderer {
 
     /// Number of draws per frame.
     package var passCount: Int { passes.count }
+    /// The passes the last `render` drew (fewer than `passCount` where a zero mask skips some).
+    package private(set) var lastFramePasses = 0
     /// The label of each pass, in order (for stats and benchmarks).
     package var passLabels: [String] { passes.map(\.label) }
     /// The generated fragment shaders, in pass order.
@@ -171,7 +177,13 @@ package final class GraphRenderer {
                 pendingPersistent.insert([node, prepass])
             }
         }
+        lastFramePasses = 0
         for (index, pass) in passes.enumerated() {
+            // What only a zero mask's blend reads is not made on such frames.
+            if let mask = pass.skippedWhereMaskIsZero, maskIsZero(generator: mask.generator, channel: mask.channel, context: context) {
+                continue
+            }
+            lastFramePasses += 1
             timer?.begin(pass: index)
             let target = persistent[index]?.current ?? targets[index]
             if let groups = pass.computeGroups {
@@ -210,10 +222,9 @@ package final class GraphRenderer {
                 if mask.outside { areas = CompiledPass.MaskRegion.complement(of: areas, in: whole) }
                 if areas?.isEmpty == true { continue }
             }
-            let realised = programs[index][drawIndex]
             let chain = draw.colorChain ?? pass.colorChain
             let program = draw.variants.indices.first { holds(draw.variants[$0].condition, chain: chain, frame: frame, context: context) }
-                .map { realised.variants[$0] } ?? realised.main
+                .map { variant(pass: index, draw: drawIndex, $0) } ?? programs[index][drawIndex].main
             bind(pass, program, frame: frame, context: context, chain: chain)
             if let box = blockBox {
                 program.set(at: program.location(PixellateShaders.blockBox.name),
@@ -224,6 +235,42 @@ package final class GraphRenderer {
                 program.drawFullscreen()
             }
         }
+    }
+
+    /// How many cheaper programs the draws have in all.
+    package var variantCount: Int { passes.reduce(0) { $0 + $1.draws.reduce(0) { $0 + $1.variants.count } } }
+
+    /// Realises every variant not yet drawn, so that a test sees any that does not compile.
+    package func realiseEveryVariant() throws {
+        for (pass, realised) in programs.enumerated() {
+            for (draw, programsOfDraw) in realised.enumerated() {
+                for variant in programsOfDraw.variants.indices where programsOfDraw.variants[variant] == nil {
+                    programs[pass][draw].variants[variant] = try realiser.program(passes[pass].draws[draw].variants[variant].program)
+                }
+            }
+        }
+    }
+
+    /// Variant `variant` of a draw's program, realised now if it has not been. A variant is the same code
+    /// specialised, so one that does not compile is Prism's bug: tests stop on it; a run draws the main
+    /// program, which is right for every frame.
+    private func variant(pass: Int, draw: Int, _ variant: Int) -> ShaderProgram {
+        if let program = programs[pass][draw].variants[variant] { return program }
+        let program: ShaderProgram
+        do {
+            program = try realiser.program(passes[pass].draws[draw].variants[variant].program)
+        } catch {
+            assertionFailure("variant \(variant) of \(passes[pass].label) does not compile: \(error)")
+            program = programs[pass][draw].main
+        }
+        programs[pass][draw].variants[variant] = program
+        return program
+    }
+
+    /// Whether generator `generator`'s `channel` is zero everywhere in this frame, by its own account.
+    private func maskIsZero(generator: Int, channel: Int, context: FrameContext) -> Bool {
+        graph.nodes[generator].kernel.nonzeroRegions(channel: channel, frame: context, size: outputSize)?
+            .allSatisfy(\.isEmpty) ?? false
     }
 
     /// Whether a draw's cheaper program is right for this frame.
@@ -240,6 +287,8 @@ package final class GraphRenderer {
             return chain?.eachStepAllows(lean, sourceSpace: frame.colorSpace, outputSpace: outputColorSpace(for: frame)) == true
         case .all(let conditions):
             return conditions.allSatisfy { holds($0, chain: chain, frame: frame, context: context) }
+        case .maskIsZero(let generator, let channel):
+            return maskIsZero(generator: generator, channel: channel, context: context)
         }
     }
 
