@@ -87,7 +87,8 @@ extension YUVRouteTests {
 /// chain alone. Against the definition: the exact Gaussian of the R'G'B' picture mixed in by face-mask's
 /// documented weights, chroma the mean of each 2×2 block.
 extension YUVRouteTests {
-    /// face-mask's maths (size 1.2, feather 0.25): the weight of the effect at each pixel.
+    /// face-mask's documented maths with its defaults: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25));
+    /// the weight of the effect at each pixel.
     static func faceWeights(_ regions: [FrameContext.Region], size: Size) -> [Double] {
         let w = size.width, h = size.height
         return (0..<(w * h)).map { i in
@@ -169,19 +170,25 @@ extension YUVRouteTests {
         let face = FrameContext(regions: [FrameContext.Region(center: SIMD2(0.4, 0.5), radius: 0.15)])
         for text in ["face-blur", "face-blur(radius=4)", "invert, face-blur(radius=40), mono", "face-pixellate"] {
             let graph = try GraphBinder().bind(text)
-            for sink in [PixelFormat.yuv420p, .nv12] {
-                let plain = try render(try GraphBinder().bind(text.hasPrefix("invert") ? "invert, mono" : ""), planes: planes,
-                                       source: .yuv420p, sinks: [sink], size: size, route: .rgb, options: rgbRoute)[0]
+            for sinks in [[PixelFormat.yuv420p], [.nv12], [.yuv420p, .nv12]] {
+                let sink = sinks.map(\.rawValue).joined(separator: "+")
+                // The background packed straight from the planes, one sink at a time (two sinks without a filter
+                // would pack an 8-bit R'G'B' copy of the input).
+                let plain = try sinks.map { sink in
+                    try render(try GraphBinder().bind(text.hasPrefix("invert") ? "invert, mono" : ""), planes: planes,
+                               source: .yuv420p, sinks: [sink], size: size, route: .rgb, options: rgbRoute)[0]
+                }
                 var drawn = (0, 0)
-                let none = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], earlier: [face], size: size,
-                                      route: .rgb, options: rgbRoute, passesDrawn: { drawn = ($0, $1) })[0]
+                // Timed per pass (the dev preview's timing): a skipped pass is timed as empty.
+                let none = try render(graph, planes: planes, source: .yuv420p, sinks: sinks, earlier: [face], size: size,
+                                      route: .rgb, options: rgbRoute, passesDrawn: { drawn = ($0, $1) }, timed: true)
                 XCTAssertEqual(none, plain, "\(text) → \(sink), no face: the background alone")
                 XCTAssertLessThan(drawn.0, drawn.1, "\(text) → \(sink): the effect's passes are skipped with no face")
-                let fresh = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], context: face, size: size,
-                                       route: .rgb, options: rgbRoute)[0]
-                let afterNone = try render(graph, planes: planes, source: .yuv420p, sinks: [sink], context: face,
+                let fresh = try render(graph, planes: planes, source: .yuv420p, sinks: sinks, context: face, size: size,
+                                       route: .rgb, options: rgbRoute)
+                let afterNone = try render(graph, planes: planes, source: .yuv420p, sinks: sinks, context: face,
                                            earlier: [face, FrameContext()], size: size, route: .rgb, options: rgbRoute,
-                                           passesDrawn: { drawn = ($0, $1) })[0]
+                                           passesDrawn: { drawn = ($0, $1) })
                 XCTAssertEqual(afterNone, fresh, "\(text) → \(sink): a face after a frame without one")
                 XCTAssertEqual(drawn.0, drawn.1, "\(text) → \(sink): every pass with a face")
                 XCTAssertNotEqual(fresh, plain, "\(text) → \(sink): the face is blurred")

@@ -230,7 +230,6 @@ final class YUVRouteTests: XCTestCase {
     func testMasksThatReachPartOfTheFrameOnly() throws {
         let planes = Self.testPlanes()
         let graph = try GraphBinder().bind("[in]pixellate(scale=5)[px]; face-mask[m]; [px][in][m]blend-mask")
-        let w = Self.size.width, h = Self.size.height
         for regions in [[FrameContext.Region(center: SIMD2(0.3, 0.25), radius: 0.08)],
                         [FrameContext.Region(center: SIMD2(0.8, 0.95), radius: 0.1),
                          FrameContext.Region(center: SIMD2(0.1, 0.05), radius: 0.05)],
@@ -239,18 +238,9 @@ final class YUVRouteTests: XCTestCase {
                         (0..<5).map { FrameContext.Region(center: SIMD2(0.1 + 0.2 * Double($0), 0.5), radius: 0.04) }] {
             let source = Self.rgb(planes)
             let front = Self.apply([.pixellate(scale: 5, center: SIMD2(0.5, 0.5))], to: source)
-            // face-mask's documented maths: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25)).
-            let blended = (0..<(w * h)).map { i -> SIMD3<Double> in
-                let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
-                var uncovered = 1.0
-                for region in regions {
-                    let r1 = region.radius * Double(w) * 1.2, r0 = r1 * 0.75
-                    let c = SIMD2(region.center.x * Double(w), region.center.y * Double(h))
-                    let d = ((p - c) * (p - c)).sum().squareRoot()
-                    uncovered *= min(max((d - r0) / (r1 - r0), 0), 1)
-                }
-                return source[i] + (front[i] - source[i]) * (1 - uncovered)
-            }
+            // face-mask's documented maths (`faceWeights`).
+            let weights = Self.faceWeights(regions, size: Self.size)
+            let blended = source.indices.map { source[$0] + (front[$0] - source[$0]) * weights[$0] }
             for format in [PixelFormat.yuv420p, .nv12] {
                 let outputs = try render(graph, planes: planes, source: format, sinks: [.yuv420p, .nv12, .gray],
                                          context: FrameContext(regions: regions))
@@ -379,7 +369,8 @@ final class YUVRouteTests: XCTestCase {
     func render(_ graph: FilterGraph, planes: Planes, source: PixelFormat, sinks: [PixelFormat],
                 context: FrameContext = FrameContext(), earlier: [FrameContext] = [],
                 size: Size = YUVRouteTests.size, route: GraphCompiler.Route? = nil,
-                options: CompileOptions = CompileOptions(), passesDrawn: ((Int, Int) -> Void)? = nil) throws -> [Planes] {
+                options: CompileOptions = CompileOptions(), passesDrawn: ((Int, Int) -> Void)? = nil,
+                timed: Bool = false) throws -> [Planes] {
         let w = size.width, h = size.height
         var uploadPlanes: [[UInt8]]
         if source == .nv12 {
@@ -399,7 +390,12 @@ final class YUVRouteTests: XCTestCase {
             let frame = try Self.withPointers(&uploadPlanes, rowBytes: rowBytes) {
                 try uploader.upload(CPUFramePlanes(format: source, size: size, colorSpace: Self.space, planes: $0))
             }
+            // Timed as the dev preview times (GPU queries per pass where the driver has them).
+            let timer = timed ? PassTimer(passCount: renderer.passCount, extensions: try SharedGPU.get().info.extensions) : nil
+            renderer.timer = timer
             for frameContext in earlier + [context] { try renderer.render(frame, context: frameContext) }
+            timer?.finish()
+            try GLError.check("rendering \(earlier.count + 1) frame(s)")
             passesDrawn?(renderer.lastFramePasses, renderer.passCount)
             return try sinks.indices.map { index in
                 let layout = renderer.sinkLayouts[index]

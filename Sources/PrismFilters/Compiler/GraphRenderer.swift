@@ -179,12 +179,14 @@ package final class GraphRenderer {
         }
         lastFramePasses = 0
         for (index, pass) in passes.enumerated() {
-            // What only a zero mask's blend reads is not made on such frames.
+            timer?.begin(pass: index)
+            // What only a zero mask's blend reads is not made on such frames (timed as empty: the timer's
+            // queries are per pass).
             if let mask = pass.skippedWhereMaskIsZero, maskIsZero(generator: mask.generator, channel: mask.channel, context: context) {
+                timer?.end(pass: index)
                 continue
             }
             lastFramePasses += 1
-            timer?.begin(pass: index)
             let target = persistent[index]?.current ?? targets[index]
             if let groups = pass.computeGroups {
                 // A compute pass: the target is an image the program stores into, not a framebuffer.
