@@ -418,10 +418,6 @@ enum GraphCompiler {
             guard let blend = graph.nodes[index].kernel.colorBlend, graph.nodes[index].inputs.count == 3,
                   case .node(let weight) = graph.nodes[index].inputs[blend.weight], graph.nodes[weight.index].inputs.isEmpty
             else { return nil }
-            func ancestors(_ stream: FilterGraph.Stream) -> Set<Int> {
-                guard case .node(let id) = stream else { return [] }
-                return graph.nodes[id.index].inputs.reduce(into: [id.index]) { $0.formUnion(ancestors($1)) }
-            }
             let inputs = graph.nodes[index].inputs
             self.output = output.index
             self.blend = index
@@ -433,9 +429,13 @@ enum GraphCompiler {
         /// Marks the passes a zero mask does not need and gives the sink passes their background programs.
         fileprivate func apply(to passes: [CompiledPass], builder: PassBuilder) throws {
             let graph = builder.graph
+            /// The nodes `stream` is computed from, itself included (visited once each: graphs share streams).
             func ancestors(_ stream: FilterGraph.Stream) -> Set<Int> {
-                guard case .node(let id) = stream else { return [] }
-                return graph.nodes[id.index].inputs.reduce(into: [id.index]) { $0.formUnion(ancestors($1)) }
+                var found = Set<Int>(), pending = [stream]
+                while let next = pending.popLast() {
+                    if case .node(let id) = next, found.insert(id.index).inserted { pending += graph.nodes[id.index].inputs }
+                }
+                return found
             }
             // The background's nodes: the blend's `from` input and the colour maps above the blend.
             var backgroundNodes = ancestors(background)
