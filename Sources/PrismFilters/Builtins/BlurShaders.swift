@@ -189,6 +189,61 @@ enum BlurShaders {
         return (inner, edge, 1..<(luma.width / f + 1))
     }
 
+    /// Box means by 4 straight from the planes, into the reduced image with its margin (`BlurKernel.Reduced`, f = 4):
+    /// texel (j, i) is the mean of luma samples [4(j − m), 4(j − m) + 4) of rows [4(i − m), 4(i − m) + 4), and of the
+    /// 2×2 chroma samples under them (m = margin / 4), samples and rows beyond the plane repeating the edge — what
+    /// `rowMeans` then `columnMeans` give, in one pass (a pass costs more than the fetches on llvmpipe). `inner`: whole
+    /// blocks inside the frame (`innerColumns`, `innerRows`), whole texels a row; `edge`: every sample clamped.
+    static func blockMeans(luma: Plane, chroma: Plane, reduced: BlurKernel.Reduced)
+        -> (inner: String, edge: String, innerColumns: Range<Int>, innerRows: Range<Int>) {
+        precondition(reduced.factor == 4, "straight block means are for f = 4 (larger f: rowMeans, columnMeans)")
+        let m = reduced.margin / 4
+        let head = """
+            out vec4 prism_out;
+            void main() {
+                ivec2 b = ivec2(gl_FragCoord.xy) - \(m);
+                float luma = 0.0, cbSum = 0.0, crSum = 0.0;
+
+            """
+        let tail = "    prism_out = vec4(luma / 16.0, cbSum / 4.0, crSum / 4.0, 1.0);\n}\n"
+        let inner = head + """
+                for (int r = 0; r < 4; r++) luma += dot(prism_yTexel(b.x, 4 * b.y + r), vec4(1.0));
+                // Chroma samples 2b.x, 2b.x + 1: one half of texel b.x / 2.
+                vec4 side = (b.x & 1) == 0 ? vec4(1.0, 1.0, 0.0, 0.0) : vec4(0.0, 0.0, 1.0, 1.0);
+                for (int r = 0; r < 2; r++) {
+                    vec4 cb, cr;
+                    prism_chromaQuad(b.x >> 1, 2 * b.y + r, cb, cr);
+                    cbSum += dot(cb, side);
+                    crSum += dot(cr, side);
+                }
+
+            """ + tail
+        let edge = """
+            vec4 prism_oneHot(int x) { return vec4(equal(ivec4(x & 3), ivec4(0, 1, 2, 3))); }
+
+            """ + head + """
+                for (int r = 0; r < 4; r++) {
+                    int y = clamp(4 * b.y + r, 0, \(luma.rows - 1));
+                    for (int i = 0; i < 4; i++) {
+                        int x = clamp(4 * b.x + i, 0, \(luma.width - 1));
+                        luma += dot(prism_yTexel(x >> 2, y), prism_oneHot(x));
+                    }
+                }
+                for (int r = 0; r < 2; r++) {
+                    int cy = clamp(2 * b.y + r, 0, \(chroma.rows - 1));
+                    for (int i = 0; i < 2; i++) {
+                        int x = clamp(2 * b.x + i, 0, \(chroma.width - 1));
+                        vec4 cb, cr;
+                        prism_chromaQuad(x >> 2, cy, cb, cr);
+                        cbSum += dot(cb, prism_oneHot(x));
+                        crSum += dot(cr, prism_oneHot(x));
+                    }
+                }
+
+            """ + tail
+        return (inner, edge, m..<(m + luma.width / 4), m..<(m + luma.rows / 4))
+    }
+
     /// Size of `rowMeans`' target: the blocks across and the row pairs down, plus an edge column and row each side.
     static func rowMeansSize(luma: Plane, factor: Int) -> Size {
         Size(width: (luma.width + factor - 1) / factor + 2, height: (luma.rows + 1) / 2 + 2)

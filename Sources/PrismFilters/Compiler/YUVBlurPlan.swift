@@ -137,36 +137,58 @@ struct YUVBlurPlan {
             let f = kernel.planeReduction
             let reduced = BlurKernel.Reduced(sigma: kernel.sigma, factor: f)
             let reducedSize = reduced.size(input: sourceSize)
-            let means = BlurShaders.rowMeans(luma: luma, chroma: chroma, factor: f)
-            let meansSize = BlurShaders.rowMeansSize(luma: luma, factor: f)
             // Reaches, from the packing back: the enlargement reads reduced texels up to two from a pixel's,
             // each direction of the reduced Gaussian its taps (within the margin), the means their blocks.
             let block = Size(width: f, height: f), margin = SIMD2(repeating: reduced.margin / f)
             let enlarged = pack &+ SIMD2(repeating: 3 * f)
             let columns = enlarged &+ SIMD2(0, reduced.margin + f)
             let rows = columns &+ SIMD2(reduced.margin + f, 0)
-            try prepass(0, "block rows", size: meansSize, format: .rgba16f,
-                        draws: split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
-                                     width: meansSize.width, rows: nil),
-                        readsPlanes: true, texel: Size(width: f, height: 2), origin: { _ in SIMD2(1, 1) },
-                        reach: rows &+ SIMD2(f, 2))
-            try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
-                        draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
-                        readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))],
-                        texel: block, origin: { _ in margin }, reach: rows)
+            var next = 0
+            if f == 4 {
+                // Box means straight from the planes, one pass (16 luma and 8 chroma samples a block).
+                let means = BlurShaders.blockMeans(luma: luma, chroma: chroma, reduced: reduced)
+                let inner = sourceReads + means.inner, edge = sourceReads + means.edge
+                var draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)] = []
+                if means.innerColumns.isEmpty || means.innerRows.isEmpty {
+                    draws = [(edge, nil, nil)]
+                } else {
+                    let width = reducedSize.width, height = reducedSize.height
+                    draws = [(edge, 0..<means.innerRows.lowerBound, 0..<width),
+                             (edge, means.innerRows.upperBound..<height, 0..<width),
+                             (edge, means.innerRows, 0..<means.innerColumns.lowerBound),
+                             (edge, means.innerRows, means.innerColumns.upperBound..<width),
+                             (inner, means.innerRows, means.innerColumns)]
+                }
+                try prepass(0, "blocks", size: reducedSize, format: .rgba16f, draws: draws, readsPlanes: true,
+                            texel: block, origin: { _ in margin }, reach: rows)
+                next = 1
+            } else {
+                let means = BlurShaders.rowMeans(luma: luma, chroma: chroma, factor: f)
+                let meansSize = BlurShaders.rowMeansSize(luma: luma, factor: f)
+                try prepass(0, "block rows", size: meansSize, format: .rgba16f,
+                            draws: split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
+                                         width: meansSize.width, rows: nil),
+                            readsPlanes: true, texel: Size(width: f, height: 2), origin: { _ in SIMD2(1, 1) },
+                            reach: rows &+ SIMD2(f, 2))
+                try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
+                            draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
+                            readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))],
+                            texel: block, origin: { _ in margin }, reach: rows)
+                next = 2
+            }
             let merged = kernel.mergeTaps
-            try prepass(2, "reduced rows", size: reducedSize, format: .rgba16f,
+            try prepass(next, "reduced rows", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: 1))],
+                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: next - 1))],
                         texel: block, origin: { _ in margin }, reach: columns)
-            try prepass(3, "reduced columns", size: reducedSize, format: .rgba16f,
+            try prepass(next + 1, "reduced columns", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: 2))],
+                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: next))],
                         texel: block, origin: { _ in margin }, reach: enlarged)
             result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
-            result.textures = [("prism_blurReduced", .prepass(node: blur, index: 3))]
+            result.textures = [("prism_blurReduced", .prepass(node: blur, index: next + 1))]
         }
         return result
     }
