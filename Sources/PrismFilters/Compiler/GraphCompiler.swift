@@ -314,18 +314,16 @@ enum GraphCompiler {
         // which is cheaper straight from the planes.
         let maskedOutput = MaskedOutput(graph)
         var fullResolution = false
-        if case .node(let id) = graph.output, !materialized.contains(id.index), options.fuse, layouts.count == 1, maskedOutput == nil,
-           layouts[0].format == .yuv420p,
-           fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized) >= 4 {
-            fullResolution = true
-        }
-        // An output packed several ways is rendered once; so is an expensive one going into a layout
-        // whose packing evaluates each pixel more than once (planar chroma, 10-bit).
-        if fullResolution {
-        } else if case .node(let id) = graph.output, !materialized.contains(id.index) {
+        if case .node(let id) = graph.output, !materialized.contains(id.index) {
             let cost = fusedCost(of: id.index, graph: graph, materialized: materialized, sourceMaterialized: sourceMaterialized)
             let repeated = layouts.contains { FrameShaders.evaluationsPerPixel($0.format) > 1 }
-            if layouts.count > 1 || (repeated && cost > options.maxPackCost) { materialized.insert(id.index) }
+            if options.fuse, layouts.count == 1, layouts[0].format == .yuv420p, maskedOutput == nil, cost >= 4 {
+                fullResolution = true
+            } else if layouts.count > 1 || (repeated && cost > options.maxPackCost) {
+                // An output packed several ways is rendered once; so is an expensive one going into a layout
+                // whose packing evaluates each pixel more than once (planar chroma, 10-bit).
+                materialized.insert(id.index)
+            }
         } else if case .source = graph.output, layouts.count > 1 {
             sourceMaterialized = true
         }

@@ -155,6 +155,8 @@ package final class GraphRenderer {
     package var passCount: Int { passes.count }
     /// The passes the last `render` drew (fewer than `passCount` where a zero mask skips some).
     package private(set) var lastFramePasses = 0
+    /// `maskIsZero`'s answers for the frame being rendered.
+    private var zeroMasks: [SIMD2<Int>: Bool] = [:]
     /// The label of each pass, in order (for stats and benchmarks).
     package var passLabels: [String] { passes.map(\.label) }
     /// The generated fragment shaders, in pass order.
@@ -178,6 +180,7 @@ package final class GraphRenderer {
             }
         }
         lastFramePasses = 0
+        zeroMasks.removeAll(keepingCapacity: true)
         for (index, pass) in passes.enumerated() {
             timer?.begin(pass: index)
             // What only a zero mask's blend reads is not made on such frames (timed as empty: the timer's
@@ -269,10 +272,15 @@ package final class GraphRenderer {
         return program
     }
 
-    /// Whether generator `generator`'s `channel` is zero everywhere in this frame, by its own account.
+    /// Whether generator `generator`'s `channel` is zero everywhere in this frame, by its own account (asked
+    /// once a frame: several passes and draws depend on it).
     private func maskIsZero(generator: Int, channel: Int, context: FrameContext) -> Bool {
-        graph.nodes[generator].kernel.nonzeroRegions(channel: channel, frame: context, size: outputSize)?
+        let key = SIMD2(generator, channel)
+        if let known = zeroMasks[key] { return known }
+        let zero = graph.nodes[generator].kernel.nonzeroRegions(channel: channel, frame: context, size: outputSize)?
             .allSatisfy(\.isEmpty) ?? false
+        zeroMasks[key] = zero
+        return zero
     }
 
     /// Whether a draw's cheaper program is right for this frame.

@@ -6,10 +6,10 @@ import PrismGPU
 /// any map `YUVPlan` takes. The planes are blurred on their own (`BlurShaders`: luma at full resolution,
 /// chroma at a quarter of the pixels) and the packing evaluates the chain on the blurred planes.
 ///
-/// Below radius 12 the blur is exact (taps to ±⌈3σ⌉, as the definition says): a row pass per plane into RGBA8,
-/// the column half read by the packing. From radius 12 it is the reduced blur `BlurKernel` documents — box
-/// means by f, the Gaussian at 1/f, bilinear enlargement — with the box means taken from the planes (luma,
-/// Cb, Cr of each f×f block in one texel), so its cost does not grow with the radius.
+/// Below σ 5 (radius 10) the blur is exact (taps to ±⌈3σ⌉, as the definition says): a row pass per plane into
+/// RGBA8, the column half read by the packing. From σ 5 it is the reduced blur `BlurKernel` documents — box
+/// means by f (`BlurKernel.planeReduction`), the Gaussian at 1/f, bilinear enlargement — with the box means taken
+/// from the planes (luma, Cb, Cr of each f×f block in one texel), so its cost does not grow with the radius.
 struct YUVBlurPlan {
     let blur: Int
     /// Colour kernels in the order the packing applies them (those before the blur first).

@@ -383,39 +383,35 @@ final class ChainUniforms {
     /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
     /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
+        // The shapes the lean programs fold (`leanGLSL`); then each step must keep the two apart.
         let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps
-        var curveReadsLumaOnly = true, curveKeepsChroma = true
+        guard case .affine? = values.last else { return false }
         switch values.count {
         case 1: break
-        case 2:
-            guard case .curve(let w, _, let direction, _, _) = values[0] else { return false }
-            curveReadsLumaOnly = abs(w.y) + abs(w.z) < 1e-6
-            curveKeepsChroma = abs(direction.y) + abs(direction.z) < 1e-6
+        case 2: guard case .curve = values[0] else { return false }
         default: return false
         }
-        guard case .affine(let m, _) = values[values.count - 1] else { return false }
-        let luma = curveReadsLumaOnly && abs(m[0][1]) + abs(m[0][2]) < 1e-6
-        let chroma = curveKeepsChroma && abs(m[1][0]) + abs(m[2][0]) < 1e-6
-        switch condition {
-        case .lumaIgnoresChroma: return luma
-        case .chromaIgnoresLuma: return chroma
-        case .both: return luma && chroma
-        }
+        return eachStepAllows(condition, sourceSpace: sourceSpace, outputSpace: outputSpace)
     }
 
     /// Whether every step on its own keeps luma from chroma (`.lumaIgnoresChroma`) or chroma from luma
     /// (`.chromaIgnoresLuma`): then so does any mix of their results by weights (a masked blend), whatever
     /// the number of steps — what a masked packing's lean programs need (`YUVBlendPlan`).
     func eachStepAllows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps.allSatisfy { step in
+        func holds(luma: Bool, chroma: Bool) -> Bool {
+            switch condition {
+            case .lumaIgnoresChroma: luma
+            case .chromaIgnoresLuma: chroma
+            case .both: luma && chroma
+            }
+        }
+        return values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps.allSatisfy { step in
             switch step {
             case .affine(let m, _):
-                let luma = abs(m[0][1]) + abs(m[0][2]) < 1e-6, chroma = abs(m[1][0]) + abs(m[2][0]) < 1e-6
-                return condition == .lumaIgnoresChroma ? luma : condition == .chromaIgnoresLuma ? chroma : luma && chroma
+                holds(luma: abs(m[0][1]) + abs(m[0][2]) < 1e-6, chroma: abs(m[1][0]) + abs(m[2][0]) < 1e-6)
             case .curve(let w, _, let direction, _, _):
-                let luma = abs(w.y) + abs(w.z) < 1e-6, chroma = abs(direction.y) + abs(direction.z) < 1e-6
                 // A curve moves colours along `direction` by an amount read through `w`.
-                return condition == .lumaIgnoresChroma ? luma : condition == .chromaIgnoresLuma ? chroma : luma && chroma
+                holds(luma: abs(w.y) + abs(w.z) < 1e-6, chroma: abs(direction.y) + abs(direction.z) < 1e-6)
             }
         }
     }
