@@ -75,14 +75,26 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
 }
 
 /// The Y'CbCr matrix (Kr, Kb) of a video signal.
-public enum ColorMatrix: String, Hashable, Sendable {
-    /// ITU-R BT.601 (standard definition) or BT.709 (HD).
-    case bt601, bt709
+public enum ColorMatrix: String, Hashable, Sendable, CaseIterable {
+    /// ITU-R BT.601 (standard definition), BT.709 (HD), BT.2020 non-constant luminance (UHD, HDR).
+    case bt601, bt709, bt2020
 
-    /// The red luma coefficient Kr (0.299 for BT.601, 0.2126 for BT.709).
-    public var kr: Double { self == .bt601 ? 0.299 : 0.2126 }
-    /// The blue luma coefficient Kb (0.114 for BT.601, 0.0722 for BT.709).
-    public var kb: Double { self == .bt601 ? 0.114 : 0.0722 }
+    /// The red luma coefficient Kr (0.299 for BT.601, 0.2126 for BT.709, 0.2627 for BT.2020).
+    public var kr: Double {
+        switch self {
+        case .bt601: return 0.299
+        case .bt709: return 0.2126
+        case .bt2020: return 0.2627
+        }
+    }
+    /// The blue luma coefficient Kb (0.114 for BT.601, 0.0722 for BT.709, 0.0593 for BT.2020).
+    public var kb: Double {
+        switch self {
+        case .bt601: return 0.114
+        case .bt709: return 0.0722
+        case .bt2020: return 0.0593
+        }
+    }
 
     /// The usual guess for untagged video: BT.709 for HD and above, BT.601 for SD.
     public static func defaultFor(_ size: Size) -> ColorMatrix { size.height >= 600 ? .bt709 : .bt601 }

@@ -77,13 +77,24 @@ public final class Session {
         public var yuvRoute = true
         /// Time every pass (the report's `passMilliseconds`).
         public var timesPasses = false
+        /// What a movie's colour is taken for instead of its tags (`--input-color`).
+        public var inputColor: ColorOverride?
+        /// Whether HDR and deep input stay so in the output (see `DynamicRange`).
+        public var dynamicRange = DynamicRange.auto
+        /// The tone curve for HDR into an SDR output; nil: none (the signal is written as it is, tagged so).
+        public var toneCurve: ColorConversion.Curve? = .bt2390
+        /// An HDR output's transfer when it is to differ from the input's (PQ ↔ HLG).
+        public var outputTransfer: TransferFunction?
+        /// Whether the output can carry HDR and 10 bits; nil: the encoder says (HEVC, ProRes, FFV1 can). Raw
+        /// frames can in a 10-bit format, stills never.
+        public var outputIsDeep: Bool?
 
         /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
         public init() {}
     }
 
-    /// What the session was asked to do.
-    public let options: Options
+    /// What the session was asked to do (the encoder's depth as the input's colour decided it).
+    public private(set) var options: Options
     /// The input as opened: size, rate, orientation, audio.
     public let sourceInfo: SourceInfo
     /// The graph as it runs: the user's graph behind the orientation remaps, with any final scale or crop.
@@ -101,6 +112,8 @@ public final class Session {
     public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
 
     private let input: InputSpec
+    /// The colour the graph converts the output to (`ColorPlan`); nil: the source's.
+    private let outputColor: VideoColor?
     /// Taken by the one run.
     private var source: MediaSource?
 
@@ -134,7 +147,12 @@ public final class Session {
         if options.autorotate, let degrees = source.info.unsupportedRotation {
             notes.append(String(format: "warning: the display matrix turns the picture by %.0f°, not a quarter turn: kept as stored", degrees))
         }
-        let graph = try userGraph.readingSource(through: orientation)
+        // Colour: HDR into SDR is tone mapped by a `tonemap` in front of everything (orientation included).
+        let colorPlan = try ColorPlan(source: source.info, graph: userGraph, options: options)
+        notes += colorPlan.notes
+        self.options.encoder.bitDepth = colorPlan.bitDepth
+        outputColor = colorPlan.outputColor
+        let graph = try userGraph.readingSource(through: orientation).readingSource(through: colorPlan.filters)
         if case .camera = input, let asked = options.frameRate, let given = source.info.frameRate,
            abs(asked.doubleValue - given.doubleValue) > 0.01 {
             notes.append("the camera cannot give \(asked) fps; it runs at \(given) fps, the closest it offers")
@@ -239,6 +257,7 @@ public final class Session {
     /// or a camera.
     static func sourceSpec(input: InputSpec, options: Options) -> SourceSpec {
         var spec = SourceSpec(input: input, size: options.size, frameRate: options.frameRate)
+        spec.colorOverride = options.inputColor
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.
@@ -281,6 +300,9 @@ public final class Session {
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
         configuration.pacedToClock = options.pacesPattern(input)
         configuration.keepsOutputOnFailure = isLive
+        configuration.outputColor = outputColor
+        // A deep output keeps its bits between passes too.
+        if options.encoder.pixelFormat.bitDepth > 8 { configuration.compileOptions.intermediateFormat = .rgba16f }
         return configuration
     }
 

@@ -41,8 +41,13 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var hasAudio: Bool { audio != nil }
     /// The audio stream whose packets `next()` passes through, if any.
     public var audio: AudioStreamInfo?
-    /// The colour space of the frames (as tagged, or guessed for untagged video).
-    public var colorSpace: YUVColorSpace
+    /// The Y'CbCr matrix and range of the frames (as tagged, or guessed for untagged video).
+    public var colorSpace: YUVColorSpace {
+        get { color.space }
+        set { color.space = newValue }
+    }
+    /// All of the signal's colour: coding, primaries, transfer, HDR metadata, and what was guessed.
+    public var color: VideoColor
     /// One line for logs: what the source is.
     public var summary: String
     /// How the frames must be turned to be shown upright (a phone movie's display matrix); `.upright`
@@ -63,7 +68,7 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
         self.estimatedFrameCount = estimatedFrameCount
         self.isLive = isLive
         self.audio = audio
-        self.colorSpace = colorSpace ?? YUVColorSpace(matrix: .defaultFor(size), range: .limited)
+        color = .sdr(colorSpace ?? YUVColorSpace(matrix: .defaultFor(size), range: .limited), size: size)
         self.summary = summary
     }
 

@@ -9,7 +9,7 @@ import PrismCore
 /// Use from one thread at a time.
 package final class MovieSource: MediaSource {
     package let url: String
-    package let info: SourceInfo
+    package private(set) var info: SourceInfo
     /// Frames the decoder flagged as damaged but concealed (`AV_FRAME_FLAG_CORRUPT` or
     /// `decode_error_flags`); errors the decoder returns are thrown instead.
     package private(set) var corruptFrameCount = 0
@@ -21,7 +21,12 @@ package final class MovieSource: MediaSource {
     private let audioStream: AudioStreamInfo?
     private let packet = OwnedPacket()
     private let ingest: FrameIngest
-    private let streamColor: (space: AVColorSpace, range: AVColorRange)
+    /// `--input-color`: fields that replace the stream's tags, on the stream and on every frame.
+    private let colorOverride: ColorOverride?
+    /// Decoded at open to read an HDR stream's metadata from its first frame, handed out first.
+    private var peeked: [SourceEvent] = []
+    /// The next frame's HDR side data is the stream's (read into `info.color`).
+    private var readsFrameMetadata = false
     private let frameDuration: MediaTime?
     private var lastPTS: MediaTime?
     private var lastDuration: MediaTime?
@@ -33,8 +38,9 @@ package final class MovieSource: MediaSource {
     ///
     /// A numbered image pattern (`img%03d.png`, see `ImageSequence`) is read by libavformat's image2
     /// demuxer with its `framerate` set to `imageRate`, so frame n is at n / imageRate exactly.
-    package init(url: String, imageRate: Rational = Rational(30, 1)) throws {
+    package init(url: String, imageRate: Rational = Rational(30, 1), colorOverride: ColorOverride? = nil) throws {
         self.url = url
+        self.colorOverride = colorOverride
         if ImageSequence.isPattern(url) {
             input = try InputFile(url: url, format: "image2",
                                   options: ["framerate": "\(imageRate.num)/\(imageRate.den)", "pattern_type": "sequence"])
@@ -62,7 +68,6 @@ package final class MovieSource: MediaSource {
         let frameRate: Rational? = (avg.num > 0 && avg.den > 0) ? Rational(avg)
             : (real.num > 0 && real.den > 0 ? Rational(real) : nil)
         frameDuration = frameRate.map { MediaTime(value: Int64($0.den), timescale: $0.num) }
-        streamColor = (parameters.color_space, parameters.color_range)
 
         var duration: MediaTime? = nil
         if stream.pointee.duration != noPTS && stream.pointee.duration > 0 {
@@ -85,8 +90,12 @@ package final class MovieSource: MediaSource {
         // image sequences wait for the reader: back-pressure, never dropped frames.
         let isLive = input.duration == nil && scheme != nil && scheme != "file" && scheme != "pipe"
         let format = PixelFormat.ingest(rawFormat)
-        let colorSpace = YUVColorSpace.from(space: parameters.color_space, range: parameters.color_range,
-                                            format: rawFormat, size: size)
+        var color = try VideoColor.from(space: parameters.color_space, range: parameters.color_range,
+                                        primaries: parameters.color_primaries, transfer: parameters.color_trc,
+                                        format: rawFormat, size: size, context: url)
+        var sideSize = 0
+        color.readHDRMetadata(mastering: av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &sideSize).map(UnsafeRawPointer.init),
+                              lightLevel: av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &sideSize).map(UnsafeRawPointer.init))
         var summary = "\(url): \(cString(avcodec_get_name(parameters.codec_id))) \(size) \(pixelFormatName(rawFormat))"
         if rawFormat != format.avPixelFormat { summary += " (as \(format.rawValue))" }
         if let frameRate { summary += " \(frameRate) fps" }
@@ -95,11 +104,20 @@ package final class MovieSource: MediaSource {
         if !orientation.isUpright { summary += ", \(orientation)" }
         var info = SourceInfo(size: size, pixelFormat: format, frameRate: frameRate, timeBase: timeBase,
                               duration: duration, estimatedFrameCount: frameCount, isLive: isLive, audio: audio,
-                              colorSpace: colorSpace, summary: summary)
+                              summary: summary)
+        info.color = color
         info.orientation = orientation
         info.frameCountFromHeader = stream.pointee.nb_frames > 0
         info.unsupportedRotation = oddAngle
         self.info = info
+        // HEVC and AV1 carry HDR10's metadata in the stream itself (SEI, OBUs), not the container: the first
+        // frame has it, and tone mapping needs its peak before the run starts.
+        if color.isHDR && color.mastering == nil && color.lightLevel == nil {
+            readsFrameMetadata = true
+            while readsFrameMetadata, let event = try decodeNext() { peeked.append(event) }
+            readsFrameMetadata = false
+        }
+        if let colorOverride { self.info.color = colorOverride.applied(to: self.info.color) }
     }
 
     /// The stream's display matrix (`AV_PKT_DATA_DISPLAYMATRIX`, what phones write for a camera held
@@ -114,6 +132,11 @@ package final class MovieSource: MediaSource {
     /// Reads (`av_read_frame`) and decodes (`avcodec_send_packet` / `avcodec_receive_frame`) until a
     /// video frame or an audio packet is ready; nil at the end.
     package func next() throws -> SourceEvent? {
+        if !peeked.isEmpty { return peeked.removeFirst() }
+        return try decodeNext()
+    }
+
+    private func decodeNext() throws -> SourceEvent? {
         if finished { return nil }
         while true {
             // Drain what the decoder has first.
@@ -176,10 +199,14 @@ package final class MovieSource: MediaSource {
         lastDuration = duration
         if frame.pointee.flags & 1 != 0 || frame.pointee.decode_error_flags != 0 { corruptFrameCount += 1 } // AV_FRAME_FLAG_CORRUPT
         let size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
-        let space = frame.pointee.colorspace != AVCOL_SPC_UNSPECIFIED ? frame.pointee.colorspace : streamColor.space
-        let range = frame.pointee.color_range != AVCOL_RANGE_UNSPECIFIED ? frame.pointee.color_range : streamColor.range
-        let colorSpace = YUVColorSpace.from(space: space, range: range, format: AVPixelFormat(frame.pointee.format),
-                                            size: size)
+        var colorSpace = YUVColorSpace.from(space: frame.pointee.colorspace, range: frame.pointee.color_range,
+                                            format: AVPixelFormat(frame.pointee.format), fallback: info.colorSpace)
+        if let colorOverride { colorSpace = colorOverride.applied(to: colorSpace) }
+        if readsFrameMetadata {
+            info.color.readHDRMetadata(mastering: av_frame_get_side_data(frame, AV_FRAME_DATA_MASTERING_DISPLAY_METADATA).map { UnsafeRawPointer($0.pointee.data) },
+                                       lightLevel: av_frame_get_side_data(frame, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL).map { UnsafeRawPointer($0.pointee.data) })
+            readsFrameMetadata = false
+        }
         return try ingest.makeFrame(frame, colorSpace: colorSpace, pts: pts, duration: duration)
     }
 }

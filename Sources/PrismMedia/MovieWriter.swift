@@ -37,6 +37,9 @@ public struct VideoEncoderSettings: Hashable, Sendable {
     public var threads: Int
     /// Keyframe interval in frames; nil for the encoder's default.
     public var gopSize: Int?
+    /// Bits per sample: 10 for HEVC Main10 and 10-bit FFV1 (what HDR and deep inputs keep); ProRes is
+    /// always 10, H.264 always 8.
+    public var bitDepth = 8
 
     /// Settings; the defaults are H.264, preset "medium", the encoder's own quality, threads and keyframe interval.
     public init(codec: Codec = .h264, preset: String = "medium", crf: Int? = nil, bitrate: Int? = nil,
@@ -55,11 +58,15 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         // x264 works on NV12 internally: handing it NV12 saves it a conversion, and the GPU packs
         // Cb/Cr together in one pass. x265 takes planar 4:2:0.
         case .h264: return .nv12
-        case .hevc: return .yuv420p
-        case .ffv1: return .bgra
+        case .hevc: return bitDepth > 8 ? .yuv420p10le : .yuv420p
+        // 8-bit: RGB, so it keeps the GPU's RGBA output exactly; deeper: 4:2:0 Y'CbCr at 10 bits.
+        case .ffv1: return bitDepth > 8 ? .yuv420p10le : .bgra
         case .prores: return .yuv422p10le
         }
     }
+
+    /// Whether the codec carries more than 8 bits a sample in Prism (and so HDR): HEVC, FFV1, ProRes.
+    public var canBeDeep: Bool { codec != .h264 }
 
     /// Whether this FFmpeg has the encoder these settings need (`avcodec_find_encoder_by_name`).
     public var isAvailable: Bool { Self.encoderAvailable(encoderName) }
@@ -85,20 +92,26 @@ package struct VideoStreamConfig: Hashable, Sendable {
     package var timeBase: Rational
     /// Nominal rate, when known (rate control and container hints).
     package var frameRate: Rational?
-    /// Tags written into the stream (matrix, range, and the matching primaries and transfer).
-    package var colorSpace: YUVColorSpace
+    /// Tags written into the stream: matrix, range, primaries, transfer, HDR metadata.
+    package var color: VideoColor
+    package var colorSpace: YUVColorSpace { color.space }
 
-    package init(size: Size, timeBase: Rational, frameRate: Rational?, colorSpace: YUVColorSpace) {
+    package init(size: Size, timeBase: Rational, frameRate: Rational?, color: VideoColor) {
         self.size = size
         self.timeBase = timeBase
         self.frameRate = frameRate
-        self.colorSpace = colorSpace
+        self.color = color
     }
 
-    /// The stream that keeps `source`'s size, time base, rate; `colorSpace` defaults to the source's.
-    package init(source: SourceInfo, size: Size? = nil, colorSpace: YUVColorSpace? = nil) {
+    /// SDR in `colorSpace` with the primaries and transfer that go with its matrix.
+    package init(size: Size, timeBase: Rational, frameRate: Rational?, colorSpace: YUVColorSpace) {
+        self.init(size: size, timeBase: timeBase, frameRate: frameRate, color: .sdr(colorSpace, size: size))
+    }
+
+    /// The stream that keeps `source`'s size, time base, rate; `color` defaults to the source's.
+    package init(source: SourceInfo, size: Size? = nil, color: VideoColor? = nil) {
         self.init(size: size ?? source.size, timeBase: source.timeBase, frameRate: source.frameRate,
-                  colorSpace: colorSpace ?? source.colorSpace)
+                  color: color ?? source.color)
     }
 }
 
@@ -319,6 +332,7 @@ package final class MovieWriter {
 
         try configureVideoEncoder(codec: codec, outputFormat: outputFormat, lowDelay: fragmented)
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, enc), "avcodec_parameters_from_context", path)
+        writeHDRMetadata(video.color, to: stream)
         // A 1/N hint keeps timestamps exact when the time base is not 1/N (e.g. 1001/30000).
         stream.pointee.time_base = AVRational(num: 1, den: video.timeBase.den)
         if let rate = video.frameRate { stream.pointee.avg_frame_rate = rate.av }
@@ -403,6 +417,47 @@ package final class MovieWriter {
     /// Containers that are written front to back without seeking, so they can go into a FIFO or a device.
     private static let streamableFormats = ["matroska", "webm", "mpegts", "nut"]
 
+    /// x265's own parameters: quiet, and HDR10's SEI (ST 2086 mastering display, CTA-861.3 light level).
+    static func x265Parameters(_ color: VideoColor) -> String {
+        var parameters = ["log-level=error"]
+        guard color.isHDR else { return parameters.joined(separator: ":") }
+        if let m = color.mastering, m.maxLuminance > 0 {
+            func xy(_ p: SIMD2<Double>) -> String { "(\(Int((p.x * 50000).rounded())),\(Int((p.y * 50000).rounded())))" }
+            var display = ""
+            if m.red != .zero { display += "G\(xy(m.green))B\(xy(m.blue))R\(xy(m.red))WP\(xy(m.white))" }
+            else { display += "G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)" }  // BT.2020's
+            display += "L(\(Int((m.maxLuminance * 10000).rounded())),\(Int((m.minLuminance * 10000).rounded())))"
+            parameters.append("master-display=\(display)")
+        }
+        if let l = color.lightLevel { parameters.append("max-cll=\(l.maxCLL),\(l.maxFALL)") }
+        if color.transfer == .pq { parameters.append("hdr10=1") }
+        return parameters.joined(separator: ":")
+    }
+
+    /// HDR metadata as stream side data, which MP4/MOV (mdcv, clli) and Matroska write into the container.
+    private func writeHDRMetadata(_ color: VideoColor, to stream: UnsafeMutablePointer<AVStream>) {
+        guard color.isHDR else { return }
+        if let m = color.mastering, m.maxLuminance > 0,
+           let data = av_stream_new_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA,
+                                              MemoryLayout<AVMasteringDisplayMetadata>.size) {
+            let metadata = UnsafeMutableRawPointer(data).bindMemory(to: AVMasteringDisplayMetadata.self, capacity: 1)
+            func q(_ v: Double, _ den: Int32) -> AVRational { AVRational(num: Int32((v * Double(den)).rounded()), den: den) }
+            func xy(_ p: SIMD2<Double>) -> (AVRational, AVRational) { (q(p.x, 50000), q(p.y, 50000)) }
+            metadata.pointee.display_primaries = (xy(m.red), xy(m.green), xy(m.blue))
+            metadata.pointee.white_point = xy(m.white)
+            metadata.pointee.has_primaries = m.red != .zero ? 1 : 0
+            metadata.pointee.min_luminance = q(m.minLuminance, 10000)
+            metadata.pointee.max_luminance = q(m.maxLuminance, 10000)
+            metadata.pointee.has_luminance = 1
+        }
+        if let l = color.lightLevel,
+           let data = av_stream_new_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, MemoryLayout<AVContentLightMetadata>.size) {
+            let metadata = UnsafeMutableRawPointer(data).bindMemory(to: AVContentLightMetadata.self, capacity: 1)
+            metadata.pointee.MaxCLL = UInt32(l.maxCLL)
+            metadata.pointee.MaxFALL = UInt32(l.maxFALL)
+        }
+    }
+
     private static func codecID(_ codec: VideoEncoderSettings.Codec) -> AVCodecID {
         switch codec {
         case .h264: return AV_CODEC_ID_H264
@@ -440,8 +495,8 @@ package final class MovieWriter {
             enc.pointee.colorspace = AVCOL_SPC_RGB
             enc.pointee.color_range = AVCOL_RANGE_JPEG
         }
-        enc.pointee.color_primaries = video.colorSpace.avPrimaries
-        enc.pointee.color_trc = video.colorSpace.avTransfer
+        enc.pointee.color_primaries = video.color.primaries.av
+        enc.pointee.color_trc = video.color.transfer.av
         if outputFormat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
             enc.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         }
@@ -455,7 +510,7 @@ package final class MovieWriter {
             try set("preset", settings.preset)
             if lowDelay { try set("tune", "zerolatency") }
             if let crf = settings.crf { try set("crf", String(crf)) }
-            if settings.codec == .hevc { try set("x265-params", "log-level=error") }
+            if settings.codec == .hevc { try set("x265-params", MovieWriter.x265Parameters(video.color)) }
         case .ffv1:
             // Version 3 (AVCodecContext.level) allows slice threads; slices carry CRCs.
             enc.pointee.level = 3

@@ -575,8 +575,7 @@ final class BenchRunner {
             // One run: open a writer (not timed), write `count` frames and finish (timed: encoders with
             // lookahead or frame threads hold frames back, and finish() is where those get encoded).
             func run(_ count: Int) throws -> Double {
-                let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info, size: size,
-                                                                                    colorSpace: pattern.info.colorSpace),
+                let writer = try MovieWriter(path: path, video: VideoStreamConfig(source: pattern.info, size: size),
                                              settings: encoder.settings)
                 var spent = 0.0
                 for index in 0..<count {

@@ -25,6 +25,13 @@ struct RunCommand: PrismCommand {
     ] + RecordingLimits.options + [
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
         .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
+        .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
+               + "or matrix=,primaries=,transfer=,range=,peak= (e.g. transfer=pq,peak=4000)"),
+        .value("--dynamic-range", value: "auto|sdr|keep", help: "HDR and 10-bit input: keep them where the codec can "
+               + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep"),
+        .value("--tonemap", value: "bt2390|reinhard|clip|none", help: "the tone curve for HDR into SDR (default bt2390); "
+               + "none writes the HDR signal as it is"),
+        .value("--output-transfer", value: "pq|hlg", help: "convert a kept HDR output to PQ or HLG"),
         .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
         .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
         .flag("--quiet", "-q", help: "no progress or summary on stderr"),
@@ -92,6 +99,9 @@ struct RunCommand: PrismCommand {
                 if let frames = options.frameLimit, frames != 1 {
                     throw UsageError("\(output): a still holds one frame; use --frames 1 (or a movie output)")
                 }
+                if options.dynamicRange == .keep {
+                    throw UsageError("\(output): a still is 8-bit SDR; --dynamic-range keep needs a movie (--codec hevc, prores, ffv1)")
+                }
                 options.output = .still(output)
             } else {
                 options.output = .movie(output)
@@ -126,6 +136,27 @@ struct RunCommand: PrismCommand {
         options.gpu.renderNode = scanner.value("--render-node")
         options.readback = try scanner.value(for: "readback")
         try EncoderChoice(from: &scanner).apply(to: &options.encoder)
+        if let spec = scanner.value("--input-color") { options.inputColor = try ColorOverride(parsing: spec) }
+        if let range = scanner.value("--dynamic-range") {
+            guard let value = DynamicRange(rawValue: range) else {
+                throw UsageError("--dynamic-range takes auto, sdr or keep, not '\(range)'")
+            }
+            options.dynamicRange = value
+        }
+        if let curve = scanner.value("--tonemap") {
+            if curve == "none" {
+                options.toneCurve = nil
+            } else {
+                guard let value = ColorConversion.Curve(rawValue: curve) else {
+                    throw UsageError("--tonemap takes \(ColorConversion.Curve.allCases.map(\.rawValue).joined(separator: ", ")) or none, not '\(curve)'")
+                }
+                options.toneCurve = value
+            }
+        }
+        if let transfer = scanner.value("--output-transfer") {
+            guard transfer == "pq" || transfer == "hlg" else { throw UsageError("--output-transfer takes pq or hlg, not '\(transfer)'") }
+            options.outputTransfer = TransferFunction(rawValue: transfer)
+        }
         // Input.
         let inputFormat = rawInputFormat
         var inputPath: String?
@@ -147,6 +178,9 @@ struct RunCommand: PrismCommand {
             try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
             options.input = .movie(path)
             inputPath = path
+        }
+        if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
+            throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
         return inputPath
     }
@@ -189,7 +223,7 @@ struct RunCommand: PrismCommand {
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
-                                  + "\(job.passLabels.count) GPU pass(es)")
+                                  + "\(job.passLabels.count) GPU pass(es); colour: \(job.sourceInfo.color.summary)")
             for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }

@@ -72,7 +72,7 @@ struct DevCommand: PrismCommand {
         defer { server.stop() }
         let host = options.bindAddress.contains(":") ? "[\(options.bindAddress)]" : options.bindAddress
         PrismCommandLine.info("prism: GPU: \(session.gpuInfo.renderer)" + (session.gpuInfo.isSoftware ? " (software renderer)" : ""))
-        PrismCommandLine.info("prism: input: \(session.sourceInfo.summary)")
+        PrismCommandLine.info("prism: input: \(session.sourceInfo.summary); colour: \(session.sourceInfo.color.summary)")
         PrismCommandLine.info("prism: preview at http://\(host):\(server.port)/?token=\(token) — editing \(options.shaderPath); Ctrl-C stops")
         if options.bindAddress != "127.0.0.1" && options.bindAddress != "::1" {
             PrismCommandLine.info("prism: warning: the preview is reachable from other machines on \(options.bindAddress)")

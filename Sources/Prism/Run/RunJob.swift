@@ -87,6 +87,11 @@ extension RunOptions {
         settings.fuse = fuse
         settings.yuvRoute = yuvRoute
         settings.timesPasses = stats
+        settings.inputColor = inputColor
+        settings.dynamicRange = dynamicRange
+        settings.toneCurve = toneCurve
+        settings.outputTransfer = outputTransfer
+        settings.outputIsDeep = outputIsDeep
         return settings
     }
 }

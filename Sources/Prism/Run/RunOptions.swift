@@ -50,6 +50,19 @@ package struct RunOptions: Sendable {
     package var faces = FaceOptions()
     /// `--segment-model` and its settings (see `SegmentationSettings`).
     package var segmentation = SegmentationSettings()
+    /// `--input-color`, `--dynamic-range`, `--tonemap`, `--output-transfer` (see `Session.Options`).
+    package var inputColor: ColorOverride?
+    package var dynamicRange = DynamicRange.auto
+    package var toneCurve: ColorConversion.Curve? = .bt2390
+    package var outputTransfer: TransferFunction?
+    /// Raw output in a 10-bit format carries HDR; a still never does; nil: the encoder says.
+    package var outputIsDeep: Bool? {
+        switch output {
+        case .standardOutput(let format), .discard(let format): return format.bitDepth > 8
+        case .still: return false
+        case .movie: return nil
+        }
+    }
 
     package init() {}
 

@@ -18,6 +18,9 @@ package struct CompileOptions: Sendable {
     /// Let chains of colour maps, pixellate and masked blends between 4:2:0 frames stay in Y'CbCr
     /// (`YUVPlan`); off: every graph goes through R'G'B' (to compare, or to keep the R'G'B' clamps).
     package var yuvRoute: Bool
+    /// The Y'CbCr the sinks pack in when the graph converts the colour (tone mapping to BT.709); nil: the
+    /// packing rule (`YUVColorSpace.packing`: the source's own).
+    package var outputColorSpace: YUVColorSpace?
 
     package init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
                 limits: GraphLimits? = nil, yuvRoute: Bool = true) {
@@ -615,6 +618,14 @@ private struct PassBuilder {
     /// Nodes evaluated as another stream instead (a masked blend as its background, `MaskedOutput`).
     var replaced: [Int: FilterGraph.Stream] = [:]
 
+    /// The stream is the source itself: the source, or a node evaluated as the source (`replaced`).
+    func resolvesToSource(_ stream: FilterGraph.Stream) -> Bool {
+        switch stream {
+        case .source: true
+        case .node(let id): replaced[id.index].map(resolvesToSource) ?? false
+        }
+    }
+
     func sizeOf(_ stream: FilterGraph.Stream) -> Size {
         switch stream {
         case .source: sourceSize
@@ -643,11 +654,15 @@ private struct PassBuilder {
         // A packing pass that reads the source only at the pixel it packs converts four pixels per fetch.
         let batched = pack != nil && code.usesSourcePlanes && !code.readsSourceElsewhere
             && FrameShaders.canBatch(pack!.format)
-        let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat) + code.declarations
+        // With no filter, Y'CbCr in and out: no clamp to the R'G'B' cube, so the samples come back as they went
+        // in (super-whites, the edges of subsampled chroma), to the sink's rounding.
+        let identity = resolvesToSource(root) && !fullResolution && pack?.format.isYUV == true && sourceFormat.isYUV
+        let shared = FrameShaders.header + code.prelude(batched: batched, format: sourceFormat, clamped: !identity)
+            + code.declarations
         let mains: [PackDraw]
         if let pack {
             let plan = fullResolution ? FrameShaders.fullResolutionMain(layout: pack, batched: batched)
-                : FrameShaders.packMain(layout: pack, batched: batched)
+                : FrameShaders.packMain(layout: pack, batched: batched, clamped: !identity)
             mains = plan.draws.map {
                 PackDraw(main: "vec4 prism_pixel(vec2 p) { return \(rootCall)(p); }\n" + $0.main, rows: $0.rows, columns: $0.columns)
             }
@@ -827,9 +842,9 @@ private struct PassBuilder {
         var readsSourceElsewhere = false
 
         /// The source-reading functions, when the pass needs them.
-        func prelude(batched: Bool, format: PixelFormat) -> String {
+        func prelude(batched: Bool, format: PixelFormat, clamped: Bool = true) -> String {
             guard usesSourcePlanes else { return "" }
-            return FrameShaders.sourceFunctions(for: format) + FrameShaders.sourceAccessor(batched: batched)
+            return FrameShaders.sourceFunctions(for: format, clamped: clamped) + FrameShaders.sourceAccessor(batched: batched)
         }
     }
 }

@@ -50,6 +50,8 @@ package final class GraphRenderer {
     /// The kernels `init` prepared, released in `deinit` (the graph may gain nodes later).
     private let preparedKernels: [FilterKernel]
     private let thread: GPUThread
+    /// `CompileOptions.outputColorSpace`.
+    private let convertedOutputSpace: YUVColorSpace?
 
     package init(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
                 options: CompileOptions = CompileOptions(), pool: TexturePool = .current) throws {
@@ -96,6 +98,7 @@ package final class GraphRenderer {
         self.pool = pool
         self.preparedKernels = prepared
         self.thread = thread
+        self.convertedOutputSpace = options.outputColorSpace
         for (passIndex, pass) in passes.enumerated() {
             let target = targets[passIndex]
             // Both start transparent black (`TargetSpec.cleared`).
@@ -366,6 +369,7 @@ package final class GraphRenderer {
     /// The Y'CbCr description packed frames are written in: the source's own, or BT.709 / BT.601
     /// limited (by size) when the source is RGB.
     package func outputColorSpace(for frame: UploadedFrame) -> YUVColorSpace {
-        YUVColorSpace.packing(sourceFormat: frame.format, sourceColorSpace: frame.colorSpace, outputSize: outputSize)
+        convertedOutputSpace
+            ?? YUVColorSpace.packing(sourceFormat: frame.format, sourceColorSpace: frame.colorSpace, outputSize: outputSize)
     }
 }

@@ -47,10 +47,14 @@ public struct FilterDefinition: Sendable {
 /// Every built-in filter, by name.
 public enum BuiltinFilters {
     /// The built-in filters in the order `prism filters` lists them.
-    public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition]
+    public static let all: [FilterDefinition] = ColorFilters.definitions + LookFilters.definitions + [LUTFileFilter.definition, ColorConversionFilter.definition]
         + SpatialFilters.definitions + CompositingFilters.definitions + GeometryFilters.definitions + FaceFilters.definitions
         + [NetworkFilter.definition]
         + SegmentationFilters.definitions
+
+    /// The looks made for SDR R'G'B' (colour maps, photo effects, tables): an HDR output refuses them.
+    public static let sdrLooks: Set<String> = Set((ColorFilters.definitions + LookFilters.definitions
+        + [LUTFileFilter.definition]).map(\.name))
 
     /// The built-in filter called `name` (case-insensitive), or nil.
     public static func named(_ name: String) -> FilterDefinition? {

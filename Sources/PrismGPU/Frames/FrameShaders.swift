@@ -72,12 +72,16 @@ package enum FrameShaders {
     /// - `vec4 prism_fetchSource(vec2 p)`: the pixel at p as R'G'B'A in 0...1;
     /// - `void prism_sourceQuad(ivec2 t, out vec4 q0, … q3)`: pixels (4t.x ... 4t.x+3, t.y) at once, with
     ///   one fetch per plane where the layout allows.
-    package static func sourceFunctions(for format: PixelFormat) -> String {
+    /// `clamped`: R'G'B' is clamped to 0...1 (what filters expect); false leaves colours outside the cube as
+    /// they are, so a graph with no filter packs Y'CbCr back exactly (super-whites, edges of subsampled chroma).
+    package static func sourceFunctions(for format: PixelFormat, clamped: Bool = true) -> String {
+        let conversion = clamped ? "clamp(prism_yuvToRgb * (vec3(y, u, v) - prism_yuvOffset), 0.0, 1.0)"
+            : "prism_yuvToRgb * (vec3(y, u, v) - prism_yuvOffset)"
         let yuvUniforms = """
             uniform mat3 prism_yuvToRgb;
             uniform vec3 prism_yuvOffset;
             vec4 prism_rgb(float y, float u, float v) {
-                return vec4(clamp(prism_yuvToRgb * (vec3(y, u, v) - prism_yuvOffset), 0.0, 1.0), 1.0);
+                return vec4(\(conversion), 1.0);
             }
 
             """
@@ -209,12 +213,13 @@ package enum FrameShaders {
 
     /// What every R'G'B' packing program starts with: `prism_eval` / `prism_evalQuad` (the clamped R'G'B' of
     /// pixels, edges replicated, from `prism_pixel`), the packing uniforms, `prism_inRow`, `prism_luma4`.
-    static func packPrelude(size: Size, batched: Bool) -> String {
+    static func packPrelude(size: Size, batched: Bool, clamped: Bool = true) -> String {
+        let (lo, hi) = clamped ? ("clamp(", ", 0.0, 1.0)") : ("(", ")")
         let evalFunctions = batched
             ? """
               vec3 prism_evalWith(vec4 source, int x, int y) {
                   prism_current = source;
-                  return clamp(prism_pixel(vec2(float(x) + 0.5, float(y) + 0.5)).rgb, 0.0, 1.0);
+                  return \(lo)prism_pixel(vec2(float(x) + 0.5, float(y) + 0.5)).rgb\(hi);
               }
               vec3 prism_eval(int x, int y) {
                   ivec2 q = ivec2(min(x, W - 1), min(y, H - 1));
@@ -239,7 +244,7 @@ package enum FrameShaders {
               """
             : """
               vec3 prism_eval(int x, int y) {
-                  return clamp(prism_pixel(vec2(float(min(x, W - 1)) + 0.5, float(min(y, H - 1)) + 0.5)).rgb, 0.0, 1.0);
+                  return \(lo)prism_pixel(vec2(float(min(x, W - 1)) + 0.5, float(min(y, H - 1)) + 0.5)).rgb\(hi);
               }
               void prism_evalQuad(int tx, int y, out vec3 r0, out vec3 r1, out vec3 r2, out vec3 r3) {
                   int x = tx * 4;
@@ -313,11 +318,12 @@ package enum FrameShaders {
     /// packer then fetches four source pixels at once (`prism_sourceQuad`) and hands each to the filters
     /// through `prism_current`. Edges (the last texel of a row whose width is not a multiple of four) fall
     /// back to single fetches with the same results.
-    package static func packMain(layout: PackedFrameLayout, batched: Bool = false) -> PackPlan {
+    /// `clamped`: false packs R'G'B' outside the cube as it is (a Y'CbCr sink of a graph with no filter).
+    package static func packMain(layout: PackedFrameLayout, batched: Bool = false, clamped: Bool = true) -> PackPlan {
         let size = layout.size
         let format = layout.format
         let batched = batched && canBatch(format)
-        let common = packPrelude(size: size, batched: batched)
+        let common = packPrelude(size: size, batched: batched, clamped: clamped || !format.isYUV)
         let lumaRows = 0..<size.height
         switch format {
         case .rgba, .bgra:

@@ -45,6 +45,11 @@ public struct EngineConfiguration: Sendable {
     /// salvaged (`FrameSink.salvage`) instead of aborted, and the error says where the recording is. Files
     /// and pipes leave nothing on failure.
     public var keepsOutputOnFailure = false
+    /// The colour the graph converts the output to (a `tonemap` in front of it): what the sinks pack in
+    /// and tag; nil: the source's.
+    public var outputColor: VideoColor? {
+        didSet { compileOptions.outputColorSpace = outputColor?.space }
+    }
     /// Decode the input's sound for audio-reactive filters even when the first graph has no audio inputs
     /// (`prism dev`, whose shader may gain one). Otherwise sound is decoded only for a graph that needs it.
     public var analyzesAudio = false
@@ -144,6 +149,7 @@ public final class FrameEngine: Sendable {
                 events?(event)
             }
             stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
+            stage.outputColor = configuration.outputColor
             stage.feedsAudio = audioFeed != nil || suppliesAudio
             stage.findsFaces = suppliesFaces
             stage.segments = suppliesSegmentation

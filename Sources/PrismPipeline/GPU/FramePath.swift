@@ -87,6 +87,8 @@ final class FramePath {
     let timing: PassTiming
     /// A live run keeps what its sinks recorded when it fails.
     var keepsOutputOnFailure = false
+    /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
+    var outputColor: VideoColor?
     /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
     /// inputs may run.
     var feedsAudio = false
@@ -157,11 +159,14 @@ final class FramePath {
                                  options: compileOptions)
     }
 
-    private func stream(_ layout: PackedFrameLayout) -> SinkStream {
-        SinkStream(layout: layout,
-                   colorSpace: YUVColorSpace.packing(sourceFormat: sourceFormat, sourceColorSpace: sourceColorSpace,
-                                                     outputSize: layout.size),
-                   source: source, frameRate: frameRate, audio: audio, pcm: pcm)
+    /// What a sink at `point` is told: the packing's Y'CbCr and the colour it is tagged with (the output's
+    /// conversion, when the graph converts; the source's otherwise).
+    private func stream(_ layout: PackedFrameLayout, at point: SinkPoint) -> SinkStream {
+        var color = source.color
+        color.space = YUVColorSpace.packing(sourceFormat: sourceFormat, sourceColorSpace: sourceColorSpace,
+                                            outputSize: layout.size)
+        if case .output = point, let outputColor { color = outputColor }
+        return SinkStream(layout: layout, color: color, source: source, frameRate: frameRate, audio: audio, pcm: pcm)
     }
 
     /// Moves each channel to its layout in `renderer` and tells its sink (later frames have the new layout).
@@ -169,7 +174,7 @@ final class FramePath {
         for (index, channel) in channels.enumerated() {
             guard let layout = renderer?.sinkLayouts[index], layout != channel.layout else { continue }
             try channel.change(to: layout)
-            channel.outlet.queue.push(.reopen(stream(layout)))
+            channel.outlet.queue.push(.reopen(stream(layout, at: channel.outlet.point)))
         }
     }
 
@@ -201,13 +206,13 @@ final class FramePath {
             let candidate = try compile(graph, formats: outputFormats + [outlet.pixelFormat])!
             let layout = candidate.sinkLayouts.last!
             if keptOutputSize == nil, sizePolicy == .keepOutputSize { keptOutputSize = layout.size }
-            try sink.open(stream(layout))
+            try sink.open(stream(layout, at: .output))
             outputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
             try install(candidate, graph: graph)
         case .input:
             let candidate = try compileInputRenderer(adding: outlet.pixelFormat)!
             let layout = candidate.sinkLayouts.last!
-            try sink.open(stream(layout))
+            try sink.open(stream(layout, at: .input))
             inputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
             inputRenderer = candidate
         }

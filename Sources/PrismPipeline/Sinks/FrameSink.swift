@@ -5,8 +5,10 @@ import PrismMedia
 public struct SinkStream: Sendable {
     /// How each frame's bytes are laid out (the sink's pixel format at the output size).
     public let layout: PackedFrameLayout
-    /// The Y'CbCr description the frames are packed in (for RGB layouts: what the source was).
-    public let colorSpace: YUVColorSpace
+    /// The colour the frames are in: the Y'CbCr they are packed in (for RGB layouts: what the source was),
+    /// primaries, transfer and HDR metadata (what a movie is tagged with).
+    public let color: VideoColor
+    public var colorSpace: YUVColorSpace { color.space }
     /// The source the frames come from.
     public let source: SourceInfo
     /// The constant rate frames are converted to, when the run converts.

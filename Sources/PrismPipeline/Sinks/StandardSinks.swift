@@ -68,7 +68,7 @@ public final class MovieSink: FrameSink {
 
     /// Opens the movie writer for the stream's size, colours and rate, with its audio or captured sound.
     public func open(_ stream: SinkStream) throws {
-        var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, colorSpace: stream.colorSpace)
+        var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, color: stream.color)
         if let rate = stream.frameRate { video.frameRate = rate }
         writer = try MovieWriter(path: path, video: video, settings: settings,
                                  audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live)

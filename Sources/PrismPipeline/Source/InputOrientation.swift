@@ -32,10 +32,16 @@ extension FilterGraph {
     /// A new graph that reads the source through `orientation`'s remaps wherever this one read the source.
     /// This graph's kernels move into the new one (use the result, not this graph, from now on).
     package func readingSource(through orientation: InputOrientation) throws -> FilterGraph {
-        guard !orientation.isIdentity else { return self }
+        try readingSource(through: orientation.filters)
+    }
+
+    /// A new graph that reads the source through these built-ins, in order, wherever this one read the
+    /// source (the kernels move as above).
+    package func readingSource(through filters: [(name: String, parameters: [String: ParameterValue])]) throws -> FilterGraph {
+        guard !filters.isEmpty else { return self }
         let result = FilterGraph()
         var source = Stream.source
-        for filter in orientation.filters {
+        for filter in filters {
             guard let definition = BuiltinFilters.named(filter.name) else {
                 throw UsageError("this build lacks the \(filter.name) filter")
             }

@@ -51,6 +51,8 @@ public struct SourceSpec: Sendable {
     public var patternFrames: Int?
     /// Reopen a movie at its end with its timestamps continued (`prism dev` loops its clip).
     public var loop = false
+    /// `--input-color`: what a movie's colour is taken for instead of its tags.
+    public var colorOverride: ColorOverride?
 
     /// What to open; the nil options take the source's own size and rate (or the pattern's defaults).
     public init(input: InputSpec, size: Size? = nil, frameRate: Rational? = nil, patternFrames: Int? = nil,
@@ -80,7 +82,7 @@ public struct SourceSpec: Sendable {
                                          frameCount: patternFrames)
         case .movie(let path):
             // An image sequence's frames are 1/rate apart (--fps, else the default rate).
-            return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate)
+            return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate, colorOverride: colorOverride)
         case .standardInput(let format):
             return RawVideoSource(fileDescriptor: 0, format: format)
         case .camera(let path):

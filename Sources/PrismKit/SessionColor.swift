@@ -1,0 +1,87 @@
+import PrismCore
+import PrismFilters
+import PrismMedia
+
+/// Whether an HDR or deep input keeps its range and depth in the output.
+public enum DynamicRange: String, Sendable, CaseIterable {
+    /// Keep them where the output's codec can carry them (HEVC Main10, ProRes, FFV1); SDR otherwise.
+    case auto
+    /// Always SDR: HDR is tone mapped, the output is 8-bit where the codec has a choice.
+    case sdr
+    /// Always keep them; an output that cannot carry them is an error.
+    case keep
+}
+
+/// What a session does with its input's colour: the conversion placed in front of the graph (tone
+/// mapping, PQ ↔ HLG), what the output is packed in and tagged with, the encoder's depth, and what is
+/// said about it.
+struct ColorPlan {
+    /// The `tonemap` in front of the graph; nil: none.
+    var conversion: ColorConversion?
+    /// The output's colour when the graph converts it; nil: the source's.
+    var outputColor: VideoColor?
+    /// The encoder's bits per sample.
+    var bitDepth = 8
+    var notes: [String] = []
+
+    init(source: SourceInfo, graph: FilterGraph, options: Session.Options) throws {
+        let color = source.color
+        let encoder = options.encoder
+        let canBeDeep = options.outputIsDeep ?? encoder.canBeDeep
+        let output = options.outputIsDeep == nil ? encoder.codec.rawValue : "this output"
+        let deep = source.pixelFormat.bitDepth > 8
+        let keep: Bool
+        switch options.dynamicRange {
+        case .sdr: keep = false
+        case .keep: keep = true
+        case .auto: keep = canBeDeep && (deep || color.isHDR)
+        }
+        if keep && color.isHDR && !canBeDeep {
+            throw UsageError("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
+                             + "--codec hevc (Main10), prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
+        }
+        if keep && encoder.canBeDeep && (deep || color.isHDR) { bitDepth = 10 }
+        if keep, color.isHDR, let look = graph.nodes.first(where: { BuiltinFilters.sdrLooks.contains($0.name) }) {
+            throw UsageError("\(look.name) is a look for SDR pictures and this output keeps HDR "
+                             + "(\(color.transfer.displayName)): --dynamic-range sdr tone maps first, then applies it")
+        }
+        let peakSource = color.peakIsFromMetadata ? "from its metadata" : "assumed: no mastering metadata; --input-color peak= sets it"
+        let black = color.mastering.map { $0.minLuminance > 0 ? $0.minLuminance : ColorConversion.hdrBlack } ?? ColorConversion.hdrBlack
+        if color.isHDR && !keep {
+            guard let curve = options.toneCurve else {
+                notes.append("--tonemap none: the \(color.transfer.displayName) signal is written as it is, tagged as the input")
+                return
+            }
+            conversion = ColorConversion(from: color.transfer, to: .sdr, sourcePrimaries: color.primaries,
+                                         targetPrimaries: .bt709, sourcePeak: color.peakLuminance, sourceBlack: black,
+                                         curve: curve)
+            outputColor = VideoColor(space: YUVColorSpace(matrix: .bt709, range: .limited), primaries: .bt709, transfer: .bt709)
+            notes.append("HDR → SDR: tone mapped (\(curve.rawValue), peak \(Int(color.peakLuminance)) cd/m² \(peakSource)) "
+                         + "to BT.709; \(canBeDeep ? "--dynamic-range keep" : "--codec hevc") keeps HDR")
+        } else if keep, color.isHDR, let target = options.outputTransfer, target != color.transfer {
+            guard target.isHDR else {
+                throw UsageError("--output-transfer takes pq or hlg (an SDR output is --dynamic-range sdr)")
+            }
+            conversion = ColorConversion(from: color.transfer, to: target == .pq ? .pq : .hlg, sourcePrimaries: color.primaries,
+                                         targetPrimaries: color.primaries, sourcePeak: color.peakLuminance, sourceBlack: black,
+                                         curve: options.toneCurve ?? .clip)
+            var output = color
+            output.transfer = target
+            output.guessed = []
+            // HLG carries no mastering metadata; PQ made from HLG was graded on HLG's reference display.
+            output.mastering = target == .hlg ? nil
+                : MasteringDisplay(red: .zero, green: .zero, blue: .zero, white: .zero, minLuminance: ColorConversion.hdrBlack,
+                                   maxLuminance: ColorConversion.hlgDisplayPeak)
+            output.lightLevel = target == .hlg ? nil : output.lightLevel
+            outputColor = output
+            notes.append("\(color.transfer.displayName) → \(target.displayName) for a \(Int(ColorConversion.hlgDisplayPeak)) cd/m² display")
+        } else if options.outputTransfer != nil && !(keep && color.isHDR) {
+            throw UsageError("--output-transfer converts an HDR input kept HDR (--codec hevc, prores or ffv1)")
+        }
+    }
+
+    /// The built-in in front of the graph.
+    var filters: [(name: String, parameters: [String: ParameterValue])] {
+        conversion.map { [("tonemap", ColorConversionFilter.parameters(for: $0))] } ?? []
+    }
+}

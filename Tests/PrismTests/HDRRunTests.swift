@@ -1,0 +1,281 @@
+import Foundation
+import XCTest
+import PrismCore
+
+/// HDR and 10-bit through `prism run`, end to end: clips made by ffmpeg/libx265 with HDR tags and
+/// metadata, outputs decoded again, tone mapping compared with libplacebo's rendering of the same clip
+/// (FFmpeg's `libplacebo` filter on lavapipe, the reference `scripts/install-deps --tests` installs).
+final class HDRRunTests: XCTestCase {
+    let dir = ScratchDirectory()
+    static let masterDisplay = "G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,50)"
+
+    // MARK: Inputs
+
+    /// 10-bit HEVC tagged BT.2020 with `transfer` (ffmpeg's name), from `source`'s picture (a photograph,
+    /// or a lavfi graph), HDR10 metadata for PQ.
+    func hdrClip(_ name: String, transfer: String, photo: String? = nil, lavfi: String? = nil, full: Bool = false,
+                 lossless: Bool = false, frames: Int = 3) throws -> String {
+        let path = dir.path(name)
+        var x265 = "log-level=error"
+        if lossless { x265 += ":lossless=1" }
+        if transfer == "smpte2084" { x265 += ":hdr10=1:master-display=\(Self.masterDisplay):max-cll=1000,400" }
+        var input: [String]
+        if let photo { input = ["-loop", "1", "-i", try Tools.fixture(photo), "-vf", "scale=640:360,format=yuv420p10le"] }
+        else { input = ["-f", "lavfi", "-i", lavfi!, "-vf", "format=yuv420p10le"] }
+        try Tools.ffmpeg(input + ["-frames:v", String(frames), "-r", "30", "-c:v", "libx265", "-x265-params", x265,
+                                  "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", "bt2020nc",
+                                  "-color_range", full ? "pc" : "tv", "-pix_fmt", "yuv420p10le", path])
+        return path
+    }
+
+    /// A grey ramp across 1024 columns, every 10-bit code value, lossless.
+    func rampClip(_ name: String, transfer: String) throws -> String {
+        try hdrClip(name, transfer: transfer, lavfi: "nullsrc=size=1024x64:rate=30,format=gray16le,geq=lum='X*64'",
+                    full: true, lossless: true, frames: 1)
+    }
+
+    // MARK: Tools
+
+    static var ffmpegPath: String { Tools.which("ffmpeg") ?? "ffmpeg" }
+
+    /// The decoded frames of `path` as raw `pixelFormat` bytes.
+    func decode(_ path: String, _ pixelFormat: String) throws -> Data {
+        let result = try Tools.run(Self.ffmpegPath, ["-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt", pixelFormat, "-"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return result.stdout
+    }
+
+    /// libplacebo's SDR BT.709 rendering of `path` (yuv420p, limited range), tone mapped with BT.2390.
+    func libplacebo(_ path: String, extra: String = "") throws -> Data {
+        let filter = "hwupload,libplacebo=tonemapping=bt.2390:\(extra)peak_detect=0:gamut_mode=clip:dithering=none:"
+            + "colorspace=bt709:color_primaries=bt709:color_trc=bt709:range=tv:format=yuv420p,hwdownload,format=yuv420p"
+        return try placebo(path, filter: filter)
+    }
+
+    func placebo(_ path: String, filter: String) throws -> Data {
+        let result = try Tools.run(Self.ffmpegPath, ["-v", "error", "-init_hw_device", "vulkan=vk", "-filter_hw_device", "vk",
+                                                     "-i", path, "-vf", filter, "-f", "rawvideo", "-"])
+        guard result.status == 0, !result.stdout.isEmpty else {
+            throw UsageError("the libplacebo reference failed (FFmpeg's libplacebo filter needs Vulkan: mesa-vulkan-drivers, "
+                             + "from scripts/install-deps --tests): \(result.stderr)")
+        }
+        return result.stdout
+    }
+
+    func prism(_ arguments: [String]) throws -> ProcessResult {
+        try Tools.run(Tools.prism, ["run"] + arguments)
+    }
+
+    /// PSNR over all bytes of two 8-bit frames' worth of planes.
+    static func psnr(_ a: Data, _ b: Data, maxValue: Double = 255, sixteenBit: Bool = false) -> Double {
+        guard a.count == b.count, !a.isEmpty else {
+            XCTFail("frames of \(a.count) and \(b.count) bytes")
+            return -.infinity
+        }
+        var sum = 0.0, count = 0
+        if sixteenBit {
+            a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in
+                let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
+                for i in x.indices { let d = Double(x[i]) - Double(y[i]); sum += d * d }
+                count = x.count
+            } }
+        } else {
+            for i in a.indices { let d = Double(a[i]) - Double(b[i]); sum += d * d }
+            count = a.count
+        }
+        return sum == 0 ? .infinity : 10 * log10(maxValue * maxValue / (sum / Double(count)))
+    }
+
+    func probe(_ path: String, _ entries: String) throws -> String {
+        let result = try Tools.run(Tools.which("ffprobe") ?? "ffprobe",
+                                   ["-v", "error", "-select_streams", "v:0", "-show_entries", entries, "-of", "default=nw=1", path])
+        return result.stdout.isEmpty ? "" : String(decoding: result.stdout, as: UTF8.self)
+    }
+
+    func frameSideData(_ path: String) throws -> String {
+        let result = try Tools.run(Tools.which("ffprobe") ?? "ffprobe",
+                                   ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1", "-show_frames", path])
+        return String(decoding: result.stdout, as: UTF8.self)
+    }
+
+    // MARK: Tone mapping
+
+    /// Grey ramps (every 10-bit code) through the tone curve, PQ and HLG (through its OOTF), at BT.2390's
+    /// own knee (libplacebo's `tonemapping_param=0.5`; its default, 1.0, starts the knee lower): each Y'
+    /// within 1 code value of libplacebo's. Before this change the ramp came out clipped, not tone mapped.
+    func testGreyRampsMatchLibplaceboToOneCodeValue() throws {
+        for (name, transfer) in [("pq-ramp.mkv", "smpte2084"), ("hlg-ramp.mkv", "arib-std-b67")] {
+            let clip = try rampClip(name, transfer: transfer)
+            let run = try prism([clip, "-o", "-", "--output-format", "yuv420p", "-q"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let reference = try libplacebo(clip, extra: "tonemapping_param=0.5:")
+            XCTAssertEqual(run.stdout.count, reference.count)
+            guard run.stdout.count == reference.count else { continue }
+            var worst = 0, at = 0
+            for x in 0..<1024 {  // the middle row's luma
+                let d = abs(Int(run.stdout[32 * 1024 + x]) - Int(reference[32 * 1024 + x]))
+                if d > worst { (worst, at) = (d, x) }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "\(transfer): Y' off by \(worst) at code \(at)")
+            // And the curve did something: the bright end is SDR white, not the clipped signal's slope.
+            XCTAssertGreaterThanOrEqual(Int(run.stdout[32 * 1024 + 1023]), 233, transfer)
+            XCTAssertLessThan(Int(run.stdout[32 * 1024 + 600]), 225, transfer)
+        }
+    }
+
+    /// HDR10 and HLG photographs → SDR H.264 against libplacebo with the settings (its default knee
+    /// and luma-based mode): PQ ≥ 33 dB, HLG ≥ 29 dB over Y'CbCr (34.6 and 30.8 when measured; the rest is
+    /// libplacebo's desaturation in its luma mode and its knee). Before: 10 dB and 23 dB (no tone mapping).
+    func testPhotographsToneMapToWithinTheStatedPSNROfLibplacebo() throws {
+        for (name, transfer, floor) in [("pq.mkv", "smpte2084", 33.0), ("hlg.mkv", "arib-std-b67", 29.0)] {
+            let clip = try hdrClip(name, transfer: transfer, photo: "coffee.png", frames: 1)
+            let out = dir.path("sdr-\(name).mp4")
+            let run = try prism([clip, "-o", out, "--crf", "0"])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertTrue(run.stderr.contains("HDR → SDR: tone mapped (bt2390"), run.stderr)
+            let tags = try probe(out, "stream=pix_fmt,color_space,color_primaries,color_transfer")
+            for tag in ["pix_fmt=yuv420p", "color_space=bt709", "color_primaries=bt709", "color_transfer=bt709"] {
+                XCTAssertTrue(tags.contains(tag), "\(name): \(tags)")
+            }
+            let psnr = Self.psnr(try decode(out, "yuv420p"), try libplacebo(clip))
+            XCTAssertGreaterThanOrEqual(psnr, floor, "\(transfer): \(psnr) dB from libplacebo")
+        }
+    }
+
+    // MARK: Keeping HDR and 10 bits
+
+    /// HDR10 → HEVC Main10: tags, mastering display and light level intact, 10-bit precision (≥ 50 dB at
+    /// 10 bits against the input with no filter). Before: 8-bit Main, tagged BT.709, no metadata.
+    func testHDR10KeepsTagsMetadataAndTenBitsInHEVC() throws {
+        let clip = try hdrClip("hdr10.mkv", transfer: "smpte2084", photo: "coffee.png")
+        let out = dir.path("kept.mp4")
+        let run = try prism([clip, "--codec", "hevc", "--crf", "8", "-o", out])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("colour: BT.2020 limited range, BT.2020 primaries, PQ (SMPTE ST 2084); "
+                                          + "mastering 0.005–1000 cd/m², MaxCLL 1000, MaxFALL 400"), run.stderr)
+        let tags = try probe(out, "stream=profile,pix_fmt,color_space,color_primaries,color_transfer")
+        for tag in ["profile=Main 10", "pix_fmt=yuv420p10le", "color_space=bt2020nc", "color_primaries=bt2020",
+                    "color_transfer=smpte2084"] {
+            XCTAssertTrue(tags.contains(tag), tags)
+        }
+        let frames = try frameSideData(out)
+        for field in ["Mastering display metadata", "max_luminance=10000000/10000", "min_luminance=50/10000",
+                      "Content light level metadata", "max_content=1000", "max_average=400"] {
+            XCTAssertTrue(frames.contains(field), "\(field) missing: \(frames)")
+        }
+        let psnr = Self.psnr(try decode(out, "yuv420p10le"), try decode(clip, "yuv420p10le"), maxValue: 1023, sixteenBit: true)
+        XCTAssertGreaterThanOrEqual(psnr, 50, "\(psnr) dB at 10 bits")
+    }
+
+    /// A 10-bit clip (in the nominal range) through no filter into 10-bit FFV1 comes back within 1 code value.
+    func testTenBitIdentityRoundTripIsWithinOneCodeValue() throws {
+        let clip = dir.path("ten.mkv")
+        // Encoded with the matrix it is tagged with (swscale's default is BT.601): a mis-tagged clip decodes
+        // to colours outside the R'G'B' cube, which the R'G'B' route clips.
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-frames:v", "3",
+                          "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=yuv420p10le", "-c:v", "ffv1", "-colorspace", "bt709", "-color_primaries", "bt709",
+                          "-color_trc", "bt709", clip])
+        let out = dir.path("ten-out.mkv")
+        let run = try prism([clip, "--codec", "ffv1", "-o", out])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(try probe(out, "stream=pix_fmt").contains("yuv420p10le"))
+        let a = try decode(out, "yuv420p10le"), b = try decode(clip, "yuv420p10le")
+        XCTAssertEqual(a.count, b.count)
+        guard a.count == b.count else { return }
+        var worst = 0
+        a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in
+            let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
+            for i in x.indices { worst = max(worst, abs(Int(x[i]) - Int(y[i]))) }
+        } }
+        XCTAssertLessThanOrEqual(worst, 1, "10-bit identity off by \(worst) code values")
+    }
+
+    /// HLG kept HLG, and HLG → PQ (`--output-transfer pq`) within 1 code value (10 bits) of libplacebo's.
+    func testHLGStaysHLGAndConvertsToPQ() throws {
+        let clip = try rampClip("hlg.mkv", transfer: "arib-std-b67")
+        let kept = dir.path("hlg-kept.mkv")
+        var run = try prism([clip, "--codec", "ffv1", "-o", kept])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(try probe(kept, "stream=color_transfer").contains("arib-std-b67"))
+        let pq = dir.path("hlg-pq.mkv")
+        run = try prism([clip, "--codec", "ffv1", "--output-transfer", "pq", "-o", pq])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(try probe(pq, "stream=color_transfer").contains("smpte2084"))
+        let reference = try placebo(clip, filter: "hwupload,libplacebo=peak_detect=0:gamut_mode=clip:dithering=none:"
+                                    + "colorspace=bt2020nc:color_primaries=bt2020:color_trc=smpte2084:range=pc:"
+                                    + "format=yuv420p10le,hwdownload,format=yuv420p10le")
+        let ours = try decode(pq, "yuv420p10le")
+        XCTAssertEqual(ours.count, reference.count)
+        guard ours.count == reference.count else { return }
+        var worst = 0
+        ours.withUnsafeBytes { pa in reference.withUnsafeBytes { pb in
+            let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
+            for i in 0..<1024 { worst = max(worst, abs(Int(x[32 * 1024 + i]) - Int(y[32 * 1024 + i]))) }
+        } }
+        XCTAssertLessThanOrEqual(worst, 1)
+    }
+
+    // MARK: Saying what it is, and refusing what it cannot do
+
+    /// The input line names the colour and what was guessed; a BT.2020 SDR input is written tagged BT.2020
+    /// (before: BT.601 at 640x360).
+    func testTheColourLineAndBT2020Tags() throws {
+        let untagged = dir.path("untagged.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1280x720:rate=30", "-frames:v", "2", "-c:v", "ffv1", untagged])
+        var run = try prism([untagged, "-o", dir.path("u.mp4")])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("colour: BT.709 limited range, BT.709 primaries, BT.709 (untagged matrix, "
+                                          + "primaries, transfer: guessed; --input-color sets them)"), run.stderr)
+        let wide = dir.path("wide.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30", "-frames:v", "2", "-c:v", "ffv1",
+                          "-colorspace", "bt2020nc", "-color_primaries", "bt2020", "-color_trc", "bt2020-10", wide])
+        let out = dir.path("wide.mp4")
+        run = try prism([wide, "-o", out])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let tags = try probe(out, "stream=color_space,color_primaries,color_transfer")
+        for tag in ["color_space=bt2020nc", "color_primaries=bt2020", "color_transfer=bt2020-10"] {
+            XCTAssertTrue(tags.contains(tag), tags)
+        }
+        // --input-color overrides the tags (and is said so).
+        run = try prism([untagged, "--input-color", "matrix=bt601,primaries=smpte170m", "-o", dir.path("o.mp4")])
+        XCTAssertTrue(run.stderr.contains("colour: BT.601 limited range, SMPTE 170M primaries, BT.709 (untagged transfer:"),
+                      run.stderr)
+        XCTAssertTrue(try probe(dir.path("o.mp4"), "stream=color_space").contains("smpte170m"))
+    }
+
+    /// `--tonemap none` writes the PQ signal as it is, tagged PQ.
+    func testToneMapNoneKeepsTheSignalAndItsTags() throws {
+        let clip = try rampClip("pq.mkv", transfer: "smpte2084")
+        let out = dir.path("raw.mp4")
+        let run = try prism([clip, "--tonemap", "none", "-o", out])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(try probe(out, "stream=color_transfer").contains("smpte2084"))
+    }
+
+    func testBadColourCombinationsAreOneLineAndWriteNothing() throws {
+        let pq = try rampClip("pq.mkv", transfer: "smpte2084")
+        let log = dir.path("log.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-frames:v", "2", "-c:v", "ffv1",
+                          "-color_trc", "log100", log])
+        let sdr = dir.path("sdr.mkv")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-frames:v", "2", "-c:v", "ffv1", sdr])
+        let cases: [([String], String)] = [
+            ([pq, "--dynamic-range", "keep"], "is 8-bit SDR here"),
+            ([pq, "--codec", "hevc", "--filter", "noir"], "noir is a look for SDR pictures"),
+            ([log], "the transfer 'log100' is not one Prism converts"),
+            ([pq, "--input-color", "transfer=bogus"], "--input-color: transfer=bogus is not one of"),
+            ([pq, "--tonemap", "hable"], "--tonemap takes bt2390, reinhard, clip or none"),
+            ([pq, "--dynamic-range", "hdr"], "--dynamic-range takes auto, sdr or keep"),
+            ([sdr, "--codec", "hevc", "--output-transfer", "hlg"], "--output-transfer converts an HDR input kept HDR"),
+        ]
+        for (index, (arguments, message)) in cases.enumerated() {
+            let out = dir.path("bad\(index).mp4")
+            let run = try prism(arguments + ["-o", out])
+            XCTAssertNotEqual(run.status, 0, arguments.joined(separator: " "))
+            let lines = run.stderrLines.filter { !$0.hasPrefix("prism: GPU") }
+            XCTAssertEqual(lines.count, 1, run.stderr)
+            XCTAssertTrue(run.stderr.contains(message), "\(arguments): \(run.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), arguments.joined(separator: " "))
+        }
+    }
+}
