@@ -117,6 +117,9 @@ public struct VideoColor: Hashable, Sendable {
     public var transfer: TransferFunction
     public var mastering: MasteringDisplay?
     public var lightLevel: ContentLightLevel?
+    /// Where 4:2:0 and 4:2:2 chroma samples sit (FFmpeg's name: `left`, `center`, `topleft`…), when tagged.
+    /// Said, not used: chroma is read from its nearest sample and written as the mean of its block (`center`).
+    public var chromaLocation: String?
     /// What the stream left untagged and was guessed, as said on the input line ("matrix", "primaries",
     /// "transfer", "range").
     public var guessed: [String]
@@ -161,6 +164,7 @@ public struct VideoColor: Hashable, Sendable {
         }
         var text = "\(matrix) \(space.range == .full ? "full" : "limited") range, \(primaries.displayName) primaries, "
             + "\(transfer.displayName)"
+        if let chromaLocation { text += ", chroma \(chromaLocation)" }
         var metadata: [String] = []
         if let mastering {
             metadata.append("mastering \(Self.number(mastering.minLuminance))–\(Self.number(mastering.maxLuminance)) cd/m²")

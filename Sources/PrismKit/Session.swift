@@ -113,7 +113,18 @@ public final class Session {
 
     private let input: InputSpec
     /// The colour the graph converts the output to (`ColorPlan`); nil: the source's.
-    private let outputColor: VideoColor?
+    private let convertedColor: VideoColor?
+
+    /// The colour the output is written in and tagged with: the conversion's (tone mapping, PQ ↔ HLG), or the
+    /// source's (an RGB source's frames are packed in the usual Y'CbCr for the size).
+    public var outputColor: VideoColor {
+        if let convertedColor { return convertedColor }
+        var color = sourceInfo.color
+        color.space = YUVColorSpace.packing(sourceFormat: sourceInfo.pixelFormat, sourceColorSpace: color.space,
+                                            outputSize: sourceInfo.size)
+        color.guessed = []
+        return color
+    }
     /// Taken by the one run.
     private var source: MediaSource?
 
@@ -151,7 +162,7 @@ public final class Session {
         let colorPlan = try ColorPlan(source: source.info, graph: userGraph, options: options)
         notes += colorPlan.notes
         self.options.encoder.bitDepth = colorPlan.bitDepth
-        outputColor = colorPlan.outputColor
+        convertedColor = colorPlan.outputColor
         let graph = try userGraph.readingSource(through: orientation).readingSource(through: colorPlan.filters)
         if case .camera = input, let asked = options.frameRate, let given = source.info.frameRate,
            abs(asked.doubleValue - given.doubleValue) > 0.01 {
@@ -300,7 +311,7 @@ public final class Session {
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
         configuration.pacedToClock = options.pacesPattern(input)
         configuration.keepsOutputOnFailure = isLive
-        configuration.outputColor = outputColor
+        configuration.outputColor = convertedColor
         // A deep output keeps its bits between passes too.
         if options.encoder.pixelFormat.bitDepth > 8 { configuration.compileOptions.intermediateFormat = .rgba16f }
         return configuration

@@ -15,16 +15,16 @@ public enum DynamicRange: String, Sendable, CaseIterable {
 /// What a session does with its input's colour: the conversion placed in front of the graph (tone
 /// mapping, PQ ↔ HLG), what the output is packed in and tagged with, the encoder's depth, and what is
 /// said about it.
-struct ColorPlan {
+package struct ColorPlan {
     /// The `tonemap` in front of the graph; nil: none.
-    var conversion: ColorConversion?
+    package var conversion: ColorConversion?
     /// The output's colour when the graph converts it; nil: the source's.
-    var outputColor: VideoColor?
+    package var outputColor: VideoColor?
     /// The encoder's bits per sample.
-    var bitDepth = 8
-    var notes: [String] = []
+    package var bitDepth = 8
+    package var notes: [String] = []
 
-    init(source: SourceInfo, graph: FilterGraph, options: Session.Options) throws {
+    package init(source: SourceInfo, graph: FilterGraph, options: Session.Options) throws {
         let color = source.color
         let encoder = options.encoder
         let canBeDeep = options.outputIsDeep ?? encoder.canBeDeep
@@ -81,7 +81,7 @@ struct ColorPlan {
     }
 
     /// The built-in in front of the graph.
-    var filters: [(name: String, parameters: [String: ParameterValue])] {
+    package var filters: [(name: String, parameters: [String: ParameterValue])] {
         conversion.map { [("tonemap", ColorConversionFilter.parameters(for: $0))] } ?? []
     }
 }

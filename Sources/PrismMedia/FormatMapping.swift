@@ -183,8 +183,8 @@ extension VideoColor {
     /// (BT.2020 constant luminance, YCgCo, log curves, primaries it has no chromaticities for) are one
     /// clear error naming the tag and `--input-color`.
     static func from(space: AVColorSpace, range: AVColorRange, primaries: AVColorPrimaries,
-                     transfer: AVColorTransferCharacteristic, format: AVPixelFormat, size: Size,
-                     context: String) throws(AVError) -> VideoColor {
+                     transfer: AVColorTransferCharacteristic, chroma: AVChromaLocation = AVCHROMA_LOC_UNSPECIFIED,
+                     format: AVPixelFormat, size: Size, context: String) throws(AVError) -> VideoColor {
         func unsupported(_ what: String, _ name: UnsafePointer<CChar>?, _ hint: String) -> AVError {
             AVError("\(what) '\(cString(name))' is not one Prism converts; \(hint)", context: context)
         }
@@ -217,8 +217,10 @@ extension VideoColor {
         if taggedTransfer == nil { guessed.append("transfer") }
         let full = range == AVCOL_RANGE_JPEG || (range == AVCOL_RANGE_UNSPECIFIED && (isFullRangeJPEGFormat(format) || rgb))
         let coding = YUVColorSpace(matrix: matrix!, range: full ? .full : .limited)
-        return VideoColor(space: coding, primaries: taggedPrimaries ?? .guess(for: matrix!, size: size),
-                          transfer: taggedTransfer ?? .guess(for: matrix!), guessed: guessed)
+        var color = VideoColor(space: coding, primaries: taggedPrimaries ?? .guess(for: matrix!, size: size),
+                               transfer: taggedTransfer ?? .guess(for: matrix!), guessed: guessed)
+        if chroma != AVCHROMA_LOC_UNSPECIFIED, !rgb, let name = av_chroma_location_name(chroma) { color.chromaLocation = cString(name) }
+        return color
     }
 
     /// The HDR metadata of side data (a stream's or a frame's): ST 2086 mastering display, CTA-861.3 light level.

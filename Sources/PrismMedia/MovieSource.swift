@@ -92,7 +92,7 @@ package final class MovieSource: MediaSource {
         let format = PixelFormat.ingest(rawFormat)
         var color = try VideoColor.from(space: parameters.color_space, range: parameters.color_range,
                                         primaries: parameters.color_primaries, transfer: parameters.color_trc,
-                                        format: rawFormat, size: size, context: url)
+                                        chroma: parameters.chroma_location, format: rawFormat, size: size, context: url)
         var sideSize = 0
         color.readHDRMetadata(mastering: av_stream_get_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &sideSize).map(UnsafeRawPointer.init),
                               lightLevel: av_stream_get_side_data(stream, AV_PKT_DATA_CONTENT_LIGHT_LEVEL, &sideSize).map(UnsafeRawPointer.init))
@@ -198,7 +198,6 @@ package final class MovieSource: MediaSource {
         lastPTS = pts
         lastDuration = duration
         if frame.pointee.flags & 1 != 0 || frame.pointee.decode_error_flags != 0 { corruptFrameCount += 1 } // AV_FRAME_FLAG_CORRUPT
-        let size = Size(width: Int(frame.pointee.width), height: Int(frame.pointee.height))
         var colorSpace = YUVColorSpace.from(space: frame.pointee.colorspace, range: frame.pointee.color_range,
                                             format: AVPixelFormat(frame.pointee.format), fallback: info.colorSpace)
         if let colorOverride { colorSpace = colorOverride.applied(to: colorSpace) }

@@ -14,12 +14,15 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         case ffv1
         /// Apple ProRes with prores_ks, 4:2:2 10-bit.
         case prores
+        /// AV1 with SVT-AV1 (libsvtav1), 4:2:0 8- or 10-bit.
+        case av1
 
         /// The smallest frame the encoder opens for (FFV1 refuses width 1; x265 works in 16x16 blocks).
         public var minimumSize: Size {
             switch self {
             case .h264, .prores: return Size(width: 1, height: 1)
             case .hevc: return Size(width: 16, height: 16)
+            case .av1: return Size(width: 64, height: 64)
             case .ffv1: return Size(width: 2, height: 1)
             }
         }
@@ -62,10 +65,11 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         // 8-bit: RGB, so it keeps the GPU's RGBA output exactly; deeper: 4:2:0 Y'CbCr at 10 bits.
         case .ffv1: return bitDepth > 8 ? .yuv420p10le : .bgra
         case .prores: return .yuv422p10le
+        case .av1: return bitDepth > 8 ? .yuv420p10le : .yuv420p
         }
     }
 
-    /// Whether the codec carries more than 8 bits a sample in Prism (and so HDR): HEVC, FFV1, ProRes.
+    /// Whether the codec carries more than 8 bits a sample in Prism (and so HDR): HEVC, AV1, FFV1, ProRes.
     public var canBeDeep: Bool { codec != .h264 }
 
     /// Whether this FFmpeg has the encoder these settings need (`avcodec_find_encoder_by_name`).
@@ -81,6 +85,7 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         case .hevc: return "libx265"
         case .ffv1: return "ffv1"
         case .prores: return "prores_ks"
+        case .av1: return "libsvtav1"
         }
     }
 }
@@ -434,6 +439,28 @@ package final class MovieWriter {
         return parameters.joined(separator: ":")
     }
 
+    /// SVT-AV1's preset for an x264 preset name (the speeds roughly match: medium is 8).
+    static func svtPreset(_ name: String) -> Int {
+        let presets = ["placebo": 1, "veryslow": 2, "slower": 4, "slow": 6, "medium": 8, "fast": 9, "faster": 10,
+                       "veryfast": 11, "superfast": 12, "ultrafast": 13]
+        return presets[name] ?? 8
+    }
+
+    /// SVT-AV1's HDR10 metadata parameters (values as decimals, luminance in cd/m²); nil for SDR.
+    static func svtParameters(_ color: VideoColor) -> String? {
+        guard color.isHDR else { return nil }
+        var parameters: [String] = []
+        if let m = color.mastering, m.maxLuminance > 0 {
+            let chromaticities = m.red != .zero ? (m.red, m.green, m.blue, m.white)
+                : (SIMD2(0.708, 0.292), SIMD2(0.170, 0.797), SIMD2(0.131, 0.046), SIMD2(0.3127, 0.3290))
+            func xy(_ p: SIMD2<Double>) -> String { "(\(p.x),\(p.y))" }
+            parameters.append("mastering-display=G\(xy(chromaticities.1))B\(xy(chromaticities.2))R\(xy(chromaticities.0))"
+                              + "WP\(xy(chromaticities.3))L(\(m.maxLuminance),\(m.minLuminance))")
+        }
+        if let l = color.lightLevel { parameters.append("content-light=\(l.maxCLL),\(l.maxFALL)") }
+        return parameters.isEmpty ? nil : parameters.joined(separator: ":")
+    }
+
     /// HDR metadata as stream side data, which MP4/MOV (mdcv, clli) and Matroska write into the container.
     private func writeHDRMetadata(_ color: VideoColor, to stream: UnsafeMutablePointer<AVStream>) {
         guard color.isHDR else { return }
@@ -464,6 +491,7 @@ package final class MovieWriter {
         case .hevc: return AV_CODEC_ID_HEVC
         case .ffv1: return AV_CODEC_ID_FFV1
         case .prores: return AV_CODEC_ID_PRORES
+        case .av1: return AV_CODEC_ID_AV1
         }
     }
 
@@ -517,6 +545,13 @@ package final class MovieWriter {
             try set("slicecrc", "1")
         case .prores:
             break
+        case .av1:
+            // SVT-AV1's presets are numbers, 0 (slowest) to 13; x264's names map onto them.
+            try set("preset", String(MovieWriter.svtPreset(settings.preset)))
+            if let crf = settings.crf { try set("crf", String(crf)) }
+            if let parameters = MovieWriter.svtParameters(video.color) { try set("svtav1-params", parameters) }
+            // SVT-AV1 prints its configuration to stderr at its default level; errors only (unless SVT_LOG says).
+            setenv("SVT_LOG", "1", 0)
         }
         // Frame threads hold a frame per thread; slices give each frame back at once.
         if lowDelay && settings.codec != .h264 && settings.codec != .hevc { enc.pointee.thread_type = FF_THREAD_SLICE }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import PrismCore
+import PrismMedia
 
 /// HDR and 10-bit through `prism run`, end to end: clips made by ffmpeg/libx265 with HDR tags and
 /// metadata, outputs decoded again, tone mapping compared with libplacebo's rendering of the same clip
@@ -144,27 +145,37 @@ final class HDRRunTests: XCTestCase {
 
     // MARK: Keeping HDR and 10 bits
 
-    /// HDR10 → HEVC Main10: tags, mastering display and light level intact, 10-bit precision (≥ 50 dB at
-    /// 10 bits against the input with no filter). Before: 8-bit Main, tagged BT.709, no metadata.
-    func testHDR10KeepsTagsMetadataAndTenBitsInHEVC() throws {
+    /// HDR10 → HEVC Main10 and AV1 10-bit: tags, mastering display and light level intact, 10-bit precision
+    /// (≥ 50 dB at 10 bits against the input with no filter). Before: 8-bit Main, tagged BT.709, no metadata,
+    /// and no AV1.
+    func testHDR10KeepsTagsMetadataAndTenBitsInHEVCAndAV1() throws {
         let clip = try hdrClip("hdr10.mkv", transfer: "smpte2084", photo: "coffee.png")
-        let out = dir.path("kept.mp4")
-        let run = try prism([clip, "--codec", "hevc", "--crf", "8", "-o", out])
-        XCTAssertEqual(run.status, 0, run.stderr)
-        XCTAssertTrue(run.stderr.contains("colour: BT.2020 limited range, BT.2020 primaries, PQ (SMPTE ST 2084); "
-                                          + "mastering 0.005–1000 cd/m², MaxCLL 1000, MaxFALL 400"), run.stderr)
-        let tags = try probe(out, "stream=profile,pix_fmt,color_space,color_primaries,color_transfer")
-        for tag in ["profile=Main 10", "pix_fmt=yuv420p10le", "color_space=bt2020nc", "color_primaries=bt2020",
-                    "color_transfer=smpte2084"] {
-            XCTAssertTrue(tags.contains(tag), tags)
+        for (codec, file, profile) in [("hevc", "kept.mp4", "profile=Main 10"), ("av1", "kept-av1.mp4", "codec_name=av1")] {
+            let out = dir.path(file)
+            let run = try prism([clip, "--codec", codec, "--crf", "8", "-o", out])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertTrue(run.stderr.contains("colour: BT.2020 limited range, BT.2020 primaries, PQ (SMPTE ST 2084), chroma left; "
+                                              + "mastering 0.005–1000 cd/m², MaxCLL 1000, MaxFALL 400"), run.stderr)
+            XCTAssertFalse(run.stderr.contains("Svt["), "the encoder's own chatter: \(run.stderr)")
+            let tags = try probe(out, "stream=codec_name,profile,pix_fmt,color_space,color_primaries,color_transfer")
+            for tag in [profile, "pix_fmt=yuv420p10le", "color_space=bt2020nc", "color_primaries=bt2020", "color_transfer=smpte2084"] {
+                XCTAssertTrue(tags.contains(tag), "\(codec): \(tags)")
+            }
+            let frames = try frameSideData(out)
+            func value(_ key: String) -> Double? {
+                guard let line = frames.split(separator: "\n").first(where: { $0.hasPrefix(key + "=") }) else { return nil }
+                let parts = line.dropFirst(key.count + 1).split(separator: "/").compactMap { Double($0) }
+                return parts.count == 2 ? parts[0] / parts[1] : parts.first
+            }
+            XCTAssertTrue(frames.contains("Mastering display metadata") && frames.contains("Content light level metadata"),
+                          "\(codec): \(frames)")
+            XCTAssertEqual(value("max_luminance") ?? 0, 1000, accuracy: 0.5, codec)
+            XCTAssertEqual(value("min_luminance") ?? 0, 0.005, accuracy: 0.0002, codec)
+            XCTAssertEqual(value("max_content"), 1000, codec)
+            XCTAssertEqual(value("max_average"), 400, codec)
+            let psnr = Self.psnr(try decode(out, "yuv420p10le"), try decode(clip, "yuv420p10le"), maxValue: 1023, sixteenBit: true)
+            XCTAssertGreaterThanOrEqual(psnr, 50, "\(codec): \(psnr) dB at 10 bits")
         }
-        let frames = try frameSideData(out)
-        for field in ["Mastering display metadata", "max_luminance=10000000/10000", "min_luminance=50/10000",
-                      "Content light level metadata", "max_content=1000", "max_average=400"] {
-            XCTAssertTrue(frames.contains(field), "\(field) missing: \(frames)")
-        }
-        let psnr = Self.psnr(try decode(out, "yuv420p10le"), try decode(clip, "yuv420p10le"), maxValue: 1023, sixteenBit: true)
-        XCTAssertGreaterThanOrEqual(psnr, 50, "\(psnr) dB at 10 bits")
     }
 
     /// A 10-bit clip (in the nominal range) through no filter into 10-bit FFV1 comes back within 1 code value.
@@ -213,6 +224,28 @@ final class HDRRunTests: XCTestCase {
             for i in 0..<1024 { worst = max(worst, abs(Int(x[32 * 1024 + i]) - Int(y[32 * 1024 + i]))) }
         } }
         XCTAssertLessThanOrEqual(worst, 1)
+    }
+
+    /// `prism dev`'s preview is SDR: an HDR10 input is tone mapped in front of the shader, as `run` does. Code
+    /// 0.75 of PQ (1000 cd/m², the clip's peak) shows as SDR white, not as the raw signal's 75 % grey.
+    func testDevToneMapsAnHDRInputForThePreview() throws {
+        let clip = try rampClip("pq.mkv", transfer: "smpte2084")
+        let directory = try TemporaryDirectory()
+        let identity = "LUT_3D_SIZE 2\n0 0 0\n1 0 0\n0 1 0\n1 1 0\n0 0 1\n1 0 1\n0 1 1\n1 1 1\n"
+        try identity.write(toFile: directory.file("same.cube"), atomically: true, encoding: .utf8)
+        let dev = try DevProcess(arguments: [directory.file("same.cube"), clip])
+        defer { dev.stop() }
+        try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 2 }
+        XCTAssertTrue(dev.stderr.contains("PQ (SMPTE ST 2084)"), dev.stderr)
+        let reply = try dev.get("/snapshot")
+        XCTAssertEqual(reply.status, 200)
+        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let image = try ImageFile.read(path: path)
+        XCTAssertEqual(image.size.width, 1024)
+        let peak = image.pixel(x: 770, y: 32), dark = image.pixel(x: 200, y: 32)
+        XCTAssertGreaterThanOrEqual(Int(peak.g), 245, "PQ's 1000 cd/m² as SDR white: \(peak)")
+        XCTAssertLessThan(Int(dark.g), 60, "\(dark)")
     }
 
     // MARK: Saying what it is, and refusing what it cannot do

@@ -328,7 +328,8 @@ struct BatchManifest: Sendable {
     private static func checkContainer(_ path: String, codec: VideoEncoderSettings.Codec) throws {
         let ext = (path as NSString).pathExtension.lowercased()
         let holds: [String: Set<VideoEncoderSettings.Codec>] = [
-            "mp4": [.h264, .hevc], "m4v": [.h264, .hevc], "mov": [.h264, .hevc, .prores], "mkv": [.h264, .hevc, .ffv1, .prores],
+            "mp4": [.h264, .hevc, .av1], "m4v": [.h264, .hevc], "mov": [.h264, .hevc, .prores],
+            "mkv": [.h264, .hevc, .ffv1, .prores, .av1],
         ]
         guard let codecs = holds[ext] else {
             throw UsageError("output \(path): use .mp4, .mov or .mkv (the extension picks the container)")

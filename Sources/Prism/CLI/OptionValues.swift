@@ -280,7 +280,7 @@ extension VideoEncoderSettings.Codec {
     /// bench's runs of the user's clip).
     var defaultContainer: String {
         switch self {
-        case .h264, .hevc: "mp4"
+        case .h264, .hevc, .av1: "mp4"
         case .ffv1: "mkv"
         case .prores: "mov"
         }
@@ -296,7 +296,7 @@ struct EncoderChoice: Sendable, Equatable {
     var threads: Int?
 
     static let options: [OptionSpec] = [
-        .key("codec", value: "h264|hevc|ffv1|prores", help: "the video encoder (default h264)"),
+        .key("codec", value: "h264|hevc|av1|ffv1|prores", help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)"),
         .key("preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)"),
         .key("crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
         .key("bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),

@@ -272,7 +272,10 @@ struct RunCommand: PrismCommand {
             if case .still(let path) = options.output { line += " → \(path)" }
             PrismCommandLine.info(line)
         }
-        if options.stats { PrismCommandLine.info(report.statsTable()) }
+        if options.stats {
+            PrismCommandLine.info(report.statsTable())
+            PrismCommandLine.info("colour out: \(job.outputColor.summary)")
+        }
         return 0
     }
 }

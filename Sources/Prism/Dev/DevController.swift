@@ -16,15 +16,20 @@ final class DevController {
     private var recording: TakeSink?
     private let encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 20)
 
-    init(options: DevOptions, state: DevState, userSet: Locked<Set<String>>) {
+    /// Built-ins in front of every graph: the input's colour conversion (HDR tone mapped for the SDR preview).
+    private let sourceFilters: [(name: String, parameters: [String: ParameterValue])]
+
+    init(options: DevOptions, state: DevState, userSet: Locked<Set<String>>,
+         sourceFilters: [(name: String, parameters: [String: ParameterValue])] = []) {
         self.options = options
+        self.sourceFilters = sourceFilters
         self.state = state
         self.userSet = userSet
     }
 
     /// The graph text bound, ending at `--output-size` when one was asked for.
     private func bindGraph() throws -> FilterGraph {
-        let graph = try binder.bind(options.graphText)
+        let graph = try binder.bind(options.graphText).readingSource(through: sourceFilters)
         if let size = options.outputSize { try graph.appendScale(to: size) }
         return graph
     }

@@ -49,7 +49,14 @@ final class DevSession: Sendable {
         let state = self.state
         let quiet = options.quiet
         let userSet = self.userSet
-        let controller = try gpu.perform { GPUBound(DevController(options: options, state: state, userSet: userSet), on: gpu) }
+        // The preview is SDR: HDR input is tone mapped in front of the shader, as `run` does for an SDR output.
+        var colorOptions = Session.Options()
+        colorOptions.dynamicRange = .sdr
+        let colorPlan = try ColorPlan(source: source.info, graph: FilterGraph(), options: colorOptions)
+        let sourceFilters = colorPlan.filters
+        let controller = try gpu.perform {
+            GPUBound(DevController(options: options, state: state, userSet: userSet, sourceFilters: sourceFilters), on: gpu)
+        }
         self.controller = controller
         let graph = try gpu.perform { controller.value.initialGraph() }
         var configuration = EngineConfiguration()
@@ -62,6 +69,7 @@ final class DevSession: Sendable {
         // The clip's sound or the microphone's is analysed from the start, so a shader that gains an audio
         // input while being edited gets sound at once.
         configuration.analyzesAudio = true
+        configuration.outputColor = colorPlan.outputColor
         // Faces, when the shader's graph draws them or a face flag asks: live, so frames never wait for the
         // detector (a graph that starts drawing faces after a reload gets them only with a face flag).
         let faces = try options.faces.makeSideInput(for: graph, live: true)

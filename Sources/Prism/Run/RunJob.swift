@@ -21,6 +21,8 @@ package final class RunJob: Sendable {
     /// What the job did to the input or output that the user did not spell out, one line each (said once,
     /// before the run): a movie turned upright, an odd size cropped for the codec, a rate the camera lacks.
     package let notes: [String]
+    /// What the output is written in and tagged with (`--stats` says it).
+    package let outputColor: VideoColor
 
     /// - Parameters:
     ///   - sinks: what the frames go to instead of `options.output` (`prism record` starts with none and
@@ -43,6 +45,7 @@ package final class RunJob: Sendable {
             engine = try session.engine(output: options.output, taps: taps)
         }
         notes = session.notes
+        outputColor = session.outputColor
         faces = session.faces
         segmentation = session.segmentation?.worker
         recoveredLeftovers = (customSinks ?? []).compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)

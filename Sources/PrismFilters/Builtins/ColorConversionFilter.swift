@@ -61,7 +61,9 @@ final class ColorConversionKernel: ParameterizedKernel {
     }
 
     var compileKey: String { ColorConversionGLSL.key(conversion) }
-    var cost: Int { 2 }
+    /// Several transcendental functions a pixel: expensive enough to be evaluated once per pixel (into full-resolution
+    /// planes, or a texture), not once per packed plane.
+    var cost: Int { 4 }
     var library: String { ColorConversionGLSL.library(conversion) }
     let expression = """
         vec4 $main(vec2 p) {
