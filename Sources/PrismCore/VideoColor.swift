@@ -254,9 +254,10 @@ public enum TransferMaths {
     }
 }
 
-/// What a signal is converted to: SDR (BT.1886 display, BT.709-family primaries), or HDR in PQ or HLG.
+/// What a signal is converted to: SDR (BT.1886 display, BT.709-family primaries), HDR in PQ or HLG, or
+/// linear display light relative to SDR white (1.0 = 203 cd/m², unclipped above), for filters that work in light.
 public enum ColorTarget: String, Hashable, Sendable, CaseIterable {
-    case sdr, pq, hlg
+    case sdr, pq, hlg, linear
 
     /// The transfer a target signal is tagged with.
     public var transfer: TransferFunction {
@@ -264,6 +265,7 @@ public enum ColorTarget: String, Hashable, Sendable, CaseIterable {
         case .sdr: return .bt709
         case .pq: return .pq
         case .hlg: return .hlg
+        case .linear: return .linear
         }
     }
 }
@@ -311,7 +313,7 @@ public struct ColorConversion: Hashable, Sendable {
     public var targetPeak: Double {
         switch to {
         case .sdr: return Self.referenceWhite
-        case .pq: return 10000
+        case .pq, .linear: return 10000
         case .hlg: return Self.hlgDisplayPeak
         }
     }
@@ -366,10 +368,14 @@ public struct ColorConversion: Hashable, Sendable {
 
     /// One pixel's R'G'B' signal (0...1) in the source's coding to the target's.
     public func apply(_ signal: SIMD3<Double>) -> SIMD3<Double> {
-        let e = signal.clamped(lowerBound: .zero, upperBound: .one)
+        // Linear light may be above SDR white; a signal is 0...1.
+        let e = from == .linear ? signal.clamped(lowerBound: .zero, upperBound: SIMD3(repeating: .infinity))
+            : signal.clamped(lowerBound: .zero, upperBound: .one)
         // Display light, cd/m².
         var light: SIMD3<Double>
         switch from {
+        case .linear:
+            light = e * Self.referenceWhite
         case .pq:
             light = SIMD3(TransferMaths.pqToNits(e.x), TransferMaths.pqToNits(e.y), TransferMaths.pqToNits(e.z))
         default:  // HLG: scene light through the OOTF of a `sourcePeak` display
@@ -395,6 +401,8 @@ public struct ColorConversion: Hashable, Sendable {
             return v.clamped(lowerBound: .zero, upperBound: .one)
         case .pq:
             return SIMD3(TransferMaths.nitsToPQ(light.x), TransferMaths.nitsToPQ(light.y), TransferMaths.nitsToPQ(light.z))
+        case .linear:
+            return light / Self.referenceWhite
         case .hlg:
             let display = light / Self.hlgDisplayPeak
             let yd = max((targetPrimaries.luminanceWeights * display).sum(), 1e-9)

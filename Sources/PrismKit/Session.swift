@@ -114,6 +114,8 @@ public final class Session {
     private let input: InputSpec
     /// The colour the graph converts the output to (`ColorPlan`); nil: the source's.
     private let convertedColor: VideoColor?
+    /// The graph has linear light between passes (`ColorPlan.linearLight`).
+    private let linearLight: Bool
 
     /// The colour the output is written in and tagged with: the conversion's (tone mapping, PQ ↔ HLG), or the
     /// source's (an RGB source's frames are packed in the usual Y'CbCr for the size).
@@ -163,6 +165,7 @@ public final class Session {
         notes += colorPlan.notes
         self.options.encoder.bitDepth = colorPlan.bitDepth
         convertedColor = colorPlan.outputColor
+        linearLight = colorPlan.linearLight
         let graph = try userGraph.readingSource(through: orientation).readingSource(through: colorPlan.filters)
         if case .camera = input, let asked = options.frameRate, let given = source.info.frameRate,
            abs(asked.doubleValue - given.doubleValue) > 0.01 {
@@ -312,8 +315,9 @@ public final class Session {
         configuration.pacedToClock = options.pacesPattern(input)
         configuration.keepsOutputOnFailure = isLive
         configuration.outputColor = convertedColor
-        // A deep output keeps its bits between passes too.
-        if options.encoder.pixelFormat.bitDepth > 8 { configuration.compileOptions.intermediateFormat = .rgba16f }
+        // A deep output keeps its bits between passes too, and linear light its values above SDR white.
+        if options.encoder.pixelFormat.bitDepth > 8 || linearLight { configuration.compileOptions.intermediateFormat = .rgba16f }
+        configuration.compileOptions.clampsSteps = !linearLight
         return configuration
     }
 

@@ -23,6 +23,8 @@ package struct ColorPlan {
     /// The encoder's bits per sample.
     package var bitDepth = 8
     package var notes: [String] = []
+    /// The graph works in linear light somewhere (`tonemap(to=linear)`): passes keep RGBA16F, values above 1.
+    package var linearLight = false
 
     package init(source: SourceInfo, graph: FilterGraph, options: Session.Options) throws {
         let color = source.color
@@ -41,6 +43,31 @@ package struct ColorPlan {
                              + "--codec hevc (Main10), prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
         }
         if keep && encoder.canBeDeep && (deep || color.isHDR) { bitDepth = 10 }
+        // The graph converts by itself (a shader that asks for linear light between two tonemaps): its last
+        // tonemap says what the output is.
+        if let last = graph.nodes.last(where: { $0.name == "tonemap" }), let values = last.parameters {
+            linearLight = graph.nodes.contains { $0.name == "tonemap" && $0.parameters?.word("to") == "linear" }
+            let target = ColorTarget(rawValue: values.word("to")) ?? .sdr
+            let primaries = ColorPrimaries(rawValue: values.word("out-primaries")) ?? .bt709
+            let matrix: ColorMatrix = primaries == .bt2020 ? .bt2020 : .bt709
+            switch target {
+            case .linear:
+                throw UsageError("the graph ends in linear light: end it with tonemap(from=linear, to=sdr|pq|hlg)")
+            case .sdr:
+                outputColor = VideoColor(space: YUVColorSpace(matrix: matrix, range: .limited), primaries: primaries,
+                                         transfer: matrix == .bt2020 ? .bt2020_10 : .bt709)
+            case .pq, .hlg:
+                guard canBeDeep else {
+                    throw UsageError("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
+                                     + "--codec hevc, av1, prores or ffv1 carry it")
+                }
+                bitDepth = encoder.canBeDeep ? 10 : 8
+                outputColor = VideoColor(space: YUVColorSpace(matrix: matrix, range: .limited), primaries: primaries,
+                                         transfer: target.transfer)
+            }
+            notes.append("the graph converts the colour itself (tonemap): no automatic tone mapping")
+            return
+        }
         if keep, color.isHDR, let look = graph.nodes.first(where: { BuiltinFilters.sdrLooks.contains($0.name) }) {
             throw UsageError("\(look.name) is a look for SDR pictures and this output keeps HDR "
                              + "(\(color.transfer.displayName)): --dynamic-range sdr tone maps first, then applies it")

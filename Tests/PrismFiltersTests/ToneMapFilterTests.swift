@@ -16,6 +16,8 @@ final class ToneMapFilterTests: XCTestCase {
             ColorConversion(from: .hlg, to: .sdr, sourcePrimaries: .bt2020, targetPrimaries: .bt709, sourcePeak: 1000),
             ColorConversion(from: .hlg, to: .pq, sourcePrimaries: .bt2020, targetPrimaries: .bt2020, sourcePeak: 1000, curve: .clip),
             ColorConversion(from: .pq, to: .hlg, sourcePrimaries: .bt2020, targetPrimaries: .bt2020, sourcePeak: 4000),
+            ColorConversion(from: .pq, to: .linear, sourcePrimaries: .bt2020, targetPrimaries: .bt709, sourcePeak: 1000),
+            ColorConversion(from: .linear, to: .sdr, sourcePrimaries: .bt709, targetPrimaries: .bt709, sourcePeak: 1000),
         ]
         for conversion in cases {
             let out = try render(chain([("tonemap", ColorConversionFilter.parameters(for: conversion))]), image)

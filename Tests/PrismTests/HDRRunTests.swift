@@ -29,7 +29,7 @@ final class HDRRunTests: XCTestCase {
         return path
     }
 
-    /// A grey ramp across 1024 columns, every 10-bit code value, lossless.
+    /// A grey ramp across 1024 columns (full-range tagged; swscale scales the codes), lossless.
     func rampClip(_ name: String, transfer: String) throws -> String {
         try hdrClip(name, transfer: transfer, lavfi: "nullsrc=size=1024x64:rate=30,format=gray16le,geq=lum='X*64'",
                     full: true, lossless: true, frames: 1)
@@ -224,6 +224,51 @@ final class HDRRunTests: XCTestCase {
             for i in 0..<1024 { worst = max(worst, abs(Int(x[32 * 1024 + i]) - Int(y[32 * 1024 + i]))) }
         } }
         XCTAssertLessThanOrEqual(worst, 1)
+    }
+
+    /// A shader that asks for linear light gets it between two tonemaps: an ISF shader halving the light (one
+    /// stop) between `tonemap(to=linear)` and `tonemap(from=linear)` matches the CPU maths (PQ → light, × 0.5,
+    /// BT.2390 to SDR) to 2 code values, and the pair alone matches the automatic tone mapping; the graph's own
+    /// tonemap replaces the automatic one.
+    func testAShaderInLinearLightBetweenTwoTonemaps() throws {
+        let clip = try rampClip("pq.mkv", transfer: "smpte2084")
+        let shader = dir.path("half.fs")
+        try """
+            /*{ "ISFVSN": "2", "INPUTS": [ { "NAME": "inputImage", "TYPE": "image" } ] }*/
+            void main() { vec4 c = IMG_THIS_PIXEL(inputImage); gl_FragColor = vec4(c.rgb * 0.5, c.a); }
+            """.write(toFile: shader, atomically: true, encoding: .utf8)
+        func row(_ filter: String?) throws -> [Int] {
+            let run = try prism([clip, "-o", "-", "--output-format", "yuv420p"] + (filter.map { ["--filter", $0] } ?? []))
+            XCTAssertEqual(run.status, 0, run.stderr)
+            if filter != nil { XCTAssertTrue(run.stderr.contains("no automatic tone mapping"), run.stderr) }
+            guard run.stdout.count >= 33 * 1024 else { return [] }
+            return (0..<1024).map { Int(run.stdout[32 * 1024 + $0]) }
+        }
+        let automatic = try row(nil)
+        let pair = try row("tonemap(to=linear, out-primaries=bt2020), tonemap(from=linear, primaries=bt2020)")
+        let halved = try row("tonemap(to=linear, out-primaries=bt2020), '\(shader)', tonemap(from=linear, primaries=bt2020)")
+        guard automatic.count == 1024, pair.count == 1024, halved.count == 1024 else { return XCTFail("no frame") }
+        XCTAssertLessThanOrEqual(zip(automatic, pair).map { abs($0 - $1) }.max()!, 1, "the pair is the automatic conversion")
+        // The clip's own codes (its maker's conversion decides them), full range.
+        let codes: [Int] = try decode(clip, "yuv420p10le").withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: UInt16.self)
+            return (0..<1024).map { Int(samples[32 * 1024 + $0]) }
+        }
+        let toLight = ColorConversion(from: .pq, to: .linear, sourcePrimaries: .bt2020, targetPrimaries: .bt2020, sourcePeak: 1000)
+        let toSDR = ColorConversion(from: .linear, to: .sdr, sourcePrimaries: .bt2020, targetPrimaries: .bt709, sourcePeak: 1000)
+        let space = YUVColorSpace(matrix: .bt709, range: .limited)
+        var worst = 0, at = 0
+        for code in stride(from: 0, to: 1024, by: 4) {
+            let light = toLight.apply(SIMD3(repeating: Double(codes[code]) / 1023)) * 0.5
+            let y = Int((space.yuv(fromRGB: toSDR.apply(light).x, toSDR.apply(light).y, toSDR.apply(light).z).y * 255).rounded())
+            if abs(y - halved[code]) > worst { (worst, at) = (abs(y - halved[code]), code) }
+        }
+        XCTAssertLessThanOrEqual(worst, 2, "one stop down in linear light: off by \(worst) at code \(at)")
+        XCTAssertLessThan(halved[700], automatic[700] - 10, "the shader darkened the light")
+        // A graph left in linear light is refused.
+        let run = try prism([clip, "--filter", "tonemap(to=linear)", "-o", dir.path("lin.mp4")])
+        XCTAssertNotEqual(run.status, 0)
+        XCTAssertTrue(run.stderr.contains("the graph ends in linear light"), run.stderr)
     }
 
     /// `prism dev`'s preview is SDR: an HDR10 input is tone mapped in front of the shader, as `run` does. Code

@@ -13,11 +13,14 @@ package enum ColorConversionFilter {
             the target's peak when the source is brighter (bt2390: ITU-R BT.2390's EETF in PQ space, knee at \
             1.5·maxLum - 0.5, black lift minLum·(1 - E)⁴; reinhard: extended Reinhard, peak to white; clip), \
             the colour scaled by Y'/Y; then a linear 3x3 from the source primaries to the target's, clipped; \
-            then encoded: SDR through BT.1886's inverse (203 cd/m² white, 1000:1), PQ, or HLG for a 1000 cd/m² \
-            display. SDR reference white is 203 cd/m² (BT.2408).
+            then encoded: SDR through BT.1886's inverse (203 cd/m² white, 1000:1), PQ, HLG for a 1000 cd/m² \
+            display, or linear light (cd/m² / 203, unclipped above 1). SDR reference white is 203 cd/m² (BT.2408). \
+            A graph that has a tonemap gets no automatic one: `tonemap(to=linear), my.fs, tonemap(from=linear)` \
+            runs a shader on linear light (RGBA16F between passes) and tone maps after it.
             """,
         parameters: [
-            ParameterSpec("from", .choice(["pq", "hlg"]), default: .choice("pq"), "the input's transfer"),
+            ParameterSpec("from", .choice(["pq", "hlg", "linear"]), default: .choice("pq"),
+                          "the input's transfer (linear: light, 1.0 = 203 cd/m², as to=linear gives)"),
             ParameterSpec("to", .choice(ColorTarget.allCases.map(\.rawValue)), default: .choice("sdr"), "what it becomes"),
             ParameterSpec("peak", .float(100...10000), default: .float(1000),
                           "the input's peak, cd/m² (the mastering display's; HLG: the display it is shown on)"),
@@ -35,7 +38,7 @@ package enum ColorConversionFilter {
 
     /// The parameters for `conversion` (what a run places in front of its graph).
     package static func parameters(for conversion: ColorConversion) -> [String: ParameterValue] {
-        ["from": .choice(conversion.from == .hlg ? "hlg" : "pq"), "to": .choice(conversion.to.rawValue),
+        ["from": .choice(conversion.from.rawValue), "to": .choice(conversion.to.rawValue),
          "peak": .float(conversion.sourcePeak), "black": .float(conversion.sourceBlack),
          "curve": .choice(conversion.curve.rawValue), "primaries": .choice(conversion.sourcePrimaries.rawValue),
          "out-primaries": .choice(conversion.targetPrimaries.rawValue)]
@@ -52,7 +55,7 @@ final class ColorConversionKernel: ParameterizedKernel {
     init(parameters: ParameterValues) { self.parameters = parameters }
 
     var conversion: ColorConversion {
-        ColorConversion(from: parameters.word("from") == "hlg" ? .hlg : .pq,
+        ColorConversion(from: TransferFunction(rawValue: parameters.word("from")) ?? .pq,
                         to: ColorTarget(rawValue: parameters.word("to")) ?? .sdr,
                         sourcePrimaries: ColorPrimaries(rawValue: parameters.word("primaries")) ?? .bt2020,
                         targetPrimaries: ColorPrimaries(rawValue: parameters.word("out-primaries")) ?? .bt709,
@@ -148,8 +151,12 @@ enum ColorConversionGLSL {
 
                 """
         }
-        text += "vec3 $convert(vec3 e) {\n    e = clamp(e, 0.0, 1.0);\n    vec3 light;\n"
-        if c.from == .pq {
+        text += "vec3 $convert(vec3 e) {\n"
+        text += c.from == .linear ? "    e = max(e, 0.0);\n" : "    e = clamp(e, 0.0, 1.0);\n"
+        text += "    vec3 light;\n"
+        if c.from == .linear {
+            text += "    light = e * \(f(ColorConversion.referenceWhite));\n"
+        } else if c.from == .pq {
             text += "    light = $pqToNits(e);\n"
         } else {
             let beta = c.sourceHLGLift
@@ -174,6 +181,8 @@ enum ColorConversionGLSL {
             text += "    return clamp(pow(light / \(f(ColorConversion.referenceWhite * a)), vec3(1.0 / 2.4)) - \(f(b)), 0.0, 1.0);\n"
         case .pq:
             text += "    return $nitsToPQ(light);\n"
+        case .linear:
+            text += "    return light / \(f(ColorConversion.referenceWhite));\n"
         case .hlg:
             let gamma = c.targetHLGGamma, beta = c.targetHLGLift
             text += """

@@ -21,6 +21,10 @@ package struct CompileOptions: Sendable {
     /// The Y'CbCr the sinks pack in when the graph converts the colour (tone mapping to BT.709); nil: the
     /// packing rule (`YUVColorSpace.packing`: the source's own).
     package var outputColorSpace: YUVColorSpace?
+    /// Clamp every step's output to 0...1 (what an 8-bit texture between steps would do, so fused and unfused
+    /// chains agree). Off for graphs in linear light (`tonemap(to=linear)`), whose intermediates are RGBA16F:
+    /// steps keep values above 1 (clamped at 0 only).
+    package var clampsSteps = true
 
     package init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
                 limits: GraphLimits? = nil, yuvRoute: Bool = true) {
@@ -358,8 +362,9 @@ enum GraphCompiler {
         }
 
         var passes: [CompiledPass] = []
-        let builder = PassBuilder(graph: graph, sizes: sizes, sourceFormat: sourceFormat, sourceSize: sourceSize,
+        var builder = PassBuilder(graph: graph, sizes: sizes, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                   materialized: materialized, sourceMaterialized: sourceMaterialized)
+        builder.clampsSteps = options.clampsSteps
         if sourceMaterialized {
             let target = TargetSpec(size: sourceSize, format: options.intermediateFormat)
             passes.append(try builder.expressionPass(root: .source, kind: .source, target: target, pack: nil))
@@ -617,6 +622,8 @@ private struct PassBuilder {
     var sourceMaterialized: Bool
     /// Nodes evaluated as another stream instead (a masked blend as its background, `MaskedOutput`).
     var replaced: [Int: FilterGraph.Stream] = [:]
+    /// `CompileOptions.clampsSteps`.
+    var clampsSteps = true
 
     /// The stream is the source itself: the source, or a node evaluated as the source (`replaced`).
     func resolvesToSource(_ stream: FilterGraph.Stream) -> Bool {
@@ -818,7 +825,8 @@ private struct PassBuilder {
         }
         code.declarations += substitute(declarations + CompiledPass.Member.declarations(of: node.kernel)
                                         + node.kernel.library + node.kernel.expression + "\n", prefix: prefix)
-        code.declarations += "vec4 \(valueName)(vec2 p) { return clamp(\(mainName)(p), 0.0, 1.0); }\n"
+        code.declarations += clampsSteps ? "vec4 \(valueName)(vec2 p) { return clamp(\(mainName)(p), 0.0, 1.0); }\n"
+            : "vec4 \(valueName)(vec2 p) { return max(\(mainName)(p), 0.0); }\n"
         code.emitted.insert(mainName)
         code.members.append(.init(node: index, prefix: prefix, outputSize: sizes[index],
                                   inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
