@@ -67,24 +67,31 @@ final class HDRRunTests: XCTestCase {
         try Tools.run(Tools.prism, ["run"] + arguments)
     }
 
-    /// PSNR over all bytes of two 8-bit frames' worth of planes.
+    /// The samples of raw frames: bytes, or 16-bit little-endian words (10-bit formats).
+    static func samples(_ data: Data, sixteenBit: Bool) -> [Int] {
+        sixteenBit ? data.withUnsafeBytes { $0.bindMemory(to: UInt16.self).map(Int.init) } : data.map(Int.init)
+    }
+
+    /// PSNR over every sample of two frames' worth of planes.
     static func psnr(_ a: Data, _ b: Data, maxValue: Double = 255, sixteenBit: Bool = false) -> Double {
         guard a.count == b.count, !a.isEmpty else {
             XCTFail("frames of \(a.count) and \(b.count) bytes")
             return -.infinity
         }
-        var sum = 0.0, count = 0
-        if sixteenBit {
-            a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in
-                let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
-                for i in x.indices { let d = Double(x[i]) - Double(y[i]); sum += d * d }
-                count = x.count
-            } }
-        } else {
-            for i in a.indices { let d = Double(a[i]) - Double(b[i]); sum += d * d }
-            count = a.count
-        }
+        let sum = zip(samples(a, sixteenBit: sixteenBit), samples(b, sixteenBit: sixteenBit))
+            .reduce(0.0) { total, pair in total + Double((pair.0 - pair.1) * (pair.0 - pair.1)) }
+        let count = sixteenBit ? a.count / 2 : a.count
         return sum == 0 ? .infinity : 10 * log10(maxValue * maxValue / (sum / Double(count)))
+    }
+
+    /// The largest difference between 16-bit samples of two frames (in `range` of them, when given).
+    static func largestDifference(_ a: Data, _ b: Data, in range: Range<Int>? = nil) -> Int {
+        guard a.count == b.count, !a.isEmpty else {
+            XCTFail("frames of \(a.count) and \(b.count) bytes")
+            return .max
+        }
+        let x = samples(a, sixteenBit: true), y = samples(b, sixteenBit: true)
+        return (range ?? x.indices).map { abs(x[$0] - y[$0]) }.max() ?? 0
     }
 
     func probe(_ path: String, _ entries: String) throws -> String {
@@ -190,14 +197,7 @@ final class HDRRunTests: XCTestCase {
         let run = try prism([clip, "--codec", "ffv1", "-o", out])
         XCTAssertEqual(run.status, 0, run.stderr)
         XCTAssertTrue(try probe(out, "stream=pix_fmt").contains("yuv420p10le"))
-        let a = try decode(out, "yuv420p10le"), b = try decode(clip, "yuv420p10le")
-        XCTAssertEqual(a.count, b.count)
-        guard a.count == b.count else { return }
-        var worst = 0
-        a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in
-            let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
-            for i in x.indices { worst = max(worst, abs(Int(x[i]) - Int(y[i]))) }
-        } }
+        let worst = Self.largestDifference(try decode(out, "yuv420p10le"), try decode(clip, "yuv420p10le"))
         XCTAssertLessThanOrEqual(worst, 1, "10-bit identity off by \(worst) code values")
     }
 
@@ -215,15 +215,8 @@ final class HDRRunTests: XCTestCase {
         let reference = try placebo(clip, filter: "hwupload,libplacebo=peak_detect=0:gamut_mode=clip:dithering=none:"
                                     + "colorspace=bt2020nc:color_primaries=bt2020:color_trc=smpte2084:range=pc:"
                                     + "format=yuv420p10le,hwdownload,format=yuv420p10le")
-        let ours = try decode(pq, "yuv420p10le")
-        XCTAssertEqual(ours.count, reference.count)
-        guard ours.count == reference.count else { return }
-        var worst = 0
-        ours.withUnsafeBytes { pa in reference.withUnsafeBytes { pb in
-            let x = pa.bindMemory(to: UInt16.self), y = pb.bindMemory(to: UInt16.self)
-            for i in 0..<1024 { worst = max(worst, abs(Int(x[32 * 1024 + i]) - Int(y[32 * 1024 + i]))) }
-        } }
-        XCTAssertLessThanOrEqual(worst, 1)
+        // The middle row's luma.
+        XCTAssertLessThanOrEqual(Self.largestDifference(try decode(pq, "yuv420p10le"), reference, in: 32 * 1024..<33 * 1024), 1)
     }
 
     /// A shader that asks for linear light gets it between two tonemaps: an ISF shader halving the light (one
@@ -250,10 +243,7 @@ final class HDRRunTests: XCTestCase {
         guard automatic.count == 1024, pair.count == 1024, halved.count == 1024 else { return XCTFail("no frame") }
         XCTAssertLessThanOrEqual(zip(automatic, pair).map { abs($0 - $1) }.max()!, 1, "the pair is the automatic conversion")
         // The clip's own codes (its maker's conversion decides them), full range.
-        let codes: [Int] = try decode(clip, "yuv420p10le").withUnsafeBytes { raw in
-            let samples = raw.bindMemory(to: UInt16.self)
-            return (0..<1024).map { Int(samples[32 * 1024 + $0]) }
-        }
+        let codes = Array(Self.samples(try decode(clip, "yuv420p10le"), sixteenBit: true)[32 * 1024..<33 * 1024])
         let toLight = ColorConversion(from: .pq, to: .linear, sourcePrimaries: .bt2020, targetPrimaries: .bt2020, sourcePeak: 1000)
         let toSDR = ColorConversion(from: .linear, to: .sdr, sourcePrimaries: .bt2020, targetPrimaries: .bt709, sourcePeak: 1000)
         let space = YUVColorSpace(matrix: .bt709, range: .limited)

@@ -6,7 +6,7 @@ import PrismCore
 /// an SDR output; written in a graph it converts there.
 package enum ColorConversionFilter {
     static let definition = FilterDefinition(
-        name: "tonemap", summary: "HDR (PQ or HLG) to SDR, or PQ to HLG and back: tone mapping and gamut mapping.",
+        name: "tonemap", summary: "HDR (PQ or HLG) to SDR, PQ to HLG and back, or to and from linear light: tone and gamut mapping.",
         maths: """
             Light = the signal decoded to cd/m² (PQ: ST 2084's EOTF; HLG: BT.2100's inverse OETF with its black \
             lift, then its OOTF for a display of `peak`); its luminance Y (source primaries) is tone mapped to \
