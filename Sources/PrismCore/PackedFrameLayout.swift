@@ -34,7 +34,7 @@ public struct PackedFrameLayout: Hashable, Sendable {
 
     /// Formats the GPU can pack into a readback buffer.
     public static let supportedFormats: Set<PixelFormat> = [.rgba, .bgra, .yuv420p, .nv12, .yuv422p, .yuv444p,
-                                                            .yuv420p10le, .yuv422p10le, .gray]
+                                                            .yuv420p10le, .yuv422p10le, .gray, .yuv420p16le, .yuv444p16le]
 
     /// The layout of a `size` frame of `format`; nil for a format not in `supportedFormats` or an empty size.
     public init?(format: PixelFormat, size: Size) {

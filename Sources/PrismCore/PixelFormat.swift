@@ -17,8 +17,9 @@ public struct PlaneLayout: Hashable, Sendable {
 
 /// The pixel formats Prism uploads, reads back and passes to encoders. Names follow FFmpeg's.
 public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
-    /// Planar and semi-planar Y'CbCr (8- and 10-bit), packed YUYV, 8-bit RGBA/BGRA, 8-bit gray.
-    case yuv420p, nv12, yuyv422, rgba, bgra, yuv420p10le, yuv422p, yuv444p, yuv422p10le, gray
+    /// Planar and semi-planar Y'CbCr (8-, 10- and 16-bit; 16-bit also holds 12-bit samples, scaled), packed YUYV,
+    /// 8-bit RGBA/BGRA, 8-bit gray.
+    case yuv420p, nv12, yuyv422, rgba, bgra, yuv420p10le, yuv422p, yuv444p, yuv422p10le, gray, yuv420p16le, yuv444p16le
 
     /// Looks a format up by FFmpeg name, case-insensitively, also taking the aliases yuvj420p and i420, yuy2 and yuyv, gray8; nil if unknown.
     public init?(name: String) {
@@ -36,7 +37,7 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
             return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
                     PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1),
                     PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1)]
-        case .yuv420p10le:
+        case .yuv420p10le, .yuv420p16le:
             return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0),
                     PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1),
                     PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
@@ -50,6 +51,8 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
                     PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 0)]
         case .yuv444p:
             return Array(repeating: PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0), count: 3)
+        case .yuv444p16le:
+            return Array(repeating: PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0), count: 3)
         case .nv12:
             return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
                     PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
@@ -65,8 +68,15 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
 
     /// True for the Y'CbCr formats, false for RGBA, BGRA and gray.
     public var isYUV: Bool { !(self == .rgba || self == .bgra || self == .gray) }
-    /// Bits per sample: 10 for the `…10le` formats (stored in 16-bit little-endian words), else 8.
-    public var bitDepth: Int { (self == .yuv420p10le || self == .yuv422p10le) ? 10 : 8 }
+    /// Bits per sample: 10 for the `…10le` formats, 16 for the `…16le` ones (both in 16-bit little-endian words),
+    /// else 8.
+    public var bitDepth: Int {
+        switch self {
+        case .yuv420p10le, .yuv422p10le: return 10
+        case .yuv420p16le, .yuv444p16le: return 16
+        default: return 8
+        }
+    }
 
     /// Bytes of one tightly packed frame.
     public func frameBytes(for size: Size) -> Int {

@@ -315,8 +315,11 @@ public final class Session {
         configuration.pacedToClock = options.pacesPattern(input)
         configuration.keepsOutputOnFailure = isLive
         configuration.outputColor = convertedColor
-        // A deep output keeps its bits between passes too, and linear light its values above SDR white.
-        if options.encoder.pixelFormat.bitDepth > 8 || linearLight { configuration.compileOptions.intermediateFormat = .rgba16f }
+        // A deep output keeps its bits between passes too (half floats hold 11 bits, 16-bit output needs floats),
+        // and linear light its values above SDR white.
+        let depth = options.encoder.pixelFormat.bitDepth
+        if depth > 10 { configuration.compileOptions.intermediateFormat = .rgba32f }
+        else if depth > 8 || linearLight { configuration.compileOptions.intermediateFormat = .rgba16f }
         configuration.compileOptions.clampsSteps = !linearLight
         return configuration
     }

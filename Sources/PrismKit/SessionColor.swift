@@ -42,7 +42,10 @@ package struct ColorPlan {
             throw UsageError("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
                              + "--codec hevc (Main10), prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
         }
-        if keep && encoder.canBeDeep && (deep || color.isHDR) { bitDepth = 10 }
+        // FFV1 keeps what is deeper than 10 bits (16-bit 4:4:4); the others carry 10.
+        if keep && encoder.canBeDeep && (deep || color.isHDR) {
+            bitDepth = encoder.codec == .ffv1 && source.pixelFormat.bitDepth > 10 ? 16 : 10
+        }
         // The graph converts by itself (a shader that asks for linear light between two tonemaps): its last
         // tonemap says what the output is.
         if let last = graph.nodes.last(where: { $0.name == "tonemap" }), let values = last.parameters {

@@ -14,6 +14,8 @@ extension PixelFormat {
         case .yuv422p: return AV_PIX_FMT_YUV422P
         case .yuv444p: return AV_PIX_FMT_YUV444P
         case .yuv422p10le: return AV_PIX_FMT_YUV422P10LE
+        case .yuv420p16le: return AV_PIX_FMT_YUV420P16LE
+        case .yuv444p16le: return AV_PIX_FMT_YUV444P16LE
         case .gray: return AV_PIX_FMT_GRAY8
         }
     }
@@ -31,6 +33,8 @@ extension PixelFormat {
         case AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P: self = .yuv422p
         case AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P: self = .yuv444p
         case AV_PIX_FMT_YUV422P10LE: self = .yuv422p10le
+        case AV_PIX_FMT_YUV420P16LE: self = .yuv420p16le
+        case AV_PIX_FMT_YUV444P16LE: self = .yuv444p16le
         case AV_PIX_FMT_GRAY8: self = .gray
         default: return nil
         }
@@ -38,13 +42,16 @@ extension PixelFormat {
 
     /// What a decoder's output in `av` becomes on the way into Prism: itself when Prism lists it,
     /// otherwise rgba for RGB-like and palette formats and yuv420p for everything else (converted with swscale).
-    /// Deeper Y'CbCr (P010, 12-bit, 4:4:4 10-bit…) keeps 10 bits: yuv420p10le when its chroma is 4:2:0,
-    /// yuv422p10le otherwise.
+    /// Deeper Y'CbCr keeps its bits: up to 10 (P010, 4:2:2 10-bit) in yuv420p10le / yuv422p10le, more (12-bit,
+    /// 16-bit) in yuv420p16le, and 4:4:4 (or 4:2:2 beyond 10 bits) in yuv444p16le, whose chroma is full size.
     static func ingest(_ av: AVPixelFormat) -> PixelFormat {
         if let format = PixelFormat(av: av) { return format }
         if isRGBLike(av) { return .rgba }
         if let descriptor = av_pix_fmt_desc_get(av), descriptor.pointee.comp.0.depth > 8 {
-            return descriptor.pointee.log2_chroma_h == 1 ? .yuv420p10le : .yuv422p10le
+            let depth = descriptor.pointee.comp.0.depth
+            let (w, h) = (descriptor.pointee.log2_chroma_w, descriptor.pointee.log2_chroma_h)
+            if w == 1 && h == 1 { return depth > 10 ? .yuv420p16le : .yuv420p10le }
+            return w == 1 && h == 0 && depth <= 10 ? .yuv422p10le : .yuv444p16le
         }
         return .yuv420p
     }

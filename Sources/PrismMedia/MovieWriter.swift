@@ -40,8 +40,8 @@ public struct VideoEncoderSettings: Hashable, Sendable {
     public var threads: Int
     /// Keyframe interval in frames; nil for the encoder's default.
     public var gopSize: Int?
-    /// Bits per sample: 10 for HEVC Main10 and 10-bit FFV1 (what HDR and deep inputs keep); ProRes is
-    /// always 10, H.264 always 8.
+    /// Bits per sample: 10 for HEVC Main10, AV1 and FFV1 (what HDR and deep inputs keep), 16 for FFV1 of input
+    /// deeper than 10 bits; ProRes is always 10, H.264 always 8.
     public var bitDepth = 8
 
     /// Settings; the defaults are H.264, preset "medium", the encoder's own quality, threads and keyframe interval.
@@ -62,8 +62,8 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         // Cb/Cr together in one pass. x265 takes planar 4:2:0.
         case .h264: return .nv12
         case .hevc: return bitDepth > 8 ? .yuv420p10le : .yuv420p
-        // 8-bit: RGB, so it keeps the GPU's RGBA output exactly; deeper: 4:2:0 Y'CbCr at 10 bits.
-        case .ffv1: return bitDepth > 8 ? .yuv420p10le : .bgra
+        // 8-bit: RGB, so it keeps the GPU's RGBA output exactly; deeper: 4:2:0 Y'CbCr at 10 bits, or 4:4:4 at 16.
+        case .ffv1: return bitDepth > 10 ? .yuv444p16le : bitDepth > 8 ? .yuv420p10le : .bgra
         case .prores: return .yuv422p10le
         case .av1: return bitDepth > 8 ? .yuv420p10le : .yuv420p
         }

@@ -169,8 +169,8 @@ final class AudioAndInputTests: XCTestCase {
         try runFFmpeg(["-f", "lavfi", "-i", "testsrc2=size=64x32:rate=10:duration=0.3", "-c:v", "ffv1", "-pix_fmt", "yuv444p16le", yuv16])
         let tenBit = dir.path("ten.mkv")
         try runFFmpeg(["-f", "lavfi", "-i", "testsrc2=size=64x32:rate=10:duration=0.3", "-c:v", "ffv1", "-pix_fmt", "yuv420p10le", tenBit])
-        // Deep Y'CbCr Prism has no format for keeps 10 bits (4:4:4 16-bit as 4:2:2 10-bit); RGB becomes RGBA.
-        for (path, expected) in [(rgb, PixelFormat.rgba), (yuv16, .yuv422p10le), (tenBit, .yuv420p10le)] {
+        // Deep Y'CbCr keeps its bits (4:4:4 16-bit as it is); deep RGB becomes 8-bit RGBA.
+        for (path, expected) in [(rgb, PixelFormat.rgba), (yuv16, .yuv444p16le), (tenBit, .yuv420p10le)] {
             let source = try MovieSource(url: path)
             XCTAssertEqual(source.info.pixelFormat, expected, path)
             var frames = 0

@@ -201,6 +201,26 @@ final class HDRRunTests: XCTestCase {
         XCTAssertLessThanOrEqual(worst, 1, "10-bit identity off by \(worst) code values")
     }
 
+    /// 12-bit 4:2:0 and 16-bit 4:4:4 keep their bits into FFV1 (yuv420p16le and yuv444p16le inside, 16-bit 4:4:4
+    /// FFV1 out): back within 1 code value at their own depth. Before: 10 bits at most, 4:4:4 chroma halved.
+    func testTwelveAndSixteenBitInputsKeepTheirBits() throws {
+        for (name, format, decoded, maxValue) in [("twelve.mkv", "yuv420p12le", "yuv420p12le", 4095),
+                                                    ("sixteen.mkv", "yuv444p16le", "yuv444p16le", 65535)] {
+            let clip = dir.path(name)
+            try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30", "-frames:v", "2",
+                              "-vf", "scale=out_color_matrix=bt709:out_range=tv,format=\(format)", "-c:v", "ffv1",
+                              "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", clip])
+            let out = dir.path("out-" + name)
+            let run = try prism([clip, "--codec", "ffv1", "-o", out])
+            XCTAssertEqual(run.status, 0, run.stderr)
+            XCTAssertTrue(try probe(out, "stream=pix_fmt").contains("yuv444p16le"), name)
+            // Luma (4:2:0 chroma comes back through 4:4:4, which swscale filters on the way down); 4:4:4 whole.
+            let luma = format.hasPrefix("yuv420") ? 0..<(320 * 180) : nil
+            let worst = Self.largestDifference(try decode(out, decoded), try decode(clip, decoded), in: luma)
+            XCTAssertLessThanOrEqual(worst, 1, "\(format): off by \(worst) of \(maxValue)")
+        }
+    }
+
     /// HLG kept HLG, and HLG → PQ (`--output-transfer pq`) within 1 code value (10 bits) of libplacebo's.
     func testHLGStaysHLGAndConvertsToPQ() throws {
         let clip = try rampClip("hlg.mkv", transfer: "arib-std-b67")

@@ -88,7 +88,7 @@ package enum FrameShaders {
         // Chroma sample coordinates for pixel i.
         let chroma: String
         switch format {
-        case .yuv420p, .nv12, .yuv420p10le: chroma = "(i >> 1)"
+        case .yuv420p, .nv12, .yuv420p10le, .yuv420p16le: chroma = "(i >> 1)"
         case .yuv422p, .yuv422p10le: chroma = "ivec2(i.x >> 1, i.y)"
         default: chroma = "i"
         }
@@ -151,14 +151,15 @@ package enum FrameShaders {
             quad = (["vec4 y = texelFetch(prism_src0, t, 0);",
                      "vec4 uv = texelFetch(prism_src1, ivec2(t.x, t.y >> 1), 0);  // Cb0 Cr0 Cb1 Cr1"],
                     [rgb("y.x", "uv.x", "uv.y"), rgb("y.y", "uv.x", "uv.y"), rgb("y.z", "uv.z", "uv.w"), rgb("y.w", "uv.z", "uv.w")])
-        case .yuv420p10le, .yuv422p10le:
+        case .yuv420p10le, .yuv422p10le, .yuv420p16le, .yuv444p16le:
             planes = 3; sampler = "usampler2D"; declares = yuvUniforms
+            let maxCode = "\((1 << format.bitDepth) - 1).0"
             fetch = """
                 ivec2 i = ivec2(p);
                 ivec2 c = \(chroma);
-                return prism_rgb(float(texelFetch(prism_src0, i, 0).r) / 1023.0,
-                                 float(texelFetch(prism_src1, c, 0).r) / 1023.0,
-                                 float(texelFetch(prism_src2, c, 0).r) / 1023.0);
+                return prism_rgb(float(texelFetch(prism_src0, i, 0).r) / \(maxCode),
+                                 float(texelFetch(prism_src1, c, 0).r) / \(maxCode),
+                                 float(texelFetch(prism_src2, c, 0).r) / \(maxCode));
                 """
         case .yuyv422:
             planes = 1; sampler = "sampler2D"; declares = yuvUniforms
@@ -353,6 +354,7 @@ package enum FrameShaders {
         let planes = format.planes
         let chroma = planes[1]
         let tenBit = format.bitDepth > 8
+        let maxCode = "\((1 << format.bitDepth) - 1).0"
         let chromaWidth = chroma.width(for: size.width)
         let sx = 1 << chroma.horizontalShift, sy = 1 << chroma.verticalShift
         let chromaRows = sy == 2 ? "cy * 2, cy * 2 + 1" : "cy, cy"
@@ -360,10 +362,10 @@ package enum FrameShaders {
         let chromaBody: String
         var helpers = chromaHelpers
         if tenBit {
-            // Two 16-bit little-endian samples per texel.
+            // Two 16-bit little-endian samples per texel (10 or 16 significant bits).
             helpers += """
-                vec2 prism_bytes10(float v) {
-                    float q = floor(clamp(v, 0.0, 1.0) * 1023.0 + 0.5);
+                vec2 prism_sampleBytes(float v) {
+                    float q = floor(clamp(v, 0.0, 1.0) * \(maxCode) + 0.5);
                     float high = floor(q / 256.0);
                     return vec2(q - high * 256.0, high) / 255.0;
                 }
@@ -376,8 +378,8 @@ package enum FrameShaders {
             luma = """
                         int x = t.x * 2;
                         vec2 mask = vec2(lessThan(ivec2(x, x + 1), ivec2(W)));
-                        vec2 a = prism_bytes10(dot(prism_yRow, prism_eval(x, t.y)) + prism_yuvBias.x) * mask.x;
-                        vec2 b = prism_bytes10(dot(prism_yRow, prism_eval(x + 1, t.y)) + prism_yuvBias.x) * mask.y;
+                        vec2 a = prism_sampleBytes(dot(prism_yRow, prism_eval(x, t.y)) + prism_yuvBias.x) * mask.x;
+                        vec2 b = prism_sampleBytes(dot(prism_yRow, prism_eval(x + 1, t.y)) + prism_yuvBias.x) * mask.y;
                         o = vec4(a, b);
                 """
             chromaBody = """
@@ -386,7 +388,7 @@ package enum FrameShaders {
                         vec2 a = prism_cbcr(prism_chromaMean(cx, cy));
                         vec2 b = prism_cbcr(prism_chromaMean(cx + 1, cy));
                         vec2 mask = vec2(lessThan(ivec2(cx, cx + 1), ivec2(CW)));
-                        o = vec4(prism_bytes10(isCr ? a.y : a.x) * mask.x, prism_bytes10(isCr ? b.y : b.x) * mask.y);
+                        o = vec4(prism_sampleBytes(isCr ? a.y : a.x) * mask.x, prism_sampleBytes(isCr ? b.y : b.x) * mask.y);
                 """
         } else {
             luma = """

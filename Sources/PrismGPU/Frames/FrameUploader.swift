@@ -75,7 +75,7 @@ public final class UploadedFrame {
             return (0..<3).map { (planeSize($0, samplesPerTexel: 4), .rgba8, false) }
         case .gray:
             return [(planeSize(0, samplesPerTexel: 4), .rgba8, false)]
-        case .yuv420p10le, .yuv422p10le:
+        case .yuv420p10le, .yuv422p10le, .yuv420p16le, .yuv444p16le:
             return (0..<3).map { (planeSize($0), .r16ui, false) }
         case .nv12:
             return [(planeSize(0, samplesPerTexel: 4), .rgba8, false), (planeSize(1, samplesPerTexel: 2), .rgba8, false)]
