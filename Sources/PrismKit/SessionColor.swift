@@ -4,7 +4,7 @@ import PrismMedia
 
 /// Whether an HDR or deep input keeps its range and depth in the output.
 public enum DynamicRange: String, Sendable, CaseIterable {
-    /// Keep them where the output's codec can carry them (HEVC Main10, ProRes, FFV1); SDR otherwise.
+    /// Keep them where the output's codec can carry them (HEVC Main10, AV1, ProRes, FFV1); SDR otherwise.
     case auto
     /// Always SDR: HDR is tone mapped, the output is 8-bit where the codec has a choice.
     case sdr
@@ -40,35 +40,15 @@ package struct ColorPlan {
         }
         if keep && color.isHDR && !canBeDeep {
             throw UsageError("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
-                             + "--codec hevc (Main10), prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
+                             + "--codec hevc (Main10), av1, prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
         }
         // FFV1 keeps what is deeper than 10 bits (16-bit 4:4:4); the others carry 10.
         if keep && encoder.canBeDeep && (deep || color.isHDR) {
             bitDepth = encoder.codec == .ffv1 && source.pixelFormat.bitDepth > 10 ? 16 : 10
         }
-        // The graph converts by itself (a shader that asks for linear light between two tonemaps): its last
-        // tonemap says what the output is.
+        // The graph converts by itself (a shader that asks for linear light between two tonemaps).
         if let last = graph.nodes.last(where: { $0.name == "tonemap" }), let values = last.parameters {
-            linearLight = graph.nodes.contains { $0.name == "tonemap" && $0.parameters?.word("to") == "linear" }
-            let target = ColorTarget(rawValue: values.word("to")) ?? .sdr
-            let primaries = ColorPrimaries(rawValue: values.word("out-primaries")) ?? .bt709
-            let matrix: ColorMatrix = primaries == .bt2020 ? .bt2020 : .bt709
-            switch target {
-            case .linear:
-                throw UsageError("the graph ends in linear light: end it with tonemap(from=linear, to=sdr|pq|hlg)")
-            case .sdr:
-                outputColor = VideoColor(space: YUVColorSpace(matrix: matrix, range: .limited), primaries: primaries,
-                                         transfer: matrix == .bt2020 ? .bt2020_10 : .bt709)
-            case .pq, .hlg:
-                guard canBeDeep else {
-                    throw UsageError("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
-                                     + "--codec hevc, av1, prores or ffv1 carry it")
-                }
-                bitDepth = encoder.canBeDeep ? 10 : 8
-                outputColor = VideoColor(space: YUVColorSpace(matrix: matrix, range: .limited), primaries: primaries,
-                                         transfer: target.transfer)
-            }
-            notes.append("the graph converts the colour itself (tonemap): no automatic tone mapping")
+            try planGraphConversion(graph, last: values, canBeDeep: canBeDeep, output: output, encoder: encoder)
             return
         }
         if keep, color.isHDR, let look = graph.nodes.first(where: { BuiltinFilters.sdrLooks.contains($0.name) }) {
@@ -106,8 +86,32 @@ package struct ColorPlan {
             outputColor = output
             notes.append("\(color.transfer.displayName) → \(target.displayName) for a \(Int(ColorConversion.hlgDisplayPeak)) cd/m² display")
         } else if options.outputTransfer != nil && !(keep && color.isHDR) {
-            throw UsageError("--output-transfer converts an HDR input kept HDR (--codec hevc, prores or ffv1)")
+            throw UsageError("--output-transfer converts an HDR input kept HDR (--codec hevc, av1, prores or ffv1)")
         }
+    }
+
+    /// A graph with its own `tonemap`s: the last says what the output is; none is added in front.
+    private mutating func planGraphConversion(_ graph: FilterGraph, last values: ParameterValues, canBeDeep: Bool,
+                                              output: String, encoder: VideoEncoderSettings) throws {
+        linearLight = graph.nodes.contains { $0.name == "tonemap" && $0.parameters?.word("to") == "linear" }
+        let target = ColorTarget(rawValue: values.word("to")) ?? .sdr
+        let primaries = ColorPrimaries(rawValue: values.word("out-primaries")) ?? .bt709
+        let matrix: ColorMatrix = primaries == .bt2020 ? .bt2020 : .bt709
+        let coding = YUVColorSpace(matrix: matrix, range: .limited)
+        switch target {
+        case .linear:
+            throw UsageError("the graph ends in linear light: end it with tonemap(from=linear, to=sdr|pq|hlg)")
+        case .sdr:
+            outputColor = VideoColor(space: coding, primaries: primaries, transfer: matrix == .bt2020 ? .bt2020_10 : .bt709)
+        case .pq, .hlg:
+            guard canBeDeep else {
+                throw UsageError("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
+                                 + "--codec hevc, av1, prores or ffv1 carry it")
+            }
+            bitDepth = encoder.canBeDeep ? 10 : 8
+            outputColor = VideoColor(space: coding, primaries: primaries, transfer: target.transfer)
+        }
+        notes.append("the graph converts the colour itself (tonemap): no automatic tone mapping")
     }
 
     /// The built-in in front of the graph.
