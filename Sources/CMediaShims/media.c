@@ -7,6 +7,7 @@
 
 int prism_averror(int posix_errno) { return AVERROR(posix_errno); }
 int prism_averror_eof(void) { return AVERROR_EOF; }
+int prism_averror_exit(void) { return AVERROR_EXIT; }
 int64_t prism_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 
 void prism_av_strerror(int code, char *buffer, size_t size) {

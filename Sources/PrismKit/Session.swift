@@ -24,6 +24,26 @@ public enum OutputSpec: Sendable, Equatable {
     }
 }
 
+/// One of a session's outputs with the settings that are its own (`prism run -o A -o B`, options before
+/// an `-o` scoped to it).
+public struct SessionOutput: Sendable {
+    /// Where the frames go. A `.movie` is a file, a pipe (`pipe:1`), a network URL (`rtmp://…`, `srt://…`)
+    /// or an HLS/DASH playlist (`.m3u8`, `.mpd`).
+    public var spec: OutputSpec
+    /// The container's muxer name (`--format`); nil: from the extension or the URL's scheme.
+    public var format: String?
+    /// This output's encoder; nil: the session's (`Session.Options.encoder`).
+    public var encoder: VideoEncoderSettings?
+    /// How an HLS or DASH output is cut and kept.
+    public var playlist = PlaylistSettings()
+
+    public init(_ spec: OutputSpec, format: String? = nil, encoder: VideoEncoderSettings? = nil) {
+        self.spec = spec
+        self.format = format
+        self.encoder = encoder
+    }
+}
+
 /// One run of a filter graph over one input, with the policies `prism run` applies: the input turned
 /// upright by its display matrix (and mirrored when asked), the output scaled to `size`, an odd size
 /// cropped for a codec that needs even sides, faces found for a graph that draws them, a microphone
@@ -61,7 +81,8 @@ public final class Session {
         /// Record from this ALSA capture PCM into the movie, on the video's time line (the camera or the
         /// pattern only: a movie's time line is not the clock's).
         public var audioDevice: String?
-        /// Pace the pattern to the wall clock (it then behaves as a live source).
+        /// Pace the input to the wall clock: the pattern, a movie or raw input released at their timestamps
+        /// (FFmpeg's `-re`), so they behave as live sources (a camera is paced by itself).
         public var pacedToClock = false
         /// The movie encoder (`write(to:)` and `.movie` outputs).
         public var encoder = VideoEncoderSettings()
@@ -85,6 +106,11 @@ public final class Session {
         public var toneCurve: ColorConversion.Curve? = .bt2390
         /// An HDR output's transfer when it is to differ from the input's (PQ ↔ HLG).
         public var outputTransfer: TransferFunction?
+        /// How long a network output that lost its server tries to connect again before it is given up
+        /// (alone when there are other outputs; the run fails when it was the only one). 0: no retries.
+        public var reconnectSeconds: Double = 30
+        /// Told at once what happens to an output while the run goes on (a stream lost, reconnected, given up).
+        public var messages: (@Sendable (String) -> Void)?
         /// Whether the output can carry HDR and 10 bits; nil: the encoder says (HEVC, ProRes, FFV1 can). Raw
         /// frames can in a 10-bit format, stills never.
         public var outputIsDeep: Bool?
@@ -227,30 +253,68 @@ public final class Session {
 
     /// The engine for a run into `output`, for a caller that drives it (taps, `schedule`, `switchCamera`).
     public func engine(output: OutputSpec, taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
-        if options.audioDevice != nil, graph.audioInputs.isEmpty {
+        try engine(outputs: [SessionOutput(output)], taps: taps, sideInputs: sideInputs)
+    }
+
+    /// The engine for a run into several outputs at once: every output gets every frame, except that a
+    /// network output beside others (or behind a live input) takes only the frames it keeps up with, so a
+    /// slow link never holds back the recording, and may be lost and reconnected, or given up, alone.
+    /// The first output drives progress and the report's frame count.
+    public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
+        guard !outputs.isEmpty else { throw UsageError("a run needs an output") }
+        let movies = outputs.compactMap { output -> String? in if case .movie(let path) = output.spec { return path } else { return nil } }
+        if outputs.count > 1, outputs.contains(where: { if case .still = $0.spec { return true } else { return false } }) {
+            throw UsageError("a still (.png/.jpg) is one frame: write it in a run of its own, not beside other outputs")
+        }
+        if options.audioDevice != nil, graph.audioInputs.isEmpty, movies.isEmpty {
             // The microphone is recorded into a movie; with another output it may only feed audio-reactive shaders.
-            if case .movie = output {} else {
-                throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
+            throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
+        }
+        if !movies.isEmpty { try cropForMovies() }
+        var sinks: [any FrameSink] = []
+        for output in outputs {
+            switch output.spec {
+            case .movie(let path): sinks.append(try movieSink(path, output, among: outputs.count))
+            case .still(let path): sinks.append(try StillImageSink(path: path))
+            case .standardOutput(let format): sinks.append(RawSink(fileDescriptor: 1, format: format))
+            case .discard(let format): sinks.append(DiscardSink(format: format))
             }
-        }
-        if let floor = options.limits.minFreeBytes, case .movie(let path) = output,
-           let free = RecordingLimits.freeBytes(near: path), free <= floor {
-            throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
-        }
-        if case .movie = output { try cropForMovies() }
-        let sink: any FrameSink
-        switch output {
-        case .movie(let path): sink = MovieSink(path: path, settings: options.encoder, limits: options.limits, live: isLive)
-        case .still(let path): sink = try StillImageSink(path: path)
-        case .standardOutput(let format): sink = RawSink(fileDescriptor: 1, format: format)
-        case .discard(let format): sink = DiscardSink(format: format)
         }
         var configuration = configuration
         // A still is one frame: the first, unless the frame limit picks a later one.
-        if case .still = output, options.frameLimit == nil { configuration.frameLimit = 1 }
-        let engine = try makeEngine(sinks: [sink], configuration: configuration, taps: taps, sideInputs: sideInputs)
-        recoveredLeftovers = (sink as? MovieSink)?.recoveredLeftovers ?? []
+        if case .still = outputs[0].spec, options.frameLimit == nil { configuration.frameLimit = 1 }
+        let engine = try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
+        recoveredLeftovers = sinks.compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
         return engine
+    }
+
+    /// A movie output's sink: its container resolved now (a bad extension, scheme or `--format` fails before
+    /// any frame), its encoder (a stream's defaults: keyframes every 2 s, no B-frames), and for a network
+    /// output its policy when the link is slow or lost.
+    private func movieSink(_ path: String, _ output: SessionOutput, among count: Int) throws -> MovieSink {
+        let destination = try MovieDestination(path, format: output.format)
+        var encoder = output.encoder ?? options.encoder
+        // The graph has one output colour: every movie is written at the depth the colour plan chose.
+        encoder.bitDepth = options.encoder.bitDepth
+        if encoder.bitDepth > 8, !encoder.canBeDeep {
+            throw UsageError("\(path): \(encoder.codec.rawValue) is 8-bit SDR, and this run keeps HDR/10 bits for its outputs; "
+                             + "give it --codec hevc, av1, prores or ffv1, or the run --dynamic-range sdr")
+        }
+        if destination.isStreaming { encoder = encoder.streaming(network: destination.isNetwork) }
+        var limits = RecordingLimits()
+        if destination.kind == .file {
+            limits = options.limits
+            if let floor = limits.minFreeBytes, let free = RecordingLimits.freeBytes(near: path), free <= floor {
+                throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+            }
+        }
+        // A network output never holds back the others or a live input: it takes the frames it keeps up with.
+        let keepsUp = destination.isNetwork && (count > 1 || isLive)
+        let policy: MovieSink.FailurePolicy = destination.isNetwork
+            ? .reconnects(seconds: options.reconnectSeconds, alone: count > 1) : .failsRun
+        return MovieSink(path: path, settings: encoder, limits: limits, live: isLive && destination.kind == .file,
+                         destination: destination, playlist: output.playlist, delivery: keepsUp ? .newest : .everyFrame,
+                         failurePolicy: policy, say: options.messages)
     }
 
     /// The engine for a run into `sinks` (none: sinks attached while it runs, as `prism record`'s takes).
@@ -312,7 +376,7 @@ public final class Session {
         case .movie, .standardInput: configuration.constantRate = options.frameRate
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
-        configuration.pacedToClock = options.pacesPattern(input)
+        configuration.pacedToClock = options.pacesPattern(input) || (options.pacedToClock && !input.isCamera)
         configuration.keepsOutputOnFailure = isLive
         configuration.outputColor = convertedColor
         // A deep output keeps its bits between passes too (half floats hold 11 bits, 16-bit output needs floats),

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CMediaShims
 import Foundation
 import PrismCore
 
@@ -38,8 +39,17 @@ public struct VideoEncoderSettings: Hashable, Sendable {
     public var bitrate: Int?
     /// Encoder threads; 0 lets the encoder choose.
     public var threads: Int
-    /// Keyframe interval in frames; nil for the encoder's default.
+    /// Keyframe interval in frames; nil for the encoder's default (or `keyframeSeconds`).
     public var gopSize: Int?
+    /// Keyframe interval in seconds of the stream's nominal rate (`--keyframes`), fixed (no extra keyframes at
+    /// scene cuts) so streams and playlist segments start on one every so often; nil: `gopSize`.
+    public var keyframeSeconds: Double?
+    /// B-frames between reference frames (x264/x265 `bframes`); nil: the encoder's default.
+    public var bFrames: Int?
+    /// Tune x264/x265 for latency (no lookahead, no frame threads): each frame's packet leaves at once.
+    public var lowLatency = false
+    /// With `bitrate`: hold it constant within a one-second buffer (VBV), as a stream's link needs.
+    public var constantBitrate = false
     /// Bits per sample: 10 for HEVC Main10, AV1 and FFV1 (what HDR and deep inputs keep), 16 for FFV1 of input
     /// deeper than 10 bits; ProRes is always 10, H.264 always 8.
     public var bitDepth = 8
@@ -53,6 +63,18 @@ public struct VideoEncoderSettings: Hashable, Sendable {
         self.bitrate = bitrate
         self.threads = threads
         self.gopSize = gopSize
+    }
+
+    /// What a stream needs unless asked otherwise: a keyframe every 2 s (a viewer who joins, a segment,
+    /// waits at most that), no B-frames (they delay every frame), the bitrate held within a one-second
+    /// buffer when one is given; a network stream also leaves the encoder frame by frame (`lowLatency`).
+    public func streaming(network: Bool) -> VideoEncoderSettings {
+        var settings = self
+        if settings.keyframeSeconds == nil && settings.gopSize == nil { settings.keyframeSeconds = 2 }
+        if settings.bFrames == nil { settings.bFrames = 0 }
+        settings.constantBitrate = settings.bitrate != nil
+        settings.lowLatency = settings.lowLatency || network
+        return settings
     }
 
     /// What the GPU must pack into the pooled buffers handed to `MovieWriter.writeVideo`.
@@ -225,6 +247,16 @@ package final class MovieWriter {
     private var keepsWithoutTrailer = false
     private var isFragmentedMP4 = false
     private var isTransportStream = false
+    /// Where the movie goes (file, stream, network URL, playlist) and in which container.
+    package let destination: MovieDestination
+    /// An HLS or DASH output's segments (removed with the playlist when a run fails).
+    private var playlistFiles: PlaylistFiles?
+    /// The deadline every blocking call on a network output runs under.
+    private let deadline = IODeadline()
+
+    /// How long a network output may block in one call (connecting, a write the server does not take)
+    /// before it fails instead of hanging the run.
+    package static let networkTimeout: Double = 10
 
     private enum State { case open, finished, aborted }
 
@@ -239,9 +271,12 @@ package final class MovieWriter {
     ///   - fragmented: a live recording: MP4/MOV is written as fragments of about a second (no index at the
     ///     end to lose), Matroska with one-second clusters, so a killed process or a full disk still leaves
     ///     a playable file of everything up to the last fragment (see `salvage`).
+    ///   - destination: the container and kind of output, when `--format` chose it (else from `path`).
+    ///   - playlist: how an HLS or DASH destination is cut and kept.
     package init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
                 audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
-                fragmented: Bool = false) throws {
+                fragmented: Bool = false, destination: MovieDestination? = nil,
+                playlist: PlaylistSettings = PlaylistSettings()) throws {
         outputPath = path
         self.settings = settings
         self.video = video
@@ -275,30 +310,31 @@ package final class MovieWriter {
             throw UsageError("\(path): invalid video time base \(video.timeBase)")
         }
 
-        // Container from the extension.
-        let isURL = path.contains("://") && !path.hasPrefix("file:")
-        // Symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
-        let target = isURL ? nil : try OutputTarget(path: path)
-        let fileName = (path as NSString).lastPathComponent
-        let ext = (fileName as NSString).pathExtension
-        guard !ext.isEmpty || isURL else {
-            throw UsageError("\(path): no file extension to choose the container from (use .mp4, .mov or .mkv)")
-        }
-        guard let outputFormat = av_guess_format(nil, path, nil) else {
-            throw UsageError("\(path): unknown output file extension '.\(ext)' (use .mp4, .mov or .mkv)")
-        }
-        let formatName = cString(outputFormat.pointee.name)
+        // The container: from the extension, the URL's scheme, or --format (see MovieDestination).
+        let destination = try destination ?? MovieDestination(path)
+        self.destination = destination
+        let outputFormat = destination.outputFormat
+        let formatName = destination.formatName
         // 0: the container refuses the codec. Unknown (< 0) is refused for raw single-codec formats too
         // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
         let takes = avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL)
         if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
             throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
-        if let target, target.isStream, !MovieWriter.streamableFormats.contains(where: formatName.contains) {
-            throw UsageError("\(path): is a \(target.streamKind ?? "stream"), and the \(formatName) container needs a seekable "
+        // Files: symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
+        // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
+        var target: OutputTarget?
+        switch destination.kind {
+        case .file, .playlist: target = try OutputTarget(path: path)
+        case .stream, .network: target = nil
+        }
+        let inPlace = destination.kind == .stream || target?.isStream == true
+        if inPlace, !MovieWriter.streamableFormats.contains(where: formatName.contains) {
+            let what = target?.streamKind ?? "pipe"
+            throw UsageError("\(path): is a \(what), and the \(formatName) container needs a seekable "
                              + "file; write .mkv or .ts into it (or -o - for raw frames)")
         }
-        if let target, !target.isStream {
+        if let target, !target.isStream, destination.kind == .file {
             recoveredLeftovers = target.removeStaleTemporaries().recovered
             temporaryPath = target.makeTemporaryPath()
         } else {
@@ -306,6 +342,9 @@ package final class MovieWriter {
         }
         finalPath = target?.path ?? path
         let writePath = temporaryPath ?? finalPath
+        if case .playlist(let format) = destination.kind {
+            playlistFiles = PlaylistFiles(path: finalPath, format: format, settings: playlist)
+        }
 
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, outputFormat, nil, writePath), "avformat_alloc_output_context2", path)
@@ -373,13 +412,37 @@ package final class MovieWriter {
             }
         }
 
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if destination.isNetwork {
+            // A server that never answers or stops reading fails the call at the deadline (no hang); a peer
+            // that closes the connection is an error from write, not SIGPIPE killing the process.
+            signal(SIGPIPE, SIG_IGN)
+            ctx.pointee.interrupt_callback = deadline.callback
+            ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+            deadline.allow(Self.networkTimeout)
+            if formatName == "rtsp" { av_dict_set(&options, "rtsp_transport", "tcp", 0) }
+            if formatName == "flv" { av_dict_set(&options, "flvflags", "no_duration_filesize", 0) }
+        }
         if outputFormat.pointee.flags & AVFMT_NOFILE == 0 {
             if let temporaryPath { PartialOutputs.register(temporaryPath) }
-            try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
-                      what: "cannot create the output file")
+            if case .network(let scheme) = destination.kind {
+                var callback = deadline.callback
+                var ioOptions: OpaquePointer?
+                defer { av_dict_free(&ioOptions) }
+                // SRT drops what is still in flight when the socket closes unless it lingers; MPEG-TS over UDP
+                // goes in datagrams of seven transport packets. A setting in the URL's query wins.
+                if scheme == "srt", !path.contains("linger=") { av_dict_set(&ioOptions, "linger", "2", 0) }
+                if scheme == "udp", !path.contains("pkt_size=") { av_dict_set(&ioOptions, "pkt_size", "1316", 0) }
+                try Self.checkNetwork(avio_open2(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE, &callback, &ioOptions),
+                                      "avio_open2", path)
+            } else {
+                try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
+                          what: "cannot create the output file")
+            }
             ioOpen = true
         }
-        var options: OpaquePointer?
+        for (key, value) in playlistFiles?.muxerOptions() ?? [] { av_dict_set(&options, key, value, 0) }
         let isMP4 = formatName.contains("mp4") || formatName.contains("mov")
         if isMP4 && fragmented {
             // delay_moov: the header waits for the first fragment, so it can carry the edit list that
@@ -397,8 +460,14 @@ package final class MovieWriter {
         isTransportStream = formatName.contains("mpegts")
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
-        defer { av_dict_free(&options) }
-        try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
+        // An earlier run's segments go with the playlist this run replaces (they would pile up otherwise).
+        playlistFiles?.remove(playlist: false)
+        if destination.isNetwork {
+            // An RTSP publish connects here (the server may refuse the path); the others send their header.
+            try Self.checkNetwork(avformat_write_header(ctx, &options), "avformat_write_header", path)
+        } else {
+            try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
+        }
         headerWritten = true
         durations.reserveCapacity(64)
     }
@@ -513,7 +582,19 @@ package final class MovieWriter {
         enc.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
         enc.pointee.thread_count = Int32(settings.threads)
         if let gop = settings.gopSize { enc.pointee.gop_size = Int32(gop) }
-        if let bitrate = settings.bitrate { enc.pointee.bit_rate = Int64(bitrate) }
+        if let seconds = settings.keyframeSeconds, let rate = video.frameRate, rate.num > 0 {
+            let gop = Int32(max(1, (seconds * rate.doubleValue).rounded()))
+            enc.pointee.gop_size = gop
+            enc.pointee.keyint_min = gop
+        }
+        if let frames = settings.bFrames { enc.pointee.max_b_frames = Int32(frames) }
+        if let bitrate = settings.bitrate {
+            enc.pointee.bit_rate = Int64(bitrate)
+            if settings.constantBitrate {
+                enc.pointee.rc_max_rate = Int64(bitrate)
+                enc.pointee.rc_buffer_size = Int32(clamping: bitrate)
+            }
+        }
         if settings.pixelFormat.isYUV {
             enc.pointee.colorspace = video.colorSpace.avColorSpace
             enc.pointee.color_range = video.colorSpace.avRange
@@ -536,9 +617,14 @@ package final class MovieWriter {
         switch settings.codec {
         case .h264, .hevc:
             try set("preset", settings.preset)
-            if lowDelay { try set("tune", "zerolatency") }
+            if lowDelay || settings.lowLatency { try set("tune", "zerolatency") }
             if let crf = settings.crf { try set("crf", String(crf)) }
-            if settings.codec == .hevc { try set("x265-params", MovieWriter.x265Parameters(video.color)) }
+            var x265 = MovieWriter.x265Parameters(video.color)
+            if settings.keyframeSeconds != nil {
+                // A fixed interval: no keyframe at scene cuts, so segments and a late joiner's wait stay predictable.
+                if settings.codec == .h264 { try set("x264-params", "scenecut=0") } else { x265 += ":scenecut=0" }
+            }
+            if settings.codec == .hevc { try set("x265-params", x265) }
         case .ffv1:
             // Version 3 (AVCodecContext.level) allows slice threads; slices carry CRCs.
             enc.pointee.level = 3
@@ -646,8 +732,29 @@ package final class MovieWriter {
             return false
         }
         muxedBytes += cost
-        try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
+        if destination.isNetwork {
+            deadline.allow(Self.networkTimeout)
+            try Self.checkNetwork(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath)
+        } else {
+            try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
+        }
         return true
+    }
+
+    /// A network call's failure in words a user can act on: a refused connection, a server that did not
+    /// answer within `networkTimeout` (the interrupt callback's AVERROR_EXIT), a refused publish.
+    private static func checkNetwork(_ code: Int32, _ call: String, _ url: String) throws {
+        guard code < 0 else { return }
+        if code == prism_averror_exit() {
+            throw AVError("no answer within \(Int(networkTimeout)) s (is the server up and reading?)", context: url, call: call)
+        }
+        let what: String
+        switch call {
+        case "avio_open2": what = "cannot connect"
+        case "avformat_write_header": what = "the server refused the stream"
+        default: what = "the stream failed"
+        }
+        throw AVError(call: call, code: code, context: url, what: what)
     }
 
     // MARK: audio
@@ -787,8 +894,12 @@ package final class MovieWriter {
                 throw UsageError("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
+            if destination.isNetwork { deadline.allow(Self.networkTimeout) }
             try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {
+                // An SRT receiver holds each packet for its latency (120 ms by default) before it plays it, and
+                // drops what it holds when the connection closes: the stream's last frames need that long.
+                if destination.kind == .network(scheme: "srt") { usleep(500_000) }
                 try check(avio_closep(&format.pointee.pb), "avio_closep", outputPath, what: "cannot close the file")
                 ioOpen = false
             }
@@ -819,6 +930,7 @@ package final class MovieWriter {
                 try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
             }
         }
+        if destination.isNetwork { deadline.allow(Self.networkTimeout) }
         let trailerWritten = av_write_trailer(format) >= 0
         guard trailerWritten || keepsWithoutTrailer else { abort(); return false }
         if ioOpen {
@@ -854,5 +966,7 @@ package final class MovieWriter {
             unlink(temporaryPath)
             PartialOutputs.unregister(temporaryPath)
         }
+        // A playlist is written in place: what this run wrote of it goes.
+        if headerWritten { playlistFiles?.remove(playlist: true) }
     }
 }

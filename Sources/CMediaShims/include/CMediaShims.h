@@ -10,6 +10,8 @@
 // AVERROR(), AV_NOPTS_VALUE and av_err2str are macros Swift cannot import.
 int prism_averror(int posix_errno);
 int prism_averror_eof(void);
+/// AVERROR_EXIT: what a blocking call returns when its interrupt callback asked it to stop.
+int prism_averror_exit(void);
 int64_t prism_av_nopts_value(void);
 /// Writes FFmpeg's message for `code` into buffer (always NUL-terminated).
 void prism_av_strerror(int code, char *buffer, size_t size);

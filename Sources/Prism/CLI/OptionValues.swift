@@ -55,6 +55,18 @@ struct EncoderThreads: BoundedWholeNumber {
     let value: Int
 }
 
+/// B-frames between reference frames.
+struct BFrameCount: BoundedWholeNumber {
+    static let range = 0...16
+    let value: Int
+}
+
+/// Segments a live playlist lists.
+struct PlaylistWindow: BoundedWholeNumber {
+    static let range = 1...10_000
+    let value: Int
+}
+
 /// A frame limit.
 struct FrameCount: BoundedWholeNumber {
     static let range = 1...100_000_000
@@ -294,6 +306,8 @@ struct EncoderChoice: Sendable, Equatable {
     var crf: Int?
     var bitrate: Int?
     var threads: Int?
+    var keyframes: Double?
+    var bframes: Int?
 
     static let options: [OptionSpec] = [
         .key("codec", value: "h264|hevc|av1|ffv1|prores", help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)"),
@@ -301,8 +315,10 @@ struct EncoderChoice: Sendable, Equatable {
         .key("crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
         .key("bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
         .key("threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
+        .key("keyframes", value: "SECONDS", help: "a keyframe every SECONDS, fixed (streams and playlists: 2 by default)"),
+        .key("bframes", value: "N", help: "B-frames between reference frames, 0-16 (streams and playlists: 0 by default)"),
     ]
-    static let numericKeys: Set<String> = ["crf", "bitrate", "threads"]
+    static let numericKeys: Set<String> = ["crf", "bitrate", "threads", "keyframes", "bframes"]
 
     init() {}
 
@@ -312,6 +328,8 @@ struct EncoderChoice: Sendable, Equatable {
         crf = try source.value(for: "crf", as: ConstantRateFactor.self)?.value
         bitrate = try source.value(for: "bitrate", as: Bitrate.self)?.value
         threads = try source.value(for: "threads", as: EncoderThreads.self)?.value
+        keyframes = try source.value(for: "keyframes", as: Seconds.self)?.value
+        bframes = try source.value(for: "bframes", as: BFrameCount.self)?.value
     }
 
     func over(_ defaults: EncoderChoice) -> EncoderChoice {
@@ -321,6 +339,8 @@ struct EncoderChoice: Sendable, Equatable {
         result.crf = crf ?? defaults.crf
         result.bitrate = bitrate ?? defaults.bitrate
         result.threads = threads ?? defaults.threads
+        result.keyframes = keyframes ?? defaults.keyframes
+        result.bframes = bframes ?? defaults.bframes
         return result
     }
 
@@ -331,6 +351,8 @@ struct EncoderChoice: Sendable, Equatable {
         if let crf { settings.crf = crf }
         if let bitrate { settings.bitrate = bitrate }
         if let threads { settings.threads = threads }
+        if let keyframes { settings.keyframeSeconds = keyframes }
+        if let bframes { settings.bFrames = bframes }
     }
 
     var arguments: [(key: String, value: String)] {
@@ -340,6 +362,8 @@ struct EncoderChoice: Sendable, Equatable {
         if let crf { list.append(("crf", String(crf))) }
         if let bitrate { list.append(("bitrate", String(bitrate))) }
         if let threads { list.append(("threads", String(threads))) }
+        if let keyframes { list.append(("keyframes", String(keyframes))) }
+        if let bframes { list.append(("bframes", String(bframes))) }
         return list
     }
 }

@@ -43,12 +43,18 @@ struct RunCommand: PrismCommand {
         name: "run", arguments: "[INPUT]",
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
-            .value("-o", "--output", value: "OUTPUT", help: "the movie to write (its extension picks the container), a .png/.jpg "
-                   + "still (one frame), or - for raw frames on stdout",
+            .value("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
+                   + "picks the container), rtmp://, srt://, udp://, rtp://, rtsp:// URLs, an .m3u8 (HLS) or .mpd (DASH) playlist, "
+                   + "pipe:1 (with --format), a .png/.jpg still (one frame), or - for raw frames on stdout",
                    required: true),
             .value("--frames", value: "N", help: "stop after N frames"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
             .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
+        ] + OutputChoice.options + [
+            .flag("--realtime", help: "release the input's frames at their timestamps, as FFmpeg's -re: stream a file or "
+                  + "the pattern as if it were live (late frames are then dropped, counted)"),
+            .key("reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
+                 + "connect again (default 30; then it is given up, the other outputs going on)"),
             .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
             // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
             .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
@@ -56,11 +62,15 @@ struct RunCommand: PrismCommand {
         notes: [
             "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
             "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
-            "or `-` for raw frames on stdout. Ctrl-C, SIGTERM or SIGHUP stop the run and finish the output.",
+            "a network URL, a playlist, or `-` for raw frames on stdout. -o may repeat: the encoder, --format and playlist",
+            "options given before an -o are that output's own; after the last -o, every output's that sets none.",
+            "Ctrl-C, SIGTERM or SIGHUP stop the run and finish the outputs.",
         ])
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments, command: Self.spec)
+        // Several -o: each output's own options are taken out first (OutputArguments).
+        let (shared, separate) = try OutputArguments.split(arguments, command: Self.spec)
+        var scanner = try ArgumentScanner(shared, command: Self.spec)
         guard scanner.positionals.count <= 1 else {
             throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
         }
@@ -81,39 +91,125 @@ struct RunCommand: PrismCommand {
             }
             options.cameraSwitch = (frames, InputSpec.cameraPath(parts[1]) ?? parts[1])
         }
-        // Output.
-        guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
+        // Outputs: one -o, or several, each with the options given for it alone over those for every output.
+        let sharedOutput = try OutputChoice(from: &scanner)
         let outputFormat = scanner.value("--output-format")
-        if output == "-" {
-            let name = outputFormat ?? "rgba"
+        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.reconnectSeconds = seconds }
+        options.realtime = scanner.flag("--realtime")
+        if options.realtime, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
+        var requested: [(location: String, choice: OutputChoice, encoder: VideoEncoderSettings)] = []
+        if let separate {
+            for output in separate {
+                guard !output.location.isEmpty else { throw UsageError("-o needs a value") }
+                var own = try ArgumentScanner(output.arguments, command: OutputArguments.scopedSpec)
+                var encoder = options.encoder
+                try EncoderChoice(from: &own).apply(to: &encoder)
+                let choice = try OutputChoice(from: &own).over(sharedOutput)
+                try own.checkAllUsed()
+                requested.append((output.location, choice, encoder))
+            }
+        } else {
+            guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
+            requested.append((output, sharedOutput, options.encoder))
+        }
+        options.outputs = []
+        for (location, choice, encoder) in requested {
+            options.outputs.append(try Self.output(location, choice: choice, encoder: encoder, rawFormat: outputFormat,
+                                                   input: inputPath, among: requested.count, options: options))
+        }
+        try Self.checkDistinct(options.outputs)
+        if outputFormat != nil, !options.outputs.contains(where: { if case .standardOutput = $0.spec { true } else { false } }) {
+            throw UsageError("--output-format applies to raw output (-o -)")
+        }
+        let files = options.outputs.compactMap { output -> String? in
+            switch output.spec {
+            case .still(let path): return path
+            case .movie(let path): return MovieDestination.scheme(of: path) == nil ? path : nil
+            default: return nil
+            }
+        }
+        for file in files { try options.faces.checkSidecarOut(reads: [inputPath], output: file) }
+        if files.isEmpty { try options.faces.checkSidecarOut(reads: [inputPath], output: nil) }
+        let limited = options.limits.maxBytes != nil || options.limits.minFreeBytes != nil
+        let fileMovies = options.outputs.filter { output in
+            guard case .movie(let path) = output.spec else { return false }
+            return (try? MovieDestination(path, format: output.format))?.kind == .file
+        }
+        if limited, fileMovies.isEmpty {
+            throw UsageError("--max-size and --min-free limit a movie file output (-o FILE), not a stream, playlist or raw frames")
+        }
+        options.progress = options.jsonProgress || (!options.quiet && isatty(2) != 0 && !writesStandardOutput)
+        try scanner.checkAllUsed()
+    }
+
+    /// Whether an output takes standard output (raw frames, or a movie on `pipe:1`): progress then goes to stderr.
+    var writesStandardOutput: Bool {
+        options.outputs.contains { output in
+            switch output.spec {
+            case .standardOutput: return true
+            case .movie(let path): return path == "pipe:1" || path == "pipe:"
+            default: return false
+            }
+        }
+    }
+
+    /// One `-o`: raw frames on stdout (`-`), a still, or a movie (file, pipe, URL, playlist) with its
+    /// container resolved now, so a bad name fails before anything runs.
+    static func output(_ location: String, choice: OutputChoice, encoder: VideoEncoderSettings, rawFormat: String?,
+                       input inputPath: String?, among count: Int, options: RunOptions) throws -> SessionOutput {
+        if location == "-" {
+            let name = rawFormat ?? "rgba"
             guard let format = PixelFormat(name: name), PackedFrameLayout.supportedFormats.contains(format) else {
                 let supported = PackedFrameLayout.supportedFormats.map(\.rawValue).sorted().joined(separator: ", ")
                 throw UsageError("--output-format \(name) is not supported (supported: \(supported))")
             }
-            options.output = .standardOutput(format)
-        } else {
-            guard outputFormat == nil else { throw UsageError("--output-format applies to raw output (-o -)") }
-            // Writing over the input would replace it with the result (and read what is being written).
-            if let inputPath { try OutputTarget.checkNotInput(inputPath, output: output) }
-            if ImageFile.kind(forPath: output) != nil {
-                if let frames = options.frameLimit, frames != 1 {
-                    throw UsageError("\(output): a still holds one frame; use --frames 1 (or a movie output)")
-                }
-                if options.dynamicRange == .keep {
-                    throw UsageError("\(output): a still is 8-bit SDR; --dynamic-range keep needs a movie (--codec hevc, prores, ffv1)")
-                }
-                options.output = .still(output)
-            } else {
-                options.output = .movie(output)
+            guard choice.format == nil else { throw UsageError("-o - writes raw frames; --format names a container (use -o pipe:1 --format NAME)") }
+            return SessionOutput(.standardOutput(format))
+        }
+        let location = MovieDestination.descriptorPipe(location) ?? location
+        let isPath = MovieDestination.scheme(of: location) == nil
+        // Writing over the input would replace it with the result (and read what is being written).
+        if let inputPath, isPath { try OutputTarget.checkNotInput(inputPath, output: location) }
+        if choice.format == nil, isPath, ImageFile.kind(forPath: location) != nil {
+            if let frames = options.frameLimit, frames != 1 {
+                throw UsageError("\(location): a still holds one frame; use --frames 1 (or a movie output)")
             }
+            if options.dynamicRange == .keep {
+                throw UsageError("\(location): a still is 8-bit SDR; --dynamic-range keep needs a movie (--codec hevc, prores, ffv1)")
+            }
+            return SessionOutput(.still(location))
         }
-        try options.faces.checkSidecarOut(reads: [inputPath], output: output == "-" ? nil : output)
-        let limited = options.limits.maxBytes != nil || options.limits.minFreeBytes != nil
-        if case .movie = options.output {} else if limited {
-            throw UsageError("--max-size and --min-free limit a movie output (-o FILE)")
+        let destination = try MovieDestination(location, format: choice.format)
+        var isPlaylist = false
+        if case .playlist = destination.kind { isPlaylist = true }
+        if choice.setsPlaylist, !isPlaylist {
+            throw UsageError("\(location): --playlist, --segment-duration, --window and --segment-type describe an HLS (.m3u8) or DASH (.mpd) output")
         }
-        options.progress = options.jsonProgress || (!options.quiet && isatty(2) != 0 && output != "-")
-        try scanner.checkAllUsed()
+        if choice.segmentType == "ts", destination.kind == .playlist(.dash) {
+            throw UsageError("\(location): DASH segments are fragmented MP4; --segment-type ts is for HLS")
+        }
+        var output = SessionOutput(.movie(location), format: choice.format, encoder: count > 1 ? encoder : nil)
+        output.playlist = choice.playlistSettings
+        if destination.kind == .playlist(.dash) { output.playlist.fragmentedMP4 = true }
+        return output
+    }
+
+    /// Two outputs into one place would write over each other.
+    static func checkDistinct(_ outputs: [SessionOutput]) throws {
+        var seen: [String] = []
+        for output in outputs {
+            let location: String
+            switch output.spec {
+            case .movie(let path), .still(let path): location = path
+            case .standardOutput: location = "pipe:1"
+            case .discard: continue
+            }
+            let isPath = MovieDestination.scheme(of: location) == nil
+            if seen.contains(where: { $0 == location || (isPath && OutputTarget.sameFile($0, location)) }) {
+                throw UsageError("-o \(location) is given twice; give each output its own place")
+            }
+            seen.append(location)
+        }
     }
 
     /// Parses the options `run` and `record` share (`commonOptions`) and the INPUT into `options`; returns
@@ -217,6 +313,8 @@ struct RunCommand: PrismCommand {
         let graph = try PrismGraphs.bind(options.filter)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
+        var options = self.options
+        if !options.quiet { options.messages = { PrismCommandLine.info("prism: " + $0) } }
         let job = try RunJob(options: options, graph: graph)
         if !options.quiet {
             let gpu = job.gpuInfo
@@ -240,7 +338,7 @@ struct RunCommand: PrismCommand {
         if options.jsonProgress {
             // Programs read one object per line: on stdout, unless stdout carries the raw frames.
             let handle: FileHandle
-            if case .standardOutput = options.output { handle = .standardError } else { handle = .standardOutput }
+            handle = writesStandardOutput ? .standardError : .standardOutput
             // A reader that went away (`| head`) must not kill the run: the throwing write reports EPIPE.
             progress = { snapshot in
                 var line = job.faceStatistics.map { Self.json(snapshot.json, adding: $0) } ?? snapshot.json
@@ -268,8 +366,13 @@ struct RunCommand: PrismCommand {
             case .interrupted: line += ", stopped early: output finished and playable"
             case .sizeLimit, .freeSpaceLimit: line += ", stopped at the \(report.stopReason.rawValue): output finished and playable"
             }
-            if case .movie(let path) = options.output { line += " → \(path)" }
-            if case .still(let path) = options.output { line += " → \(path)" }
+            let places = options.outputs.compactMap { output -> String? in
+                switch output.spec {
+                case .movie(let path), .still(let path): return path
+                case .standardOutput, .discard: return nil
+                }
+            }
+            if !places.isEmpty { line += " → " + places.joined(separator: ", ") }
             PrismCommandLine.info(line)
         }
         if options.stats {

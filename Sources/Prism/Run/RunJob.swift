@@ -35,14 +35,14 @@ package final class RunJob: Sendable {
         var settings = options.sessionOptions
         // Takes (custom sinks) run until stopped: the pattern is endless then.
         if customSinks != nil { settings.patternSeconds = nil }
-        settings.pacedToClock = pacePattern
+        settings.pacedToClock = pacePattern || options.realtime
         let session = try Session(input: options.input, graph: userGraph, options: settings, gpu: gpu)
         var taps = extraTaps
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
         if let customSinks {
             engine = try session.engine(sinks: customSinks, makesMovies: true, taps: taps)
         } else {
-            engine = try session.engine(output: options.output, taps: taps)
+            engine = try session.engine(outputs: options.outputs, taps: taps)
         }
         notes = session.notes
         outputColor = session.outputColor
@@ -83,7 +83,10 @@ extension RunOptions {
         settings.faces = faces
         settings.segmentation = segmentation
         settings.audioDevice = audioDevice
-        settings.encoder = encoder
+        // The colour plan is made for the first movie's encoder; each output has its own (`SessionOutput.encoder`).
+        settings.encoder = outputs.lazy.compactMap(\.encoder).first ?? encoder
+        settings.reconnectSeconds = reconnectSeconds
+        settings.messages = messages
         settings.limits = limits
         settings.gpu = gpu
         settings.readback = readback

@@ -8,7 +8,19 @@ import PrismPipeline
 /// Everything `prism run` was asked to do, validated.
 package struct RunOptions: Sendable {
     package var input: InputSpec = .pattern
-    package var output: OutputSpec = .movie("out.mp4")
+    /// Where the frames go, each with its own settings (`-o` repeated); the first drives progress.
+    package var outputs: [SessionOutput] = [SessionOutput(.movie("out.mp4"))]
+    /// The first output (setting it makes it the only one).
+    package var output: OutputSpec {
+        get { outputs[0].spec }
+        set { outputs = [SessionOutput(newValue)] }
+    }
+    /// `--realtime`: release the input's frames at their timestamps (FFmpeg's `-re`), as a live source.
+    package var realtime = false
+    /// `--reconnect-output SECONDS`: how long a lost network output tries to connect again.
+    package var reconnectSeconds: Double = 30
+    /// Told at once what happens to an output while the run goes on (a stream lost, reconnected, given up).
+    package var messages: (@Sendable (String) -> Void)?
     /// Filter graph text (`invert, mono`); empty for none.
     package var filter: String = ""
     package var encoder = VideoEncoderSettings()

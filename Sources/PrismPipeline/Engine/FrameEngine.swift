@@ -245,7 +245,9 @@ public final class FrameEngine: Sendable {
         }
 
         // Output threads: the first output sink reports progress; sinks attached later start the same way.
-        let progressOutlet = outlets.first { $0.point == .output }
+        // (An output that takes every frame: one that may skip frames to keep up, a network stream, counts less.)
+        let progressOutlet = outlets.first { $0.point == .output && $0.delivery == .everyFrame }
+            ?? outlets.first { $0.point == .output }
         let throttle = ProgressThrottle(start: started)
         let launch = { @Sendable (outlet: SinkOutlet) in
             var report: (@Sendable (ProcessedFrame, Int, Int64?) -> Void)?
@@ -445,6 +447,14 @@ public final class FrameEngine: Sendable {
         // What the output holds: a size limit may have left out the frames the encoder still held.
         report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
         report.framesDropped = frames.dropped
+        // Per output: the frames a sink that never holds the others back had to skip, and what it says of itself.
+        for outlet in registry.all {
+            let sink = outlet.sink.value
+            if let name = sink.reportName, outlet.skipped > 0 {
+                notes.withLock { $0.append("\(name): \(outlet.skipped) frame(s) skipped to keep up (it fell behind the others)") }
+            }
+            notes.withLock { $0 += sink.notes }
+        }
         if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
             notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
         }

@@ -94,6 +94,11 @@ public protocol FrameSink: AnyObject {
     /// A live run failed (`EngineConfiguration.keepsOutputOnFailure`): keep what was recorded if it can
     /// be made whole. Returns where it is, or nil when nothing was kept (the default: `abort`).
     func salvage() -> String?
+    /// How the run's report names this sink when it says what became of its frames (frames skipped to
+    /// keep up, a stream lost and reconnected); nil: the sink goes unnamed (a preview).
+    var reportName: String? { get }
+    /// What the report says of this sink beyond the frame counts, one line each; read after `finish`.
+    var notes: [String] { get }
 }
 
 extension FrameSink {
@@ -125,4 +130,8 @@ extension FrameSink {
     public func abort() {}
     /// By default nothing is kept: the sink is aborted and nil returned.
     public func salvage() -> String? { abort(); return nil }
+    /// By default a sink is not named in the report.
+    public var reportName: String? { nil }
+    /// By default nothing more to say.
+    public var notes: [String] { [] }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 import PrismMedia
+import Synchronization
 
 /// Limits that end a recording cleanly (AVCaptureMovieFileOutput's `maxRecordedFileSize` and
 /// `minFreeDiskSpaceLimit`); `--duration` is the engine's.
@@ -26,16 +27,38 @@ public struct RecordingLimits: Sendable {
     }
 }
 
-/// Encodes frames into a movie file (`MovieWriter`: temporary name, renamed when finished), with the
-/// source's audio copied or the captured sound encoded as AAC.
+/// Encodes frames into a movie (`MovieWriter`): a file (temporary name, renamed when finished), a pipe, a
+/// network stream or an HLS/DASH playlist, with the source's audio copied or the captured sound encoded as AAC.
+///
+/// A network output may lose its server mid-run. Its `FailurePolicy` says what then: fail the run, or
+/// reconnect with back-off (frames meanwhile skipped and counted, a new stream started on the next frame
+/// after it connects) and, when that does not work within the policy's time, give up — alone, while the
+/// other outputs go on, or failing the run when it was the only one.
 public final class MovieSink: FrameSink {
-    /// The movie's final path; the file appears there when it is finished.
+    /// What becomes of the run when this output fails after it started.
+    public enum FailurePolicy: Sendable, Equatable {
+        /// The run fails (files: nothing is left; live: what was recorded is kept).
+        case failsRun
+        /// Reconnect for up to `seconds` (0.5 s, then twice as long each time, at most 8 s apart); then give
+        /// up: `alone` drops this output while the others go on, otherwise the run fails.
+        case reconnects(seconds: Double, alone: Bool)
+    }
+
+    /// The movie's final path or URL; a file appears there when it is finished.
     public let path: String
     /// The video encoder and its options.
     public let settings: VideoEncoderSettings
     /// Size and free-space limits that end the recording cleanly.
     public let limits: RecordingLimits
-    /// The writer, from `open` on; nil before.
+    /// The container and the kind of output (file, pipe, network, playlist); nil: from `path` at `open`.
+    public let destination: MovieDestination?
+    /// How an HLS or DASH output is cut and kept.
+    public let playlist: PlaylistSettings
+    /// Every frame in order, or only the newest it keeps up with (a network output beside others, so a
+    /// slow link never holds them back).
+    public let delivery: SinkDelivery
+    public let failurePolicy: FailurePolicy
+    /// The writer, from `open` on; nil before (and while a lost stream is reconnecting).
     package private(set) var writer: MovieWriter?
     /// Video frames the encoder took.
     public private(set) var framesWritten = 0
@@ -43,17 +66,35 @@ public final class MovieSink: FrameSink {
     public private(set) var stopReason = StopReason.outputClosed
     /// The file's size when last seen (kept after `finish`, for the final report).
     private var lastBytes: Int64 = 0
+    /// Told at once what happens to a stream (lost, reconnected, given up), besides `notes` at the end.
+    private let say: (@Sendable (String) -> Void)?
+    /// The stream the sink was opened for, to open a lost network stream again.
+    private var stream: SinkStream?
+    /// A lost stream: when it was lost, the next attempt and the delay after it, frames not sent since.
+    private var outage: (since: UInt64, nextTry: UInt64, delay: Double, error: String, skipped: Int)?
+    /// Given up on (its frames are no longer read back for it).
+    private let abandoned = Atomic<Bool>(false)
+    /// Video packets in writers before the current one (a stream that reconnected).
+    private var packetsBefore = 0
+    public private(set) var notes: [String] = []
 
     /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
     public let live: Bool
 
     /// A sink writing `path` with `settings`; nothing is opened until the engine calls `open`.
     public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits(),
-                live: Bool = false) {
+                live: Bool = false, destination: MovieDestination? = nil, playlist: PlaylistSettings = PlaylistSettings(),
+                delivery: SinkDelivery = .everyFrame, failurePolicy: FailurePolicy = .failsRun,
+                say: (@Sendable (String) -> Void)? = nil) {
         self.path = path
         self.settings = settings
         self.limits = limits
         self.live = live
+        self.destination = destination
+        self.playlist = playlist
+        self.delivery = delivery
+        self.failurePolicy = failurePolicy
+        self.say = say
     }
 
     /// The encoder's input format (`VideoEncoderSettings.pixelFormat`).
@@ -62,26 +103,97 @@ public final class MovieSink: FrameSink {
     public var acceptsAudio: Bool { true }
     /// The file's size in bytes when last seen.
     public var bytesWritten: Int64? { lastBytes }
+    /// Named in the report when it may skip frames (a network output beside others).
+    public var reportName: String? { delivery == .newest ? path : nil }
+    /// A stream given up on takes no more frames (none are read back for it).
+    public func wants(frameIndex: Int) -> Bool { !abandoned.load(ordering: .relaxed) }
 
     /// Recordings a killed earlier run of this output left, recovered next to it (`MovieWriter`).
     public var recoveredLeftovers: [OutputTarget.Recovered] { writer?.recoveredLeftovers ?? [] }
 
     /// Opens the movie writer for the stream's size, colours and rate, with its audio or captured sound.
     public func open(_ stream: SinkStream) throws {
+        self.stream = stream
+        writer = try makeWriter(for: stream)
+    }
+
+    private func makeWriter(for stream: SinkStream) throws -> MovieWriter {
         var video = VideoStreamConfig(source: stream.source, size: stream.layout.size, color: stream.color)
         if let rate = stream.frameRate { video.frameRate = rate }
-        writer = try MovieWriter(path: path, video: video, settings: settings,
-                                 audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live)
-        writer?.byteBudget = limits.maxBytes
+        let writer = try MovieWriter(path: path, video: video, settings: settings,
+                                     audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live,
+                                     destination: destination, playlist: playlist)
+        writer.byteBudget = limits.maxBytes
+        return writer
     }
 
     /// Encodes the frame; false once a size or free-space limit is reached (see `stopReason`).
     public func write(_ frame: ProcessedFrame) throws -> Bool {
-        guard let writer else { return false }
+        guard let writer = try connectedWriter() else { return true }
         if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
-        if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
+        do {
+            if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
+        } catch {
+            try lost(error)
+            return true
+        }
         lastBytes = writer.bytesWritten
         return !noteBudget(writer)
+    }
+
+    /// The writer to send to: the open one, or a lost stream opened again when its next attempt is due;
+    /// nil while it is down (the frame is skipped and counted).
+    private func connectedWriter() throws -> MovieWriter? {
+        if let writer { return writer }
+        guard var down = outage, let stream, !abandoned.load(ordering: .relaxed) else { return nil }
+        down.skipped += 1
+        outage = down
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard now >= down.nextTry else { return nil }
+        do {
+            let writer = try makeWriter(for: stream)
+            self.writer = writer
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - down.since) / 1e9
+            tell(String(format: "%@: reconnected after %.1f s (%d frame(s) not sent)", path, seconds, down.skipped))
+            outage = nil
+            return writer
+        } catch {
+            guard case .reconnects(let limit, let alone) = failurePolicy else { throw error }
+            if Double(DispatchTime.now().uptimeNanoseconds - down.since) / 1e9 >= limit {
+                try giveUp(down.error, after: limit, alone: alone)
+                return nil
+            }
+            let delay = min(8, down.delay * 2)
+            outage = (down.since, DispatchTime.now().uptimeNanoseconds + UInt64(down.delay * 1e9), delay, down.error, down.skipped)
+            return nil
+        }
+    }
+
+    /// A write failed: a file fails the run; a stream that may reconnect starts its outage.
+    private func lost(_ error: any Error) throws {
+        guard case .reconnects(let limit, let alone) = failurePolicy else { throw error }
+        writer?.abort()
+        packetsBefore += writer?.videoPacketsMuxed ?? 0
+        writer = nil
+        let now = DispatchTime.now().uptimeNanoseconds
+        tell("\(error); reconnecting for up to \(Int(limit)) s" + (alone ? " while the other outputs go on" : ""))
+        outage = (now, now + 500_000_000, 1, "\(error)", 0)
+        if limit <= 0 { try giveUp("\(error)", after: 0, alone: alone) }
+    }
+
+    private func giveUp(_ error: String, after seconds: Double, alone: Bool) throws {
+        abandoned.store(true, ordering: .relaxed)
+        let skipped = outage?.skipped ?? 0
+        outage = nil
+        guard alone else {
+            throw MediaOutputError("\(path): the stream was lost and did not come back within \(Int(seconds)) s (\(error))")
+        }
+        tell("\(path): gave up after \(Int(seconds)) s without a connection (\(skipped) frame(s) not sent); the other outputs go on")
+    }
+
+    /// What happens to a stream is said once: at once to `say`, or else in the report's notes.
+    private func tell(_ line: String) {
+        if let say { say(line) } else { notes.append(line) }
     }
 
     /// Whether the writer's budget was reached (then `stopReason` says which limit it was): the packet that
@@ -103,25 +215,40 @@ public final class MovieSink: FrameSink {
         writer.byteBudget = min(budget, limits.maxBytes ?? budget)
     }
 
-    /// The frames the finished file holds (the frames given, less those a limit left out).
-    public var framesInOutput: Int? { salvagedFrames ?? writer?.videoPacketsMuxed }
+    /// The frames the finished output holds (the frames given, less those a limit left out; a stream
+    /// that reconnected: what every connection carried).
+    public var framesInOutput: Int? {
+        if let salvagedFrames { return salvagedFrames }
+        guard let writer else { return packetsBefore }
+        return packetsBefore + writer.videoPacketsMuxed
+    }
     /// After a salvage (a full disk, a stalled camera): the frames the kept file holds, counted in it.
     private var salvagedFrames: Int?
 
-    /// Copies the source's compressed audio packet into the movie.
-    public func write(audio packet: AudioPacket) throws { try writer?.writeAudio(packet) }
+    /// Copies the source's compressed audio packet into the movie (not while a stream is down).
+    public func write(audio packet: AudioPacket) throws {
+        do { try writer?.writeAudio(packet) } catch { try lost(error) }
+    }
 
     /// Encodes captured sound at `pts` on the video's time line as AAC.
     public func write(pcm chunk: AudioChunk, pts: MediaTime) throws {
-        try chunk.samples.withUnsafeBytes { try writer?.writeAudio(pcm: $0, pts: pts) }
+        do { try chunk.samples.withUnsafeBytes { try writer?.writeAudio(pcm: $0, pts: pts) } } catch { try lost(error) }
     }
 
     /// A movie keeps its size: it cannot follow the input to another one.
     public func reopen(_ stream: SinkStream) throws -> Bool { stream.layout.size == writer?.video.size }
 
-    /// Flushes the encoder and finishes the file at `path`.
+    /// Flushes the encoder and finishes the output at `path`.
     public func finish() throws {
-        try writer?.finish()
+        if let down = outage {
+            tell("\(path): still down when the run ended (\(down.skipped) frame(s) not sent)")
+        }
+        do {
+            try writer?.finish()
+        } catch let error where writer?.destination.isNetwork == true && failurePolicy != .failsRun {
+            // The server went while the end was sent: what it received stands.
+            tell("\(path): the stream's end was not delivered (\(error))")
+        }
         // The frames the encoder still held may be what passed the limit.
         if let writer { _ = noteBudget(writer) }
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
@@ -133,10 +260,17 @@ public final class MovieSink: FrameSink {
     /// bytes are read from it.
     public func salvage() -> String? {
         guard writer?.salvage() == true else { return nil }
+        guard writer?.destination.kind == .file else { return path }
         salvagedFrames = (try? MediaInspector.videoPacketCount(path)) ?? 0
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
         return path
     }
+}
+
+/// A movie output that failed in a way the run cannot go on from (a stream lost for good).
+public struct MediaOutputError: PrismError {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Writes one frame as a PNG or JPEG still (by the path's extension): the last frame it was given, at its

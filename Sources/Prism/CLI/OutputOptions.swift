@@ -1,0 +1,121 @@
+import PrismCore
+import PrismKit
+import PrismMedia
+
+/// The options of one output besides its encoder: its container and, for HLS and DASH, how the playlist
+/// is cut and kept.
+struct OutputChoice: Sendable, Equatable {
+    var format: String?
+    var playlist: PlaylistSettings.Kind?
+    var segmentSeconds: Double?
+    var window: Int?
+    var segmentType: String?
+
+    static let options: [OptionSpec] = [
+        .key("format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
+             + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…"),
+        .key("playlist", value: "live|event|vod", help: "HLS/DASH: a rolling window of segments (live, the default), "
+             + "every segment kept (event), or a VOD playlist"),
+        .key("segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)"),
+        .key("window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted"),
+        .key("segment-type", value: "ts|fmp4", help: "HLS: MPEG-TS segments (the default) or fragmented MP4"),
+    ]
+
+    init() {}
+
+    init(from source: inout some OptionSource) throws {
+        format = try source.text(for: "format")
+        if let text = try source.text(for: "playlist") {
+            guard let kind = PlaylistSettings.Kind(rawValue: text) else {
+                throw UsageError("\(source.spelling(for: "playlist")) takes live, event or vod, not '\(text)'")
+            }
+            playlist = kind
+        }
+        segmentSeconds = try source.value(for: "segment-duration", as: Seconds.self)?.value
+        window = try source.value(for: "window", as: PlaylistWindow.self)?.value
+        if let text = try source.text(for: "segment-type") {
+            guard text == "ts" || text == "fmp4" else {
+                throw UsageError("\(source.spelling(for: "segment-type")) takes ts or fmp4, not '\(text)'")
+            }
+            segmentType = text
+        }
+    }
+
+    /// What this output sets, over what every output gets.
+    func over(_ defaults: OutputChoice) -> OutputChoice {
+        var result = self
+        result.format = format ?? defaults.format
+        result.playlist = playlist ?? defaults.playlist
+        result.segmentSeconds = segmentSeconds ?? defaults.segmentSeconds
+        result.window = window ?? defaults.window
+        result.segmentType = segmentType ?? defaults.segmentType
+        return result
+    }
+
+    var setsPlaylist: Bool { playlist != nil || segmentSeconds != nil || window != nil || segmentType != nil }
+
+    var playlistSettings: PlaylistSettings {
+        var settings = PlaylistSettings()
+        if let playlist { settings.kind = playlist }
+        if let segmentSeconds { settings.segmentSeconds = segmentSeconds }
+        if let window { settings.window = window }
+        settings.fragmentedMP4 = segmentType == "fmp4"
+        return settings
+    }
+}
+
+/// `-o` may repeat (`-o take.mp4 -o rtmp://… -o out.m3u8`). The options that belong to an output (its
+/// encoder: `--codec`, `--bitrate`…; its container: `--format`, the playlist's) given before an `-o` are
+/// that output's alone; given after the last `-o` they apply to every output that sets none of its own.
+/// With one `-o` they may stand anywhere, as they always could.
+struct OutputArguments {
+    /// One `-o` and the options that were given for it alone.
+    struct Output {
+        let location: String
+        let arguments: [String]
+    }
+
+    /// The options an `-o` takes for itself.
+    static let scoped: [OptionSpec] = EncoderChoice.options + OutputChoice.options
+    static let scopedSpec = CommandSpec(name: "run -o", arguments: "", summary: "", options: scoped)
+
+    /// The arguments with every output and its own options taken out (nil outputs: fewer than two `-o`,
+    /// and `arguments` is returned as it was).
+    static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], outputs: [Output]?) {
+        let outputNames = ["-o", "--output"]
+        var rest: [String] = [], outputs: [Output] = [], pending: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                rest += arguments[(index - 1)...]
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
+                rest.append(argument)
+                continue
+            }
+            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
+            let inline = name.count < argument.count
+            let option = command.option(named: name)
+            var words = [argument]
+            if option?.takesValue == true, !inline, index < arguments.count {
+                words.append(arguments[index])
+                index += 1
+            }
+            if outputNames.contains(name) {
+                let location = inline ? String(argument.dropFirst(name.count + 1)) : (words.count > 1 ? words[1] : "")
+                outputs.append(Output(location: location, arguments: pending))
+                pending = []
+            } else if scopedSpec.option(named: name) != nil {
+                pending += words
+            } else {
+                rest += words
+            }
+        }
+        guard outputs.count > 1 else { return (arguments, nil) }
+        // After the last -o: every output's defaults.
+        return (rest + pending, outputs)
+    }
+}

@@ -1,0 +1,301 @@
+import CFFmpeg
+import Foundation
+import PrismCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where an encoded movie goes and in which container, decided before anything is opened:
+/// - a **file**, its container from the extension (written to a temporary, renamed when finished);
+/// - a **stream** written in place, front to back: a FIFO, a character device, `pipe:N` (`/dev/stdout`);
+/// - a **network** URL, its container from the scheme (RTMP → FLV, SRT/UDP/TCP → MPEG-TS, RTP → RTP
+///   MPEG-TS, RTSP → an RTSP publish);
+/// - a **playlist**: `.m3u8` is HLS, `.mpd` DASH, segments named after the playlist beside it.
+///
+/// `--format NAME` (`formatName`) names the muxer where the location does not say it (a pipe, an odd name,
+/// an HTTP URL); every refusal is one line that says what would work.
+public struct MovieDestination: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        /// A regular file (or a symlink to one, or a path that does not exist yet).
+        case file
+        /// Written in place without seeking: a FIFO, a character device, a `pipe:N`.
+        case stream
+        /// A network URL with this scheme (`rtmp`, `srt`, …).
+        case network(scheme: String)
+        /// An HLS or DASH playlist with its segments.
+        case playlist(PlaylistFormat)
+    }
+
+    /// The path or URL as given (symlinks are followed by the writer, for files).
+    public let location: String
+    public let kind: Kind
+    /// libavformat's muxer name (`mp4`, `flv`, `hls`, …).
+    public let formatName: String
+
+    /// Whether what is written is consumed while it is written (a network stream or a live playlist):
+    /// such an output gets the live encoder defaults (keyframes every 2 s, no B-frames).
+    public var isStreaming: Bool {
+        switch kind {
+        case .network, .playlist: return true
+        case .file, .stream: return false
+        }
+    }
+
+    /// A network URL: it may fail or fall behind while the run goes on (see `MovieSink`'s policy).
+    public var isNetwork: Bool { if case .network = kind { return true } else { return false } }
+
+    /// The URL schemes Prism streams to, with the container each gets unless `--format` says otherwise.
+    public static let schemeFormats: [(scheme: String, format: String)] = [
+        ("rtmp", "flv"), ("rtmps", "flv"), ("rtmpt", "flv"), ("rtmpts", "flv"),
+        ("srt", "mpegts"), ("udp", "mpegts"), ("tcp", "mpegts"), ("rtp", "rtp_mpegts"),
+        ("rtsp", "rtsp"), ("rtsps", "rtsp"),
+    ]
+
+    /// The containers named in messages: what an extension can pick.
+    static let extensionHelp = ".mp4, .mov, .mkv, .webm, .ts, .flv, .nut, .m3u8 (HLS) or .mpd (DASH)"
+
+    /// Resolves `location` (and `--format`, when given) to a muxer, or throws one line saying what is supported.
+    public init(_ location: String, format: String? = nil) throws {
+        self.location = location
+        let scheme = Self.scheme(of: location)
+        var kind: Kind
+        if let scheme, scheme != "file" {
+            if scheme == "pipe" {
+                kind = .stream
+            } else {
+                // RTSP is a muxer that opens its own connection, not an I/O protocol.
+                let opensItself = scheme == "rtsp" || scheme == "rtsps"
+                guard opensItself || Self.protocolWrites(scheme) else {
+                    let known = Self.schemeFormats.map { $0.scheme + "://" }.joined(separator: ", ")
+                    throw UsageError("\(location): unknown output protocol '\(scheme)://' (Prism streams to \(known); "
+                                     + "files, pipe:N and v4l2:DEVICE too)")
+                }
+                kind = .network(scheme: scheme)
+            }
+        } else {
+            kind = .file
+        }
+        let path = scheme == "file" ? String(location.dropFirst("file:".count)) : location
+        let ext = (((path as NSString).lastPathComponent) as NSString).pathExtension.lowercased()
+        var outputFormat: UnsafePointer<AVOutputFormat>?
+        if let format {
+            outputFormat = av_guess_format(format, nil, nil)
+            guard let found = outputFormat, String(cString: found.pointee.name).split(separator: ",").contains(where: { $0 == format }) else {
+                throw UsageError("--format \(format): no such container in this FFmpeg (e.g. mp4, matroska, mpegts, flv, "
+                                 + "hls, dash; `ffmpeg -muxers` lists them)")
+            }
+        } else if case .network(let scheme) = kind {
+            guard let name = Self.schemeFormats.first(where: { $0.scheme == scheme })?.format else {
+                throw UsageError("\(location): \(scheme):// carries no container of its own; name one with --format "
+                                 + "(e.g. --format mpegts, or hls/dash for a playlist uploaded over HTTP)")
+            }
+            outputFormat = av_guess_format(name, nil, nil)
+        } else if kind == .stream {
+            throw UsageError("\(location): a pipe has no name to choose the container from; name one with --format "
+                             + "(e.g. --format mpegts, matroska, nut or flv)")
+        } else {
+            guard !ext.isEmpty else {
+                throw UsageError("\(location): no file extension to choose the container from (use \(Self.extensionHelp), "
+                                 + "or --format NAME)")
+            }
+            outputFormat = av_guess_format(nil, path, nil)
+            guard outputFormat != nil else {
+                throw UsageError("\(location): unknown output file extension '.\(ext)' (use \(Self.extensionHelp), or --format NAME)")
+            }
+        }
+        guard let outputFormat else { throw UsageError("\(location): no container for this output") }
+        formatName = String(cString: outputFormat.pointee.name)
+        if formatName == "hls" { kind = .playlist(.hls) }
+        if formatName == "dash" { kind = .playlist(.dash) }
+        if case .playlist = kind, scheme != nil, scheme != "file" {
+            throw UsageError("\(location): Prism writes HLS and DASH playlists to files (serve the folder with any web server)")
+        }
+        self.kind = kind
+    }
+
+    /// The muxer (`av_guess_format` by name).
+    var outputFormat: UnsafePointer<AVOutputFormat> { av_guess_format(formatName, nil, nil)! }
+
+    /// `rtmp` of `rtmp://host/app`; nil for a plain path. `pipe:1` is a scheme too, and `file:`.
+    public static func scheme(of location: String) -> String? {
+        guard let colon = location.firstIndex(of: ":") else { return nil }
+        let scheme = location[..<colon]
+        guard scheme.count >= 2, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }),
+              scheme.first!.isLetter else { return nil }
+        // `pipe:1`, `file:x`, or `scheme://…`.
+        let rest = location[location.index(after: colon)...]
+        guard rest.hasPrefix("//") || scheme == "pipe" || scheme == "file" else { return nil }
+        return scheme.lowercased()
+    }
+
+    /// Whether this FFmpeg can write to `scheme` (`avio_enum_protocols`, outputs).
+    static func protocolWrites(_ scheme: String) -> Bool {
+        var opaque: UnsafeMutableRawPointer?
+        while let name = avio_enum_protocols(&opaque, 1) {
+            if String(cString: name) == scheme { return true }
+        }
+        return false
+    }
+
+    /// `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: the process's own descriptor, written as `pipe:N`
+    /// (following the link would name `pipe:[inode]` or the terminal, not a file to replace).
+    public static func descriptorPipe(_ path: String) -> String? {
+        switch path {
+        case "/dev/stdout": return "pipe:1"
+        case "/dev/stderr": return "pipe:2"
+        default:
+            for prefix in ["/dev/fd/", "/proc/self/fd/"] where path.hasPrefix(prefix) {
+                if let fd = Int32(path.dropFirst(prefix.count)), fd >= 0 { return "pipe:\(fd)" }
+            }
+            return nil
+        }
+    }
+}
+
+/// The two live playlist formats.
+public enum PlaylistFormat: String, Sendable, Equatable {
+    case hls, dash
+}
+
+/// How an HLS or DASH output is cut and kept.
+public struct PlaylistSettings: Sendable, Hashable {
+    /// What a player sees while the run goes on.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// A rolling window of the newest segments; segments leaving it are deleted (a live stream).
+        case live
+        /// Every segment stays listed and on disk while the run goes on (an event: players may seek back).
+        case event
+        /// Every segment; the playlist says VOD (for files: the whole movie, as one playlist).
+        case vod
+    }
+    public var kind = Kind.live
+    /// Target segment length in seconds (segments are cut at keyframes).
+    public var segmentSeconds: Double = 2
+    /// Segments a live playlist lists.
+    public var window = 6
+    /// MPEG-TS segments, or fragmented MP4 (CMAF: what DASH always uses, and HLS with fmp4).
+    public var fragmentedMP4 = false
+
+    public init() {}
+}
+
+/// A deadline for libavformat's blocking I/O (`AVIOInterruptCB`): a network output that stalls (a
+/// server that stopped reading, a host that never answers) fails its call when the deadline passes
+/// instead of hanging the run.
+final class IODeadline: Sendable {
+    /// CLOCK_MONOTONIC nanoseconds after which blocking calls give up; 0: none.
+    private let deadline = Atomic<UInt64>(0)
+
+    /// The next calls may block for `seconds` from now.
+    func allow(_ seconds: Double) {
+        deadline.store(DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9), ordering: .relaxed)
+    }
+
+    var expired: Bool {
+        let limit = deadline.load(ordering: .relaxed)
+        return limit != 0 && DispatchTime.now().uptimeNanoseconds > limit
+    }
+
+    /// The callback libavformat polls while it blocks; `self` must outlive the context it is set on.
+    var callback: AVIOInterruptCB {
+        AVIOInterruptCB(callback: { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<IODeadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
+        }, opaque: Unmanaged.passUnretained(self).toOpaque())
+    }
+}
+
+/// The files an HLS or DASH output is made of, named after the playlist: `NAME.m3u8` with `NAME0.ts`,
+/// `NAME1.ts`… (or `NAME-init.mp4` and `NAME0.m4s`…); `NAME.mpd` with `NAME-init-0.m4s` and
+/// `NAME-0-00001.m4s`…
+struct PlaylistFiles {
+    let format: PlaylistFormat
+    let directory: String
+    let name: String
+    let settings: PlaylistSettings
+
+    init(path: String, format: PlaylistFormat, settings: PlaylistSettings) {
+        self.format = format
+        self.settings = settings
+        let directory = (path as NSString).deletingLastPathComponent
+        self.directory = directory.isEmpty ? "." : directory
+        name = (((path as NSString).lastPathComponent) as NSString).deletingPathExtension
+    }
+
+    private var segmentExtension: String { settings.fragmentedMP4 ? "m4s" : "ts" }
+
+    /// The muxer's options: segment names, length, window, what becomes of old segments.
+    func muxerOptions() -> [(String, String)] {
+        let seconds = String(format: "%g", settings.segmentSeconds)
+        switch format {
+        case .hls:
+            var flags = ["independent_segments", "temp_file"]
+            var options: [(String, String)] = [("hls_time", seconds),
+                                               ("hls_segment_filename", directory + "/" + name + "%d." + segmentExtension)]
+            switch settings.kind {
+            case .live:
+                flags.append("delete_segments")
+                options.append(("hls_list_size", String(settings.window)))
+            case .event:
+                options += [("hls_list_size", "0"), ("hls_playlist_type", "event")]
+            case .vod:
+                options += [("hls_list_size", "0"), ("hls_playlist_type", "vod")]
+            }
+            if settings.fragmentedMP4 {
+                options += [("hls_segment_type", "fmp4"), ("hls_fmp4_init_filename", name + "-init.mp4")]
+            }
+            options.append(("hls_flags", flags.joined(separator: "+")))
+            return options
+        case .dash:
+            var options: [(String, String)] = [
+                ("seg_duration", seconds), ("use_template", "1"), ("use_timeline", "1"),
+                ("init_seg_name", name + "-init-$RepresentationID$.$ext$"),
+                ("media_seg_name", name + "-$RepresentationID$-$Number%05d$.$ext$"),
+            ]
+            if settings.kind == .live {
+                options += [("window_size", String(settings.window)), ("extra_window_size", "1"), ("streaming", "1")]
+            } else {
+                options.append(("window_size", "0"))
+            }
+            return options
+        }
+    }
+
+    /// Whether `file` (a name in `directory`) is a segment or init file of this playlist.
+    func isSegment(_ entry: String) -> Bool {
+        // The muxer writes each file under `.tmp` first (HLS's temp_file): a killed run leaves those.
+        let file = entry.hasSuffix(".tmp") ? String(entry.dropLast(4)) : entry
+        switch format {
+        case .hls:
+            if file == name + "-init.mp4" { return true }
+            for ext in ["ts", "m4s"] where file.hasPrefix(name) && file.hasSuffix("." + ext) {
+                let number = file.dropFirst(name.count).dropLast(ext.count + 1)
+                if !number.isEmpty, number.allSatisfy(\.isNumber) { return true }
+            }
+            return false
+        case .dash:
+            guard file.hasPrefix(name + "-"), file.hasSuffix(".m4s") else { return false }
+            let middle = file.dropFirst(name.count + 1).dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
+            if middle.count == 2, middle[0] == "init", !middle[1].isEmpty, middle[1].allSatisfy(\.isNumber) { return true }
+            return middle.count == 2 && middle.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isNumber) }
+        }
+    }
+
+    /// This playlist's segments now in its directory (a run before this one's, or this run's).
+    func segmentsOnDisk() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(isSegment).sorted()
+    }
+
+    /// Deletes the segments (and, with `playlist`, the playlist and the muxer's temporaries): an earlier run's
+    /// before this one starts (they would pile up, or be listed by no playlist), or this run's when it fails.
+    func remove(playlist: Bool) {
+        var names = segmentsOnDisk()
+        if playlist {
+            let own = name + "." + (format == .hls ? "m3u8" : "mpd")
+            names += [own, own + ".tmp"]
+        }
+        for file in names { unlink(directory + "/" + file) }
+    }
+}
