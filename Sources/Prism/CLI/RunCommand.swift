@@ -44,7 +44,7 @@ struct RunCommand: PrismCommand {
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
             .value("-o", "--output", value: "OUTPUT", help: "the movie to write (its extension picks the container), a .png/.jpg "
-                   + "still (one frame), or - for raw frames on stdout",
+                   + "still (one frame), - for raw frames on stdout, or v4l2:/dev/videoN for a virtual camera (v4l2loopback)",
                    required: true),
             .value("--frames", value: "N", help: "stop after N frames"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
@@ -84,7 +84,9 @@ struct RunCommand: PrismCommand {
         // Output.
         guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
         let outputFormat = scanner.value("--output-format")
-        if output == "-" {
+        if let device = try Self.virtualCameraOutput(output, outputFormat: outputFormat) {
+            options.output = device
+        } else if output == "-" {
             let name = outputFormat ?? "rgba"
             guard let format = PixelFormat(name: name), PackedFrameLayout.supportedFormats.contains(format) else {
                 let supported = PackedFrameLayout.supportedFormats.map(\.rawValue).sorted().joined(separator: ", ")
@@ -114,6 +116,17 @@ struct RunCommand: PrismCommand {
         }
         options.progress = options.jsonProgress || (!options.quiet && isatty(2) != 0 && output != "-")
         try scanner.checkAllUsed()
+    }
+
+    /// `-o v4l2:DEVICE`, `-o /dev/videoN` (or another video4linux device node): the virtual camera output
+    /// (`OutputSpec.virtualCameraPath`); nil for any other OUTPUT. The device picks the pixel format.
+    static func virtualCameraOutput(_ output: String, outputFormat: String?) throws -> OutputSpec? {
+        guard let path = OutputSpec.virtualCameraPath(output) else { return nil }
+        guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. -o v4l2:/dev/video10") }
+        guard outputFormat == nil else {
+            throw UsageError("--output-format applies to raw output (-o -); a virtual camera takes the first of YUYV, NV12, YU12, RGB24 its device offers")
+        }
+        return .virtualCamera(path)
     }
 
     /// Parses the options `run` and `record` share (`commonOptions`) and the INPUT into `options`; returns
@@ -270,6 +283,7 @@ struct RunCommand: PrismCommand {
             }
             if case .movie(let path) = options.output { line += " → \(path)" }
             if case .still(let path) = options.output { line += " → \(path)" }
+            if case .virtualCamera(let path) = options.output { line += " → \(path)" }
             PrismCommandLine.info(line)
         }
         if options.stats {

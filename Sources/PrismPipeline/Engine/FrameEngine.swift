@@ -437,6 +437,9 @@ public final class FrameEngine: Sendable {
         let t0 = StageTimes.now()
         for outlet in registry.all { try outlet.close(failed: false) }
         finishTimes.add(.encode, nanoseconds: StageTimes.now() - t0, count: 0)
+        for outlet in registry.all {
+            if let note = outlet.sink.value.finishedNote(skipped: outlet.skipped) { notes.withLock { $0.append(note) } }
+        }
 
         var report = RunReport()
         report.renderer = gpuInfo.description

@@ -94,6 +94,10 @@ public protocol FrameSink: AnyObject {
     /// A live run failed (`EngineConfiguration.keepsOutputOnFailure`): keep what was recorded if it can
     /// be made whole. Returns where it is, or nil when nothing was kept (the default: `abort`).
     func salvage() -> String?
+    /// After `finish`: one line for the run's notes, for a sink whose output is not a file to look at (a
+    /// virtual camera: what it delivered and dropped); nil says nothing. `skipped`: the frames the engine
+    /// skipped for it (a sink that takes the newest frames).
+    func finishedNote(skipped: Int) -> String?
 }
 
 extension FrameSink {
@@ -125,4 +129,6 @@ extension FrameSink {
     public func abort() {}
     /// By default nothing is kept: the sink is aborted and nil returned.
     public func salvage() -> String? { abort(); return nil }
+    /// By default a sink adds no note.
+    public func finishedNote(skipped: Int) -> String? { nil }
 }
