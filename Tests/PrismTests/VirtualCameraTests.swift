@@ -230,6 +230,55 @@ final class VirtualCameraTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(counts.dropped, refused)
     }
 
+    func testHDFramesAreTaggedBT709() throws {
+        // The pattern (R'G'B') at 1280x720 is packed as BT.709 limited range, and the device is told so.
+        let result = try prism(["run", "--size", "1280x720", "--frames", "3", "-o", "v4l2:\(Self.device)"],
+                               ["PRISM_FAKE_V4L2_CAPS": "loopback", "PRISM_FAKE_V4L2_FORMATS": "YUYV"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let info = try recordInfo()
+        XCTAssertEqual(info["width"], "1280")
+        XCTAssertEqual(info["colorspace"], "\(V4L2Quantization.colorspaceRec709)")
+        XCTAssertEqual(info["ycbcr_enc"], "\(V4L2Quantization.encoding709)")
+        XCTAssertEqual(info["quantization"], "\(V4L2Quantization.limited)")
+        let counts = try XCTUnwrap(sinkCounts(result.stderr), result.stderr)
+        XCTAssertEqual(counts.written + counts.dropped, 3)
+        XCTAssertEqual(info["frames"], "\(counts.written)")
+    }
+
+    func testACameraFeedsTheVirtualCamera() throws {
+        // The seed's use: a (fake) webcam in, the virtual camera out, both emulated in the one process. The
+        // camera's picture, BT.601 limited range: blue (Y' 41, Cb 240, Cr 110) with a red bar (81, 90, 240).
+        let camera = CameraTests.camera
+        let result = try Tools.run(Tools.prism, ["run", camera, "--frames", "10", "-o", "v4l2:\(Self.device)"],
+                                   environment: ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": camera,
+                                                 "PRISM_FAKE_V4L2_1": Self.device, "PRISM_FAKE_V4L2_1_CAPS": "loopback",
+                                                 "PRISM_FAKE_V4L2_1_FORMATS": "YUYV", "PRISM_FAKE_V4L2_1_RECORD": dir.path("frames.raw")],
+                                   timeout: 60)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let info = try recordInfo()
+        XCTAssertEqual(info["fourcc"], "YUYV")
+        XCTAssertEqual(info["width"], "640")
+        let counts = try XCTUnwrap(sinkCounts(result.stderr), result.stderr)
+        XCTAssertEqual(counts.written + counts.dropped, 10, result.stderr)
+        XCTAssertEqual(info["frames"], "\(counts.written)")
+        XCTAssertGreaterThanOrEqual(counts.written, 1)
+        let recorded = try Data(contentsOf: URL(fileURLWithPath: dir.path("frames.raw")))
+        let imageBytes = 640 * 2 * 480
+        XCTAssertEqual(recorded.count, counts.written * imageBytes)
+        func near(_ a: UInt8, _ b: Int) -> Bool { abs(Int(a) - b) <= 3 }
+        for index in 0..<counts.written {
+            // Row 240's pixel pairs: blue but for the bar's (32 pixels: 16 pairs, 2 of which may be mixed).
+            let row = index * imageBytes + 240 * 1280
+            var blue = 0, red = 0
+            for pair in 0..<320 {
+                let p = recorded[(row + 4 * pair)..<(row + 4 * pair + 4)].map { $0 }
+                if near(p[0], 41), near(p[2], 41), near(p[1], 240), near(p[3], 110) { blue += 1 }
+                if near(p[0], 81), near(p[2], 81), near(p[1], 90), near(p[3], 240) { red += 1 }
+            }
+            XCTAssert(blue >= 300 && red >= 14 && blue + red >= 318, "frame \(index): \(blue) blue, \(red) red pairs")
+        }
+    }
+
     func testADeviceThatIsNotAnOutputDeviceFailsWithOneLineAndWritesNothing() throws {
         let device = Self.device
         let cases: [(output: String, variables: [String: String], message: String)] = [
@@ -260,5 +309,6 @@ final class VirtualCameraTests: XCTestCase {
 /// V4L2's enum values the fake reports (linux/videodev2.h), spelled here so the test does not import C.
 private enum V4L2Quantization {
     static let full = 1, limited = 2
-    static let encoding601 = 1
+    static let encoding601 = 1, encoding709 = 2
+    static let colorspaceRec709 = 3
 }

@@ -124,7 +124,7 @@ struct RunCommand: PrismCommand {
         guard let path = OutputSpec.virtualCameraPath(output) else { return nil }
         guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. -o v4l2:/dev/video10") }
         guard outputFormat == nil else {
-            throw UsageError("--output-format applies to raw output (-o -); a virtual camera takes the first of YUYV, NV12, YU12, RGB24 its device offers")
+            throw UsageError("--output-format applies to raw output (-o -); a virtual camera takes the first of YUYV, NV12, YU12, RGB24, BGR24 its device offers")
         }
         return .virtualCamera(path)
     }
