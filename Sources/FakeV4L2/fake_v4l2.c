@@ -1,5 +1,5 @@
-// FakeV4L2: an emulated V4L2 capture device for tests and CI, where no camera and no kernel module
-// (v4l2loopback, CUSE) is available. Built as libFakeV4L2.so and injected with LD_PRELOAD into the
+// FakeV4L2: an emulated V4L2 capture device (and video output device: a virtual camera's loopback) for
+// tests and CI, where no camera and no kernel module (v4l2loopback, CUSE) is available. Built as libFakeV4L2.so and injected with LD_PRELOAD into the
 // `prism` process; Prism's capture code then makes exactly the system calls it makes against a real
 // camera, and this library answers those that name a configured device path.
 //
@@ -9,6 +9,7 @@
 //   ioctl                                             the VIDIOC_* calls a capture client makes
 //   mmap/mmap64                                       on a device fd: maps that buffer's pages of a memfd
 //   munmap                                            forgets the mapping (REQBUFS 0 is EBUSY while mapped)
+//   write                                             on an output device fd: one frame (see "Output devices")
 //
 // The device fd is a real kernel object, a timerfd on CLOCK_MONOTONIC, so fcntl, close, poll, select and
 // epoll need no emulation: the library arms the timer for the instant the next frame is due (or for "now"
@@ -26,13 +27,27 @@
 // MJPG frames are that picture drawn as full-range 4:2:2 (what UVC webcams send) and compressed by
 // libavcodec's MJPEG encoder at a fine quantiser, one JPEG per buffer, `bytesused` its length.
 //
+// Output devices (<prefix>_CAPS output or loopback) answer what a v4l2loopback writer asks for the
+// video output buffer type: VIDIOC_ENUM_FMT lists <prefix>_FORMATS, VIDIOC_S_FMT/TRY_FMT/G_FMT take the
+// nearest offered size and the layout as for capture (bytesperline padded per <prefix>_STRIDE_ALIGN) but
+// keep the colour tags the writer sets, VIDIOC_S_PARM/G_PARM keep its rate. With `loopback` each write()
+// is one frame, appended as it came to the file <prefix>_RECORD; at close (and after every frame) the
+// file <prefix>_RECORD.txt says, one `key value` a line: fourcc, width, height, bytesperline, sizeimage,
+// colorspace, ycbcr_enc, quantization, xfer_func, fps, frames (writes taken), bytes (their total),
+// refused (writes answered EAGAIN). `output` devices have no read/write I/O: write() is EINVAL.
+//
 // Configuration, for device slot 0 with prefix PRISM_FAKE_V4L2 and slots 1-3 with PRISM_FAKE_V4L2_<n>:
 //   <prefix>                the device path (required), e.g. /dev/video60
-//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG, H264 (default YUYV,NV12;
-//                           H264 is only listed, its buffers stay empty)
+//   <prefix>_FORMATS        fourccs offered, in order: YUYV, NV12, YU12, MJPG, H264, RGB3, BGR3 (default
+//                           YUYV,NV12; H264 is only listed, its buffers stay empty; RGB3 and BGR3 (24-bit
+//                           RGB) are for output devices: a capture device draws nothing into them)
 //   <prefix>_SIZES          discrete frame sizes, WxH,... (default 640x480,320x240,1280x720)
 //   <prefix>_FPS            discrete rates in frames per second, N,... (default 30,15)
-//   <prefix>_CAPS           capture (default) | output (not a capture device) | readwrite (no streaming)
+//   <prefix>_CAPS           capture (default) | output (video output, streaming only: not a capture
+//                           device) | loopback (video output with read/write I/O and streaming, as
+//                           v4l2loopback) | readwrite (capture, no streaming)
+//   <prefix>_RECORD         output devices: the file write()s are appended to (and <prefix>_RECORD.txt)
+//   <prefix>_REFUSE_EVERY   output devices: every Nth write() fails with EAGAIN (a loopback nobody reads)
 //   <prefix>_STALL_AFTER    deliver this many frames, then none (a camera that hangs)
 //   <prefix>_CARD           the card name (default "Prism Fake Camera <n>")
 //   <prefix>_STRIDE_ALIGN   pad bytesperline to a multiple of this (default 1: tight rows)
@@ -68,7 +83,7 @@
 #define FAKE_MAX_BUFFERS 32
 #define FAKE_MAX_FD 65536
 
-enum caps_mode { CAPS_CAPTURE, CAPS_OUTPUT, CAPS_READWRITE };
+enum caps_mode { CAPS_CAPTURE, CAPS_OUTPUT, CAPS_LOOPBACK, CAPS_READWRITE };
 
 struct fake_config {
     char path[256];
@@ -87,6 +102,9 @@ struct fake_config {
     uint8_t *clip;
     uint32_t clip_width, clip_height;
     uint64_t clip_frames;
+    // Output devices: where written frames go (empty: nowhere), and every how many writes one is refused.
+    char record[512];
+    long refuse_every;
 };
 
 enum buffer_state { BUF_USER, BUF_QUEUED, BUF_DONE };
@@ -130,6 +148,11 @@ struct fake_device {
     AVCodecContext *jpeg;
     AVFrame *jpeg_picture;
     AVPacket *jpeg_packet;
+    // Output: the format the writer set (its colour tags kept), its rate, and what write() took.
+    struct v4l2_pix_format out_pix;
+    struct v4l2_fract out_interval;
+    int record_fd;
+    uint64_t writes, frames_written, bytes_written, writes_refused;
 };
 
 static struct fake_config configs[FAKE_SLOTS];
@@ -154,6 +177,7 @@ static int (*real_ioctl)(int, unsigned long, ...);
 static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
 static void *(*real_mmap64)(void *, size_t, int, int, int, off64_t);
 static int (*real_munmap)(void *, size_t);
+static ssize_t (*real_write)(int, const void *, size_t);
 
 // MARK: configuration
 
@@ -164,6 +188,8 @@ static uint32_t fourcc_named(const char *name, size_t length) {
     if (!strncmp(name, "YU12", 4)) return V4L2_PIX_FMT_YUV420;
     if (!strncmp(name, "MJPG", 4)) return V4L2_PIX_FMT_MJPEG;
     if (!strncmp(name, "H264", 4)) return V4L2_PIX_FMT_H264; // offered, never streamed: a format Prism does not take
+    if (!strncmp(name, "RGB3", 4)) return V4L2_PIX_FMT_RGB24;
+    if (!strncmp(name, "BGR3", 4)) return V4L2_PIX_FMT_BGR24;
     return 0;
 }
 
@@ -248,7 +274,12 @@ static void load_slot(int slot) {
 
     text = variable(prefix, "_CAPS");
     config->caps = !text ? CAPS_CAPTURE : !strcmp(text, "output") ? CAPS_OUTPUT
+                 : !strcmp(text, "loopback") ? CAPS_LOOPBACK
                  : !strcmp(text, "readwrite") ? CAPS_READWRITE : CAPS_CAPTURE;
+    text = variable(prefix, "_RECORD");
+    snprintf(config->record, sizeof config->record, "%s", text ? text : "");
+    text = variable(prefix, "_REFUSE_EVERY");
+    config->refuse_every = text ? strtol(text, NULL, 10) : 0;
     text = variable(prefix, "_STALL_AFTER");
     config->stall_after = text ? strtol(text, NULL, 10) : -1;
     text = variable(prefix, "_CARD");
@@ -275,6 +306,7 @@ static void initialise(void) {
     real_mmap = dlsym(RTLD_NEXT, "mmap");
     real_mmap64 = dlsym(RTLD_NEXT, "mmap64");
     real_munmap = dlsym(RTLD_NEXT, "munmap");
+    real_write = dlsym(RTLD_NEXT, "write");
     const char *text = getenv("PRISM_FAKE_V4L2_TRACE");
     trace = text && *text == '1';
     for (int slot = 0; slot < FAKE_SLOTS; slot++) load_slot(slot);
@@ -311,12 +343,13 @@ static int offers_format(const struct fake_config *config, uint32_t fourcc) {
 
 /// Fills bytesperline and sizeimage for a format and size (single-planar layouts).
 static void fill_layout(struct v4l2_pix_format *pix, uint32_t align) {
-    uint32_t luma = pix->pixelformat == V4L2_PIX_FMT_YUYV ? pix->width * 2 : pix->width;
+    int rgb = pix->pixelformat == V4L2_PIX_FMT_RGB24 || pix->pixelformat == V4L2_PIX_FMT_BGR24;
+    uint32_t luma = pix->pixelformat == V4L2_PIX_FMT_YUYV ? pix->width * 2 : rgb ? pix->width * 3 : pix->width;
     uint32_t line = (luma + align - 1) / align * align;
     if (pix->pixelformat == V4L2_PIX_FMT_YUV420 && line % 2) line += 1; // chroma lines are half of it
     pix->bytesperline = line;
     switch (pix->pixelformat) {
-    case V4L2_PIX_FMT_YUYV: pix->sizeimage = line * pix->height; break;
+    case V4L2_PIX_FMT_YUYV: case V4L2_PIX_FMT_RGB24: case V4L2_PIX_FMT_BGR24: pix->sizeimage = line * pix->height; break;
     case V4L2_PIX_FMT_NV12: pix->sizeimage = line * pix->height + line * (pix->height / 2); break;
     case V4L2_PIX_FMT_YUV420: pix->sizeimage = line * pix->height + 2 * (line / 2) * (pix->height / 2); break;
     default: pix->bytesperline = 0; pix->sizeimage = pix->width * pix->height * 2 + 65536; break; // compressed: an upper bound
@@ -583,6 +616,75 @@ static void rearm(struct fake_device *device) {
     timerfd_settime(device->fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 
+// MARK: output
+
+/// Rewrites <prefix>_RECORD.txt: the format the writer set and what its write()s came to.
+static void write_record_info(struct fake_device *device) {
+    if (!device->config->record[0]) return;
+    char path[600];
+    snprintf(path, sizeof path, "%s.txt", device->config->record);
+    FILE *file = fopen(path, "w");
+    if (!file) return;
+    const struct v4l2_pix_format *pix = &device->out_pix;
+    char fourcc[5] = {(char)(pix->pixelformat & 0xff), (char)(pix->pixelformat >> 8 & 0xff),
+                      (char)(pix->pixelformat >> 16 & 0xff), (char)(pix->pixelformat >> 24 & 0xff), 0};
+    fprintf(file, "fourcc %s\nwidth %u\nheight %u\nbytesperline %u\nsizeimage %u\n", fourcc, pix->width, pix->height,
+            pix->bytesperline, pix->sizeimage);
+    fprintf(file, "colorspace %u\nycbcr_enc %u\nquantization %u\nxfer_func %u\n", pix->colorspace, pix->ycbcr_enc,
+            pix->quantization, pix->xfer_func);
+    fprintf(file, "fps %u/%u\nframes %llu\nbytes %llu\nrefused %llu\n", device->out_interval.denominator,
+            device->out_interval.numerator, (unsigned long long)device->frames_written,
+            (unsigned long long)device->bytes_written, (unsigned long long)device->writes_refused);
+    fclose(file);
+}
+
+/// write() on an output device: one frame, as v4l2loopback takes it (appended to <prefix>_RECORD), or EAGAIN
+/// for every <prefix>_REFUSE_EVERY-th call, as a loopback whose buffers nobody empties answers.
+static ssize_t write_frame(struct fake_device *device, const void *data, size_t count) {
+    if (device->config->caps != CAPS_LOOPBACK) { errno = EINVAL; return -1; }
+    device->writes++;
+    if (device->config->refuse_every > 0 && device->writes % (uint64_t)device->config->refuse_every == 0) {
+        device->writes_refused++;
+        write_record_info(device);
+        errno = EAGAIN;
+        return -1;
+    }
+    if (device->config->record[0]) {
+        if (device->record_fd < 0) {
+            device->record_fd = real_open(device->config->record, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            if (device->record_fd < 0) return -1;
+        }
+        for (size_t done = 0; done < count;) {
+            ssize_t n = real_write(device->record_fd, (const uint8_t *)data + done, count - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return -1;
+            done += (size_t)n;
+        }
+    }
+    device->frames_written++;
+    device->bytes_written += count;
+    write_record_info(device);
+    TRACE("write fd %d: frame %llu, %zu bytes", device->fd, (unsigned long long)device->frames_written, count);
+    return (ssize_t)count;
+}
+
+ssize_t write(int fd, const void *data, size_t count) {
+    ensure_initialised();
+    // Every write of the process comes here: only the fd table is looked at (no lock) unless it is a device.
+    if (fd < 0 || fd >= FAKE_MAX_FD || !devices[fd]) return real_write(fd, data, count);
+    pthread_mutex_lock(&lock);
+    struct fake_device *device = device_for(fd);
+    if (!device) {
+        pthread_mutex_unlock(&lock);
+        return real_write(fd, data, count);
+    }
+    ssize_t result = write_frame(device, data, count);
+    int code = errno;
+    pthread_mutex_unlock(&lock);
+    errno = code;
+    return result;
+}
+
 // MARK: device lifetime
 
 static void release_buffers(struct fake_device *device) {
@@ -609,6 +711,9 @@ static int open_device(const struct fake_config *config, int slot, int flags) {
     device->pix.height = config->heights[0];
     adjust_format(config, &device->pix);
     device->rate = config->rates[0];
+    device->out_pix = device->pix;
+    device->out_interval = (struct v4l2_fract){1, config->rates[0]};
+    device->record_fd = -1;
     pthread_mutex_lock(&lock);
     if (open_count == (int)(sizeof open_devices / sizeof open_devices[0])) {
         pthread_mutex_unlock(&lock);
@@ -700,6 +805,8 @@ int close(int fd) {
               (unsigned long long)device->frames_filled, (unsigned long long)(device->frames_due - device->frames_filled));
         release_buffers(device);
         free_jpeg(device);
+        if (device->writes) write_record_info(device);
+        if (device->record_fd >= 0) real_close(device->record_fd);
         free(device);
     }
     pthread_mutex_unlock(&lock);
@@ -724,6 +831,7 @@ static int querycap(struct fake_device *device, struct v4l2_capability *cap) {
     switch (device->config->caps) {
     case CAPS_CAPTURE: cap->device_caps = V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_STREAMING; break;
     case CAPS_OUTPUT: cap->device_caps = V4L2_CAP_VIDEO_OUTPUT | V4L2_CAP_STREAMING; break;
+    case CAPS_LOOPBACK: cap->device_caps = V4L2_CAP_VIDEO_OUTPUT | V4L2_CAP_READWRITE | V4L2_CAP_STREAMING; break;
     case CAPS_READWRITE: cap->device_caps = V4L2_CAP_VIDEO_CAPTURE | V4L2_CAP_READWRITE; break;
     }
     cap->capabilities = cap->device_caps | V4L2_CAP_DEVICE_CAPS;
@@ -737,6 +845,8 @@ static const char *format_name(uint32_t fourcc) {
     case V4L2_PIX_FMT_YUV420: return "Planar YUV 4:2:0";
     case V4L2_PIX_FMT_MJPEG: return "Motion-JPEG";
     case V4L2_PIX_FMT_H264: return "H.264";
+    case V4L2_PIX_FMT_RGB24: return "24-bit RGB 8-8-8";
+    case V4L2_PIX_FMT_BGR24: return "24-bit BGR 8-8-8";
     default: return "?";
     }
 }
@@ -745,9 +855,70 @@ static int capture_type(uint32_t type) { return type == V4L2_BUF_TYPE_VIDEO_CAPT
 
 static int fail(int code) { errno = code; return -1; }
 
+/// The video output buffer type's ioctls on an output device; 1 when `request` was one of them.
+static int handle_output(struct fake_device *device, unsigned long request, void *argument, int *result) {
+    const struct fake_config *config = device->config;
+    switch (request) {
+    case VIDIOC_ENUM_FMT: {
+        struct v4l2_fmtdesc *desc = argument;
+        if (desc->type != V4L2_BUF_TYPE_VIDEO_OUTPUT) return 0;
+        if (desc->index >= (uint32_t)config->format_count) { *result = fail(EINVAL); return 1; }
+        uint32_t index = desc->index;
+        memset(desc, 0, sizeof *desc);
+        desc->index = index;
+        desc->type = V4L2_BUF_TYPE_VIDEO_OUTPUT;
+        desc->pixelformat = config->formats[index];
+        desc->flags = desc->pixelformat == V4L2_PIX_FMT_MJPEG || desc->pixelformat == V4L2_PIX_FMT_H264 ? V4L2_FMT_FLAG_COMPRESSED : 0;
+        copy_string(desc->description, sizeof desc->description, format_name(desc->pixelformat));
+        *result = 0;
+        return 1;
+    }
+    case VIDIOC_G_FMT:
+    case VIDIOC_TRY_FMT:
+    case VIDIOC_S_FMT: {
+        struct v4l2_format *format = argument;
+        if (format->type != V4L2_BUF_TYPE_VIDEO_OUTPUT) return 0;
+        struct v4l2_pix_format pix = device->out_pix;
+        if (request != VIDIOC_G_FMT) {
+            // The driver's size and layout; the writer's colour tags (what its readers are told), as v4l2loopback.
+            pix = format->fmt.pix;
+            adjust_format(config, &pix);
+            if (format->fmt.pix.colorspace != V4L2_COLORSPACE_DEFAULT) {
+                pix.colorspace = format->fmt.pix.colorspace;
+                pix.ycbcr_enc = format->fmt.pix.ycbcr_enc;
+                pix.quantization = format->fmt.pix.quantization;
+                pix.xfer_func = format->fmt.pix.xfer_func;
+            }
+            if (request == VIDIOC_S_FMT) device->out_pix = pix;
+        }
+        memset(&format->fmt, 0, sizeof format->fmt);
+        format->fmt.pix = pix;
+        *result = 0;
+        return 1;
+    }
+    case VIDIOC_G_PARM:
+    case VIDIOC_S_PARM: {
+        struct v4l2_streamparm *parm = argument;
+        if (parm->type != V4L2_BUF_TYPE_VIDEO_OUTPUT) return 0;
+        struct v4l2_fract wanted = parm->parm.output.timeperframe;
+        if (request == VIDIOC_S_PARM && wanted.numerator && wanted.denominator) device->out_interval = wanted;
+        memset(&parm->parm, 0, sizeof parm->parm);
+        parm->parm.output.capability = V4L2_CAP_TIMEPERFRAME;
+        parm->parm.output.timeperframe = device->out_interval;
+        *result = 0;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
 static int handle(struct fake_device *device, unsigned long request, void *argument) {
     const struct fake_config *config = device->config;
     int capture = config->caps == CAPS_CAPTURE || config->caps == CAPS_READWRITE;
+    int output_result = 0;
+    if ((config->caps == CAPS_OUTPUT || config->caps == CAPS_LOOPBACK)
+        && handle_output(device, request, argument, &output_result)) return output_result;
     switch (request) {
     case VIDIOC_QUERYCAP:
         return querycap(device, argument);

@@ -17,10 +17,25 @@ public enum OutputSpec: Sendable, Equatable {
     /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
     /// (what benchmarks compare with FFmpeg's `-f null`).
     case discard(PixelFormat)
+    /// A V4L2 output device (v4l2loopback): a virtual camera other programs capture the frames from.
+    case virtualCamera(String)
 
     /// A file path as `prism run -o` reads it: a photo for .png/.jpg/.jpeg, otherwise a movie.
     public static func file(_ path: String) -> OutputSpec {
         ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) ? .still(path) : .movie(path)
+    }
+
+    /// An OUTPUT argument naming a V4L2 device, as INPUT names a camera: `v4l2:` and a device path, a path
+    /// under /dev/video, or another path to a character device of the video4linux major (81; a udev link
+    /// such as /dev/v4l/by-id/…). Nothing is opened here: whether it is an output device is the sink's check.
+    public static func virtualCameraPath(_ argument: String) -> String? {
+        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
+        if argument.hasPrefix("/dev/video") { return argument }
+        var info = stat()
+        guard argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
+        // glibc's major(): bits 8-19 and 32-63 of the device number (a macro Swift cannot call).
+        let major = (info.st_rdev >> 8) & 0xfff | (info.st_rdev >> 32) & ~0xfff
+        return major == 81 ? argument : nil
     }
 }
 
@@ -278,6 +293,7 @@ public final class Session {
             case .still(let path): sinks.append(try StillImageSink(path: path))
             case .standardOutput(let format): sinks.append(RawSink(fileDescriptor: 1, format: format))
             case .discard(let format): sinks.append(DiscardSink(format: format))
+            case .virtualCamera(let path): sinks.append(try VirtualCameraSink(path: path))
             }
         }
         var configuration = configuration

@@ -45,7 +45,8 @@ struct RunCommand: PrismCommand {
         options: [
             .value("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
                    + "picks the container), rtmp://, srt://, udp://, rtp://, rtsp:// URLs, an .m3u8 (HLS) or .mpd (DASH) playlist, "
-                   + "pipe:1 (with --format), a .png/.jpg still (one frame), or - for raw frames on stdout",
+                   + "pipe:1 (with --format), v4l2:/dev/videoN for a virtual camera (v4l2loopback), a .png/.jpg still (one "
+                   + "frame), or - for raw frames on stdout",
                    required: true),
             .value("--frames", value: "N", help: "stop after N frames"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
@@ -157,6 +158,12 @@ struct RunCommand: PrismCommand {
     /// container resolved now, so a bad name fails before anything runs.
     static func output(_ location: String, choice: OutputChoice, encoder: VideoEncoderSettings, rawFormat: String?,
                        input inputPath: String?, among count: Int, options: RunOptions) throws -> SessionOutput {
+        if let device = try virtualCameraOutput(location) {
+            guard choice.format == nil, !choice.setsPlaylist else {
+                throw UsageError("\(location): a virtual camera takes raw frames; --format and the playlist options describe movies")
+            }
+            return SessionOutput(device)
+        }
         if location == "-" {
             let name = rawFormat ?? "rgba"
             guard let format = PixelFormat(name: name), PackedFrameLayout.supportedFormats.contains(format) else {
@@ -200,7 +207,7 @@ struct RunCommand: PrismCommand {
         for output in outputs {
             let location: String
             switch output.spec {
-            case .movie(let path), .still(let path): location = path
+            case .movie(let path), .still(let path), .virtualCamera(let path): location = path
             case .standardOutput: location = "pipe:1"
             case .discard: continue
             }
@@ -210,6 +217,14 @@ struct RunCommand: PrismCommand {
             }
             seen.append(location)
         }
+    }
+
+    /// `-o v4l2:DEVICE`, `-o /dev/videoN` (or another video4linux device node): the virtual camera output
+    /// (`OutputSpec.virtualCameraPath`); nil for any other OUTPUT. The device picks the pixel format.
+    static func virtualCameraOutput(_ output: String) throws -> OutputSpec? {
+        guard let path = OutputSpec.virtualCameraPath(output) else { return nil }
+        guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. -o v4l2:/dev/video10") }
+        return .virtualCamera(path)
     }
 
     /// Parses the options `run` and `record` share (`commonOptions`) and the INPUT into `options`; returns
@@ -368,7 +383,7 @@ struct RunCommand: PrismCommand {
             }
             let places = options.outputs.compactMap { output -> String? in
                 switch output.spec {
-                case .movie(let path), .still(let path): return path
+                case .movie(let path), .still(let path), .virtualCamera(let path): return path
                 case .standardOutput, .discard: return nil
                 }
             }

@@ -71,7 +71,7 @@ package struct RunOptions: Sendable {
     package var outputIsDeep: Bool? {
         switch output {
         case .standardOutput(let format), .discard(let format): return format.bitDepth > 8
-        case .still: return false
+        case .still, .virtualCamera: return false
         case .movie: return nil
         }
     }

@@ -9,7 +9,8 @@ import Glibc
 
 /// A failing V4L2 call on a device: the call (`open`, `VIDIOC_QUERYCAP`, `mmap`, `poll`…), the device
 /// path and the system's message for errno, or Prism's own explanation when the call succeeded but the
-/// answer is unusable (`code` 0).
+/// answer is unusable (`code` 0). Said of a "camera" unless `subject` names the device's role otherwise
+/// ("virtual camera" for an output device).
 public struct V4L2Error: PrismError {
     /// The device path, e.g. /dev/video0.
     public let device: String
@@ -19,17 +20,20 @@ public struct V4L2Error: PrismError {
     public let code: Int32
     /// What went wrong beyond errno (or instead of it when `code` is 0).
     public let detail: String
+    /// What the device is to Prism, first in the message: "camera", "virtual camera".
+    public let subject: String
 
     /// The failure of `call` on `device` with errno `code` (0: not a failing system call, `detail` says why).
-    public init(device: String, call: String, code: Int32, detail: String = "") {
+    public init(device: String, call: String, code: Int32, subject: String = "camera", detail: String = "") {
         self.device = device
         self.call = call
         self.code = code
+        self.subject = subject
         self.detail = detail
     }
 
     public var description: String {
-        var text = "camera \(device): \(call): "
+        var text = "\(subject) \(device): \(call): "
         if code != 0 {
             text += String(cString: strerror(code))
             if !detail.isEmpty { text += " (\(detail))" }

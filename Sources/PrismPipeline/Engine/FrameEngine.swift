@@ -447,13 +447,10 @@ public final class FrameEngine: Sendable {
         // What the output holds: a size limit may have left out the frames the encoder still held.
         report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
         report.framesDropped = frames.dropped
-        // Per output: the frames a sink that never holds the others back had to skip, and what it says of itself.
+        // Per output: what a sink says of itself (a stream that fell behind, was lost; a virtual camera's drops).
         for outlet in registry.all {
-            let sink = outlet.sink.value
-            if let name = sink.reportName, outlet.skipped > 0 {
-                notes.withLock { $0.append("\(name): \(outlet.skipped) frame(s) skipped to keep up (it fell behind the others)") }
-            }
-            notes.withLock { $0 += sink.notes }
+            let lines = outlet.sink.value.notes(skipped: outlet.skipped)
+            notes.withLock { $0 += lines }
         }
         if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
             notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }

@@ -94,11 +94,10 @@ public protocol FrameSink: AnyObject {
     /// A live run failed (`EngineConfiguration.keepsOutputOnFailure`): keep what was recorded if it can
     /// be made whole. Returns where it is, or nil when nothing was kept (the default: `abort`).
     func salvage() -> String?
-    /// How the run's report names this sink when it says what became of its frames (frames skipped to
-    /// keep up, a stream lost and reconnected); nil: the sink goes unnamed (a preview).
-    var reportName: String? { get }
-    /// What the report says of this sink beyond the frame counts, one line each; read after `finish`.
-    var notes: [String] { get }
+    /// After `finish`: what the run's report says of this sink beyond its frame count, one line each (a
+    /// stream lost and reconnected, what a virtual camera delivered). `skipped`: the frames the engine
+    /// skipped for it (a sink that takes the newest frames fell behind).
+    func notes(skipped: Int) -> [String]
 }
 
 extension FrameSink {
@@ -130,8 +129,6 @@ extension FrameSink {
     public func abort() {}
     /// By default nothing is kept: the sink is aborted and nil returned.
     public func salvage() -> String? { abort(); return nil }
-    /// By default a sink is not named in the report.
-    public var reportName: String? { nil }
-    /// By default nothing more to say.
-    public var notes: [String] { [] }
+    /// By default a sink adds no note.
+    public func notes(skipped: Int) -> [String] { [] }
 }

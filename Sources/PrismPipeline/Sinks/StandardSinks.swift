@@ -76,7 +76,13 @@ public final class MovieSink: FrameSink {
     private let abandoned = Atomic<Bool>(false)
     /// Video packets in writers before the current one (a stream that reconnected).
     private var packetsBefore = 0
-    public private(set) var notes: [String] = []
+    /// What was not said at once (no `say`): a stream lost, reconnected, given up.
+    private var events: [String] = []
+
+    /// The stream's events, and the frames it skipped to keep up with the others (a network output).
+    public func notes(skipped: Int) -> [String] {
+        events + (skipped > 0 ? ["\(path): \(skipped) frame(s) skipped to keep up (it fell behind the others)"] : [])
+    }
 
     /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
     public let live: Bool
@@ -103,8 +109,6 @@ public final class MovieSink: FrameSink {
     public var acceptsAudio: Bool { true }
     /// The file's size in bytes when last seen.
     public var bytesWritten: Int64? { lastBytes }
-    /// Named in the report when it may skip frames (a network output beside others).
-    public var reportName: String? { delivery == .newest ? path : nil }
     /// A stream given up on takes no more frames (none are read back for it).
     public func wants(frameIndex: Int) -> Bool { !abandoned.load(ordering: .relaxed) }
 
@@ -193,7 +197,7 @@ public final class MovieSink: FrameSink {
 
     /// What happens to a stream is said once: at once to `say`, or else in the report's notes.
     private func tell(_ line: String) {
-        if let say { say(line) } else { notes.append(line) }
+        if let say { say(line) } else { events.append(line) }
     }
 
     /// Whether the writer's budget was reached (then `stopReason` says which limit it was): the packet that
