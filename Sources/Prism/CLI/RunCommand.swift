@@ -37,7 +37,7 @@ struct RunCommand: PrismCommand {
         .flag("--quiet", "-q", help: "no progress or summary on stderr"),
         .flag("--stats", help: "per-stage timings at the end"),
         .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
-    ]
+    ] + ControlOptions.commandLine
 
     static let spec = CommandSpec(
         name: "run", arguments: "[INPUT]",
@@ -179,6 +179,8 @@ struct RunCommand: PrismCommand {
             options.input = .movie(path)
             inputPath = path
         }
+        options.control = try ControlOptions.parse(&scanner)
+        try options.control.check(input: options.input)
         if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
             throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
@@ -217,7 +219,9 @@ struct RunCommand: PrismCommand {
         let graph = try PrismGraphs.bind(options.filter)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
-        let job = try RunJob(options: options, graph: graph)
+        let stop = StopSignal()
+        let control = LiveControl.forRun(options, stop: stop)
+        let job = try RunJob(options: options, graph: graph, taps: control.map { [$0.tap] } ?? [])
         if !options.quiet {
             let gpu = job.gpuInfo
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
@@ -227,7 +231,8 @@ struct RunCommand: PrismCommand {
             for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }
-        let stop = StopSignal()
+        try control?.start(job: job)
+        defer { control?.finish() }
         let signals = StopSignals.finishingOutput(stop)
         defer { signals.finish() }
         // A camera input: SIGUSR2 switches to the next camera (the seed's front/back flip), without a restart.
