@@ -220,7 +220,7 @@ struct RunCommand: PrismCommand {
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         let stop = StopSignal()
-        let control = LiveControl.forRun(options, stop: stop)
+        let control = LiveControl.forRun(options, graph: graph, stop: stop)
         let job = try RunJob(options: options, graph: graph, taps: control.map { [$0.tap] } ?? [])
         if !options.quiet {
             let gpu = job.gpuInfo

@@ -1,12 +1,13 @@
 import Foundation
 import PrismCore
+import PrismFilters
 import PrismKit
 import PrismPipeline
 
 extension LiveControl {
     /// `prism run`'s channel for `options` (nil without `--control` or `--watch`): replies on stdout, or on
     /// stderr when stdout carries the frames (`-o -`); snapshots never replace the input or the output.
-    static func forRun(_ options: RunOptions, stop: StopSignal) -> LiveControl? {
+    static func forRun(_ options: RunOptions, graph: FilterGraph, stop: StopSignal) -> LiveControl? {
         guard options.control.isEnabled else { return nil }
         var reads: [String] = []
         if case .movie(let path) = options.input { reads.append(path) }
@@ -21,7 +22,7 @@ extension LiveControl {
         case .standardOutput: rawOutput = true
         case .discard: break
         }
-        return LiveControl(options: options.control, graphText: options.filter,
+        return LiveControl(options: options.control, graphText: options.filter, userGraph: graph,
                            mode: .run(stop: stop, cameraInput: options.input.isCamera, reads: reads, outputs: outputs,
                                       snapshotDirectory: directory),
                            quiet: options.quiet, repliesOnStandardError: rawOutput)
@@ -29,8 +30,9 @@ extension LiveControl {
 
     /// `prism record`'s channel: always there (its stdin takes JSON commands beside the plain words);
     /// photos and takes go through the take controller, in order with the words.
-    static func forRecord(_ options: RunOptions, remote: TakeController.Remote, stop: StopSignal, directory: String) -> LiveControl {
-        LiveControl(options: options.control, graphText: options.filter,
+    static func forRecord(_ options: RunOptions, graph: FilterGraph, remote: TakeController.Remote, stop: StopSignal,
+                          directory: String) -> LiveControl {
+        LiveControl(options: options.control, graphText: options.filter, userGraph: graph,
                     mode: .record(remote: remote, stop: stop, directory: directory, cameraInput: options.input.isCamera),
                     quiet: options.quiet, repliesOnStandardError: false)
     }

@@ -31,6 +31,7 @@ final class LiveControl: Sendable {
     let tap: ControlTap
     private let mode: Mode
     private let quiet: Bool
+    private let userNodeCount: Int
     private let engine = Mutex<FrameEngine?>(nil)
     private let framing = Mutex<(framing: GraphFraming, outputSize: Size)?>(nil)
     private let ended = Atomic<Bool>(false)
@@ -46,8 +47,11 @@ final class LiveControl: Sendable {
     /// - Parameters:
     ///   - graphText: the graph as given (`--filter`), which `reload` binds again.
     ///   - repliesOnStandardError: stdout carries raw frames (`-o -`).
-    init(options: ControlOptions, graphText: String, mode: Mode, quiet: Bool, repliesOnStandardError: Bool) {
+    ///   - userGraph: the graph bound from `graphText`, before the run frames it (its node count: the
+    ///     running graph has the session's remaps in front of its nodes and may have a scale behind).
+    init(options: ControlOptions, graphText: String, userGraph: FilterGraph, mode: Mode, quiet: Bool, repliesOnStandardError: Bool) {
         self.options = options
+        userNodeCount = userGraph.nodes.count
         self.mode = mode
         self.quiet = quiet
         replyDescriptor = repliesOnStandardError ? STDERR_FILENO : STDOUT_FILENO
@@ -62,8 +66,9 @@ final class LiveControl: Sendable {
     /// reads its own stdin and hands JSON lines to `reply(toLine:)`), the watcher.
     func start(job: RunJob) throws {
         engine.withLock { $0 = job.engine }
-        let userNodeCount = try PrismGraphs.bind(tap.initialText).nodes.count
-        tap.configure(userNodeOffset: job.framing.userNodeOffset, userNodeCount: userNodeCount)
+        let tap = self.tap, offset = job.framing.userNodeOffset, userNodeCount = self.userNodeCount
+        // Before the first frame, on the GPU thread, where the tap's places are kept.
+        job.engine.schedule { _ in tap.configure(userNodeOffset: offset, userNodeCount: userNodeCount) }
         framing.withLock { $0 = (job.framing, job.outputSize) }
         if let port = options.port {
             let token = RequestGate.makeToken()
@@ -239,8 +244,10 @@ final class LiveControl: Sendable {
             if case .failure = result { _ = snapshotsPromised.withLock { $0.remove(path) } }
             return result
         case .record(let remote, _, _, _):
+            // A new name is the recorder's to give (its `photo …` line on stderr says it), so that `snap`
+            // and this never pick the same one.
             remote.send(asked == nil ? .snap : .photo(path))
-            return .success(ControlReply([("path", JSONText.string(asked == nil ? "(next photo name)" : path))]))
+            return .success(ControlReply(asked == nil ? [("queued", JSONText.string("snap"))] : [("path", JSONText.string(path))]))
         }
     }
 
@@ -254,6 +261,13 @@ final class LiveControl: Sendable {
             return path
         }
         guard ImageFile.kind(forPath: asked) != nil else { throw ControlError("snapshot: \(asked) must end in .png, .jpg or .jpeg") }
+        // The still is written once its frame is in: a folder that is not there would fail only then.
+        let parent = (asked as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory), isDirectory.boolValue,
+              access(parent.isEmpty ? "." : parent, W_OK) == 0 else {
+            throw ControlError("snapshot: \(asked): no folder to write it in (\(parent.isEmpty ? "." : parent) is not a writable directory)")
+        }
         var info = stat()
         guard lstat(asked, &info) != 0 else {
             throw ControlError("snapshot: \(asked) exists; a snapshot never replaces a file (name a new one)")
@@ -349,7 +363,6 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     let published = Mutex<(text: String, nodes: String)>(("", "[]"))
     /// The files the graph reads (watched with `--watch`; never a snapshot's path).
     let watched = Mutex<[String]>([])
-    let initialText: String
     private let text: Mutex<String>
 
     // GPU thread only.
@@ -361,14 +374,13 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     private var publishedOnce = false
 
     init(graphText: String) {
-        initialText = graphText
         text = Mutex(graphText)
     }
 
     /// The graph text running now.
     var currentText: String { text.withLock { $0 } }
 
-    /// Where the user's nodes are in the running graph (before the run starts: set once).
+    /// Where the user's nodes are in the running graph (scheduled before the first frame).
     func configure(userNodeOffset: Int, userNodeCount: Int) {
         self.userNodeOffset = userNodeOffset
         self.userNodeCount = userNodeCount
@@ -436,7 +448,9 @@ final class ControlTap: FrameTap, @unchecked Sendable {
             throw ControlError("graph: \(Self.oneLine("\(error)"))")
         }
         let count = user.nodes.count
-        let framed = try framing.frame(user, outputSize: outputSize)
+        // The output keeps the size it has now (a take being written cannot change it).
+        let size = control.renderer?.outputSize ?? outputSize
+        let framed = try framing.frame(user, outputSize: size)
         let old = control.graph
         if keepingUserValues { carry(from: old, to: framed.graph, newOffset: framed.userNodeOffset) }
         try control.setGraph(framed.graph)  // throws with the old graph still running

@@ -80,7 +80,7 @@ struct RecordCommand: PrismCommand {
                                                    cameraInput: options.input.isCamera),
                                    remote: remote, say: say, quit: { stop.stop(.interrupted) })
         // A camera (or the pattern, paced) runs on the clock, as a recorder does.
-        let control = LiveControl.forRecord(options, remote: remote, stop: stop, directory: directory)
+        let control = LiveControl.forRecord(options, graph: graph, remote: remote, stop: stop, directory: directory)
         let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes, control.tap], pacePattern: true)
         if !quiet {
             say("input: \(job.sourceInfo.summary) → \(job.outputSize); takes go to \(directory)")
