@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import XCTest
+@testable import Prism
 import PrismCore
 import PrismMedia
 #if canImport(Glibc)
@@ -379,6 +380,51 @@ final class ControlTests: XCTestCase {
         let takes = dir.contents().filter { $0.hasPrefix("take-") && $0.hasSuffix(".mp4") }
         XCTAssertEqual(takes.count, 2, "\(dir.contents())\n\(log)")
         XCTAssertEqual(try ImageFile.read(path: photo).size, Size(width: 160, height: 120))
+    }
+}
+
+/// The command model under the seeded mutation fuzzer: whatever a line holds, it decodes to a command or
+/// to one error line (bounded, no terminal escapes), never a crash.
+final class ControlCommandFuzzTests: XCTestCase {
+    static let corpus = [#"{"set": {"node": "vignette", "amount": 0.3}}"#, #"{"set": {"node": 2, "color": [1, 0, 0.5, 1]}}"#,
+                         #"{"graph": "invert, mono"}"#, #"{"reload": true}"#, #"{"camera": "/dev/video2"}"#,
+                         #"{"snapshot": "a.png"}"#, #"{"snapshot": true}"#, #"{"record": "start"}"#, #"{"quit": true}"#]
+    static let dictionary = ["{", "}", "[", "]", ":", ",", "\"", "\\u0000", "\u{1B}[31m", "null", "true", "1e999", "-0", "set",
+                             "node", "graph", "record", "quit", String(repeating: "z", count: 200)]
+
+    func testCommandsDecodeOrAreOneBoundedErrorLine() throws {
+        var commands = 0
+        let tried = Fuzzer(corpus: Self.corpus, dictionary: Self.dictionary).run("control-command") { text in
+            do {
+                _ = try ControlCommand(json: Array(text.utf8))
+                commands += 1
+            } catch let error as ControlError {
+                let line = error.json
+                XCTAssertFalse(line.contains("\n"), line)
+                XCTAssertLessThan(error.description.count, 400, error.description)
+                XCTAssertFalse(error.description.contains("\u{1B}"), error.description)
+                XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.utf8)), line)
+            } catch {
+                XCTFail("not a ControlError: \(error)")
+            }
+        }
+        XCTAssertGreaterThan(commands, 3)
+        print("fuzz control commands: \(tried) inputs, \(commands) commands")
+    }
+
+    func testTheCommandTable() throws {
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"set": {"node": "look", "amount": 0.3}}"#.utf8)),
+                       .set(node: .name("look"), values: ["amount": .number(0.3)]))
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"set": {"node": 1, "amount": 1}}"#.utf8)),
+                       .set(node: .index(1), values: ["amount": .number(1)]))
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"graph": "invert"}"#.utf8)), .graph("invert"))
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"camera": "v4l2:/dev/video3"}"#.utf8)), .camera("/dev/video3"))
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"snapshot": true}"#.utf8)), .snapshot(nil))
+        XCTAssertEqual(try ControlCommand(json: Array(#"{"record": "stop"}"#.utf8)), .record(start: false))
+        for bad in [#"{"set": {"node": -1, "a": 1}}"#, #"{"set": {"node": "x"}}"#, #"{"graph": 3}"#, #"{"record": "pause"}"#,
+                    #"{"quit": false}"#, #"{"reload": true, "quit": true}"#, "quit", ""] {
+            XCTAssertThrowsError(try ControlCommand(json: Array(bad.utf8)), bad)
+        }
     }
 }
 
