@@ -84,7 +84,7 @@ struct RecordCommand: PrismCommand {
         let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes, control.tap], pacePattern: true)
         if !quiet {
             say("input: \(job.sourceInfo.summary) → \(job.outputSize); takes go to \(directory)")
-            say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` on stdin, or SIGUSR1 to start and stop")
+            say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` or JSON commands on stdin, or SIGUSR1 to start and stop")
         }
         // Takes of a killed earlier recorder are hidden temporaries that no later take name would meet.
         for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: directory, namesStartingWith: "take-").recovered { say(leftover.message) }
@@ -112,6 +112,8 @@ struct RecordCommand: PrismCommand {
     /// in order, `quit` too, so it comes after the commands before it; lines are bounded
     /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line. Should no frame come to carry
     /// `quit` out (a camera that stopped delivering), the run is stopped after `quitGrace` seconds anyway.
+    /// A line that is a JSON object is `control`'s (`LiveControl`), answered with one JSON line on stdout;
+    /// its takes and photos go through the same queue, so words and objects keep their order.
     private static func readCommands(into takes: TakeController.Remote, control: LiveControl, stop: StopSignal,
                                      say: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
