@@ -151,6 +151,8 @@ public final class Session {
     package private(set) var segmentation: SegmentationSideInput?
     /// Recordings a killed earlier run of the same movie left, recovered next to it (once the run is made).
     public private(set) var recoveredLeftovers: [OutputTarget.Recovered] = []
+    /// How `graph` was made of the user's graph, so a graph swapped in while running is made the same way.
+    package let framing: GraphFraming
 
     private let input: InputSpec
     /// The colour the graph converts the output to (`ColorPlan`); nil: the source's.
@@ -208,6 +210,10 @@ public final class Session {
         convertedColor = colorPlan.outputColor
         linearLight = colorPlan.linearLight
         let graph = try userGraph.readingSource(through: orientation).readingSource(through: colorPlan.filters)
+        framing = GraphFraming(orientation: orientation.filters, source: source.info, options: options,
+                               outputColor: colorPlan.outputColor, bitDepth: colorPlan.bitDepth,
+                               linearLight: colorPlan.linearLight,
+                               userNodeOffset: orientation.filters.count + colorPlan.filters.count)
         if case .camera = input, let asked = options.frameRate, let given = source.info.frameRate,
            abs(asked.doubleValue - given.doubleValue) > 0.01 {
             notes.append("the camera cannot give \(asked) fps; it runs at \(given) fps, the closest it offers")

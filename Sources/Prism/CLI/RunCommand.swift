@@ -37,7 +37,7 @@ struct RunCommand: PrismCommand {
         .flag("--quiet", "-q", help: "no progress or summary on stderr"),
         .flag("--stats", help: "per-stage timings at the end"),
         .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
-    ]
+    ] + ControlOptions.commandLine
 
     static let spec = CommandSpec(
         name: "run", arguments: "[INPUT]",
@@ -290,6 +290,8 @@ struct RunCommand: PrismCommand {
             options.input = .movie(path)
             inputPath = path
         }
+        options.control = try ControlOptions.parse(&scanner)
+        try options.control.check(input: options.input)
         if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
             throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
@@ -330,7 +332,9 @@ struct RunCommand: PrismCommand {
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         var options = self.options
         if !options.quiet { options.messages = { PrismCommandLine.info("prism: " + $0) } }
-        let job = try RunJob(options: options, graph: graph)
+        let stop = StopSignal()
+        let control = LiveControl.forRun(options, graph: graph, stop: stop)
+        let job = try RunJob(options: options, graph: graph, taps: control.map { [$0.tap] } ?? [])
         if !options.quiet {
             let gpu = job.gpuInfo
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
@@ -340,7 +344,8 @@ struct RunCommand: PrismCommand {
             for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }
-        let stop = StopSignal()
+        try control?.start(job: job)
+        defer { control?.finish() }
         let signals = StopSignals.finishingOutput(stop)
         defer { signals.finish() }
         // A camera input: SIGUSR2 switches to the next camera (the seed's front/back flip), without a restart.

@@ -88,14 +88,19 @@ final class HTTPServer: Sendable {
     /// stopped.
     private let running = Mutex<(daemon: UInt, socket: Int32)?>(nil)
 
+    /// - Parameters:
+    ///   - tokenInPostQuery, tokenHint: see `RequestGate` (the control endpoint's scripts send the token in the URL).
     init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
-         handler: @escaping Handler) throws {
+         tokenInPostQuery: Bool = false, tokenHint: String? = nil, handler: @escaping Handler) throws {
         self.handler = handler
         self.limits = limits
         self.address = address
         let listenSocket: Int32
         (listenSocket, self.port) = try Self.listen(address: address, port: port)
-        gate = RequestGate(bindAddress: address, port: self.port, token: token)
+        var gate = RequestGate(bindAddress: address, port: self.port, token: token)
+        gate.tokenInPostQuery = tokenInPostQuery
+        if let tokenHint { gate.tokenHint = tokenHint }
+        self.gate = gate
         connections = ConnectionTable(limits: limits)
         let context = Unmanaged.passUnretained(self).toOpaque()
         var options: [MHD_OptionItem] = [

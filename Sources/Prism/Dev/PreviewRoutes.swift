@@ -8,6 +8,8 @@ import PrismPipeline
 /// The preview's endpoints. Only these paths exist; nothing is read from disk because of a URL.
 /// Requests reach them only past `RequestGate` (Host, Origin, JSON POSTs, the session token),
 /// which `HTTPServer` applies to every request first.
+/// The README's "The preview's HTTP API" shows them to scripts (curl with the token cookie); `run` and
+/// `record`'s `--control PORT` serve `LiveControl`'s `/control` and `/state` behind the same gate.
 ///
 /// | method | path | answer |
 /// |---|---|---|

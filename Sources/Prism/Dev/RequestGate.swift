@@ -20,6 +20,12 @@ import Foundation
 struct RequestGate: Sendable {
     /// The per-run secret, or nil when none is required.
     let token: String?
+    /// A POST may carry the token in its URL (`?token=…`) as well as in the cookie: the control endpoint's
+    /// scripts (`curl …/control?token=…`) have no page to get the cookie from. A browser page elsewhere
+    /// cannot know the token, so this opens nothing to it.
+    var tokenInPostQuery = false
+    /// What a request without the token is told.
+    var tokenHint = "open the preview at the URL prism dev printed (it carries the session's token)"
     /// The cookie holding the token: one name per port, since cookies are shared across ports.
     var cookieName: String { "prism-token-\(port)" }
 
@@ -86,7 +92,8 @@ struct RequestGate: Sendable {
         if method == "GET", query("token") == token {
             return .allow(setCookie: "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict")
         }
-        return .refuse(.error(403, "open the preview at the URL prism dev printed (it carries the session's token)"))
+        if tokenInPostQuery, method == "POST", query("token") == token { return .allow(setCookie: nil) }
+        return .refuse(.error(403, tokenHint))
     }
 
     /// The refusal for a request by its headers alone, or nil when it may go on.

@@ -25,7 +25,8 @@ struct RecordCommand: PrismCommand {
         ] + RunCommand.commonOptions,
         notes: [
             "INPUT is a camera (/dev/videoN, v4l2:DEVICE) or `pattern` (the default). Commands, one per line on stdin:",
-            "start, stop, toggle, snap (a photo through the graph), camera DEVICE (switch cameras), quit.",
+            "start, stop, toggle, snap (a photo through the graph), camera DEVICE (switch cameras), quit; or JSON",
+            "control commands ({\"set\": …}, {\"graph\": …}, {\"record\": \"start\"}…, see --control), each answered on stdout.",
             "SIGUSR1 toggles recording; Ctrl-C, SIGTERM or SIGHUP finish the take in progress and quit.",
             "Takes are named take-YYYYMMDD-HHMMSS.mp4 (then -2, -3… within the same second), photos photo-….jpg.",
         ])
@@ -79,17 +80,20 @@ struct RecordCommand: PrismCommand {
                                                    cameraInput: options.input.isCamera),
                                    remote: remote, say: say, quit: { stop.stop(.interrupted) })
         // A camera (or the pattern, paced) runs on the clock, as a recorder does.
-        let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes], pacePattern: true)
+        let control = LiveControl.forRecord(options, graph: graph, remote: remote, stop: stop, directory: directory)
+        let job = try RunJob(options: options, graph: graph, sinks: [], taps: [takes, control.tap], pacePattern: true)
         if !quiet {
             say("input: \(job.sourceInfo.summary) → \(job.outputSize); takes go to \(directory)")
-            say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` on stdin, or SIGUSR1 to start and stop")
+            say("ready: `start`, `stop`, `snap`, `camera DEVICE`, `quit` or JSON commands on stdin, or SIGUSR1 to start and stop")
         }
         // Takes of a killed earlier recorder are hidden temporaries that no later take name would meet.
         for leftover in OutputTarget.recoverStaleTemporaries(inDirectory: directory, namesStartingWith: "take-").recovered { say(leftover.message) }
         if startRecording { remote.send(.start) }
         let signals = StopSignals.finishingOutput(stop)
         defer { signals.finish() }
-        Self.readCommands(into: remote, stop: stop, say: say)
+        try control.start(job: job)
+        defer { control.finish() }
+        Self.readCommands(into: remote, control: control, stop: stop, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }
         if !quiet {
@@ -108,10 +112,18 @@ struct RecordCommand: PrismCommand {
     /// in order, `quit` too, so it comes after the commands before it; lines are bounded
     /// (`BoundedLineReader`) and a refusal quotes a short prefix of the line. Should no frame come to carry
     /// `quit` out (a camera that stopped delivering), the run is stopped after `quitGrace` seconds anyway.
-    private static func readCommands(into takes: TakeController.Remote, stop: StopSignal, say: @escaping @Sendable (String) -> Void) {
+    /// A line that is a JSON object is `control`'s (`LiveControl`), answered with one JSON line on stdout;
+    /// its takes and photos go through the same queue, so words and objects keep their order.
+    private static func readCommands(into takes: TakeController.Remote, control: LiveControl, stop: StopSignal,
+                                     say: @escaping @Sendable (String) -> Void) {
         Thread.detachNewThread {
             var reader = BoundedLineReader(descriptor: STDIN_FILENO)
             while let line = reader.next() {
+                // A JSON object is a control command (`LiveControl`): its reply is a JSON line on stdout.
+                if case .text(let text) = line, text.trimmingCharacters(in: .whitespaces).hasPrefix("{") {
+                    control.reply(toLine: line)
+                    continue
+                }
                 switch RecordInput(line) {
                 case .command(let command):
                     takes.send(command)

@@ -13,6 +13,8 @@ import PrismPipeline
 final class TakeController: FrameTap {
     enum Command: Sendable, Equatable {
         case start, stop, toggle, snap
+        /// A photo at this path (a control command's `snapshot`; checked by the control channel).
+        case photo(String)
         case camera(String)
         case quit
     }
@@ -84,8 +86,10 @@ final class TakeController: FrameTap {
             case .start: if take == nil { try start(at: frame.pts, control) }
             case .stop: try stop(control)
             case .toggle: if take == nil { try start(at: frame.pts, control) } else { try stop(control) }
-            case .snap:
-                let sink = try StillImageSink(path: stills.next())
+            case .snap, .photo:
+                let path: String
+                if case .photo(let asked) = command { path = asked } else { path = stills.next() }
+                let sink = try StillImageSink(path: path)
                 try control.attach(sink)
                 still = sink
                 attachedLastFrame = true

@@ -23,6 +23,8 @@ package final class RunJob: Sendable {
     package let notes: [String]
     /// What the output is written in and tagged with (`--stats` says it).
     package let outputColor: VideoColor
+    /// How the running graph frames the user's (a live control's graph swap frames its graph the same way).
+    package let framing: GraphFraming
 
     /// - Parameters:
     ///   - sinks: what the frames go to instead of `options.output` (`prism record` starts with none and
@@ -46,6 +48,7 @@ package final class RunJob: Sendable {
         }
         notes = session.notes
         outputColor = session.outputColor
+        framing = session.framing
         faces = session.faces
         segmentation = session.segmentation?.worker
         recoveredLeftovers = (customSinks ?? []).compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)

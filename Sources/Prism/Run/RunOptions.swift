@@ -67,6 +67,8 @@ package struct RunOptions: Sendable {
     package var dynamicRange = DynamicRange.auto
     package var toneCurve: ColorConversion.Curve? = .bt2390
     package var outputTransfer: TransferFunction?
+    /// `--control`, `--watch`: the live control channel (`LiveControl`).
+    package var control = ControlOptions()
     /// Raw output in a 10-bit format carries HDR; a still never does; nil: the encoder says.
     package var outputIsDeep: Bool? {
         switch output {

@@ -38,6 +38,9 @@ public final class FilterGraph {
     public private(set) var nodes: [Node] = []
     /// The stream the graph delivers; the source itself for an empty graph.
     public var output: Stream = .source
+    /// The output labels the graph text gave its elements (`mono[m]`), so a live control can name a node
+    /// by its label as well as by its filter's name or its place.
+    public package(set) var labels: [String: NodeID] = [:]
 
     /// Reads the image files built-ins name (`background-replace(image=…)`): set by the binder that builds
     /// the graph (its loader, PrismMedia's for the tool), so a shorthand can load its image when it is bound.

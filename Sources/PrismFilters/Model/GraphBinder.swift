@@ -182,6 +182,9 @@ public struct GraphBinder {
             nodeFor[id] = try graph.add(name, kernel: kernel, inputs: inputs, parameters: values)
         }
         graph.output = .node(nodeFor[topology.output]!)
+        for id in topology.order {
+            if let label = ast[id].outputLabel, let node = nodeFor[id] { graph.labels[label.name] = node }
+        }
         return graph
     }
 

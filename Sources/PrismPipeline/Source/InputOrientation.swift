@@ -20,7 +20,7 @@ package struct InputOrientation: Sendable, Equatable {
     package var isIdentity: Bool { rotation.isUpright && !mirrored }
 
     /// The built-in filters that do it, in order.
-    var filters: [(name: String, parameters: [String: ParameterValue])] {
+    package var filters: [(name: String, parameters: [String: ParameterValue])] {
         var filters: [(String, [String: ParameterValue])] = []
         if !rotation.isUpright { filters.append(("rotate", ["angle": .int(rotation.clockwiseDegrees)])) }
         if mirrored { filters.append(("mirror", [:])) }
@@ -60,6 +60,9 @@ extension FilterGraph {
                                               parameters: node.parameters)))
         }
         result.output = map(output)
+        for (label, id) in labels {
+            if case .node(let movedID) = moved[id.index] { result.labels[label] = movedID }
+        }
         return result
     }
 
