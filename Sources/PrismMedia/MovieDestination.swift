@@ -46,6 +46,13 @@ public struct MovieDestination: Sendable, Equatable {
     /// A network URL: it may fail or fall behind while the run goes on (see `MovieSink`'s policy).
     public var isNetwork: Bool { if case .network = kind { return true } else { return false } }
 
+    /// A network output that listens (`srt://:PORT?mode=listener`, `rtmp://…?listen=1`, `tcp://…?listen`): opening
+    /// it waits for the peer that will read the stream to connect.
+    public var waitsForPeer: Bool {
+        guard isNetwork, let query = location.split(separator: "?", maxSplits: 1).dropFirst().first else { return false }
+        return query.split(separator: "&").contains { $0 == "mode=listener" || $0 == "listen" || $0 == "listen=1" }
+    }
+
     /// The URL schemes Prism streams to, with the container each gets unless `--format` says otherwise.
     public static let schemeFormats: [(scheme: String, format: String)] = [
         ("rtmp", "flv"), ("rtmps", "flv"), ("rtmpt", "flv"), ("rtmpts", "flv"),
@@ -96,6 +103,10 @@ public struct MovieDestination: Sendable, Equatable {
             throw UsageError("\(location): a pipe has no name to choose the container from; name one with --format "
                              + "(e.g. --format mpegts, matroska, nut or flv)")
         } else {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw UsageError("\(location): is a directory, not an output file")
+            }
             guard !ext.isEmpty else {
                 throw UsageError("\(location): no file extension to choose the container from (use \(Self.extensionHelp), "
                                  + "or --format NAME)")

@@ -257,6 +257,8 @@ package final class MovieWriter {
     /// How long a network output may block in one call (connecting, a write the server does not take)
     /// before it fails instead of hanging the run.
     package static let networkTimeout: Double = 10
+    /// How long a listening output (SRT listener, RTMP/TCP `listen`) waits for its reader to connect.
+    package static let listenTimeout: Double = 60
 
     private enum State { case open, finished, aborted }
 
@@ -420,7 +422,8 @@ package final class MovieWriter {
             signal(SIGPIPE, SIG_IGN)
             ctx.pointee.interrupt_callback = deadline.callback
             ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
-            deadline.allow(Self.networkTimeout)
+            // A listening output waits for its reader to connect: a minute, not the deadline of a call.
+            deadline.allow(destination.waitsForPeer ? Self.listenTimeout : Self.networkTimeout)
             if formatName == "rtsp" { av_dict_set(&options, "rtsp_transport", "tcp", 0) }
             if formatName == "flv" { av_dict_set(&options, "flvflags", "no_duration_filesize", 0) }
         }
@@ -435,7 +438,7 @@ package final class MovieWriter {
                 if scheme == "srt", !path.contains("linger=") { av_dict_set(&ioOptions, "linger", "2", 0) }
                 if scheme == "udp", !path.contains("pkt_size=") { av_dict_set(&ioOptions, "pkt_size", "1316", 0) }
                 try Self.checkNetwork(avio_open2(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE, &callback, &ioOptions),
-                                      "avio_open2", path)
+                                      "avio_open2", path, waited: destination.waitsForPeer ? Self.listenTimeout : Self.networkTimeout)
             } else {
                 try check(avio_open(&ctx.pointee.pb, writePath, AVIO_FLAG_WRITE), "avio_open", path,
                           what: "cannot create the output file")
@@ -743,10 +746,11 @@ package final class MovieWriter {
 
     /// A network call's failure in words a user can act on: a refused connection, a server that did not
     /// answer within `networkTimeout` (the interrupt callback's AVERROR_EXIT), a refused publish.
-    private static func checkNetwork(_ code: Int32, _ call: String, _ url: String) throws {
+    private static func checkNetwork(_ code: Int32, _ call: String, _ url: String, waited: Double = networkTimeout) throws {
         guard code < 0 else { return }
         if code == prism_averror_exit() {
-            throw AVError("no answer within \(Int(networkTimeout)) s (is the server up and reading?)", context: url, call: call)
+            throw AVError(waited == listenTimeout ? "no reader connected within \(Int(waited)) s"
+                          : "no answer within \(Int(waited)) s (is the server up and reading?)", context: url, call: call)
         }
         let what: String
         switch call {

@@ -19,7 +19,10 @@ final class CommandLineMessagesTests: XCTestCase {
 
     func testMistakesInWhatWasTypedExitWithTwo() throws {
         let out = dir.path("out.mp4")
-        try assertUsageError(["run", "--frames", "2", "-o", out, "-o", dir.path("b.mp4")], mentioning: ["-o given twice"])
+        // Several -o are several outputs (issue 26); one place named twice is the mistake.
+        try assertUsageError(["run", "--frames", "2", "-o", out, "-o", out], mentioning: ["given twice"])
+        try assertUsageError(["run", "--frames", "2", "--crf", "20", "-o", out, "--crf", "30", "--crf", "31", "-o", dir.path("b.mp4")],
+                             mentioning: ["--crf given twice"])
         try assertUsageError(["run", "--frames", "2", "-o", out, "--crf", "20", "--crf", "30"], mentioning: ["--crf given twice"])
         try assertUsageError(["render", Tools.fixture("chelsea.png"), "-o", dir.path("a.png"), "--quality", "0"], mentioning: ["--quality"])
         try assertUsageError(["run", "--frames", "2", "-o", out, "--crf", "99"], mentioning: ["--crf"])

@@ -235,6 +235,23 @@ final class LiveOutputTests: XCTestCase {
         }
     }
 
+    /// Prism as the SRT listener: the run waits for its reader (FFmpeg, calling) and streams to it.
+    func testSRTListenerStreamsToTheCallerThatConnects() throws {
+        let port = Self.freePort(udp: true)
+        let run = try LiveRun(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "60",
+                               "--preset", "ultrafast", "-o", "srt://127.0.0.1:\(port)?mode=listener"],
+                              environment: try liveEnvironment())
+        XCTAssertTrue(Self.waitForListener(port: port, udp: true), "prism did not listen")
+        let received = dir.path("called.mkv")
+        let caller = try Receiver(input: ["-i", "srt://127.0.0.1:\(port)?mode=caller"], output: received, timeout: 30)
+        let (status, stderr) = run.finish()
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertTrue(caller.wait())
+        let numbers = try Self.frameNumbers(received)
+        XCTAssertEqual(numbers.count, 60 - Self.skipped(stderr, output: "srt://"), stderr)
+        XCTAssertEqual(numbers, numbers.sorted())
+    }
+
     // MARK: HLS and DASH
 
     /// A live HLS playlist followed by a player (FFmpeg) while the run writes it: segments named after the
