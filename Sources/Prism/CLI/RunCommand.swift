@@ -22,7 +22,7 @@ struct RunCommand: PrismCommand {
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
         .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
         .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
-    ] + RecordingLimits.options + [
+    ] + NetworkInputOptions.commandLine + RecordingLimits.options + [
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
         .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
         .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
@@ -182,6 +182,7 @@ struct RunCommand: PrismCommand {
         if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
             throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
+        options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         return inputPath
     }
 
@@ -263,6 +264,7 @@ struct RunCommand: PrismCommand {
             if let mask = job.segmentationStatistics { PrismCommandLine.info("prism: \(mask.summary)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
+            if let network = report.network, network.reconnects > 0 || network.gaps > 0 { line += ", " + network.summary }
             switch report.stopReason {
             case .endOfInput, .frameLimit, .durationLimit, .outputClosed: break
             case .interrupted: line += ", stopped early: output finished and playable"

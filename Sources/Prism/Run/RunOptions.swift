@@ -55,6 +55,8 @@ package struct RunOptions: Sendable {
     package var dynamicRange = DynamicRange.auto
     package var toneCurve: ColorConversion.Curve? = .bt2390
     package var outputTransfer: TransferFunction?
+    /// `--input-timeout`, `--reconnect`, `--reconnect-for`, `--no-reconnect`, `--rtsp-transport`, `--listen`.
+    package var network = NetworkInputOptions()
     /// Raw output in a 10-bit format carries HDR; a still never does; nil: the encoder says.
     package var outputIsDeep: Bool? {
         switch output {
