@@ -156,16 +156,17 @@ final class IOWatchdog: Sendable {
     /// Blocking calls from now on fail after `seconds`.
     func arm(seconds: Double) {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
-        state.withLock {
-            $0.deadline = deadline
-            $0.expired = false
-        }
+        state.withLock { $0.deadline = deadline }
     }
+
+    /// A new connection: not expired. An expired deadline stays so until then, as the input it cut short
+    /// keeps failing (libavformat's I/O errors are sticky), and a later call must still say why.
+    func reset() { state.withLock { $0.expired = false } }
 
     /// No deadline (the stop still interrupts).
     func disarm() { state.withLock { $0.deadline = nil } }
 
-    /// The last armed deadline passed while a call was blocked.
+    /// An armed deadline passed while a call was blocked, since the last `reset`.
     var expired: Bool { state.withLock { $0.expired } }
     /// The run was stopped.
     var isCancelled: Bool {
@@ -235,9 +236,11 @@ package final class NetworkSource: MediaSource {
     /// When the last frame arrived (monotonic ns): a gap lasts from there to the next frame after a loss.
     private var lastArrival: UInt64 = 0
     private var gapOpen = false
-    /// Where the session's pacing started: a frame leaves no earlier than `wall + (pts - pts)`, so what the
-    /// probe buffered at the start is played out at the stream's rate instead of arriving at once (and being
-    /// dropped as late). Frames that arrive late are passed on at once: the engine drops what it cannot take.
+    /// Where the session's pacing started: a frame leaves no earlier than `wall + (pts - pts) / catchUp`, so
+    /// what the probe buffered at the start is played out at twice the stream's rate until the input is
+    /// live again, instead of arriving at once (and being dropped as late) or adding a second of latency
+    /// for good (reading slower than the sender also loses what a protocol drops at its close: SRT). Frames
+    /// that arrive late are passed on at once: the engine drops what it cannot take.
     private var pacing: (wall: UInt64, pts: MediaTime)?
 
     /// Opens `url` within `options.timeout`. Throws one line naming the URL and the reason: connection
@@ -285,11 +288,15 @@ package final class NetworkSource: MediaSource {
         self.info = info
     }
 
+    /// How much faster than the stream's rate buffered frames are played out (`pacing`).
+    private static let catchUp = 2.0
+
     private static let initialiseNetwork: Void = { avformat_network_init() }()
 
     /// One session: `MovieSource` on the URL with the watchdog armed for `timeout`.
     private static func open(url: String, label: String, options: [String: String], colorOverride: ColorOverride?,
                              watchdog: IOWatchdog, timeout: Double, listening: Bool) throws -> MovieSource {
+        watchdog.reset()
         watchdog.arm(seconds: timeout)
         defer { watchdog.disarm() }
         do {
@@ -402,7 +409,7 @@ package final class NetworkSource: MediaSource {
         }
         let offset = (pts - pacing.pts).seconds
         guard offset > 0 else { return now }
-        let due = pacing.wall + UInt64(offset * 1e9)
+        let due = pacing.wall + UInt64(offset / Self.catchUp * 1e9)
         // A far-off time is a jump the time line has already closed over: start pacing again from here.
         guard due > now, due - now < 2_000_000_000 else {
             if due > now { self.pacing = (now, pts) }
