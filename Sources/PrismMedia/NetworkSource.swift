@@ -217,6 +217,8 @@ package final class NetworkSource: MediaSource {
     private let colorOverride: ColorOverride?
     private let watchdog: IOWatchdog
     private let protocolOptions: [String: String]
+    /// It waits for its sender (`--listen`, udp, rtp): a timeout means no sender, not no answer.
+    private let listening: Bool
     /// Real time: reconnected when lost (a file over http is not).
     private let live: Bool
     private var session: MovieSource?
@@ -236,6 +238,8 @@ package final class NetworkSource: MediaSource {
     /// When the last frame arrived (monotonic ns): a gap lasts from there to the next frame after a loss.
     private var lastArrival: UInt64 = 0
     private var gapOpen = false
+    /// When the attempt that reconnected began: where the new stream's frames start, for the gap.
+    private var connectedAt: UInt64?
     /// Where the session's pacing started: a frame leaves no earlier than `wall + (pts - pts) / catchUp`, so
     /// what the probe buffered at the start is played out at twice the stream's rate until the input is
     /// live again, instead of arriving at once (and being dropped as late) or adding a second of latency
@@ -256,8 +260,8 @@ package final class NetworkSource: MediaSource {
         self.options = options
         self.colorOverride = colorOverride
         let scheme = NetworkURL.scheme(url) ?? ""
-        // A live stream is probed for one second, not FFmpeg's five: what the probe reads arrives at once when
-        // the run starts, and a live run drops what it is late for.
+        // A live stream is probed for one second, not FFmpeg's five: a connection (and a reconnection) starts
+        // within a second, with a second's frames buffered to play out (`pacing`).
         var protocolOptions: [String: String] = ["analyzeduration": "1000000"]
         switch scheme {
         case "rtsp", "rtsps":
@@ -271,8 +275,9 @@ package final class NetworkSource: MediaSource {
             break
         }
         self.protocolOptions = protocolOptions
+        listening = options.listen || ["udp", "udplite", "rtp", "srtp"].contains(scheme)
         let first = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride,
-                                  watchdog: watchdog, timeout: options.timeout, listening: options.listen || ["udp", "rtp", "udplite"].contains(scheme))
+                                  watchdog: watchdog, timeout: options.timeout, listening: listening)
         session = first
         var info = first.info
         live = NetworkURL.streamingSchemes.contains(scheme) || info.duration == nil
@@ -367,7 +372,8 @@ package final class NetworkSource: MediaSource {
             ready = try pendingAudio.compactMap { packet in try carried(packet, onto: audio, shift: shift).map(SourceEvent.audio) }
             pendingAudio.removeAll()
         }
-        var pts = base! + (frame.pts - sessionStart!)
+        // On the first stream's time base, which the writers were set up with (a reconnected stream may count in another).
+        var pts = Self.rounded(base! + (frame.pts - sessionStart!), to: info.timeBase)
         if let lastPTS {
             let delta = (pts - lastPTS).seconds
             let jumpLimit = max(2.0, 10 * frameStep.seconds)
@@ -377,14 +383,17 @@ package final class NetworkSource: MediaSource {
                 // The sender's clock jumped: continue one frame after the last, and count the gap.
                 sessionStart = frame.pts
                 base = lastPTS + frameStep
-                pts = base!
+                pts = Self.rounded(base!, to: info.timeBase)
                 pacing = nil
                 if !gapOpen { onEvent?("\(label): the stream's timestamps jumped \(String(format: "%+.2f", delta)) s: continued after the last frame") }
                 gapOpen = true
             }
         }
         if gapOpen, lastPTS != nil {
-            let seconds = max(0, Double(now - lastArrival) / 1e9 - frameStep.seconds)
+            // A reconnected stream's frames flow from the moment it connected (the probe buffers them); a
+            // jump's, from now.
+            let resumed = min(connectedAt ?? now, now)
+            let seconds = max(0, Double(resumed - min(lastArrival, resumed)) / 1e9 - frameStep.seconds)
             let rate = info.frameRate?.doubleValue ?? (1 / frameStep.seconds)
             counters.update {
                 $0.gaps += 1
@@ -393,6 +402,7 @@ package final class NetworkSource: MediaSource {
             }
         }
         gapOpen = false
+        connectedAt = nil
         if step == nil, let lastPTS { step = pts - lastPTS }
         lastPTS = pts
         lastArrival = pace(pts, now: now)
@@ -451,10 +461,11 @@ package final class NetworkSource: MediaSource {
             guard sleep(seconds: wait) else { return false }
             attempt += 1
             let remaining = policy.seconds.map { $0 - elapsed() } ?? options.timeout
+            connectedAt = DispatchTime.now().uptimeNanoseconds
             do {
                 let opened = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride,
                                            watchdog: watchdog, timeout: max(0.5, min(options.timeout, remaining)),
-                                           listening: options.listen)
+                                           listening: listening)
                 adopt(opened)
                 counters.update { $0.reconnects += 1 }
                 onEvent?("\(label): reconnected after \(attempt) attempt(s), \(Self.seconds(elapsed())) s after the loss")
@@ -508,6 +519,10 @@ package final class NetworkSource: MediaSource {
     }
 
     deinit { closeSession() }
+
+    private static func rounded(_ time: MediaTime, to timeBase: Rational) -> MediaTime {
+        MediaTime(value: time.ticks(in: timeBase), timeBase: timeBase)
+    }
 
     private static func seconds(_ value: Double) -> String { String(format: "%g", (value * 10).rounded() / 10) }
 }
