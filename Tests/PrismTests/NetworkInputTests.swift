@@ -168,23 +168,53 @@ final class NetworkInputTests: XCTestCase {
         XCTAssertTrue(try isFragmented(output))
     }
 
-    /// MPEG-TS over UDP into prism listening on its port; when the sender stops, the stall (no data for the
-    /// input timeout) ends the run cleanly with --no-reconnect: the output is finished, not failed.
-    func testAUDPStreamThatStallsEndsTheRunCleanly() throws {
+    /// MPEG-TS over UDP into prism listening on its port. The sender is restarted behind the same port: its
+    /// timestamps start again, and prism continues them after the last frame (a gap, no step back). When
+    /// the second sender stops, the stall (no data for the input timeout) ends the run cleanly with
+    /// --no-reconnect: the output is finished, not failed.
+    func testAUDPSenderRestartedIsContinuedAndAStallEndsTheRunCleanly() throws {
         let port = try freePort(udp: true)
         let url = "udp://127.0.0.1:\(port)"
         let output = dir.path("udp.mp4")
-        let run = try prism(url, output, ["--no-reconnect", "--input-timeout", "3"])
+        let run = try prism(url, output, ["--no-reconnect", "--input-timeout", "4"])
         defer { run.stop() }
         Thread.sleep(forTimeInterval: 1)  // prism binds its port before FFmpeg sends (a live stream waits for no one)
-        let sender = try sender(color: "red", seconds: 3, codec: "mpeg2video", output: ["-f", "mpegts", url])
-        defer { sender.stop() }
+        let first = try sender(color: "blue", seconds: 3, codec: "mpeg2video", output: ["-f", "mpegts", url])
+        defer { first.stop() }
+        XCTAssertEqual(first.waitForExit(), 0)
+        let second = try sender(color: "red", seconds: 2, codec: "mpeg2video", output: ["-f", "mpegts", url])
+        defer { second.stop() }
         XCTAssertEqual(run.waitForExit(), 0, run.stderr)
-        XCTAssertTrue(run.stderr.contains("no data for 3 s"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("timestamps jumped"), run.stderr)
+        XCTAssertTrue(run.stderr.contains("no data for 4 s"), run.stderr)
+        let progress = lastProgress(run)
+        XCTAssertGreaterThanOrEqual(progress["gaps"] as? Int ?? 0, 1, "\(progress)")
+        XCTAssertEqual(progress["reconnects"] as? Int, 0, "\(progress)")
         let report = try assertContinuous(output, limit: 0.5)
-        XCTAssertGreaterThanOrEqual(report.videoFrameCount + (lastProgress(run)["dropped"] as? Int ?? 0), 25, run.stderr)
+        XCTAssertGreaterThanOrEqual(report.videoFrameCount + (progress["dropped"] as? Int ?? 0), 80, run.stderr)
+        assertBlue(try centre(output, 0), "the first frame")
         assertRed(try centre(output, report.videoFrameCount - 1), "the last frame")
         XCTAssertTrue(try isFragmented(output))
+    }
+
+    /// Ctrl-C while prism waits on a stream that went silent (a minute's input timeout): the stop interrupts
+    /// the read, and the recording is finished at once, not a minute later.
+    func testCtrlCEndsARunWaitingOnASilentStream() throws {
+        let port = try freePort(udp: true)
+        let url = "udp://127.0.0.1:\(port)"
+        let output = dir.path("stopped.mp4")
+        let run = try prism(url, output, ["--input-timeout", "60"])
+        defer { run.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        let sender = try sender(color: "blue", seconds: 2, codec: "mpeg2video", output: ["-f", "mpegts", url])
+        defer { sender.stop() }
+        XCTAssertEqual(sender.waitForExit(), 0)
+        Thread.sleep(forTimeInterval: 1)
+        run.process.interrupt()
+        XCTAssertEqual(run.waitForExit(within: 30), 0, "prism did not stop on Ctrl-C while the stream was silent")
+        XCTAssertTrue(run.stderr.contains("stopped early"), run.stderr)
+        let report = try assertContinuous(output, limit: 0.5)
+        assertBlue(try centre(output, report.videoFrameCount - 1), "the last frame")
     }
 
     /// --listen: prism is the server FFmpeg publishes to, over RTMP and over RTSP (interleaved in TCP).
