@@ -206,8 +206,9 @@ final class NetworkInputTests: XCTestCase {
         let run = try prism(url, output, ["--input-timeout", "60"])
         defer { run.stop() }
         Thread.sleep(forTimeInterval: 1)
-        let sender = try sender(color: "blue", seconds: 2, codec: "mpeg2video", output: ["-f", "mpegts", url])
+        let sender = try sender(color: "blue", seconds: 3, codec: "mpeg2video", output: ["-f", "mpegts", url])
         defer { sender.stop() }
+        XCTAssertNotNil(run.waitForLine(within: 60) { $0.contains("\"frames\"") }, "no frames came: \(run.stderr)")
         XCTAssertEqual(sender.waitForExit(), 0)
         Thread.sleep(forTimeInterval: 1)
         run.process.interrupt()
@@ -217,28 +218,30 @@ final class NetworkInputTests: XCTestCase {
         assertBlue(try centre(output, report.videoFrameCount - 1), "the last frame")
     }
 
-    /// --listen: prism is the server FFmpeg publishes to, over RTMP and over RTSP (interleaved in TCP).
+    /// --listen: prism is the server FFmpeg publishes to, over RTMP, and over RTSP with its media interleaved
+    /// in TCP and in UDP (--rtsp-transport).
     func testListeningInputsTakeAPublisher() throws {
-        for scheme in ["rtmp", "rtsp"] {
+        for (scheme, transport) in [("rtmp", ""), ("rtsp", "tcp"), ("rtsp", "udp")] {
             let port = try freePort()
             let url = scheme == "rtmp" ? "rtmp://127.0.0.1:\(port)/live/x" : "rtsp://127.0.0.1:\(port)/live"
-            let output = dir.path("listen-\(scheme).mp4")
-            let extra = scheme == "rtsp" ? ["--rtsp-transport", "tcp"] : []
+            let label = scheme + transport
+            let output = dir.path("listen-\(label).mp4")
+            let extra = scheme == "rtsp" ? ["--rtsp-transport", transport] : []
             let run = try prism(url, output, ["--listen", "--no-reconnect", "--input-timeout", "30"] + extra)
             defer { run.stop() }
             // Publish once prism listens (a refused publisher tries again).
-            let format = scheme == "rtmp" ? ["-f", "flv", url] : ["-f", "rtsp", "-rtsp_transport", "tcp", url]
+            let format = scheme == "rtmp" ? ["-f", "flv", url] : ["-f", "rtsp", "-rtsp_transport", transport, url]
             var published = false
             for _ in 0..<40 where !published {
                 let publisher = try sender(color: "blue", seconds: 2, codec: scheme == "rtmp" ? "flv1" : "mpeg2video", output: format)
                 published = publisher.waitForExit() == 0
                 if !published { usleep(250_000) }
             }
-            XCTAssertTrue(published, "\(scheme): FFmpeg could not publish to prism: \(run.stderr)")
-            XCTAssertEqual(run.waitForExit(), 0, "\(scheme): \(run.stderr)")
+            XCTAssertTrue(published, "\(label): FFmpeg could not publish to prism: \(run.stderr)")
+            XCTAssertEqual(run.waitForExit(), 0, "\(label): \(run.stderr)")
             let report = try assertContinuous(output, limit: 0.5)
-            XCTAssertGreaterThanOrEqual(report.videoFrameCount + (lastProgress(run)["dropped"] as? Int ?? 0), 45, "\(scheme): \(run.stderr)")
-            assertBlue(try centre(output, 0), "\(scheme): the first frame")
+            XCTAssertGreaterThanOrEqual(report.videoFrameCount + (lastProgress(run)["dropped"] as? Int ?? 0), 45, "\(label): \(run.stderr)")
+            assertBlue(try centre(output, 0), "\(label): the first frame")
         }
     }
 
