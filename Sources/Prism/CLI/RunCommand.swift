@@ -264,7 +264,6 @@ struct RunCommand: PrismCommand {
             if let mask = job.segmentationStatistics { PrismCommandLine.info("prism: \(mask.summary)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
-            if let network = report.network, network.reconnects > 0 || network.gaps > 0 { line += ", " + network.summary }
             switch report.stopReason {
             case .endOfInput, .frameLimit, .durationLimit, .outputClosed: break
             case .interrupted: line += ", stopped early: output finished and playable"

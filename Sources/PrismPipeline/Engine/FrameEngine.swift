@@ -459,6 +459,9 @@ public final class FrameEngine: Sendable {
         report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
         report.framesDropped = frames.dropped
         report.network = networkCounters?.statistics
+        if let network = report.network, network.reconnects > 0 || network.gaps > 0, let source = source.value as? NetworkSource {
+            notes.withLock { $0.append("\(source.label): \(network.summary)") }
+        }
         if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
             notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
         }
