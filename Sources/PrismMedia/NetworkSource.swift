@@ -345,6 +345,7 @@ package final class NetworkSource: MediaSource {
             }
             switch event {
             case .audio(let packet):
+                guard live else { return event }  // a file over http: as a file gives it
                 guard passesAudio, let audio else { continue }
                 guard let base, let sessionStart else {
                     // Placed once the session's first frame fixes its offset.
@@ -363,6 +364,11 @@ package final class NetworkSource: MediaSource {
     /// timestamp that jumps (a sender restarted behind the same port, a clock wrap) is rebased the same
     /// way. A frame at or just before the last one is dropped.
     private func place(_ frame: VideoFrame) throws -> VideoFrame? {
+        // A file over http keeps its own timestamps (gaps in a variable-rate file are meant).
+        guard live else {
+            framesSeen += 1
+            return frame
+        }
         let now = DispatchTime.now().uptimeNanoseconds
         let frameStep = step ?? frame.duration.flatMap { $0.value > 0 ? $0 : nil } ?? MediaTime(value: 1, timescale: 30)
         if sessionStart == nil {
