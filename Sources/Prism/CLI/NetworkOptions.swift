@@ -3,7 +3,7 @@ import PrismKit
 import PrismMedia
 import PrismPipeline
 
-/// The network input flags of `run` and `record` (`--input-timeout`, `--reconnect`, `--reconnect-for`,
+/// The network input flags of `run` (`--input-timeout`, `--reconnect`, `--reconnect-for`,
 /// `--no-reconnect`, `--rtsp-transport`, `--listen`): PrismMedia's `NetworkInputOptions`, parsed from the
 /// command line and refused for inputs that are not network URLs.
 extension NetworkInputOptions {

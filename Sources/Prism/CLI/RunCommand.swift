@@ -22,7 +22,7 @@ struct RunCommand: PrismCommand {
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
         .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
         .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
-    ] + NetworkInputOptions.commandLine + RecordingLimits.options + [
+    ] + RecordingLimits.options + [
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
         .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
         .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
@@ -52,7 +52,7 @@ struct RunCommand: PrismCommand {
             .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
             // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
             .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
-        ] + commonOptions,
+        ] + commonOptions + NetworkInputOptions.commandLine,
         notes: [
             "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
             "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
@@ -72,6 +72,7 @@ struct RunCommand: PrismCommand {
         verbose = scanner.flag("--verbose", "-v")
         let inputPath = try Self.parseCommon(&scanner, into: &options, input: scanner.positionals.first,
                                              rawInputFormat: scanner.value("--input-format"))
+        options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
         if let text = scanner.value("--switch-camera-after") {
@@ -182,7 +183,6 @@ struct RunCommand: PrismCommand {
         if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
             throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
-        options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         return inputPath
     }
 
