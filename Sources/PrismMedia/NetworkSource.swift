@@ -238,7 +238,7 @@ package final class NetworkSource: MediaSource {
     /// When the last frame arrived (monotonic ns): a gap lasts from there to the next frame after a loss.
     private var lastArrival: UInt64 = 0
     private var gapOpen = false
-    /// When the attempt that reconnected began: where the new stream's frames start, for the gap.
+    /// About when the reconnected stream's frames began to arrive (a probe before its open returned), for the gap.
     private var connectedAt: UInt64?
     /// Where the session's pacing started: a frame leaves no earlier than `wall + (pts - pts) / catchUp`, so
     /// what the probe buffered at the start is played out at twice the stream's rate until the input is
@@ -262,7 +262,7 @@ package final class NetworkSource: MediaSource {
         let scheme = NetworkURL.scheme(url) ?? ""
         // A live stream is probed for one second, not FFmpeg's five: a connection (and a reconnection) starts
         // within a second, with a second's frames buffered to play out (`pacing`).
-        var protocolOptions: [String: String] = ["analyzeduration": "1000000"]
+        var protocolOptions: [String: String] = ["analyzeduration": String(Int(Self.probeSeconds * 1e6))]
         switch scheme {
         case "rtsp", "rtsps":
             if let transport = options.rtspTransport { protocolOptions["rtsp_transport"] = transport }
@@ -293,6 +293,9 @@ package final class NetworkSource: MediaSource {
         self.info = info
     }
 
+    /// How long a live stream is probed when it is opened: its frames from then are buffered.
+    private static let probeSeconds = 1.0
+
     /// How much faster than the stream's rate buffered frames are played out (`pacing`).
     private static let catchUp = 2.0
 
@@ -300,7 +303,8 @@ package final class NetworkSource: MediaSource {
 
     /// One session: `MovieSource` on the URL with the watchdog armed for `timeout`.
     private static func open(url: String, label: String, options: [String: String], colorOverride: ColorOverride?,
-                             watchdog: IOWatchdog, timeout: Double, listening: Bool) throws -> MovieSource {
+                             watchdog: IOWatchdog, timeout: Double, listening: Bool,
+                             limitedBy flag: String = "--input-timeout") throws -> MovieSource {
         watchdog.reset()
         watchdog.arm(seconds: timeout)
         defer { watchdog.disarm() }
@@ -311,7 +315,7 @@ package final class NetworkSource: MediaSource {
             if watchdog.isCancelled { throw AVError("stopped while connecting", context: label) }
             if watchdog.expired {
                 let what = listening ? "no sender (or no data)" : "no answer"
-                throw AVError("\(what) within \(seconds(timeout)) s (--input-timeout)", context: label)
+                throw AVError("\(what) within \(seconds(timeout)) s (\(flag))", context: label)
             }
             throw error
         }
@@ -396,7 +400,7 @@ package final class NetworkSource: MediaSource {
             }
         }
         if gapOpen, lastPTS != nil {
-            // A reconnected stream's frames flow from the moment it connected (the probe buffers them); a
+            // A reconnected stream's frames flow from about when it connected (the probe buffers them); a
             // jump's, from now.
             let resumed = min(connectedAt ?? now, now)
             let seconds = max(0, Double(resumed - min(lastArrival, resumed)) / 1e9 - frameStep.seconds)
@@ -457,7 +461,8 @@ package final class NetworkSource: MediaSource {
         onEvent?("\(label): input lost (\(reason)); reconnecting")
         let lostAt = DispatchTime.now().uptimeNanoseconds
         func elapsed() -> Double { Double(DispatchTime.now().uptimeNanoseconds - lostAt) / 1e9 }
-        var delay = policy.initialDelay
+        // Listening, the attempt itself is the wait (for the sender to come back): the first starts at once.
+        var delay = listening ? 0 : policy.initialDelay
         var attempt = 0
         var lastError = reason
         while true {
@@ -467,11 +472,16 @@ package final class NetworkSource: MediaSource {
             guard sleep(seconds: wait) else { return false }
             attempt += 1
             let remaining = policy.seconds.map { $0 - elapsed() } ?? options.timeout
-            connectedAt = DispatchTime.now().uptimeNanoseconds
+            let attemptStart = DispatchTime.now().uptimeNanoseconds
+            // The last attempts are cut to what is left of the time to reconnect.
+            let timeout = max(0.5, min(options.timeout, remaining))
             do {
                 let opened = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride,
-                                           watchdog: watchdog, timeout: max(0.5, min(options.timeout, remaining)),
-                                           listening: listening)
+                                           watchdog: watchdog, timeout: timeout, listening: listening,
+                                           limitedBy: timeout < options.timeout ? "--reconnect-for" : "--input-timeout")
+                // The stream came back about a probe before the open returned (listening, the wait for the
+                // sender is in the open too), and not before the attempt began.
+                connectedAt = max(attemptStart, DispatchTime.now().uptimeNanoseconds - UInt64(Self.probeSeconds * 1e9))
                 adopt(opened)
                 counters.update { $0.reconnects += 1 }
                 onEvent?("\(label): reconnected after \(attempt) attempt(s), \(Self.seconds(elapsed())) s after the loss")
@@ -479,7 +489,7 @@ package final class NetworkSource: MediaSource {
             } catch {
                 if watchdog.isCancelled { return false }
                 lastError = (error as? AVError)?.message ?? "\(error)"
-                delay = min(delay * 2, policy.maxDelay)
+                delay = min(max(delay * 2, policy.initialDelay), policy.maxDelay)
             }
         }
         onEvent?("\(label): gave up reconnecting after \(attempt) attempt(s) in \(Self.seconds(elapsed())) s (\(lastError)): the run ends here")
