@@ -248,6 +248,32 @@ final class NetworkInputTests: XCTestCase {
         }
     }
 
+    /// A publisher that stops and another that comes back to the listening prism (a streaming app
+    /// reconnecting): the run takes the second one after the first, on one continuous time line.
+    func testAListeningInputTakesThePublisherBack() throws {
+        let port = try freePort()
+        let url = "rtmp://127.0.0.1:\(port)/live/x"
+        let output = dir.path("republished.mp4")
+        let run = try prism(url, output, ["--listen", "--reconnect-for", "6", "--input-timeout", "30"])
+        defer { run.stop() }
+        for color in ["blue", "red"] {
+            var published = false
+            for _ in 0..<40 where !published {
+                let publisher = try sender(color: color, seconds: 2, output: ["-f", "flv", url])
+                published = publisher.waitForExit() == 0
+                if !published { usleep(250_000) }
+            }
+            XCTAssertTrue(published, "\(color): FFmpeg could not publish to prism: \(run.stderr)")
+        }
+        XCTAssertEqual(run.waitForExit(), 0, run.stderr)
+        let progress = lastProgress(run)
+        XCTAssertEqual(progress["reconnects"] as? Int, 1, "\(progress) \(run.stderr)")
+        let report = try assertContinuous(output, limit: 0.5)
+        XCTAssertGreaterThanOrEqual(report.videoFrameCount + (progress["dropped"] as? Int ?? 0), 90, run.stderr)
+        assertBlue(try centre(output, 0), "the first publisher's first frame")
+        assertRed(try centre(output, report.videoFrameCount - 1), "the second publisher's last frame")
+    }
+
     // MARK: Servers that are not there
 
     /// A refused connection, a server that accepts but never answers, a UDP port nobody sends to: one line
