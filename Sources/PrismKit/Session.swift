@@ -115,6 +115,8 @@ public final class Session {
         public var timesPasses = false
         /// What a movie's colour is taken for instead of its tags (`--input-color`).
         public var inputColor: ColorOverride?
+        /// A network input's timeouts, reconnection and protocol options (`--input-timeout`, `--reconnect`…).
+        public var network = NetworkInputOptions()
         /// Whether HDR and deep input stay so in the output (see `DynamicRange`).
         public var dynamicRange = DynamicRange.auto
         /// The tone curve for HDR into an SDR output; nil: none (the signal is written as it is, tagged so).
@@ -349,15 +351,16 @@ public final class Session {
 
     // MARK: Policies
 
-    /// A camera or a microphone is a live recording: it keeps what it recorded when the run fails, and
-    /// its movie is written so that even a killed process leaves a playable file.
-    public var isLive: Bool { input.isCamera || options.audioDevice != nil }
+    /// A camera, a microphone or a live network stream is a live recording: it keeps what it recorded when
+    /// the run fails, and its movie is written so that even a killed process leaves a playable file.
+    public var isLive: Bool { input.isCamera || options.audioDevice != nil || (input.isNetwork && sourceInfo.isLive) }
 
     /// The source the options describe: the pattern (`patternSeconds` unless bounded), a movie, raw input
     /// or a camera.
     static func sourceSpec(input: InputSpec, options: Options) -> SourceSpec {
         var spec = SourceSpec(input: input, size: options.size, frameRate: options.frameRate)
         spec.colorOverride = options.inputColor
+        spec.network = options.network
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.
@@ -417,9 +420,10 @@ public final class Session {
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
-        let faces = try options.faces.makeSideInput(for: graph, live: input.isCamera)
+        let live = input.isCamera || (input.isNetwork && sourceInfo.isLive)
+        let faces = try options.faces.makeSideInput(for: graph, live: live)
         // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
-        let segmentation = try options.segmentation.makeSideInput(for: graph, live: input.isCamera, gpu: gpu)
+        let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
                                      audioCapture: capture, taps: taps,
                                      sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs)

@@ -8,20 +8,34 @@ final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
 
     /// Opens `url`. Errors name the file: "in.mp4: cannot open: Invalid data found when processing input".
-    /// `options`: the demuxer's private options (e.g. image2's `framerate`).
-    init(url: String, format: String? = nil, options: [String: String] = [:]) throws(AVError) {
-        self.url = url
+    /// `options`: the demuxer's and protocol's private options (e.g. image2's `framerate`, `rtsp_transport`).
+    /// `interrupt`: asked during every blocking call (a network input's deadline, `IOWatchdog`); it is
+    /// copied into the context, so what its `opaque` points to must outlive this input. `label`: the name
+    /// errors give instead of `url` (a network URL without its password).
+    init(url: String, format: String? = nil, options: [String: String] = [:], interrupt: AVIOInterruptCB? = nil,
+         label givenLabel: String? = nil) throws(AVError) {
+        let label = givenLabel ?? url
+        self.url = label
         var ctx: UnsafeMutablePointer<AVFormatContext>?
+        if let interrupt {
+            // The callback must be in place before `avformat_open_input` connects; the context is freed by
+            // `avformat_open_input` itself when that fails.
+            guard let allocated = avformat_alloc_context() else {
+                throw AVError(call: "avformat_alloc_context", code: averrorENOMEM, context: label)
+            }
+            allocated.pointee.interrupt_callback = interrupt
+            ctx = allocated
+        }
         let inputFormat = format.flatMap { av_find_input_format($0) }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
-        try check(avformat_open_input(&ctx, url, inputFormat, &dictionary), "avformat_open_input", url,
+        try check(avformat_open_input(&ctx, url, inputFormat, &dictionary), "avformat_open_input", label,
                   what: "cannot open")
-        guard let ctx else { throw AVError("cannot open", context: url, call: "avformat_open_input") }
+        guard let ctx else { throw AVError("cannot open", context: label, call: "avformat_open_input") }
         context = ctx
         // Fully initialised: a throw from here on runs deinit, which closes the input.
-        try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", url,
+        try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", label,
                   what: "cannot read stream information")
     }
 

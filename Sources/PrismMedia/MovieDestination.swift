@@ -1,7 +1,6 @@
 import CFFmpeg
 import Foundation
 import PrismCore
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -190,32 +189,6 @@ public struct PlaylistSettings: Sendable, Hashable {
     public var fragmentedMP4 = false
 
     public init() {}
-}
-
-/// A deadline for libavformat's blocking I/O (`AVIOInterruptCB`): a network output that stalls (a
-/// server that stopped reading, a host that never answers) fails its call when the deadline passes
-/// instead of hanging the run.
-final class IODeadline: Sendable {
-    /// CLOCK_MONOTONIC nanoseconds after which blocking calls give up; 0: none.
-    private let deadline = Atomic<UInt64>(0)
-
-    /// The next calls may block for `seconds` from now.
-    func allow(_ seconds: Double) {
-        deadline.store(DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9), ordering: .relaxed)
-    }
-
-    var expired: Bool {
-        let limit = deadline.load(ordering: .relaxed)
-        return limit != 0 && DispatchTime.now().uptimeNanoseconds > limit
-    }
-
-    /// The callback libavformat polls while it blocks; `self` must outlive the context it is set on.
-    var callback: AVIOInterruptCB {
-        AVIOInterruptCB(callback: { opaque in
-            guard let opaque else { return 0 }
-            return Unmanaged<IODeadline>.fromOpaque(opaque).takeUnretainedValue().expired ? 1 : 0
-        }, opaque: Unmanaged.passUnretained(self).toOpaque())
-    }
 }
 
 /// The files an HLS or DASH output is made of, named after the playlist: `NAME.m3u8` with `NAME0.ts`,

@@ -38,14 +38,19 @@ package final class MovieSource: MediaSource {
     ///
     /// A numbered image pattern (`img%03d.png`, see `ImageSequence`) is read by libavformat's image2
     /// demuxer with its `framerate` set to `imageRate`, so frame n is at n / imageRate exactly.
-    package init(url: String, imageRate: Rational = Rational(30, 1), colorOverride: ColorOverride? = nil) throws {
+    ///
+    /// A network input (`NetworkSource`) passes its protocol options, the interrupt callback that puts a
+    /// deadline on every blocking call, and the label its messages use (the URL without a password).
+    package init(url path: String, imageRate: Rational = Rational(30, 1), colorOverride: ColorOverride? = nil,
+                 protocolOptions: [String: String] = [:], interrupt: AVIOInterruptCB? = nil, label: String? = nil) throws {
+        let url = label ?? path
         self.url = url
         self.colorOverride = colorOverride
-        if ImageSequence.isPattern(url) {
-            input = try InputFile(url: url, format: "image2",
+        if interrupt == nil, ImageSequence.isPattern(path) {
+            input = try InputFile(url: path, format: "image2",
                                   options: ["framerate": "\(imageRate.num)/\(imageRate.den)", "pattern_type": "sequence"])
         } else {
-            input = try InputFile(url: url)
+            input = try InputFile(url: path, options: protocolOptions, interrupt: interrupt, label: url)
         }
         guard let videoIndex = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
             throw AVError("no video stream", context: url)
@@ -85,7 +90,7 @@ package final class MovieSource: MediaSource {
             audio = try AudioStreamInfo(copying: audioStream.pointee.codecpar, timeBase: Rational(audioStream.pointee.time_base))
         }
         audioStream = audio
-        let scheme = url.range(of: "://").map { String(url[..<$0.lowerBound]) }
+        let scheme = path.range(of: "://").map { String(path[..<$0.lowerBound]) }
         // Network streams run in real time; files, pipes (`pipe:0`, `pipe://0`, /dev/stdin, FIFOs) and
         // image sequences wait for the reader: back-pressure, never dropped frames.
         let isLive = input.duration == nil && scheme != nil && scheme != "file" && scheme != "pipe"

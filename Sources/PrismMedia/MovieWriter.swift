@@ -252,7 +252,7 @@ package final class MovieWriter {
     /// An HLS or DASH output's segments (removed with the playlist when a run fails).
     private var playlistFiles: PlaylistFiles?
     /// The deadline every blocking call on a network output runs under.
-    private let deadline = IODeadline()
+    private let deadline = IOWatchdog()
 
     /// How long a network output may block in one call (connecting, a write the server does not take)
     /// before it fails instead of hanging the run.
@@ -423,7 +423,7 @@ package final class MovieWriter {
             ctx.pointee.interrupt_callback = deadline.callback
             ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
             // A listening output waits for its reader to connect: a minute, not the deadline of a call.
-            deadline.allow(destination.waitsForPeer ? Self.listenTimeout : Self.networkTimeout)
+            deadline.arm(seconds: destination.waitsForPeer ? Self.listenTimeout : Self.networkTimeout)
             if formatName == "rtsp" { av_dict_set(&options, "rtsp_transport", "tcp", 0) }
             if formatName == "flv" { av_dict_set(&options, "flvflags", "no_duration_filesize", 0) }
         }
@@ -736,7 +736,7 @@ package final class MovieWriter {
         }
         muxedBytes += cost
         if destination.isNetwork {
-            deadline.allow(Self.networkTimeout)
+            deadline.arm(seconds: Self.networkTimeout)
             try Self.checkNetwork(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath)
         } else {
             try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
@@ -898,7 +898,7 @@ package final class MovieWriter {
                 throw UsageError("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
-            if destination.isNetwork { deadline.allow(Self.networkTimeout) }
+            if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
             try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {
                 // An SRT receiver holds each packet for its latency (120 ms by default) before it plays it, and
@@ -934,7 +934,7 @@ package final class MovieWriter {
                 try self.muxTranscodedAudio(encoded, stream: audioStream, transcoder: transcoder)
             }
         }
-        if destination.isNetwork { deadline.allow(Self.networkTimeout) }
+        if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
         let trailerWritten = av_write_trailer(format) >= 0
         guard trailerWritten || keepsWithoutTrailer else { abort(); return false }
         if ioOpen {

@@ -59,7 +59,7 @@ struct RunCommand: PrismCommand {
             .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
             // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
             .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
-        ] + commonOptions,
+        ] + commonOptions + NetworkInputOptions.commandLine,
         notes: [
             "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
             "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
@@ -83,6 +83,7 @@ struct RunCommand: PrismCommand {
         verbose = scanner.flag("--verbose", "-v")
         let inputPath = try Self.parseCommon(&scanner, into: &options, input: scanner.positionals.first,
                                              rawInputFormat: scanner.value("--input-format"))
+        options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
         if let text = scanner.value("--switch-camera-after") {

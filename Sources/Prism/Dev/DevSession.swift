@@ -198,6 +198,8 @@ final class DevSession: Sendable {
         case .graphFallback(let error):
             // Called on the GPU thread, where the controller lives.
             controller.value.report(text: error)
+        case .networkInput:
+            if !quiet { PrismCommandLine.info("prism: \(event.description)") }
         }
     }
 }

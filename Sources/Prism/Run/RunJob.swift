@@ -101,6 +101,7 @@ extension RunOptions {
         settings.toneCurve = toneCurve
         settings.outputTransfer = outputTransfer
         settings.outputIsDeep = outputIsDeep
+        settings.network = network
         return settings
     }
 }

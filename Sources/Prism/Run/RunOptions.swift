@@ -69,6 +69,8 @@ package struct RunOptions: Sendable {
     package var outputTransfer: TransferFunction?
     /// `--control`, `--watch`: the live control channel (`LiveControl`).
     package var control = ControlOptions()
+    /// `--input-timeout`, `--reconnect`, `--reconnect-for`, `--no-reconnect`, `--rtsp-transport`, `--listen`.
+    package var network = NetworkInputOptions()
     /// Raw output in a 10-bit format carries HDR; a still never does; nil: the encoder says.
     package var outputIsDeep: Bool? {
         switch output {

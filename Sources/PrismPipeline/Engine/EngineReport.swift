@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismMedia
 
 /// Wall time spent per engine stage, summed on the thread that runs the stage.
 public struct StageTimes: Sendable {
@@ -80,6 +81,8 @@ public struct RunReport: Sendable {
     public var poolCapacity = 0
     /// Things that happened during the run worth a line of their own (a camera switch, a recompile).
     public var notes: [String] = []
+    /// A network input's reconnections and the gaps its time line closed over (nil for other inputs).
+    public var network: NetworkStatistics?
 
     /// Output frames per wall-clock second; 0 for a run that took no time.
     public var fps: Double { wallSeconds > 0 ? Double(framesOut) / wallSeconds : 0 }
@@ -124,6 +127,8 @@ public struct RunProgress: Sendable {
     public var dropped = 0
     /// Set on the last report.
     public var stopReason: StopReason?
+    /// A network input's reconnections and gaps so far (nil for other inputs).
+    public var network: NetworkStatistics?
 
     /// A snapshot; `bytes`, `dropped` and `stopReason` are set afterwards where known.
     public init(frames: Int, expectedFrames: Int?, elapsed: Double, mediaSeconds: Double?, mediaDuration: Double?,
@@ -154,11 +159,17 @@ public struct RunProgress: Sendable {
             var bytes: Int64?
             var dropped: Int
             var reason: String?
+            var reconnects: Int?
+            var gaps: Int?
+            var gap_seconds: Double?
+            var gap_frames: Int?
         }
         let line = Line(status: finished ? "finished" : "running", frames: frames, expected_frames: expectedFrames,
                         fps: (fps * 100).rounded() / 100, elapsed: (elapsed * 1000).rounded() / 1000,
                         media_seconds: mediaSeconds.map { ($0 * 1000).rounded() / 1000 }, bytes: bytes,
-                        dropped: dropped, reason: stopReason?.rawValue)
+                        dropped: dropped, reason: stopReason?.rawValue, reconnects: network?.reconnects,
+                        gaps: network?.gaps, gap_seconds: network.map { ($0.missingSeconds * 1000).rounded() / 1000 },
+                        gap_frames: network?.missingFrames)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -172,6 +183,7 @@ public struct RunProgress: Sendable {
         if let speed { parts.append(String(format: "%.2fx", speed)) }
         if let bytes { parts.append(ByteCount.text(bytes)) }
         if dropped > 0 { parts.append("\(dropped) dropped") }
+        if let network, network.reconnects > 0 { parts.append("\(network.reconnects) reconnect(s)") }
         if !finished, let expected = expectedFrames, frames > 0, expected > frames {
             let remaining = Double(expected - frames) / max(fps, 0.001)
             parts.append("eta " + MediaTime(value: Int64(remaining * 1000), timescale: 1000).clockDescription)

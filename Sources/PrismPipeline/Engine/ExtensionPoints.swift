@@ -71,6 +71,8 @@ public enum EngineEvent: Sendable {
     case inputChanged(format: PixelFormat, size: Size, outputFrom: Size, outputTo: Size)
     /// `.followInput`: the graph did not compile for the new input; the unfiltered input runs instead.
     case graphFallback(error: String)
+    /// A network input was lost, reconnected, gave up, or its timestamps jumped (`NetworkSource`): one line.
+    case networkInput(String)
 
     /// One line for a log or a run's notes.
     public var description: String {
@@ -81,6 +83,7 @@ public enum EngineEvent: Sendable {
             return "input is now \(format.rawValue) \(size): graph recompiled, "
                 + (from == to ? "output stays \(to)" : "output \(from) → \(to)")
         case .graphFallback(let error): return "the graph does not compile for the new input (\(error)); showing the input"
+        case .networkInput(let line): return line
         }
     }
 }

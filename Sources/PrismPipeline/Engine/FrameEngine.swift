@@ -236,6 +236,8 @@ public final class FrameEngine: Sendable {
         let origin = AudioOrigin()
         let expected = configuration.frameLimit ?? sourceInfo.estimatedFrameCount
         let mediaDuration = sourceInfo.duration?.seconds
+        // A network input's reconnections and gaps, for progress reports and the report (read from any thread).
+        let networkCounters = (source.value as? NetworkSource)?.counters
 
         @Sendable func fail(_ error: any Error) {
             failure.record(error)
@@ -258,6 +260,7 @@ public final class FrameEngine: Sendable {
                                                mediaSeconds: frame.pts.seconds, mediaDuration: mediaDuration)
                     snapshot.bytes = bytes
                     snapshot.dropped = frames.dropped
+                    snapshot.network = networkCounters?.statistics
                     progress(snapshot)
                 }
             }
@@ -288,6 +291,16 @@ public final class FrameEngine: Sendable {
         let eventHandler = self.eventHandler
         let notes = self.notes
         let readSource: @Sendable () -> Void = {
+            // A network input's blocking reads end when the run stops or fails (never a wait on a silent
+            // network), and its losses and reconnections become notes.
+            if let network = source.value as? NetworkSource {
+                network.cancellation = { stop.isStopped || failure.hasError }
+                network.onEvent = { line in
+                    let event = EngineEvent.networkInput(line)
+                    notes.withLock { $0.append(event.description) }
+                    eventHandler?(event)
+                }
+            }
             var loop: SourceLoop
             do {
                 loop = try SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
@@ -452,6 +465,10 @@ public final class FrameEngine: Sendable {
             let lines = outlet.sink.value.notes(skipped: outlet.skipped)
             notes.withLock { $0 += lines }
         }
+        report.network = networkCounters?.statistics
+        if let network = report.network, network.reconnects > 0 || network.gaps > 0, let source = source.value as? NetworkSource {
+            notes.withLock { $0.append("\(source.label): \(network.summary)") }
+        }
         if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
             notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
         }
@@ -485,6 +502,7 @@ public final class FrameEngine: Sendable {
                                mediaSeconds: nil, mediaDuration: nil, finished: true)
         last.bytes = progressOutlet?.sink.value.bytesWritten
         last.dropped = report.framesDropped
+        last.network = report.network
         last.stopReason = report.stopReason
         progress?(last)
         return report

@@ -24,7 +24,9 @@ public enum InputSpec: Sendable, Equatable {
     /// protocol, read like a file, with back-pressure), a URL, or an image pattern (`img%03d.png`,
     /// see `ImageSequence`) whose first image exists.
     public static func checkMovieArgument(_ path: String) throws {
-        if path.hasPrefix("pipe:") || path.contains("://") { return }
+        // A scheme FFmpeg cannot read (`rtps://`, `foo://`) is one line now, not an open that fails later.
+        if path.contains("://") { try NetworkURL.checkScheme(path); return }
+        if path.hasPrefix("pipe:") { return }
         if ImageSequence.isPattern(path) {
             guard ImageSequence.firstFile(path) != nil else {
                 let tried = ImageSequence.firstNumbers.compactMap { ImageSequence.path(path, number: $0) }
@@ -37,6 +39,10 @@ public enum InputSpec: Sendable, Equatable {
 
     /// Cameras (and the clock-paced pattern) run on the clock; files and pipes do not.
     public var isCamera: Bool { if case .camera = self { return true } else { return false } }
+
+    /// A movie input that is a network URL (rtsp, srt, rtmp, udp, rtp, tcp, http(s)): opened by
+    /// `NetworkSource`, with deadlines and reconnection.
+    public var isNetwork: Bool { if case .movie(let url) = self { return NetworkURL.isNetwork(url) } else { return false } }
 }
 
 /// What to open and how: the one place every front end turns an input into a `MediaSource`.
@@ -53,6 +59,8 @@ public struct SourceSpec: Sendable {
     public var loop = false
     /// `--input-color`: what a movie's colour is taken for instead of its tags.
     public var colorOverride: ColorOverride?
+    /// A network input's timeouts, reconnection and protocol options (`isNetwork` inputs only).
+    public var network = NetworkInputOptions()
 
     /// What to open; the nil options take the source's own size and rate (or the pattern's defaults).
     public init(input: InputSpec, size: Size? = nil, frameRate: Rational? = nil, patternFrames: Int? = nil,
@@ -71,7 +79,8 @@ public struct SourceSpec: Sendable {
 
     /// Opens the source. Fails with the source's own one-line error (no such file, no such camera…).
     package func open() throws -> MediaSource {
-        if loop, case .movie = input { return try LoopingSource(spec: self) }
+        // A network stream is not looped: it goes on by itself, and reconnects when it drops.
+        if loop, case .movie = input, !input.isNetwork { return try LoopingSource(spec: self) }
         return try openOnce()
     }
 
@@ -80,6 +89,8 @@ public struct SourceSpec: Sendable {
         case .pattern:
             return try TestPatternSource(size: size ?? Self.defaultSize, frameRate: frameRate ?? Self.defaultRate,
                                          frameCount: patternFrames)
+        case .movie(let url) where input.isNetwork:
+            return try NetworkSource(url: url, options: network, colorOverride: colorOverride)
         case .movie(let path):
             // An image sequence's frames are 1/rate apart (--fps, else the default rate).
             return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate, colorOverride: colorOverride)
