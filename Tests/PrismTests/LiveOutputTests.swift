@@ -14,43 +14,6 @@ final class LiveOutputTests: XCTestCase {
 
     // MARK: servers
 
-    /// A free loopback port (bound once by the kernel's choice, then released for the server to take).
-    static func freePort(udp: Bool = false) -> Int {
-        let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// Waits until something listens on `port` (TCP) or has bound it (UDP), by the kernel's tables — a
-    /// probe connection would use up a `-listen 1` server's one accept.
-    static func waitForListener(port: Int, udp: Bool = false, timeout: Double = 20) -> Bool {
-        let hex = String(format: ":%04X", port)
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            for table in udp ? ["/proc/net/udp", "/proc/net/udp6"] : ["/proc/net/tcp", "/proc/net/tcp6"] {
-                let lines = ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").split(separator: "\n")
-                for line in lines.dropFirst() {
-                    let fields = line.split(separator: " ")
-                    guard fields.count > 3, fields[1].hasSuffix(hex) else { continue }
-                    if udp || fields[3] == "0A" { return true }
-                }
-            }
-            usleep(50_000)
-        }
-        return false
-    }
-
     /// FFmpeg receiving a stream and copying it into a file, as a server (or listener) would.
     final class Receiver {
         let process = Process()
@@ -78,6 +41,19 @@ final class LiveOutputTests: XCTestCase {
             return true
         }
         deinit { if process.isRunning { kill() } }
+    }
+
+    /// `prism` on the emulated camera in the background, `--progress json` on its stdout.
+    func prism(_ arguments: [String]) throws -> Running {
+        try Running(Tools.prism, arguments + ["--progress", "json"], environment: try liveEnvironment(), deadline: 150)
+    }
+
+    /// Waits until the run reports `count` frames written (by its progress, not a clock).
+    static func waitForFrames(_ run: Running, _ count: Int) -> Bool {
+        run.waitForLine(within: 60) { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return false }
+            return (object["frames"] as? Int ?? 0) >= count
+        } != nil
     }
 
     /// The emulated camera (320x240 at 30 fps, YUYV) and microphone (a 440 Hz sine).
@@ -121,11 +97,11 @@ final class LiveOutputTests: XCTestCase {
     /// frames the report says the stream skipped), with its sound in sync. PRISM_LIVE_SECONDS runs it longer.
     func testCameraToRTMPServerAndLocalMovieAtOnce() throws {
         let seconds = Int(ProcessInfo.processInfo.environment["PRISM_LIVE_SECONDS"] ?? "") ?? 5
-        let port = Self.freePort()
+        let port = Loopback.freePort()
         let url = "rtmp://127.0.0.1:\(port)/live/cam"
         let received = dir.path("server.flv"), local = dir.path("local.mp4")
         let server = try Receiver(input: ["-listen", "1", "-i", url], output: received)
-        XCTAssertTrue(Self.waitForListener(port: port), "the RTMP server did not start")
+        XCTAssertTrue(Loopback.waitForListener(port: port), "the RTMP server did not start")
         let result = try Tools.run(Tools.prism, ["run", CameraTests.camera, "--size", "320x240", "--fps", "30",
                                                  "--frames", "\(seconds * 30)", "--audio", "prismtest",
                                                  "--filter", "face-pixellate", "--preset", "ultrafast",
@@ -162,18 +138,17 @@ final class LiveOutputTests: XCTestCase {
     /// The server is killed mid-stream: the stream is given up alone (said once) and the local MP4 is
     /// whole — every frame of the run, playable — and the run succeeds.
     func testKillingTheServerMidStreamLeavesTheLocalMovieComplete() throws {
-        let port = Self.freePort()
+        let port = Loopback.freePort()
         let url = "rtmp://127.0.0.1:\(port)/live/cam"
         let local = dir.path("local.mp4")
         let server = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("server.flv"))
-        XCTAssertTrue(Self.waitForListener(port: port))
-        let run = try LiveRun(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "180",
-                               "--preset", "ultrafast", "--reconnect-output", "1", "-o", url, "-o", local],
-                              environment: try liveEnvironment())
+        XCTAssertTrue(Loopback.waitForListener(port: port))
+        let run = try prism(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "180",
+                             "--preset", "ultrafast", "--reconnect-output", "1", "-o", url, "-o", local])
         // Let the stream get going, then take the server away.
-        XCTAssertTrue(run.waitForFrames(45))
+        XCTAssertTrue(Self.waitForFrames(run, 45))
         server.kill()
-        let (status, stderr) = run.finish()
+        let status = run.waitForExit(), stderr = run.stderr
         XCTAssertEqual(status, 0, stderr)
         XCTAssertEqual(stderr.components(separatedBy: "gave up").count - 1, 1, "said once: \(stderr)")
         let recorded = try Self.frameNumbers(local)
@@ -185,18 +160,17 @@ final class LiveOutputTests: XCTestCase {
     /// A server that comes back within `--reconnect-output`: the stream reconnects and the new server gets
     /// the frames from then on; the local recording has every frame.
     func testAStreamReconnectsWhenItsServerComesBack() throws {
-        let port = Self.freePort()
+        let port = Loopback.freePort()
         let url = "rtmp://127.0.0.1:\(port)/live/cam"
         let local = dir.path("local.mp4")
         let first = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("first.flv"))
-        XCTAssertTrue(Self.waitForListener(port: port))
-        let run = try LiveRun(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "240",
-                               "--preset", "ultrafast", "--reconnect-output", "30", "-o", local, "-o", url],
-                              environment: try liveEnvironment())
-        XCTAssertTrue(run.waitForFrames(45))
+        XCTAssertTrue(Loopback.waitForListener(port: port))
+        let run = try prism(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "240",
+                             "--preset", "ultrafast", "--reconnect-output", "30", "-o", local, "-o", url])
+        XCTAssertTrue(Self.waitForFrames(run, 45))
         first.kill()
         let second = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("second.flv"))
-        let (status, stderr) = run.finish()
+        let status = run.waitForExit(), stderr = run.stderr
         XCTAssertEqual(status, 0, stderr)
         XCTAssertTrue(stderr.contains("reconnected after"), stderr)
         XCTAssertTrue(second.wait())
@@ -220,10 +194,10 @@ final class LiveOutputTests: XCTestCase {
             ("udp", true, { ["-i", "udp://127.0.0.1:\($0)?timeout=3000000"] }, { "udp://127.0.0.1:\($0)" }),
         ]
         for item in cases {
-            let port = Self.freePort(udp: item.udp)
+            let port = Loopback.freePort(udp: item.udp)
             let received = dir.path("\(item.name).mkv")
             let server = try Receiver(input: item.listen(port), output: received, timeout: 20)
-            XCTAssertTrue(Self.waitForListener(port: port, udp: item.udp), item.name)
+            XCTAssertTrue(Loopback.waitForListener(port: port, udp: item.udp), item.name)
             let result = try Tools.run(Tools.prism, ["run", CameraTests.camera, "--size", "320x240", "--fps", "30",
                                                      "--frames", "60", "--preset", "ultrafast", "-o", item.url(port)],
                                        environment: try liveEnvironment(), timeout: 120)
@@ -237,14 +211,13 @@ final class LiveOutputTests: XCTestCase {
 
     /// Prism as the SRT listener: the run waits for its reader (FFmpeg, calling) and streams to it.
     func testSRTListenerStreamsToTheCallerThatConnects() throws {
-        let port = Self.freePort(udp: true)
-        let run = try LiveRun(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "60",
-                               "--preset", "ultrafast", "-o", "srt://127.0.0.1:\(port)?mode=listener"],
-                              environment: try liveEnvironment())
-        XCTAssertTrue(Self.waitForListener(port: port, udp: true), "prism did not listen")
+        let port = Loopback.freePort(udp: true)
+        let run = try prism(["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "60",
+                             "--preset", "ultrafast", "-o", "srt://127.0.0.1:\(port)?mode=listener"])
+        XCTAssertTrue(Loopback.waitForListener(port: port, udp: true), "prism did not listen")
         let received = dir.path("called.mkv")
         let caller = try Receiver(input: ["-i", "srt://127.0.0.1:\(port)?mode=caller"], output: received, timeout: 30)
-        let (status, stderr) = run.finish()
+        let status = run.waitForExit(), stderr = run.stderr
         XCTAssertEqual(status, 0, stderr)
         XCTAssertTrue(caller.wait())
         let numbers = try Self.frameNumbers(received)
@@ -371,7 +344,7 @@ final class LiveOutputTests: XCTestCase {
     /// Each is one line on stderr, a non-zero exit, and no local file written.
     func testBadOutputsAreOneLineAndWriteNothing() throws {
         let local = dir.path("local.mp4")
-        let closed = Self.freePort()
+        let closed = Loopback.freePort()
         let cases: [(arguments: [String], expected: String)] = [
             (["-o", "rtmp://127.0.0.1:\(closed)/live/x", "-o", local], "cannot connect"),
             (["-o", "foo://127.0.0.1/x", "-o", local], "unknown output protocol 'foo://'"),
@@ -422,56 +395,6 @@ final class LiveOutputTests: XCTestCase {
                                    ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pict_type", "-of", "csv=p=0", path])
         XCTAssertEqual(result.status, 0, result.stderr)
         return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map { String($0.prefix(1)) }
-    }
-}
-
-/// `prism` running in the background with `--progress json`: the test can wait until the run has written
-/// a number of frames (by its own report, not a clock), then act, then collect its exit and stderr.
-final class LiveRun {
-    private let process = Process()
-    private let errors = Pipe()
-    private let output = Pipe()
-    private let frames = LockedCount()
-
-    init(_ arguments: [String], environment: [String: String]) throws {
-        process.executableURL = URL(fileURLWithPath: Tools.prism)
-        process.arguments = arguments + ["--progress", "json"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardError = errors
-        process.standardOutput = output
-        let frames = self.frames
-        output.fileHandleForReading.readabilityHandler = { handle in
-            for line in String(decoding: handle.availableData, as: UTF8.self).split(separator: "\n") {
-                if let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                   let count = object["frames"] as? Int { frames.set(count) }
-            }
-        }
-        try process.run()
-    }
-
-    /// Waits (at most 60 s) until the run reports `count` frames written.
-    func waitForFrames(_ count: Int) -> Bool {
-        let deadline = Date().addingTimeInterval(60)
-        while frames.value < count, process.isRunning, Date() < deadline { usleep(20_000) }
-        return frames.value >= count
-    }
-
-    /// Waits for the run to end (at most 120 s); its exit status and stderr.
-    func finish() -> (Int32, String) {
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let deadline = Date().addingTimeInterval(120)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        return (process.terminationStatus, stderr)
-    }
-
-    final class LockedCount: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
-        var value: Int { lock.withLock { count } }
-        func set(_ value: Int) { lock.withLock { count = max(count, value) } }
     }
 }
 

@@ -20,23 +20,7 @@ final class NetworkInputTests: XCTestCase {
     // MARK: Servers and processes
 
     /// A loopback port nothing listens on now (the kernel's pick, released at once).
-    private func freePort(udp: Bool = false) throws -> Int {
-        let fd = socket(AF_INET, udp ? Int32(SOCK_DGRAM.rawValue) : Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw UsageError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw UsageError("bind: \(String(cString: strerror(errno)))") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    private func freePort(udp: Bool = false) throws -> Int { Loopback.freePort(udp: udp) }
 
     /// FFmpeg sending `seconds` of a solid `color` at 25 fps in real time (`-re`) to `output` (its
     /// format and URL arguments), as a server (`-listen 1`, `mode=listener`) or a sender.
@@ -332,103 +316,5 @@ final class NetworkInputTests: XCTestCase {
             XCTAssertFalse(result.stderr.contains("secret"), result.stderr)
             XCTAssertFalse(FileManager.default.fileExists(atPath: output), "\(arguments)")
         }
-    }
-}
-
-/// A process run under a deadline: its stdout read line by line as it comes, its stderr collected; killed
-/// when the deadline passes (a hang fails the test that waits for it, and never outlives it).
-final class Running: @unchecked Sendable {  // the lines are guarded by `lock`
-    let process = Process()
-    private let lock = NSCondition()
-    private var lines: [String] = []
-    private var errorText = Data()
-    private var readersDone = 0
-    private let deadline: Date
-
-    init(_ executable: String, _ arguments: [String], deadline seconds: Double) throws {
-        deadline = Date(timeIntervalSinceNow: seconds)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        Thread.detachNewThread { [self] in
-            var pending = Data()
-            while case let chunk = out.fileHandleForReading.availableData, !chunk.isEmpty {
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
-                    let line = String(decoding: pending[pending.startIndex..<newline], as: UTF8.self)
-                    pending.removeSubrange(pending.startIndex...newline)
-                    lock.lock(); lines.append(line); lock.broadcast(); lock.unlock()
-                }
-            }
-            lock.lock(); readersDone += 1; lock.broadcast(); lock.unlock()
-        }
-        Thread.detachNewThread { [self] in
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            lock.lock(); errorText = data; readersDone += 1; lock.broadcast(); lock.unlock()
-        }
-    }
-
-    /// The lines printed on stdout so far.
-    var stdoutLines: [String] { lock.lock(); defer { lock.unlock() }; return lines }
-    /// stderr, once the process has ended (empty before).
-    var stderr: String { lock.lock(); defer { lock.unlock() }; return String(decoding: errorText, as: UTF8.self) }
-
-    /// Waits for a stdout line that satisfies `matches`, at most `seconds`; nil if none came.
-    func waitForLine(within seconds: Double, _ matches: (String) -> Bool) -> String? {
-        let until = min(deadline, Date(timeIntervalSinceNow: seconds))
-        lock.lock(); defer { lock.unlock() }
-        var seen = 0
-        while true {
-            while seen < lines.count {
-                if matches(lines[seen]) { return lines[seen] }
-                seen += 1
-            }
-            if readersDone == 2 || !lock.wait(until: until) { return nil }
-        }
-    }
-
-    /// Waits for the end, at most until the deadline (then kills it and fails); its exit status.
-    @discardableResult
-    func waitForExit() -> Int32 {
-        if waitForExit(within: deadline.timeIntervalSinceNow) == nil {
-            XCTFail("\(process.executableURL?.lastPathComponent ?? "") \(process.arguments ?? []) ran past its deadline")
-            stop()
-        }
-        process.waitUntilExit()
-        lock.lock()
-        while readersDone < 2 { lock.wait() }
-        lock.unlock()
-        return process.terminationStatus
-    }
-
-    /// The exit status if it ends within `seconds`, else nil (still running).
-    func waitForExit(within seconds: Double) -> Int32? {
-        let until = Date(timeIntervalSinceNow: max(0, seconds))
-        while process.isRunning && Date() < until { usleep(20_000) }
-        guard !process.isRunning else { return nil }
-        process.waitUntilExit()
-        lock.lock()
-        while readersDone < 2 { lock.wait() }
-        lock.unlock()
-        return process.terminationStatus
-    }
-
-    /// SIGKILL: a server that dies mid-stream.
-    func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-
-    /// Ends it if it still runs (SIGTERM, then SIGKILL).
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let until = Date(timeIntervalSinceNow: 5)
-        while process.isRunning && Date() < until { usleep(20_000) }
-        kill()
     }
 }
