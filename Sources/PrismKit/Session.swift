@@ -57,6 +57,13 @@ public struct SessionOutput: Sendable {
         self.format = format
         self.encoder = encoder
     }
+
+    /// An HLS or DASH playlist (by `format`, or the name's extension).
+    public var isPlaylist: Bool {
+        guard case .movie(let path) = spec, let destination = try? MovieDestination(path, format: format) else { return false }
+        if case .playlist = destination.kind { return true }
+        return false
+    }
 }
 
 /// One run of a filter graph over one input, with the policies `prism run` applies: the input turned
@@ -323,6 +330,10 @@ public final class Session {
         if encoder.bitDepth > 8, !encoder.canBeDeep {
             throw UsageError("\(path): \(encoder.codec.rawValue) is 8-bit SDR, and this run keeps HDR/10 bits for its outputs; "
                              + "give it --codec hevc, av1, prores or ffv1, or the run --dynamic-range sdr")
+        }
+        if case .playlist = destination.kind, encoder.keyframeSeconds == nil, encoder.gopSize == nil {
+            // Segments are cut at keyframes: shorter segments need them as often.
+            encoder.keyframeSeconds = min(2, output.playlist.segmentSeconds)
         }
         if destination.isStreaming { encoder = encoder.streaming(network: destination.isNetwork) }
         var limits = RecordingLimits()

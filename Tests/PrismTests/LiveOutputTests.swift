@@ -353,6 +353,8 @@ final class LiveOutputTests: XCTestCase {
             (["-o", local, "--format", "nosuch"], "--format nosuch"),
             (["-o", local, "-o", local], "given twice"),
             (["--window", "3", "-o", local], "HLS"),
+            (["-o", local, "-o", dir.path("b.mp4"), "--window", "3"], "no -o is one"),
+            (["--window", "3", "-o", local, "-o", dir.path("b.m3u8")], "HLS"),
             (["--max-size", "1M", "-o", "udp://127.0.0.1:\(closed)"], "--max-size"),
             (["-o", local, "-o", dir.path("still.png")], "a still"),
             (["-o", "http://127.0.0.1:\(closed)/x"], "--format"),

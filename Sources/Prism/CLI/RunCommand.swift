@@ -99,25 +99,31 @@ struct RunCommand: PrismCommand {
         if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.reconnectSeconds = seconds }
         options.realtime = scanner.flag("--realtime")
         if options.realtime, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
-        var requested: [(location: String, choice: OutputChoice, encoder: VideoEncoderSettings)] = []
+        // Each output's choice over the shared one, and what it set itself (with one -o, everything is its own).
+        var requested: [(location: String, choice: OutputChoice, own: OutputChoice, encoder: VideoEncoderSettings)] = []
         if let separate {
             for output in separate {
                 guard !output.location.isEmpty else { throw UsageError("-o needs a value") }
                 var own = try ArgumentScanner(output.arguments, command: OutputArguments.scopedSpec)
                 var encoder = options.encoder
                 try EncoderChoice(from: &own).apply(to: &encoder)
-                let choice = try OutputChoice(from: &own).over(sharedOutput)
+                let ownChoice = try OutputChoice(from: &own)
                 try own.checkAllUsed()
-                requested.append((output.location, choice, encoder))
+                requested.append((output.location, ownChoice.over(sharedOutput), ownChoice, encoder))
             }
         } else {
             guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
-            requested.append((output, sharedOutput, options.encoder))
+            requested.append((output, sharedOutput, sharedOutput, options.encoder))
         }
         options.outputs = []
-        for (location, choice, encoder) in requested {
-            options.outputs.append(try Self.output(location, choice: choice, encoder: encoder, rawFormat: outputFormat,
+        for (location, choice, own, encoder) in requested {
+            options.outputs.append(try Self.output(location, choice: choice, own: own, encoder: encoder, rawFormat: outputFormat,
                                                    input: inputPath, among: requested.count, options: options))
+        }
+        // Playlist options after the last -o are for the playlists among the outputs: there must be one.
+        if sharedOutput.setsPlaylist, !options.outputs.contains(where: { $0.isPlaylist }) {
+            throw UsageError("--playlist, --segment-duration, --window and --segment-type describe an HLS (.m3u8) or DASH (.mpd) "
+                             + "output, and no -o is one")
         }
         try Self.checkDistinct(options.outputs)
         if outputFormat != nil, !options.outputs.contains(where: { if case .standardOutput = $0.spec { true } else { false } }) {
@@ -157,10 +163,12 @@ struct RunCommand: PrismCommand {
 
     /// One `-o`: raw frames on stdout (`-`), a still, or a movie (file, pipe, URL, playlist) with its
     /// container resolved now, so a bad name fails before anything runs.
-    static func output(_ location: String, choice: OutputChoice, encoder: VideoEncoderSettings, rawFormat: String?,
-                       input inputPath: String?, among count: Int, options: RunOptions) throws -> SessionOutput {
+    /// - Parameters:
+    ///   - choice: the output's options over those given for every output; `own`: those given for it alone.
+    static func output(_ location: String, choice: OutputChoice, own: OutputChoice, encoder: VideoEncoderSettings,
+                       rawFormat: String?, input inputPath: String?, among count: Int, options: RunOptions) throws -> SessionOutput {
         if let device = try virtualCameraOutput(location) {
-            guard choice.format == nil, !choice.setsPlaylist else {
+            guard own.format == nil, !own.setsPlaylist else {
                 throw UsageError("\(location): a virtual camera takes raw frames; --format and the playlist options describe movies")
             }
             return SessionOutput(device)
@@ -171,14 +179,14 @@ struct RunCommand: PrismCommand {
                 let supported = PackedFrameLayout.supportedFormats.map(\.rawValue).sorted().joined(separator: ", ")
                 throw UsageError("--output-format \(name) is not supported (supported: \(supported))")
             }
-            guard choice.format == nil else { throw UsageError("-o - writes raw frames; --format names a container (use -o pipe:1 --format NAME)") }
+            guard own.format == nil else { throw UsageError("-o - writes raw frames; --format names a container (use -o pipe:1 --format NAME)") }
             return SessionOutput(.standardOutput(format))
         }
         let location = MovieDestination.descriptorPipe(location) ?? location
         let isPath = MovieDestination.scheme(of: location) == nil
         // Writing over the input would replace it with the result (and read what is being written).
         if let inputPath, isPath { try OutputTarget.checkNotInput(inputPath, output: location) }
-        if choice.format == nil, isPath, ImageFile.kind(forPath: location) != nil {
+        if own.format == nil, isPath, ImageFile.kind(forPath: location) != nil {
             if let frames = options.frameLimit, frames != 1 {
                 throw UsageError("\(location): a still holds one frame; use --frames 1 (or a movie output)")
             }
@@ -190,7 +198,7 @@ struct RunCommand: PrismCommand {
         let destination = try MovieDestination(location, format: choice.format)
         var isPlaylist = false
         if case .playlist = destination.kind { isPlaylist = true }
-        if choice.setsPlaylist, !isPlaylist {
+        if own.setsPlaylist, !isPlaylist {
             throw UsageError("\(location): --playlist, --segment-duration, --window and --segment-type describe an HLS (.m3u8) or DASH (.mpd) output")
         }
         if choice.segmentType == "ts", destination.kind == .playlist(.dash) {
