@@ -281,6 +281,10 @@ final class LiveOutputTests: XCTestCase {
         XCTAssertEqual(written.count, 240)
         XCTAssertGreaterThan(seen.count, 60, "the player saw \(seen.count) frames")
         XCTAssertEqual(seen, Array(written.suffix(seen.count)), "the player missed frames")
+        // Played after the run: the finished playlist's window, the run's last frames.
+        let window = try Self.frameNumbers(playlist)
+        XCTAssertGreaterThan(window.count, 30)
+        XCTAssertEqual(window, Array(written.suffix(window.count)))
     }
 
     /// VOD HLS with fragmented MP4 and VOD DASH of a file: every frame through the playlist, the init
