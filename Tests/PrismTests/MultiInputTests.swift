@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import PrismCore
+import PrismMedia
 
 /// Several inputs in one run, end to end through the built `prism` (issue 28): `prism run A B`, `--input`,
 /// `[0]`/`[1]`/`[NAME]` in the graph, timestamp matching of files at other rates (25 and 30 fps, variable
@@ -200,6 +201,47 @@ final class MultiInputTests: XCTestCase {
         if let firstCamera {
             for i in firstCamera..<frames.count { XCTAssert(showsCamera(i), "frame \(i) lost the camera") }
         }
+    }
+
+    // MARK: prism dev
+
+    /// `prism dev SHADER A B`: the shader reads both inputs (a looping clip and a still), and a hot reload
+    /// keeps them: the still's green and blue change places when the shader is edited to swap them.
+    func testDevRunsAShaderOnTwoInputsAndReloadsIt() throws {
+        let directory = try TemporaryDirectory()
+        let a = try clip("a.mkv", rate: 25, seconds: 1)
+        let still = dir.path("still.png")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "color=c=0x2060C0:s=64x48", "-frames:v", "1", still])
+        let shader = """
+            /*{ "INPUTS": [ {"NAME": "inputImage", "TYPE": "image"}, {"NAME": "second", "TYPE": "image"} ] }*/
+            void main() {
+                vec4 b = IMG_NORM_PIXEL(second, isf_FragNormCoord);
+                gl_FragColor = vec4(IMG_NORM_PIXEL(inputImage, isf_FragNormCoord).r, b.g, b.b, 1.0);
+            }
+            """
+        try directory.save("mix.fs", shader)
+        let dev = try DevProcess(arguments: [directory.file("mix.fs"), a, still])
+        defer { dev.stop() }
+        func snapshotMiddle() throws -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
+            let reply = try dev.get("/snapshot")
+            XCTAssertEqual(reply.status, 200)
+            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let image = try ImageFile.read(path: path)
+            XCTAssertEqual(image.size, Size(width: 64, height: 48))
+            return image.pixel(x: 32, y: 24)
+        }
+        try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 5 }
+        let before = try snapshotMiddle()
+        XCTAssertEqual(Double(before.g), 0x60, accuracy: 4, "the still's green: \(before)")
+        XCTAssertEqual(Double(before.b), 0xC0, accuracy: 4, "the still's blue: \(before)")
+        try directory.save("mix.fs", shader.replacingOccurrences(of: "b.g, b.b", with: "b.b, b.g"))
+        let reloaded = try dev.waitForState("the reload") { !($0["error"] is [String: Any]) && ($0["reloads"] as? Int ?? 0) >= 1 }
+        let frames = reloaded["frames"] as? Int ?? 0
+        try dev.waitForState("frames after the reload") { ($0["frames"] as? Int ?? 0) > frames + 5 }
+        let after = try snapshotMiddle()
+        XCTAssertEqual(Double(after.g), 0xC0, accuracy: 4, "after the reload: \(after)")
+        XCTAssertEqual(Double(after.b), 0x60, accuracy: 4, "after the reload: \(after)")
     }
 
     // MARK: bad input
