@@ -205,6 +205,8 @@ public final class Session {
         let source = try Self.sourceSpec(input: input, options: options).open()
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
         tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
+        // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).
+        try userGraph.setInputSizes(Dictionary(uniqueKeysWithValues: tracks.value.map { ($0.index, $0.info.size) }))
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
         var orientation = InputOrientation(mirrored: options.mirror)
         if options.autorotate, !source.info.orientation.isUpright {

@@ -63,6 +63,18 @@ extension FilterGraph {
         return nodes.compactMap { ($0.kernel as? GraphInputKernel)?.slot }.filter { seen.insert($0.index).inserted }
     }
 
+    /// Gives each input the graph reads its size (by index), so sizes are known before the first compile
+    /// (a crop for the codec, a size check between inputs); throws when the graph reads an input not given.
+    package func setInputSizes(_ sizes: [Int: Size]) throws {
+        for slot in inputSlots {
+            guard let size = sizes[slot.index] else {
+                let count = sizes.count + 1
+                throw UsageError("the graph reads input [\(slot.index)], but the run has \(count) input\(count == 1 ? "" : "s")")
+            }
+            slot.size = size
+        }
+    }
+
     /// The highest input index the graph reads (0 when it reads only its source).
     public var highestInputIndex: Int { inputSlots.map(\.index).max() ?? 0 }
 }

@@ -160,13 +160,7 @@ final class FramePath {
 
     private func compile(_ graph: FilterGraph, formats: [PixelFormat]) throws -> GraphRenderer? {
         guard !formats.isEmpty else { return nil }
-        for slot in graph.inputSlots {
-            guard let size = inputSizes[slot.index] else {
-                let count = inputSizes.count + 1
-                throw UsageError("the graph reads input [\(slot.index)], but the run has \(count) input\(count == 1 ? "" : "s")")
-            }
-            slot.size = size
-        }
+        try graph.setInputSizes(inputSizes)
         return try GraphRenderer(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: formats,
                                  options: compileOptions)
     }
