@@ -95,8 +95,9 @@ final class MultiInputTests: XCTestCase {
     }
 
     /// Runs `prism run ARGS --filter '[0][1]mix.fs' -o -` and checks every output frame against `expected`.
-    private func check(_ arguments: [String], expected: [Expected], file: StaticString = #filePath, line: UInt = #line) throws {
-        let result = try run(arguments + ["--filter", "[0][1]'\(try mixShader())'", "-o", "-"])
+    private func check(_ arguments: [String], expected: [Expected], filter: String? = nil,
+                       file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = try run(arguments + ["--filter", try filter ?? "[0][1]'\(mixShader())'", "-o", "-"])
         XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
         let frames = shown(result.stdout)
         let kept = expected.prefix { $0 != .runEnded }
@@ -121,6 +122,21 @@ final class MultiInputTests: XCTestCase {
         let slow = reference(first: try timestamps(b), second: try timestamps(a), secondRate: 25)
         XCTAssertEqual(slow[1], .frame(0))
         try check([b, "--input", a], expected: slow)
+    }
+
+    /// A ShaderToy shader's channels bind to the inputs (`iChannel1=input2`: the second stream into it).
+    func testShaderToyChannelsReadTheInputs() throws {
+        let a = try clip("a.mkv", rate: 25, seconds: 0.6), b = try clip("b.mkv", rate: 30, seconds: 0.6)
+        let shader = dir.path("mix.frag")
+        try """
+        void mainImage(out vec4 fragColor, in vec2 fragCoord) {
+            vec2 uv = fragCoord / iResolution.xy;
+            vec4 b = texture(iChannel1, uv);
+            fragColor = vec4(texture(iChannel0, uv).r, b.r, b.b, 1.0);
+        }
+        """.write(toFile: shader, atomically: true, encoding: .utf8)
+        try check([a, b], expected: reference(first: try timestamps(a), second: try timestamps(b), secondRate: 30),
+                  filter: "[0][1]'\(shader)'(iChannel1=input2)")
     }
 
     func testVariableRateInputIsMatchedByItsOwnTimestamps() throws {
@@ -159,8 +175,9 @@ final class MultiInputTests: XCTestCase {
     func testNamedInputsAndAStillImageThatLasts() throws {
         let a = try clip("a.mkv", rate: 25, seconds: 0.4)
         let still = dir.path("still.png")
-        // Grey 133 in R'G'B' ≈ the clips' frame 15.
-        try Tools.ffmpeg(["-f", "lavfi", "-i", "color=c=0x858585:s=64x48", "-frames:v", "1", still])
+        // Grey 133 in R'G'B' ≈ the clips' frame 15; its bottom quarter black (the picture stays upright).
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "color=c=0x858585:s=64x48,drawbox=x=0:y=36:w=64:h=12:color=black:t=fill",
+                          "-frames:v", "1", still])
         let result = try run(["--input", "main=\(a)", "--input", "logo=\(still)",
                               "--filter", "[main][logo]'\(try mixShader())'", "-o", "-"])
         XCTAssertEqual(result.status, 0, result.stderr)
@@ -169,6 +186,8 @@ final class MultiInputTests: XCTestCase {
         for (i, frame) in frames.enumerated() {
             XCTAssertEqual(frame.first, i)
             XCTAssertEqual(frame.second, 15, "frame \(i): the still is shown on every frame")
+            let bottom = i * Self.size.width * Self.size.height * 4 + (44 * Self.size.width + 32) * 4
+            XCTAssertLessThan(result.stdout[bottom + 1], 20, "frame \(i): the still's bottom is black, not its top")
         }
     }
 
