@@ -199,9 +199,14 @@ final class MultiInputTests: XCTestCase {
     func testLiveCameraOverAFile() throws {
         let library = try CameraTests.fakeLibrary()
         let a = try clip("a.mkv", rate: 10, seconds: 3)
-        let result = try run([a, Self.camera, "--realtime", "--filter", "[1]scale(size=64x48)[c]; [0][c]'\(try mixShader())'", "-o", "-"],
-                             environment: ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": Self.camera])
+        let result = try Tools.run(Tools.prism, ["run", a, Self.camera, "--realtime", "--filter",
+                                                 "[1]scale(size=64x48)[c]; [0][c]'\(try mixShader())'", "-o", "-"],
+                                   environment: ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": Self.camera], timeout: 120)
         XCTAssertEqual(result.status, 0, result.stderr)
+        // The camera runs at 30 fps under 10 output frames a second: the frames no output frame showed are counted.
+        let dropLine = result.stderr.split(separator: "\n").first { $0.hasPrefix("prism: input 1: ") && $0.contains("dropped") }
+        XCTAssertNotNil(dropLine, result.stderr)
+        if let dropLine { XCTAssertGreaterThan(Int(dropLine.split(separator: " ")[3]) ?? 0, 0, String(dropLine)) }
         let frameBytes = Self.size.width * Self.size.height * 4
         let bytes = [UInt8](result.stdout)
         let frames = shown(result.stdout)
