@@ -139,6 +139,11 @@ public final class Session {
         /// frames can in a 10-bit format, stills never.
         public var outputIsDeep: Bool?
 
+        /// The inputs besides the first (`prism run A B`, `--input NAME=…`): `[1]`, `[2]`… (or their names) in
+        /// the graph, matched to the first input's frames by timestamp (files) or newest-wins (live inputs);
+        /// see `InputTrack`. Their sound is not used: the output's sound is the first input's. Opened by `init`.
+        public var inputs: [ExtraInput] = []
+
         /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
         public init() {}
     }
@@ -181,11 +186,14 @@ public final class Session {
     }
     /// Taken by the one run.
     private var source: MediaSource?
+    /// The inputs besides the first, opened; taken by the one run.
+    private var tracks: ThreadOwned<[InputTrack]>
 
     /// A graph in Prism's text form (`invert, mono`, `chrome, pixellate(12)`, `my-look.fs(amount=0.3)`),
     /// bound with `Session.binder()` (built-ins, ISF and ShaderToy files, their images).
     public convenience init(input: InputSpec, graph: String, options: Options = Options(), gpu: GPUContext? = nil) throws {
-        try self.init(input: input, graph: try Session.binder().bind(graph), options: options, gpu: gpu)
+        try self.init(input: input, graph: try Session.binder(inputs: [nil] + options.inputs.map(\.name)).bind(graph),
+                      options: options, gpu: gpu)
     }
 
     /// Opens the input now (a missing file or camera fails here) and places the orientation remaps and
@@ -202,6 +210,10 @@ public final class Session {
             }
         }
         let source = try Self.sourceSpec(input: input, options: options).open()
+        // The other inputs open now too: one that cannot be opened fails here, before any output exists.
+        tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
+        // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).
+        try userGraph.setInputSizes(Dictionary(uniqueKeysWithValues: tracks.value.map { ($0.index, $0.info.size) }))
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
         var orientation = InputOrientation(mirrored: options.mirror)
         if options.autorotate, !source.info.orientation.isUpright {
@@ -250,6 +262,14 @@ public final class Session {
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })
+    }
+
+    /// `binder()` for a run with these inputs (each name or nil, the first input first): `[0]`…`[N-1]` and
+    /// the names read them.
+    public static func binder(inputs: [String?]) -> GraphBinder {
+        var binder = binder()
+        binder.inputs = inputs.isEmpty ? [nil] : inputs
+        return binder
     }
 
     // MARK: Runs
@@ -437,7 +457,8 @@ public final class Session {
         let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
                                      audioCapture: capture, taps: taps,
-                                     sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs)
+                                     sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs,
+                                     inputs: tracks.value)
         self.source = nil
         self.faces = faces
         self.segmentation = segmentation

@@ -40,7 +40,7 @@ struct RunCommand: PrismCommand {
     ] + ControlOptions.commandLine
 
     static let spec = CommandSpec(
-        name: "run", arguments: "[INPUT]",
+        name: "run", arguments: "[INPUT...]",
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
             .value("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
@@ -50,6 +50,7 @@ struct RunCommand: PrismCommand {
                    required: true),
             .value("--frames", value: "N", help: "stop after N frames"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
+        ] + InputArguments.scoped + [
             .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
         ] + OutputChoice.options + [
             .flag("--realtime", help: "release the input's frames at their timestamps, as FFmpeg's -re: stream a file or "
@@ -65,24 +66,30 @@ struct RunCommand: PrismCommand {
             "built-in test pattern, or `-` for raw frames on stdin; OUTPUT is a file whose extension picks the container,",
             "a network URL, a playlist, or `-` for raw frames on stdout. -o may repeat: the encoder, --format and playlist",
             "options given before an -o are that output's own; after the last -o, every output's that sets none.",
+            "INPUT may repeat (or --input [NAME=]SOURCE): [0] (also [in]) is the first input in the graph, [1], [2]… the",
+            "others (or [NAME]). The first drives the clock and gives the sound; a file is matched to it by timestamp (it",
+            "repeats or skips frames), a live input shows its newest frame. --offset and --end given before an input are its own.",
             "Ctrl-C, SIGTERM or SIGHUP stop the run and finish the outputs.",
         ])
 
     init(arguments: [String]) throws {
         // Several -o: each output's own options are taken out first (OutputArguments).
-        let (shared, separate) = try OutputArguments.split(arguments, command: Self.spec)
+        // Several inputs: each with its own options, taken out first (InputArguments).
+        let (withoutInputs, inputs) = try InputArguments.split(arguments, command: Self.spec)
+        let (shared, separate) = try OutputArguments.split(withoutInputs, command: Self.spec)
         var scanner = try ArgumentScanner(shared, command: Self.spec)
-        guard scanner.positionals.count <= 1 else {
-            throw UsageError("run takes one INPUT, got \(scanner.positionals.count): \(scanner.positionals.joined(separator: " "))")
-        }
         options.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
         if let format = scanner.value("--progress") {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
         }
         verbose = scanner.flag("--verbose", "-v")
-        let inputPath = try Self.parseCommon(&scanner, into: &options, input: scanner.positionals.first,
+        let inputPath = try Self.parseCommon(&scanner, into: &options, input: inputs.first?.source,
                                              rawInputFormat: scanner.value("--input-format"))
+        options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
+        options.extraInputs = try inputs.dropFirst().enumerated().map {
+            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options)
+        }
         options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
@@ -126,6 +133,16 @@ struct RunCommand: PrismCommand {
                              + "output, and no -o is one")
         }
         try Self.checkDistinct(options.outputs)
+        // No output may be written over any input.
+        for extra in options.extraInputs {
+            guard case .movie(let path) = extra.spec.input, !extra.spec.input.isNetwork else { continue }
+            for output in options.outputs {
+                if case .movie(let location) = output.spec, MovieDestination.scheme(of: location) == nil {
+                    try OutputTarget.checkNotInput(path, output: location)
+                }
+                if case .still(let location) = output.spec { try OutputTarget.checkNotInput(path, output: location) }
+            }
+        }
         if outputFormat != nil, !options.outputs.contains(where: { if case .standardOutput = $0.spec { true } else { false } }) {
             throw UsageError("--output-format applies to raw output (-o -)")
         }
@@ -336,7 +353,7 @@ struct RunCommand: PrismCommand {
     }
 
     func execute() throws -> Int32 {
-        let graph = try PrismGraphs.bind(options.filter)
+        let graph = try PrismGraphs.bind(options.filter, inputs: options.inputNames)
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         var options = self.options
@@ -539,10 +556,10 @@ enum PrismGraphs {
     static func binder() -> GraphBinder { Session.binder() }
 
     /// Binds graph text given on the command line; errors in the text keep the text, so the CLI can put
-    /// a caret under the column on a terminal.
-    static func bind(_ text: String) throws -> FilterGraph {
+    /// a caret under the column on a terminal. `inputs` names the run's inputs (`[0]`, `[1]`… and names).
+    static func bind(_ text: String, inputs: [String?] = [nil]) throws -> FilterGraph {
         do {
-            return try binder().bind(text)
+            return try Session.binder(inputs: inputs).bind(text)
         } catch let error as GraphTextError {
             throw GraphInputError(error: error, text: text)
         }

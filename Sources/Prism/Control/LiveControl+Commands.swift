@@ -12,6 +12,7 @@ extension LiveControl {
         guard options.control.isEnabled else { return nil }
         var reads: [String] = []
         if case .movie(let path) = options.input { reads.append(path) }
+        for extra in options.extraInputs { if case .movie(let path) = extra.spec.input { reads.append(path) } }
         var outputs: [(flag: String, path: String)] = []
         var directory = "."
         var rawOutput = false
@@ -30,7 +31,7 @@ extension LiveControl {
         return LiveControl(options: options.control, graphText: options.filter, userGraph: graph,
                            mode: .run(stop: stop, cameraInput: options.input.isCamera, reads: reads, outputs: outputs,
                                       snapshotDirectory: directory),
-                           quiet: options.quiet, repliesOnStandardError: rawOutput)
+                           quiet: options.quiet, repliesOnStandardError: rawOutput, inputNames: options.inputNames)
     }
 
     /// `prism record`'s channel: always there (its stdin takes JSON commands beside the plain words);
@@ -39,7 +40,7 @@ extension LiveControl {
                           directory: String) -> LiveControl {
         LiveControl(options: options.control, graphText: options.filter, userGraph: graph,
                     mode: .record(remote: remote, stop: stop, directory: directory, cameraInput: options.input.isCamera),
-                    quiet: options.quiet, repliesOnStandardError: false)
+                    quiet: options.quiet, repliesOnStandardError: false, inputNames: options.inputNames)
     }
 }
 

@@ -49,13 +49,14 @@ final class LiveControl: Sendable {
     ///   - repliesOnStandardError: stdout carries raw frames (`-o -`).
     ///   - userGraph: the graph bound from `graphText`, before the run frames it (its node count: the
     ///     running graph has the session's remaps in front of its nodes and may have a scale behind).
-    init(options: ControlOptions, graphText: String, userGraph: FilterGraph, mode: Mode, quiet: Bool, repliesOnStandardError: Bool) {
+    init(options: ControlOptions, graphText: String, userGraph: FilterGraph, mode: Mode, quiet: Bool, repliesOnStandardError: Bool,
+         inputNames: [String?] = [nil]) {
         self.options = options
         userNodeCount = userGraph.nodes.count
         self.mode = mode
         self.quiet = quiet
         replyDescriptor = repliesOnStandardError ? STDERR_FILENO : STDOUT_FILENO
-        tap = ControlTap(graphText: graphText)
+        tap = ControlTap(graphText: graphText, inputNames: inputNames)
         switch mode {
         case .run(_, _, _, _, let directory): snapshotNames = TakeNames(directory: directory, prefix: "snapshot", fileExtension: "png")
         case .record(_, _, let directory, _): snapshotNames = TakeNames(directory: directory, prefix: "photo", fileExtension: "jpg")
@@ -364,6 +365,8 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     /// The files the graph reads (watched with `--watch`; never a snapshot's path).
     let watched = Mutex<[String]>([])
     private let text: Mutex<String>
+    /// The run's inputs' names, the first's first: a swapped-in graph reads them as `[0]`, `[1]`… and by name.
+    private let inputNames: [String?]
 
     // GPU thread only.
     private var userNodeOffset = 0
@@ -373,8 +376,9 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     private var stills: [StillImageSink] = []
     private var publishedOnce = false
 
-    init(graphText: String) {
+    init(graphText: String, inputNames: [String?] = [nil]) {
         text = Mutex(graphText)
+        self.inputNames = inputNames
     }
 
     /// The graph text running now.
@@ -443,7 +447,7 @@ final class ControlTap: FrameTap, @unchecked Sendable {
         let text = newText ?? currentText
         let user: FilterGraph
         do {
-            user = try PrismGraphs.bind(text)
+            user = try PrismGraphs.bind(text, inputs: inputNames)
         } catch {
             throw ControlError("graph: \(Self.oneLine("\(error)"))")
         }

@@ -18,24 +18,37 @@ struct DevCommand: PrismCommand {
     static var usage: String { spec.synopsis(indent: "", width: .max) }
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments, command: DevOptions.commandLine)
-        guard (1...2).contains(scanner.positionals.count) else {
+        // SHADER, then the inputs (several: the shader reads them in order); --offset/--end before an input are its own.
+        let (rest, words) = try InputArguments.split(arguments, command: DevOptions.commandLine)
+        var scanner = try ArgumentScanner(rest, command: DevOptions.commandLine)
+        guard let shaderWord = words.first, shaderWord.name == nil, shaderWord.offset == nil, shaderWord.end == nil else {
             throw UsageError("usage: prism \(Self.usage)")
         }
-        let shader = scanner.positionals[0]
+        let shader = shaderWord.source
+        let inputs = Array(words.dropFirst())
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: shader, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw UsageError("\(shader): no such shader file")
         }
         guard !shader.contains("\"") else { throw UsageError("\(shader): shader paths with '\"' are not supported") }
         options = DevOptions(shaderPath: shader)
-        switch scanner.positionals.count > 1 ? scanner.positionals[1] : "pattern" {
+        if let first = inputs.first, first.offset != nil || first.end != nil {
+            throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the clock")
+        }
+        switch inputs.first?.source ?? "pattern" {
         case "pattern": options.input = .pattern
         case let argument where InputSpec.cameraPath(argument) != nil:
             options.input = .camera(InputSpec.cameraPath(argument)!)
         case let path:
             guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
             options.input = .movie(path)
+        }
+        var runOptions = RunOptions()
+        runOptions.size = nil
+        options.extraInputs = try inputs.dropFirst().enumerated().map { index, input in
+            var extra = try InputArguments.extraInput(input, index: index + 1, options: runOptions)
+            extra.spec.loop = true  // the clip loops, and so do the others
+            return extra
         }
         options.port = try scanner.int("--port", in: 0...65535) ?? 8080
         options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"

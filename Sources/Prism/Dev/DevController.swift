@@ -11,7 +11,7 @@ import PrismPipeline
 final class DevController {
     let options: DevOptions
     let state: DevState
-    private let binder = PrismGraphs.binder()
+    private let binder: GraphBinder
     private let userSet: Locked<Set<String>>
     private var recording: TakeSink?
     private let encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 20)
@@ -22,6 +22,7 @@ final class DevController {
     init(options: DevOptions, state: DevState, userSet: Locked<Set<String>>,
          sourceFilters: [(name: String, parameters: [String: ParameterValue])] = []) {
         self.options = options
+        binder = Session.binder(inputs: [nil] + options.extraInputs.map(\.name))
         self.sourceFilters = sourceFilters
         self.state = state
         self.userSet = userSet

@@ -8,11 +8,12 @@ import PrismPipeline
 struct DevOptions: Sendable {
     /// `prism dev`'s command line, declared once for the parser and the usage.
     static let commandLine = CommandSpec(
-        name: "dev", arguments: "SHADER [INPUT]",
+        name: "dev", arguments: "SHADER [INPUT...]",
         summary: "Runs SHADER live on INPUT (the pattern, a looping movie or a camera), serves a preview page and "
             + "reloads the shader when its files change, until Ctrl-C.",
         options: [
             .value("--port", value: "N", help: "the preview's port (default 8080; 0 picks a free one)"),
+        ] + InputArguments.scoped + [
             .value("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)"),
             .value("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono"),
             .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
@@ -56,8 +57,14 @@ struct DevOptions: Sendable {
     /// `--segment-model` and its settings: the mask for `background-blur` and its kin.
     var segmentation = SegmentationSettings()
 
-    /// The graph the loop runs: the shader as a filter, then the extra filters.
+    /// The inputs after the first (`prism dev SHADER A B…`): looped like the first, matched to it by timestamp
+    /// (files) or newest-wins (cameras); the shader reads them as its second, third… image input.
+    var extraInputs: [ExtraInput] = []
+
+    /// The graph the loop runs: the shader as a filter, then the extra filters. With several inputs the
+    /// shader reads them all, in order (`[0][1]…'SHADER'`).
     var graphText: String {
-        "\"" + shaderPath + "\"" + (extraFilter.trimmingCharacters(in: .whitespaces).isEmpty ? "" : ", " + extraFilter)
+        let labels = extraInputs.isEmpty ? "" : (0...extraInputs.count).map { "[\($0)]" }.joined()
+        return labels + "\"" + shaderPath + "\"" + (extraFilter.trimmingCharacters(in: .whitespaces).isEmpty ? "" : ", " + extraFilter)
     }
 }

@@ -83,6 +83,7 @@ final class DevSession: Sendable {
         engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
                                  gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller)],
                                  sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + [mouse],
+                                 inputs: try options.extraInputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) },
                                  events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")

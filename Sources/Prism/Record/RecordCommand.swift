@@ -16,10 +16,11 @@ struct RecordCommand: PrismCommand {
     var segmentBytes: Int64?
 
     static let spec = CommandSpec(
-        name: "record", arguments: "DIR [INPUT]",
+        name: "record", arguments: "DIR [INPUT...]",
         summary: "Records takes from a camera (or the pattern) through the graph into DIR, one movie per take.",
         options: [
             .flag("--start", help: "start the first take at once (else wait for `start` or SIGUSR1)"),
+        ] + InputArguments.scoped + [
             .value("--segment", value: "DURATION", help: "roll over to a new take every DURATION (90s, 10m, 1h)"),
             .value("--segment-size", value: "SIZE", help: "roll over to a new take when one reaches SIZE (500M, 2G)"),
         ] + RunCommand.commonOptions,
@@ -32,18 +33,23 @@ struct RecordCommand: PrismCommand {
         ])
 
     init(arguments: [String]) throws {
-        var scanner = try ArgumentScanner(arguments, command: Self.spec)
-        guard (1...2).contains(scanner.positionals.count) else {
-            throw UsageError("usage: prism record DIR [INPUT] (prism record --help)")
+        // DIR, then the inputs: the first a camera or the pattern (the clock), the others anything `run` takes.
+        let (rest, words) = try InputArguments.split(arguments, command: Self.spec)
+        var scanner = try ArgumentScanner(rest, command: Self.spec)
+        guard let directoryWord = words.first, directoryWord.name == nil, directoryWord.offset == nil, directoryWord.end == nil else {
+            throw UsageError("usage: prism record DIR [INPUT...] (prism record --help)")
         }
-        let positionals = scanner.positionals
-        directory = positionals[0]
+        let inputs = Array(words.dropFirst())
+        if let first = inputs.first, first.offset != nil || first.end != nil {
+            throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the clock")
+        }
+        directory = directoryWord.source
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
             throw UsageError("\(directory): no such directory")
         }
         guard isDirectory.boolValue else { throw UsageError("\(directory): is a file; record writes its takes into a directory") }
-        let input = positionals.count > 1 ? positionals[1] : nil
+        let input = inputs.first?.source
         if input == "-" { throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for raw input") }
         _ = try RunCommand.parseCommon(&scanner, into: &options, input: input, rawInputFormat: nil)
         try options.faces.checkSidecarOut(reads: [], output: nil)
@@ -51,6 +57,10 @@ struct RecordCommand: PrismCommand {
         case .pattern, .camera: break
         case .movie, .standardInput:
             throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for files")
+        }
+        options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
+        options.extraInputs = try inputs.dropFirst().enumerated().map {
+            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options)
         }
         startRecording = scanner.flag("--start")
         segmentSeconds = try scanner.value(for: "segment", as: TakeLength.self)?.seconds
@@ -62,7 +72,7 @@ struct RecordCommand: PrismCommand {
     static let quitGrace = 10.0
 
     func execute() throws -> Int32 {
-        let graph = try PrismGraphs.bind(options.filter)
+        let graph = try PrismGraphs.bind(options.filter, inputs: options.inputNames)
         FFmpegLog.setLevel(.quiet)
         let quiet = options.quiet
         let say: @Sendable (String) -> Void = { line in PrismCommandLine.info("prism: \(line)") }

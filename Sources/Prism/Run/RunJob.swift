@@ -102,6 +102,7 @@ extension RunOptions {
         settings.outputTransfer = outputTransfer
         settings.outputIsDeep = outputIsDeep
         settings.network = network
+        settings.inputs = extraInputs
         return settings
     }
 }

@@ -8,6 +8,10 @@ import PrismPipeline
 /// Everything `prism run` was asked to do, validated.
 package struct RunOptions: Sendable {
     package var input: InputSpec = .pattern
+    /// The inputs after the first (INPUT repeated, `--input`), each with its own offset and end.
+    package var extraInputs: [ExtraInput] = []
+    /// Every input's name for the graph, the first's first (nil: unnamed, read as `[N]` only).
+    package var inputNames: [String?] = [nil]
     /// Where the frames go, each with its own settings (`-o` repeated); the first drives progress.
     package var outputs: [SessionOutput] = [SessionOutput(.movie("out.mp4"))]
     /// The first output (setting it makes it the only one).

@@ -51,6 +51,11 @@ public struct GraphBinder {
     /// Reads the images ISF shaders import and built-ins name (`background-replace(image=…)`).
     package let imageLoader: ShaderImageLoader
 
+    /// The run's inputs in order, each with its name or nil (`--input NAME=…`): `[0]` (also `[in]`) is the
+    /// first, the graph's source; `[1]`… and the names read the others. A label `[N]` past the last input
+    /// is an error at its column. One unnamed input by default.
+    public var inputs: [String?] = [nil]
+
     /// `imageLoader` reads the images ISF shaders import (the tool passes PrismMedia's `ImageFile.read`).
     public init(imageLoader: @escaping ShaderImageLoader) {
         self.imageLoader = imageLoader
@@ -103,8 +108,16 @@ public struct GraphBinder {
         graph.imageLoader = imageLoader
         guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { return graph }
         let ast = try GraphParser.parse(text)
-        let topology = try GraphChecker.check(ast)
+        let topology = try GraphChecker.check(ast, inputs: inputs)
         var nodeFor: [GraphElementID: FilterGraph.NodeID] = [:]
+        // One node per other input the graph reads, made where it is first read.
+        var inputNodes: [Int: FilterGraph.NodeID] = [:]
+        func inputNode(_ index: Int) throws -> FilterGraph.NodeID {
+            if let node = inputNodes[index] { return node }
+            let node = try graph.add("[\(index)]", kernel: GraphInputKernel(slot: GraphInputSlot(index: index)), inputs: [])
+            inputNodes[index] = node
+            return node
+        }
         // How many elements (and the graph output) read each element.
         var consumers: [GraphElementID: Int] = [topology.output: 1]
         for sources in topology.inputs.values {
@@ -126,9 +139,12 @@ public struct GraphBinder {
                     }
                     given = try arguments(of: element, specs: definition.parameters, positional: definition.positional)
                     if let expand = definition.expand {  // a shorthand for several filters (face-pixellate)
-                        let input = (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
-                            if case .element(let producer) = source { return .node(nodeFor[producer]!) }
-                            return .source
+                        let input = try (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
+                            switch source {
+                            case .element(let producer): return .node(nodeFor[producer]!)
+                            case .input(let index): return .node(try inputNode(index))
+                            case .graphInput: return .source
+                            }
                         }
                         guard input.count == 1 else {
                             throw GraphBindError("\(definition.name) takes 1 input but is given \(input.count)", column: element.range.start)
@@ -151,9 +167,10 @@ public struct GraphBinder {
             } catch let error as PrismError {
                 throw GraphBindError("\(element.name): \(error.description)", column: column, diagnostics: error.diagnostics)
             }
-            var inputs = (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
+            var inputs = try (topology.inputs[id] ?? []).map { source -> FilterGraph.Stream in
                 switch source {
                 case .graphInput: return .source
+                case .input(let index): return .node(try inputNode(index))
                 case .element(let producer): return .node(nodeFor[producer]!)
                 }
             }

@@ -6,10 +6,14 @@ package enum GraphStreamSource: Hashable, Sendable, CustomStringConvertible {
     case graphInput
     /// The output of another element.
     case element(GraphElementID)
+    /// Another input of the run than the first: `[1]`, `[2]`… or the name it was given (`--input NAME=…`).
+    /// The first input is always `.graphInput` (`[in]`, `[0]`, or its name).
+    case input(Int)
 
     package var description: String {
         switch self {
         case .graphInput: return "in"
+        case .input(let index): return "input \(index)"
         case .element(let id): return "element \(id)"
         }
     }
@@ -33,16 +37,18 @@ package struct GraphTopology: Hashable, Sendable {
 /// Filter names, argument names and types are the binder's job.
 package enum GraphChecker {
     /// Every problem found, in text order of the offending element. Empty when the graph is sound.
-    package static func diagnose(_ ast: GraphAST) -> [GraphSemanticError] {
-        switch analyse(ast) {
+    /// `inputs` names the run's inputs in order (nil: unnamed), the first being the graph input: `[0]`…
+    /// `[N-1]` and the names read them.
+    package static func diagnose(_ ast: GraphAST, inputs: [String?] = [nil]) -> [GraphSemanticError] {
+        switch analyse(ast, inputs: inputs) {
         case .success: return []
         case .failure(let errors): return errors.errors
         }
     }
 
     /// The topology of a sound graph; throws the first problem otherwise.
-    package static func check(_ ast: GraphAST) throws(GraphSemanticError) -> GraphTopology {
-        switch analyse(ast) {
+    package static func check(_ ast: GraphAST, inputs: [String?] = [nil]) throws(GraphSemanticError) -> GraphTopology {
+        switch analyse(ast, inputs: inputs) {
         case .success(let topology): return topology
         case .failure(let errors): throw errors.errors[0]
         }
@@ -50,7 +56,20 @@ package enum GraphChecker {
 
     private struct Errors: Error { var errors: [GraphSemanticError] }
 
-    private static func analyse(_ ast: GraphAST) -> Result<GraphTopology, Errors> {
+    /// The input a label reads, when it names one: `in`, an index below the input count, or an input's name.
+    private static func inputIndex(_ name: String, inputs: [String?]) -> Int? {
+        if name == GraphLabel.inputName { return 0 }
+        if let index = Int(name), String(index) == name, index >= 0, index < max(inputs.count, 1) { return index }
+        return inputs.firstIndex { $0 == name }
+    }
+
+    /// A label that looks like an input index (`[3]`) but names none of the run's inputs.
+    private static func isMissingInput(_ name: String, inputs: [String?]) -> Bool {
+        guard let index = Int(name), String(index) == name else { return false }
+        return index >= max(inputs.count, 1)
+    }
+
+    private static func analyse(_ ast: GraphAST, inputs runInputs: [String?]) -> Result<GraphTopology, Errors> {
         var errors: [GraphSemanticError] = []
         func report(_ message: String, _ id: GraphElementID, column: Int? = nil) {
             errors.append(GraphSemanticError(message, column: column ?? ast[id].range.start, element: id))
@@ -63,6 +82,8 @@ package enum GraphChecker {
             guard let label = element.outputLabel else { continue }
             if label.name == GraphLabel.inputName {
                 report("[in] is the graph input; an element cannot write it", id, column: label.range.start)
+            } else if inputIndex(label.name, inputs: runInputs) != nil || isMissingInput(label.name, inputs: runInputs) {
+                report("[\(label.name)] names an input of the run; an element cannot write it", id, column: label.range.start)
             } else if let first = producer[label.name] {
                 report("label [\(label.name)] is already produced at column \(ast[first].range.start)", id,
                        column: label.range.start)
@@ -83,8 +104,12 @@ package enum GraphChecker {
             }
             for label in element.inputLabels {
                 consumed.insert(label.name)
-                if label.name == GraphLabel.inputName {
-                    sources.append(.graphInput)
+                if let index = inputIndex(label.name, inputs: runInputs) {
+                    sources.append(index == 0 ? .graphInput : .input(index))
+                } else if isMissingInput(label.name, inputs: runInputs) {
+                    let count = max(runInputs.count, 1)
+                    report("input [\(label.name)] does not exist: the run has \(count) input\(count == 1 ? "" : "s") ([0]"
+                           + (count > 1 ? "…[\(count - 1)]" : "") + ")", id, column: label.range.start)
                 } else if label.name == GraphLabel.outputName && producer[label.name] == nil {
                     report("[out] is the graph output; it cannot be read", id, column: label.range.start)
                 } else if let source = producer[label.name] {

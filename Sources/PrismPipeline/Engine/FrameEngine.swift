@@ -101,6 +101,8 @@ public final class FrameEngine: Sendable {
     private let eventHandler: (@Sendable (EngineEvent) -> Void)?
     private let notes = Locked<[String]>([])
     private let hasRun = Atomic<Bool>(false)
+    /// The inputs besides the first, matched to its frames (`InputTrack`).
+    private let tracks: [InputTrack]
 
     /// - Parameters:
     ///   - source: an opened source; the engine reads it from its own thread from now on.
@@ -112,7 +114,14 @@ public final class FrameEngine: Sendable {
     ///   - events: told what happens during the run (camera switches, recompiles), from any thread.
     package init(source: MediaSource, graph: FilterGraph, sinks: [any FrameSink], configuration: EngineConfiguration = .init(),
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
-                sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+                sideInputs: [any SideInput] = [], inputs tracks: [InputTrack] = [],
+                events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+        // A graph that reads an input the run lacks: one line naming it, before anything is written.
+        if graph.highestInputIndex > tracks.count {
+            let count = tracks.count + 1
+            throw UsageError("the graph reads input [\(graph.highestInputIndex)], but the run has \(count) input\(count == 1 ? "" : "s")")
+        }
+        self.tracks = tracks
         // A rate the frames cannot be timed by fails here, before the first frame, not on the source thread.
         if let rate = configuration.constantRate { _ = try FrameTimer.step(at: rate) }
         let info = source.info
@@ -156,6 +165,7 @@ public final class FrameEngine: Sendable {
             stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
             stage.taps = taps
             stage.sideInputs = sideInputs
+            for track in tracks { stage.inputSizes[track.index] = track.info.size }
             do {
                 for sink in sinks { _ = try stage.attach(sink) }
             } catch {
@@ -175,9 +185,12 @@ public final class FrameEngine: Sendable {
     public convenience init(source spec: SourceSpec, graph: FilterGraph, sinks: [any FrameSink],
                             configuration: EngineConfiguration = .init(), gpu: GPUContext,
                             audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
-                            sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
+                            sideInputs: [any SideInput] = [], inputs: [ExtraInput] = [],
+                            events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
         try self.init(source: try spec.open(), graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
-                      audioCapture: audioCapture, taps: taps, sideInputs: sideInputs, events: events)
+                      audioCapture: audioCapture, taps: taps, sideInputs: sideInputs,
+                      inputs: try inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) },
+                      events: events)
     }
 
     deinit {
@@ -388,6 +401,8 @@ public final class FrameEngine: Sendable {
             return waiting
         }
         for work in waiting { post(work) }
+        let tracks = self.tracks
+        for track in tracks { track.start() }
         var first: MediaTime?
         var previousTime = 0.0
         var index = 0
@@ -398,6 +413,21 @@ public final class FrameEngine: Sendable {
                 let origin = first ?? timed.pts
                 first = origin
                 let time = (timed.pts - origin).seconds
+                // The other inputs at this frame's time: matched by timestamp, or their newest frame if live.
+                var shown: [Int: InputFrame] = [:]
+                var inputEnded = false
+                for track in tracks {
+                    let (picked, ended) = try track.frame(at: timed.pts - origin)
+                    if ended, track.input.end == .stop { inputEnded = true }
+                    shown[track.index] = picked
+                }
+                if inputEnded {
+                    // `--end stop`: the run ends as if the first input had; the source stops reading.
+                    stop.stop(.endOfInput)
+                    frames.cancel()
+                    break
+                }
+                let extras = ThreadOwned(shown)
                 let (frame, frameIndex, delta) = (timed, index, time - previousTime)
                 inFlight.wait()
                 let posted = gpu.thread.async {
@@ -405,7 +435,8 @@ public final class FrameEngine: Sendable {
                     guard !failure.hasError else { return }
                     do {
                         let stage = stage.value
-                        try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, control: EngineControl(stage: stage))
+                        try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, inputs: extras.value,
+                                          control: EngineControl(stage: stage))
                     } catch {
                         fail(error)
                     }
@@ -430,6 +461,10 @@ public final class FrameEngine: Sendable {
             try? gpu.perform { running.store(false, ordering: .releasing) }
         }
         scheduled.withLock { $0 = .ended }
+        for track in tracks { track.finish() }
+        for track in tracks where track.dropped > 0 {
+            notes.withLock { $0.append("input \(track.index): \(track.dropped) frame(s) dropped (a live input shows its newest frame)") }
+        }
         for outlet in registry.all { outlet.queue.close() }
         sourceThread.join()
         // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is

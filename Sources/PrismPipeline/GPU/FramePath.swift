@@ -107,6 +107,11 @@ final class FramePath {
     private(set) var outputs: [ReadbackChannel] = []
     private var inputs: [ReadbackChannel] = []
     private let uploader = FrameUploader()
+    /// The sizes of the inputs besides the first, by index (`GraphInputSlot.size` is set from them before
+    /// each compile).
+    var inputSizes: [Int: Size] = [:]
+    /// Each other input's conversion to R'G'B' (its own uploader and an empty graph into an RGBA target), by index.
+    private var inputStages: [Int: InputStage] = [:]
     private(set) var timer: PassTimer?
     var taps: [any FrameTap] = []
     var sideInputs: [any SideInput] = []
@@ -155,6 +160,7 @@ final class FramePath {
 
     private func compile(_ graph: FilterGraph, formats: [PixelFormat]) throws -> GraphRenderer? {
         guard !formats.isEmpty else { return nil }
+        try graph.setInputSizes(inputSizes)
         return try GraphRenderer(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: formats,
                                  options: compileOptions)
     }
@@ -301,13 +307,74 @@ final class FramePath {
         events?(.inputChanged(format: format, size: size, outputFrom: oldSize, outputTo: renderer?.outputSize ?? size))
     }
 
+    // MARK: Other inputs
+
+    /// One other input's way onto the GPU: its frames are uploaded and converted to R'G'B'A by an empty
+    /// graph, once per new frame (a held or repeated frame is not uploaded again).
+    private final class InputStage {
+        let uploader = FrameUploader()
+        let renderer: GraphRenderer
+        let format: PixelFormat
+        let size: Size
+        /// The frame the target holds (kept, so a new frame is never taken for it).
+        var current: VideoFrame?
+
+        init(format: PixelFormat, size: Size, options: CompileOptions) throws {
+            self.format = format
+            self.size = size
+            var options = options
+            options.outputColorSpace = nil
+            renderer = try GraphRenderer(graph: FilterGraph(), sourceFormat: format, sourceSize: size, sinks: [.rgba],
+                                         options: options)
+        }
+    }
+
+    /// Hangs each other input's frame for this output frame on the graph's slots; a new size recompiles the
+    /// graph first (between frames, as a new format of the first input does).
+    private func present(_ shown: [Int: InputFrame]) throws {
+        let slots = graph.inputSlots
+        guard !slots.isEmpty else { return }
+        var resized = false
+        for (index, picked) in shown {
+            if case .frame(let frame) = picked, inputSizes[index] != frame.size {
+                inputSizes[index] = frame.size
+                resized = true
+            }
+        }
+        if resized { try recompile() }
+        for slot in graph.inputSlots {
+            guard case .frame(let frame)? = shown[slot.index] else {
+                slot.shown = false
+                continue
+            }
+            var stage = inputStages[slot.index]
+            if stage == nil || stage!.format != frame.format || stage!.size != frame.size {
+                stage = nil
+                inputStages[slot.index] = nil
+                stage = try InputStage(format: frame.format, size: frame.size, options: compileOptions)
+                inputStages[slot.index] = stage
+            }
+            let converter = stage!
+            if converter.current !== frame {
+                let uploaded = try converter.uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
+                                                                            colorSpace: frame.colorSpace, planes: frame.planes))
+                try converter.renderer.render(uploaded, context: FrameContext())
+                converter.current = frame
+            }
+            slot.texture = converter.renderer.sinkTarget(0).texture
+            slot.shown = true
+        }
+    }
+
     // MARK: Frames
 
     /// One frame: upload, side inputs, the graph, readback for each sink that wants it, taps.
-    func process(_ timed: TimedFrame, index: Int, time: Double, timeDelta: Double, control: EngineControl) throws {
+    func process(_ timed: TimedFrame, index: Int, time: Double, timeDelta: Double, inputs shown: [Int: InputFrame] = [:],
+                 control: EngineControl) throws {
         let frame = timed.frame
         try dropClosedOutlets()
         if frame.format != sourceFormat || frame.size != sourceSize { try adapt(to: frame.format, size: frame.size) }
+        try present(shown)
         sourceColorSpace = frame.colorSpace
         var t0 = StageTimes.now()
         let uploaded = try uploader.upload(CPUFramePlanes(format: frame.format, size: frame.size,
@@ -359,6 +426,8 @@ final class FramePath {
         renderer?.timer = nil
         renderer = nil
         inputRenderer = nil
+        inputStages.removeAll()
+        for slot in graph.inputSlots { slot.texture = nil }
         timer = nil
         outputs.removeAll()
         inputs.removeAll()

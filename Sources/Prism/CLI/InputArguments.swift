@@ -1,0 +1,140 @@
+import Foundation
+import PrismCore
+import PrismMedia
+import PrismPipeline
+
+/// INPUT may repeat (`prism run a.mp4 b.mp4 -o out.mp4`), as positionals or `--input [NAME=]SOURCE` (`-i`), in
+/// any mix; the first is the run's clock and sound, the others are `[1]`, `[2]`… (or `[NAME]`) in the graph.
+/// The options that belong to one input (`--offset SECONDS`, `--end hold|stop|hide`) are given *before* it and
+/// are that input's alone, as an output's options come before its `-o`; the first input takes none (it is
+/// the clock the others are placed on).
+struct InputArguments {
+    /// One input as written, with its own options.
+    struct Input: Equatable {
+        var source: String
+        var name: String?
+        var offset: Double?
+        var end: InputEndPolicy?
+    }
+
+    /// The options an input takes for itself.
+    static let scoped: [OptionSpec] = [
+        .value("--input", value: "[NAME=]SOURCE", help: "an input (repeat for several; as INPUT, in any mix): [0] is the "
+               + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound"),
+        .value("--offset", value: "SECONDS", help: "start the input that follows this many seconds into the run "
+               + "(it shows nothing before)"),
+        .value("--end", value: "hold|stop|hide", help: "what happens when the input that follows ends before the run: keep its last "
+               + "frame (default), end the run, or show nothing (transparent)"),
+    ]
+
+    /// The arguments with every input taken out, and the inputs in order (empty: none was given).
+    static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], inputs: [Input]) {
+        var rest: [String] = [], inputs: [Input] = []
+        var offset: Double?, end: InputEndPolicy?
+        var index = 0
+        func add(_ text: String, named: Bool) throws {
+            var input = Input(source: text, offset: offset, end: end)
+            if named, let (name, source) = Self.named(text) {
+                input.name = name
+                input.source = source
+            }
+            guard !input.source.isEmpty else { throw UsageError("--input needs a SOURCE") }
+            inputs.append(input)
+            (offset, end) = (nil, nil)
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                for word in arguments[index...] { try add(word, named: false) }
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
+                try add(argument, named: false)
+                continue
+            }
+            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
+            let inline = name.count < argument.count
+            let takesValue = ["--input", "-i", "--offset", "--end"].contains(name) || command.option(named: name)?.takesValue == true
+            var value: String?
+            if inline {
+                value = String(argument.dropFirst(name.count + 1))
+            } else if takesValue {
+                guard index < arguments.count else {
+                    if ["--input", "-i", "--offset", "--end"].contains(name) { throw UsageError("\(name) needs a value") }
+                    rest.append(argument)
+                    continue
+                }
+                value = arguments[index]
+                index += 1
+            }
+            switch name {
+            case "--input", "-i":
+                try add(value!, named: true)
+            case "--offset":
+                guard let seconds = Double(value!), seconds.isFinite, seconds >= 0, seconds <= 1e7 else {
+                    throw UsageError("--offset takes seconds (0 or more), not '\(value!)'")
+                }
+                guard offset == nil else { throw UsageError("--offset is given twice for one input") }
+                offset = seconds
+            case "--end":
+                guard let policy = InputEndPolicy(rawValue: value!) else {
+                    throw UsageError("--end takes hold, stop or hide, not '\(value!)'")
+                }
+                guard end == nil else { throw UsageError("--end is given twice for one input") }
+                end = policy
+            default:
+                rest.append(argument)
+                if !inline, let value { rest.append(value) }
+            }
+        }
+        if offset != nil || end != nil {
+            throw UsageError("--offset and --end apply to the input given after them; none follows")
+        }
+        if let first = inputs.first, first.offset != nil || first.end != nil {
+            throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the run's clock")
+        }
+        var names: Set<String> = []
+        for input in inputs {
+            guard let name = input.name else { continue }
+            guard names.insert(name).inserted else { throw UsageError("input name '\(name)' is given twice") }
+        }
+        return (rest, inputs)
+    }
+
+    /// `NAME=SOURCE` when the text before the first `=` is a label name (letters, digits, `-`, `_`, not a
+    /// number, not `in` or `out`); a URL's query (`srt://host?mode=listener`) is not a name.
+    static func named(_ text: String) -> (name: String, source: String)? {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let name = String(text[..<equals])
+        guard !name.isEmpty, name.allSatisfy({ ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") && $0.isASCII }),
+              Int(name) == nil, name != "in", name != "out" else { return nil }
+        return (name, String(text[text.index(after: equals)...]))
+    }
+
+    /// An input after the first, checked before anything opens it: a file that exists, a URL, a camera or
+    /// the pattern (raw frames on stdin can only be the first input).
+    static func extraInput(_ input: Input, index: Int, options: RunOptions) throws -> ExtraInput {
+        let spec: SourceSpec
+        switch input.source {
+        case "pattern":
+            spec = SourceSpec(input: .pattern, size: options.size, frameRate: options.frameRate)
+        case "-":
+            throw UsageError("input \(index): raw frames on stdin (-) can only be the first input")
+        case let argument where InputSpec.cameraPath(argument) != nil:
+            let path = InputSpec.cameraPath(argument)!
+            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
+            spec = SourceSpec(input: .camera(path))
+        case let path:
+            do {
+                try InputSpec.checkMovieArgument(path)
+            } catch let error as UsageError {
+                throw UsageError("input \(index): \(error.description)")
+            }
+            spec = SourceSpec(input: .movie(path))
+        }
+        return ExtraInput(spec: spec, name: input.name,
+                          offset: MediaTime(value: Int64(((input.offset ?? 0) * 1_000_000).rounded()), timescale: 1_000_000),
+                          end: input.end ?? .hold)
+    }
+}
