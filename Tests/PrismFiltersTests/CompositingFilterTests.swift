@@ -254,3 +254,47 @@ final class CompositingFilterTests: XCTestCase {
         XCTAssertEqual(graph.chains.first?.elements.first?.arguments.map(\.value), [.word("75%"), .word("-10%")])
     }
 }
+
+extension CompositingFilterTests {
+    func testGridPlacesInputsInCellsOfTheFirstInputsSize() throws {
+        // Three inputs, two columns: cells 97×61, output 194×122; input 1 (a 20×12 crop) centred in its cell,
+        // input 2 (inverted) in the second row's first cell, black in the empty fourth cell and around the crop.
+        let out = try run("[in]crop(3, 4, 20, 12)[s]; [in]invert[b]; [in][s][b]grid(columns=2)")
+        XCTAssertEqual(out.size, Size(width: 194, height: 122))
+        assertClose(out, TestImage.from(size: Size(width: 194, height: 122)) { x, y in
+            switch (x / 97, y / 61) {
+            case (0, 0): return image.pixel(x, y)
+            case (1, 0):
+                let cx = x - 97 - (97 - 20) / 2, cy = y - (61 - 12) / 2
+                return cropPixel(3, 4, 20, 12, cx, cy) ?? SIMD4(0, 0, 0, 1)
+            case (0, 1):
+                let p = image.pixel(x, y - 61)
+                return SIMD4(1 - p.x, 1 - p.y, 1 - p.z, p.w)
+            default: return SIMD4(0, 0, 0, 1)
+            }
+        }, tolerance: 0, "grid 3 in 2 columns")
+        // One column: a stack; more columns than inputs: one row.
+        XCTAssertEqual(try run("[in]invert[b]; [in][b]grid(columns=1)").size, Size(width: 97, height: 122))
+        XCTAssertEqual(try run("[in]invert[b]; [in][b]grid(columns=5)").size, Size(width: 194, height: 61))
+        XCTAssertTrue(errorLine("[in]invert[b]; [in][b]grid(columns=0)").contains("columns"))
+    }
+}
+
+extension CompositingFilterTests {
+    private func passCount(_ text: String) throws -> Int {
+        let graph = try GraphBinder().bind(text)
+        return try SharedGPU.get().perform {
+            try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: image.size, sinks: [.rgba]).passCount
+        }
+    }
+
+    /// The point-wise transitions and the exact layouts fuse with their neighbours into the packing pass; overlay
+    /// needs its top as a texture (one pass more), its main input stays fused.
+    func testCompositionsFuseWithTheirNeighbours() throws {
+        XCTAssertEqual(try passCount("[in]invert[b]; [in][b]crossfade(duration=2), mono"), 1)
+        XCTAssertEqual(try passCount("[in]invert[b]; [in][b]wipe, invert"), 1)
+        XCTAssertEqual(try passCount("[in]crop(0, 0, 20, 12)[s]; [in][s]side-by-side, invert"), 1)
+        XCTAssertEqual(try passCount("[in]crop(0, 0, 20, 12)[t]; [t][in]over(x=4, y=4), invert"), 1)
+        XCTAssertEqual(try passCount("[in]crop(0, 0, 20, 12)[t]; [in]invert[m]; [m][t]overlay(x=4, y=4), mono"), 2)
+    }
+}

@@ -98,6 +98,20 @@ enum CompositingFilters {
             example: "[in]invert[b]; [in][b]side-by-side",
             make: { _ in SideBySideKernel() }),
         FilterDefinition(
+            name: "grid", summary: "Up to 16 inputs in a grid of cells, left to right, then top to bottom.",
+            maths: """
+                n inputs, c = min(columns, n) cells per row, r = ceil(n / c) rows; every cell has input 0's size
+                W0 × H0 and the output is (c·W0) × (r·H0). Input i fills
+                cell (i mod c, floor(i / c)) at its own size, centred in it (offset floored) and clipped to it;
+                opaque black where no input is. Exact: pixels are copied (scale inputs first to fill cells).
+                """,
+            parameters: [
+                ParameterSpec("columns", .int(1...16), default: .int(2), "cells per row"),
+            ],
+            inputs: ["input", "input1", "…", "input15"],
+            example: "[in]invert[b]; [in]mono[c]; [in][b][c]grid(columns=2)",
+            make: { values in GridKernel(inputCount: GridKernel.most, parameters: values) }),
+        FilterDefinition(
             name: "crossfade", summary: "Mixes from its first input to its second over time.",
             maths: """
                 t = clamp((time - start) / duration, 0, 1), time in seconds as the graph sees it (since the run's
@@ -448,5 +462,66 @@ final class TransitionKernel: ParameterizedKernel {
             throw UsageError("inputs differ in size (\(inputSizes[0]) and \(inputSizes[1])); scale or crop them to match first")
         }
         return inputSizes[0]
+    }
+}
+
+/// `grid`: inputs copied into cells of input 0's size (see the definition's maths); an exact remap of each,
+/// fused. The definition makes one for the most inputs; the binder connects the number the graph gives.
+final class GridKernel: ParameterizedKernel {
+    static let most = 16
+    let inputCount: Int
+    let cost = 0
+    var parameters: ParameterValues
+
+    init(inputCount: Int, parameters: ParameterValues) {
+        self.inputCount = inputCount
+        self.parameters = parameters
+    }
+
+    /// This grid with `count` inputs (1 up to `most`).
+    func connecting(_ count: Int) -> GridKernel? {
+        (1...Self.most).contains(count) ? GridKernel(inputCount: count, parameters: parameters) : nil
+    }
+
+    /// Cells per row and rows, for `count` inputs.
+    static func shape(_ values: ParameterValues?, count: Int) -> (columns: Int, rows: Int) {
+        let columns = max(1, min(values?.int("columns") ?? 2, count))
+        return (columns, (count + columns - 1) / columns)
+    }
+
+    /// Input `index`'s cell (top left, output pixels) and where its top left corner lands.
+    static func placement(_ values: ParameterValues?, sizes: [Size], index: Int) -> (cell: SIMD2<Double>, offset: SIMD2<Double>) {
+        let columns = shape(values, count: sizes.count).columns
+        let cellSize = SIMD2(Double(sizes[0].width), Double(sizes[0].height))
+        let cell = SIMD2(Double(index % columns), Double(index / columns)) * cellSize
+        let own = SIMD2(Double(sizes[index].width), Double(sizes[index].height))
+        return (cell, cell + ((cellSize - own) / 2).rounded(.down))
+    }
+
+    var uniforms: [KernelUniform] {
+        [KernelUniform("$cellSize", .vec2, .inputSize(0))] + (0..<inputCount).flatMap { index in
+            [
+                KernelUniform("$cell\(index)", .vec2, .computed { .vec2(Self.placement($0.parameters, sizes: $0.inputSizes, index: index).cell) }),
+                KernelUniform("$offset\(index)", .vec2, .computed { .vec2(Self.placement($0.parameters, sizes: $0.inputSizes, index: index).offset) }),
+                KernelUniform("$size\(index)", .vec2, .inputSize(index)),
+            ]
+        }
+    }
+
+    var expression: String {
+        let cells = (0..<inputCount).map { i in
+            """
+                if (all(greaterThanEqual(p, $cell\(i))) && all(lessThan(p, $cell\(i) + $cellSize))) {
+                    vec2 q = p - $offset\(i);
+                    return all(greaterThanEqual(q, vec2(0.0))) && all(lessThan(q, $size\(i))) ? $in\(i)(q) : vec4(0.0, 0.0, 0.0, 1.0);
+                }
+            """
+        }.joined(separator: "\n")
+        return "vec4 $main(vec2 p) {\n" + cells + "\n    return vec4(0.0, 0.0, 0.0, 1.0);\n}\n"
+    }
+
+    func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
+        let (columns, rows) = Self.shape(parameters, count: inputSizes.count)
+        return Size(width: columns * inputSizes[0].width, height: rows * inputSizes[0].height)
     }
 }
