@@ -298,3 +298,37 @@ extension CompositingFilterTests {
         XCTAssertEqual(try passCount("[in]crop(0, 0, 20, 12)[t]; [in]invert[m]; [m][t]overlay(x=4, y=4), mono"), 2)
     }
 }
+
+extension CompositingFilterTests {
+    /// A 7×5 logo whose alpha runs from transparent to opaque (colours kept under low alpha), handed over
+    /// by the binder's image reader; the file only has to exist.
+    func testImageGeneratorIsALogoWithAlphaForOverlay() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("logo-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("logo.png").path
+        try Data([0]).write(to: URL(fileURLWithPath: path))
+        let logo = TestImage.from(size: Size(width: 7, height: 5)) { x, y in
+            SIMD4(Double(x) / 6, 1 - Double(y) / 4, 0.5, Double(x + y * 7) / 34)
+        }
+        let binder = GraphBinder(imageLoader: { _ in (logo.size, logo.rgba) })
+        for fuse in [true, false] {
+            let graph = try binder.bind("image(file=\(path))[logo]; [in][logo]overlay(x=-3, y=2, opacity=0.8)")
+            let (rgba, size) = try renderStill(graph, rgba: image.rgba, size: image.size, options: CompileOptions(fuse: fuse))
+            let expected = TestImage.from(size: image.size) { x, y in
+                let base = image.pixel(x, y), lx = x - (97 - 7 - 3), ly = y - 2
+                guard lx >= 0, ly >= 0, lx < 7, ly < 5 else { return base }
+                var top = logo.pixel(lx, ly)
+                top.w *= 0.8
+                return over(top, base)
+            }
+            assertClose(TestImage(size: size, rgba: rgba), expected, tolerance: 1, "logo fuse=\(fuse)")
+        }
+        // The image alone is its own size, pixel for pixel.
+        let alone = try binder.bind("image(file=\(path))")
+        let (rgba, size) = try renderStill(alone, rgba: image.rgba, size: image.size)
+        assertClose(TestImage(size: size, rgba: rgba), logo, tolerance: 0, "image alone")
+        XCTAssertTrue(errorLine("image(file=\(directory.path)/missing.png)[l]; [in][l]overlay").contains("no such image file"))
+        XCTAssertTrue(errorLine("image[l]; [in][l]overlay").contains("file="))
+    }
+}

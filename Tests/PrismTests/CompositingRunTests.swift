@@ -50,3 +50,41 @@ final class CompositingRunTests: XCTestCase {
         }
     }
 }
+
+extension CompositingRunTests {
+    /// `prism render` with a PNG logo with alpha: the tool's reader hands `image` its straight-alpha pixels
+    /// and overlay draws them source-over, to the pixel.
+    func testPNGLogoWithAlphaThroughRender() throws {
+        var pixels: [UInt8] = []
+        for y in 0..<30 { for x in 0..<40 { pixels += [UInt8(x * 6), UInt8(y * 8), 200, 255] } }
+        let background = RGBAImage(size: Size(width: 40, height: 30), pixels: pixels)
+        let logo = ImportedImageTests.quadrants(alpha: 128)  // 16×16, the white quadrant half transparent
+        try ImageFile.write(background, to: dir.path("bg.png"))
+        try ImageFile.write(logo, to: dir.path("logo.png"))
+        let output = dir.path("out.png")
+        let result = try Tools.run(Tools.prism, ["render", "--filter", "image(file=\(dir.path("logo.png")))[l]; [in][l]overlay(x=-2, y=50%)",
+                                                 dir.path("bg.png"), "-o", output])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        guard result.status == 0 else { return }
+        let out = try ImageFile.read(path: output)
+        XCTAssertEqual(out.size, background.size)
+        // The logo's corner at (40 - 16 - 2, 15).
+        for y in 0..<30 {
+            for x in 0..<40 {
+                let got = out.pixel(x: x, y: y), base = background.pixel(x: x, y: y)
+                var want = [Double(base.r), Double(base.g), Double(base.b)]
+                let lx = x - 22, ly = y - 15
+                if lx >= 0, ly >= 0, lx < 16 {
+                    let top = logo.pixel(x: lx, y: ly)
+                    let a: Double = Double(top.a) / 255
+                    let rgb: [Double] = [Double(top.r), Double(top.g), Double(top.b)]
+                    want = (0..<3).map { (c: Int) -> Double in rgb[c] * a + want[c] * (1 - a) }
+                }
+                for (g, w) in zip([got.r, got.g, got.b], want) {
+                    XCTAssertEqual(Double(g), w, accuracy: 1.01, "(\(x), \(y))")
+                }
+                XCTAssertEqual(got.a, 255, "(\(x), \(y))")
+            }
+        }
+    }
+}

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismGPU
 
 /// Generators and compositing: the pieces of the seed's masked pixellate. The gradient is an ISF file in
 /// Shaders/ (it fuses like any point-wise filter); the blends stay here because ISF filters with several
@@ -87,6 +88,34 @@ enum CompositingFilters {
                     }
                 }
                 return OverlayKernel(parameters: values)
+            }),
+        FilterDefinition(
+            name: "image", summary: "A still image from a file (PNG with alpha, JPEG…), at its own size: a logo, a backdrop.",
+            maths: """
+                A generator: output W×H is the file's own size, pixel (x, y) is the file's pixel, straight alpha as
+                stored (PNG keeps its alpha; formats without alpha are opaque). Read once, when the graph is bound.
+                Place it with overlay: image(file=logo.png)[logo]; [in][logo]overlay(x=-16, y=16).
+                """,
+            parameters: [
+                ParameterSpec("file", .text, default: .text(""), "the image file"),
+            ],
+            inputs: [],
+            example: "image(file=logo.png)[logo]; [in][logo]overlay(x=-16, y=16, width=10%)",
+            positional: ["file"],
+            make: { _ in throw UsageError("image reads its file when the graph is bound") },
+            expand: { graph, _, values in
+                let path = values.word("file")
+                guard !path.isEmpty else { throw UsageError("image needs file=PATH") }
+                guard let loader = graph.imageLoader else {
+                    throw UsageError("image: this graph was bound without an image reader for \(path)")
+                }
+                try RegularFileCheck.check(path)
+                let loaded: (size: Size, rgba: [UInt8])
+                do { loaded = try loader(path) } catch { throw UsageError("cannot load the image \(path): \(error)") }
+                guard loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
+                    throw UsageError("\(path): not an image with pixels")
+                }
+                return try graph.add("image", kernel: StillImageKernel(image: loaded), inputs: [], parameters: values)
             }),
         FilterDefinition(
             name: "side-by-side", summary: "Its two inputs next to each other, the first on the left.",
@@ -523,5 +552,38 @@ final class GridKernel: ParameterizedKernel {
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         let (columns, rows) = Self.shape(parameters, count: inputSizes.count)
         return Size(width: columns * inputSizes[0].width, height: rows * inputSizes[0].height)
+    }
+}
+
+/// `image`: a still read when the graph is bound, copied texel for pixel (a generator of the image's size).
+final class StillImageKernel: FilterKernel {
+    let inputCount = 0
+    let isPointwise = true
+    let image: (size: Size, rgba: [UInt8])
+    private var texture: Texture?
+    private var users = 0
+
+    init(image: (size: Size, rgba: [UInt8])) { self.image = image }
+
+    var textures: [KernelTexture] { [KernelTexture("$image", .sampler2D) { [self] in texture }] }
+
+    // Rows from the top, as uploaded; p is a pixel centre of the image itself.
+    let expression = "vec4 $main(vec2 p) {\n    return texelFetch($image, ivec2(p), 0);\n}\n"
+
+    func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { image.size }
+
+    func prepare() throws {
+        try KernelContextError.check(texture?.thread, filter: "image")
+        if texture == nil {
+            let made = try Texture(size: image.size, format: .rgba8)
+            image.rgba.withUnsafeBytes { made.upload($0.baseAddress!, rowBytes: image.size.width * 4) }
+            texture = made
+        }
+        users += 1
+    }
+
+    func releaseGPUResources() {
+        users -= 1
+        if users <= 0 { texture = nil }
     }
 }
