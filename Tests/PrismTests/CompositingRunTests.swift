@@ -88,3 +88,20 @@ extension CompositingRunTests {
         }
     }
 }
+
+extension CompositingRunTests {
+    func testFiltersDescribesTheCompositingFilters() throws {
+        let all = try Tools.run(Tools.prism, ["filters"])
+        XCTAssertEqual(all.status, 0)
+        let listing = String(decoding: all.stdout, as: UTF8.self)
+        for name in ["overlay", "side-by-side", "grid", "crossfade", "wipe", "image"] {
+            XCTAssertTrue(listing.contains("\n\(name) — "), "\(name) missing")
+        }
+        let one = try Tools.run(Tools.prism, ["filters", "overlay"])
+        let detail = String(decoding: one.stdout, as: UTF8.self)
+        for part in ["[inputs: input, overlay]", "opacity: float in 0...1, default 1", "fit: contain|cover|stretch|none",
+                     "percent of the width (75%)", "straight", "example: prism run"] {
+            XCTAssertTrue(detail.contains(part), "\(part) missing: \(detail)")
+        }
+    }
+}
