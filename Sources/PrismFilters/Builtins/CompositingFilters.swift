@@ -65,7 +65,9 @@ enum CompositingFilters {
                 lies in the placed rectangle reads the top at q = (p - origin)·(top size / placed size), bilinearly
                 between the four nearest texel centres (edges clamped) with alpha-weighted colours, so transparent
                 texels bleed no colour; its alpha is multiplied by opacity and it is drawn source-over (straight
-                alpha, as `over`). Exact (texel for pixel) when the placed size is the top's and x, y are whole.
+                alpha, as `over`). Exact (texel for pixel, one fetch) when the placed size is the top's and x, y are
+                whole. Bilinear is right for enlarging and mild reductions; to shrink a top by more than half, scale
+                it first (`scale` averages the area).
                 """,
             parameters: [
                 ParameterSpec("x", .text, default: .text("0"), "left edge: pixels (16), percent of the width (75%); negative: from the right"),
@@ -377,6 +379,8 @@ final class OverlayKernel: ParameterizedKernel {
             vec2 base = floor(f);
             vec2 w = f - base;
             ivec2 last = ivec2($src1Size) - 1;
+            // On a texel centre (the top at its own size, whole offsets): that texel, one fetch.
+            if (w == vec2(0.0)) return texelFetch($src1, clamp(ivec2(base), ivec2(0), last), 0);
             ivec2 i0 = clamp(ivec2(base), ivec2(0), last), i1 = clamp(ivec2(base) + 1, ivec2(0), last);
             vec4 t00 = texelFetch($src1, i0, 0), t10 = texelFetch($src1, ivec2(i1.x, i0.y), 0);
             vec4 t01 = texelFetch($src1, ivec2(i0.x, i1.y), 0), t11 = texelFetch($src1, i1, 0);
