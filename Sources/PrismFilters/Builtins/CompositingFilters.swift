@@ -247,6 +247,8 @@ final class CombineKernel: ParameterizedKernel {
     let placed: Set<Int>
     var parameters: ParameterValues
 
+    /// `parameters` defaults to none (no placement); `ParameterValues(specs: [])` gives nothing to validate,
+    /// so it cannot throw.
     init(inputCount: Int, body: String, blend: ColorBlend? = nil, frame: Int = 0, placed: Set<Int> = [],
          parameters: ParameterValues = try! ParameterValues(specs: [])) {
         self.inputCount = inputCount
