@@ -182,6 +182,9 @@ public struct GraphBinder {
             if inputs.count < kernel.inputCount, let user = kernel as? UserShaderKernel, let fewer = try user.connecting(inputs.count) {
                 kernel = fewer
             }
+            if inputs.count < kernel.inputCount, let grid = kernel as? GridKernel, let fewer = grid.connecting(inputs.count) {
+                kernel = fewer
+            }
             guard inputs.count == kernel.inputCount else {
                 throw GraphBindError("\(name) takes \(kernel.inputCount) input(s) but is given \(inputs.count)",
                                      column: element.range.start)

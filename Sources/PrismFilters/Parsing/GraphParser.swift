@@ -391,6 +391,8 @@ package struct GraphParser {
             }
             throw fail("invalid size '\(token)': expected WIDTHxHEIGHT", at: start)
         }
+        // A percentage (`75%`, placements of the compositing filters) stays a word: the filter reads it.
+        if token.hasSuffix("%"), Self.number(from: String(token.dropLast())) != nil { return .word(token) }
         guard let first = Self.number(from: token) else {
             throw fail(Self.invalidNumber(token), at: start)
         }

@@ -153,7 +153,26 @@ package final class UserShaderKernel: ParameterizedKernel {
 
     /// The filter parameters of a shader's parameters (see the type's documentation).
     package static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
-        shader.parameters.compactMap(spec(for:)) + ShaderToyChannel.specs(for: shader)
+        shader.parameters.compactMap(spec(for:)) + ShaderToyChannel.specs(for: shader) + transitionSpecs(for: shader)
+    }
+
+    /// Whether the shader is an ISF transition: `startImage` and `endImage` images and a float `progress`.
+    static func isTransition(_ shader: UserShader) -> Bool {
+        shader.kind == .isf && shader.extraImageInputs.contains("startImage") && shader.extraImageInputs.contains("endImage")
+            && shader.parameters.contains { $0.name == "progress" && $0.type == .float }
+    }
+
+    /// An ISF transition between two real inputs takes its `progress` from the graph's time, as `crossfade`
+    /// does, once `duration` is above 0: progress = clamp((time - start) / duration, 0, 1). With duration 0
+    /// (the default) `progress` is the parameter as given. Names the shader already uses are left to it.
+    static func transitionSpecs(for shader: UserShader) -> [ParameterSpec] {
+        guard isTransition(shader) else { return [] }
+        let taken = Set(shader.parameters.map(\.name))
+        return [
+            ParameterSpec("duration", .float(0...86400), default: .float(0),
+                          "seconds the transition takes, progress running 0 to 1 from start; 0: progress as given"),
+            ParameterSpec("start", .float(-86400...86400), default: .float(0), "seconds (graph time) at which progress leaves 0"),
+        ].filter { !taken.contains($0.name) }
     }
 
     static func spec(for parameter: ShaderParameter) -> ParameterSpec? {
@@ -573,6 +592,10 @@ package final class UserShaderKernel: ParameterizedKernel {
     private func parameterValue(_ parameter: ShaderParameter, frame: FrameContext) -> UniformValue {
         if parameter.type == .event { advanceEvents(frame: frame) }
         if let value = uniformInt(parameter) { return .int(Int32(truncatingIfNeeded: value)) }
+        if parameter.name == "progress", parameter.type == .float, Self.isTransition(shader),
+           !shader.parameters.contains(where: { $0.name == "duration" }), parameters.double("duration") > 0 {
+            return .float(Float(TransitionKernel.progress(parameters, time: frame.time)))
+        }
         switch parameter.type {
         case .float: return .float(Float(parameters.double(parameter.name)))
         case .vector3:
