@@ -61,4 +61,31 @@ final class SessionInputsTests: XCTestCase {
             XCTAssert("\(error)".contains("input [1] does not exist"), "\(error)")
         }
     }
+
+    /// A composition through the API (issue 28's "through PrismKit"): the pattern beside itself 2 frames
+    /// later, `[0][1]side-by-side` — the left half is the first input's frame i, the right half the second's
+    /// frame i − 2 (opaque black before it starts), pixel for pixel.
+    func testTwoInputsSideBySideThroughASession() async throws {
+        let plain = try await collect(try Session(input: .pattern, graph: "", options: options(frames: 6, inputs: [])).frames())
+        let both = try await collect(try Session(input: .pattern, graph: "[0][1]side-by-side",
+                                                 options: options(frames: 6, inputs: [pattern(offsetFrames: 2)])).frames())
+        XCTAssertEqual(both.count, 6)
+        XCTAssertEqual(both.first?.size, Size(width: Self.size.width * 2, height: Self.size.height))
+        for (i, frame) in both.enumerated() {
+            var worst = 0
+            frame.withPlane(0) { out, rowBytes in
+                for y in 0..<Self.size.height {
+                    for x in 0..<(Self.size.width * 2) {
+                        let source = x < Self.size.width ? plain[i] : (i >= 2 ? plain[i - 2] : nil)
+                        let sx = x % Self.size.width
+                        for channel in 0..<3 {
+                            let want = source.map { $0.withPlane(0) { input, inputRow in Int(input[y * inputRow + sx * 4 + channel]) } } ?? 0
+                            worst = max(worst, abs(Int(out[y * rowBytes + x * 4 + channel]) - want))
+                        }
+                    }
+                }
+            }
+            XCTAssertLessThanOrEqual(worst, 1, "frame \(i)")
+        }
+    }
 }
