@@ -170,4 +170,57 @@ final class CompositionRunTests: XCTestCase {
             assertColor(pixel(frame, 318, 238), (0xF0, 0xD0, 0x20), tolerance: 5, "frame \(i) cell 3 far corner")
         }
     }
+
+    // MARK: prism dev
+
+    /// The same composition live in `prism dev`: the shader reads the clip, `--filter` places the camera
+    /// and the logo over it, and a hot reload of the shader (inverting the clip) changes the clip under
+    /// them while they stay as they were.
+    func testDevComposesACameraAndALogoOverTheShaderAndReloads() throws {
+        let directory = try TemporaryDirectory()
+        let size = Size(width: 640, height: 360)
+        let main = try clip("main.mkv", size: size, rate: 30, seconds: 1, color: "0x406080")
+        let logoPath = dir.path("logo.png")
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "color=c=0xFFC800:s=64x64", "-frames:v", "1", logoPath])
+        let shader = """
+            /*{ "INPUTS": [ {"NAME": "inputImage", "TYPE": "image"}, {"NAME": "amount", "TYPE": "float", "DEFAULT": 0.0} ] }*/
+            void main() {
+                vec4 c = IMG_NORM_PIXEL(inputImage, isf_FragNormCoord);
+                gl_FragColor = vec4(mix(c.rgb, 1.0 - c.rgb, amount), c.a);
+            }
+            """
+        try directory.save("look.fs", shader)
+        let dev = try DevProcess(arguments: [directory.file("look.fs"), main, CameraTests.camera, logoPath,
+                                             "--filter", "[1]overlay(x=-16, y=-16), [2]overlay(x=16, y=16, opacity=0.5)"],
+                                 environment: ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": CameraTests.camera,
+                                               "PRISM_FAKE_V4L2_SIZES": "320x240"])
+        defer { dev.stop() }
+        func snapshot() throws -> RGBAImage {
+            let reply = try dev.get("/snapshot")
+            XCTAssertEqual(reply.status, 200)
+            let path = dir.path("snapshot-\(UUID().uuidString).png")
+            try Data(reply.body).write(to: URL(fileURLWithPath: path))
+            let image = try ImageFile.read(path: path)
+            XCTAssertEqual(image.size, size)
+            return image
+        }
+        func check(_ image: RGBAImage, background: (r: Int, g: Int, b: Int), _ label: String) {
+            assertColor(pixel(image, 320, 100), background, "\(label): the clip")
+            // Half the logo's yellow over the clip.
+            let logo = (Int((255 + Double(background.r)) / 2), Int((200 + Double(background.g)) / 2), Int(Double(background.b) / 2))
+            assertColor(pixel(image, 48, 48), logo, tolerance: 5, "\(label): the logo")
+            // The camera's picture in its corner: blue away from its red bar (placed by its frame number).
+            let box = (x: 640 - 16 - 320, y: 360 - 16 - 240)
+            let k = number(image, x: box.x + 8, y: box.y + 8, count: 16)
+            let away = pixel(image, box.x + (((4 * k) % (320 - 16) & ~1) + 8 + 160) % 320, box.y + 120)
+            XCTAssert(away.b > 190 && away.r < 70, "\(label): the camera's background in its corner: \(away)")
+        }
+        try dev.waitForState(timeout: 60, "frames flowing") { ($0["frames"] as? Int ?? 0) > 5 }
+        check(try snapshot(), background: Self.background, "before the reload")
+        try directory.save("look.fs", shader.replacingOccurrences(of: "\"DEFAULT\": 0.0", with: "\"DEFAULT\": 1.0"))
+        let reloaded = try dev.waitForState(timeout: 60, "the reload") { !($0["error"] is [String: Any]) && ($0["reloads"] as? Int ?? 0) >= 1 }
+        let frames = reloaded["frames"] as? Int ?? 0
+        try dev.waitForState(timeout: 60, "frames after the reload") { ($0["frames"] as? Int ?? 0) > frames + 5 }
+        check(try snapshot(), background: (255 - Self.background.r, 255 - Self.background.g, 255 - Self.background.b), "after the reload")
+    }
 }

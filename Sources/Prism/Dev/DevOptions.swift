@@ -62,9 +62,16 @@ struct DevOptions: Sendable {
     var extraInputs: [ExtraInput] = []
 
     /// The graph the loop runs: the shader as a filter, then the extra filters. With several inputs the
-    /// shader reads them all, in order (`[0][1]…'SHADER'`).
+    /// shader reads them all, in order (`[0][1]…'SHADER'`) — unless the extra filters name inputs themselves
+    /// (`--filter '[1]overlay(x=-16, y=-16)'`): then the shader reads the first and the filters place the others.
     var graphText: String {
-        let labels = extraInputs.isEmpty ? "" : (0...extraInputs.count).map { "[\($0)]" }.joined()
+        let labels = extraInputs.isEmpty || extraFilterNamesInputs ? "" : (0...extraInputs.count).map { "[\($0)]" }.joined()
         return labels + "\"" + shaderPath + "\"" + (extraFilter.trimmingCharacters(in: .whitespaces).isEmpty ? "" : ", " + extraFilter)
+    }
+
+    /// Whether `--filter` reads one of the extra inputs by its label (`[1]`, `[2]`…, or its name).
+    private var extraFilterNamesInputs: Bool {
+        let labels = extraInputs.enumerated().flatMap { index, input in ["[\(index + 1)]"] + (input.name.map { ["[\($0)]"] } ?? []) }
+        return labels.contains { extraFilter.contains($0) }
     }
 }
