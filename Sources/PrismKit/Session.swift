@@ -141,8 +141,12 @@ public final class Session {
 
         /// The inputs besides the first (`prism run A B`, `--input NAME=…`): `[1]`, `[2]`… (or their names) in
         /// the graph, matched to the first input's frames by timestamp (files) or newest-wins (live inputs);
-        /// see `InputTrack`. Their sound is not used: the output's sound is the first input's. Opened by `init`.
+        /// see `InputTrack`. Their sound is used only when one is chosen by `audioInput`. Opened by `init`.
         public var inputs: [ExtraInput] = []
+        /// Whose sound the outputs carry (`--audio-from`): 0 the first input's, N the input `[N]` of `inputs`
+        /// (a file with sound, placed on the run's clock by its offset; not with `audioDevice`). No mixing;
+        /// audio-reactive filters hear the first input. See `EngineConfiguration.audioInput`.
+        public var audioInput = 0
 
         /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
         public init() {}
@@ -420,6 +424,7 @@ public final class Session {
         configuration.fuse = options.fuse
         configuration.yuvRoute = options.yuvRoute
         configuration.sizeChange = .keepOutputSize
+        configuration.audioInput = options.audioInput
         // llvmpipe's timer queries only agree with the wall clock when frames do not overlap (the
         // benchmark checks this); in a running engine they do, so software renderers are fenced.
         configuration.timing = options.timesPasses ? .perPass(preferQueries: !gpu.info.isSoftware) : .off

@@ -4,7 +4,7 @@ import PrismMedia
 import PrismPipeline
 
 /// INPUT may repeat (`prism run a.mp4 b.mp4 -o out.mp4`), as positionals or `--input [NAME=]SOURCE` (`-i`), in
-/// any mix; the first is the run's clock and sound, the others are `[1]`, `[2]`… (or `[NAME]`) in the graph.
+/// any mix; the first is the run's clock and sound (`--audio-from` picks another's sound), the others are `[1]`, `[2]`… (or `[NAME]`) in the graph.
 /// The options that belong to one input (`--offset SECONDS`, `--end hold|stop|hide`) are given *before* it and
 /// are that input's alone, as an output's options come before its `-o`; the first input takes none (it is
 /// the clock the others are placed on).
@@ -20,7 +20,7 @@ struct InputArguments {
     /// The options an input takes for itself.
     static let scoped: [OptionSpec] = [
         .value("--input", value: "[NAME=]SOURCE", help: "an input (repeat for several; as INPUT, in any mix): [0] is the "
-               + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound"),
+               + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound (see --audio-from)"),
         .value("--offset", value: "SECONDS", help: "start the input that follows this many seconds into the run "
                + "(it shows nothing before)"),
         .value("--end", value: "hold|stop|hide", help: "what happens when the input that follows ends before the run: keep its last "
@@ -100,6 +100,21 @@ struct InputArguments {
             guard names.insert(name).inserted else { throw UsageError("input name '\(name)' is given twice") }
         }
         return (rest, inputs)
+    }
+
+    /// The input `--audio-from` names, by its index (`0` the first) or its name among `names` (every input's,
+    /// the first's first).
+    static func audioInput(_ text: String, names: [String?]) throws -> Int {
+        if let index = Int(text) {
+            guard names.indices.contains(index) else {
+                throw UsageError("--audio-from \(text): the run has \(names.count) input\(names.count == 1 ? "" : "s") ([0] to [\(names.count - 1)])")
+            }
+            return index
+        }
+        guard let index = names.firstIndex(of: text) else {
+            throw UsageError("--audio-from: no input is named '\(text)'")
+        }
+        return index
     }
 
     /// `NAME=SOURCE` when the text before the first `=` is a label name (letters, digits, `-`, `_`, not a

@@ -51,6 +51,8 @@ struct RunCommand: PrismCommand {
             .value("--frames", value: "N", help: "stop after N frames"),
             .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
         ] + InputArguments.scoped + [
+            .value("--audio-from", value: "N|NAME", help: "the outputs carry this input's sound instead of the first's ([N] or its name; "
+                   + "a file, placed by its --offset; not mixed; audio-reactive shaders still hear the first)"),
             .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
         ] + OutputChoice.options + [
             .flag("--realtime", help: "release the input's frames at their timestamps, as FFmpeg's -re: stream a file or "
@@ -89,6 +91,12 @@ struct RunCommand: PrismCommand {
         options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
         options.extraInputs = try inputs.dropFirst().enumerated().map {
             try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options)
+        }
+        if let text = scanner.value("--audio-from") {
+            options.audioInput = try InputArguments.audioInput(text, names: options.inputNames)
+            if options.audioInput != 0, options.audioDevice != nil {
+                throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+            }
         }
         options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches

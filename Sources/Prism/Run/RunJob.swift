@@ -103,6 +103,7 @@ extension RunOptions {
         settings.outputIsDeep = outputIsDeep
         settings.network = network
         settings.inputs = extraInputs
+        settings.audioInput = audioInput
         return settings
     }
 }

@@ -12,6 +12,8 @@ package struct RunOptions: Sendable {
     package var extraInputs: [ExtraInput] = []
     /// Every input's name for the graph, the first's first (nil: unnamed, read as `[N]` only).
     package var inputNames: [String?] = [nil]
+    /// `--audio-from N|NAME`: whose sound the outputs carry (0: the first input's).
+    package var audioInput = 0
     /// Where the frames go, each with its own settings (`-o` repeated); the first drives progress.
     package var outputs: [SessionOutput] = [SessionOutput(.movie("out.mp4"))]
     /// The first output (setting it makes it the only one).

@@ -41,6 +41,9 @@ public struct EngineConfiguration: Sendable {
     public var frameQueueCapacity = 4
     /// Copy the source's compressed audio into sinks that take audio.
     public var copyAudio = true
+    /// Whose sound the sinks take (`--audio-from`): 0 the first input's, N the input `[N]` (a file with
+    /// sound, placed by its offset; not with `audioCapture`). Audio-reactive filters hear the first input.
+    public var audioInput = 0
     /// A live recording (a camera, a microphone) keeps what it recorded when the run fails: the sinks are
     /// salvaged (`FrameSink.salvage`) instead of aborted, and the error says where the recording is. Files
     /// and pipes leave nothing on failure.
@@ -103,6 +106,8 @@ public final class FrameEngine: Sendable {
     private let hasRun = Atomic<Bool>(false)
     /// The inputs besides the first, matched to its frames (`InputTrack`).
     private let tracks: [InputTrack]
+    /// The input among `tracks` whose sound the sinks take instead of the first input's (`audioInput`).
+    private let audioTrack: InputTrack?
 
     /// - Parameters:
     ///   - source: an opened source; the engine reads it from its own thread from now on.
@@ -122,6 +127,10 @@ public final class FrameEngine: Sendable {
             throw UsageError("the graph reads input [\(graph.highestInputIndex)], but the run has \(count) input\(count == 1 ? "" : "s")")
         }
         self.tracks = tracks
+        let audioTrack = try Self.audioTrack(configuration.audioInput, among: tracks, capture: audioCapture)
+        self.audioTrack = audioTrack
+        // Its packets are kept for the sinks only when there are packets to copy (never piled up unread).
+        if configuration.copyAudio { audioTrack?.carriesSound() }
         // A rate the frames cannot be timed by fails here, before the first frame, not on the source thread.
         if let rate = configuration.constantRate { _ = try FrameTimer.step(at: rate) }
         let info = source.info
@@ -151,7 +160,7 @@ public final class FrameEngine: Sendable {
                                  compileOptions: configuration.compileOptions,
                                  sizePolicy: configuration.sizeChange, timing: configuration.timing,
                                  frameRate: configuration.constantRate,
-                                 audio: configuration.copyAudio && audioCapture == nil ? info.audio : nil,
+                                 audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
                                  pcm: audioCapture?.format, registry: registry)
             stage.events = { event in
                 notes.withLock { $0.append(event.description) }
@@ -179,6 +188,25 @@ public final class FrameEngine: Sendable {
         stage = bound
         outputSize = size
         passLabels = labels
+    }
+
+    /// The input whose sound the run takes (`EngineConfiguration.audioInput`), nil for the first; one line
+    /// when it cannot be: no such input, a live one, one without sound, or a microphone recorded as well.
+    private static func audioTrack(_ index: Int, among tracks: [InputTrack], capture: AudioCaptureSource?) throws -> InputTrack? {
+        guard index != 0 else { return nil }
+        guard let track = tracks.first(where: { $0.index == index }) else {
+            let count = tracks.count + 1
+            throw UsageError("--audio-from \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
+        }
+        let label = "input \(index)\(track.input.name.map { " (\($0))" } ?? "")"
+        guard capture == nil else {
+            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+        }
+        guard !track.isLive else {
+            throw UsageError("--audio-from: \(label) is live; only a file's sound can be the run's")
+        }
+        guard track.info.audio != nil else { throw UsageError("--audio-from: \(label) has no sound") }
+        return track
     }
 
     /// Opens `spec` and builds an engine on it.
@@ -303,6 +331,7 @@ public final class FrameEngine: Sendable {
         let pendingSwitch = self.pendingSwitch
         let eventHandler = self.eventHandler
         let notes = self.notes
+        let audioTrack = self.audioTrack
         let readSource: @Sendable () -> Void = {
             // A network input's blocking reads end when the run stops or fails (never a wait on a silent
             // network), and its losses and reconnections become notes.
@@ -348,7 +377,8 @@ public final class FrameEngine: Sendable {
                         if loop.isDone { break reading }
                     case .audio(let packet):
                         if sound != nil { guard push(try sound!.decode(packet)) else { break reading } }
-                        guard configuration.copyAudio, recordingSince == nil else { continue }
+                        // Another input's sound is the run's (`audioInput`): this one's is not sent.
+                        guard configuration.copyAudio, recordingSince == nil, audioTrack == nil else { continue }
                         sendAudio(.audio(packet))
                     }
                 }
@@ -404,6 +434,8 @@ public final class FrameEngine: Sendable {
         let tracks = self.tracks
         for track in tracks { track.start() }
         var first: MediaTime?
+        let rate = configuration.constantRate ?? sourceInfo.frameRate ?? Rational(30, 1)
+        let frameStep = MediaTime(value: Int64(rate.den), timescale: Int32(clamping: rate.num))
         var previousTime = 0.0
         var index = 0
         let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
@@ -426,6 +458,11 @@ public final class FrameEngine: Sendable {
                     stop.stop(.endOfInput)
                     frames.cancel()
                     break
+                }
+                // Another input's sound, up to this frame's end: it ends with the run's frames.
+                if let audioTrack, configuration.copyAudio {
+                    let end = timed.pts - origin + (timed.duration ?? frameStep)
+                    for packet in try audioTrack.sound(before: end, origin: origin) { sendAudio(.audio(packet)) }
                 }
                 let extras = ThreadOwned(shown)
                 let (frame, frameIndex, delta) = (timed, index, time - previousTime)

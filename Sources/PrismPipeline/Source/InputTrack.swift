@@ -15,8 +15,8 @@ public enum InputEndPolicy: String, Sendable, CaseIterable {
 
 /// An input besides the first (`prism run A B`, `--input NAME=SOURCE`): where it is, what the graph calls
 /// it, when it starts on the run's clock and what happens when it ends. Its frames reach the graph as
-/// `[N]` (N its position, 1 for the second input) or `[NAME]`; its sound is not used (the run's sound is
-/// the first input's).
+/// `[N]` (N its position, 1 for the second input) or `[NAME]`; its sound is used only when it is chosen as the
+/// run's (`EngineConfiguration.audioInput`, `--audio-from`); otherwise the run's sound is the first input's.
 public struct ExtraInput: Sendable {
     /// What to open.
     public var spec: SourceSpec
@@ -68,6 +68,16 @@ package final class InputTrack: Sendable {
     private let reader = Mutex<WorkerThread?>(nil)
     /// The run thread's matching state.
     private let matching = Mutex(Matching())
+    /// Its sound, while it is the run's (`carriesSound`): nil otherwise, and its packets are dropped.
+    private let sound = Mutex<Sound?>(nil)
+
+    /// What the reader keeps of the input's sound for the run thread.
+    private struct Sound {
+        /// Its first video frame's time: its packets are placed on the run's clock from there.
+        var firstFrame: MediaTime?
+        /// Packets read and not yet handed on, in the order read.
+        var pending: [AudioPacket] = []
+    }
 
     private struct Matching {
         var first: MediaTime?
@@ -96,6 +106,11 @@ package final class InputTrack: Sendable {
     /// Frames a live input delivered that no output frame showed.
     package var dropped: Int { droppedFrames.load(ordering: .relaxed) }
 
+    /// Keeps the input's audio packets for `sound(before:origin:)` (the run's sound is this input's); before `start`.
+    package func carriesSound() {
+        sound.withLock { $0 = Sound() }
+    }
+
     /// Starts reading on a thread of its own.
     package func start() {
         let thread = WorkerThread { [self] in read() }
@@ -110,7 +125,18 @@ package final class InputTrack: Sendable {
         }
         do {
             while !stopped.load(ordering: .acquiring), let event = try source.value.next() {
-                guard case .video(let frame) = event else { continue }  // its sound is not used
+                let frame: VideoFrame
+                switch event {
+                case .audio(let packet):
+                    // Kept only when its sound is the run's.
+                    sound.withLock { kept in kept?.pending.append(packet) }
+                    continue
+                case .video(let video):
+                    frame = video
+                    sound.withLock { kept in
+                        if kept != nil, kept?.firstFrame == nil { kept?.firstFrame = video.pts }
+                    }
+                }
                 if isLive {
                     let replaced = newest.withLock { slot -> Bool in
                         defer { slot = (frame, true) }
@@ -143,6 +169,34 @@ package final class InputTrack: Sendable {
         let local = time - input.offset
         if local < .zero { return (.nothing, false) }
         return try isLive ? newestFrame() : matchedFrame(at: local)
+    }
+
+    /// The input's sound that starts before `end` on the run's clock (from the first input's first frame), in
+    /// the order read, each packet moved onto the first input's time line (`origin`: its first frame's time):
+    /// a packet at p on the input's own time line goes to (p − its first frame's time) + offset + origin.
+    /// Packets that end before its first frame are dropped (they would sound before its offset); those
+    /// after `end` wait for a later frame, so the sound ends with the run's frames. Empty until its first
+    /// frame is read, and when it does not carry the run's sound.
+    package func sound(before end: MediaTime, origin: MediaTime) throws -> [AudioPacket] {
+        let offset = input.offset
+        return try sound.withLock { kept throws -> [AudioPacket] in
+            guard let firstFrame = kept?.firstFrame, let pending = kept?.pending, !pending.isEmpty else { return [] }
+            var ready: [AudioPacket] = []
+            var taken = 0
+            for packet in pending {
+                guard let pts = packet.pts else {
+                    taken += 1  // a packet without a time cannot be placed
+                    continue
+                }
+                let local = pts - firstFrame
+                guard local + offset < end else { break }
+                taken += 1
+                if local < .zero, local + (packet.duration ?? .zero) <= .zero { continue }
+                ready.append(try packet.shifted(by: origin + offset - firstFrame))
+            }
+            kept?.pending.removeFirst(taken)
+            return ready
+        }
     }
 
     private func checkFailure() throws {
