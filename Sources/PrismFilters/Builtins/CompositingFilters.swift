@@ -566,21 +566,40 @@ final class StillImageKernel: FilterKernel {
     let inputCount = 0
     let isPointwise = true
     let image: (size: Size, rgba: [UInt8])
-    private var texture: Texture?
-    private var users = 0
+    private let still: StillTexture
 
-    init(image: (size: Size, rgba: [UInt8])) { self.image = image }
+    init(image: (size: Size, rgba: [UInt8])) {
+        self.image = image
+        still = StillTexture(image, filter: "image")
+    }
 
-    var textures: [KernelTexture] { [KernelTexture("$image", .sampler2D) { [self] in texture }] }
+    var textures: [KernelTexture] { [KernelTexture("$image", .sampler2D) { [still] in still.texture }] }
 
     // Rows from the top, as uploaded; p is a pixel centre of the image itself.
     let expression = "vec4 $main(vec2 p) {\n    return texelFetch($image, ivec2(p), 0);\n}\n"
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { image.size }
 
+    func prepare() throws { try still.prepare() }
+    func releaseGPUResources() { still.release() }
+}
+
+/// A still image's texture (`image`, `background-replace`'s picture): uploaded on the GPU thread when the
+/// first pass that reads it is prepared, let go when the last one is released; one owner for both kernels.
+final class StillTexture {
+    let image: (size: Size, rgba: [UInt8])?
+    let filter: String
+    private(set) var texture: Texture?
+    private var users = 0
+
+    init(_ image: (size: Size, rgba: [UInt8])?, filter: String) {
+        self.image = image
+        self.filter = filter
+    }
+
     func prepare() throws {
-        try KernelContextError.check(texture?.thread, filter: "image")
-        if texture == nil {
+        try KernelContextError.check(texture?.thread, filter: filter)
+        if let image, texture == nil {
             let made = try Texture(size: image.size, format: .rgba8)
             image.rgba.withUnsafeBytes { made.upload($0.baseAddress!, rowBytes: image.size.width * 4) }
             texture = made
@@ -588,7 +607,7 @@ final class StillImageKernel: FilterKernel {
         users += 1
     }
 
-    func releaseGPUResources() {
+    func release() {
         users -= 1
         if users <= 0 { texture = nil }
     }

@@ -177,12 +177,12 @@ final class BackdropKernel: FilterKernel {
     let isPointwise = true
     let color: SIMD4<Double>
     let image: (size: Size, rgba: [UInt8])?
-    private var texture: Texture?
-    private var users = 0
+    private let still: StillTexture
 
     init(color: SIMD4<Double>, image: (size: Size, rgba: [UInt8])?) {
         self.color = color
         self.image = image
+        still = StillTexture(image, filter: "background-replace")
     }
 
     var uniforms: [KernelUniform] {
@@ -194,7 +194,7 @@ final class BackdropKernel: FilterKernel {
         ]
     }
 
-    var textures: [KernelTexture] { image == nil ? [] : [KernelTexture("$image", .sampler2D) { [self] in texture }] }
+    var textures: [KernelTexture] { image == nil ? [] : [KernelTexture("$image", .sampler2D) { [still] in still.texture }] }
 
     var expression: String {
         guard image != nil else { return "vec4 $main(vec2 p) { return $color; }\n" }
@@ -211,20 +211,8 @@ final class BackdropKernel: FilterKernel {
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size { sourceSize }
 
-    func prepare() throws {
-        try KernelContextError.check(texture?.thread, filter: "background-replace")
-        if let image, texture == nil {
-            let made = try Texture(size: image.size, format: .rgba8)
-            image.rgba.withUnsafeBytes { made.upload($0.baseAddress!, rowBytes: image.size.width * 4) }
-            texture = made
-        }
-        users += 1
-    }
-
-    func releaseGPUResources() {
-        users -= 1
-        if users <= 0 { texture = nil }
-    }
+    func prepare() throws { try still.prepare() }
+    func releaseGPUResources() { still.release() }
 }
 
 extension FilterGraph {
