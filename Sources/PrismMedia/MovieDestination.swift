@@ -95,7 +95,7 @@ public struct MovieDestination: Sendable, Equatable {
         } else if case .network(let scheme) = kind {
             guard let name = Self.schemeFormats.first(where: { $0.scheme == scheme })?.format else {
                 throw UsageError("\(location): \(scheme):// carries no container of its own; name one with --format "
-                                 + "(e.g. --format mpegts, or hls/dash for a playlist uploaded over HTTP)")
+                                 + "(e.g. --format mpegts)")
             }
             outputFormat = av_guess_format(name, nil, nil)
         } else if kind == .stream {
