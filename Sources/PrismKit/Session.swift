@@ -369,8 +369,9 @@ public final class Session {
         }
         // A network output never holds back the others or a live input: it takes the frames it keeps up with.
         let keepsUp = destination.isNetwork && (count > 1 || isLive)
-        let policy: MovieSink.FailurePolicy = destination.isNetwork
-            ? .reconnects(seconds: options.reconnectSeconds, alone: count > 1) : .failsRun
+        var reconnect = ReconnectPolicy()
+        reconnect.seconds = options.reconnectSeconds
+        let policy: MovieSink.FailurePolicy = destination.isNetwork ? .reconnects(reconnect, alone: count > 1) : .failsRun
         return MovieSink(path: path, settings: encoder, limits: limits, live: isLive && destination.kind == .file,
                          destination: destination, playlist: output.playlist, delivery: keepsUp ? .newest : .everyFrame,
                          failurePolicy: policy, say: options.messages)

@@ -140,14 +140,8 @@ public struct MovieDestination: Sendable, Equatable {
         return scheme.lowercased()
     }
 
-    /// Whether this FFmpeg can write to `scheme` (`avio_enum_protocols`, outputs).
-    static func protocolWrites(_ scheme: String) -> Bool {
-        var opaque: UnsafeMutableRawPointer?
-        while let name = avio_enum_protocols(&opaque, 1) {
-            if String(cString: name) == scheme { return true }
-        }
-        return false
-    }
+    /// Whether this FFmpeg can write to `scheme`.
+    static func protocolWrites(_ scheme: String) -> Bool { NetworkURL.outputProtocols.contains(scheme) }
 
     /// `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: the process's own descriptor, written as `pipe:N`
     /// (following the link would name `pipe:[inode]` or the terminal, not a file to replace).

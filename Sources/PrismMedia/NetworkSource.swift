@@ -38,8 +38,8 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// Tries for 30 s, 0.5 s doubling to 8 s apart.
     public init() {}
 
-    /// One line for the input's summary.
-    var summary: String {
+    /// One line for an input's or output's summary: "reconnects for 30 s".
+    public var summary: String {
         guard enabled else { return "no reconnection" }
         var limits: [String] = []
         if let attempts { limits.append("\(attempts) attempt(s)") }
@@ -110,12 +110,21 @@ public enum NetworkURL {
 
     /// The protocols (and URL-taking demuxers: rtsp) this FFmpeg reads.
     public static let inputProtocols: Set<String> = {
-        var names: Set<String> = []
-        var opaque: UnsafeMutableRawPointer?
-        while let name = avio_enum_protocols(&opaque, 0) { names.insert(String(cString: name)) }
+        var names = protocols(output: false)
         if av_find_input_format("rtsp") != nil { names.formUnion(["rtsp", "rtsps"]) }
         return names
     }()
+
+    /// The I/O protocols this FFmpeg writes (RTSP is a muxer that connects itself, not one of them).
+    public static let outputProtocols = protocols(output: true)
+
+    /// `avio_enum_protocols`: the protocols that read, or that write.
+    private static func protocols(output: Bool) -> Set<String> {
+        var names: Set<String> = []
+        var opaque: UnsafeMutableRawPointer?
+        while let name = avio_enum_protocols(&opaque, output ? 1 : 0) { names.insert(String(cString: name)) }
+        return names
+    }
 
     /// Refuses a URL whose scheme FFmpeg cannot read, before anything is opened: one line naming it.
     /// A network URL must name where it is (`rtmp://` alone would call FFmpeg's default host).

@@ -39,9 +39,10 @@ public final class MovieSink: FrameSink {
     public enum FailurePolicy: Sendable, Equatable {
         /// The run fails (files: nothing is left; live: what was recorded is kept).
         case failsRun
-        /// Reconnect for up to `seconds` (0.5 s, then twice as long each time, at most 8 s apart); then give
-        /// up: `alone` drops this output while the others go on, otherwise the run fails.
-        case reconnects(seconds: Double, alone: Bool)
+        /// Reconnect as `policy` says (the network inputs' back-off: 0.5 s, then twice as long each time, at
+        /// most 8 s apart, for 30 s); then give up: `alone` drops this output while the others go on,
+        /// otherwise the run fails.
+        case reconnects(ReconnectPolicy, alone: Bool)
     }
 
     /// The movie's final path or URL; a file appears there when it is finished.
@@ -70,8 +71,18 @@ public final class MovieSink: FrameSink {
     private let say: (@Sendable (String) -> Void)?
     /// The stream the sink was opened for, to open a lost network stream again.
     private var stream: SinkStream?
-    /// A lost stream: when it was lost, the next attempt and the delay after it, frames not sent since.
-    private var outage: (since: UInt64, nextTry: UInt64, delay: Double, error: String, skipped: Int)?
+    /// A lost stream, while it is down.
+    private struct Outage {
+        /// When it was lost and when the next attempt is due (CLOCK_MONOTONIC ns), the wait after that one.
+        var since: UInt64
+        var nextTry: UInt64
+        var delay: Double
+        var attempts = 0
+        let error: String
+        /// Frames not sent since it was lost.
+        var skipped = 0
+    }
+    private var outage: Outage?
     /// Given up on (its frames are no longer read back for it).
     private let abandoned = Atomic<Bool>(false)
     /// Video packets in writers before the current one (a stream that reconnected).
@@ -162,27 +173,35 @@ public final class MovieSink: FrameSink {
             outage = nil
             return writer
         } catch {
-            guard case .reconnects(let limit, let alone) = failurePolicy else { throw error }
-            if Double(DispatchTime.now().uptimeNanoseconds - down.since) / 1e9 >= limit {
-                try giveUp(down.error, after: limit, alone: alone)
+            guard case .reconnects(let policy, let alone) = failurePolicy else { throw error }
+            let now = DispatchTime.now().uptimeNanoseconds
+            down.attempts += 1
+            let elapsed = Double(now - down.since) / 1e9
+            if elapsed >= policy.seconds ?? .infinity || down.attempts >= policy.attempts ?? .max {
+                try giveUp(down.error, after: elapsed, alone: alone)
                 return nil
             }
-            let delay = min(8, down.delay * 2)
-            outage = (down.since, DispatchTime.now().uptimeNanoseconds + UInt64(down.delay * 1e9), delay, down.error, down.skipped)
+            down.nextTry = now + UInt64(down.delay * 1e9)
+            down.delay = min(policy.maxDelay, down.delay * 2)
+            outage = down
             return nil
         }
     }
 
     /// A write failed: a file fails the run; a stream that may reconnect starts its outage.
     private func lost(_ error: any Error) throws {
-        guard case .reconnects(let limit, let alone) = failurePolicy else { throw error }
+        guard case .reconnects(let policy, let alone) = failurePolicy else { throw error }
         writer?.abort()
         packetsBefore += writer?.videoPacketsMuxed ?? 0
         writer = nil
+        guard policy.enabled, policy.seconds ?? 1 > 0 else {
+            try giveUp("\(error)", after: 0, alone: alone)
+            return
+        }
         let now = DispatchTime.now().uptimeNanoseconds
-        tell("\(error); reconnecting for up to \(Int(limit)) s" + (alone ? " while the other outputs go on" : ""))
-        outage = (now, now + 500_000_000, 1, "\(error)", 0)
-        if limit <= 0 { try giveUp("\(error)", after: 0, alone: alone) }
+        tell("\(error); it \(policy.summary)" + (alone ? " while the other outputs go on" : ""))
+        outage = Outage(since: now, nextTry: now + UInt64(policy.initialDelay * 1e9),
+                        delay: min(policy.maxDelay, policy.initialDelay * 2), error: "\(error)")
     }
 
     private func giveUp(_ error: String, after seconds: Double, alone: Bool) throws {
