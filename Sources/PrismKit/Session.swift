@@ -130,9 +130,9 @@ public final class Session {
         public var toneCurve: ColorConversion.Curve? = .bt2390
         /// An HDR output's transfer when it is to differ from the input's (PQ ↔ HLG).
         public var outputTransfer: TransferFunction?
-        /// How long a network output that lost its server tries to connect again before it is given up
-        /// (alone when there are other outputs; the run fails when it was the only one). 0: no retries.
-        public var reconnectSeconds: Double = 30
+        /// How a network output that lost its server connects again before it is given up (alone when there
+        /// are other outputs; the run fails when it was the only one): the network inputs' policy and defaults.
+        public var outputReconnect = ReconnectPolicy()
         /// Told at once what happens to an output while the run goes on (a stream lost, reconnected, given up).
         public var messages: (@Sendable (String) -> Void)?
         /// Whether the output can carry HDR and 10 bits; nil: the encoder says (HEVC, ProRes, FFV1 can). Raw
@@ -369,9 +369,8 @@ public final class Session {
         }
         // A network output never holds back the others or a live input: it takes the frames it keeps up with.
         let keepsUp = destination.isNetwork && (count > 1 || isLive)
-        var reconnect = ReconnectPolicy()
-        reconnect.seconds = options.reconnectSeconds
-        let policy: MovieSink.FailurePolicy = destination.isNetwork ? .reconnects(reconnect, alone: count > 1) : .failsRun
+        let policy: MovieSink.FailurePolicy = destination.isNetwork
+            ? .reconnects(options.outputReconnect, alone: count > 1) : .failsRun
         return MovieSink(path: path, settings: encoder, limits: limits, live: isLive && destination.kind == .file,
                          destination: destination, playlist: output.playlist, delivery: keepsUp ? .newest : .everyFrame,
                          failurePolicy: policy, say: options.messages)
@@ -389,7 +388,10 @@ public final class Session {
 
     /// A camera, a microphone or a live network stream is a live recording: it keeps what it recorded when
     /// the run fails, and its movie is written so that even a killed process leaves a playable file.
-    public var isLive: Bool { input.isCamera || options.audioDevice != nil || (input.isNetwork && sourceInfo.isLive) }
+    public var isLive: Bool { inputIsLive || options.audioDevice != nil }
+
+    /// A camera or a live network stream: frames never wait for the face detector or the segmentation model.
+    private var inputIsLive: Bool { input.isCamera || (input.isNetwork && sourceInfo.isLive) }
 
     /// The source the options describe: the pattern (`patternSeconds` unless bounded), a movie, raw input
     /// or a camera.
@@ -457,7 +459,7 @@ public final class Session {
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
-        let live = input.isCamera || (input.isNetwork && sourceInfo.isLive)
+        let live = inputIsLive
         let faces = try options.faces.makeSideInput(for: graph, live: live)
         // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
         let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)

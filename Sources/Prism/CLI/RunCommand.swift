@@ -111,7 +111,7 @@ struct RunCommand: PrismCommand {
         // Outputs: one -o, or several, each with the options given for it alone over those for every output.
         let sharedOutput = try OutputChoice(from: &scanner)
         let outputFormat = scanner.value("--output-format")
-        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.reconnectSeconds = seconds }
+        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.outputReconnect.seconds = seconds }
         options.realtime = scanner.flag("--realtime")
         if options.realtime, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
         // Each output's choice over the shared one, and what it set itself (with one -o, everything is its own).

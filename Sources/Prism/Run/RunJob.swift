@@ -88,7 +88,7 @@ extension RunOptions {
         settings.audioDevice = audioDevice
         // The colour plan is made for the first movie's encoder; each output has its own (`SessionOutput.encoder`).
         settings.encoder = outputs.lazy.compactMap(\.encoder).first ?? encoder
-        settings.reconnectSeconds = reconnectSeconds
+        settings.outputReconnect = outputReconnect
         settings.messages = messages
         settings.limits = limits
         settings.gpu = gpu

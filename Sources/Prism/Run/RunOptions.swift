@@ -23,8 +23,8 @@ package struct RunOptions: Sendable {
     }
     /// `--realtime`: release the input's frames at their timestamps (FFmpeg's `-re`), as a live source.
     package var realtime = false
-    /// `--reconnect-output SECONDS`: how long a lost network output tries to connect again.
-    package var reconnectSeconds: Double = 30
+    /// `--reconnect-output SECONDS`: how long a lost network output tries to connect again (its `seconds`).
+    package var outputReconnect = ReconnectPolicy()
     /// Told at once what happens to an output while the run goes on (a stream lost, reconnected, given up).
     package var messages: (@Sendable (String) -> Void)?
     /// Filter graph text (`invert, mono`); empty for none.
