@@ -31,9 +31,44 @@ public enum TestFixtures {
     public struct Missing: Error, CustomStringConvertible {
         public let name: String
         public let searched: [String]
+        public var command = "scripts/install-deps --tests"
         public var description: String {
-            "test image \(name) not found in \(searched.joined(separator: " or ")): run `scripts/install-deps --tests` "
+            if command != "scripts/install-deps --tests" || !name.hasSuffix(".png") {
+                return "\(name) not found in \(searched.joined(separator: " or ")): run `\(command)`"
+            }
+            return "test image \(name) not found in \(searched.joined(separator: " or ")): run `scripts/install-deps --tests` "
                 + "(it fills .fixtures/), or set PRISM_FIXTURES to a directory holding astronaut.png, coffee.png, chelsea.png"
         }
+    }
+
+    /// The checkout's root (where `.fixtures/`, `.models/` and `.venv/` live).
+    public static var checkout: URL { cache.deletingLastPathComponent() }
+
+    /// An OpenCV sample file (`"Megamind.avi"`, `"messi5.jpg"`) from Debian's opencv-doc, extracted by
+    /// `scripts/install-deps --tests` into `.fixtures/opencv/` (list and checksums: Tests/opencv-fixtures.md5).
+    public static func opencv(_ name: String) throws -> String {
+        try path("opencv/" + name)
+    }
+
+    /// A default model (`"centerface.onnx"`) as `scripts/install-models` installs it: `$PRISM_MODELS`, then the
+    /// checkout's `.models/`. Throws, naming the command, when it is missing.
+    public static func model(_ name: String) throws -> String {
+        var folders: [String] = []
+        if let chosen = ProcessInfo.processInfo.environment["PRISM_MODELS"], !chosen.isEmpty { folders.append(chosen) }
+        folders.append(checkout.appendingPathComponent(".models").path)
+        for folder in folders {
+            let candidate = (folder as NSString).appendingPathComponent(name)
+            if FileManager.default.isReadableFile(atPath: candidate) { return candidate }
+        }
+        throw Missing(name: name, searched: folders, command: "scripts/install-deps` (or `scripts/install-models")
+    }
+
+    /// The reference Python with onnxruntime, onnx and numpy (`.venv/`, made by `scripts/install-deps --tests`).
+    public static func referencePython() throws -> String {
+        let python = checkout.appendingPathComponent(".venv/bin/python").path
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw Missing(name: "onnxruntime (.venv/bin/python)", searched: [checkout.path], command: "scripts/install-deps --tests")
+        }
+        return python
     }
 }
