@@ -96,6 +96,9 @@ public final class Session {
         public var autorotate = true
         /// Swap left and right (a front-facing camera shown as a mirror shows it).
         public var mirror = false
+        /// Fail at a damaged packet, or a movie that cannot be read to its end, instead of skipping and
+        /// counting it as FFmpeg's command line does (the report's `damage` and notes say what was skipped).
+        public var strictDecoding = false
         /// How faces are found when the graph draws them (or a face setting asks for them).
         public var faces = FaceSettings()
         /// The segmentation model whose mask `background-blur`, `background-replace` and `segment-mask` draw.
@@ -399,6 +402,7 @@ public final class Session {
         var spec = SourceSpec(input: input, size: options.size, frameRate: options.frameRate)
         spec.colorOverride = options.inputColor
         spec.network = options.network
+        spec.strictDecoding = options.strictDecoding
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.

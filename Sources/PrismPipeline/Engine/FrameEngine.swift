@@ -537,6 +537,10 @@ public final class FrameEngine: Sendable {
             let lines = outlet.sink.value.notes(skipped: outlet.skipped)
             notes.withLock { $0 += lines }
         }
+        // Damaged packets skipped and counted (FFmpeg's default), and where a truncated input ended.
+        let damage = source.value.decodeDamage?.summary
+        report.damage = damage.flatMap { $0.isEmpty ? nil : $0 }
+        report.warnings = ([damage] + tracks.map { $0.damage?.summary }).flatMap { $0?.lines ?? [] }
         report.network = networkCounters?.statistics
         if let network = report.network, network.reconnects > 0 || network.gaps > 0, let source = source.value as? NetworkSource {
             notes.withLock { $0.append("\(source.label): \(network.summary)") }
