@@ -217,6 +217,7 @@ public final class Session {
             }
         }
         let source = try Self.sourceSpec(input: input, options: options).open()
+        notes += source.info.notes
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
         tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
         // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).

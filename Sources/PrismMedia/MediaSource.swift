@@ -63,6 +63,8 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var orientation = DisplayOrientation.upright
     /// A display matrix turned by an angle that is not a quarter turn (clockwise degrees): not applied.
     public var unsupportedRotation: Double?
+    /// What the source found worth a line before the run, one line each (HDR metadata it ignored).
+    public var notes: [String] = []
 
     /// The description of a source; `colorSpace` nil guesses limited range with the size's usual matrix.
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,

@@ -142,6 +142,8 @@ package final class MovieSource: MediaSource {
             while readsFrameMetadata, let event = try decodeNext() { peeked.append(event) }
             readsFrameMetadata = false
         }
+        // Metadata no display or picture can have (MaxCLL 65535) is dropped, said, and never refuses the file.
+        self.info.notes += self.info.color.dropImplausibleHDRMetadata().map { "\(url): \($0)" }
         if let colorOverride { self.info.color = colorOverride.applied(to: self.info.color) }
     }
 
