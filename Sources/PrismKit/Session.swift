@@ -329,6 +329,19 @@ public final class Session {
             throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
         }
         if !movies.isEmpty { try cropForMovies() }
+        // Every output's folder before any output is opened: a playlist or a still that could only fail
+        // late fails now, before a stream beside it has connected.
+        for output in outputs {
+            switch output.spec {
+            case .movie(let path):
+                switch try MovieDestination(path, format: output.format).kind {
+                case .file, .playlist: try OutputPlace.check(path)
+                case .stream, .network: break
+                }
+            case .still(let path): try OutputPlace.check(path)
+            case .standardOutput, .discard, .virtualCamera: break
+            }
+        }
         var sinks: [any FrameSink] = []
         for output in outputs {
             switch output.spec {
