@@ -18,6 +18,64 @@ final class StreamOutputTruthTests: XCTestCase {
          "PRISM_FAKE_V4L2_SIZES": "320x240", "PRISM_FAKE_V4L2_FPS": "30"]
     }
 
+    // MARK: the only output, lost
+
+    /// `tcp://` to a server that takes the connection, closes it at once and listens no more: the run's only
+    /// output is gone. The run (a file's frames, held while the stream reconnects) fails when
+    /// `--reconnect-output` runs out — non-zero, with the line saying so, and no summary claiming frames sent.
+    func testTheOnlyStreamLostForGoodFailsTheRun() throws {
+        let server = try OneConnectionServer()
+        let result = try Tools.run(Tools.prism, ["run", "--size", "320x240", "--frames", "75", "--reconnect-output", "1",
+                                                 "-o", "tcp://127.0.0.1:\(server.port)"], timeout: 60)
+        XCTAssertNotEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("it reconnects for 1 s; the run waits for it"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("the stream was lost and did not come back within"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("frames in"), "no summary of frames sent: \(result.stderr)")
+        XCTAssertFalse(result.stderr.contains("still down when the run ended"), result.stderr)
+    }
+
+    /// A live input's only output, an RTMP server killed mid-run that does not come back before the run's
+    /// frames are done: the run fails, saying the stream was still down and how many frames were not sent.
+    func testALiveRunWhoseOnlyStreamIsStillDownAtTheEndFails() throws {
+        let port = Loopback.freePort()
+        let url = "rtmp://127.0.0.1:\(port)/live/cam"
+        let server = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("server.flv"))
+        XCTAssertTrue(Loopback.waitForListener(port: port))
+        let run = try Running(Tools.prism, ["run", CameraTests.camera, "--size", "320x240", "--fps", "30", "--frames", "150",
+                                            "--preset", "ultrafast", "-o", url, "--progress", "json"],
+                              environment: try cameraEnvironment(), deadline: 150)
+        XCTAssertTrue(LiveOutputTests.waitForFrames(run, 30))
+        server.kill()
+        let status = run.waitForExit(), stderr = run.stderr
+        XCTAssertNotEqual(status, 0, stderr)
+        XCTAssertTrue(stderr.contains("\(url): the stream was lost") && stderr.contains("was still down when the run ended"), stderr)
+        XCTAssertTrue(stderr.contains("frame(s) not sent"), stderr)
+    }
+
+    /// A file's frames into one RTMP server, which is killed mid-run; another takes its port a second
+    /// later. The run waits for the stream (nothing to keep up with), reconnects and sends the rest: exit 0,
+    /// no frame skipped for it, the second server gets the frames from the reconnection to the end.
+    func testTheOnlyStreamOfAFileWaitsForItsServerToComeBack() throws {
+        let port = Loopback.freePort()
+        let url = "rtmp://127.0.0.1:\(port)/live/x"
+        let first = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("first.flv"))
+        XCTAssertTrue(Loopback.waitForListener(port: port))
+        let run = try Running(Tools.prism, ["run", "--size", "320x240", "--frames", "240", "--preset", "ultrafast",
+                                            "--reconnect-output", "30", "-o", url, "--progress", "json"], deadline: 150)
+        XCTAssertTrue(LiveOutputTests.waitForFrames(run, 45))
+        first.kill()
+        Thread.sleep(forTimeInterval: 1)
+        let second = try Receiver(input: ["-listen", "1", "-i", url], output: dir.path("second.flv"))
+        let status = run.waitForExit(), stderr = run.stderr
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertTrue(stderr.contains("the run waits for it"), stderr)
+        XCTAssertTrue(stderr.contains("reconnected after"), stderr)
+        XCTAssertFalse(stderr.contains("skipped"), stderr)
+        XCTAssertTrue(second.wait())
+        let resumed = try MediaInspector.inspect(dir.path("second.flv")).videoFrameCount
+        XCTAssertGreaterThan(resumed, 240 - 45 - 60, "the rest of the run went to the second server: \(stderr)")
+    }
+
     // MARK: every output's place first
 
     /// An HLS playlist into a folder that does not exist beside an RTMP stream: refused in one line before

@@ -410,7 +410,10 @@ struct RunCommand: PrismCommand {
         }
         let report = try job.run(stop: stop, progress: progress)
         // Nothing written is a failure, not "0 frames" (a movie writer has already refused to finish).
-        guard report.framesOut > 0 else { throw RunFailure("no frames: the input gave none, nothing was written") }
+        guard report.framesOut > 0 else {
+            throw RunFailure(report.framesIn > 0 ? "no frames reached the output (the input gave \(report.framesIn)); nothing was written"
+                                                 : "no frames: the input gave none, nothing was written")
+        }
         // What the run went on from (damage skipped, an input cut short) is said even when it is quiet.
         for warning in report.warnings + [truncationWarning(report, source: job.sourceInfo)].compactMap({ $0 }) {
             PrismCommandLine.info("prism: warning: \(warning)")

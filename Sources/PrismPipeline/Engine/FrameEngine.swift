@@ -307,6 +307,10 @@ public final class FrameEngine: Sendable {
             }
             outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop($0) }, fail: fail)
         }
+        // A lost stream that holds the run while it reconnects stops waiting when the run is stopped or fails.
+        for outlet in outlets {
+            (outlet.sink.value as? MovieSink)?.cancellation = { stop.stopReason == .interrupted || failure.hasError }
+        }
         for outlet in outlets { launch(outlet) }
         try gpu.perform { stage.value.launch = launch }
 
