@@ -353,11 +353,28 @@ public final class Session {
             }
         }
         var configuration = configuration
+        // A stream plays in real time: a file (or the pattern, raw input) sent to one is read at its own pace,
+        // as FFmpeg's -re reads it, so the stream is not given frames faster than it plays; the frames are
+        // only held back, never dropped, so the other outputs still get every one.
+        if !configuration.pacedToClock, !isLive, !input.isCamera, !input.isNetwork, let stream = Self.firstStream(in: outputs) {
+            configuration.pacedToClock = true
+            configuration.dropLateFrames = false
+            notes.append("\(NetworkURL.redacted(stream)) plays in real time: the input is read at its own pace (as with "
+                         + "--realtime, FFmpeg's -re), and no frame is dropped for it")
+        }
         // A still is one frame: the first, unless the frame limit picks a later one.
         if case .still = outputs[0].spec, options.frameLimit == nil { configuration.frameLimit = 1 }
         let engine = try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
         recoveredLeftovers = sinks.compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
         return engine
+    }
+
+    /// The first network stream (its URL) among `outputs`, if any.
+    private static func firstStream(in outputs: [SessionOutput]) -> String? {
+        for output in outputs {
+            if case .movie(let path) = output.spec, (try? MovieDestination(path, format: output.format))?.isNetwork == true { return path }
+        }
+        return nil
     }
 
     /// A movie output's sink: its container resolved now (a bad extension, scheme or `--format` fails before

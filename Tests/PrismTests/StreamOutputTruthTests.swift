@@ -76,6 +76,33 @@ final class StreamOutputTruthTests: XCTestCase {
         XCTAssertGreaterThan(resumed, 240 - 45 - 60, "the rest of the run went to the second server: \(stderr)")
     }
 
+    // MARK: a file streamed beside a recording
+
+    /// OpenCV's Megamind.avi (AC3 sound, its first packet damaged) to an RTMP server and a local MP4 at once,
+    /// without --realtime: the file is read at its own pace (said), so the stream keeps up; the frames it
+    /// lacks are exactly the skips reported (none here, on loopback), and it carries the clip's sound as AAC.
+    func testAFileStreamedBesideARecordingIsPacedAndCountedRight() throws {
+        let clip = try TestFixtures.opencv("Megamind.avi")
+        let port = Loopback.freePort()
+        let url = "rtmp://127.0.0.1:\(port)/live/x"
+        let received = dir.path("server.flv"), local = dir.path("local.mp4")
+        let server = try Receiver(input: ["-listen", "1", "-i", url], output: received)
+        XCTAssertTrue(Loopback.waitForListener(port: port))
+        let result = try Tools.run(Tools.prism, ["run", clip, "--preset", "ultrafast", "-o", url, "-o", local], timeout: 180)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(url) plays in real time: the input is read at its own pace"), result.stderr)
+        XCTAssertTrue(server.wait(), "the server did not end when the stream ended")
+        XCTAssertEqual(try MediaInspector.inspect(local).videoFrameCount, 270)
+        let streamed = try MediaInspector.inspect(received)
+        let skipped = LiveOutputTests.skipped(result.stderr, output: url)
+        XCTAssertEqual(streamed.videoFrameCount, 270 - skipped, result.stderr)
+        XCTAssertFalse(result.stderr.contains("sound packet(s) dropped"), result.stderr)
+        XCTAssertEqual(streamed.audioCodecName, "aac")
+        let seconds = Double(streamed.audioSampleCount) / Double(try XCTUnwrap(streamed.audioSampleRate))
+        XCTAssertEqual(seconds, 11.23, accuracy: 0.1, "the clip's sound, all of it after the damaged packet")
+        XCTAssertGreaterThan(streamed.audioPeak, 0.05)
+    }
+
     // MARK: every output's place first
 
     /// An HLS playlist into a folder that does not exist beside an RTMP stream: refused in one line before

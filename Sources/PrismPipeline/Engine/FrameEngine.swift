@@ -538,7 +538,11 @@ public final class FrameEngine: Sendable {
         report.framesDropped = frames.dropped
         // Per output: what a sink says of itself (a stream that fell behind, was lost; a virtual camera's drops).
         for outlet in registry.all {
-            let lines = outlet.sink.value.notes(skipped: outlet.skipped)
+            var lines = outlet.sink.value.notes(skipped: outlet.skipped)
+            if outlet.soundDropped > 0 {
+                let name = (outlet.sink.value as? MovieSink)?.path ?? "an output"
+                lines.append("\(name): \(outlet.soundDropped) sound packet(s) dropped (it was stuck behind the others)")
+            }
             notes.withLock { $0 += lines }
         }
         // Damaged packets skipped and counted (FFmpeg's default), and where a truncated input ended.
