@@ -115,7 +115,7 @@ final class DamagedInputTests: XCTestCase {
     }
 
     /// Nothing usable read is still a failure: a file cut inside its first frame gives no frame, and the
-    /// run says so and exits non-zero without an output.
+    /// run says so in one line — naming the damaged packet — and exits non-zero without an output.
     func testAFileCutInsideItsFirstFrameIsAFailure() throws {
         let whole = dir.path("whole.mp4"), cut = dir.path("cut.mp4")
         try Tools.ffmpeg(["-i", try TestFixtures.opencv("vtest.avi"), "-frames:v", "10", "-c:v", "libx264", "-preset", "ultrafast",
@@ -127,7 +127,9 @@ final class DamagedInputTests: XCTestCase {
         let output = dir.path("nothing.mp4")
         let result = try prism(["run", cut, "-o", output, "--quiet"])
         XCTAssertNotEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains("no frames"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("\(cut): 1 damaged packet skipped in video stream 0 (h264) at 0.00 s"), result.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 

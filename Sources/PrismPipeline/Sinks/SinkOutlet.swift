@@ -84,8 +84,16 @@ final class SinkOutlet: Sendable {
     var busyNanoseconds: UInt64 { counters.withLock { $0.busyNanoseconds } }
     /// Frames the engine skipped for this sink (no free buffer, or dropped from its queue).
     var skipped: Int { counters.withLock { $0.skipped } + queue.dropped }
-    /// Sound packets dropped from its queue (it held no frame to drop instead: the sink was stuck).
-    var soundDropped: Int { queue.droppedOthers }
+    /// What the report says of this output beyond its frame count (after the run): the sink's own notes
+    /// (`FrameSink.notes`), and the sound its queue had to drop (it held no frame to drop instead: stuck).
+    var notes: [String] {
+        var lines = sink.value.notes(skipped: skipped)
+        if queue.droppedOthers > 0 {
+            let name = (sink.value as? MovieSink)?.path ?? "an output"
+            lines.append("\(name): \(queue.droppedOthers) sound packet(s) dropped (it was stuck behind the others)")
+        }
+        return lines
+    }
     func countSkipped() { counters.withLock { $0.skipped += 1 } }
 
     /// Asks the output thread to finish the sink after what is queued (a detach while running).
