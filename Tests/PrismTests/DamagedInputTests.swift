@@ -58,6 +58,19 @@ final class DamagedInputTests: XCTestCase {
         XCTAssertEqual(dir.contents(), [], "a failed run leaves nothing")
     }
 
+    /// OpenCV's other clips — Megamind_bugy.avi (an index OpenCV once misread), tree.avi (Cinepak) — run
+    /// clean: every frame FFmpeg decodes, and nothing said about damage.
+    func testTheOtherOpenCVClipsRunLikeFFmpeg() throws {
+        for name in ["Megamind_bugy.avi", "tree.avi"] {
+            let clip = try TestFixtures.opencv(name)
+            let output = dir.path(name + ".mkv")
+            let result = try prism(["run", clip, "--preset", "ultrafast", "-o", output, "--quiet"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(result.stderr, "", name)
+            XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount, try ffmpegFrameCount(clip), name)
+        }
+    }
+
     // MARK: a truncated file
 
     /// OpenCV's vtest.avi as H.264 in an MP4 with its index at the front, cut in half (a download that

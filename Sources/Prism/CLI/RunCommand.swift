@@ -479,19 +479,20 @@ extension RunCommand {
         // whose read failed has said where already (`RunReport.damage`).
         guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.frameRate == nil,
               report.damage?.endedEarly == nil, let expected = source.estimatedFrameCount else { return nil }
+        // How far in time the frames went (to the end of the last).
+        let rate = source.frameRate?.doubleValue ?? 0
+        let reached = report.inputSpan.map { $0.seconds + (rate > 0 ? 1 / rate : 0) }
+        // Read to its whole length, a file is not short, whatever its count (AVI counts its empty, repeated-frame
+        // chunks; a variable rate makes duration × rate wrong).
+        if let duration = source.duration?.seconds, let reached, duration - reached <= max(0.5, duration / 50) { return nil }
         if source.frameCountFromHeader {
             // Frames whose packets were damaged were counted as skipped already.
             guard expected - report.framesIn - (report.damage?.skippedVideoPackets ?? 0) > max(2, expected / 50) else { return nil }
-            let rate = source.frameRate?.doubleValue ?? 0
-            let time = report.inputSpan.map { String(format: ", at %.2f s", $0.seconds + (rate > 0 ? 1 / rate : 0)) } ?? ""
+            let time = reached.map { String(format: ", at %.2f s", $0) } ?? ""
             return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces\(time) (truncated or damaged?)"
         }
-        // A count made of duration × rate is wrong for variable-rate files: go by how far in time the frames went.
-        guard let duration = source.duration?.seconds, let span = report.inputSpan?.seconds,
-              let rate = source.frameRate?.doubleValue, rate > 0,
-              duration - (span + 1 / rate) > max(0.5, duration / 50) else { return nil }
-        return String(format: "%@ ended %.2f s into the %.2f s its header announces (truncated or damaged?)", path,
-                      span + 1 / rate, duration)
+        guard let duration = source.duration?.seconds, let reached, rate > 0 else { return nil }
+        return String(format: "%@ ended %.2f s into the %.2f s its header announces (truncated or damaged?)", path, reached, duration)
     }
 }
 
