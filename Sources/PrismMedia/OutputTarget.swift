@@ -115,17 +115,37 @@ public struct OutputTarget: Sendable, Equatable {
             // kill(pid, 0): ESRCH when no such process exists.
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
             if FragmentedMP4.truncateToLastCompleteFragment(path: directory + entry) != nil {
-                let ext = (name as NSString).pathExtension
-                let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
-                let target = directory + base + ".recovered-\(pid)" + (ext.isEmpty ? "" : "." + ext)
-                if !FileManager.default.fileExists(atPath: target), rename(directory + entry, target) == 0 {
+                // A recording: given a name of its own, or left as it is; never deleted.
+                if let target = giveName(directory + entry, directory: directory, output: name, pid: pid) {
                     recovered.append(Recovered(output: directory + name, path: target, pid: pid))
-                    continue
                 }
+                continue
             }
             if unlink(directory + entry) == 0 { removed.append(entry) }
         }
         return (removed, recovered)
+    }
+
+    /// Moves a killed run's recording to `NAME.recovered-PID.EXT` beside the output, or `…-PID-2.EXT`, `-3`…
+    /// when that exists (PIDs repeat, in containers above all): `link` refuses a name that exists, so no file
+    /// is replaced even by one that appears meanwhile. Nil when no name could be given.
+    private static func giveName(_ temporary: String, directory: String, output name: String, pid: pid_t) -> String? {
+        let ext = (name as NSString).pathExtension
+        let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        for attempt in 1...1000 {
+            let target = directory + base + ".recovered-\(pid)" + (attempt > 1 ? "-\(attempt)" : "") + (ext.isEmpty ? "" : "." + ext)
+            if link(temporary, target) == 0 {
+                unlink(temporary)
+                return target
+            }
+            if errno == EEXIST { continue }
+            // A file system without hard links: a rename where nothing is, checked just before.
+            guard errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP else { return nil }
+            var info = stat()
+            if lstat(target, &info) == 0 { continue }
+            return rename(temporary, target) == 0 ? target : nil
+        }
+        return nil
     }
 
     private static func split(_ path: String) -> (directory: String, name: String) {
