@@ -140,6 +140,17 @@ public struct MovieDestination: Sendable, Equatable {
         return scheme.lowercased()
     }
 
+    /// The file a location names on this machine: a plain path, or what follows a `file:` URL's scheme (as
+    /// FFmpeg's file protocol reads it: `file:///abs/out.mp4` is `///abs/out.mp4`); nil for a network URL or
+    /// a pipe. Checks that compare outputs with inputs compare these.
+    public static func localPath(of location: String) -> String? {
+        switch scheme(of: location) {
+        case nil: return location
+        case "file": return String(location.dropFirst("file:".count))
+        default: return nil
+        }
+    }
+
     /// Whether this FFmpeg can write to `scheme`.
     static func protocolWrites(_ scheme: String) -> Bool { NetworkURL.outputProtocols.contains(scheme) }
 

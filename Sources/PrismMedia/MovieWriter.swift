@@ -327,7 +327,7 @@ package final class MovieWriter {
         // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
         var target: OutputTarget?
         switch destination.kind {
-        case .file, .playlist: target = try OutputTarget(path: path)
+        case .file, .playlist: target = try OutputTarget(path: MovieDestination.localPath(of: path) ?? path)  // `file:` URLs too
         case .stream, .network: target = nil
         }
         let inPlace = destination.kind == .stream || target?.isStream == true

@@ -183,7 +183,9 @@ public struct OutputTarget: Sendable, Equatable {
     /// Whether two paths name one file, whatever the spelling (`PathIdentity`, symlinks followed): the same
     /// device and inode when both exist, the same place once links are followed when neither does yet.
     public static func sameFile(_ a: String, _ b: String) -> Bool {
-        PathIdentity(a, followingLink: true).isSameFile(as: PathIdentity(b, followingLink: true))
+        // `file:` URLs are the files they name (a network URL stays as it is: no file has its name).
+        let a = MovieDestination.localPath(of: a) ?? a, b = MovieDestination.localPath(of: b) ?? b
+        return PathIdentity(a, followingLink: true).isSameFile(as: PathIdentity(b, followingLink: true))
     }
 }
 
