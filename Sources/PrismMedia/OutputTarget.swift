@@ -68,8 +68,11 @@ public struct OutputTarget: Sendable, Equatable {
     }
 
     /// A fresh hidden temporary beside `path`: `.NAME.PID-RANDOM.partial`.
-    public func makeTemporaryPath() -> String {
-        let (directory, name) = Self.split(path)
+    public func makeTemporaryPath() -> String { Self.temporaryPath(beside: path) }
+
+    /// `.NAME.PID-RANDOM.partial` beside `path` (as given: no link followed).
+    public static func temporaryPath(beside path: String) -> String {
+        let (directory, name) = split(path)
         return directory + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
     }
 

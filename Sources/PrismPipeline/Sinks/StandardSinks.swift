@@ -303,15 +303,22 @@ public final class StillImageSink: FrameSink {
     public let path: String
     /// JPEG quality, 1...100 (ignored for PNG).
     public let jpegQuality: Int
+    /// False: a new file only, never written through a link or over a file (`ImageFile.write(replacing:)`).
+    public let replacing: Bool
+    /// Where a still that cannot be written is told, instead of failing the run (a snapshot taken while it
+    /// goes on); nil: `finish` throws.
+    private let failed: (@Sendable (any Error) -> Void)?
     private var image: RGBAImage?
 
     /// A sink for `path`; throws a `UsageError` unless its extension is .png, .jpg or .jpeg.
-    public init(path: String, jpegQuality: Int = 90) throws {
+    public init(path: String, jpegQuality: Int = 90, replacing: Bool = true, failed: (@Sendable (any Error) -> Void)? = nil) throws {
         guard ImageFile.kind(forPath: path) != nil else {
             throw UsageError("\(path): a still must end in .png, .jpg or .jpeg")
         }
         self.path = path
         self.jpegQuality = jpegQuality
+        self.replacing = replacing
+        self.failed = failed
     }
 
     /// Stills are made from RGBA frames.
@@ -327,8 +334,13 @@ public final class StillImageSink: FrameSink {
 
     /// Writes the last frame given; throws when no frame came.
     public func finish() throws {
-        guard let image else { throw UsageError("\(path): no frame came to make the still from") }
-        try ImageFile.write(image, to: path, jpegQuality: jpegQuality)
+        do {
+            guard let image else { throw UsageError("\(path): no frame came to make the still from") }
+            try ImageFile.write(image, to: path, jpegQuality: jpegQuality, replacing: replacing)
+        } catch {
+            guard let failed else { throw error }
+            failed(error)
+        }
     }
 }
 
