@@ -272,19 +272,71 @@ struct PlaylistFiles {
         }
     }
 
-    /// This playlist's segments now in its directory (a run before this one's, or this run's).
-    func segmentsOnDisk() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(isSegment).sorted()
+    /// The first files it writes (paths), for messages and for checking two playlists against each other.
+    var firstNames: [String] {
+        let names = format == .hls ? [name + "0.ts", name + "-init.mp4", name + "0.m4s"] : [name + "-init-0.m4s", name + "-0-00001.m4s"]
+        return names.map { directory + "/" + $0 }
     }
 
-    /// Deletes the segments (and, with `playlist`, the playlist and the muxer's temporaries): an earlier run's
-    /// before this one starts (they would pile up, or be listed by no playlist), or this run's when it fails.
-    func remove(playlist: Bool) {
-        var names = segmentsOnDisk()
-        if playlist {
-            let own = name + "." + (format == .hls ? "m3u8" : "mpd")
-            names += [own, own + ".tmp"]
+    /// The playlist's own file (`NAME.m3u8`, `NAME.mpd`) and the muxer's temporary of it.
+    var outputNames: Set<String> {
+        let own = name + "." + (format == .hls ? "m3u8" : "mpd")
+        return [own, own + ".tmp"]
+    }
+
+    /// Where the files Prism wrote for this playlist are listed (`PlaylistLedger`).
+    var ledgerPath: String { directory + "/." + name + "." + (format == .hls ? "m3u8" : "mpd") + ".written" }
+
+    /// Whether writing this playlist could write over `path` (whatever its spelling, a symlink's target too):
+    /// a segment's or init file's name in the playlist's folder, the playlist's temporary, its list.
+    func claims(_ path: String) -> Bool {
+        let spellings = [path, (try? OutputTarget.resolvingLinks(path)) ?? path]
+        return spellings.contains { spelling in
+            let folder = (spelling as NSString).deletingLastPathComponent, entry = (spelling as NSString).lastPathComponent
+            guard isSegment(entry) || entry == (ledgerPath as NSString).lastPathComponent
+                    || (outputNames.contains(entry) && entry.hasSuffix(".tmp")) else { return false }
+            // Compared as absolute folders (Foundation's path functions trap on a bare ".").
+            let here = FileManager.default.currentDirectoryPath
+            func absolute(_ folder: String) -> String {
+                folder.hasPrefix("/") ? folder : here + (folder.isEmpty || folder == "." ? "" : "/" + folder)
+            }
+            return OutputTarget.sameFile(absolute(folder), absolute(directory))
         }
-        for file in names { unlink(directory + "/" + file) }
+    }
+
+    /// Before the muxer writes anything: what an earlier run of this playlist wrote (`PlaylistLedger`'s list,
+    /// each file still the one listed) is deleted, so segments never pile up; any other file in the folder
+    /// with one of this playlist's names refuses the run, before anything is deleted. Returns this run's list,
+    /// which the muxer's opens go through.
+    func prepare() throws -> PlaylistLedger {
+        let earlier = try PlaylistLedger.read(ledgerPath)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var owned: [String] = []
+        for entry in entries.sorted() where isSegment(entry) {
+            guard earlier.contains(where: { $0.isOnDisk(as: entry, in: directory) }) else {
+                func shown(_ file: String) -> String { directory == "." ? file : directory + "/" + file }
+                throw UsageError("\(shown(name + "." + (format == .hls ? "m3u8" : "mpd"))): \(shown(entry)) has the name of one of its "
+                                 + "segments, and no earlier run of this playlist wrote it; move it away or name the playlist otherwise "
+                                 + "(Prism never replaces it)")
+            }
+            owned.append(entry)
+        }
+        for entry in owned { unlink(directory + "/" + entry) }
+        return try PlaylistLedger(path: ledgerPath, directory: directory, output: outputNames, isOwnName: isSegment)
+    }
+
+    /// After a failed run: the files this run wrote (its list) go, and with `playlist` (this run began
+    /// writing it) the playlist and the list itself.
+    func removeWritten(_ ledger: PlaylistLedger, playlist: Bool) {
+        ledger.close()
+        for entry in ledger.written {
+            for name in [entry.name, entry.name.hasSuffix(".tmp") ? String(entry.name.dropLast(4)) : entry.name + ".tmp"]
+            where entry.isOnDisk(as: name, in: directory) {
+                unlink(directory + "/" + name)
+            }
+        }
+        guard playlist else { return }
+        for own in outputNames { unlink(directory + "/" + own) }
+        unlink(ledgerPath)
     }
 }

@@ -251,6 +251,9 @@ package final class MovieWriter {
     package let destination: MovieDestination
     /// An HLS or DASH output's segments (removed with the playlist when a run fails).
     private var playlistFiles: PlaylistFiles?
+    /// The files this run's playlist wrote, listed as they are opened (what a failed run removes, what the
+    /// next run of the same playlist may delete); nothing it did not write is written over.
+    private var playlistLedger: PlaylistLedger?
     /// The deadline every blocking call on a network output runs under.
     private let deadline = IOWatchdog()
 
@@ -463,13 +466,20 @@ package final class MovieWriter {
         isTransportStream = formatName.contains("mpegts")
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
-        // An earlier run's segments go with the playlist this run replaces (they would pile up otherwise).
-        playlistFiles?.remove(playlist: false)
+        // An earlier run's segments go with the playlist this run replaces (they would pile up otherwise): only
+        // those it listed as written; another file with a segment's name refuses the run instead.
+        if let playlistFiles {
+            let ledger = try playlistFiles.prepare()
+            ledger.guardOpens(of: ctx)
+            playlistLedger = ledger
+        }
         if destination.isNetwork {
             // An RTSP publish connects here (the server may refuse the path); the others send their header.
             try Self.checkNetwork(avformat_write_header(ctx, &options), "avformat_write_header", path)
         } else {
-            try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
+            let code = avformat_write_header(ctx, &options)
+            if let refusal = playlistLedger?.refusal(code, playlist: path) { throw refusal }
+            try check(code, "avformat_write_header", path, what: "cannot write the header")
         }
         headerWritten = true
         durations.reserveCapacity(64)
@@ -739,7 +749,9 @@ package final class MovieWriter {
             deadline.arm(seconds: Self.networkTimeout)
             try Self.checkNetwork(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath)
         } else {
-            try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
+            let code = av_interleaved_write_frame(format, pkt)
+            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
+            try check(code, "av_interleaved_write_frame", outputPath, what: what)
         }
         return true
     }
@@ -899,7 +911,9 @@ package final class MovieWriter {
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
-            try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
+            let trailer = av_write_trailer(format)
+            if let refusal = playlistLedger?.refusal(trailer, playlist: outputPath) { throw refusal }
+            try check(trailer, "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {
                 // An SRT receiver holds each packet for its latency (120 ms by default) before it plays it, and
                 // drops what it holds when the connection closes: the stream's last frames need that long.
@@ -970,7 +984,7 @@ package final class MovieWriter {
             unlink(temporaryPath)
             PartialOutputs.unregister(temporaryPath)
         }
-        // A playlist is written in place: what this run wrote of it goes.
-        if headerWritten { playlistFiles?.remove(playlist: true) }
+        // A playlist is written in place: what this run wrote of it goes (its list says what).
+        if let playlistLedger { playlistFiles?.removeWritten(playlistLedger, playlist: headerWritten) }
     }
 }
