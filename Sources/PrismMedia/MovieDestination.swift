@@ -128,6 +128,22 @@ public struct MovieDestination: Sendable, Equatable {
     /// The muxer (`av_guess_format` by name).
     var outputFormat: UnsafePointer<AVOutputFormat> { av_guess_format(formatName, nil, nil)! }
 
+    /// For a playlist: throws one line when writing it could write over `path`, which the run reads or writes
+    /// as `what` ("the input", "-o", "--faces-out"): a segment's name in its folder, its temporary, its list;
+    /// for another playlist, its segments' names. Nothing for other destinations or a URL.
+    package func checkSegmentNames(against path: String, as what: String) throws {
+        guard case .playlist(let format) = kind, let own = Self.localPath(of: location), let other = Self.localPath(of: path),
+              !OutputTarget.sameFile(own, other) else { return }
+        let files = PlaylistFiles(path: own, format: format, settings: PlaylistSettings())
+        var names = [other]
+        if let otherDestination = try? MovieDestination(path), case .playlist(let otherFormat) = otherDestination.kind {
+            names += PlaylistFiles(path: other, format: otherFormat, settings: PlaylistSettings()).firstNames
+        }
+        guard let taken = names.first(where: files.claims) else { return }
+        throw UsageError("\(location) writes its files as \(files.firstNames.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))… "
+                         + "beside it, and \(taken) would be one of them (\(what) \(path)); name the playlist otherwise")
+    }
+
     /// `rtmp` of `rtmp://host/app`; nil for a plain path. `pipe:1` is a scheme too, and `file:`.
     public static func scheme(of location: String) -> String? {
         guard let colon = location.firstIndex(of: ":") else { return nil }
