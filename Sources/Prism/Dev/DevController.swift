@@ -131,6 +131,8 @@ final class DevController {
     }
 
     func startRecording(_ control: EngineControl, path: String) {
+        // Begun (its path is `recordingPath` now) or refused: no longer only asked for.
+        defer { state.update { if $0.recordingAsked == path { $0.recordingAsked = nil } } }
         guard recording == nil else { return }
         // The preview never waits for the recording: it takes the frames it can (dropped ones are counted).
         let sink = TakeSink(path: path, settings: encoder, delivery: .newest, bufferCount: 12,
