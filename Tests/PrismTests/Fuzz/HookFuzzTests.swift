@@ -86,7 +86,7 @@ final class HookFuzzTests: XCTestCase {
             }
             _ = HookPlan.validationSteps(files: [file])
             // Through the graph, the compiler and the GPU, as `prism run --filter 'h.glsl'` would.
-            if rendered < 4, let context = try? Self.gpu() {
+            if rendered < 4, let context = try? FuzzGPU.shared() {
                 let path = directory + "/h\(parsed).glsl"
                 try? text.write(toFile: path, atomically: true, encoding: .utf8)
                 if let graph = try? GraphBinder().bind("'" + path + "'") {
@@ -99,13 +99,5 @@ final class HookFuzzTests: XCTestCase {
         XCTAssertGreaterThan(parsed, 5, "some inputs are hook files")
         XCTAssertGreaterThan(planned, 5, "some plans are made")
         print("fuzz hooks: \(tried) inputs, \(parsed) parsed, \(planned) plans, \(rendered) rendered")
-    }
-
-    nonisolated(unsafe) private static var context: GPUContext?
-    private static func gpu() throws -> GPUContext {
-        if let context { return context }
-        let made = try GPUContext()
-        context = made
-        return made
     }
 }
