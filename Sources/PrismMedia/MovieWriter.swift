@@ -229,8 +229,11 @@ package final class MovieWriter {
     private var transcoder: AudioTranscoder?
     private let layout: PackedFrameLayout
     private let temporaryPath: String?
-    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names.
-    private let finalPath: String
+    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names (for a new file
+    /// only, another name when something took this one meanwhile: see `placeFinished`).
+    private var finalPath: String
+    /// A new file only (a take Prism named): nothing at the path is followed or replaced, at open or at the end.
+    private let newFileOnly: Bool
     private let frame = OwnedFrame()
     private let packet = OwnedPacket()
     private let encoderTimeBase: AVRational
@@ -278,11 +281,14 @@ package final class MovieWriter {
     ///     a playable file of everything up to the last fragment (see `salvage`).
     ///   - destination: the container and kind of output, when `--format` chose it (else from `path`).
     ///   - playlist: how an HLS or DASH destination is cut and kept.
+    ///   - newFileOnly: a file that must not exist (a take whose name Prism chose): refused if anything is at
+    ///     `path` now; finished beside whatever appeared there meanwhile (`NAME-2.EXT`…), never over it.
     package init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
                 audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
                 fragmented: Bool = false, destination: MovieDestination? = nil,
-                playlist: PlaylistSettings = PlaylistSettings()) throws {
+                playlist: PlaylistSettings = PlaylistSettings(), newFileOnly: Bool = false) throws {
         outputPath = path
+        self.newFileOnly = newFileOnly
         self.settings = settings
         self.video = video
         audioInput = audio
@@ -329,6 +335,10 @@ package final class MovieWriter {
         // Files: symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
         // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
         var target: OutputTarget?
+        var info = stat()
+        if newFileOnly, lstat(path, &info) == 0 {
+            throw UsageError("\(path) exists now; a new recording never replaces a file")
+        }
         switch destination.kind {
         case .file, .playlist: target = try OutputTarget(path: MovieDestination.localPath(of: path) ?? path)  // `file:` URLs too
         case .stream, .network: target = nil
@@ -922,7 +932,7 @@ package final class MovieWriter {
                 ioOpen = false
             }
             if let temporaryPath {
-                guard rename(temporaryPath, finalPath) == 0 else { throw SystemError("rename", code: errno, context: outputPath) }
+                guard placeFinished(temporaryPath) else { throw SystemError("rename", code: errno, context: outputPath) }
                 PartialOutputs.unregister(temporaryPath)
             }
             state = .finished
@@ -963,10 +973,28 @@ package final class MovieWriter {
             return false
         }
         if let temporaryPath {
-            guard rename(temporaryPath, finalPath) == 0 else { abort(); return false }
+            guard placeFinished(temporaryPath) else { abort(); return false }
             PartialOutputs.unregister(temporaryPath)
         }
         state = .finished
+        return true
+    }
+
+    /// Where the finished movie is (`outputPath`'s target, or for a new file only the name it got).
+    package var writtenPath: String { finalPath }
+
+    /// Puts the finished temporary in place: renamed over the target; for a new file only, linked where
+    /// nothing is — the target's name, or `NAME-2.EXT`, `-3`… when something took it while the movie was
+    /// written (`OutputTarget.placeAsNewFile`). False when it could not.
+    private func placeFinished(_ temporary: String) -> Bool {
+        guard newFileOnly else { return rename(temporary, finalPath) == 0 }
+        let ext = (finalPath as NSString).pathExtension
+        let base = ext.isEmpty ? finalPath : String(finalPath.dropLast(ext.count + 1))
+        let asked = finalPath
+        guard let placed = OutputTarget.placeAsNewFile(temporary, named: { attempt in
+            attempt == 1 ? asked : base + "-\(attempt)" + (ext.isEmpty ? "" : "." + ext)
+        }) else { return false }
+        finalPath = placed
         return true
     }
 

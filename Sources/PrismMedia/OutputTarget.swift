@@ -130,13 +130,21 @@ public struct OutputTarget: Sendable, Equatable {
     }
 
     /// Moves a killed run's recording to `NAME.recovered-PID.EXT` beside the output, or `…-PID-2.EXT`, `-3`…
-    /// when that exists (PIDs repeat, in containers above all): `link` refuses a name that exists, so no file
-    /// is replaced even by one that appears meanwhile. Nil when no name could be given.
+    /// when that exists (PIDs repeat, in containers above all). Nil when no name could be given.
     private static func giveName(_ temporary: String, directory: String, output name: String, pid: pid_t) -> String? {
         let ext = (name as NSString).pathExtension
         let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        return placeAsNewFile(temporary) { attempt in
+            directory + base + ".recovered-\(pid)" + (attempt > 1 ? "-\(attempt)" : "") + (ext.isEmpty ? "" : "." + ext)
+        }
+    }
+
+    /// Moves `temporary` to the first of `name(1)`, `name(2)`… (up to 1000) that nothing has: `link` refuses a
+    /// name that exists, so no file is replaced, not even one that appeared a moment ago. Nil when none could
+    /// be given (`temporary` then stays as it is).
+    package static func placeAsNewFile(_ temporary: String, named name: (Int) -> String) -> String? {
         for attempt in 1...1000 {
-            let target = directory + base + ".recovered-\(pid)" + (attempt > 1 ? "-\(attempt)" : "") + (ext.isEmpty ? "" : "." + ext)
+            let target = name(attempt)
             if link(temporary, target) == 0 {
                 unlink(temporary)
                 return target

@@ -97,13 +97,17 @@ public final class MovieSink: FrameSink {
 
     /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
     public let live: Bool
+    /// A new file only (a take Prism named): never written over what is or appears at `path`
+    /// (`MovieWriter`'s `newFileOnly`); `writtenPath` says where it ended up.
+    public let newFileOnly: Bool
 
     /// A sink writing `path` with `settings`; nothing is opened until the engine calls `open`.
     public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits(),
                 live: Bool = false, destination: MovieDestination? = nil, playlist: PlaylistSettings = PlaylistSettings(),
                 delivery: SinkDelivery = .everyFrame, failurePolicy: FailurePolicy = .failsRun,
-                say: (@Sendable (String) -> Void)? = nil) {
+                newFileOnly: Bool = false, say: (@Sendable (String) -> Void)? = nil) {
         self.path = path
+        self.newFileOnly = newFileOnly
         self.settings = settings
         self.limits = limits
         self.live = live
@@ -116,6 +120,8 @@ public final class MovieSink: FrameSink {
 
     /// The encoder's input format (`VideoEncoderSettings.pixelFormat`).
     public var pixelFormat: PixelFormat { settings.pixelFormat }
+    /// Where the finished movie is: `path` (a symlink's target), or for a new file only the name it got.
+    public var writtenPath: String { writer?.writtenPath ?? path }
     /// A movie takes the source's audio or the captured sound.
     public var acceptsAudio: Bool { true }
     /// The file's size in bytes when last seen.
@@ -137,7 +143,7 @@ public final class MovieSink: FrameSink {
         if let rate = stream.frameRate { video.frameRate = rate }
         let writer = try MovieWriter(path: path, video: video, settings: settings,
                                      audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live,
-                                     destination: destination, playlist: playlist)
+                                     destination: destination, playlist: playlist, newFileOnly: newFileOnly)
         writer.byteBudget = limits.maxBytes
         return writer
     }
@@ -274,7 +280,7 @@ public final class MovieSink: FrameSink {
         }
         // The frames the encoder still held may be what passed the limit.
         if let writer { _ = noteBudget(writer) }
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: writtenPath))?[.size] as? Int64 { lastBytes = size }
     }
 
     /// Abandons the movie: the temporary file is deleted, an existing file at `path` left as it was.
@@ -284,9 +290,9 @@ public final class MovieSink: FrameSink {
     public func salvage() -> String? {
         guard writer?.salvage() == true else { return nil }
         guard writer?.destination.kind == .file else { return path }
-        salvagedFrames = (try? MediaInspector.videoPacketCount(path)) ?? 0
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
-        return path
+        salvagedFrames = (try? MediaInspector.videoPacketCount(writtenPath)) ?? 0
+        if let size = (try? FileManager.default.attributesOfItem(atPath: writtenPath))?[.size] as? Int64 { lastBytes = size }
+        return writtenPath
     }
 }
 

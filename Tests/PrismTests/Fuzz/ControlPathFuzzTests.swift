@@ -8,7 +8,8 @@ import Glibc
 
 /// Control commands that reach the file system, under a seeded fuzzer on the built tool: `snapshot` paths
 /// that name existing files, links, folders and FIFOs, and fresh paths where a link, a file, a folder or a
-/// FIFO is made between the reply and the next frame (when the still is written). Whatever happens, no
+/// FIFO is made between the reply and the next frame (when the still is written); `record` takes under whose
+/// names one is made while they record. Whatever happens, no
 /// file the run did not make is written or replaced, a FIFO never blocks the run, every reply is one JSON
 /// line, and the run ends cleanly. Deterministic (`PRISM_FUZZ_SEED`), bounded (`PRISM_FUZZ_SECONDS`).
 final class ControlPathFuzzTests: XCTestCase {
@@ -50,6 +51,16 @@ final class ControlPathFuzzTests: XCTestCase {
         }
     }
 
+    /// The first line after the first `count` that starts with `prefix`, without it.
+    static func line(in lines: LineCollector, after count: Int, starting prefix: String) throws -> String {
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while Date() < deadline {
+            if let found = lines.all.dropFirst(count).first(where: { $0.hasPrefix(prefix) }) { return String(found.dropFirst(prefix.count)) }
+            usleep(20_000)
+        }
+        throw DevProcessError(message: "no '\(prefix)' line: \(lines.all)")
+    }
+
     func testFuzzSnapshotPathsAgainstTheFileSystem() throws {
         try fuzz(mode: ["run", "pattern", "--size", "64x48", "--realtime", "--fps", "4", "--frames", "1000000", "--preset", "ultrafast",
                         "-o", dir.path("out.mp4"), "--control", "stdin", "--quiet"], still: "png")
@@ -82,6 +93,15 @@ final class ControlPathFuzzTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
         let lines = LineCollector(output.fileHandleForReading), log = LineCollector(errors.fileHandleForReading)
 
+        // One command, its one-line JSON reply.
+        var replied = 0
+        func send(_ command: String) throws -> [String: Any] {
+            try input.fileHandleForWriting.write(contentsOf: Data((command + "\n").utf8))
+            replied += 1
+            try lines.wait(for: replied)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(lines.all[replied - 1].utf8)) as? [String: Any],
+                                 lines.all[replied - 1])
+        }
         // (path, hazard there at the command, hazard made after the reply and whether it was made, reply ok)
         var cases: [(path: String, before: Hazard, after: Hazard, made: Bool, ok: Bool)] = []
         let start = Date()
@@ -93,10 +113,7 @@ final class ControlPathFuzzTests: XCTestCase {
             let before = Hazard.allCases.randomElement(using: &random)!
             let after = before == .none ? Hazard.allCases.randomElement(using: &random)! : .none
             XCTAssertTrue(Self.place(before, at: path, victim: victim, nowhere: nowhere))
-            try input.fileHandleForWriting.write(contentsOf: Data("{\"snapshot\": \"\(path)\"}\n".utf8))
-            try lines.wait(for: cases.count + 1)
-            let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(lines.all[cases.count].utf8)) as? [String: Any],
-                                      lines.all[cases.count])
+            let reply = try send("{\"snapshot\": \"\(path)\"}")
             let ok = reply["ok"] as? Bool == true
             // Between the reply and the next frame, when the still is written.
             let made = ok && Self.place(after, at: path, victim: victim, nowhere: nowhere)
@@ -105,10 +122,21 @@ final class ControlPathFuzzTests: XCTestCase {
         }
         // Beyond the run's folder: a missing folder, a file as a folder.
         for path in [dir.path("missing/x.\(still)"), victim + "/x.\(still)"] {
-            try input.fileHandleForWriting.write(contentsOf: Data("{\"snapshot\": \"\(path)\"}\n".utf8))
-            try lines.wait(for: cases.count + 1)
-            XCTAssertTrue(lines.all[cases.count].contains("\"ok\":false"), lines.all[cases.count])
+            XCTAssertEqual(try send("{\"snapshot\": \"\(path)\"}")["ok"] as? Bool, false, path)
             cases.append((path, .none, .none, false, false))
+        }
+        // `prism record`'s takes: a hazard made under the take's name while it records.
+        var takes: [(asked: String, hazard: Hazard, made: Bool, saved: String)] = []
+        for _ in 0..<(mode[0] == "record" ? 3 : 0) {
+            let said = log.all.count
+            XCTAssertEqual(try send(#"{"record": "start"}"#)["ok"] as? Bool, true)
+            let asked = try Self.line(in: log, after: said, starting: "prism: recording ")
+            let hazard = Hazard.allCases.randomElement(using: &random)!
+            let made = Self.place(hazard, at: asked, victim: victim, nowhere: nowhere)
+            Thread.sleep(forTimeInterval: 0.3)
+            XCTAssertEqual(try send(#"{"record": "stop"}"#)["ok"] as? Bool, true)
+            let finished = try Self.line(in: log, after: said, starting: "prism: finished ")
+            takes.append((asked, hazard, made, String(finished.prefix { $0 != " " })))
         }
         Thread.sleep(forTimeInterval: 1)  // the last stills' frames
         try input.fileHandleForWriting.write(contentsOf: Data("{\"quit\": true}\n".utf8))
@@ -129,6 +157,13 @@ final class ControlPathFuzzTests: XCTestCase {
                 XCTAssertTrue(Self.isIntact(after, at: path, victim: victim, nowhere: nowhere), "\(path): \(after), made after the reply, was touched")
             } else {
                 XCTAssertEqual(try ImageFile.read(path: path).size.width, 64, path)
+            }
+        }
+        for (asked, hazard, made, saved) in takes {
+            XCTAssertGreaterThan(try MediaInspector.inspect(saved).videoFrameCount, 0, saved)
+            if made && hazard != .none {
+                XCTAssertNotEqual(saved, asked, "a take was saved over the \(hazard) made under its name")
+                XCTAssertTrue(Self.isIntact(hazard, at: asked, victim: victim, nowhere: nowhere), "\(asked): \(hazard) was touched")
             }
         }
         // Each still that found its name taken said so, and the run went on.
