@@ -983,17 +983,9 @@ package final class MovieWriter {
     /// Where the finished movie is (`outputPath`'s target, or for a new file only the name it got).
     package var writtenPath: String { finalPath }
 
-    /// Puts the finished temporary in place: renamed over the target; for a new file only, linked where
-    /// nothing is — the target's name, or `NAME-2.EXT`, `-3`… when something took it while the movie was
-    /// written (`OutputTarget.placeAsNewFile`). False when it could not.
+    /// Puts the finished temporary at `finalPath` (`OutputTarget.placeFinished`), which says where it went.
     private func placeFinished(_ temporary: String) -> Bool {
-        guard newFileOnly else { return rename(temporary, finalPath) == 0 }
-        let ext = (finalPath as NSString).pathExtension
-        let base = ext.isEmpty ? finalPath : String(finalPath.dropLast(ext.count + 1))
-        let asked = finalPath
-        guard let placed = OutputTarget.placeAsNewFile(temporary, named: { attempt in
-            attempt == 1 ? asked : base + "-\(attempt)" + (ext.isEmpty ? "" : "." + ext)
-        }) else { return false }
+        guard let placed = OutputTarget.placeFinished(temporary, at: finalPath, newFileOnly: newFileOnly) else { return false }
         finalPath = placed
         return true
     }

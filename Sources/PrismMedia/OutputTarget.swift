@@ -139,6 +139,16 @@ public struct OutputTarget: Sendable, Equatable {
         }
     }
 
+    /// Puts a finished temporary in place and returns where: renamed over `target`; for a new file only
+    /// (`newFileOnly`), linked where nothing is — `target`, or `NAME-2.EXT`, `-3`… when something took that
+    /// name while the file was written. Nil when it could not.
+    package static func placeFinished(_ temporary: String, at target: String, newFileOnly: Bool) -> String? {
+        guard newFileOnly else { return rename(temporary, target) == 0 ? target : nil }
+        let ext = (target as NSString).pathExtension
+        let base = ext.isEmpty ? target : String(target.dropLast(ext.count + 1))
+        return placeAsNewFile(temporary) { attempt in attempt == 1 ? target : base + "-\(attempt)" + (ext.isEmpty ? "" : "." + ext) }
+    }
+
     /// Moves `temporary` to the first of `name(1)`, `name(2)`… (up to 1000) that nothing has: `link` refuses a
     /// name that exists, so no file is replaced, not even one that appeared a moment ago. Nil when none could
     /// be given (`temporary` then stays as it is).
