@@ -40,6 +40,27 @@ float half_to_float(uint16_t h) {
     return f;
 }
 
+/// Sizes that ONNX's own shape inference divides by or multiplies with: a crafted 0 or a huge value makes it
+/// divide by zero or overflow (SIGFPE inside the library), so they are checked before it runs.
+void check_size_attributes(const onnx::GraphProto &graph) {
+    static const char *positive[] = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
+    for (const auto &node : graph.node()) {
+        for (const auto &a : node.attribute()) {
+            bool must_be_positive = false;
+            for (const char *name : positive) if (a.name() == name) must_be_positive = true;
+            bool unbounded = a.name() == "starts" || a.name() == "ends";
+            auto check = [&](int64_t v) {
+                if ((must_be_positive && v < 1) || (!unbounded && (v > (int64_t(1) << 24) || v < -(int64_t(1) << 24))))
+                    throw std::runtime_error("node '" + node.name() + "' (" + node.op_type() + "): attribute " + a.name() + " = " +
+                                             std::to_string(v) + " is out of range");
+            };
+            if (a.type() == onnx::AttributeProto::INT) check(a.i());
+            if (a.type() == onnx::AttributeProto::INTS) for (int64_t v : a.ints()) check(v);
+            if (a.has_g()) check_size_attributes(a.g());
+        }
+    }
+}
+
 }  // namespace
 
 struct prism_onnx_model {
@@ -274,6 +295,7 @@ extern "C" prism_onnx_model *prism_onnx_open_bytes(const void *bytes, size_t siz
         } else {
             onnx::checker::check_model(model->proto);
         }
+        check_size_attributes(model->proto.graph());
         const int opset_known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().LastReleaseVersionMap().at(onnx::ONNX_DOMAIN);
         for (const auto &o : model->proto.opset_import())
             if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > opset_known)

@@ -343,8 +343,9 @@ package final class NetworkKernel: ParameterizedKernel {
     /// A computed output after a render: [C, H, W] floats, unpacked from its atlas.
     package struct OutputTensor: Sendable {
         package var name: String
-        /// The shape as the graph gives it (e.g. [1, 10, 8, 8]).
+        /// The shape as the graph gives it (e.g. [1, 10, 8, 8]), and which of its axes holds the channels.
         package var dims: [Int]
+        package var channelAxis: Int?
         package var channels: Int
         package var size: Size
         package var values: [Float]
@@ -370,7 +371,7 @@ package final class NetworkKernel: ParameterizedKernel {
                     for x in 0..<s.width { values[(c * s.height + y) * s.width + x] = texels[((ty + y) * atlasWidth + tx + x) * 4 + lane] }
                 }
             }
-            return OutputTensor(name: output.name, dims: output.dims, channels: channels, size: s, values: values)
+            return OutputTensor(name: output.name, dims: output.dims, channelAxis: output.channelAxis, channels: channels, size: s, values: values)
         }
     }
 }

@@ -163,7 +163,7 @@ extension Lowerer {
         let shift = (0..<channels).map { bias[$0] - mean[$0] * s[$0] }
         let layer = program.features[f].producer
         // Folded into the convolution before it when nothing else reads the convolution's output.
-        if fusable(f), program.layers[layer].epilogue.isEmpty, case .convolution(let conv) = program.layers[layer].op {
+        if fusable(f), featureValue[f] == node.inputs[0], program.layers[layer].epilogue.isEmpty, case .convolution(let conv) = program.layers[layer].op {
             let scaleTexels = texels(s), shiftTexels = texels(shift)
             let perGroup = conv.inputGroupsPerOutputGroup * conv.kernel.x * conv.kernel.y * 4
             for go in 0..<((conv.outChannels + 3) / 4) {

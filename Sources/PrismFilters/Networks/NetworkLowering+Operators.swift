@@ -232,7 +232,7 @@ extension Lowerer {
             let n = Float(inputs.count), channels = program.features[f].channels
             let step = NetworkProgram.Step.affine(offset: weights(affine(scale: [Float](repeating: 1 / n, count: channels),
                                                                        shift: [Float](repeating: 0, count: channels))))
-            try apply(step, to: f, node: node, view: view(of: left))
+            try apply(step, to: f, node: node, view: view(of: left), reading: left)
         }
     }
 
@@ -277,7 +277,7 @@ extension Lowerer {
         case (.pow, false) where Set(k).count == 1: step = .activation(.power(k[0]))
         default: step = .constant(op, offset: weights(texels(k)), constantFirst: constantFirst)
         }
-        try apply(step, to: f, node: node, view: view(of: name))
+        try apply(step, to: f, node: node, view: view(of: name), reading: name == featureName ? featureName : featureValue[f])
     }
 
     /// Feature ∘ feature: the same layout, or one broadcast over the other's channels (one channel) or
@@ -326,10 +326,12 @@ extension Lowerer {
         let step = NetworkProgram.Step.tensor(op, feature: small, tensorFirst: smallFirst)
         // Fuse onto the later producer when it is the big one (the other operand exists by then).
         let fsm = program.features[small], fbg = program.features[target]
-        if fsm.channels == fbg.channels, fsm.global == fbg.global, fsm.producer > fbg.producer, fusable(small) {
-            try apply(.tensor(op, feature: target, tensorFirst: !smallFirst), to: small, node: node, view: view)
-        } else if fusable(target), fbg.producer > fsm.producer {
-            try apply(step, to: target, node: node, view: view)
+        let names = (a: node.inputs[0], b: node.inputs[1])
+        let smallName = smallFirst ? names.a : names.b, bigName = smallFirst ? names.b : names.a
+        if fsm.channels == fbg.channels, fsm.global == fbg.global, fsm.producer > fbg.producer, fusable(small), featureValue[small] == smallName {
+            try apply(.tensor(op, feature: target, tensorFirst: !smallFirst), to: small, node: node, view: view, reading: smallName)
+        } else if fusable(target), fbg.producer > fsm.producer, featureValue[target] == bigName {
+            try apply(step, to: target, node: node, view: view, reading: bigName)
         } else {
             let g = try addLayer(.pointwise, inputs: [target], channels: fbg.channels, node: node, output: node.outputs[0],
                                  float32: fbg.float32, global: fbg.global, view: view)
@@ -420,16 +422,27 @@ extension Lowerer {
             let start = clamp(starts[k]), end = clamp(ends[k])
             let count = end > start ? (end - start + steps[k] - 1) / steps[k] : 0
             guard count > 0 else { throw fail(node, "Slice leaves nothing of axis \(a)") }
+            if v.sliced(axis: a, start: start, count: count, step: steps[k]) == nil, k == 0 {
+                // The axis is several digits (a channel shuffle): written out first, then sliced.
+                let (f, plain) = try writtenOut(node)
+                values[node.inputs[0] + "#plain"] = .feature(f)
+                v = plain
+            }
             guard let s = v.sliced(axis: a, start: start, count: count, step: steps[k]) else {
                 throw fail(node, "Slice of axis \(a), which is several axes reshaped into one")
             }
             v = s
         }
+        if case .feature(let f)? = values[node.inputs[0] + "#plain"] {
+            values[node.outputs[0]] = .feature(f)
+            views[node.outputs[0]] = v
+            return
+        }
         try alias(node, view: v)
     }
 
     mutating func split(_ node: NetworkGraph.Node) throws {
-        let v = view(of: node.inputs[0])
+        var v = view(of: node.inputs[0])
         let axis = try NetworkFolding.axis(node.int("axis") ?? 0, rank: v.rank)
         let n = v.dims[axis]
         var parts = try optionalConstant(node, 1)?.ints ?? node.ints("split") ?? []
@@ -441,7 +454,11 @@ extension Lowerer {
         guard parts.count == node.outputs.count, parts.reduce(0, +) == n, parts.allSatisfy({ $0 > 0 }) else {
             throw fail(node, "Split of \(n) into \(parts)")
         }
-        let f = try feature(node)
+        var f = try feature(node)
+        if (0..<parts.count).contains(where: { k in v.sliced(axis: axis, start: parts.prefix(k).reduce(0, +), count: parts[k], step: 1) == nil }) {
+            // The axis is several digits (a channel shuffle): written out first, then split.
+            (f, v) = try writtenOut(node)
+        }
         var start = 0
         for (name, count) in zip(node.outputs, parts) {
             guard let s = v.sliced(axis: axis, start: start, count: count, step: 1) else {
@@ -471,6 +488,14 @@ extension Lowerer {
 }
 
 extension Lowerer {
+    /// Input 0 of `node` written out as a plain feature (channels where its view has them), and its new view.
+    mutating func writtenOut(_ node: NetworkGraph.Node) throws -> (Int, TensorView) {
+        let v = view(of: node.inputs[0])
+        let axis = v.channelAxis() ?? (v.rank >= 3 ? v.rank - 3 : v.rank - 1)
+        guard let plan = GatherPlan.make(v, channelAxis: axis) else { throw fail(node, "a tensor of shape \(v.dims) is not an image") }
+        return (try canonicalFeature(node, 0, channelAxis: axis), plan.result)
+    }
+
     /// `node` reading its own output: the second step of an operator lowered as two.
     func renamed(_ node: NetworkGraph.Node) -> NetworkGraph.Node {
         NetworkGraph.Node(name: node.name, op: node.op, domain: node.domain, inputs: [node.outputs[0]], outputs: node.outputs,

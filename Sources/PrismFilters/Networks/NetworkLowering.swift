@@ -312,10 +312,13 @@ struct Lowerer {
     /// Applies `step` to feature `f` for `node`: fused into `f`'s layer when only this node reads it, else a
     /// point-wise pass of its own. The node's output then names the result, lying as `view` (default: as the
     /// node's first input).
-    mutating func apply(_ step: NetworkProgram.Step, to f: Int, node: NetworkGraph.Node, view: TensorView? = nil) throws {
+    mutating func apply(_ step: NetworkProgram.Step, to f: Int, node: NetworkGraph.Node, view: TensorView? = nil,
+                        reading name: String? = nil) throws {
         let output = node.outputs[0]
         let lies = view ?? (node.inputs.first.map { self.view(of: $0) })
-        if fusable(f) {
+        // Only where the value read is the one the layer wrote last: a Split's parts are views of one feature,
+        // and a step fused for one part would change the others.
+        if fusable(f), featureValue[f] == (name ?? node.inputs.first) {
             let layer = program.features[f].producer
             program.layers[layer].epilogue.append(step)
             program.layers[layer].fused.append(node.op)
