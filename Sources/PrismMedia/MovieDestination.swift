@@ -311,12 +311,7 @@ struct PlaylistFiles {
             let folder = (spelling as NSString).deletingLastPathComponent, entry = (spelling as NSString).lastPathComponent
             guard isSegment(entry) || entry == (ledgerPath as NSString).lastPathComponent
                     || (outputNames.contains(entry) && entry.hasSuffix(".tmp")) else { return false }
-            // Compared as absolute folders (Foundation's path functions trap on a bare ".").
-            let here = FileManager.default.currentDirectoryPath
-            func absolute(_ folder: String) -> String {
-                folder.hasPrefix("/") ? folder : here + (folder.isEmpty || folder == "." ? "" : "/" + folder)
-            }
-            return OutputTarget.sameFile(absolute(folder), absolute(directory))
+            return OutputTarget.sameFile(folder.isEmpty ? "." : folder, directory)
         }
     }
 

@@ -51,6 +51,15 @@ final class OutputTargetTests: XCTestCase {
         XCTAssertNoThrow(try OutputTarget.checkNotInput(input, output: dir.path("new.mp4")), "an output that does not exist yet")
     }
 
+    /// "." and ".." are folders like any other (Foundation's path functions trap on them bare: `--faces-out .`
+    /// crashed the run's output check).
+    func testDotAndDotDotAreTheFoldersTheyName() {
+        let here = FileManager.default.currentDirectoryPath
+        XCTAssertTrue(OutputTarget.sameFile(".", here))
+        XCTAssertTrue(OutputTarget.sameFile("..", (here as NSString).deletingLastPathComponent))
+        XCTAssertFalse(OutputTarget.sameFile(".", dir.path("new.mp4")))
+    }
+
     func testOnlyTheTemporariesOfDeadProcessesAreRemoved() throws {
         // A process that has exited: its pid names no process (until reused, which a test cannot rule out
         // but which would only keep the file).
