@@ -12,7 +12,7 @@ public enum OutputPlace {
     /// Throws one line when the folder `path` would be written into (its symlinks followed) does not exist,
     /// is not a folder, or cannot be written; `path` may also be a `file:` URL.
     public static func check(_ path: String) throws {
-        let local = path.hasPrefix("file:") ? String(path.dropFirst("file:".count)) : path
+        let local = MovieDestination.localPath(of: path) ?? path
         let resolved = (try? OutputTarget.resolvingLinks(local)) ?? local
         var folder = (resolved as NSString).deletingLastPathComponent
         if folder.isEmpty { folder = "." }
