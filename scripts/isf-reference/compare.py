@@ -35,8 +35,8 @@ def _byte(v):
 def non_default_values(doc):
     """One set of values other than the defaults, chosen by a fixed rule so that runs are comparable: a float
     at 80 % of its range (30 % when that is its default), the other bool, a long's last choice (its first when
-    that is the default), a point at 80 % of its range (else 0.8 of the first picture size is not known here,
-    so (0.8, 0.8) scaled later), a colour (0.9, 0.3, 0.2, 1). Returns {name: (type, value)}."""
+    that is the default), a point at 80 % of its MIN...MAX (without them: None, 80 % across and up the picture,
+    filled in by scaled_points), a colour (0.9, 0.3, 0.2, 1). Returns {name: (type, value)}."""
     values = {}
     for item in doc.get("INPUTS", []):
         if not isinstance(item, dict) or "NAME" not in item:
@@ -66,7 +66,7 @@ def non_default_values(doc):
             if isinstance(lo, list) and isinstance(hi, list) and len(lo) >= 2 and len(hi) >= 2:
                 values[name] = ("point2D", [lo[0] + 0.8 * (hi[0] - lo[0]), lo[1] + 0.8 * (hi[1] - lo[1])])
             else:
-                values[name] = ("point2D", [0.8, 0.8])
+                values[name] = ("point2D", None)
         elif kind == "color":
             values[name] = ("color", [_byte(0.9) / 255, _byte(0.3) / 255, _byte(0.2) / 255, 1.0])
     return values
@@ -106,6 +106,20 @@ def image_inputs(doc):
     return [i["NAME"] for i in doc.get("INPUTS", []) if isinstance(i, dict) and i.get("TYPE") == "image" and "NAME" in i]
 
 
+def imported_urls(folder, doc):
+    """IMPORTED images as data: URLs (PNG and JPEG, beside the shader), for the JavaScript renderer's host."""
+    urls = {}
+    imported = doc.get("IMPORTED") or {}
+    entries = imported.items() if isinstance(imported, dict) else [(i.get("NAME"), i) for i in imported if isinstance(i, dict)]
+    for name, entry in entries:
+        path = os.path.join(folder, entry.get("PATH", "")) if isinstance(entry, dict) and name else None
+        if path and os.path.isfile(path):
+            kind = "jpeg" if path.lower().endswith((".jpg", ".jpeg")) else "png"
+            with open(path, "rb") as f:
+                urls[name] = "data:image/%s;base64,%s" % (kind, base64.b64encode(f.read()).decode())
+    return urls
+
+
 def js_values(values):
     out = {}
     for name, (kind, value) in values.items():
@@ -140,10 +154,10 @@ class Picture:
 
 
 def scaled_points(values, picture):
-    """(0.8, 0.8) stands for a point without MIN/MAX: 80 % across and up the picture, in pixels."""
+    """A point without MIN/MAX (None) is put 80 % across and up the picture, in pixels."""
     out = {}
     for name, (kind, value) in values.items():
-        if kind == "point2D" and value == [0.8, 0.8]:
+        if kind == "point2D" and value is None:
             value = [0.8 * picture.width, 0.8 * picture.height]
         out[name] = (kind, value)
     return out
@@ -269,7 +283,12 @@ def describe(values):
     return ", ".join("%s=%s" % (n, v if k != "color" else "(%s)" % ",".join("%.2f" % c for c in v)) for n, (k, v) in values.items())
 
 
-def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=None, batch=24):
+def save_png(data, picture, path):
+    subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgba", "-s",
+                    "%dx%d" % (picture.width, picture.height), "-i", "-", path], input=data, check=True)
+
+
+def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=None, batch=24, keep=None):
     """Every filter in `names` against each reference. Returns {name: {"prism": error or None,
     "references": {ref: [(case label, picture, dB or None, error)]}, "values": text}}."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -288,7 +307,8 @@ def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=N
                 frame, error = render_prism(prism, filter_spec(path, doc, values), picture)
                 entry["cases"].append(dict(id=case_id, picture=picture, label=label, values=values, prism=frame,
                                            prism_error=error, path=path))
-                jobs[picture.name].append(dict(id=case_id, fs=fs, vs=vs, values=js_values(values), images=image_inputs(doc)))
+                jobs[picture.name].append(dict(id=case_id, fs=fs, vs=vs, values=js_values(values), images=image_inputs(doc),
+                                               imported=imported_urls(folder, doc)))
             if log:
                 log("prism %s: %s" % (name, "; ".join(c["prism_error"] for c in entry["cases"] if c["prism_error"]) or "ok"))
         results = {}
@@ -314,6 +334,11 @@ def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=N
                     if ("js" if ref == "js" else "vvisf", case["id"]) not in results:
                         continue
                     data, error = results[(ref, case["id"])]
+                    if keep:
+                        stem = os.path.join(keep, "%s-%s-%s" % (name[:-3], case["picture"].name, case["label"]))
+                        for who, frame in (("prism", case["prism"]), (ref, data)):
+                            if frame is not None:
+                                save_png(frame, case["picture"], "%s-%s.png" % (stem, who))
                     db = psnr(case["prism"], data) if data is not None and case["prism"] is not None else None
                     measured.append(dict(label=case["label"], picture=case["picture"].name, db=db, error=error,
                                          values=describe(case["values"])))

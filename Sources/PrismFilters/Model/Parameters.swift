@@ -135,6 +135,10 @@ public struct ParameterSpec: Hashable, Sendable {
                 throw UsageError("\(name) must be one of \(options.joined(separator: ", ")), not '\(word)'")
             }
             return .choice(word)
+        // A choice whose words are numbers (an ISF long labelled "1"…"10") takes the number as written.
+        case (.choice(let options), .int), (.choice(let options), .float):
+            guard options.contains(value.description) else { throw mismatch(value) }
+            return .choice(value.description)
         case (.text, .text(let s)), (.text, .choice(let s)): return .text(s)
         // A number where text is taken (a model's `mean=0.5`): its literal, as the text would hold it.
         case (.text, .float(let v)): return .text("\(v)")
