@@ -15,12 +15,14 @@ final class ISFReferenceTests: XCTestCase {
 
     // MARK: Parameters
 
-    func testALongLabelledWithNumbersTakesTheNumberInTheGraph() throws {
-        // `cols=10` reaches the parser as a number; the choice's word is "10", its value 10.
-        for (given, value) in [("10", 10.0), ("5", 5.0), ("'1'", 1.0)] {
-            let out = try render(GraphBinder().bind("\"\(corpusPath("numbered-choices.fs"))\"(cols=\(given))"), image)
-            let expected = TestImage.from(size: image.size) { x, y in SIMD4(value / 10, self.image.pixel(x, y).y, 0, 1) }
-            assertClose(out, expected, tolerance: 1, "cols=\(given)")
+    func testALongLabelledWithNumbersOrSizesTakesTheLabelAsWritten() throws {
+        // `cols=10` reaches the parser as a number and `grid=4x4` as a size; the choices' words are "10" and
+        // "4x4", their values 10 and 4.
+        for (cols, colsValue, grid, gridValue) in [("10", 10.0, "4x4", 4.0), ("5", 5.0, "2x2", 2.0), ("'1'", 1.0, "'4x4'", 4.0)] {
+            let text = "\"\(corpusPath("numbered-choices.fs"))\"(cols=\(cols), grid=\(grid))"
+            let out = try render(GraphBinder().bind(text), image)
+            let expected = TestImage.from(size: image.size) { x, y in SIMD4(colsValue / 10, gridValue / 10, self.image.pixel(x, y).y, 1) }
+            assertClose(out, expected, tolerance: 1, "cols=\(cols), grid=\(grid)")
         }
         XCTAssertThrowsError(try GraphBinder().bind("\"\(corpusPath("numbered-choices.fs"))\"(cols=3)")) { error in
             XCTAssertTrue("\(error)".contains("cols"), "\(error)")

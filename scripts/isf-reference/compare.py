@@ -165,8 +165,18 @@ def scaled_points(values, picture):
 
 # MARK: renderers
 
-def render_prism(prism, spec, picture, timeout=120):
-    """The clip's last frame through `spec`, as RGBA bytes, or an error line."""
+def render_prism(prism, spec, picture, timeout=120, cache=None):
+    """The clip's last frame through `spec`, as RGBA bytes, or an error line. With `cache` (a folder), a
+    frame already rendered by the same prism binary (same size and time) from the same spec is read back."""
+    key = None
+    if cache:
+        import hashlib
+        stat = os.stat(prism)
+        key = os.path.join(cache, hashlib.sha1(("%s|%d|%d|%s|%dx%d" % (
+            spec, stat.st_size, stat.st_mtime_ns, picture.name, picture.width, picture.height)).encode()).hexdigest())
+        if os.path.exists(key):
+            with open(key, "rb") as f:
+                return f.read(), None
     try:
         r = subprocess.run([prism, "run", picture.clip, "--filter", spec, "--frames", str(FRAMES), "--quiet",
                             "-o", "-", "--output-format", "rgba"], capture_output=True, timeout=timeout)
@@ -175,6 +185,10 @@ def render_prism(prism, spec, picture, timeout=120):
     size = picture.width * picture.height * 4
     if r.returncode != 0 or len(r.stdout) < size:
         return None, (r.stderr.decode(errors="replace").strip().splitlines() or ["exit %d" % r.returncode])[-1]
+    if key:
+        os.makedirs(cache, exist_ok=True)
+        with open(key, "wb") as f:
+            f.write(r.stdout[-size:])
     return r.stdout[-size:], None
 
 
@@ -288,12 +302,15 @@ def save_png(data, picture, path):
                     "%dx%d" % (picture.width, picture.height), "-i", "-", path], input=data, check=True)
 
 
-def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=None, batch=24, keep=None):
-    """Every filter in `names` against each reference. Returns {name: {"prism": error or None,
-    "references": {ref: [(case label, picture, dB or None, error)]}, "values": text}}."""
+def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=None, batch=24, keep=None, workers=2,
+                   cache=None):
+    """Every filter in `names` against each reference. Returns {name: {"prism": first error or None,
+    "references": {ref: [{label, picture, db, error, values}]}}}. Prism's renders (`workers` at a time), the
+    JavaScript renderer's pages and VVISF's renders run side by side."""
+    from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory() as scratch:
         pictures = [Picture(source, 320, scratch) for source in sources]
-        plan, jobs = {}, {p.name: [] for p in pictures}
+        plan, jobs, cases_in_order = {}, {p.name: [] for p in pictures}, []
         for name in names:
             doc, cases = cases_for(folder, name, pictures)
             path = os.path.abspath(os.path.join(folder, name))
@@ -301,28 +318,41 @@ def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=N
             with open(path, encoding="utf-8", errors="replace") as f:
                 fs = f.read()
             vs = open(vs_path, encoding="utf-8", errors="replace").read() if os.path.exists(vs_path) else None
-            entry = plan[name] = {"cases": [], "prism": None, "references": {}}
+            entry = plan[name] = {"cases": []}
             for picture, label, values in cases:
-                case_id = "%d" % sum(len(j) for j in jobs.values())
-                frame, error = render_prism(prism, filter_spec(path, doc, values), picture)
-                entry["cases"].append(dict(id=case_id, picture=picture, label=label, values=values, prism=frame,
-                                           prism_error=error, path=path))
-                jobs[picture.name].append(dict(id=case_id, fs=fs, vs=vs, values=js_values(values), images=image_inputs(doc),
+                case = dict(id=str(len(cases_in_order)), picture=picture, label=label, values=values, path=path,
+                            spec=filter_spec(path, doc, values))
+                entry["cases"].append(case)
+                cases_in_order.append(case)
+                jobs[picture.name].append(dict(id=case["id"], fs=fs, vs=vs, values=js_values(values), images=image_inputs(doc),
                                                imported=imported_urls(folder, doc)))
-            if log:
-                log("prism %s: %s" % (name, "; ".join(c["prism_error"] for c in entry["cases"] if c["prism_error"]) or "ok"))
         results = {}
-        if js_checkout:
+
+        def prism_case(case):
+            case["prism"], case["prism_error"] = render_prism(prism, case["spec"], case["picture"], cache=cache)
+
+        def js_all():
             for picture in pictures:
                 todo = jobs[picture.name]
                 for start in range(0, len(todo), batch):
                     results.update({("js", k): v for k, v in render_js(js_checkout, picture, todo[start:start + batch]).items()})
                     if log:
                         log("js %s: %d of %d" % (picture.name, min(start + batch, len(todo)), len(todo)))
-        if vvisf:
-            for name, entry in plan.items():
-                for case in entry["cases"]:
-                    results[("vvisf", case["id"])] = render_vvisf(vvisf, case["path"], case["picture"], case["values"])
+
+        def vvisf_all():
+            for case in cases_in_order:
+                results[("vvisf", case["id"])] = render_vvisf(vvisf, case["path"], case["picture"], case["values"])
+
+        with ThreadPoolExecutor(max_workers=workers + 2) as pool:
+            side = [pool.submit(js_all)] if js_checkout else []
+            side += [pool.submit(vvisf_all)] if vvisf else []
+            with ThreadPoolExecutor(max_workers=workers) as prism_pool:
+                for name, entry in plan.items():
+                    list(prism_pool.map(prism_case, entry["cases"]))
+                    if log:
+                        log("prism %s: %s" % (name, "; ".join(c["prism_error"] for c in entry["cases"] if c["prism_error"]) or "ok"))
+            for future in side:
+                future.result()
         report = {}
         for name, entry in plan.items():
             row = report[name] = {"prism": None, "references": {}}
@@ -331,7 +361,7 @@ def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=N
             for ref in ("js", "vvisf"):
                 measured = []
                 for case in entry["cases"]:
-                    if ("js" if ref == "js" else "vvisf", case["id"]) not in results:
+                    if (ref, case["id"]) not in results:
                         continue
                     data, error = results[(ref, case["id"])]
                     if keep:
