@@ -39,10 +39,11 @@ static GLFWwindow *makeWindow() {
                                             : eglGetDisplay(EGL_DEFAULT_DISPLAY);
     if (display == EGL_NO_DISPLAY || !eglInitialize(display, nullptr, nullptr)) return nullptr;
     if (!eglBindAPI(EGL_OPENGL_API)) return nullptr;
+    // Surfaceless displays offer no configs; nothing is drawn to a surface, so none is needed.
     const EGLint configAttributes[] = {EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT, EGL_NONE};
-    EGLConfig config;
+    EGLConfig config = EGL_NO_CONFIG_KHR;
     EGLint count = 0;
-    if (!eglChooseConfig(display, configAttributes, &config, 1, &count) || count == 0) return nullptr;
+    if (!eglChooseConfig(display, configAttributes, &config, 1, &count) || count == 0) config = EGL_NO_CONFIG_KHR;
     const EGLint contextAttributes[] = {EGL_CONTEXT_MAJOR_VERSION, 4, EGL_CONTEXT_MINOR_VERSION, 1,
                                         EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
     EGLContext context = eglCreateContext(display, config, EGL_NO_CONTEXT, contextAttributes);
@@ -120,9 +121,14 @@ int main(int argc, char **argv) {
         if (!setValue(scene, argv[i])) { fprintf(stderr, "vvisf-render: bad value %s\n", argv[i]); return 2; }
     }
 
-    GLBufferRef output = CreateRGBATex(VVGL::Size(width, height), true);
+    // A new output buffer each frame, as createAndRenderABuffer gives: a last pass with a persistent TARGET
+    // keeps the buffer it rendered into, and reads it on the next frame.
+    GLBufferRef output;
     try {
-        for (int frame = 0; frame < frames; frame++) scene->renderToBuffer(output, VVGL::Size(width, height), frame / fps);
+        for (int frame = 0; frame < frames; frame++) {
+            output = CreateRGBATex(VVGL::Size(width, height), true);
+            scene->renderToBuffer(output, VVGL::Size(width, height), frame / fps);
+        }
     } catch (ISFErr &error) {
         fprintf(stderr, "vvisf-render: %s: %s\n", error.general.c_str(), error.specific.c_str());
         return 1;
