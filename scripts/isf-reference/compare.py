@@ -221,8 +221,10 @@ def render_js(js_checkout, picture, jobs, timeout=600):
         with open(path, "w", encoding="utf-8") as f:
             f.write(page)
         try:
+            # WebGL on Mesa's GL through ANGLE (llvmpipe here, as Prism and vvisf-render use): hash noise such as
+            # fract(sin(x) * 43758.5453) then depends on the renderers, not on two sin() implementations.
             r = subprocess.run([chromium_path(), "--headless", "--no-sandbox", "--disable-dev-shm-usage", "--no-first-run",
-                                "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--mute-audio",
+                                "--use-gl=angle", "--use-angle=gl-egl", "--ignore-gpu-blocklist", "--mute-audio",
                                 "--user-data-dir=" + os.path.join(folder, "profile"), "--virtual-time-budget=600000",
                                 "--dump-dom", "file://" + path], capture_output=True, text=True, timeout=timeout)
             dom = r.stdout
@@ -280,14 +282,43 @@ def psnr(a, b):
 
 # MARK: the comparison
 
+def undeclared_defaults(doc):
+    """Values for the inputs that declare no DEFAULT, given to every renderer: the hosts differ there (the
+    JavaScript renderer leaves GL's zero, VVISF takes a float's midpoint and true for a bool; the spec says
+    nothing), and the comparison is about rendering. Prism's own choice, the JavaScript renderer's zeros: 0
+    (the nearer end of MIN...MAX when 0 is outside), false, a long's 0 (its first value when 0 is not one),
+    (0, 0), (0, 0, 0, 0)."""
+    values = {}
+    for item in doc.get("INPUTS", []):
+        if not isinstance(item, dict) or "NAME" not in item or "DEFAULT" in item:
+            continue
+        name, kind = item["NAME"], item.get("TYPE")
+        if kind == "float":
+            lo, hi = item.get("MIN", -math.inf), item.get("MAX", math.inf)
+            if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+                values[name] = ("float", float(min(max(0.0, min(lo, hi)), max(lo, hi))))
+        elif kind == "bool":
+            values[name] = ("bool", False)
+        elif kind == "long":
+            choices = [c for c in (item.get("VALUES") or []) if isinstance(c, (int, float))]
+            values[name] = ("long", 0 if not choices or 0 in choices else int(choices[0]))
+        elif kind == "point2D":
+            values[name] = ("point2D", [0.0, 0.0])
+        elif kind == "color":
+            values[name] = ("color", [0.0, 0.0, 0.0, 0.0])
+    return values
+
+
 def cases_for(folder, name, pictures):
     """The (picture, label, values) cases of one filter: defaults, and non-default values where it has any."""
     with open(os.path.join(folder, name), encoding="utf-8", errors="replace") as f:
         doc = header(f.read()) or {}
     changed = non_default_values(doc)
+    undeclared = undeclared_defaults(doc)
+    changed = dict(undeclared, **changed)
     cases = []
     for picture in pictures:
-        cases.append((picture, "default", {}))
+        cases.append((picture, "default", dict(undeclared)))
         if changed:
             cases.append((picture, "changed", scaled_points(changed, picture)))
     return doc, cases
