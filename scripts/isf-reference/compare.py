@@ -165,15 +165,21 @@ def scaled_points(values, picture):
 
 # MARK: renderers
 
-def render_prism(prism, spec, picture, timeout=120, cache=None):
+def render_prism(prism, spec, picture, timeout=120, cache=None, sources=()):
     """The clip's last frame through `spec`, as RGBA bytes, or an error line. With `cache` (a folder), a
-    frame already rendered by the same prism binary (same size and time) from the same spec is read back."""
+    frame already rendered by the same prism binary (same size and time) from the same spec and the same
+    shader files (`sources`: their contents are part of the key) is read back."""
     key = None
     if cache:
         import hashlib
         stat = os.stat(prism)
-        key = os.path.join(cache, hashlib.sha1(("%s|%d|%d|%s|%dx%d" % (
-            spec, stat.st_size, stat.st_mtime_ns, picture.name, picture.width, picture.height)).encode()).hexdigest())
+        digest = hashlib.sha1(("%s|%d|%d|%s|%dx%d" % (
+            spec, stat.st_size, stat.st_mtime_ns, picture.name, picture.width, picture.height)).encode())
+        for source in sources:
+            if os.path.exists(source):
+                with open(source, "rb") as f:
+                    digest.update(f.read())
+        key = os.path.join(cache, digest.hexdigest())
         if os.path.exists(key):
             with open(key, "rb") as f:
                 return f.read(), None
@@ -360,7 +366,8 @@ def compare_folder(folder, names, prism, js_checkout, sources, vvisf=None, log=N
         results = {}
 
         def prism_case(case):
-            case["prism"], case["prism_error"] = render_prism(prism, case["spec"], case["picture"], cache=cache)
+            case["prism"], case["prism_error"] = render_prism(prism, case["spec"], case["picture"], cache=cache,
+                                                              sources=(case["path"], case["path"][:-3] + ".vs"))
 
         def js_all():
             for picture in pictures:
