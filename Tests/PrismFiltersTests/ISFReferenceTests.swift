@@ -28,4 +28,22 @@ final class ISFReferenceTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("cols"), "\(error)")
         }
     }
+
+    // MARK: Pass sizes
+
+    func testAPassOfFractionalSizeSeesItsSizeUnrounded() throws {
+        // WIDTH "$WIDTH / 3.0" of 50 is 16.67: the texture is 16 pixels wide, but RENDERSIZE and IMG_SIZE
+        // carry the fraction, as in both reference renderers.
+        let picture = TestImage.varied(width: 50, height: 31)
+        let kernel = try UserShaderKernel(shader: UserShader.load(path: corpusPath("fractional-target.fs")))
+        let graph = FilterGraph()
+        try graph.append("user", kernel: kernel, parameters: kernel.parameters)
+        let out = try render(graph, picture)
+        let w = 50.0 / 3, h = 31.0 / 3
+        let expected = TestImage.from(size: picture.size) { _, _ in
+            SIMD4(w - w.rounded(.down), h - h.rounded(.down), w - w.rounded(.down), 1)
+        }
+        assertClose(out, expected, tolerance: 1, "RENDERSIZE and IMG_SIZE of a third-size pass")
+    }
 }
+
