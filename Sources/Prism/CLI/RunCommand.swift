@@ -459,6 +459,7 @@ extension RunCommand {
         fields["segment_mask_age"] = (mask.meanAge * 100).rounded() / 100
         fields["segment_mask_max_age"] = mask.maxAge
         fields["segment_skipped"] = mask.skipped
+        fields["segment_waited"] = mask.waited
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return object }
         return String(decoding: data, as: UTF8.self)
     }
