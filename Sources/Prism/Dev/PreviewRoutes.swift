@@ -1,5 +1,7 @@
 import Foundation
 import PrismCore
+// Re-exported: the server, its gate and its JSON are this module's front ends' (and their tests') as before.
+@_exported import PrismHTTP
 import PrismKit
 import PrismFilters
 import PrismMedia
@@ -27,10 +29,20 @@ struct PreviewRoutes: Sendable {
     let session: DevSession
     let selfTest: Bool
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// The preview server on `address:port`, every request behind the gate with `token`.
+    func serve(address: String, port: Int, token: String) throws -> HTTPServer {
+        let page = try PreviewPage.html()
+        do {
+            return try HTTPServer(address: address, port: port, token: token) { handle($0, page: page) }
+        } catch HTTPServerError.notAnAddress(let address) {
+            throw UsageError("--bind takes a numeric IPv4 or IPv6 address, not '\(address)'")
+        }
+    }
+
+    func handle(_ request: HTTPRequest, page: [UInt8]) -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/"), ("GET", "/index.html"):
-            return .data(status: 200, contentType: "text/html; charset=utf-8", body: Array(PreviewPage.html.utf8),
+            return .data(status: 200, contentType: "text/html; charset=utf-8", body: page,
                          headers: [("Content-Security-Policy",
                                     "default-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; "
                                     + "frame-ancestors 'none'")])
