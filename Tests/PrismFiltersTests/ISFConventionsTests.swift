@@ -211,6 +211,20 @@ final class ISFConventionsTests: XCTestCase {
         assertClose(out, expected, tolerance: 1, "five frames of a persistent float buffer")
     }
 
+    func testPersistentIsReadWithTheSpecsSpelling() throws {
+        // "persistent" is not the spec's PERSISTENT key: the target is temporary, as both reference renderers
+        // read it, so each frame starts from transparent black: after 5 frames h = 5 · in, shown as h / 16.
+        let image = TestImage.varied(width: 96, height: 60)
+        let kernel = try corpusKernel("persistent-lowercase.fs")
+        XCTAssertFalse(kernel.shader.passes[0].persistent)
+        let out = try renderFrames(kernel, image, count: 5)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let p = image.pixel(x, y)
+            return SIMD4(p.x * 5 / 16, p.y * 5 / 16, p.z * 5 / 16, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "five frames of a temporary target")
+    }
+
     func testInputsWithoutDefaultsHoldTheReferencesZeros() throws {
         let kernel = try corpusKernel("missing-defaults.fs")
         let image = TestImage.varied(width: 16, height: 8)

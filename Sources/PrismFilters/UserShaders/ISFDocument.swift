@@ -260,8 +260,10 @@ private struct HeaderReader {
                     try claim(name, target, "pass target")
                     pass.target = name
                 }
-                pass.persistent = try flag(element.member("PERSISTENT"), "PERSISTENT")
-                pass.float = try flag(element.member("FLOAT"), "FLOAT")
+                // Optional flags are read with the spec's spelling only, as both reference renderers read them: a
+                // missing PERSISTENT means a temporary target, so a lenient "persistent" would change what the file does.
+                pass.persistent = try flag(element["PERSISTENT"], "PERSISTENT")
+                pass.float = try flag(element["FLOAT"], "FLOAT")
                 pass.width = try sizeExpression(element.member("WIDTH"), "WIDTH", known: known)
                 pass.height = try sizeExpression(element.member("HEIGHT"), "HEIGHT", known: known)
                 document.passes.append(pass)
