@@ -8,7 +8,7 @@ import PrismMedia
 /// non-zero exit status.
 package enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
-    static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
+    static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self, ModelsCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
                                                         RecordCommand.self, BatchCommand.self]
     /// Their declarations.

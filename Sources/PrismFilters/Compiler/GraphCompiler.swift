@@ -352,9 +352,11 @@ enum GraphCompiler {
                                      sizes: prepasses.map { $0.size(inputSizes) },
                                      formats: prepasses.map { $0.format ?? options.intermediateFormat })
                 : [Int?](repeating: nil, count: prepasses.count))
-            for (prepassIndex, prepass) in prepasses.enumerated() where sharing[index][prepassIndex] == nil {
+            for (prepassIndex, prepass) in prepasses.enumerated() {
                 let what = "\(node.name) (pass \(prepassIndex + 1))"
                 let format = prepass.format ?? options.intermediateFormat
+                // A pass drawing into a shared target adds a pass, not memory.
+                if sharing[index][prepassIndex] != nil { try budget.addPass(prepass.size(inputSizes), what: what); continue }
                 try budget.add(prepass.size(inputSizes), format: format, attachments: prepass.persistent ? 2 : 1, what: what)
             }
             if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }

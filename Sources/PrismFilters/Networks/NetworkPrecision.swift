@@ -66,14 +66,29 @@ package struct NetworkCalibration: Sendable {
 }
 
 extension NetworkKernel {
-    /// Runs the program in float on the test card at `input` (on the GPU thread) and records each feature's
-    /// peak. A renderer of its own, drawn once; its targets go back to the pool.
+    /// Runs the program in float on the test card and records each feature's peak, for the passes planned at
+    /// `input` (on the GPU thread). A dynamic model runs at a smaller size when `input` is large (halved while
+    /// above 256×256 worth of pixels: a layer's range follows the picture, not its size) if its layers come
+    /// out the same there; a fixed-size one at its size. A renderer of its own, drawn once.
     func calibrate(input: Size) throws -> NetworkCalibration {
+        var probeSize = input
+        if program.fixedInputSize == nil || parameters.word("size") == "frame" {
+            while probeSize.pixelCount > 65536, probeSize.width % 2 == 0, probeSize.height % 2 == 0, probeSize.width >= 64, probeSize.height >= 64 {
+                probeSize = Size(width: probeSize.width / 2, height: probeSize.height / 2)
+            }
+        }
+        if probeSize != input, let peaks = try? peaks(probeSize: probeSize) { return NetworkCalibration(input: input, peaks: peaks) }
+        return NetworkCalibration(input: input, peaks: try peaks(probeSize: input))
+    }
+
+    /// Each feature's peak on the test card at `probeSize` (the model run at that size, in float).
+    private func peaks(probeSize: Size) throws -> [Float] {
         let probe = try NetworkKernel(floatCopyOf: self)
+        try probe.parameters.set("size", .text("\(probeSize.width)x\(probeSize.height)"))
         let graph = FilterGraph()
         try graph.add("calibration", kernel: probe, inputs: [.source])
-        let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: input, sinks: [.rgba])
-        guard probe.program.features.count == program.features.count, probe.program.inputSize == program.inputSize else {
+        let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: probeSize, sinks: [.rgba])
+        guard probe.program.features.count == program.features.count else {
             throw NetworkError(file: path, "the calibration run planned other layers than the run (\(probe.program.features.count) "
                                + "features, not \(program.features.count))")
         }
@@ -83,21 +98,32 @@ extension NetworkKernel {
         let layers = probe.program.layers
         renderer.prepassObserver = { _, index, target in
             guard layers.indices.contains(index) else { return }
-            var peak: Float = 0
-            for value in target.readRGBAFloats() {
-                guard value.isFinite else { peak = .infinity; break }
-                peak = max(peak, abs(value))
-            }
-            peaks.values[layers[index].output] = peak
+            peaks.values[layers[index].output] = Self.peak(target.readRGBAFloats())
         }
-        let card = NetworkCalibration.testCard(input)
+        let card = NetworkCalibration.testCard(probeSize)
         let uploader = FrameUploader(ringSize: 1)
         let frame = try card.withUnsafeBytes { bytes in
-            try uploader.upload(CPUFramePlanes(format: .rgba, size: input, colorSpace: YUVColorSpace(matrix: .defaultFor(input), range: .full),
-                                               planes: [(bytes.baseAddress!, input.width * 4)]))
+            try uploader.upload(CPUFramePlanes(format: .rgba, size: probeSize,
+                                               colorSpace: YUVColorSpace(matrix: .defaultFor(probeSize), range: .full),
+                                               planes: [(bytes.baseAddress!, probeSize.width * 4)]))
         }
         try renderer.render(frame, context: FrameContext())
-        return NetworkCalibration(input: input, peaks: peaks.values)
+        return peaks.values
+    }
+
+    /// The largest |value|, infinity if any is not finite.
+    static func peak(_ values: [Float]) -> Float {
+        values.withUnsafeBufferPointer { buffer in
+            var peak: Float = 0
+            var index = 0
+            while index < buffer.count {
+                let value = buffer[index]
+                guard value.isFinite else { return .infinity }
+                if abs(value) > peak { peak = abs(value) }
+                index += 1
+            }
+            return peak
+        }
     }
 
     /// Runs the calibration for the size `summary` describes (`prism filters`), on the GPU thread.
