@@ -53,11 +53,16 @@ final class LayoutModelTests: XCTestCase {
 
     /// onnxruntime's outputs for the picture, each as [C, H, W] (its channel axis moved first, unit axes dropped).
     static func reference(_ path: String, rgba: [UInt8], size: Size, channelAxes: [String: Int?], extra: String?) throws -> [String: [Float]] {
+        var rgb = [Float](repeating: 0, count: size.pixelCount * 3)
+        for i in 0..<size.pixelCount { for c in 0..<3 { rgb[i * 3 + c] = Float(rgba[i * 4 + c]) / 255 } }
+        return try reference(path, rgb: rgb, size: size, channelAxes: channelAxes, extra: extra)
+    }
+
+    /// The same for a model input given as [H, W, 3] floats (normalised as the model wants).
+    static func reference(_ path: String, rgb: [Float], size: Size, channelAxes: [String: Int?], extra: String?) throws -> [String: [Float]] {
         let work = NSTemporaryDirectory() + "prism-layout-ref-\(getpid())-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: work) }
-        var rgb = [Float](repeating: 0, count: size.pixelCount * 3)
-        for i in 0..<size.pixelCount { for c in 0..<3 { rgb[i * 3 + c] = Float(rgba[i * 4 + c]) / 255 } }
         try rgb.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: work + "/in.f32")) }
         setenv("PRISM_EXTRA_INPUTS", extra ?? "", 1)
         try NetworkReferenceTests.run(try TestFixtures.referencePython(), [script, "--reference", path, work + "/in.f32",

@@ -49,8 +49,15 @@ final class NetworkReferenceTests: XCTestCase {
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // Both pipes drained at once: a tool that fills stderr while we wait on stdout would block forever.
+        nonisolated(unsafe) var errors = Data()
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            errors = err.fileHandleForReading.readDataToEndOfFile()
+            drained.signal()
+        }
         let output = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw NSError(domain: "NetworkReferenceTests", code: Int(process.terminationStatus), userInfo: [

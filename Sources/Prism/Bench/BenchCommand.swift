@@ -8,6 +8,8 @@ struct BenchCommand: PrismCommand {
     var options = BenchOptions()
     /// `--model`: time these networks, GPU passes against OpenCV DNN, instead of the pipeline.
     var models: [String] = []
+    /// `--model`'s sizes: nil is `native` (the model's own).
+    var modelSizes: [Size?] = []
 
     static let spec = CommandSpec(
         name: "bench", arguments: "[CLIP]",
@@ -29,7 +31,8 @@ struct BenchCommand: PrismCommand {
             .value("--runs", value: "N", help: "end-to-end runs per size (--suite: per row), 1-100"),
             .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
             .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
-            .value("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size"),
+            .value("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size "
+                   + "(--sizes may name native: each model's own); with their render targets' memory"),
         ] + EncoderChoice.options.map { option in
             var option = option
             option.help += " — for CLIP's row"
@@ -56,9 +59,14 @@ struct BenchCommand: PrismCommand {
             options.makeQuick()
             options.sizes = [Size(width: 320, height: 180)]
         }
-        if let list = scanner.value("--sizes") {
+        let sizeList = scanner.value("--sizes")
+        if let list = sizeList {
             var sizes: [Size] = []
             for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+                if item == "native" {
+                    modelSizes.append(nil)
+                    continue
+                }
                 guard let size = Size(parsing: item) else {
                     throw UsageError("--sizes takes 480p, 720p, 1080p, 2160p or WxH, comma-separated; not '\(item)'")
                 }
@@ -66,8 +74,9 @@ struct BenchCommand: PrismCommand {
                     throw UsageError("--sizes: \(size) must be even and at least 16x16")
                 }
                 sizes.append(size)
+                modelSizes.append(size)
             }
-            guard !sizes.isEmpty else { throw UsageError("--sizes needs at least one size") }
+            guard !modelSizes.isEmpty else { throw UsageError("--sizes needs at least one size") }
             options.sizes = sizes
             options.sizesGiven = true
         }
@@ -100,6 +109,9 @@ struct BenchCommand: PrismCommand {
             guard options.userClip == nil, options.filter == BenchOptions().filter else {
                 throw UsageError("bench --model times networks on their own: drop CLIP and --filter")
             }
+        }
+        if models.isEmpty, modelSizes.contains(where: { $0 == nil }) {
+            throw UsageError("--sizes native is a model's own size: it goes with --model")
         }
         if scanner.flag("--suite") {
             try setUpSuite(&scanner)
@@ -140,10 +152,18 @@ struct BenchCommand: PrismCommand {
         if !models.isEmpty {
             // Networks take seconds a frame on llvmpipe: 3 samples unless asked, at 256², 720p and 1080p unless asked.
             let defaults = BenchOptions()
-            let sizes = options.sizes == defaults.sizes ? ["256x256", "720p", "1080p"].compactMap { Size(parsing: $0) } : options.sizes
+            let sizes = options.sizesGiven ? modelSizes : [nil] + ["720p", "1080p"].map { Size(parsing: $0) }
             let bench = ModelBench(paths: models, sizes: sizes, samples: options.samples == defaults.samples ? 3 : options.samples,
                                    gpu: options.gpu)
-            print(ModelBench.table(try bench.run { PrismCommandLine.info($0) }))
+            let rows = try bench.run { PrismCommandLine.info($0) }
+            if options.json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                FileHandle.standardOutput.write(try encoder.encode(rows))
+                FileHandle.standardOutput.write(Data("\n".utf8))
+            } else {
+                print(ModelBench.table(rows))
+            }
             return 0
         }
         _ = try PrismGraphs.bind(options.filter)  // a bad graph fails here, with its caret on a terminal

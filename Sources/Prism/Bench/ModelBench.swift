@@ -6,23 +6,58 @@ import PrismKit
 import PrismVision
 
 /// `prism bench --model NET.onnx[,…]`: ms per frame of each network as Prism's GPU passes (half and float
-/// intermediates) against OpenCV DNN's CPU inference of the same file, at each size, in one run. The GPU figure
-/// is the wall time of the network's passes on an uploaded frame, ended by glFinish (nothing else in the
-/// frame: the pipeline bench, `--filter 'model(file=…)'`, times the passes one by one inside the engine).
-/// The CPU figure is `cv::dnn::Net::forward` on the same input tensor with OpenCV's default threads.
+/// intermediates) against OpenCV DNN's CPU inference of the same file, at each size, in one run; and the GPU
+/// memory its render targets take with and without liveness reuse. The GPU figure is the wall time of the
+/// network's passes on an uploaded frame, ended by glFinish (nothing else in the frame: the pipeline bench,
+/// `--filter 'model(file=…)'`, times the passes one by one inside the engine). The CPU figure is
+/// `cv::dnn::Net::forward` on the same input tensor with OpenCV's default threads.
+///
+/// A size is the network's input: `native` is the model's declared size (640x480 for one without), any other
+/// runs the model at that size (`size=frame`), which a model whose layers fix its size cannot do (said in the
+/// row). Inputs besides the image get 1 (their values do not change the work).
 struct ModelBench {
     var paths: [String]
-    var sizes: [Size]
+    /// nil: the model's own size.
+    var sizes: [Size?]
     var samples: Int
     var gpu: GPUOptions
 
-    struct Row {
+    struct Row: Encodable {
         var network: String
         var size: Size
+        var native: Bool
         var half: Double?
         var float: Double?
         var dnn: Double?
+        /// Bytes of the render targets for the half run: a texture per layer, and with liveness reuse.
+        var targetBytesUnshared: Int?
+        var targetBytes: Int?
+        var floatTargetBytes: Int?
+        /// The weight texture's bytes (RGBA32F).
+        var weightBytes: Int?
         var note = ""
+
+        enum CodingKeys: String, CodingKey {
+            case network, width, height, native, half, float, dnn, note
+            case targetBytesUnshared = "target_bytes_unshared", targetBytes = "target_bytes", floatTargetBytes = "float_target_bytes"
+            case weightBytes = "weight_bytes"
+        }
+
+        func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(network, forKey: .network)
+            try c.encode(size.width, forKey: .width)
+            try c.encode(size.height, forKey: .height)
+            try c.encode(native, forKey: .native)
+            try c.encodeIfPresent(half, forKey: .half)
+            try c.encodeIfPresent(float, forKey: .float)
+            try c.encodeIfPresent(dnn, forKey: .dnn)
+            try c.encodeIfPresent(targetBytesUnshared, forKey: .targetBytesUnshared)
+            try c.encodeIfPresent(targetBytes, forKey: .targetBytes)
+            try c.encodeIfPresent(floatTargetBytes, forKey: .floatTargetBytes)
+            try c.encodeIfPresent(weightBytes, forKey: .weightBytes)
+            try c.encode(note, forKey: .note)
+        }
     }
 
     static func median(_ values: [Double]) -> Double {
@@ -52,34 +87,37 @@ struct ModelBench {
         for path in paths {
             let name = (path as NSString).lastPathComponent
             let probe = try NetworkKernel(path: path, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:]))
+            // Inputs besides the image (an exposure ratio): 1.
+            let extras = probe.image.extra.map { "\($0.name)=1" }.joined(separator: ";")
             let cpu: DNNNetwork?
             var cpuNote = ""
             do { cpu = try DNNNetwork(path: path) } catch { cpu = nil; cpuNote = "OpenCV DNN cannot load it" }
-            for size in sizes {
-                var row = Row(network: name, size: size)
-                let modelSize = probe.program.fixedInputSize ?? size
-                if probe.program.fixedInputSize != nil { row.note = "fixed \(modelSize) input: the frame is resized to it" }
-                for precision in ["half", "float"] {
-                    log("bench: \(name) \(size) GPU \(precision)…")
-                    let ms = try gpuMilliseconds(path: path, precision: precision, size: size, context: context)
-                    if precision == "half" { row.half = ms } else { row.float = ms }
+            for wanted in sizes {
+                let native = wanted == nil || wanted == probe.image.declared
+                let size = wanted ?? probe.image.declared ?? Size(width: 640, height: 480)
+                var row = Row(network: name, size: size, native: native)
+                if wanted == nil && probe.image.declared == nil { row.note = "dynamic: measured at 640x480" }
+                let spec = "model(file='\(path)'" + (native ? "" : ", size=frame") + (extras.isEmpty ? "" : ", inputs='\(extras)'")
+                do {
+                    for precision in ["half", "float"] {
+                        log("bench: \(name) \(size) GPU \(precision)…")
+                        let measured = try gpuMilliseconds(spec + ", precision=\(precision))", size: size, context: context)
+                        if precision == "half" {
+                            row.half = measured.ms
+                            row.targetBytes = measured.bytes
+                            row.targetBytesUnshared = measured.unsharedBytes
+                            row.weightBytes = measured.weightBytes
+                        } else {
+                            row.float = measured.ms
+                            row.floatTargetBytes = measured.bytes
+                        }
+                    }
+                } catch {
+                    row.note += (row.note.isEmpty ? "" : "; ") + "GPU: \(error)"
                 }
                 if let cpu {
-                    log("bench: \(name) \(modelSize) OpenCV DNN…")
-                    let channels = probe.program.inputChannels
-                    let input = [Float](repeating: 0.5, count: channels * modelSize.pixelCount)
-                    let capacity = input.count / channels * 4 * 16
-                    do {
-                        var times: [Double] = []
-                        for index in 0...samples {   // the first is warm-up
-                            let started = Date()
-                            _ = try cpu.forward(input, channels: channels, size: modelSize, capacity: capacity)
-                            if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
-                        }
-                        row.dnn = Self.median(times)
-                    } catch {
-                        row.note += (row.note.isEmpty ? "" : "; ") + "OpenCV DNN: \(error)"
-                    }
+                    log("bench: \(name) \(size) OpenCV DNN…")
+                    row.dnn = dnnMilliseconds(cpu, channels: probe.program.inputChannels, size: size, note: &row.note)
                 } else {
                     row.note += (row.note.isEmpty ? "" : "; ") + cpuNote
                 }
@@ -91,11 +129,32 @@ struct ModelBench {
         return rows
     }
 
-    func gpuMilliseconds(path: String, precision: String, size: Size, context: GPUContext) throws -> Double {
-        let graph = try PrismGraphs.bind("model(file='\(path)', precision=\(precision))")
+    func dnnMilliseconds(_ cpu: DNNNetwork, channels: Int, size: Size, note: inout String) -> Double? {
+        let input = [Float](repeating: 0.5, count: channels * size.pixelCount)
+        do {
+            var times: [Double] = []
+            for index in 0...samples {   // the first is warm-up
+                let started = Date()
+                _ = try cpu.forward(input, channels: channels, size: size, capacity: size.pixelCount * 64)
+                if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
+            }
+            return Self.median(times)
+        } catch {
+            note += (note.isEmpty ? "" : "; ") + "OpenCV DNN: \(error)"
+            return nil
+        }
+    }
+
+    /// The median ms of the graph's passes on one frame, and the bytes of its render targets with liveness reuse
+    /// and without (the weights' texture apart).
+    func gpuMilliseconds(_ spec: String, size: Size, context: GPUContext) throws -> (ms: Double, bytes: Int, unsharedBytes: Int, weightBytes: Int) {
+        let graph = try PrismGraphs.bind(spec)
         let rgba = Self.picture(size)
         return try context.perform {
             let uploader = FrameUploader(ringSize: 1)
+            var unshared = CompileOptions()
+            unshared.sharesTargets = false
+            let unsharedBytes = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba], options: unshared).targetBytes
             let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
             let uploaded = try rgba.withUnsafeBytes { bytes in
                 try uploader.upload(CPUFramePlanes(format: .rgba, size: size, colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
@@ -109,19 +168,23 @@ struct ModelBench {
                 context.finish()
                 if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
             }
-            return Self.median(times)
+            let weights = (graph.nodes.first?.kernel as? NetworkKernel)?.program.weights.count ?? 0
+            return (Self.median(times), renderer.targetBytes, unsharedBytes, ((weights + 2047) / 2048) * 2048 * 16)
         }
     }
 
     static func table(_ rows: [Row]) -> String {
         func ms(_ v: Double?) -> String { v.map { String(format: "%.1f", $0) } ?? "—" }
-        var lines = ["network                          size          GPU half ms  GPU float ms  OpenCV DNN ms  DNN / GPU half"]
+        func mib(_ v: Int?) -> String { v.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "—" }
+        var lines = ["network                          size              GPU half ms  GPU float ms  OpenCV DNN ms  DNN / GPU half"
+                     + "  targets MiB (half, one per layer → reused)"]
         for row in rows {
             let ratio = (row.half != nil && row.dnn != nil) ? String(format: "%.2f×", row.dnn! / row.half!) : "—"
             lines.append(row.network.padding(toLength: 32, withPad: " ", startingAt: 0) + " "
-                         + "\(row.size)".padding(toLength: 13, withPad: " ", startingAt: 0)
+                         + ("\(row.size)" + (row.native ? " native" : "")).padding(toLength: 17, withPad: " ", startingAt: 0)
                          + ms(row.half).leftPadded(12) + ms(row.float).leftPadded(14) + ms(row.dnn).leftPadded(15)
-                         + ratio.leftPadded(16) + (row.note.isEmpty ? "" : "   (\(row.note))"))
+                         + ratio.leftPadded(16) + "  \(mib(row.targetBytesUnshared)) → \(mib(row.targetBytes))"
+                         + (row.note.isEmpty ? "" : "   (\(row.note))"))
         }
         lines.append("median of the samples; above 1× the GPU passes are faster than OpenCV DNN on this machine's CPU")
         return lines.joined(separator: "\n")

@@ -1,6 +1,7 @@
 import Foundation
 import PrismCore
 import PrismFilters
+import PrismGPU
 import PrismMedia
 
 /// `prism`'s entry point: picks the command, runs it, turns any error into one line on stderr and a
@@ -8,6 +9,7 @@ import PrismMedia
 package enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
     static var commandTypes: [any PrismCommand.Type] { [RunCommand.self, RenderCommand.self, FiltersCommand.self,
+                                                        ModelsCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
                                                         RecordCommand.self, BatchCommand.self,
                                                         CompletionsCommand.self, ManualCommand.self] }
@@ -146,7 +148,10 @@ struct FiltersCommand: PrismCommand {
             }
             // An ONNX model: its input and output, operators, weights, and the passes it runs as.
             if GraphBinder.isNetwork(name) {
-                print(try NetworkKernel(path: name, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:])).summary)
+                let kernel = try NetworkKernel(path: name, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:]))
+                // Which layers store half is decided by a run on the GPU (a software one will do).
+                if let context = try? GPUContext(options: GPUOptions()) { try context.perform { try kernel.calibrateForSummary() } }
+                print(kernel.summary)
                 return 0
             }
             guard let definition = BuiltinFilters.named(name) else {

@@ -25,6 +25,9 @@ package struct CompileOptions: Sendable {
     /// chains agree). Off for graphs in linear light (`tonemap(to=linear)`), whose intermediates are RGBA16F:
     /// steps keep values above 1 (clamped at 0 only).
     package var clampsSteps = true
+    /// Let a kernel's transient prepasses draw into the textures of earlier ones no longer read
+    /// (`TargetSharing`); off: a texture per prepass (to measure what sharing saves).
+    package var sharesTargets = true
 
     package init(fuse: Bool = true, maxPackCost: Int = 8, intermediateFormat: TextureFormat = .rgba8,
                 limits: GraphLimits? = nil, yuvRoute: Bool = true) {
@@ -223,6 +226,8 @@ final class CompiledPass {
     let packLayout: PackedFrameLayout?
     /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
     var persistent = false
+    /// The earlier pass whose target this one draws into (`TargetSharing`); nil: a target of its own.
+    var sharedTarget: Int?
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
     /// Not drawn on frames where this generator's channel is zero everywhere: the pass feeds only what a
@@ -338,11 +343,20 @@ enum GraphCompiler {
         // 3. Passes in dependency order.
         // Every target is counted before the first is allocated.
         if sourceMaterialized { try budget.add(sourceSize, format: options.intermediateFormat, what: "the input") }
+        var sharing: [[Int?]] = []
         for (index, node) in nodes.enumerated() {
             let inputSizes = node.inputs.map(size(of:))
-            for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
+            let prepasses = node.kernel.prepasses
+            sharing.append(options.sharesTargets
+                ? TargetSharing.plan(prepasses, library: node.kernel.library, expression: node.kernel.expression,
+                                     sizes: prepasses.map { $0.size(inputSizes) },
+                                     formats: prepasses.map { $0.format ?? options.intermediateFormat })
+                : [Int?](repeating: nil, count: prepasses.count))
+            for (prepassIndex, prepass) in prepasses.enumerated() {
                 let what = "\(node.name) (pass \(prepassIndex + 1))"
                 let format = prepass.format ?? options.intermediateFormat
+                // A pass drawing into a shared target adds a pass, not memory.
+                if sharing[index][prepassIndex] != nil { try budget.addPass(prepass.size(inputSizes), what: what); continue }
                 try budget.add(prepass.size(inputSizes), format: format, attachments: prepass.persistent ? 2 : 1, what: what)
             }
             if materialized.contains(index) { try budget.add(sizes[index], format: options.intermediateFormat, what: node.name) }
@@ -370,12 +384,15 @@ enum GraphCompiler {
             passes.append(try builder.expressionPass(root: .source, kind: .source, target: target, pack: nil))
         }
         for (index, node) in nodes.enumerated() {
+            var prepassPasses: [Int] = []
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(size(of:))
                 let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
                 let pass = try builder.prepass(node: index, index: prepassIndex,
                                                target: TargetSpec(size: size, format: format, cleared: prepass.persistent))
                 pass.persistent = prepass.persistent
+                pass.sharedTarget = sharing[index][prepassIndex].map { prepassPasses[$0] }
+                prepassPasses.append(passes.count)
                 passes.append(pass)
             }
             if materialized.contains(index) {

@@ -125,16 +125,21 @@ struct GraphBudget {
     init(limits: GraphLimits) { self.limits = limits }
 
     mutating func add(_ size: Size, format: TextureFormat, attachments: Int = 1, what: String) throws {
+        try addPass(size, what: what)
+        bytes += size.width * size.height * format.bytesPerTexel * attachments  // sides ≤ maxSide: no overflow
+        guard bytes <= limits.maxTextureBytes else {
+            throw UsageError("the graph needs more than \(GraphLimits.describeBytes(limits.maxTextureBytes)) of render targets "
+                             + "(\(what) is \(size.width)x\(size.height)); set \(GraphLimits.bytesVariable) to allow more")
+        }
+    }
+
+    /// Counts a pass that draws into a target counted already (`TargetSharing`).
+    mutating func addPass(_ size: Size, what: String) throws {
         try limits.checkSide(size, what)
         passes += 1
         guard passes <= limits.maxPasses else {
             throw UsageError("the graph needs more than \(limits.maxPasses) passes per frame "
                              + "(set \(GraphLimits.passesVariable) to allow more)")
-        }
-        bytes += size.width * size.height * format.bytesPerTexel * attachments  // sides ≤ maxSide: no overflow
-        guard bytes <= limits.maxTextureBytes else {
-            throw UsageError("the graph needs more than \(GraphLimits.describeBytes(limits.maxTextureBytes)) of render targets "
-                             + "(\(what) is \(size.width)x\(size.height)); set \(GraphLimits.bytesVariable) to allow more")
         }
     }
 

@@ -47,6 +47,9 @@ package final class GraphRenderer {
     private var packCoefficients: (space: YUVColorSpace, layout: PackedFrameLayout, values: PackCoefficients)?
     /// Optional per-pass GPU timing.
     package var timer: PassTimer?
+    /// Called after each prepass is drawn, with its target (a network's calibration reads every feature so,
+    /// before a later layer draws into the same texture).
+    package var prepassObserver: ((_ node: Int, _ index: Int, _ target: RenderTarget) -> Void)?
     /// The kernels `init` prepared, released in `deinit` (the graph may gain nodes later).
     private let preparedKernels: [FilterKernel]
     private let thread: GPUThread
@@ -71,14 +74,15 @@ package final class GraphRenderer {
             result = try GraphCompiler.compile(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks,
                                                options: options)
             for (index, pass) in result.passes.enumerated() {
-                targets.append(try realiser.target(pass.target))
+                // A transient prepass's texture, once its readers have run, is drawn again by a later one.
+                targets.append(try pass.sharedTarget.map { targets[$0] } ?? realiser.target(pass.target))
                 programs.append(try pass.draws.map { draw in
                     (try realiser.program(draw.program), [ShaderProgram?](repeating: nil, count: draw.variants.count))
                 })
                 if pass.persistent { alternates[index] = try realiser.target(pass.target) }
             }
         } catch {
-            for target in targets + alternates.values { pool.release(target) }
+            for target in Self.distinct(targets + alternates.values) { pool.release(target) }
             for kernel in prepared { kernel.releaseGPUResources() }
             throw error
         }
@@ -90,6 +94,7 @@ package final class GraphRenderer {
         self.compiledNodeSizes = result.nodeSizes
         self.passes = result.passes
         self.targets = targets
+        self.targetBytes = Self.distinct(targets + alternates.values).reduce(0) { $0 + $1.byteCount }
         self.programs = programs
         self.realiser = realiser
         self.alternates = Array(alternates.values)
@@ -114,12 +119,22 @@ package final class GraphRenderer {
     }
 
     deinit {
-        let pool = self.pool, kernels = preparedKernels, all = targets + alternates
+        let pool = self.pool, kernels = preparedKernels, all = Self.distinct(targets + alternates)
         thread.runOrDefer {
             for target in all { pool.release(target) }
             for kernel in kernels { kernel.releaseGPUResources() }
         }
     }
+
+    /// Each target once (passes that share one list it more than once).
+    private static func distinct(_ targets: [RenderTarget]) -> [RenderTarget] {
+        var seen: Set<ObjectIdentifier> = []
+        return targets.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// Bytes of the render targets this renderer holds (shared ones counted once): its GPU memory besides
+    /// the kernels' own textures (weights, tables).
+    package let targetBytes: Int
 
     /// True when a parameter change since compiling altered a kernel's code or a target's size (a blur
     /// radius, a pixellate scale, a crop): the graph must be compiled again for it to take effect.
@@ -146,7 +161,8 @@ package final class GraphRenderer {
     }
 
     /// The target prepass `index` of node `node` drew last (nil if the graph has none): what a check of a
-    /// kernel's intermediate results (a network layer's features) reads.
+    /// kernel's intermediate results (a network's outputs) reads. A transient prepass's target may hold a
+    /// later prepass's result by the end of the frame (`TargetSharing`); `prepassObserver` sees each as drawn.
     package func prepassTarget(node: Int, index: Int) -> RenderTarget? {
         return prepassTargets[node]?[index]
     }
@@ -204,8 +220,9 @@ package final class GraphRenderer {
             } else {
                 draw(pass, index: index, into: target, frame: frame, context: context)
             }
-            if case .prepass(let node, let prepass) = pass.kind, pendingPersistent.remove([node, prepass]) != nil {
-                prepassTargets[node, default: [:]][prepass] = target
+            if case .prepass(let node, let prepass) = pass.kind {
+                if pendingPersistent.remove([node, prepass]) != nil { prepassTargets[node, default: [:]][prepass] = target }
+                prepassObserver?(node, prepass, target)
             }
             timer?.end(pass: index)
         }

@@ -164,6 +164,11 @@ package struct KernelPrepass {
     /// What stats and per-pass timings call the pass (nil: "NODE prepass N").
     package var label: String?
 
+    /// Nothing reads the target after the frame but the kernel's later prepasses whose `main` names it
+    /// (`$passN`): once the last of them has run, a later prepass of the same kernel may draw into the same
+    /// texture (`TargetSharing`). A network's intermediate features are; its outputs are not.
+    package var transient = false
+
     package struct ComputeShape: Hashable, Sendable {
         package var groups: SIMD2<Int>
         package init(groups: SIMD2<Int>) { self.groups = groups }

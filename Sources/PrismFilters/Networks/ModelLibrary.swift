@@ -15,6 +15,8 @@ public enum ModelLibrary {
         public var source: String?
         public var licence: String?
         public var description: String?
+        /// The sha256 the index records for the file (the installer checked it when it wrote the file).
+        public var sha256: String?
     }
 
     /// The folders searched, in order, whether or not they exist.
@@ -58,7 +60,7 @@ public enum ModelLibrary {
                 seen.insert(name)
                 entries.append(Entry(file: name, path: path, bytes: bytes, source: row?["wheel"].map { wheel in
                     row?["source"].map { "\(wheel) (\($0))" } ?? wheel
-                }, licence: row?["licence"], description: row?["description"]))
+                }, licence: row?["licence"], description: row?["description"], sha256: row?["sha256"]))
             }
         }
         return entries

@@ -72,6 +72,21 @@ package final class NetworkKernel: ParameterizedKernel {
     /// The weights `weightTexture` holds (a program lowered for another size may pack other constants).
     private var uploadedWeights: [SIMD4<Float>] = []
     private var gpuUsers = 0
+    /// The last calibration run (`precision=half`: which features may be RGBA16F; `NetworkPrecision.swift`).
+    package internal(set) var calibration: NetworkCalibration?
+
+    /// The same network with `precision=float`, sharing the loaded graph (the calibration run).
+    init(floatCopyOf other: NetworkKernel) throws {
+        path = other.path
+        parameters = other.parameters
+        try parameters.set("precision", .choice("float"))
+        graph = other.graph
+        image = other.image
+        shownOutput = other.shownOutput
+        computedOutputs = other.computedOutputs
+        extraInputs = other.extraInputs
+        program = other.program
+    }
 
     package init(path: String, parameters: ParameterValues, outputs: Outputs = .shown) throws {
         self.path = path
@@ -212,13 +227,16 @@ package final class NetworkKernel: ParameterizedKernel {
             throw NetworkError(file: path, "its output of \(output) for a \(frame) frame exceeds this GPU's \(maxSide)x\(maxSide) textures")
         }
         self.passes = passes
-        let float32 = self.float32
+        let formats = try featureFormats(input: passes.input)
+        let outputs = Set(program.outputs.map(\.feature))
         cachedPrepasses = program.layers.indices.map { index in
             let layer = program.layers[index]
             let atlas = passes.layouts[layer.output].atlas
-            let format: TextureFormat = program.features[layer.output].float32 || float32 ? .rgba32f : .rgba16f
-            var prepass = KernelPrepass(main: passes.main(layer: index), format: format, size: { _ in atlas })
+            var prepass = KernelPrepass(main: passes.main(layer: index), format: formats[layer.output], size: { _ in atlas })
             prepass.label = "\(layer.node) (\(layer.fused.joined(separator: "+")))"
+            // Only the outputs are read after the frame (the expression, `readOutputs`): every other feature's
+            // texture is drawn again once its last reader has run.
+            prepass.transient = !outputs.contains(layer.output)
             return prepass
         }
         let direct = !passes.resamplesInput && scale > 0 && Size(width: frame.width * scale, height: frame.height * scale) == output

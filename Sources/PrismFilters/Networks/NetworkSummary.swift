@@ -18,6 +18,18 @@ extension NetworkKernel {
         return out * (c.inChannels / c.groups) * taps
     }
 
+    /// The precision line: how many layers store half, and why the others float.
+    var precisionSummary: String {
+        if float32 { return "precision: float (RGBA32F) everywhere" }
+        guard let calibration, calibration.input == program.inputSize else {
+            return "precision: half where a calibration run allows it (decided on the GPU when the model first runs)"
+        }
+        let layers = program.layers.map(\.output)
+        let half = halfFeatures(calibration).intersection(layers).count
+        return "precision: half (RGBA16F) for \(half) of \(layers.count) layers, float where a feature's peak |value| on the calibration "
+            + "test card at \(calibration.input) is beyond \(Int(NetworkCalibration.halfLimit)), where a layer reading it is, and for sums"
+    }
+
     package var summary: String {
         func shape(_ value: NetworkGraph.Value) -> String {
             let names = ["1", "C", "height", "width"]
@@ -75,15 +87,17 @@ extension NetworkKernel {
         for (index, layer) in program.layers.enumerated() {
             let macs = Self.multiplyAdds(program, layer: index, sizes: passes.sizes)
             total += macs
-            let f = program.features[layer.output]
+            let f = program.features[layer.output], precision = precisionNote(feature: layer.output)
             layerLines.append("    \(index + 1). \(layer.node) (\(layer.fused.joined(separator: "+"))): \(f.channels) channels at "
-                              + "\(passes.sizes[layer.output]), " + String(format: "%.3f GMAC", Double(macs) / 1e9 / megapixels))
+                              + "\(passes.sizes[layer.output]), " + String(format: "%.3f GMAC", Double(macs) / 1e9 / megapixels)
+                              + (precision.isEmpty ? "" : ", " + precision))
         }
         lines.append("  passes: \(program.layers.count), one per layer (the ops fused into each in brackets); per megapixel of "
                      + "input (\(input)): " + String(format: "%.2f GMAC, %.0f MiB of intermediate textures (half) or %.0f (float)",
                                                   Double(total) / 1e9 / megapixels,
                                                   Double(passes.textureBytes(float32: false)) / 1048576 / megapixels,
                                                   Double(passes.textureBytes(float32: true)) / 1048576 / megapixels))
+        lines.append("  " + precisionSummary)
         lines += layerLines
         return lines.joined(separator: "\n")
     }

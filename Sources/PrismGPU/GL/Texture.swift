@@ -273,6 +273,8 @@ public final class RenderTarget {
     public var texture: Texture { textures[0] }
     /// The size of the attachments in pixels.
     public var size: Size { texture.size }
+    /// Bytes of storage, every attachment.
+    package var byteCount: Int { size.width * size.height * texture.format.bytesPerTexel * textures.count }
 
     /// A framebuffer with `attachments` (at least one) textures of `size` and `format`; on the context's GPU thread (inside `perform`).
     public init(size: Size, format: TextureFormat = .rgba8, linear: Bool = true, attachments: Int = 1) throws {
