@@ -229,4 +229,30 @@ final class FaceRunTests: XCTestCase {
             XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar), "\(flags) left a sidecar")
         }
     }
+
+    /// A look before a face filter, several outputs: a movie, a lossless movie and raw frames on stdout, on the
+    /// default route and on --rgb-route. The test pattern has no face, so every output is the look alone:
+    /// the lossless one is compared with a run of the look by itself, frame by frame.
+    func testALookBeforeAFaceFilterFeedsEveryOutput() throws {
+        for (look, face) in [("noir", "face-pixellate"), ("chrome", "face-pixellate"), ("transfer", "face-blur")] {
+            for route in [[], ["--rgb-route"]] {
+                let label = "\(look), \(face) \(route)"
+                let common = ["run", "--size", "320x240", "--frames", "10", "--quiet"] + route
+                let alone = dir.path("alone.mkv"), movie = dir.path("a.mp4"), lossless = dir.path("b.mkv")
+                for path in [alone, movie, lossless] { try? FileManager.default.removeItem(atPath: path) }
+                let reference = try Tools.run(Tools.prism, common + ["--filter", look, "-o", alone, "--codec", "ffv1"])
+                XCTAssertEqual(reference.status, 0, reference.stderr)
+                let result = try Tools.run(Tools.prism, common + ["--filter", "\(look), \(face)", "-o", movie, "--codec", "ffv1",
+                                                                  "-o", lossless, "-o", "-"])
+                XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)")
+                XCTAssertEqual(result.stdout.count, 10 * 320 * 240 * 4, "\(label): ten raw RGBA frames on stdout")
+                XCTAssertEqual(try MediaInspector.inspect(movie).videoFrameCount, 10, label)
+                let frames = { (path: String) throws -> String in
+                    try String(decoding: Tools.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "framemd5", "-"]).stdout, as: UTF8.self)
+                        .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: ",").last ?? "" }.joined(separator: " ")
+                }
+                XCTAssertEqual(try frames(lossless), try frames(alone), "\(label): no face, so the look alone")
+            }
+        }
+    }
 }
