@@ -43,6 +43,8 @@ public struct FaceDetection: Hashable, Sendable {
     public var score: Double
     /// Eyes, nose and mouth corners (CenterFace's five points), in frame pixels; empty when the detector has none.
     public var landmarks: [SIMD2<Double>]
+    /// Found by a closer look around a tracked face, not in the whole picture (that face gets a look again).
+    public var fromCloserLook = false
 
     /// A face at `box` found with confidence `score`.
     public init(box: FaceBox, score: Double, landmarks: [SIMD2<Double>] = []) {

@@ -189,7 +189,11 @@ package final class DetectingFaceProvider: FaceRegionProvider {
                 var faces = try detector.detect(whole)
                 var found = 0
                 for image in looks {
-                    let closer = try detector.detect(image)
+                    let closer = try detector.detect(image).map { face in
+                        var marked = face
+                        marked.fromCloserLook = true
+                        return marked
+                    }
                     if !closer.isEmpty { found += 1 }
                     faces += closer
                 }

@@ -150,6 +150,8 @@ package struct FaceTracker: Sendable {
         var detections: Int
         /// Near an edge and moving towards it when last seen: predicted on until out of the frame.
         var leaving = false
+        /// Last found by a closer look, not in the whole picture: the next detection looks closely again.
+        var seenCloser = false
 
         func predictedCentre(at time: Double, maxPrediction: Double) -> SIMD2<Double> {
             centre + velocity * min(max(time - seenTime, 0), leaving ? .infinity : maxPrediction)
@@ -162,10 +164,10 @@ package struct FaceTracker: Sendable {
 
     package init(settings: FaceTrackerSettings = FaceTrackerSettings()) { self.settings = settings }
 
-    /// The faces followed now, each predicted to `time` (frame `frameIndex`), with whether the detector missed
-    /// it at its last pass: where a closer look is wanted.
+    /// The faces followed now, each predicted to `time` (frame `frameIndex`), with whether the whole picture
+    /// missed it at the last pass (unseen, or found only by a closer look): where a closer look is wanted.
     package func predicted(frameIndex: Int, time: Double) -> [(face: TrackedFace, missed: Bool)] {
-        tracks.map { (face($0, frameIndex: frameIndex, time: time), $0.seenTime < lastUpdateTime) }
+        tracks.map { (face($0, frameIndex: frameIndex, time: time), $0.seenTime < lastUpdateTime || $0.seenCloser) }
     }
     private var lastUpdateTime = -Double.infinity
 
@@ -273,6 +275,7 @@ package struct FaceTracker: Sendable {
             track.size = measuredSize
         }
         track.score = detection.score
+        track.seenCloser = detection.fromCloserLook
         track.seenTime = time
         track.seenFrame = frameIndex
         track.detections += 1
