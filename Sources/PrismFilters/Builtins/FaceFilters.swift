@@ -59,9 +59,9 @@ enum FaceFilters {
         shorthand(
             name: "face-blur", summary: "Blurs every face inside a soft ellipse, the blur sized to the face.",
             effect: [
-                ParameterSpec("strength", .float(0.05...2), default: .float(defaultStrength),
-                              "blur radius as a share of the face's width (from the widest face in each frame, in steps of √2)"),
-                ParameterSpec("radius", .float(0...200), default: .float(0), "blur radius in pixels, the same for every face (0: from strength; σ = radius / 2)"),
+                ParameterSpec("strength", .float(0...2), default: .float(defaultStrength),
+                              "blur radius as a share of the face's width (from the widest face in each frame, in steps of √2; 0: radius alone)"),
+                ParameterSpec("radius", .float(0...200), default: .float(0), "blur radius in pixels, the same for every face (when given, or strength is 0; σ = radius / 2)"),
             ],
             expandsTo: "[in]blur(radius=R)[fx]; face-mask(size=…, feather=…)[m]; [fx][in][m]blend-mask",
             example: "face-blur(strength=0.25)",
@@ -87,18 +87,18 @@ enum FaceFilters {
                       let blend = BuiltinFilters.named("blend-mask") else {
                     preconditionFailure("face shorthands need the pixellate, blur, face-mask and blend-mask built-ins")
                 }
-                let pixels = values.double(fixed)
+                // The size in pixels when given (or when the share is 0), else from the faces.
+                let pixels = values.double(fixed), share = values.double(relative)
+                let sized = pixels == 0 && share > 0
                 var effectGiven: [String: ParameterValue] = [:], maskGiven: [String: ParameterValue] = [:]
                 let effectParameter = effectFilter == "pixellate" ? "scale" : "radius"
                 // Until the first face, a size that suits a face of a tenth of a 720p frame's width.
-                effectGiven[effectParameter] = .float(pixels > 0 ? pixels
-                    : FaceSized.step(128 / (effectFilter == "pixellate" ? values.double(relative) : 1 / values.double(relative)),
-                                     for: effectFilter))
+                effectGiven[effectParameter] = .float(sized ? FaceSized(filter: effectFilter, share: share).size(forFaceWidth: 128) : pixels)
                 maskGiven["size"] = values["size"]
                 maskGiven["feather"] = values["feather"]
                 let (effectKernel, effectValues) = try effectDefinition.instantiate(effectGiven)
                 let effected = try graph.add(effectFilter, kernel: effectKernel, inputs: [input], parameters: effectValues)
-                if pixels == 0 { graph.faceSized[effected.index] = FaceSized(filter: effectFilter, share: values.double(relative)) }
+                if sized { graph.faceSized[effected.index] = FaceSized(filter: effectFilter, share: share) }
                 let (maskKernel, maskValues) = try mask.instantiate(maskGiven)
                 let masked = try graph.add("face-mask", kernel: maskKernel, inputs: [], parameters: maskValues)
                 let (blendKernel, blendValues) = try blend.instantiate()
