@@ -56,7 +56,7 @@ final class Recorder: SideInput {
 
 /// Whether `box` lies wholly inside the opaque part of face-mask's ellipse for `face` (its defaults).
 func covers(_ face: TrackedFace, _ box: FaceBox) -> Bool {
-    let inner = 1.67 * (1 - 0.15)
+    let inner = 1.5 * (1 - 0.15)
     let a = inner * face.box.width / 2, b = inner * face.box.height / 2
     let c = face.box.center
     return [(box.x, box.y), (box.x + box.width, box.y), (box.x, box.y + box.height), (box.x + box.width, box.y + box.height)]

@@ -80,7 +80,8 @@ final class FaceReader: LookAheadInput {
 
     func read(_ frame: TimedFrame, index: Int) throws {
         let decoded = frame.frame
-        try faces.provider.read(frameIndex: index, pts: frame.pts, frameSize: decoded.size) { request in
+        let scene = FramePictures.greyGrid(of: decoded, columns: SceneSignature.columns, rows: SceneSignature.rows)
+        try faces.provider.read(frameIndex: index, pts: frame.pts, frameSize: decoded.size, scene: scene) { request in
             let (pixels, area) = try pictures.withLock { pictures in
                 try pictures.picture(of: decoded, size: request.size, area: request.area.map { ($0.x, $0.y, $0.width, $0.height) },
                                      grey: request.channels == .luma)

@@ -57,4 +57,39 @@ package final class FramePictures {
         let (y, height) = span(wanted.y, wanted.height, size.height)
         return Area(x: x, y: y, width: width, height: height)
     }
+
+    /// The frame's grey as a `columns`×`rows` grid of cell means (0...255), from 8×8 samples of each cell of
+    /// its first plane (luma, or R'G'B' weighted): a few thousand reads, cheap enough for every frame.
+    package static func greyGrid(of frame: VideoFrame, columns: Int, rows: Int) -> [Double] {
+        let format = frame.format, plane = frame.planes[0], w = frame.size.width, h = frame.size.height
+        let wide = format.bitDepth > 8, step = format.planes[0].bytesPerPixel
+        func grey(_ x: Int, _ y: Int) -> Double {
+            let row = plane.base + y * plane.rowBytes
+            switch format {
+            case .rgba: return 0.299 * Double(row.load(fromByteOffset: 4 * x, as: UInt8.self))
+                + 0.587 * Double(row.load(fromByteOffset: 4 * x + 1, as: UInt8.self)) + 0.114 * Double(row.load(fromByteOffset: 4 * x + 2, as: UInt8.self))
+            case .bgra: return 0.114 * Double(row.load(fromByteOffset: 4 * x, as: UInt8.self))
+                + 0.587 * Double(row.load(fromByteOffset: 4 * x + 1, as: UInt8.self)) + 0.299 * Double(row.load(fromByteOffset: 4 * x + 2, as: UInt8.self))
+            default:
+                // Luma: one byte, or a little-endian 16-bit sample scaled to 8 bits (10-bit samples by their depth).
+                guard wide else { return Double(row.load(fromByteOffset: x * step, as: UInt8.self)) }
+                let value = Double(UInt16(littleEndian: row.loadUnaligned(fromByteOffset: x * step, as: UInt16.self)))
+                return value * 255 / Double((1 << format.bitDepth) - 1)
+            }
+        }
+        var cells = [Double](repeating: 0, count: columns * rows)
+        for row in 0..<rows {
+            for column in 0..<columns {
+                var sum = 0.0
+                for j in 0..<8 {
+                    let y = min(h - 1, (row * 8 + j) * h / (rows * 8) + h / (rows * 16))
+                    for i in 0..<8 {
+                        sum += grey(min(w - 1, (column * 8 + i) * w / (columns * 8) + w / (columns * 16)), y)
+                    }
+                }
+                cells[row * columns + column] = sum / 64
+            }
+        }
+        return cells
+    }
 }

@@ -16,7 +16,7 @@ public final class CenterFaceDetector: FaceDetecting {
     /// The heatmap's threshold. The publishers' is 0.5; a privacy filter would rather cover a doubtful face:
     /// at 0.35, on OpenCV's Megamind clip at 384x288, the detector alone finds 99% of the faces CenterFace
     /// finds at full resolution with 0.5 (94% at 0.5; BENCHMARKS.md, "Faces").
-    public var threshold = 0.35
+    public var threshold = 0.5
 
     public let path: String
     /// One network per picture size: OpenCV 4.6's DNN gives wrong maps when one net is run at a size after

@@ -30,6 +30,8 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
     public var framesLost = 0
     /// Of `facesLost`, the tracks whose box touched an edge of the frame when they ended.
     public var facesLostAtEdge = 0
+    /// Cuts seen (a whole picture unlike the previous one): every face then gets a closer look.
+    public var cuts = 0
     /// Closer looks at faces the detector had missed (each a small picture around the predicted face), and
     /// how many of them found the face again.
     public var looks = 0
@@ -57,6 +59,7 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
                           name, meanDetectMilliseconds, input, detections, slowestDetectSeconds * 1000, meanAge, maxAge)
         if skipped > 0 { line += ", \(skipped) picture(s) skipped while busy" }
         if looks > 0 { line += "; \(looks) closer look(s) at missed faces, \(looksFound) found again" }
+        if cuts > 0 { line += "; \(cuts) cut(s)" }
         line += "; \(framesPredicted) frame(s) with a face predicted, not detected; \(framesLost) frame(s) after \(facesLost) face(s) lost"
         if facesLostAtEdge > 0 { line += " (\(facesLostAtEdge) at an edge)" }
         return line

@@ -19,15 +19,18 @@ package protocol FaceRegionProvider: Sendable {
     /// Files: how many frames ahead of the GPU the pictures are read (`read`, on the source thread); 0: none,
     /// the pictures are asked for on the GPU thread (`requests`).
     var lookAhead: Int { get }
-    /// Look-ahead: frame `frameIndex` as the source reads it; `render` draws the pictures it wants of it.
-    func read(frameIndex: Int, pts: MediaTime, frameSize: Size, render: (DetectionRequest) throws -> DetectionImage) throws
+    /// Look-ahead: frame `frameIndex` as the source reads it (`scene`: its grey as a `SceneSignature` grid,
+    /// for telling cuts); `render` draws the pictures the detector wants of it.
+    func read(frameIndex: Int, pts: MediaTime, frameSize: Size, scene: [Double],
+              render: (DetectionRequest) throws -> DetectionImage) throws
     /// Look-ahead: no frame will be read after those already read.
     func inputEnded()
 }
 
 extension FaceRegionProvider {
     package var lookAhead: Int { 0 }
-    package func read(frameIndex: Int, pts: MediaTime, frameSize: Size, render: (DetectionRequest) throws -> DetectionImage) throws {}
+    package func read(frameIndex: Int, pts: MediaTime, frameSize: Size, scene: [Double],
+                      render: (DetectionRequest) throws -> DetectionImage) throws {}
     package func inputEnded() {}
 }
 
@@ -83,6 +86,10 @@ package final class DetectingFaceProvider: FaceRegionProvider {
         var error: (any Error)?
         var statistics = FaceDetectorStatistics()
         var lossOutstanding = false
+        /// The last picture's grid, to tell a cut (live: the last whole picture; files: the last frame read).
+        var signature: SceneSignature?
+        /// Files: the frames that begin a new scene.
+        var cutFrames: Set<Int> = []
     }
     private let state: Mutex<State>
     /// Signalled whenever a detection finishes or is submitted, or the input ends (files wait on it).
@@ -132,14 +139,27 @@ package final class DetectingFaceProvider: FaceRegionProvider {
     /// Live: the pictures wanted now (the detector is idle). Files read theirs ahead (`read`).
     package func requests(frameIndex: Int, pts: MediaTime, frameSize: Size) -> [DetectionRequest] {
         guard mode == .live, state.withLock({ $0.inFlight.isEmpty }) else { return [] }
-        return pictures(frameIndex: frameIndex, pts: pts, frameSize: frameSize)
+        return [DetectionRequest(channels: input.channels, size: pictureSize(for: frameSize))]
+            + looks(frameIndex: frameIndex, pts: pts, frameSize: frameSize, everyFace: false)
     }
 
-    package func read(frameIndex: Int, pts: MediaTime, frameSize: Size, render: (DetectionRequest) throws -> DetectionImage) throws {
-        guard let n = interval, frameIndex % n == 0 else { return }
+    package func read(frameIndex: Int, pts: MediaTime, frameSize: Size, scene: [Double],
+                      render: (DetectionRequest) throws -> DetectionImage) throws {
+        guard let n = interval else { return }
+        // Every frame is compared with the one before: a cut is placed at its very frame.
+        let signature = SceneSignature(cells: scene)
+        state.withLock { state in
+            if let previous = state.signature, signature.difference(from: previous) > Self.cutDifference { state.cutFrames.insert(frameIndex) }
+            state.signature = signature
+        }
+        guard frameIndex % n == 0 else { return }
         // The closer looks follow from the previous detection: it must be in (deterministic).
         wait { $0.inFlight.isEmpty }
-        submit(frameIndex: frameIndex, pts: pts, images: try pictures(frameIndex: frameIndex, pts: pts, frameSize: frameSize).map(render))
+        // After a cut every face gets a closer look: one not found there is not in the new scene.
+        let cut = state.withLock { state in state.cutFrames.contains { $0 > frameIndex - n && $0 <= frameIndex } }
+        let images = try ([DetectionRequest(channels: input.channels, size: pictureSize(for: frameSize))]
+                          + looks(frameIndex: frameIndex, pts: pts, frameSize: frameSize, everyFace: cut)).map(render)
+        submit(frameIndex: frameIndex, pts: pts, images: images, cut: cut)
     }
 
     package func inputEnded() {
@@ -147,12 +167,24 @@ package final class DetectingFaceProvider: FaceRegionProvider {
         signal()
     }
 
-    /// The whole frame's picture and a closer look at each face the last detection missed.
-    private func pictures(frameIndex: Int, pts: MediaTime, frameSize: Size) -> [DetectionRequest] {
-        let whole = DetectionRequest(channels: input.channels, size: pictureSize(for: frameSize))
-        let missed = state.withLock { $0.tracker.predicted(frameIndex: frameIndex, time: pts.seconds) }.filter(\.missed)
-        return [whole] + missed.compactMap { look(at: $0.face, frameSize: frameSize) }
+    /// A closer look at each face the last detection missed (`everyFace`: at every face followed).
+    private func looks(frameIndex: Int, pts: MediaTime, frameSize: Size, everyFace: Bool) -> [DetectionRequest] {
+        state.withLock { $0.tracker.predicted(frameIndex: frameIndex, time: pts.seconds) }
+            .filter { everyFace || $0.missed }.compactMap { look(at: $0.face, frameSize: frameSize) }
     }
+
+    /// Live: whether `whole` shows another scene than the previous detection's picture (a cut): the mean
+    /// difference of their 16x12 grids of mean grey is over `cutDifference` (OpenCV's Megamind: its four cuts
+    /// 35–41 codes apart four frames on, everything else under 10). Files compare every frame as it is read.
+    private func isCut(_ whole: DetectionImage) -> Bool {
+        let signature = SceneSignature(whole)
+        return state.withLock { state in
+            defer { state.signature = signature }
+            guard let previous = state.signature else { return false }
+            return signature.difference(from: previous) > Self.cutDifference
+        }
+    }
+    package static let cutDifference = 20.0
 
     /// A square picture `lookSpan` face widths across around the face's predicted place (its margin included),
     /// sized so that the face is `lookFaceWidth` pixels wide in it; nil when that place is out of the frame.
@@ -170,6 +202,13 @@ package final class DetectingFaceProvider: FaceRegionProvider {
     // MARK: Detection
 
     package func submit(frameIndex: Int, pts: MediaTime, images: [DetectionImage]) {
+        guard let whole = images.first else { return }
+        submit(frameIndex: frameIndex, pts: pts, images: images, cut: isCut(whole))
+    }
+
+    /// Runs the detector on `images` (the whole picture first, then closer looks) on its thread; `cut`: the
+    /// whole picture shows another scene than the last one.
+    private func submit(frameIndex: Int, pts: MediaTime, images: [DetectionImage], cut: Bool) {
         guard let whole = images.first else { return }
         let accepted = state.withLock { state -> Bool in
             if mode == .live, !state.inFlight.isEmpty {
@@ -213,7 +252,8 @@ package final class DetectingFaceProvider: FaceRegionProvider {
                     state.statistics.looks += looks.count
                     state.statistics.looksFound += found
                     let faces = state.tracker.update(detections, frameIndex: frameIndex, time: pts.seconds,
-                                                     frameSize: whole.frameSize, looked: Set(looks.compactMap(\.track)))
+                                                     frameSize: whole.frameSize, looked: Set(looks.compactMap(\.track)), cut: cut)
+                    if cut { state.statistics.cuts += 1 }
                     let ending = state.tracker.lastEnding
                     state.statistics.facesLost += ending.lost
                     state.statistics.facesLostAtEdge += ending.lostAtEdge
@@ -268,7 +308,18 @@ package final class DetectingFaceProvider: FaceRegionProvider {
                 state.statistics.framesServed += 1
                 return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: [], age: nil)
             }
-            let next = later.flatMap { index in state.detected.first { $0.frameIndex == index } }
+            var next = later.flatMap { index in state.detected.first { $0.frameIndex == index } }
+            // A cut between the two detections: the frames before it are the earlier scene's, those from it on
+            // the later's.
+            var from = usable
+            if let next = next, let cut = state.cutFrames.filter({ $0 > usable.frameIndex && $0 <= next.frameIndex }).min() {
+                if frameIndex >= cut { from = Detected(frameIndex: usable.frameIndex, pts: usable.pts, faces: [], lossOutstanding: false) }
+            }
+            if let cut = next.flatMap({ next in state.cutFrames.filter { $0 > usable.frameIndex && $0 <= next.frameIndex }.min() }),
+               frameIndex < cut {
+                next = nil
+            }
+            state.cutFrames = state.cutFrames.filter { $0 > usable.frameIndex }
             // Older detections will not be needed again: frames are asked for in order.
             state.detected.removeAll { $0.frameIndex < usable.frameIndex }
             state.submitted.removeAll { $0 < usable.frameIndex }
@@ -276,7 +327,7 @@ package final class DetectingFaceProvider: FaceRegionProvider {
             state.statistics.framesServed += 1
             state.statistics.ageSum += age
             state.statistics.maxAge = max(state.statistics.maxAge, age)
-            var faces = Self.faces(at: pts, frames: age, from: usable, to: next, settings: tracking).map { face in
+            var faces = Self.faces(at: pts, frames: age, from: from, to: next, settings: tracking).map { face in
                 // At the sidecar's precision (1/100 px), so a run replayed from its sidecar draws the same picture.
                 var covered = face
                 let box = face.coveredBox
@@ -343,4 +394,36 @@ package final class DetectingFaceProvider: FaceRegionProvider {
 
     /// Waits for every submitted detection (end of a run, tests).
     package func drain() { queue.sync {} }
+}
+
+/// A picture reduced to a 16x12 grid of mean grey (0...255): two pictures of one scene are close, a cut is not.
+package struct SceneSignature: Sendable {
+    package static let columns = 16, rows = 12
+    let cells: [Double]
+
+    /// A grid made elsewhere (`FramePictures.greyGrid`), `columns`×`rows` cells.
+    package init(cells: [Double]) { self.cells = cells }
+
+    package init(_ image: DetectionImage) {
+        let w = image.size.width, h = image.size.height, step = image.channels.bytesPerPixel
+        var sums = [Double](repeating: 0, count: Self.columns * Self.rows), counts = sums
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for y in 0..<h {
+                let row = y * Self.rows / max(h, 1) * Self.columns
+                for x in 0..<w {
+                    let i = (y * w + x) * step
+                    let grey = step == 1 ? Double(pixels[i])
+                        : 0.299 * Double(pixels[i]) + 0.587 * Double(pixels[i + 1]) + 0.114 * Double(pixels[i + 2])
+                    sums[row + x * Self.columns / max(w, 1)] += grey
+                    counts[row + x * Self.columns / max(w, 1)] += 1
+                }
+            }
+        }
+        cells = zip(sums, counts).map { $1 > 0 ? $0 / $1 : 0 }
+    }
+
+    /// The mean absolute difference of the cells, in grey codes.
+    package func difference(from other: SceneSignature) -> Double {
+        zip(cells, other.cells).reduce(0) { $0 + abs($1.0 - $1.1) } / Double(cells.count)
+    }
 }

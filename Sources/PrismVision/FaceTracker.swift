@@ -82,8 +82,8 @@ package struct FaceTrackerSettings: Sendable, Equatable {
     /// without lag; 0.5 halves ±3 px of frame-to-frame detector jitter on a still face.
     package var positionGain = 0.5
     package var velocityGain = 0.15
-    /// How quickly the size follows the detections (a face grows slowly; box sizes jitter).
-    package var sizeGain = 0.4
+    /// How quickly a shrinking size follows the detections (a growing one is taken at once).
+    package var sizeGain = 0.7
     /// Smoothing off: boxes are the detector's own (tests, sidecars of raw detections); velocity still
     /// comes from the last two detections.
     package var smoothing = true
@@ -122,11 +122,14 @@ package struct FaceTrackEnding: Sendable, Equatable {
     package var lostAtEdge = 0
     /// Tracks whose predicted box left the frame.
     package var left = 0
+    /// Tracks that ended at a cut: the scene changed and a look at their place found nothing.
+    package var atCut = 0
 
-    package init(lost: Int = 0, lostAtEdge: Int = 0, left: Int = 0) {
+    package init(lost: Int = 0, lostAtEdge: Int = 0, left: Int = 0, atCut: Int = 0) {
         self.lost = lost
         self.lostAtEdge = lostAtEdge
         self.left = left
+        self.atCut = atCut
     }
 }
 
@@ -152,6 +155,8 @@ package struct FaceTracker: Sendable {
         var leaving = false
         /// Last found by a closer look, not in the whole picture: the next detection looks closely again.
         var seenCloser = false
+        /// Unseen since a cut: ends at the first look at its place that finds nothing, whatever its time.
+        var afterCut = false
 
         func predictedCentre(at time: Double, maxPrediction: Double) -> SIMD2<Double> {
             centre + velocity * min(max(time - seenTime, 0), leaving ? .infinity : maxPrediction)
@@ -175,9 +180,10 @@ package struct FaceTracker: Sendable {
     /// tracks predicted out of it end as having left); returns the faces followed now, by id, each at its
     /// estimate for this frame. `looked`: the tracks whose predicted place the detector looked at closely in
     /// this pass (nil: the whole picture was the look for every track); an unmatched track past its time ends
-    /// only if it was looked at.
+    /// only if it was looked at. `cut`: the picture shows another scene than the last pass's: an unmatched track
+    /// ends at the first look at its place that finds nothing, however short its time unseen.
     package mutating func update(_ detections: [FaceDetection], frameIndex: Int, time: Double, frameSize: Size? = nil,
-                                 looked: Set<Int>? = nil) -> [TrackedFace] {
+                                 looked: Set<Int>? = nil, cut: Bool = false) -> [TrackedFace] {
         let predicted = tracks.map { face($0, frameIndex: frameIndex, time: time) }
         // Every (track, detection) pair that may be the same face, best first.
         var pairs: [(track: Int, detection: Int, score: Double)] = []
@@ -202,9 +208,14 @@ package struct FaceTracker: Sendable {
         }
         var ending = FaceTrackEnding()
         var kept: [Track] = []
-        for (index, track) in tracks.enumerated() {
-            if trackTaken.contains(index) || !ends(track, box: predicted[index].box, time: time, frameSize: frameSize,
-                                                   looked: looked, ending: &ending) {
+        for (index, var track) in tracks.enumerated() {
+            if trackTaken.contains(index) {
+                track.afterCut = false
+                kept.append(track)
+                continue
+            }
+            if cut { track.afterCut = true }
+            if !ends(track, box: predicted[index].box, time: time, frameSize: frameSize, looked: looked, ending: &ending) {
                 kept.append(track)
             }
         }
@@ -228,6 +239,10 @@ package struct FaceTracker: Sendable {
                       ending: inout FaceTrackEnding) -> Bool {
         if let frameSize, !Self.overlaps(box, frameSize) {
             ending.left += 1
+            return true
+        }
+        if track.afterCut, looked?.contains(track.id) ?? true {
+            ending.atCut += 1
             return true
         }
         let limit = track.detections > 1 ? settings.lostAfter : settings.graceTime

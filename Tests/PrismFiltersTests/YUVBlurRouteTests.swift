@@ -87,7 +87,7 @@ extension YUVRouteTests {
 /// chain alone. Against the definition: the exact Gaussian of the R'G'B' picture mixed in by face-mask's
 /// documented weights, chroma the mean of each 2×2 block.
 extension YUVRouteTests {
-    /// face-mask's documented maths with its defaults: r1 = radius·width·size (1.67), r0 = r1·(1 − feather (0.15));
+    /// face-mask's documented maths with its defaults: r1 = radius·width·size (1.5), r0 = r1·(1 − feather (0.15));
     /// the weight of the effect at each pixel.
     static func faceWeights(_ regions: [FrameContext.Region], size: Size) -> [Double] {
         let w = size.width, h = size.height
@@ -95,7 +95,7 @@ extension YUVRouteTests {
             let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
             var uncovered = 1.0
             for region in regions {
-                let r1 = region.radius * Double(w) * 1.67, r0 = r1 * 0.85
+                let r1 = region.radius * Double(w) * 1.5, r0 = r1 * 0.85
                 let c = SIMD2(region.center.x * Double(w), region.center.y * Double(h))
                 let d = ((p - c) * (p - c)).sum().squareRoot()
                 uncovered *= min(max((d - r0) / (r1 - r0), 0), 1)

@@ -7,8 +7,8 @@ import PrismCore
 /// sized from the faces in each frame unless a size in pixels is given.
 enum FaceFilters {
     static let maskParameters = [
-        ParameterSpec("size", .float(0.1...4), default: .float(1.67),
-                      "the mask's outer ellipse, as a multiple of half the face box's width and height (with the default feather its opaque part passes through the box's corners)"),
+        ParameterSpec("size", .float(0.1...4), default: .float(1.5),
+                      "the mask's outer ellipse, as a multiple of half the face box's width and height"),
         ParameterSpec("feather", .float(0...1), default: .float(0.15), "soft edge, as a fraction of the outer ellipse"),
     ]
 
@@ -25,13 +25,14 @@ enum FaceFilters {
                 a_i = size·w_i/2 and b_i = size·h_i/2; d_i = |((p - c_i).x / a_i, (p - c_i).y / b_i)|,
                 t_i = clamp((d_i - (1 - feather)) / feather, 0, 1): opaque white inside (1 - feather) of the ellipse,
                 transparent outside it. Source-over of all of them on black: m = 1 - Π t_i; out = (m, m, m, 1).
-                The defaults (size 1.67, feather 0.15) make the opaque part pass through the box's corners (1.42 =
-                √2 half-axes), so the whole box, hairline to chin, is covered. Up to \(FaceMaskKernel.maxFaces)
+                The boxes the detector gives are grown by a tenth of their width on every side (more while a face is
+                predicted); with the defaults (size 1.5, feather 0.15) the opaque ellipse then holds the detected box,
+                corners included, hairline to chin. Up to \(FaceMaskKernel.maxFaces)
                 ellipses: more faces are covered by merging the nearest ones into ellipses around both. No faces:
                 black. The frame size is the graph input's.
                 """,
             parameters: maskParameters, inputs: [],
-            example: "[in]pixellate(scale=16)[px]; face-mask(size=1.67, feather=0.15)[m]; [px][in][m]blend-mask",
+            example: "[in]pixellate(scale=16)[px]; face-mask(size=1.5, feather=0.15)[m]; [px][in][m]blend-mask",
             make: { FaceMaskKernel(parameters: $0) }),
         FilterDefinition(
             name: "face-outline", summary: "Draws an ellipse where each face's mask ends (the dev preview's face outlines).",
