@@ -7,6 +7,10 @@ import PrismVision
 /// while another asks for each frame's faces, and the answers never depend on their timing; live never waits.
 final class FaceRegionProviderTests: XCTestCase {
     private static func pts(_ frame: Int) -> MediaTime { MediaTime(value: Int64(frame), timescale: 30) }
+    /// A frame's grey grid: one grey everywhere (frames of one scene share it; a cut changes it).
+    private static func scene(_ grey: Double) -> [Double] {
+        [Double](repeating: grey, count: SceneSignature.columns * SceneSignature.rows)
+    }
     private static let frameSize = Size(width: 640, height: 360)
 
     /// A detector that sees the frame number in the picture and puts the face at x = 10·frame (centre 40 px
@@ -27,12 +31,14 @@ final class FaceRegionProviderTests: XCTestCase {
 
     /// 30 frames the way the engine runs a file: a source thread reads every frame (`read`, drawing the pictures
     /// asked for) up to `ahead` frames before the frame being drawn, which asks for its faces (`regions`).
-    private func runFile(_ provider: DetectingFaceProvider, ahead: Int, frames count: Int = 30) throws -> [FaceFrame] {
+    private func runFile(_ provider: DetectingFaceProvider, ahead: Int, frames count: Int = 30,
+                         scene: @escaping @Sendable (Int) -> Double = { _ in 100 }) throws -> [FaceFrame] {
         let drawn = Atomic<Int>(-1)
         let reader = Thread {
             for frame in 0..<count {
                 while frame > drawn.load(ordering: .acquiring) + ahead + 1 { usleep(200) }
-                try? provider.read(frameIndex: frame, pts: Self.pts(frame), frameSize: Self.frameSize) { markedImage(frame, $0) }
+                try? provider.read(frameIndex: frame, pts: Self.pts(frame), frameSize: Self.frameSize,
+                                   scene: Self.scene(scene(frame))) { markedImage(frame, $0) }
             }
             provider.inputEnded()
         }
@@ -82,6 +88,26 @@ final class FaceRegionProviderTests: XCTestCase {
             XCTAssertLessThanOrEqual(box.x, 80, "frame \(frame.frameIndex)")
             XCTAssertGreaterThanOrEqual(box.x + box.width, 160, "frame \(frame.frameIndex)")
         }
+    }
+
+    /// A cut at frame 6 between detections 4 and 8: frames 5 is the old scene's (its face moved on), frames 6
+    /// and 7 the new one's (the new face, held where detection 8 saw it); the old face's track ends at the cut
+    /// once a look at its place finds nothing, instead of lingering over the new scene for its second.
+    func testACutEndsTheOldScenesFacesAtItsFrame() throws {
+        let detector = ScriptedDetector { image in
+            let frame = Int(image.pixels[0])
+            if frame < 6 { return image.track == nil ? [FaceDetection(box: FaceBox(x: 100, y: 50, width: 80, height: 80), score: 5)] : [] }
+            return image.track == nil ? [FaceDetection(box: FaceBox(x: 400, y: 200, width: 60, height: 60), score: 5)] : []
+        }
+        let provider = DetectingFaceProvider(detector: detector, mode: .everyNth(4))
+        let frames = try runFile(provider, ahead: 4, frames: 16) { $0 < 6 ? 100 : 30 }
+        XCTAssertEqual(frames[5].faces.map(\.id), [1])
+        for n in 6..<16 {
+            XCTAssertEqual(frames[n].faces.map(\.id), [2], "frame \(n): only the new scene's face")
+            XCTAssertGreaterThan(frames[n].faces.first?.box.x ?? 0, 300, "frame \(n)")
+        }
+        XCTAssertEqual(provider.statistics.cuts, 1)
+        XCTAssertEqual(provider.statistics.facesLost, 0, "ended at the cut, not lost")
     }
 
     /// The input ends between two detections: the last frames are drawn from the last detection alone.
@@ -172,7 +198,7 @@ final class FaceRegionProviderTests: XCTestCase {
     func testADetectorFailureReachesTheEngine() throws {
         let provider = DetectingFaceProvider(detector: ScriptedDetector { _ in throw FaceDetectorError("detector broke") },
                                              mode: .everyNth(1))
-        try provider.read(frameIndex: 0, pts: Self.pts(0), frameSize: Self.frameSize) { markedImage(0, $0) }
+        try provider.read(frameIndex: 0, pts: Self.pts(0), frameSize: Self.frameSize, scene: Self.scene(100)) { markedImage(0, $0) }
         XCTAssertThrowsError(try provider.regions(frameIndex: 0, pts: Self.pts(0), frameSize: Self.frameSize)) { error in
             XCTAssertEqual("\(error)", "detector broke")
         }
