@@ -45,6 +45,8 @@ public struct FaceDetection: Hashable, Sendable {
     public var landmarks: [SIMD2<Double>]
     /// Found by a closer look around a tracked face, not in the whole picture (that face gets a look again).
     public var fromCloserLook = false
+    /// The track whose closer look found this face (it joins that track unless another claims it).
+    public var lookedFor: Int?
 
     /// A face at `box` found with confidence `score`.
     public init(box: FaceBox, score: Double, landmarks: [SIMD2<Double>] = []) {

@@ -231,13 +231,13 @@ package final class DetectingFaceProvider: FaceRegionProvider {
                     let closer = try detector.detect(image).map { face in
                         var marked = face
                         marked.fromCloserLook = true
+                        marked.lookedFor = image.track
                         return marked
                     }
                     if !closer.isEmpty { found += 1 }
                     faces += closer
                 }
-                // The same face seen in the whole picture and in a closer look: the stronger detection stays.
-                return (looks.isEmpty ? faces : CenterFaceDecoder.suppressed(faces, overlap: 0.3), found)
+                return (looks.isEmpty ? faces : Self.merged(faces), found)
             } }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             state.withLock { state in
@@ -268,6 +268,18 @@ package final class DetectingFaceProvider: FaceRegionProvider {
             }
             signal()
         }
+    }
+
+    /// The same face seen in the whole picture and in a closer look: the stronger detection stays, and keeps
+    /// the track the look was for.
+    static func merged(_ faces: [FaceDetection]) -> [FaceDetection] {
+        var kept = CenterFaceDecoder.suppressed(faces, overlap: 0.3)
+        for face in faces where face.lookedFor != nil {
+            if let index = kept.firstIndex(where: { $0.lookedFor == nil && $0.box.iou(face.box) >= 0.3 }) {
+                kept[index].lookedFor = face.lookedFor
+            }
+        }
+        return kept
     }
 
     private func signal() {

@@ -196,6 +196,10 @@ package struct FaceTracker: Sendable {
                     pairs.append((t, d, 1 + iou))
                 } else if jump <= allowed {
                     pairs.append((t, d, 1 - jump / max(allowed, 1e-9)))
+                } else if detection.lookedFor == face.id {
+                    // Found by the closer look made for this face (around its predicted place): it is this face
+                    // unless a nearer track claims it (a face seen once moves at a speed not known yet).
+                    pairs.append((t, d, 1e-3))
                 }
             }
         }

@@ -77,7 +77,7 @@ enum FaceFilters {
         return FilterDefinition(
             name: name, summary: summary,
             maths: """
-                Expands to \(expandsTo): the input where the mask is black, the \(effectFilter)ed input where it is white. \
+                Expands to \(expandsTo): the input where the mask is black, the \(effectFilter == "blur" ? "blurred" : "pixellated") input where it is white. \
                 With \(fixed) = 0 the \(effectFilter)'s size follows the widest face in each frame (\(relative)), rounded up to \
                 a few steps so that the graph is compiled again only when a face's size changes markedly.
                 """,
