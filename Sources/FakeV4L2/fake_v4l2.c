@@ -49,6 +49,8 @@
 //   <prefix>_RECORD         output devices: the file write()s are appended to (and <prefix>_RECORD.txt)
 //   <prefix>_REFUSE_EVERY   output devices: every Nth write() fails with EAGAIN (a loopback nobody reads)
 //   <prefix>_STALL_AFTER    deliver this many frames, then none (a camera that hangs)
+//   <prefix>_START_DELAY_MS the first frame comes this much later than one period after STREAMON (a camera
+//                           slow to start)
 //   <prefix>_CARD           the card name (default "Prism Fake Camera <n>")
 //   <prefix>_STRIDE_ALIGN   pad bytesperline to a multiple of this (default 1: tight rows)
 //   <prefix>_MJPG_CHROMA    420: MJPG frames are 4:2:0 (some webcams); default 422
@@ -95,6 +97,7 @@ struct fake_config {
     int rate_count;
     enum caps_mode caps;
     long stall_after; // -1: never
+    long start_delay_ms;
     char card[32];
     uint32_t stride_align;
     int mjpeg_420;
@@ -282,6 +285,8 @@ static void load_slot(int slot) {
     config->refuse_every = text ? strtol(text, NULL, 10) : 0;
     text = variable(prefix, "_STALL_AFTER");
     config->stall_after = text ? strtol(text, NULL, 10) : -1;
+    text = variable(prefix, "_START_DELAY_MS");
+    config->start_delay_ms = text ? strtol(text, NULL, 10) : 0;
     text = variable(prefix, "_CARD");
     snprintf(config->card, sizeof config->card, "%s", text ? text : "");
     if (!text) snprintf(config->card, sizeof config->card, "Prism Fake Camera %d", slot);
@@ -571,6 +576,7 @@ static void advance(struct fake_device *device) {
     if (!device->streaming) return;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
+    if (nanoseconds(now) < nanoseconds(device->start)) return; // still starting (_START_DELAY_MS)
     uint64_t elapsed = nanoseconds(now) - nanoseconds(device->start);
     uint64_t due = elapsed / period_ns(device);
     while (device->frames_due < due && !stalled(device)) {
@@ -1085,6 +1091,9 @@ static int handle(struct fake_device *device, unsigned long request, void *argum
                 device->streaming = 1;
                 device->stream_ons++;
                 clock_gettime(CLOCK_MONOTONIC, &device->start);
+                uint64_t start = nanoseconds(device->start) + (uint64_t)(config->start_delay_ms > 0 ? config->start_delay_ms : 0) * 1000000ull;
+                device->start.tv_sec = (time_t)(start / 1000000000ull);
+                device->start.tv_nsec = (long)(start % 1000000000ull);
                 device->frames_due = 0;
             }
         } else {

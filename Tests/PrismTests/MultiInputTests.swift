@@ -227,6 +227,25 @@ final class MultiInputTests: XCTestCase {
         }
     }
 
+    /// A camera slow to start (its first frame 1.5 s after streaming begins) beside a file read as fast as it
+    /// decodes: the run's first frame waits for the camera's first, so every frame shows it, the first too.
+    func testASlowLiveInputShowsFromTheFirstFrame() throws {
+        let library = try CameraTests.fakeLibrary()
+        let a = try clip("a.mkv", rate: 10, seconds: 1)
+        let result = try Tools.run(Tools.prism, ["run", a, Self.camera, "--filter",
+                                                 "[1]scale(size=64x48)[c]; [0][c]'\(try mixShader())'", "-o", "-"],
+                                   environment: ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": Self.camera,
+                                                 "PRISM_FAKE_V4L2_START_DELAY_MS": "1500"], timeout: 120)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let frameBytes = Self.size.width * Self.size.height * 4
+        let bytes = [UInt8](result.stdout)
+        XCTAssertEqual(bytes.count, 10 * frameBytes)
+        for index in 0..<bytes.count / frameBytes {
+            let row = index * frameBytes + (Self.size.height / 2) * Self.size.width * 4
+            XCTAssert((0..<Self.size.width).contains { bytes[row + $0 * 4 + 2] > 150 }, "frame \(index) lacks the camera")
+        }
+    }
+
     // MARK: prism dev
 
     /// `prism dev SHADER A B`: the shader reads both inputs (a looping clip and a still), and a hot reload

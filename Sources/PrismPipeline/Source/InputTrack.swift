@@ -38,7 +38,8 @@ public struct ExtraInput: Sendable {
 /// What an input other than the first shows on one output frame.
 package enum InputFrame {
     case frame(VideoFrame)
-    /// Nothing: before its offset, before a live input's first frame, or after its end under `hide`.
+    /// Nothing: before its offset, before a live input's first frame (the run's first frame waits for it up to
+    /// `InputTrack.firstFrameWait` seconds), or after its end under `hide`.
     case nothing
 }
 
@@ -58,9 +59,18 @@ package final class InputTrack: Sendable {
     package let input: ExtraInput
     package let info: SourceInfo
     let isLive: Bool
+    /// What its decoders skipped (read from any thread).
+    let damage: DecodeDamage?
     private let source: ThreadOwned<MediaSource>
     private let queue: BoundedQueue<VideoFrame>
     private let newest = Mutex<(frame: VideoFrame?, unseen: Bool)>((nil, false))
+    /// Signalled once, when a live input's first frame arrives or its reader ends: the run's first frame waits
+    /// for it (up to `firstFrameWait`), as a compositor waits for each input's first frame, so a camera that
+    /// opens more slowly than the first input still shows from the first output frame on.
+    private let firstLiveFrame = DispatchSemaphore(value: 0)
+    private let waitedForFirstFrame = Atomic<Bool>(false)
+    /// How long the run's first frame waits for a live input's first one before showing nothing in its place.
+    package static let firstFrameWait: Double = 10
     private let ended = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     private let failure = Mutex<String?>(nil)
@@ -99,6 +109,7 @@ package final class InputTrack: Sendable {
         }
         source = ThreadOwned(opened)
         info = opened.info
+        damage = opened.decodeDamage
         isLive = opened.info.isLive
         queue = BoundedQueue(capacity: 4, overflow: .block)
     }
@@ -122,6 +133,7 @@ package final class InputTrack: Sendable {
         defer {
             ended.store(true, ordering: .releasing)
             queue.close()
+            firstLiveFrame.signal()
         }
         do {
             while !stopped.load(ordering: .acquiring), let event = try source.value.next() {
@@ -138,11 +150,12 @@ package final class InputTrack: Sendable {
                     }
                 }
                 if isLive {
-                    let replaced = newest.withLock { slot -> Bool in
+                    let (replaced, first) = newest.withLock { slot -> (Bool, Bool) in
                         defer { slot = (frame, true) }
-                        return slot.unseen
+                        return (slot.unseen, slot.frame == nil)
                     }
                     if replaced { droppedFrames.add(1, ordering: .relaxed) }
+                    if first { firstLiveFrame.signal() }
                 } else if !queue.push(frame) {
                     return
                 }
@@ -156,6 +169,7 @@ package final class InputTrack: Sendable {
     package func finish() {
         stopped.store(true, ordering: .releasing)
         queue.cancel()
+        firstLiveFrame.signal()
         let thread = reader.withLock { current -> WorkerThread? in
             defer { current = nil }
             return current
@@ -234,6 +248,9 @@ package final class InputTrack: Sendable {
     }
 
     private func newestFrame() throws -> (frame: InputFrame, ended: Bool) {
+        if !waitedForFirstFrame.exchange(true, ordering: .acquiringAndReleasing) {
+            _ = firstLiveFrame.wait(timeout: .now() + Self.firstFrameWait)
+        }
         let latest = newest.withLock { slot -> VideoFrame? in
             slot.unseen = false
             return slot.frame
