@@ -74,8 +74,10 @@ final class FaceRunTests: XCTestCase {
             let error = ((face.x + face.w / 2 - truth.x) * (face.x + face.w / 2 - truth.x)
                          + (face.y + face.h / 2 - truth.y) * (face.y + face.h / 2 - truth.y)).squareRoot()
             worst = max(worst, error)
-            // The box grows with the face (the still's box, scaled), within the margins between detections.
-            XCTAssertEqual(face.w, stillWidth * s / 512, accuracy: 0.3 * stillWidth * s / 512, "frame \(line.frame)")
+            // The box grows with the face (the still's box, scaled); between detections it is wider by the margins
+            // that cover the face's motion since (up to half again).
+            XCTAssertGreaterThanOrEqual(face.w, 0.8 * stillWidth * s / 512, "frame \(line.frame)")
+            XCTAssertLessThanOrEqual(face.w, 1.5 * stillWidth * s / 512, "frame \(line.frame)")
         }
         XCTAssertLessThan(worst, 8, "mask centre vs the face, worst frame (pixels)")
         // The picture: pixellated at the face centre; far from it (rows 250 and below: the suit, the helmet)
