@@ -54,7 +54,7 @@ let package = Package(
                                               "PrismHTTP", "CMicroHTTPD", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
-        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"],
+        .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision", "PrismKit"],
                           path: "Sources/FaceBench"),
         // OpenCV's cascade face detector behind a C API (Swift cannot import its C++ headers). Debian's
         // libopencv-objdetect-dev ships no opencv4.pc (only the whole libopencv-dev does), so the include

@@ -108,3 +108,47 @@ extern "C" int prism_dnn_forward(prism_dnn_net *net, const float *input, int c, 
         return -1;
     }
 }
+
+extern "C" int prism_dnn_forward_named(prism_dnn_net *net, const float *input, int c, int h, int w, const char *const *names,
+                                       int count, float *out, size_t capacity, int *out_dims, char *error, size_t error_size) {
+    if (net == nullptr || input == nullptr || c <= 0 || h <= 0 || w <= 0 || names == nullptr || count <= 0) {
+        write_error(error, error_size, "no network, an empty input or no output named");
+        return -1;
+    }
+    try {
+        int shape[4] = {1, c, h, w};
+        cv::Mat blob(4, shape, CV_32F, const_cast<float *>(input));
+        net->net.setInput(blob);
+        std::vector<cv::String> wanted(names, names + count);
+        std::vector<cv::Mat> results;
+        net->net.forward(results, wanted);
+        if (results.size() != static_cast<size_t>(count)) {
+            write_error(error, error_size, "the network gave " + std::to_string(results.size()) + " outputs for " +
+                                               std::to_string(count) + " names");
+            return -1;
+        }
+        size_t used = 0;
+        for (int i = 0; i < count; i++) {
+            cv::Mat result = results[i];
+            if (result.dims > 4) {
+                write_error(error, error_size, "output " + wanted[i] + " has " + std::to_string(result.dims) + " dimensions (at most 4)");
+                return -1;
+            }
+            if (result.type() != CV_32F) result.convertTo(result, CV_32F);
+            if (!result.isContinuous()) result = result.clone();
+            int pad = 4 - result.dims;
+            for (int d = 0; d < 4; d++) out_dims[4 * i + d] = d < pad ? 1 : result.size[d - pad];
+            size_t total = result.total();
+            if (used + total > capacity) {
+                write_error(error, error_size, "the outputs exceed " + std::to_string(capacity) + " floats");
+                return -1;
+            }
+            if (out != nullptr) std::memcpy(out + used, result.ptr<float>(), total * sizeof(float));
+            used += total;
+        }
+        return 0;
+    } catch (const std::exception &e) {
+        write_error(error, error_size, "inference failed (" + reason(e) + ")");
+        return -1;
+    }
+}

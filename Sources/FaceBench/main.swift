@@ -1,154 +1,185 @@
-// face-bench: what face detection costs, measured on a clip (printed figures for BENCHMARKS.md).
+// face-bench: what face detection finds and costs on real footage, against CenterFace's own detections
+// (printed figures for BENCHMARKS.md, "Faces").
 //
-//   swift run -c release face-bench CLIP.mp4 [--frames N] [--rounds N]
-//   swift run -c release face-bench --recall PHOTO.png [WIDTH,WIDTH…]   (Recall.swift)
+//   .venv/bin/python scripts/face-reference .models/centerface.onnx CLIP REF.jsonl
+//   swift run -c release face-bench CLIP REF.jsonl [--frames N]
 //
-// Each configuration is an engine run (FrameEngine, as `prism run` does it) of the clip's frames, decoded
-// once up front into memory, into a discarded NV12 output: upload → luma thumbnail (draw + readback) →
-// detector (its own thread; files wait for it) → graph → NV12 packing → readback. Nothing is decoded or
-// encoded during the run, so the fps is the GPU path plus detection. It reports the thumbnail's
-// cost, the detector's (Haar and LBP) per frame, and frames per second without faces, with
-// face-pixellate detecting every frame and every third frame, all in the same run on the same frames.
+// The reference is CenterFace at the clip's full resolution through onnxruntime (scripts/face-reference):
+// its faces at least 24 px wide are what must be found. For each detector (CenterFace, OpenCV's Haar and LBP
+// cascades) and detection resolution (the picture made for a smallest face of 24, 40 or 64 frame pixels), two
+// modes run on the same decoded frames:
+// - "detector": the whole-frame picture of every frame, detected alone. Recall: reference faces with a
+//   detection whose centre is within 0.3 face widths of theirs.
+// - "tracked": what `prism run` does (the provider: tracking, prediction, closer looks at missed faces),
+//   detecting every frame or every third. Recall: reference faces whose whole box lies inside the opaque part
+//   of a mask drawn for that frame (face-mask's defaults).
+// ms per detection is the detector's wall time per frame detected (closer looks included), on this machine.
 import Foundation
 import PrismCore
 import PrismFilters
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismPipeline
 import PrismVision
-
-func seconds(_ start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("face-bench: \(message)\n".utf8))
     exit(1)
 }
 
-/// One face in the middle of every frame: the GPU cost of face-pixellate without a detector.
-final class FixedFace: FaceRegionProvider {
-    func wantsLuma(frameIndex: Int) -> Bool { false }
-    func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {}
-    func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
-        let side = Double(frameSize.height) / 4
-        let box = FaceBox(x: Double(frameSize.width) / 2 - side / 2, y: Double(frameSize.height) / 2 - side / 2, width: side, height: side)
-        return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: [TrackedFace(id: 1, box: box, score: 1)], age: 0)
+/// The reference's faces per frame: boxes in frame pixels.
+func readReference(_ path: String) throws -> [Int: [FaceBox]] {
+    var faces: [Int: [FaceBox]] = [:]
+    for line in try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n") {
+        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+              let frame = object["frame"] as? Int, let list = object["faces"] as? [[Double]] else { continue }
+        faces[frame] = list.map { FaceBox(x: $0[0], y: $0[1], width: $0[2], height: $0[3]) }
     }
-    var statistics: FaceDetectorStatistics { FaceDetectorStatistics() }
+    return faces
 }
 
-/// A face provider as the engine's side input, timing the luma thumbnail it draws (on the GPU thread).
-final class TimedFaces: SideInput {
-    let provider: any FaceRegionProvider
-    let thumbnailer: LumaThumbnailer
-    var thumbnailSeconds = 0.0, thumbnails = 0
-    init(_ provider: any FaceRegionProvider, width: Int) {
-        self.provider = provider
-        thumbnailer = LumaThumbnailer(maxWidth: width)
-    }
+/// Records each frame's served faces and detection pictures' cost, around `FaceRegions`.
+final class Recorder: SideInput {
+    let regions: FaceRegions
+    var served: [Int: [TrackedFace]] = [:]
+    init(_ faces: FaceSideInput) { regions = FaceRegions(faces) }
     var suppliesFaceRegions: Bool { true }
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
-        if provider.wantsLuma(frameIndex: index) {
-            let t = DispatchTime.now().uptimeNanoseconds
-            provider.submit(frameIndex: index, pts: frame.pts, luma: try thumbnailer.render(uploaded))
-            thumbnailSeconds += seconds(t)
-            thumbnails += 1
+        let found = try regions.faces.faces(frameIndex: index, pts: frame.pts, frameSize: uploaded.size) { request in
+            try self.regions.render(request, from: uploaded)
         }
-        context.regions = try provider.regions(frameIndex: index, pts: frame.pts, frameSize: uploaded.size).regions
+        served[index] = found.faces
+        context.regions = found.regions
     }
 }
 
-/// Not top-level code: that is main-actor isolated, and the measurements run on the GPU thread.
-enum FaceBench {
-static func run(_ commandLine: [String]) {
-var arguments = commandLine
-if arguments.first == "--recall" {
-    guard arguments.count >= 2 else { fail("usage: face-bench --recall PHOTO.png [WIDTH,WIDTH…]") }
-    let widths = arguments.count > 2 ? arguments[2].split(separator: ",").compactMap { Double($0) } : [30, 40, 49, 60, 80, 100]
-    do { try RecallBench.run(photoPath: arguments[1], faceWidths: widths) } catch { fail("\(error)") }
-    return
+/// Whether `box` lies wholly inside the opaque part of face-mask's ellipse for `face` (its defaults).
+func covers(_ face: TrackedFace, _ box: FaceBox) -> Bool {
+    let inner = 1.5 * (1 - 0.15)
+    let a = inner * face.box.width / 2, b = inner * face.box.height / 2
+    let c = face.box.center
+    return [(box.x, box.y), (box.x + box.width, box.y), (box.x, box.y + box.height), (box.x + box.width, box.y + box.height)]
+        .allSatisfy { corner in
+            let dx = (corner.0 - c.x) / a, dy = (corner.1 - c.y) / b
+            return dx * dx + dy * dy <= 1
+        }
 }
-var frameLimit = 60, rounds = 3
-for (flag, target) in [("--frames", 0), ("--rounds", 1)] {
-    if let index = arguments.firstIndex(of: flag), index + 1 < arguments.count, let n = Int(arguments[index + 1]), n > 0 {
-        if target == 0 { frameLimit = n } else { rounds = n }
-        arguments.removeSubrange(index...(index + 1))
+
+enum FaceBench {
+    static func run(_ arguments: [String]) throws {
+        var arguments = arguments
+        var frameLimit = Int.max
+        if let index = arguments.firstIndex(of: "--frames"), index + 1 < arguments.count, let n = Int(arguments[index + 1]) {
+            frameLimit = n
+            arguments.removeSubrange(index...(index + 1))
+        }
+        guard arguments.count == 2 else { fail("usage: face-bench CLIP REFERENCE.jsonl [--frames N]") }
+        FFmpegLog.setLevel(.quiet)
+        let reference = try readReference(arguments[1])
+        let source = try MovieSource(url: arguments[0])
+        var frames: [VideoFrame] = []
+        while frames.count < frameLimit, let event = try source.next() {
+            if case .video(let frame) = event { frames.append(frame) }
+        }
+        guard let first = frames.first else { fail("\(arguments[0]): no video frames") }
+        let wanted = frames.indices.flatMap { n in (reference[n] ?? []).filter { $0.width >= 24 }.map { (n, $0) } }
+        let context = try GPUContext()
+        print("face-bench: \(frames.count) frames of \(first.size) on \(context.info.renderer); "
+              + "\(wanted.count) reference faces of 24 px or more (CenterFace at full resolution)")
+        print("detector                 mode            picture      recall   false   ms/detection")
+        // FACE_BENCH_MODELS=centerface, FACE_BENCH_SIZES=24,40 and FACE_BENCH_MODES=detector narrow the table.
+        let environment = ProcessInfo.processInfo.environment
+        func list(_ name: String, _ all: [String]) -> [String] { environment[name].map { $0.split(separator: ",").map(String.init) } ?? all }
+        for model in list("FACE_BENCH_MODELS", ["centerface", "haar", "lbp"]) {
+            for minFace in list("FACE_BENCH_SIZES", ["24", "40", "64"]).compactMap({ Int($0) }) {
+                for mode in list("FACE_BENCH_MODES", ["detector", "tracked 1", "tracked 3"]) {
+                    var settings = FaceSettings()
+                    settings.model = model
+                    settings.minSize = minFace
+                    settings.every = mode == "tracked 3" ? 3 : 1
+                    let (provider, _) = try settings.makeProvider(live: false)
+                    guard let detecting = provider as? DetectingFaceProvider else { fail("no detector for \(model)") }
+                    let picture = detecting.pictureSize(for: first.size)
+                    var found = 0, falses = 0
+                    let seconds: Double, runs: Int
+                    if mode == "detector" {
+                        let (detections, cost) = try detectAlone(frames, detecting: detecting, model: model, context: context)
+                        seconds = cost
+                        runs = frames.count
+                        for (n, box) in wanted where detections[n]?.contains(where: { near($0.box, box) }) == true { found += 1 }
+                        for (n, list) in detections {
+                            falses += list.filter { detection in !(reference[n] ?? []).contains { near(detection.box, $0) } }.count
+                        }
+                    } else {
+                        let recorder = Recorder(FaceSideInput(provider: provider, writer: nil))
+                        let engine = try FrameEngine(source: try FrameListSource(frames: frames, frameRate: Rational(24, 1)),
+                                                     graph: try GraphBinder().bind("face-mask"), sinks: [DiscardSink(format: .nv12)],
+                                                     gpu: context, sideInputs: [recorder])
+                        _ = try engine.run()
+                        let statistics = provider.statistics
+                        seconds = statistics.detectSeconds
+                        runs = statistics.detections
+                        let served = try context.perform { recorder.served }
+                        for (n, box) in wanted where served[n]?.contains(where: { covers($0, box) }) == true { found += 1 }
+                        for (n, list) in served {
+                            falses += list.filter { face in !(reference[n] ?? []).contains { near(face.box, $0) } }.count
+                        }
+                    }
+                    let name = model == "centerface" ? "CenterFace" : model == "haar" ? "Haar cascade" : "LBP cascade"
+                    print("\(name) (min \(minFace) px)".padding(toLength: 25, withPad: " ", startingAt: 0)
+                          + mode.padding(toLength: 16, withPad: " ", startingAt: 0)
+                          + "\(picture)".padding(toLength: 11, withPad: " ", startingAt: 0)
+                          + String(format: "%6.1f%%  %6d  %8.1f", 100 * Double(found) / Double(max(wanted.count, 1)), falses,
+                                   seconds * 1000 / Double(max(runs, 1))))
+                }
+            }
+        }
+    }
+
+    /// Two boxes of the same face: centres within 0.3 widths of the larger.
+    static func near(_ a: FaceBox, _ b: FaceBox) -> Bool {
+        let d = a.center - b.center
+        return (d * d).sum().squareRoot() <= 0.3 * max(a.width, b.width)
+    }
+
+    /// Every frame's whole picture detected alone (no tracking): detections per frame and the seconds spent.
+    static func detectAlone(_ frames: [VideoFrame], detecting: DetectingFaceProvider, model: String,
+                            context: GPUContext) throws -> ([Int: [FaceDetection]], Double) {
+        /// Draws each frame's picture and detects it at once (on the GPU thread: a bench, not a run).
+        final class Alone: SideInput {
+            let regions: FaceRegions
+            let detector: any FaceDetecting
+            let size: (Size) -> Size
+            var detections: [Int: [FaceDetection]] = [:]
+            var seconds = 0.0
+            init(detector: any FaceDetecting, size: @escaping (Size) -> Size, faces: FaceSideInput) {
+                self.detector = detector
+                self.size = size
+                regions = FaceRegions(faces)
+            }
+            var suppliesFaceRegions: Bool { true }
+            func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
+                let image = try regions.render(DetectionRequest(channels: detector.input.channels, size: size(uploaded.size)), from: uploaded)
+                let start = DispatchTime.now().uptimeNanoseconds
+                detections[index] = try detector.detect(image)
+                seconds += Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            }
+        }
+        let (detector, _) = try FaceSettings.detector(for: model)
+        if let threshold = ProcessInfo.processInfo.environment["FACE_BENCH_THRESHOLD"].flatMap(Double.init) {
+            (detector as? CenterFaceDetector)?.threshold = threshold
+        }
+        let alone = Alone(detector: detector, size: { detecting.pictureSize(for: $0) }, faces: FaceSideInput(provider: detecting, writer: nil))
+        let engine = try FrameEngine(source: try FrameListSource(frames: frames, frameRate: Rational(24, 1)), graph: FilterGraph(),
+                                     sinks: [DiscardSink(format: .nv12)], gpu: context, sideInputs: [alone])
+        _ = try engine.run()
+        return try context.perform { (alone.detections, alone.seconds) }
     }
 }
-guard arguments.count == 1 else { fail("usage: face-bench CLIP [--frames N] [--rounds N]") }
 
 do {
-    FFmpegLog.setLevel(.quiet)
-    let source = try MovieSource(url: arguments[0])
-    var frames: [VideoFrame] = []
-    while frames.count < frameLimit, let event = try source.next() {
-        if case .video(let frame) = event { frames.append(frame) }
-    }
-    guard let first = frames.first else { fail("\(arguments[0]): no video frames") }
-    let context = try GPUContext()
-    print("face-bench: \(frames.count) frames of \(first.size) \(first.format) on \(context.info.renderer)")
-
-    struct Figures { var fps: Double; var thumbnailMs: Double?; var detectorMs: Double?; var detections = 0; var input: Size? }
-
-    /// An engine run of every frame through `filter` into a discarded NV12 output (what `prism run`
-    /// does, minus decoding and encoding); `faces` (when given) is the run's face side input.
-    func measure(filter: String, faces: (any FaceRegionProvider)?) throws -> Figures {
-        let graph = try GraphBinder().bind(filter)
-        let side = faces.map { TimedFaces($0, width: $0.lumaWidth(for: first.size)) }
-        let engine = try FrameEngine(source: try FrameListSource(frames: frames, frameRate: Rational(30, 1)), graph: graph,
-                                     sinks: [DiscardSink(format: .nv12)], gpu: context, sideInputs: side.map { [$0] } ?? [])
-        let report = try engine.run()
-        guard report.framesOut == frames.count else { fail("the run wrote \(report.framesOut) of \(frames.count) frames") }
-        var figures = Figures(fps: report.fps)
-        if let faces, let side, faces.statistics.detections > 0 {
-            let (seconds, count) = try context.perform { (side.thumbnailSeconds, side.thumbnails) }
-            figures.thumbnailMs = seconds * 1000 / Double(max(count, 1))
-            figures.detectorMs = faces.statistics.meanDetectMilliseconds
-            figures.detections = faces.statistics.detections
-            figures.input = faces.statistics.inputSize
-        }
-        return figures
-    }
-
-    // Configurations are interleaved and repeated (a shared machine's load moves); medians are printed.
-    let allConfigurations: [(label: String, filter: String, faces: () throws -> (any FaceRegionProvider)?)] = [
-        ("no filter", "", { nil }),
-        ("pixellate(16) alone, no mask", "pixellate(16)", { nil }),
-        ("face-pixellate, one fixed face, no detector", "face-pixellate(scale=16)", { FixedFace() }),
-        ("the seed's graph with one radial-gradient", "[in]pixellate(scale=16)[px]; radial-gradient(radius0=70, radius1=90)[m]; [px][in][m]blend-mask", { nil }),
-    ] + ["haar", "lbp"].flatMap { model in
-        [1, 3].map { every in
-            ("face-pixellate, \(model), detect every \(every)", "face-pixellate(scale=16)", {
-                DetectingFaceProvider(detector: try CascadeFaceDetector(model: model), mode: .everyNth(every)) as (any FaceRegionProvider)?
-            })
-        }
-    }
-    let chosen = ProcessInfo.processInfo.environment["FACE_BENCH_ONLY"].map { $0.split(separator: ",").compactMap { Int($0) } }
-    let configurations = chosen.map { indices in indices.map { allConfigurations[$0] } } ?? allConfigurations
-    var results = [[Figures]](repeating: [], count: configurations.count)
-    for _ in 0..<rounds {
-        for (index, configuration) in configurations.enumerated() {
-            results[index].append(try measure(filter: configuration.filter, faces: try configuration.faces()))
-        }
-    }
-    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    print("medians of \(rounds) rounds (range in brackets)")
-    for (index, configuration) in configurations.enumerated() {
-        let runs = results[index]
-        let fps = runs.map(\.fps)
-        var line = configuration.label.padding(toLength: 46, withPad: " ", startingAt: 0)
-            + String(format: "%7.1f fps [%.1f–%.1f]", median(fps), fps.min()!, fps.max()!)
-        let detector = runs.compactMap(\.detectorMs), thumbnail = runs.compactMap(\.thumbnailMs)
-        if !detector.isEmpty {
-            line += String(format: "   thumbnail %.2f ms, detector %.1f ms [%.1f–%.1f] on %@, %d runs per pass",
-                           median(thumbnail), median(detector), detector.min()!, detector.max()!,
-                           runs.last?.input.map { "\($0)" } ?? "-", runs.last?.detections ?? 0)
-        }
-        print(line)
-    }
+    try FaceBench.run(Array(CommandLine.arguments.dropFirst()))
 } catch {
     fail("\(error)")
 }
-}
-}
-
-FaceBench.run(Array(CommandLine.arguments.dropFirst()))

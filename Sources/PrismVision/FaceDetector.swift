@@ -36,23 +36,53 @@ public struct FaceBox: Hashable, Sendable {
 
 /// One face a detector found in one image.
 public struct FaceDetection: Hashable, Sendable {
-    /// Where the face is, in the pixels of the frame the thumbnail was reduced from.
+    /// Where the face is, in the pixels of the frame the detection image was made from.
     public var box: FaceBox
-    /// The detector's confidence (for cascades: how many raw detections were merged into this one).
+    /// The detector's confidence (CenterFace: its heatmap, 0...1; cascades: how many raw detections were
+    /// merged into this one; YuNet: its score × 100).
     public var score: Double
+    /// Eyes, nose and mouth corners (CenterFace's five points), in frame pixels; empty when the detector has none.
+    public var landmarks: [SIMD2<Double>]
+    /// Found by a closer look around a tracked face, not in the whole picture (that face gets a look again).
+    public var fromCloserLook = false
+    /// The track whose closer look found this face (it joins that track unless another claims it).
+    public var lookedFor: Int?
 
     /// A face at `box` found with confidence `score`.
-    public init(box: FaceBox, score: Double) {
+    public init(box: FaceBox, score: Double, landmarks: [SIMD2<Double>] = []) {
         self.box = box
         self.score = score
+        self.landmarks = landmarks
     }
 }
 
-/// Finds faces in a luma thumbnail; boxes come back in the pixels of the frame it was reduced from.
+/// What picture a detector reads, and the smallest face it finds in it reliably.
+public struct DetectorInput: Sendable, Equatable {
+    /// How the run's first lines and summaries name the detector ("CenterFace", "OpenCV's Haar cascade").
+    public var name: String
+    public var channels: DetectionChannels
+    /// The smallest face found reliably, in pixels of the picture it reads (BENCHMARKS.md has the recall
+    /// figures behind each value): the detection picture is made large enough that a face of
+    /// `--face-min-size` frame pixels is this wide in it.
+    public var smallestFace: Double
+    /// Both sides of the picture are multiples of this (a network's total stride; 4 for the packed luma).
+    public var sizeMultiple: Int
+
+    public init(name: String, channels: DetectionChannels, smallestFace: Double, sizeMultiple: Int) {
+        self.name = name
+        self.channels = channels
+        self.smallestFace = smallestFace
+        self.sizeMultiple = sizeMultiple
+    }
+}
+
+/// Finds faces in a detection picture; boxes come back in the pixels of the frame it was made from.
 /// Used from one thread at a time (the provider's detector thread).
 public protocol FaceDetecting: AnyObject {
+    /// The picture it reads.
+    var input: DetectorInput { get }
     /// The faces in `image`, boxes in the pixels of `image.frameSize`; throws on a failed detection.
-    func detect(_ image: LumaImage) throws -> [FaceDetection]
+    func detect(_ image: DetectionImage) throws -> [FaceDetection]
 }
 
 /// Problems with the detector: its model file, or a failed detection.
@@ -107,13 +137,21 @@ public final class CascadeFaceDetector: FaceDetecting {
 
     deinit { prism_face_detector_close(native) }
 
+    /// Luma, with the cascades' 24-px window.
+    public var input: DetectorInput {
+        DetectorInput(name: path == Self.bundledModels["lbp"] ? "OpenCV's LBP cascade" : path == Self.bundledModels["haar"]
+                        ? "OpenCV's Haar cascade" : "the OpenCV cascade \(path)",
+                      channels: .luma, smallestFace: FaceDetectionScale.cascadeFace, sizeMultiple: 4)
+    }
+
     /// The faces in `image`, boxes in frame pixels; throws `FaceDetectorError` when OpenCV fails. One thread at a time.
-    public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+    public func detect(_ image: DetectionImage) throws -> [FaceDetection] {
         try Self.run(native, image, scaleFactor: scaleFactor, minNeighbours: minNeighbours, minSize: minSize)
     }
 
     /// One detection through the C API, boxes scaled back to the frame's pixels.
-    static func run(_ native: OpaquePointer, _ image: LumaImage, scaleFactor: Double, minNeighbours: Int32, minSize: Int32) throws -> [FaceDetection] {
+    static func run(_ native: OpaquePointer, _ image: DetectionImage, scaleFactor: Double, minNeighbours: Int32, minSize: Int32) throws -> [FaceDetection] {
+        precondition(image.channels == .luma, "the cascades and YuNet read luma")
         let capacity = 64
         var boxes = [prism_face_box](repeating: prism_face_box(), count: capacity)
         var message = [CChar](repeating: 0, count: 512)
@@ -125,11 +163,8 @@ public final class CascadeFaceDetector: FaceDetecting {
         guard count >= 0 else {
             throw FaceDetectorError(String(cMessage: message))
         }
-        let sx = Double(image.frameSize.width) / Double(image.size.width)
-        let sy = Double(image.frameSize.height) / Double(image.size.height)
         return boxes.prefix(Int(min(count, Int32(capacity)))).map { box in
-            FaceDetection(box: FaceBox(x: Double(box.x) * sx, y: Double(box.y) * sy,
-                                       width: Double(box.width) * sx, height: Double(box.height) * sy),
+            FaceDetection(box: image.frameBox(FaceBox(x: Double(box.x), y: Double(box.y), width: Double(box.width), height: Double(box.height))),
                           score: Double(box.neighbours))
         }
     }
@@ -157,35 +192,49 @@ public final class YuNetFaceDetector: FaceDetecting {
 
     deinit { prism_face_detector_close(native) }
 
-    /// Whether `--face-model` names a YuNet model (by its extension) rather than a cascade.
+    /// Whether `--face-model` names an ONNX model (by its extension) rather than a cascade.
     public static func isModel(_ model: String) -> Bool { model.lowercased().hasSuffix(".onnx") }
 
+    /// Luma (repeated into three channels, as before), faces from the cascades' size.
+    public var input: DetectorInput {
+        DetectorInput(name: "YuNet (\(path))", channels: .luma, smallestFace: FaceDetectionScale.cascadeFace, sizeMultiple: 4)
+    }
+
     /// The faces in `image`, boxes in frame pixels; throws `FaceDetectorError` when OpenCV fails. One thread at a time.
-    public func detect(_ image: LumaImage) throws -> [FaceDetection] {
+    public func detect(_ image: DetectionImage) throws -> [FaceDetection] {
         try CascadeFaceDetector.run(native, image, scaleFactor: 1, minNeighbours: 0, minSize: 0)
     }
 }
 
-/// The resolution faces are detected at, chosen from the smallest face wanted: the luma image is made wide
-/// enough that a face `minFaceSize` pixels wide in the frame is `detectorFace` pixels wide in it (never wider
-/// than the frame itself: faces smaller than `detectorFace` frame pixels are not found at all).
+/// The resolution faces are detected at, chosen from the smallest face wanted: the detection picture is made
+/// large enough that a face `minFaceSize` pixels wide in the frame is `detectorFace` pixels wide in it (never
+/// larger than the frame itself: faces smaller than `detectorFace` frame pixels are not looked for).
 package struct FaceDetectionScale: Sendable, Equatable {
     /// `--face-min-size`: the smallest face to find, in the frame's own pixels.
     package var minFaceSize: Double
-    /// The smallest face the cascades find reliably, in pixels of the image they run on (their windows are
-    /// 20 and 24 px; BENCHMARKS.md has the recall figures behind this value).
+    /// The smallest face the detector finds reliably, in pixels of the picture it reads (`DetectorInput`).
     package var detectorFace: Double
     package static let defaultMinFaceSize = 40.0
-    package static let defaultDetectorFace = 24.0
+    /// The cascades' windows are 20 and 24 px (BENCHMARKS.md has the recall figures behind this value).
+    package static let cascadeFace = 24.0
 
-    package init(minFaceSize: Double = FaceDetectionScale.defaultMinFaceSize, detectorFace: Double = FaceDetectionScale.defaultDetectorFace) {
+    package init(minFaceSize: Double = FaceDetectionScale.defaultMinFaceSize, detectorFace: Double = FaceDetectionScale.cascadeFace) {
         self.minFaceSize = minFaceSize
         self.detectorFace = detectorFace
     }
 
-    /// The luma image's width for a frame (a multiple of 4, at least 160, at most the frame's width).
-    package func lumaWidth(for frame: Size) -> Int {
+    /// The detection picture's size for a frame: the frame scaled by `detectorFace / minFaceSize` (never
+    /// enlarged), at least 160 pixels wide. Luma (`stretch` false): the width a multiple of `multiple`, rounded
+    /// down, the height the frame's aspect. A network (`stretch` true): both sides rounded up to its stride,
+    /// the frame stretched to them (as the model's publishers feed it).
+    package func pictureSize(for frame: Size, multiple: Int, stretch: Bool) -> Size {
         let wanted = (Double(frame.width) * detectorFace / max(minFaceSize, 1)).rounded(.up)
-        return min(frame.width, max(160, Int(wanted) + 3)) / 4 * 4
+        guard stretch else {
+            let width = min(frame.width, max(160, Int(wanted) + multiple - 1)) / multiple * multiple
+            return LumaImage.thumbnailSize(for: frame, maxWidth: width)
+        }
+        func roundedUp(_ v: Double) -> Int { max(multiple, Int((v / Double(multiple)).rounded(.up)) * multiple) }
+        let width = min(max(wanted, 160), Double(frame.width))
+        return Size(width: roundedUp(width), height: roundedUp(width * Double(frame.height) / Double(frame.width)))
     }
 }

@@ -20,14 +20,16 @@ package struct FaceFrame: Sendable, Equatable {
         self.age = age
     }
 
-    /// The graph's side input: each face's centre (0...1 of width and height) and radius (half the box's
-    /// width, as a fraction of the frame's width — the seed's `faceBounds.width · width / 2`).
+    /// The graph's side input: each face's centre (0...1 of width and height), half its box's width (as a
+    /// fraction of the frame's width) and the box's height over its width: `face-mask` draws an ellipse
+    /// through them.
     package var regions: [FrameContext.Region] {
         guard frameSize.width > 0, frameSize.height > 0 else { return [] }
         return faces.map { face in
             let centre = face.box.center
             return FrameContext.Region(center: SIMD2(centre.x / Double(frameSize.width), centre.y / Double(frameSize.height)),
-                                       radius: face.box.width / 2 / Double(frameSize.width))
+                                       radius: face.box.width / 2 / Double(frameSize.width),
+                                       aspect: face.box.height / max(face.box.width, 1e-9))
         }
     }
 }

@@ -5,8 +5,8 @@ import PrismFilters
 /// `--faces-out` writer together, so wiring faces into a loop is three calls:
 ///
 ///     let faces = try FaceSideInput(options…)                      // before the first frame: bad model/sidecar fail here
-///     frameContext.regions = try faces.regions(frameIndex: i, pts: pts, frameSize: size) {
-///         try thumbnailer.render(uploaded)                         // only called on frames the detector wants
+///     frameContext.regions = try faces.regions(frameIndex: i, pts: pts, frameSize: size) { request in
+///         try pictures.render(uploaded, request)                   // only the pictures the detector wants
 ///     }                                                            // per frame, on the GPU thread, after upload
 ///     try faces.finish()                                           // after the last frame: the sidecar is moved into place
 ///
@@ -14,32 +14,43 @@ import PrismFilters
 package final class FaceSideInput: Sendable {
     package let provider: any FaceRegionProvider
     package let writer: FaceSidecarWriter?
+    /// What the run says first about how faces are found (the fallback detector when no model is installed).
+    package let note: String?
+    /// A run with no face found at all fails at `finish` (`--require-faces`).
+    package let requireFaces: Bool
 
-    package init(provider: any FaceRegionProvider, writer: FaceSidecarWriter?) {
+    package init(provider: any FaceRegionProvider, writer: FaceSidecarWriter?, note: String? = nil, requireFaces: Bool = false) {
         self.provider = provider
         self.writer = writer
+        self.note = note
+        self.requireFaces = requireFaces
     }
 
-    /// This frame's regions. Renders and submits the luma thumbnail when the provider wants it, then asks
-    /// for the faces (files: waits for the scheduled detection; live: never waits), writes the sidecar line.
+    /// This frame's regions. Renders and submits the pictures the provider wants, then asks for the faces
+    /// (files: waits for the scheduled detection; live: never waits), writes the sidecar line.
     package func regions(frameIndex: Int, pts: MediaTime, frameSize: Size,
-                        thumbnail: () throws -> LumaImage) throws -> [FrameContext.Region] {
-        try faces(frameIndex: frameIndex, pts: pts, frameSize: frameSize, thumbnail: thumbnail).regions
+                        render: (DetectionRequest) throws -> DetectionImage) throws -> [FrameContext.Region] {
+        try faces(frameIndex: frameIndex, pts: pts, frameSize: frameSize, render: render).regions
     }
 
     /// `regions`, with the tracked faces themselves (ids, boxes, age: for a preview that outlines them).
     package func faces(frameIndex: Int, pts: MediaTime, frameSize: Size,
-                      thumbnail: () throws -> LumaImage) throws -> FaceFrame {
-        if provider.wantsLuma(frameIndex: frameIndex) {
-            provider.submit(frameIndex: frameIndex, pts: pts, luma: try thumbnail())
+                      render: (DetectionRequest) throws -> DetectionImage) throws -> FaceFrame {
+        let requests = provider.requests(frameIndex: frameIndex, pts: pts, frameSize: frameSize)
+        if !requests.isEmpty {
+            provider.submit(frameIndex: frameIndex, pts: pts, images: try requests.map(render))
         }
         let frame = try provider.regions(frameIndex: frameIndex, pts: pts, frameSize: frameSize)
         try writer?.write(frame)
         return frame
     }
 
-    /// The run succeeded: moves the sidecar into place.
-    package func finish() throws { try writer?.commit() }
+    /// The run succeeded: moves the sidecar into place; with `requireFaces`, a run that found no face fails
+    /// here instead (its outputs are not kept).
+    package func finish() throws {
+        if requireFaces, let none = provider.statistics.noFaceNote { throw FaceDetectorError(none + " (--require-faces)") }
+        try writer?.commit()
+    }
 
     package var statistics: FaceDetectorStatistics { provider.statistics }
 }

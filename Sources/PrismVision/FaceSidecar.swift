@@ -212,8 +212,8 @@ package final class SidecarFaceProvider: FaceRegionProvider {
         entries = Dictionary(uniqueKeysWithValues: list.map { ($0.pts, $0) })
     }
 
-    package func wantsLuma(frameIndex: Int) -> Bool { false }
-    package func submit(frameIndex: Int, pts: MediaTime, luma: LumaImage) {}
+    package func requests(frameIndex: Int, pts: MediaTime, frameSize: Size) -> [DetectionRequest] { [] }
+    package func submit(frameIndex: Int, pts: MediaTime, images: [DetectionImage]) {}
 
     package func regions(frameIndex: Int, pts: MediaTime, frameSize: Size) throws -> FaceFrame {
         guard let entry = entries[pts] else {
@@ -224,7 +224,10 @@ package final class SidecarFaceProvider: FaceRegionProvider {
         if let written = entry.frameSize, written != frameSize {
             for index in faces.indices { faces[index].box = faces[index].box.scaled(from: written, to: frameSize) }
         }
-        served.withLock { $0.framesServed += 1 }
+        served.withLock {
+            $0.framesServed += 1
+            if !faces.isEmpty { $0.framesWithFaces += 1 }
+        }
         return FaceFrame(frameIndex: frameIndex, pts: pts, frameSize: frameSize, faces: faces, age: 0)
     }
 

@@ -77,7 +77,7 @@ final class DeclaredUniformsTests: XCTestCase {
         XCTAssertTrue(all.contains { $0.node == 0 && $0.uniforms.map(\.name) == ["$inSize", "$offset"] })
         // flip, the outline, the mask and `over` fuse into one pass, each kernel declared under its own prefix.
         let fused = try XCTUnwrap(passes.first { pass in Set(pass.members.map(\.node)).isSuperset(of: [0, 1, 2, 3]) })
-        XCTAssertEqual(declarations(in: fused.draws[0].fragmentSource, prefix: "n2_").map(\.name), ["n2_faces", "n2_faceCount"])
+        XCTAssertEqual(declarations(in: fused.draws[0].fragmentSource, prefix: "n2_").map(\.name), ["n2_faces", "n2_faceCount", "n2_inner"])
         XCTAssertEqual(declarations(in: fused.draws[0].fragmentSource, prefix: "n1_").map(\.name),
                        ["n1_faces", "n1_faceCount", "n1_halfWidth", "n1_color"])
     }

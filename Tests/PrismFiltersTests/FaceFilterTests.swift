@@ -98,8 +98,8 @@ final class FaceFilterTests: XCTestCase {
         let plain = try render("blur(radius=4)", image, regions: [])
         assertClose(blurred, plain, tolerance: 0, "face-blur over a full-frame face")
         // Parameters are checked like any filter's, at their column.
-        XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(scale=0)")) { error in
-            XCTAssertEqual((error as? GraphBindError)?.column, 22, "\(error)")
+        XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(blocks=1)")) { error in
+            XCTAssertEqual((error as? GraphBindError)?.column, 23, "\(error)")
         }
         XCTAssertThrowsError(try GraphBinder().bind("face-pixellate(bogus=1)"))
     }
@@ -125,15 +125,64 @@ final class FaceFilterTests: XCTestCase {
         XCTAssertTrue(try GraphBinder().bind("face-outline").readsFaceRegions)
     }
 
-    func testMoreFacesThanTheShaderHoldsKeepsTheFirstOnes() throws {
+    /// More faces than the shader has ellipses for: the nearest are merged into ellipses around both, so every
+    /// face is still covered (a crowd is never partly left out).
+    func testMoreFacesThanTheShaderHoldsAreAllCovered() throws {
         let many = (0..<(FaceMaskKernel.maxFaces + 4)).map { i in
             FrameContext.Region(center: SIMD2((Double(i % 5) + 0.5) / 5, (Double(i / 5) + 0.5) / 5), radius: 0.02)
         }
         let image = TestImage.varied(width: 100, height: 100)
         let out = try render("face-mask(feather=0)", image, regions: many)
         for (i, region) in many.enumerated() {
-            let code = out.codes(Int(region.center.x * 100), Int(region.center.y * 100))[1]
-            XCTAssertEqual(code, i < FaceMaskKernel.maxFaces ? 255 : 0, "face \(i)")
+            // The whole disc of each face, not only its centre.
+            for (dx, dy) in [(0, 0), (-1, 0), (1, 0), (0, -1), (0, 1)] {
+                let x = Int(region.center.x * 100) + dx, y = Int(region.center.y * 100) + dy
+                XCTAssertEqual(out.codes(x, y)[1], 255, "face \(i) at (\(x), \(y))")
+            }
         }
+        XCTAssertEqual(FaceMaskKernel.discs(regions: many, size: Size(width: 100, height: 100), scale: 1).count, FaceMaskKernel.maxFaces)
+    }
+
+    /// A face box taller than wide gets an ellipse: the documented maths with half-axes size·w/2 and size·h/2.
+    func testTheMaskIsAnEllipseOfTheBoxsShape() throws {
+        let image = TestImage.varied(width: 120, height: 80)
+        let regions = [FrameContext.Region(center: SIMD2(0.4, 0.5), radius: 0.1, aspect: 1.4)]
+        let out = try render("face-mask(size=1.3, feather=0.3)", image, regions: regions)
+        let expected = TestImage.from(size: image.size) { x, y in
+            let a = 0.1 * 120 * 1.3, b = a * 1.4
+            let dx = (Double(x) + 0.5 - 48) / a, dy = (Double(y) + 0.5 - 40) / b
+            let t = min(max(((dx * dx + dy * dy).squareRoot() - 0.7) / 0.3, 0), 1)
+            return SIMD4(1 - t, 1 - t, 1 - t, 1)
+        }
+        assertClose(out, expected, tolerance: 1, "an elliptical face-mask")
+        // Taller than wide: opaque 14 px above the centre, not 14 px beside it.
+        XCTAssertEqual(out.codes(48, 40 - 14)[1], 255)
+        XCTAssertLessThan(out.codes(48 + 14, 40)[1], 128)
+    }
+
+    /// face-pixellate's blocks follow the widest face: a face about `blocks` blocks wide, in steps of 8 px;
+    /// face-blur's radius a share of it in steps of √2. Given in pixels, they stay.
+    func testBlocksAndBlursAreSizedToTheFaces() throws {
+        let image = TestImage.varied(width: 320, height: 200)
+        // A 100-px face (radius 50 of 320): 6 blocks → 16.7 px → 24 px blocks.
+        let face = [FrameContext.Region(center: SIMD2(0.5, 0.5), radius: 50.0 / 320)]
+        let sized = try render("face-pixellate(blocks=6)", image, regions: face)
+        let fixed = try render("face-pixellate(scale=24)", image, regions: face)
+        assertClose(sized, fixed, tolerance: 0, "blocks for a 100-px face")
+        let other = try render("face-pixellate(scale=16)", image, regions: face)
+        XCTAssertNotEqual(sized.rgba, other.rgba)
+        let graph = try GraphBinder().bind("face-pixellate, face-blur(strength=0.3), face-blur(radius=5)")
+        XCTAssertEqual(graph.faceSized.count, 2, "the one with a radius in pixels is not sized to the faces")
+        // 100 px: blocks 100/6 → 24; blur 0.3·100 = 30 → √2 steps: 2^(5) = 32.
+        XCTAssertTrue(try graph.fitFaceSizedEffects(to: face, frameSize: Size(width: 320, height: 200)))
+        XCTAssertEqual(graph.nodes[0].parameters?.double("scale"), 24)
+        XCTAssertEqual(graph.nodes[3].parameters?.double("radius"), 32)
+        XCTAssertFalse(try graph.fitFaceSizedEffects(to: face, frameSize: Size(width: 320, height: 200)), "the same faces: nothing to change")
+        XCTAssertFalse(try graph.fitFaceSizedEffects(to: [], frameSize: Size(width: 320, height: 200)), "no face: kept")
+        // A 340-px face on a 1280 frame: 57 → 64-px blocks; the widest of two faces decides.
+        let two = [FrameContext.Region(center: SIMD2(0.3, 0.5), radius: 170.0 / 1280), FrameContext.Region(center: SIMD2(0.7, 0.5), radius: 0.02)]
+        XCTAssertTrue(try graph.fitFaceSizedEffects(to: two, frameSize: Size(width: 1280, height: 720)))
+        XCTAssertEqual(graph.nodes[0].parameters?.double("scale"), 64)
+        XCTAssertEqual(graph.nodes[6].parameters?.double("radius"), 5)
     }
 }

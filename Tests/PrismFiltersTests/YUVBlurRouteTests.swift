@@ -87,7 +87,7 @@ extension YUVRouteTests {
 /// chain alone. Against the definition: the exact Gaussian of the R'G'B' picture mixed in by face-mask's
 /// documented weights, chroma the mean of each 2×2 block.
 extension YUVRouteTests {
-    /// face-mask's documented maths with its defaults: r1 = radius·width·size (1.2), r0 = r1·(1 − feather (0.25));
+    /// face-mask's documented maths with its defaults: r1 = radius·width·size (1.5), r0 = r1·(1 − feather (0.15));
     /// the weight of the effect at each pixel.
     static func faceWeights(_ regions: [FrameContext.Region], size: Size) -> [Double] {
         let w = size.width, h = size.height
@@ -95,7 +95,7 @@ extension YUVRouteTests {
             let p = SIMD2(Double(i % w) + 0.5, Double(i / w) + 0.5)
             var uncovered = 1.0
             for region in regions {
-                let r1 = region.radius * Double(w) * 1.2, r0 = r1 * 0.75
+                let r1 = region.radius * Double(w) * 1.5, r0 = r1 * 0.85
                 let c = SIMD2(region.center.x * Double(w), region.center.y * Double(h))
                 let d = ((p - c) * (p - c)).sum().squareRoot()
                 uncovered *= min(max((d - r0) / (r1 - r0), 0), 1)
@@ -116,7 +116,8 @@ extension YUVRouteTests {
         ]
         // σ 0 (the planes themselves), 2 and 4 exact taps, 6 (face-blur's default) and 30 reduced.
         for sigma in [0.0, 2, 4, 6, 30] {
-            let graph = try GraphBinder().bind("face-blur(radius=\(2 * sigma))")
+            // A radius in pixels (0 with strength 0: none), not one sized to the faces.
+            let graph = try GraphBinder().bind("face-blur(radius=\(2 * sigma), strength=0)")
             let front = sigma == 0 ? rgb : Self.blurred(rgb, sigma: sigma, size: size)
             // The chroma of a 2×2 block the mask crosses is mixed from the block's blurred chroma: 3 codes on this noise.
             let tolerance = 3

@@ -160,7 +160,7 @@ final class SessionTests: XCTestCase {
             }
         }
         let luma = LumaImage(size: size, pixels: pixels, frameSize: size)
-        let face = try XCTUnwrap(try CascadeFaceDetector().detect(luma).max { $0.box.width < $1.box.width }?.box,
+        let face = try XCTUnwrap(try CascadeFaceDetector().detect(DetectionImage(luma)).max { $0.box.width < $1.box.width }?.box,
                                  "OpenCV finds the astronaut's face")
         /// Mean |difference| between horizontal neighbours in a box: pixellation leaves only block edges.
         func roughness(_ frame: Frame, x0: Int, y0: Int, x1: Int, y1: Int) -> Double {

@@ -9,12 +9,15 @@ import PrismMedia
 /// run three times, all ffv1 (lossless): with `face-pixellate(scale=10)`, with nothing, and with the whole
 /// frame pixellated. A face is covered in a frame when the disc of 0.3 face widths around its true centre
 /// (eyes, nose, mouth) is the pixellated picture (95% of its pixels within 2 code values); a frame shows a
-/// false region when any pixel farther than 1.5 face widths from every face differs from the plain run.
+/// false region when any pixel farther than 2 face widths from every face differs from the plain run (the mask
+/// covers the face's box and the margins of its uncertainty, up to about 1.5 widths out between detections).
 final class FaceCoverageTests: XCTestCase {
     let dir = ScratchDirectory()
 
     /// A face moving in a straight line: centre (x0 + vx·n, y0 + vy·n) in frame n, `width` px wide.
     struct Face { var width: Int; var x0: Int; var y0: Int; var vx: Int; var vy: Int; var until: Int? = nil
+        /// Frames in which the face is shown blurred beyond recognition (still there: it must stay covered).
+        var blurred: ClosedRange<Int>? = nil
         func centre(_ n: Int) -> SIMD2<Double> { SIMD2(Double(x0 + vx * n), Double(y0 + vy * n)) }
         func shown(_ n: Int) -> Bool { until.map { n < $0 } ?? true }
     }
@@ -40,8 +43,17 @@ final class FaceCoverageTests: XCTestCase {
         graph += "[0]scale=\(scene.size.width):\(scene.size.height),setsar=1[bg0];"
         for (i, face) in scene.faces.enumerated() {
             let tile = 2 * face.width
-            let enable = face.until.map { ":enable='lt(n,\($0))'" } ?? ""
-            graph += "[c\(i)]scale=\(tile):\(tile)[t\(i)];[bg\(i)][t\(i)]overlay=x='\(face.x0 - face.width)+\(face.vx)*n':y='\(face.y0 - face.width)+\(face.vy)*n':eval=frame\(enable)[bg\(i + 1)];"
+            var enable = face.until.map { ":enable='lt(n,\($0))'" } ?? ""
+            let place = "x='\(face.x0 - face.width)+\(face.vx)*n':y='\(face.y0 - face.width)+\(face.vy)*n':eval=frame"
+            if let blurred = face.blurred {
+                // The sharp tile outside those frames, a blurred one (the same face, unrecognisable) inside them.
+                enable = ":enable='not(between(n,\(blurred.lowerBound),\(blurred.upperBound)))'"
+                graph += "[c\(i)]scale=\(tile):\(tile),split[t\(i)][u\(i)];[u\(i)]boxblur=luma_radius=\(face.width / 3):luma_power=4[v\(i)];"
+                    + "[bg\(i)][v\(i)]overlay=\(place):enable='between(n,\(blurred.lowerBound),\(blurred.upperBound))'[w\(i)];"
+                    + "[w\(i)][t\(i)]overlay=\(place)\(enable)[bg\(i + 1)];"
+            } else {
+                graph += "[c\(i)]scale=\(tile):\(tile)[t\(i)];[bg\(i)][t\(i)]overlay=\(place)\(enable)[bg\(i + 1)];"
+            }
         }
         graph += "[bg\(scene.faces.count)]format=yuv420p"
         try Tools.ffmpeg(["-loop", "1", "-framerate", "30", "-i", coffee, "-loop", "1", "-framerate", "30", "-i", astronaut,
@@ -109,7 +121,7 @@ final class FaceCoverageTests: XCTestCase {
             scan: for py in stride(from: 0, to: h, by: 2) { for px in stride(from: 0, to: w, by: 2) where o[py * w + px] != p[py * w + px] {
                 let far = scene.faces.allSatisfy { face in
                     let d = SIMD2(Double(px), Double(py)) - face.centre(n)
-                    return !face.shown(n) || (d * d).sum().squareRoot() > 1.5 * Double(face.width)
+                    return !face.shown(n) || (d * d).sum().squareRoot() > 2 * Double(face.width)
                 }
                 if far { falseRegion = true; break scan }
             } }
@@ -123,7 +135,7 @@ final class FaceCoverageTests: XCTestCase {
         let falseShare = Double(coverage.falseFrames) / Double(max(coverage.frames, 1))
         print("\(label): faces covered in \(coverage.covered)/\(coverage.faceFrames) face-frames, false regions in \(coverage.falseFrames)/\(coverage.frames) frames")
         XCTAssertGreaterThan(coverage.faceFrames, 0, label, file: file, line: line)
-        XCTAssertGreaterThanOrEqual(covered, 0.98, "\(label): \(coverage.misses.prefix(12))", file: file, line: line)
+        XCTAssertEqual(coverage.covered, coverage.faceFrames, "\(label): every face in every frame: \(coverage.misses.prefix(12))", file: file, line: line)
         XCTAssertLessThanOrEqual(falseShare, 0.02, "\(label): \(coverage.misses.prefix(12))", file: file, line: line)
     }
 
@@ -138,6 +150,21 @@ final class FaceCoverageTests: XCTestCase {
         check(coverage, "720p")
         // The summary says how many frames had a face predicted rather than detected.
         XCTAssertTrue(result.stderr.contains("frame(s) with a face predicted, not detected"), result.stderr)
+    }
+
+    /// The face seen once and then missed: 49 px wide, moving 9 px a frame on a 720p frame, detected on
+    /// every frame (`--face-every 1`); in frames 1 and 2 it is blurred beyond recognition, so the detector sees it
+    /// once and then misses it twice. It stays covered (its grace time), and is found again from frame 3.
+    func testAFaceSeenOnceThenMissedStaysCovered() throws {
+        let scene = Scene(size: Size(width: 1280, height: 720), frames: 30, faces: [
+            Face(width: 49, x0: 120, y0: 200, vx: 9, vy: 0, blurred: 1...2),
+        ])
+        let (coverage, result) = try measure(scene, name: "seenOnce", flags: ["--face-every", "1", "--progress", "json"])
+        check(coverage, "seen once, then missed")
+        // The detector did miss it: a face predicted, not detected, in at least those two frames.
+        let last = try XCTUnwrap(String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").last)
+        let progress = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        XCTAssertGreaterThanOrEqual(progress["faces_predicted_frames"] as? Int ?? 0, 2, "\(progress)")
     }
 
     /// 1080p: a 60-px and a 100-px face crossing (8 px a frame each way, 140 px apart vertically) and a
@@ -277,8 +304,8 @@ final class FaceCoverageTests: XCTestCase {
         let text = dir.path("text.onnx"), identity = dir.path("identity.onnx")
         try Data("this is not a model\n".utf8).write(to: URL(fileURLWithPath: text))
         try Self.identityONNX().write(to: URL(fileURLWithPath: identity))
-        let cases = [(dir.path("missing.onnx"), "no such file"), (text, "not an ONNX model OpenCV can read"),
-                     (identity, "not a YuNet face detection model")]
+        let cases = [(dir.path("missing.onnx"), "no such file"), (text, "not an ONNX model"),
+                     (identity, "not a face model (neither CenterFace nor YuNet")]
         for (model, reason) in cases {
             let out = dir.path("yunet.mkv"), sidecar = dir.path("yunet.jsonl")
             let result = try Tools.run(Tools.prism, ["run", clip, "-o", out, "--codec", "ffv1", "--filter", "face-pixellate",

@@ -21,7 +21,8 @@ final class FaceRenderTests: XCTestCase {
     }
 
     /// Pixellate (blocks of `scale` centred on the frame centre, each the mean of its pixels) blended
-    /// through one soft disc per face (r1 = size·w/2, r0 = r1·(1 - feather)) joined with source-over.
+    /// through one soft ellipse per face (half-axes size·w/2 and size·h/2, opaque inside 1 − feather of it)
+    /// joined with source-over.
     static func reference(_ image: RGBAImage, faces: [Face], scale: Double, size: Double, feather: Double) -> (rgba: [Double], mask: [Double]) {
         let w = image.size.width, h = image.size.height
         let ox0 = 0.5 * Double(w) - scale / 2, oy0 = 0.5 * Double(h) - scale / 2
@@ -43,9 +44,9 @@ final class FaceRenderTests: XCTestCase {
         for y in 0..<h { for x in 0..<w {
             var m = 0.0
             for face in faces {
-                let r1 = size * face.w / 2, r0 = r1 * (1 - feather)
-                let dx = Double(x) + 0.5 - (face.x + face.w / 2), dy = Double(y) + 0.5 - (face.y + face.h / 2)
-                let a = 1 - min(max(((dx * dx + dy * dy).squareRoot() - r0) / (r1 - r0), 0), 1)
+                let dx = (Double(x) + 0.5 - (face.x + face.w / 2)) / (size * face.w / 2)
+                let dy = (Double(y) + 0.5 - (face.y + face.h / 2)) / (size * face.h / 2)
+                let a = 1 - min(max(((dx * dx + dy * dy).squareRoot() - (1 - feather)) / feather, 0), 1)
                 m = a + m * (1 - a)
             }
             let (s, n) = sums[block(x, y)]!
@@ -133,6 +134,7 @@ final class FaceRenderTests: XCTestCase {
         try Data("{\"pts\":\"1/30\",\"faces\":[]}\n".utf8).write(to: URL(fileURLWithPath: otherPts))
         let cases: [([String], String)] = [
             (["--face-model", scratch.path("missing.xml")], "prism: face model \(scratch.path("missing.xml")): cannot open the cascade file"),
+            (["--face-model", scratch.path("missing.onnx")], "prism: face model \(scratch.path("missing.onnx")): no such file"),
             (["--face-model", notCascade], "prism: face model \(notCascade): not an OpenCV cascade"),
             (["--faces-in", scratch.path("missing.jsonl")], "prism: \(scratch.path("missing.jsonl")): no such file"),
             (["--faces-in", scratch.url.path], "prism: \(scratch.url.path): cannot read it"),
@@ -163,8 +165,9 @@ final class FaceRenderTests: XCTestCase {
         let one = try Tools.run(Tools.prism, ["filters", "face-pixellate"])
         let detail = String(decoding: one.stdout, as: UTF8.self)
         XCTAssertEqual(one.status, 0)
-        XCTAssertTrue(detail.contains("scale: float in 1...512, default 16"), detail)
+        XCTAssertTrue(detail.contains("blocks: float in 2...64, default 6"), detail)
+        XCTAssertTrue(detail.contains("scale: float in 0...512, default 0"), detail)
         XCTAssertTrue(detail.contains("face-mask(size=…, feather=…)"), detail)
-        XCTAssertTrue(detail.contains("example: prism run clip.mp4 -o out.mp4 --filter 'face-pixellate(scale=16)'"), detail)
+        XCTAssertTrue(detail.contains("example: prism run clip.mp4 -o out.mp4 --filter 'face-pixellate(blocks=6)'"), detail)
     }
 }

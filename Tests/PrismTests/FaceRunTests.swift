@@ -30,14 +30,14 @@ final class FaceRunTests: XCTestCase {
         }
     }
 
-    /// The astronaut's face centre in the 512×512 still, from the detector itself (`prism render`).
-    func stillFaceCentre() throws -> SIMD2<Double> {
+    /// The astronaut's face centre in the 512×512 still, and its box's width, from the detector itself (`prism render`).
+    func stillFace() throws -> (centre: SIMD2<Double>, width: Double) {
         let sidecar = dir.path("still.jsonl")
         let result = try Tools.run(Tools.prism, ["render", "--filter", "face-mask", Tools.fixture("astronaut.png"),
                                                  "-o", dir.path("still.png"), "--faces-out", sidecar])
         XCTAssertEqual(result.status, 0, result.stderr)
         let face = try XCTUnwrap(try Self.read(sidecar).first?.faces.first)
-        return SIMD2(face.x + face.w / 2, face.y + face.h / 2)
+        return (SIMD2(face.x + face.w / 2, face.y + face.h / 2), face.w)
     }
 
     /// 640x360, 30 fps, 60 frames: the astronaut scaled from 360 to 478 px while moving right 3 px and
@@ -55,7 +55,7 @@ final class FaceRunTests: XCTestCase {
     func testTheMaskFollowsAMovingScalingFace() throws {
         let clip = dir.path("moving.mkv")
         try makeClip(clip, extra: ["-c:v", "ffv1"])
-        let centre = try stillFaceCentre()
+        let (centre, stillWidth) = try stillFace()
         let out = dir.path("out.mkv"), sidecar = dir.path("faces.jsonl")
         let result = try Tools.run(Tools.prism, ["run", clip, "-o", out, "--codec", "ffv1", "--filter", "face-pixellate(scale=10)",
                                                  "--faces-out", sidecar])
@@ -74,8 +74,10 @@ final class FaceRunTests: XCTestCase {
             let error = ((face.x + face.w / 2 - truth.x) * (face.x + face.w / 2 - truth.x)
                          + (face.y + face.h / 2 - truth.y) * (face.y + face.h / 2 - truth.y)).squareRoot()
             worst = max(worst, error)
-            // The box grows with the face (the still's box is about 100 px at 512).
-            XCTAssertEqual(face.w, 100 * s / 512, accuracy: 0.25 * 100 * s / 512, "frame \(line.frame)")
+            // The box grows with the face (the still's box, scaled); between detections it is wider by the margins
+            // that cover the face's motion since (up to half again).
+            XCTAssertGreaterThanOrEqual(face.w, 0.8 * stillWidth * s / 512, "frame \(line.frame)")
+            XCTAssertLessThanOrEqual(face.w, 1.5 * stillWidth * s / 512, "frame \(line.frame)")
         }
         XCTAssertLessThan(worst, 8, "mask centre vs the face, worst frame (pixels)")
         // The picture: pixellated at the face centre; far from it (rows 250 and below: the suit, the helmet)
@@ -185,8 +187,9 @@ final class FaceRunTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         // The detector's cost and latency are reported.
         let summary = try XCTUnwrap(result.stderrLines.first { $0.contains("face detector: ") }, result.stderr)
-        // The default smallest face (40 px) is 24 px in the detection image: 384x216 for a 640x360 frame.
-        XCTAssertTrue(summary.contains("ms per detection on 384x216"), summary)
+        // The default smallest face (40 px) is CenterFace's 20 px in the detection picture: 320x180 for a
+        // 640x360 frame, each side rounded up to a multiple of 32.
+        XCTAssertTrue(summary.contains("ms per detection on 320x192"), summary)
         // Frames never wait for detection: each takes the newest faces there are, from an earlier frame (a
         // file's frames wait for their own, 0 frames old). Whether no frame at all is dropped is the box's
         // load, not the detector's (on a loaded box a camera through `pixellate` alone drops some).
@@ -227,6 +230,32 @@ final class FaceRunTests: XCTestCase {
             XCTAssertTrue(errors.first?.hasPrefix(message) == true, "\(flags): \(result.stderr)")
             XCTAssertFalse(FileManager.default.fileExists(atPath: out), "\(flags) left an output")
             XCTAssertFalse(FileManager.default.fileExists(atPath: sidecar), "\(flags) left a sidecar")
+        }
+    }
+
+    /// A look before a face filter, several outputs: a movie, a lossless movie and raw frames on stdout, on the
+    /// default route and on --rgb-route. The test pattern has no face, so every output is the look alone:
+    /// the lossless one is compared with a run of the look by itself, frame by frame.
+    func testALookBeforeAFaceFilterFeedsEveryOutput() throws {
+        for (look, face) in [("noir", "face-pixellate"), ("chrome", "face-pixellate"), ("transfer", "face-blur")] {
+            for route in [[], ["--rgb-route"]] {
+                let label = "\(look), \(face) \(route)"
+                let common = ["run", "--size", "320x240", "--frames", "10", "--quiet"] + route
+                let alone = dir.path("alone.mkv"), movie = dir.path("a.mp4"), lossless = dir.path("b.mkv")
+                for path in [alone, movie, lossless] { try? FileManager.default.removeItem(atPath: path) }
+                let reference = try Tools.run(Tools.prism, common + ["--filter", look, "-o", alone, "--codec", "ffv1"])
+                XCTAssertEqual(reference.status, 0, reference.stderr)
+                let result = try Tools.run(Tools.prism, common + ["--filter", "\(look), \(face)", "-o", movie, "--codec", "ffv1",
+                                                                  "-o", lossless, "-o", "-"])
+                XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)")
+                XCTAssertEqual(result.stdout.count, 10 * 320 * 240 * 4, "\(label): ten raw RGBA frames on stdout")
+                XCTAssertEqual(try MediaInspector.inspect(movie).videoFrameCount, 10, label)
+                let frames = { (path: String) throws -> String in
+                    try String(decoding: Tools.run("/usr/bin/ffmpeg", ["-v", "error", "-i", path, "-f", "framemd5", "-"]).stdout, as: UTF8.self)
+                        .split(separator: "\n").filter { !$0.hasPrefix("#") }.map { $0.split(separator: ",").last ?? "" }.joined(separator: " ")
+                }
+                XCTAssertEqual(try frames(lossless), try frames(alone), "\(label): no face, so the look alone")
+            }
         }
     }
 }

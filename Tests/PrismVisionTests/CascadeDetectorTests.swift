@@ -9,7 +9,7 @@ final class CascadeDetectorTests: XCTestCase {
         let luma = VisionFixtures.luma(image)
         XCTAssertEqual(luma.size, Size(width: 320, height: 320))
         for model in ["haar", "lbp"] {
-            let faces = try CascadeFaceDetector(model: model).detect(luma)
+            let faces = try CascadeFaceDetector(model: model).detect(DetectionImage(luma))
             XCTAssertEqual(faces.count, 1, "\(model): \(faces)")
             guard let face = faces.first else { continue }
             // The face (eyes at about y 120, mouth at about 150 of 512; centred near x 225): inside the box,
@@ -26,14 +26,14 @@ final class CascadeDetectorTests: XCTestCase {
     func testFindsEveryFaceInATiledPictureAndNoneInACupOfCoffee() throws {
         let image = try VisionFixtures.image("astronaut.png")
         let tiled = VisionFixtures.tiled(image, columns: 2, rows: 1)  // 1024x512: thumbnail 320x160
-        let faces = try CascadeFaceDetector().detect(VisionFixtures.luma(tiled))
+        let faces = try CascadeFaceDetector().detect(DetectionImage(VisionFixtures.luma(tiled)))
         XCTAssertEqual(faces.count, 2, "\(faces)")
         let centres = faces.map(\.box.center.x).sorted()
         if centres.count == 2 {
             XCTAssertEqual(centres[0], 225, accuracy: 25)
             XCTAssertEqual(centres[1], 512 + 225, accuracy: 25)
         }
-        let cat = try CascadeFaceDetector().detect(VisionFixtures.luma(try VisionFixtures.image("coffee.png")))
+        let cat = try CascadeFaceDetector().detect(DetectionImage(VisionFixtures.luma(try VisionFixtures.image("coffee.png"))))
         XCTAssertEqual(cat.count, 0, "a cup of coffee has no face: \(cat)")
     }
 

@@ -35,7 +35,7 @@ final class FaceSidecarTests: XCTestCase {
         XCTAssertEqual(text.split(separator: "\n").first,
                        #"{"frame":0,"pts":"0/30000","size":[1280,720],"faces":[{"id":1,"box":[100.25,80.00,120.00,120.00],"score":12.00}]}"#)
         let provider = try SidecarFaceProvider(path: output)
-        XCTAssertFalse(provider.wantsLuma(frameIndex: 0))
+        XCTAssertEqual(provider.requests(frameIndex: 0, pts: frames[0].pts, frameSize: frames[0].frameSize), [])
         for f in frames {
             // pts are matched as times, whatever their timescale.
             let pts = MediaTime(value: f.pts.value * 2, timescale: 60000)

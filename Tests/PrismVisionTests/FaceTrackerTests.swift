@@ -114,4 +114,62 @@ final class FaceTrackerTests: XCTestCase {
         // Far away: another face (and the first is held).
         XCTAssertEqual(tracker.update([detection(600, 400)], frameIndex: 3, time: 3.0 / 30).map(\.id), [1, 2])
     }
+
+    /// A face seen once and then missed stays for its grace time (a one-off detection is not dropped at its
+    /// first miss), and ends only when a closer look at its place finds nothing.
+    func testAFaceSeenOnceStaysForItsGraceTimeAndEndsOnlyAfterALook() {
+        let frame = Size(width: 1280, height: 720)
+        var tracker = FaceTracker()
+        _ = tracker.update([detection(500, 300, 49)], frameIndex: 0, time: 0, frameSize: frame)
+        for n in 1...15 {
+            let faces = tracker.update([], frameIndex: n, time: Double(n) / 30, frameSize: frame, looked: [1])
+            XCTAssertEqual(faces.map(\.id), [1], "frame \(n): within 0.5 s of being seen")
+        }
+        // Past the grace time, but no look at its place was made this time: kept.
+        XCTAssertEqual(tracker.update([], frameIndex: 16, time: 16.0 / 30, frameSize: frame, looked: []).map(\.id), [1])
+        XCTAssertEqual(tracker.lastEnding, FaceTrackEnding())
+        // A look found nothing: it ends, lost while in view.
+        XCTAssertEqual(tracker.update([], frameIndex: 17, time: 17.0 / 30, frameSize: frame, looked: [1]), [])
+        XCTAssertEqual(tracker.lastEnding, FaceTrackEnding(lost: 1))
+        // A face seen twice keeps its second (lostAfter), not the grace time.
+        var twice = FaceTracker()
+        _ = twice.update([detection(500, 300, 49)], frameIndex: 0, time: 0, frameSize: frame)
+        _ = twice.update([detection(500, 300, 49)], frameIndex: 1, time: 1.0 / 30, frameSize: frame)
+        XCTAssertEqual(twice.update([], frameIndex: 20, time: 20.0 / 30, frameSize: frame, looked: [1]).map(\.id), [1])
+        XCTAssertEqual(twice.update([], frameIndex: 32, time: 32.0 / 30, frameSize: frame, looked: [1]), [])
+    }
+
+    /// A face leaving through the top is moved on at its speed until its box is out of the frame, however
+    /// long that takes (beyond the second of prediction), and counted as having left, not lost.
+    func testAFaceLeavingThroughAnEdgeIsFollowedUntilItsBoxIsOut() {
+        let frame = Size(width: 1280, height: 720)
+        var tracker = FaceTracker()
+        // 125 px wide, moving up 3 px a frame, last seen with its top 36 px from the edge: out after 1.8 s.
+        for n in 0..<5 { _ = tracker.update([detection(480, 48 - 3 * Double(n), 125)], frameIndex: n, time: Double(n) / 30, frameSize: frame) }
+        var ended = FaceTrackEnding(), lastCovered = 0
+        for n in 5..<80 {
+            let faces = tracker.update([], frameIndex: n, time: Double(n) / 30, frameSize: frame, looked: [1])
+            ended.lost += tracker.lastEnding.lost
+            ended.left += tracker.lastEnding.left
+            guard let face = faces.first else { continue }
+            lastCovered = n
+            // Where the face is: its bottom edge at 48 + 125 - 3n.
+            XCTAssertEqual(face.box.y + face.box.height, 173 - 3 * Double(n), accuracy: 3, "frame \(n)")
+        }
+        XCTAssertEqual(ended, FaceTrackEnding(lost: 0, left: 1))
+        XCTAssertEqual(lastCovered, 57, "covered until the chin is out (frame 57.7)")
+    }
+
+    /// A face that grows fast is never drawn smaller than measured (the size follows growth at once), and a
+    /// jump of more than a tenth of its width is taken as measured.
+    func testSmoothingNeverLeavesAGrowingOrJumpingFaceOutOfItsBox() {
+        var tracker = FaceTracker()
+        _ = tracker.update([detection(100, 100, 100)], frameIndex: 0, time: 0)
+        _ = tracker.update([detection(100, 100, 100)], frameIndex: 1, time: 1.0 / 30)
+        let grown = tracker.update([detection(80, 80, 140)], frameIndex: 2, time: 2.0 / 30)
+        XCTAssertGreaterThanOrEqual(grown[0].box.width, 140)
+        let jumped = tracker.update([detection(110, 80, 140)], frameIndex: 3, time: 3.0 / 30)
+        XCTAssertEqual(jumped.map(\.id), [1])
+        XCTAssertEqual(jumped[0].box.center.x, 180, accuracy: 0.01)
+    }
 }

@@ -36,23 +36,27 @@ enum VisionFixtures {
     }
 }
 
-/// A detector that answers from a script, optionally waiting for the test to let it go.
+/// A detector that answers from a script, optionally waiting for the test to let it go. Reads grey pictures
+/// (any size a multiple of 4).
 final class ScriptedDetector: FaceDetecting {
-    let answer: (LumaImage) throws -> [FaceDetection]
+    let answer: (DetectionImage) throws -> [FaceDetection]
     let gate: DispatchSemaphore?
-    init(gate: DispatchSemaphore? = nil, answer: @escaping (LumaImage) throws -> [FaceDetection]) {
+    init(gate: DispatchSemaphore? = nil, answer: @escaping (DetectionImage) throws -> [FaceDetection]) {
         self.gate = gate
         self.answer = answer
     }
-    func detect(_ image: LumaImage) throws -> [FaceDetection] {
+    var input: DetectorInput { DetectorInput(name: "scripted", channels: .luma, smallestFace: 24, sizeMultiple: 4) }
+    func detect(_ image: DetectionImage) throws -> [FaceDetection] {
         gate?.wait()
         return try answer(image)
     }
 }
 
-/// A tiny luma image whose first pixel carries a frame number, so a scripted detector knows which frame it sees.
-func markedLuma(_ frame: Int) -> LumaImage {
+/// A tiny grey picture whose first pixel carries a frame number, so a scripted detector knows which frame it
+/// sees; `request` (a closer look) gives its area and track.
+func markedImage(_ frame: Int, _ request: DetectionRequest? = nil) -> DetectionImage {
     var pixels = [UInt8](repeating: 0, count: 16)
     pixels[0] = UInt8(frame % 256)
-    return LumaImage(size: Size(width: 4, height: 4), pixels: pixels, frameSize: Size(width: 640, height: 360))
+    return DetectionImage(size: Size(width: 4, height: 4), channels: .luma, pixels: pixels, frameSize: Size(width: 640, height: 360),
+                          area: request?.area, track: request?.track)
 }

@@ -1,7 +1,8 @@
 // A C API over OpenCV DNN's ONNX importer and CPU inference, so Swift can call it (Swift cannot import
 // OpenCV's C++ headers). Two users: the segmentation side path's CPU back end (PrismVision), and the tests of
 // the GPU lowering of networks, which take it as an independent reference implementation. Keep it small and
-// stable: both depend on exactly these four functions.
+// stable: both depend on exactly these functions. The face detector (CenterFace: four outputs) also runs
+// through it, by `prism_dnn_forward_named`.
 #ifndef PRISM_MODEL_DNN_H
 #define PRISM_MODEL_DNN_H
 
@@ -33,6 +34,14 @@ void prism_dnn_set_threads(int n);
 /// any OpenCV exception).
 int prism_dnn_forward(prism_dnn_net *net, const float *input, int c, int h, int w, const char *output, float *out,
                       size_t capacity, int out_dims[4], char *error, size_t error_size);
+
+/// `prism_dnn_forward` for a network with several outputs: runs it once and writes the outputs named in
+/// `names` (`count` of them, ONNX output names), one after the other, into `out` (up to `capacity` floats in
+/// all), and each one's shape into `out_dims[4 * i ... 4 * i + 3]` as `prism_dnn_forward` does. Returns 0, or
+/// -1 with a one-line message in `error` (an unknown name, the outputs larger than `capacity`, any OpenCV
+/// exception).
+int prism_dnn_forward_named(prism_dnn_net *net, const float *input, int c, int h, int w, const char *const *names, int count,
+                            float *out, size_t capacity, int *out_dims, char *error, size_t error_size);
 
 #ifdef __cplusplus
 }

@@ -64,7 +64,7 @@ struct BenchReference {
                                        radius0: values?.double("radius0") ?? 5, radius1: values?.double("radius1") ?? 100,
                                        color0: rgb("color0"), color1: rgb("color1"))
             case "face-mask":
-                step = .faceMask(size: values?.double("size") ?? 1.2, feather: values?.double("feather") ?? 0.25)
+                step = .faceMask(size: values?.double("size") ?? 1.5, feather: values?.double("feather") ?? 0.15)
             case "blend-mask":
                 step = .blendMask
             default:

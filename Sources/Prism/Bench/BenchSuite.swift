@@ -252,9 +252,9 @@ enum BenchSuite {
         return FaceBox(x: (Double(size.width) - width) / 2, y: top, width: width, height: width)
     }
 
-    /// face-mask's documented maths for one face (size 1.2, feather 0.25: face-blur's defaults) as a yuv420p
+    /// face-mask's documented maths for one face (size 1.5, feather 0.15: face-blur's defaults) as a yuv420p
     /// frame: the mask in every plane (chroma: the mean of its 2×2 pixels), for FFmpeg's `maskedmerge`.
-    static func faceMaskFrame(_ size: Size, face: FaceBox, scale: Double = 1.2, feather: Double = 0.25) -> [UInt8] {
+    static func faceMaskFrame(_ size: Size, face: FaceBox, scale: Double = 1.5, feather: Double = 0.15) -> [UInt8] {
         let w = size.width, h = size.height, cw = (w + 1) / 2, ch = (h + 1) / 2
         let r1 = scale * face.width / 2, r0 = r1 * (1 - feather)
         let cx = face.x + face.width / 2, cy = face.y + face.height / 2
@@ -458,7 +458,8 @@ final class BenchSuitePlan {
                     arguments = vf("null")
                 }
                 let box = String(format: "%.0fx%.0f at (%.0f, %.0f)", face.width, face.height, face.x, face.y)
-                plans[id] = Row(label: one ? "face-blur, one face" : "face-blur, no face", prismFilter: "face-blur",
+                // A radius in pixels (the check's gblur is fixed), not one sized to the face.
+                plans[id] = Row(label: one ? "face-blur, one face" : "face-blur, no face", prismFilter: "face-blur(radius=12)",
                                 prismExtra: ["--faces-in", sidecar], ffmpegArguments: arguments, ffmpegFilter: filter,
                                 ffmpegTimed: false,
                                 note: (one ? "one face (\(box)) every frame" : "no face in any frame")

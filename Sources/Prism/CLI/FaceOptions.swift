@@ -13,12 +13,14 @@ package typealias FaceOptions = FaceSettings
 extension FaceSettings {
     /// The flags, declared once for every command that takes them.
     static let commandLine: [OptionSpec] = [
-        .value("--face-model", value: "PATH|haar|lbp|FILE.onnx", help: "the OpenCV cascade that finds faces (default haar), or a YuNet ONNX model"),
+        .value("--face-model", value: "centerface|FILE.onnx|haar|lbp|CASCADE.xml",
+               help: "what finds faces: the installed CenterFace (default), a CenterFace or YuNet ONNX model, or an OpenCV cascade"),
         .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
         .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
         .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
-        .value("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40)"),
+        .value("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40; a still: full resolution)"),
         .flag("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again"),
+        .flag("--require-faces", help: "fail (and keep no output) when no face is found at all"),
     ]
 
     /// The face options `source` gives (a command line's `--face-every 5`), each checked by its value type.
@@ -30,6 +32,7 @@ extension FaceSettings {
         options.sidecarOut = try source.text(for: "faces-out")
         options.minSize = try source.value(for: "face-min-size", as: FaceMinimumSize.self)?.value
         options.strict = try source.flag(for: "faces-strict")
+        options.requireFaces = try source.flag(for: "require-faces")
         if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {
             let detector = ["face-model", "face-every", "face-min-size"].map { source.spelling(for: $0) }.joined(separator: ", ")
             throw UsageError("\(source.spelling(for: "faces-in")) replaces the detector: drop \(detector) and \(source.spelling(for: "faces-strict"))")

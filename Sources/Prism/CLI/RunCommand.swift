@@ -373,6 +373,8 @@ struct RunCommand: PrismCommand {
         let stop = StopSignal()
         let control = LiveControl.forRun(options, graph: graph, stop: stop)
         let job = try RunJob(options: options, graph: graph, taps: control.map { [$0.tap] } ?? [])
+        // A privacy filter working with less than it should is said first, quiet or not.
+        if let note = job.faceNote { PrismCommandLine.info("prism: \(note)") }
         if !options.quiet {
             let gpu = job.gpuInfo
             PrismCommandLine.info("prism: GPU: \(gpu.renderer) (\(gpu.version), \(gpu.platform.rawValue) platform)"
@@ -416,13 +418,17 @@ struct RunCommand: PrismCommand {
             throw RunFailure(report.framesIn > 0 ? "no frames reached the output (the input gave \(report.framesIn)); nothing was written"
                                                  : "no frames: the input gave none, nothing was written")
         }
-        // What the run went on from (damage skipped, an input cut short) is said even when it is quiet.
-        for warning in report.warnings + [truncationWarning(report, source: job.sourceInfo)].compactMap({ $0 }) {
+        // What the run went on from (damage skipped, an input cut short) is said even when it is quiet; so is a
+        // privacy filter that found no face.
+        for warning in report.warnings + [truncationWarning(report, source: job.sourceInfo), job.faceStatistics?.noFaceNote].compactMap({ $0 }) {
             PrismCommandLine.info("prism: warning: \(warning)")
         }
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
-            if let faces = job.faceStatistics { PrismCommandLine.info("prism: \(faces.summary)") }
+            if let faces = job.faceStatistics {
+                PrismCommandLine.info("prism: \(faces.summary)")
+                if let loss = faces.lossNote { PrismCommandLine.info("prism: warning: \(loss)") }
+            }
             if let mask = job.segmentationStatistics { PrismCommandLine.info("prism: \(mask.summary)") }
             var line = "prism: \(report.framesOut) frames in " + String(format: "%.2f s (%.1f fps)", report.wallSeconds, report.fps)
             if report.framesDropped > 0 { line += ", \(report.framesDropped) dropped (live source behind)" }
@@ -456,6 +462,9 @@ extension RunCommand {
         fields["faces_predicted_frames"] = faces.framesPredicted
         fields["faces_lost_frames"] = faces.framesLost
         fields["faces_lost"] = faces.facesLost
+        fields["faces_lost_at_edge"] = faces.facesLostAtEdge
+        fields["face_frames"] = faces.framesWithFaces
+        fields["face_looks"] = faces.looks
         fields["face_detections"] = faces.detections
         fields["face_detect_ms"] = (faces.lastDetectSeconds * 10_000).rounded() / 10
         fields["face_regions_age"] = faces.framesServed == 0 ? 0 : (faces.meanAge * 100).rounded() / 100
@@ -563,7 +572,8 @@ struct RenderCommand: PrismCommand {
         }
         FFmpegLog.setLevel(.quiet)
         // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
-        let sideInput = try faces.makeSideInput(for: graph, live: false)
+        let sideInput = try faces.makeSideInput(for: graph, live: false, still: true)
+        if let note = sideInput?.note { PrismCommandLine.info("prism: \(note)") }
         let image = try ImageFile.read(path: input)
         let context = try GPUContext(options: gpu)
         let mask = try segmentation.makeSideInput(for: graph, live: false, gpu: context)
@@ -571,6 +581,7 @@ struct RenderCommand: PrismCommand {
         let still = try FrameEngine.renderStill(graph, image: image, gpu: context,
                                                 sideInputs: (sideInput.map { [FaceRegions($0)] } ?? []) + (mask.map { [$0] } ?? []))
         try ImageFile.write(still, to: output, jpegQuality: quality)
+        if let none = sideInput?.statistics.noFaceNote { PrismCommandLine.info("prism: warning: \(none)") }
         return 0
     }
 }

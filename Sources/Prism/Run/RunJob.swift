@@ -58,6 +58,9 @@ package final class RunJob: Sendable {
     /// What the face detector cost, when faces were found.
     package var faceStatistics: FaceDetectorStatistics? { faces?.statistics }
 
+    /// How faces are found, when that is not what was asked for (the fallback cascade): said first.
+    package var faceNote: String? { faces?.note }
+
     /// What the segmentation model cost and how old its masks were, when one ran.
     package var segmentationStatistics: SegmentationStatistics? { segmentation?.statistics }
 

@@ -218,10 +218,10 @@ final class CompiledPass {
     var draws: [Draw]
     /// The target's shape (a persistent prepass gets two of it).
     var target: TargetSpec
-    /// Kernels whose code is in the program: each sets its uniforms.
-    let members: [Member]
-    /// Sampler uniforms bound to other passes' targets.
-    let textures: [(uniform: String, source: TextureSource)]
+    /// Kernels whose code is in the program (or in one of its draws' variants): each sets its uniforms.
+    private(set) var members: [Member]
+    /// Sampler uniforms bound to other passes' targets (the variants' too).
+    private(set) var textures: [(uniform: String, source: TextureSource)]
     var readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
     /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
@@ -236,6 +236,16 @@ final class CompiledPass {
     /// A compute prepass: its one draw's program is dispatched as these work groups, with the target bound
     /// as image unit 0 (the shader's `layout(binding = 0)` image).
     var computeGroups: SIMD2<Int>?
+
+    /// Adds what a variant's program reads that the main one does not (a zero mask's sink program evaluates
+    /// the background's nodes itself where the main one reads them materialised): the renderer sets the
+    /// pass's members and textures on whichever program it draws, and a program that lacks one ignores it.
+    func addBindings(of variant: CompiledPass) {
+        let prefixes = Set(members.map(\.prefix)), uniforms = Set(textures.map(\.uniform))
+        members += variant.members.filter { !prefixes.contains($0.prefix) }
+        textures += variant.textures.filter { !uniforms.contains($0.uniform) }
+        readsSourcePlanes = readsSourcePlanes || variant.readsSourcePlanes
+    }
 
     init(kind: Kind, label: String, draws: [Draw], target: TargetSpec, members: [Member],
          textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
@@ -493,7 +503,7 @@ enum GraphCompiler {
                         pass.draws[draw].variants.insert(.init(program: variant.draws[draw].program,
                                                                condition: .maskIsZero(generator: generator, channel: channel)), at: 0)
                     }
-                    pass.readsSourcePlanes = pass.readsSourcePlanes || variant.readsSourcePlanes
+                    pass.addBindings(of: variant)
                     needed = true
                 case .prepass(let node, _): needed = backgroundNodes.contains(node) || textureInputs.contains(node)
                 case .materialize(let node): needed = plain.materialized.contains(node)

@@ -46,6 +46,10 @@ public final class FilterGraph {
     /// the graph (its loader, PrismMedia's for the tool), so a shorthand can load its image when it is bound.
     package var imageLoader: ShaderImageLoader?
 
+    /// Effects sized from each frame's faces (`face-pixellate`, `face-blur`), by node index: the engine sets
+    /// them before drawing a frame (`fitFaceSizedEffects`).
+    package var faceSized: [Int: FaceSized] = [:]
+
     /// An empty graph: the identity, delivering the source unchanged.
     public init() {}
 

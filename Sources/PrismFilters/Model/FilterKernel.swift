@@ -225,16 +225,19 @@ public struct FrameContext: Sendable {
     /// nil when the run has none or the model has not answered yet (`segment-mask` is then 0: background).
     public var segmentation: SegmentationMask?
 
-    /// A circular region of interest (a face), in the units of `regions`.
+    /// An elliptical region of interest (a face), in the units of `regions`.
     public struct Region: Hashable, Sendable {
         /// Centre as fractions 0...1 of the frame's width and height.
         public var center: SIMD2<Double>
-        /// Radius as a fraction of the frame's width.
+        /// Half the width, as a fraction of the frame's width.
         public var radius: Double
-        /// A region centred at `center` with `radius` (fractions of the frame, see above).
-        public init(center: SIMD2<Double>, radius: Double) {
+        /// Height over width (1: a circle; a face box is about 1.2).
+        public var aspect: Double
+        /// A region centred at `center` with `radius` (fractions of the frame, see above), `aspect` times as tall as wide.
+        public init(center: SIMD2<Double>, radius: Double, aspect: Double = 1) {
             self.center = center
             self.radius = radius
+            self.aspect = aspect
         }
     }
 

@@ -9,7 +9,8 @@ import PrismCore
 package final class LumaThumbnailer {
     package let maxWidth: Int
     private var programs: [PixelFormat: ShaderProgram] = [:]
-    private var target: RenderTarget?
+    /// Targets by size (the whole frame's picture and closer looks alternate); a few at most.
+    private var targets: [Size: RenderTarget] = [:]
     private var vertexArray: GLuint = 0
 
     package init(maxWidth: Int = 320) {
@@ -21,21 +22,32 @@ package final class LumaThumbnailer {
 
     /// Draws and reads back the thumbnail of `frame` (synchronously: it is a few kilobytes).
     package func render(_ frame: UploadedFrame) throws -> LumaImage {
-        let size = LumaImage.thumbnailSize(for: frame.size, maxWidth: maxWidth)
+        try render(frame, size: LumaImage.thumbnailSize(for: frame.size, maxWidth: maxWidth))
+    }
+
+    /// Draws and reads back `area` of `frame` (frame pixels: x, y, width, height; nil: the whole frame) at
+    /// `size`, whose width must be a multiple of 4. Samples beyond the frame repeat its edge.
+    package func render(_ frame: UploadedFrame, size: Size, area: SIMD4<Double>? = nil) throws -> LumaImage {
+        precondition(size.width % 4 == 0, "four luma pixels a texel")
         let program = try self.program(for: frame.format)
         let targetSize = Size(width: size.width / 4, height: size.height)
-        if target?.size != targetSize { target = try RenderTarget(size: targetSize, format: .rgba8, linear: false) }
-        guard let target else { preconditionFailure("thumbnail target was just made") }
+        if targets[targetSize] == nil {
+            if targets.count >= 4 { targets.removeAll() }
+            targets[targetSize] = try RenderTarget(size: targetSize, format: .rgba8, linear: false)
+        }
+        guard let target = targets[targetSize] else { preconditionFailure("thumbnail target was just made") }
         // Four luma pixels a texel (`thumbnailSize` keeps the width a multiple of 4): the bytes are the picture's.
-        let pixels = try Self.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
+        let pixels = try Self.draw(program, frame: frame, thumbnail: size, area: area, into: target, vertexArray: vertexArray,
                                    label: "luma thumbnail \(size)")
         return LumaImage(size: size, pixels: pixels, frameSize: frame.size)
     }
 
-    /// Draws a thumbnail program (uniforms `prism_blockSize`: frame pixels per thumbnail pixel, `prism_frameSize`)
-    /// over `target` from `frame`, and reads the target back as RGBA8 bytes. Shared with `RGBThumbnailer`.
-    static func draw(_ program: ShaderProgram, frame: UploadedFrame, thumbnail size: Size, into target: RenderTarget,
-                     vertexArray: GLuint, label: String) throws -> [UInt8] {
+    /// Draws a thumbnail program (uniforms `prism_origin`: the area's top left in frame pixels, `prism_blockSize`:
+    /// frame pixels per thumbnail pixel, `prism_frameSize`) over `target` from `area` of `frame` (nil: all of it),
+    /// and reads the target back as RGBA8 bytes. Shared with `RGBThumbnailer`.
+    static func draw(_ program: ShaderProgram, frame: UploadedFrame, thumbnail size: Size, area: SIMD4<Double>?,
+                     into target: RenderTarget, vertexArray: GLuint, label: String) throws -> [UInt8] {
+        let area = area ?? SIMD4(0, 0, Double(frame.size.width), Double(frame.size.height))
         var previousArray: GLint = 0
         glGetIntegerv(GLenum(GL_VERTEX_ARRAY_BINDING), &previousArray)
         defer { glBindVertexArray(GLuint(previousArray)) }
@@ -43,7 +55,8 @@ package final class LumaThumbnailer {
         target.bindForDrawing()
         program.use()
         frame.bind(to: program)
-        program.set("prism_blockSize", Float(frame.size.width) / Float(size.width), Float(frame.size.height) / Float(size.height))
+        program.set("prism_origin", Float(area.x), Float(area.y))
+        program.set("prism_blockSize", Float(area.z / Double(size.width)), Float(area.w / Double(size.height)))
         program.set("prism_frameSize", Float(frame.size.width), Float(frame.size.height))
         program.drawFullscreen()
         var pixels = [UInt8](repeating: 0, count: target.size.pixelCount * 4)
@@ -62,6 +75,7 @@ package final class LumaThumbnailer {
         if let program = programs[format] { return program }
         let fragment = FrameShaders.header + FrameShaders.sourceFunctions(for: format) + """
 
+            uniform vec2 prism_origin;
             uniform vec2 prism_blockSize;
             uniform vec2 prism_frameSize;
             out vec4 prism_out;
@@ -70,8 +84,8 @@ package final class LumaThumbnailer {
                 float sum = 0.0;
                 for (int j = 0; j < 2; j++) {
                     for (int i = 0; i < 2; i++) {
-                        vec2 p = floor((t + vec2(0.25 + 0.5 * float(i), 0.25 + 0.5 * float(j))) * prism_blockSize);
-                        sum += dot(prism_fetchSource(min(p, prism_frameSize - 1.0) + 0.5).rgb, vec3(0.299, 0.587, 0.114));
+                        vec2 p = floor(prism_origin + (t + vec2(0.25 + 0.5 * float(i), 0.25 + 0.5 * float(j))) * prism_blockSize);
+                        sum += dot(prism_fetchSource(clamp(p, vec2(0.0), prism_frameSize - 1.0) + 0.5).rgb, vec3(0.299, 0.587, 0.114));
                     }
                 }
                 return sum * 0.25;

@@ -15,19 +15,24 @@ package struct RGBThumbnail: Sendable {
 /// programs are made per source format.
 package final class RGBThumbnailer {
     private var programs: [PixelFormat: ShaderProgram] = [:]
-    private var target: RenderTarget?
+    /// Targets by size (the whole frame's picture and closer looks alternate); a few at most.
+    private var targets: [Size: RenderTarget] = [:]
     private var vertexArray: GLuint = 0
 
     package init() { glGenVertexArrays(1, &vertexArray) }
 
     deinit { glDeleteVertexArrays(1, &vertexArray) }
 
-    /// Draws and reads back `frame` at `size` (synchronously: 256×144 is 147 kB).
-    package func render(_ frame: UploadedFrame, size: Size) throws -> RGBThumbnail {
+    /// Draws and reads back `area` of `frame` (frame pixels: x, y, width, height; nil: the whole frame) at `size`
+    /// (synchronously: 256×144 is 147 kB). Samples beyond the frame repeat its edge.
+    package func render(_ frame: UploadedFrame, size: Size, area: SIMD4<Double>? = nil) throws -> RGBThumbnail {
         let program = try self.program(for: frame.format)
-        if target?.size != size { target = try RenderTarget(size: size, format: .rgba8, linear: false) }
-        guard let target else { preconditionFailure("thumbnail target was just made") }
-        let pixels = try LumaThumbnailer.draw(program, frame: frame, thumbnail: size, into: target, vertexArray: vertexArray,
+        if targets[size] == nil {
+            if targets.count >= 4 { targets.removeAll() }
+            targets[size] = try RenderTarget(size: size, format: .rgba8, linear: false)
+        }
+        guard let target = targets[size] else { preconditionFailure("thumbnail target was just made") }
+        let pixels = try LumaThumbnailer.draw(program, frame: frame, thumbnail: size, area: area, into: target, vertexArray: vertexArray,
                                               label: "RGB thumbnail \(size)")
         return RGBThumbnail(size: size, rgba: pixels, frameSize: frame.size)
     }
@@ -37,6 +42,7 @@ package final class RGBThumbnailer {
         // Row y of the target is row y of the picture from the top, as the luma thumbnail's.
         let fragment = FrameShaders.header + FrameShaders.sourceFunctions(for: format) + """
 
+            uniform vec2 prism_origin;
             uniform vec2 prism_blockSize;
             uniform vec2 prism_frameSize;
             out vec4 prism_out;
@@ -45,8 +51,8 @@ package final class RGBThumbnailer {
                 vec3 sum = vec3(0.0);
                 for (int j = 0; j < 2; j++) {
                     for (int i = 0; i < 2; i++) {
-                        vec2 p = floor((t + vec2(0.25 + 0.5 * float(i), 0.25 + 0.5 * float(j))) * prism_blockSize);
-                        sum += prism_fetchSource(min(p, prism_frameSize - 1.0) + 0.5).rgb;
+                        vec2 p = floor(prism_origin + (t + vec2(0.25 + 0.5 * float(i), 0.25 + 0.5 * float(j))) * prism_blockSize);
+                        sum += prism_fetchSource(clamp(p, vec2(0.0), prism_frameSize - 1.0) + 0.5).rgb;
                     }
                 }
                 prism_out = vec4(sum * 0.25, 1.0);

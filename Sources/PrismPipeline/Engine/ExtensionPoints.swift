@@ -20,6 +20,8 @@ public protocol SideInput: AnyObject {
     var suppliesSegmentation: Bool { get }
     /// Whether the input sets `FrameContext.audio` itself (the engine then decodes no sound for the graph).
     var suppliesAudio: Bool { get }
+    /// Its part that sees frames on the source thread before the GPU does, if it has one.
+    var lookAheadInput: (any LookAheadInput)? { get }
 }
 
 extension SideInput {
@@ -31,6 +33,22 @@ extension SideInput {
     public var suppliesSegmentation: Bool { false }
     /// By default an input supplies no sound.
     public var suppliesAudio: Bool { false }
+    /// By default an input does not look ahead.
+    public var lookAheadInput: (any LookAheadInput)? { nil }
+}
+
+/// A side input that sees each frame before the GPU does: on the source thread, as the frame is read and
+/// before it is queued (a file's face detector, which reads ahead so that a frame between two detections is
+/// drawn with both). Meant for inputs that are not live: frames a live run drops were still read.
+public protocol LookAheadInput: AnyObject, Sendable {
+    /// How many frames the source must be able to read ahead of the GPU (the engine's frame queue holds at
+    /// least this many); 0: the input does not look ahead in this run.
+    var lookAhead: Int { get }
+    /// Frame `index` of the run, on the source thread, before it is queued for the GPU; throwing fails the run.
+    func read(_ frame: TimedFrame, index: Int) throws
+    /// The source has read its last frame, stopped or failed: no frame will follow (the GPU thread must not
+    /// wait for one).
+    func inputEnded()
 }
 
 /// A frame as the GPU has it after the graph ran: for taps, on the GPU thread, during the call only.

@@ -112,6 +112,8 @@ public final class FrameEngine: Sendable {
     private let tracks: [InputTrack]
     /// The input among `tracks` whose sound the sinks take instead of the first input's (`audioInput`).
     private let audioTrack: InputTrack?
+    /// Side inputs that see each frame on the source thread first (a file's face detector reading ahead).
+    private let lookAheads: [any LookAheadInput]
 
     /// - Parameters:
     ///   - source: an opened source; the engine reads it from its own thread from now on.
@@ -145,6 +147,7 @@ public final class FrameEngine: Sendable {
         self.gpu = gpu
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
+        lookAheads = sideInputs.compactMap(\.lookAheadInput).filter { $0.lookAhead > 0 }
         let suppliesAudio = sideInputs.contains { $0.suppliesAudio }
         let suppliesFaces = sideInputs.contains { $0.suppliesFaceRegions }
         // A graph that draws faces with nothing to find them: refused, never run with no faces.
@@ -266,7 +269,10 @@ public final class FrameEngine: Sendable {
             if live { limited.frameLimit = nil }
             return limited
         }()
-        let frames = BoundedQueue<TimedFrame>(capacity: configuration.frameQueueCapacity,
+        // Inputs that read ahead need the source that far ahead of the GPU (they are asked for by files, whose
+        // frames are never dropped).
+        let lookAheads = self.lookAheads
+        let frames = BoundedQueue<TimedFrame>(capacity: max(configuration.frameQueueCapacity, (lookAheads.map(\.lookAhead).max() ?? 0) + 1),
                                               overflow: live ? .dropOldest : .block)
         let failure = FirstError()
         let started = StageTimes.now()
@@ -361,8 +367,14 @@ public final class FrameEngine: Sendable {
             }
             // A movie's sound for audio-reactive filters: frames wait here until their window is decoded.
             var sound = audioFeed?.trackTimeline()
-            func push(_ ready: [TimedFrame]) -> Bool {
-                for frame in ready { guard frames.push(frame) else { return false } }
+            var queued = 0
+            // Frames are numbered as the GPU thread will number them: in the order they are queued.
+            func push(_ ready: [TimedFrame]) throws -> Bool {
+                for frame in ready {
+                    for reader in lookAheads { try reader.read(frame, index: queued) }
+                    queued += 1
+                    guard frames.push(frame) else { return false }
+                }
                 return true
             }
             do {
@@ -378,13 +390,13 @@ public final class FrameEngine: Sendable {
                     switch step {
                     case .frames(let timed):
                         if sound != nil {
-                            guard push(sound!.hold(timed)) else { break reading }
+                            guard try push(sound!.hold(timed)) else { break reading }
                         } else {
-                            guard push(timed) else { break reading }
+                            guard try push(timed) else { break reading }
                         }
                         if loop.isDone { break reading }
                     case .audio(let packet):
-                        if sound != nil { guard push(try sound!.decode(packet)) else { break reading } }
+                        if sound != nil { guard try push(try sound!.decode(packet)) else { break reading } }
                         // Another input's sound is the run's (`audioInput`): this one's is not sent.
                         guard configuration.copyAudio, recordingSince == nil, audioTrack == nil else { continue }
                         sendAudio(.audio(packet))
@@ -393,15 +405,15 @@ public final class FrameEngine: Sendable {
                 if !stop.isStopped, !failure.hasError {
                     let last = loop.finish()
                     if sound != nil {
-                        var pushing = push(sound!.hold(last))
+                        var pushing = try push(sound!.hold(last))
                         // Frames still waiting for their sound: read on for audio only (a limit ended the frames).
                         tail: while pushing, sound!.isHolding, !stop.isStopped, !failure.hasError, let step = try loop.next() {
                             guard case .audio(let packet) = step else { continue tail }
-                            pushing = push(try sound!.decode(packet))
+                            pushing = try push(try sound!.decode(packet))
                         }
-                        if pushing { _ = push(try sound!.finish()) }
+                        if pushing { _ = try push(try sound!.finish()) }
                     } else {
-                        _ = push(last)
+                        _ = try push(last)
                     }
                 }
             } catch {
@@ -416,6 +428,7 @@ public final class FrameEngine: Sendable {
         }
         let sourceThread = WorkerThread {
             readSource()
+            for reader in lookAheads { reader.inputEnded() }
             frames.close()
         }
 

@@ -383,6 +383,8 @@ final class FramePath {
         var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index, audio: timed.audio)
         context.frameRate = (frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
         for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
+        // Blocks and blurs sized to the faces: a new size is a new graph, compiled before this frame is drawn.
+        if findsFaces, try graph.fitFaceSizedEffects(to: context.regions, frameSize: uploaded.size) { try recompile() }
         if let renderer {
             t0 = StageTimes.now()
             try renderer.render(uploaded, context: context)

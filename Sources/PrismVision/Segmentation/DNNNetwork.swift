@@ -56,4 +56,28 @@ package final class DNNNetwork {
         guard count <= capacity else { throw Failure(description: "\(path): output \(shape) exceeds \(capacity) floats") }
         return Tensor(values: Array(out.prefix(count)), shape: shape)
     }
+
+    /// Runs the network once on `input` and returns the outputs named `outputs` (ONNX output names), in that
+    /// order; `capacity` bounds their floats together.
+    package func forward(_ input: [Float], channels: Int, size: Size, outputs: [String], capacity: Int) throws -> [Tensor] {
+        precondition(input.count == channels * size.pixelCount, "input needs channels × pixels floats")
+        var out = [Float](repeating: 0, count: capacity)
+        var dims = [Int32](repeating: 0, count: 4 * outputs.count)
+        var error = [CChar](repeating: 0, count: 1024)
+        let names = outputs.map { strdup($0) }
+        defer { names.forEach { free($0) } }
+        let status = names.map { UnsafePointer($0) }.withUnsafeBufferPointer { pointers in
+            prism_dnn_forward_named(net, input, Int32(channels), Int32(size.height), Int32(size.width), pointers.baseAddress,
+                                    Int32(outputs.count), &out, out.count, &dims, &error, error.count)
+        }
+        guard status == 0 else { throw Failure(description: "\(path): \(String(cMessage: error))") }
+        var tensors: [Tensor] = [], offset = 0
+        for index in outputs.indices {
+            let shape = dims[(4 * index)..<(4 * index + 4)].map(Int.init)
+            let count = shape.reduce(1, *)
+            tensors.append(Tensor(values: Array(out[offset..<(offset + count)]), shape: shape))
+            offset += count
+        }
+        return tensors
+    }
 }
