@@ -1,0 +1,310 @@
+import Foundation
+import PrismKit
+import Synchronization
+
+/// `prism_session`: a `Session`, its pushed-frame feed, and its one run (frames pulled, or an output
+/// written). prism.h's thread rules hold here: one caller thread at a time, except that the feed is
+/// pushed from another and `cancel` comes from any; what those touch is the feed and `control`.
+final class CSession: @unchecked Sendable {
+    let session: Session
+    let feed: FrameFeed?
+    private let buffered: Int
+    /// Shared with `cancel`: the run in progress and whether the session was cancelled.
+    private let control = Mutex<Control>(Control())
+    private struct Control {
+        var sequence: FrameSequence?
+        var write: StopSignal?
+        var cancelled = false
+        var started = false
+    }
+    private var frames: FrameIterator?
+    /// The run has ended and its threads with it (the iteration met its end, or a write returned).
+    private var ended = false
+    private var report: RunReport?
+    private var reportText: UnsafeMutablePointer<CChar>?
+
+    init(input: InputSpec, graph: String, options: COptions, feed: FrameFeed? = nil) throws {
+        session = try Session(input: input, graph: graph, options: options.session)
+        try GraphParameters.apply(options.parameters, to: session.graph)
+        self.feed = feed
+        buffered = options.buffered
+    }
+
+    deinit {
+        stopAndWait()
+        free(reportText)
+    }
+
+    private func begin() throws {
+        try control.withLock { control in
+            if control.cancelled { throw CAPIError.state("the session was cancelled") }
+            if control.started { throw CAPIError.state("this session has already run; open a new one for another run") }
+            control.started = true
+        }
+    }
+
+    func start(format: PixelFormat) throws {
+        guard PackedFrameLayout.supportedFormats.contains(format) else {
+            throw CAPIError.argument("frames cannot be delivered as \(format.rawValue) (only pushed)")
+        }
+        try begin()
+        let sequence = try session.frames(format: format, buffered: buffered)
+        let cancelled = control.withLock { control -> Bool in
+            control.sequence = sequence
+            return control.cancelled
+        }
+        if cancelled { sequence.cancel() }
+        frames = FrameIterator(sequence)
+    }
+
+    /// The next frame; nil at the end of the run.
+    func next() throws -> Frame? {
+        guard let frames else { throw CAPIError.state("the run has not started: call prism_session_start first") }
+        if ended { return nil }
+        do {
+            if let frame = try frames.next() { return frame }
+        } catch {
+            ended = true
+            throw error
+        }
+        // A cancelled iteration ends at once, before the run's threads have: only a real end is the end.
+        let sequence = control.withLock { $0.sequence }
+        if control.withLock({ !$0.cancelled }) {
+            ended = true
+            report = sequence?.report
+        }
+        return nil
+    }
+
+    func write(to output: String) throws {
+        try begin()
+        let stop = StopSignal()
+        if control.withLock({ control -> Bool in control.write = stop; return control.cancelled }) { stop.stop() }
+        defer { ended = true }
+        report = try session.write(to: output, stop: stop)
+    }
+
+    /// Any thread: stops the run (and wakes a blocked `push`).
+    func cancel() {
+        let (sequence, write) = control.withLock { control in
+            control.cancelled = true
+            return (control.sequence, control.write)
+        }
+        sequence?.cancel()
+        write?.stop()
+        feed?.close()
+    }
+
+    /// Stops a run still going and waits (up to 30 s) for its threads to let the engine go, so a program
+    /// that exits right after freeing the session does not race the driver's teardown.
+    private func stopAndWait() {
+        feed?.close()
+        guard let sequence = control.withLock({ $0.sequence }), !ended else { return }
+        cancel()
+        // A stopped run ends with a report (the end the iteration, cancelled, no longer waits for).
+        let deadline = Date().addingTimeInterval(30)
+        while sequence.report == nil, Date() < deadline { usleep(2000) }
+    }
+
+    /// The report as JSON (prism.h's fields), kept until the next call.
+    func reportJSON() -> UnsafePointer<CChar> {
+        var object: [String: Any] = ["notes": session.notes + (report?.notes ?? [])]
+        if let report {
+            object["frames_in"] = report.framesIn
+            object["frames_out"] = report.framesOut
+            object["frames_dropped"] = report.framesDropped
+            object["wall_seconds"] = report.wallSeconds
+            object["fps"] = report.fps
+            object["stop_reason"] = report.stopReason.rawValue
+            object["renderer"] = report.renderer
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        free(reportText)
+        reportText = strdup(String(decoding: data, as: UTF8.self))
+        return UnsafePointer(reportText!)
+    }
+}
+
+/// The frames' asynchronous iteration driven from a C caller's thread: each `next` waits for a task that
+/// takes one step (the caller is a plain thread, never one of the concurrency pool's).
+private final class FrameIterator: @unchecked Sendable {  // stepped by one task at a time, the caller waiting
+    private var iterator: FrameSequence.Iterator
+    init(_ sequence: FrameSequence) { iterator = sequence.makeAsyncIterator() }
+
+    func next() throws -> Frame? {
+        let outcome = Mutex<Result<Frame?, any Error>>(.success(nil))
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { [self] in
+            do {
+                let frame = try await self.iterator.next()
+                outcome.withLock { $0 = .success(frame) }
+            } catch {
+                outcome.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        return try outcome.withLock { $0 }.get()
+    }
+}
+
+/// `InputSpec` for an INPUT as `prism run` reads it: the pattern, a camera, a movie path or URL.
+private func inputSpec(_ text: String) throws -> InputSpec {
+    if text == "pattern" { return .pattern }
+    if let camera = InputSpec.cameraPath(text) { return .camera(camera) }
+    try InputSpec.checkMovieArgument(text)
+    return .movie(text)
+}
+
+private func copiedOptions(_ pointer: OpaquePointer?) throws -> COptions {
+    pointer == nil ? COptions() : try handle(pointer, COptions.self, "options").copy()
+}
+
+private func store(_ session: CSession, in out: UnsafeMutablePointer<OpaquePointer?>?) { out?.pointee = retained(session) }
+
+@_cdecl("prism_session_open")
+public func prism_session_open(_ input: UnsafePointer<CChar>?, _ graph: UnsafePointer<CChar>?, _ options: OpaquePointer?,
+                               _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    out?.pointee = nil
+    return cCall {
+        guard let out else { throw CAPIError.argument("session is NULL") }
+        let input = try inputSpec(try string(input, "input"))
+        store(try CSession(input: input, graph: try string(graph, "graph"), options: try copiedOptions(options)), in: out)
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_open_frames")
+public func prism_session_open_frames(_ width: Int32, _ height: Int32, _ format: Int32, _ rateNum: Int32, _ rateDen: Int32,
+                                      _ graph: UnsafePointer<CChar>?, _ options: OpaquePointer?,
+                                      _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    out?.pointee = nil
+    return cCall {
+        guard let out else { throw CAPIError.argument("session is NULL") }
+        let settings = try copiedOptions(options)
+        let size = Size(width: Int(width), height: Int(height))
+        let raw = RawVideoFormat(size: size, pixelFormat: try CPixelFormat.format(format), frameRate: Rational(rateNum, rateDen))
+        let feed: FrameFeed
+        do {
+            feed = try FrameFeed(format: raw, colorSpace: settings.colorSpace(for: size), timeBase: settings.timeBase,
+                                 capacity: settings.queue)
+        } catch {
+            throw CAPIError.argument("\(error)")
+        }
+        store(try CSession(input: .frames(feed), graph: try string(graph, "graph"), options: settings, feed: feed), in: out)
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_output_size")
+public func prism_session_output_size(_ session: OpaquePointer?, _ width: UnsafeMutablePointer<Int32>?,
+                                      _ height: UnsafeMutablePointer<Int32>?) -> Int32 {
+    cCall {
+        let session = try handle(session, CSession.self, "session").session
+        let size = try session.graph.outputSize(forSource: session.sourceInfo.size)
+        width?.pointee = Int32(size.width)
+        height?.pointee = Int32(size.height)
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_input_size")
+public func prism_session_input_size(_ session: OpaquePointer?, _ width: UnsafeMutablePointer<Int32>?,
+                                     _ height: UnsafeMutablePointer<Int32>?) -> Int32 {
+    cCall {
+        let size = try handle(session, CSession.self, "session").session.sourceInfo.size
+        width?.pointee = Int32(size.width)
+        height?.pointee = Int32(size.height)
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_push")
+public func prism_session_push(_ session: OpaquePointer?, _ planes: UnsafePointer<UnsafePointer<UInt8>?>?,
+                               _ strides: UnsafePointer<Int32>?, _ pts: Int64, _ duration: Int64) -> Int32 {
+    cCall {
+        let session = try handle(session, CSession.self, "session")
+        guard let feed = session.feed else { throw CAPIError.state("this session reads its input; open it with prism_session_open_frames to push frames") }
+        guard let planes, let strides else { throw CAPIError.argument("planes or strides is NULL") }
+        let count = feed.format.pixelFormat.planes.count
+        var given: [FrameFeed.Plane] = []
+        for index in 0..<count {
+            guard let base = planes[index] else { throw CAPIError.argument("plane \(index) is NULL") }
+            given.append((UnsafeRawPointer(base), Int(strides[index])))
+        }
+        let taken: Bool
+        do {
+            taken = try feed.push(planes: given, pts: pts < 0 ? nil : pts, duration: duration > 0 ? duration : nil)
+        } catch {
+            throw CAPIError(status: "\(error)".contains("after the end") ? .state : .argument, description: "\(error)")
+        }
+        guard taken else { throw CAPIError.state("the run has ended; the frame was not taken") }
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_end_input")
+public func prism_session_end_input(_ session: OpaquePointer?) -> Int32 {
+    cCall {
+        guard let feed = try handle(session, CSession.self, "session").feed else {
+            throw CAPIError.state("this session reads its input; there is nothing to end")
+        }
+        feed.finish()
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_start")
+public func prism_session_start(_ session: OpaquePointer?, _ format: Int32) -> Int32 {
+    cCall {
+        try handle(session, CSession.self, "session").start(format: try CPixelFormat.format(format))
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_next_frame")
+public func prism_session_next_frame(_ session: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    out?.pointee = nil
+    return cCall(during: true) {
+        guard let out else { throw CAPIError.argument("frame is NULL") }
+        guard let frame = try handle(session, CSession.self, "session").next() else { return .end }
+        out.pointee = retained(CFrame(frame))
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_write")
+public func prism_session_write(_ session: OpaquePointer?, _ output: UnsafePointer<CChar>?) -> Int32 {
+    cCall(during: true) {
+        try handle(session, CSession.self, "session").write(to: try string(output, "output"))
+        return .ok
+    }
+}
+
+@_cdecl("prism_session_cancel")
+public func prism_session_cancel(_ session: OpaquePointer?) {
+    guard let session else { return }
+    Unmanaged<CSession>.fromOpaque(UnsafeRawPointer(session)).takeUnretainedValue().cancel()
+}
+
+@_cdecl("prism_session_report")
+public func prism_session_report(_ session: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let session else { return nil }
+    return Unmanaged<CSession>.fromOpaque(UnsafeRawPointer(session)).takeUnretainedValue().reportJSON()
+}
+
+@_cdecl("prism_session_free")
+public func prism_session_free(_ session: OpaquePointer?) { release(session) }
+
+@_cdecl("prism_render")
+public func prism_render(_ graph: UnsafePointer<CChar>?, _ input: UnsafePointer<CChar>?, _ output: UnsafePointer<CChar>?,
+                         _ options: OpaquePointer?) -> Int32 {
+    cCall(during: true) {
+        let output = try string(output, "output")
+        guard ImageFile.kind(forPath: output) != nil else { throw CAPIError.argument("\(output): the output must end in .png, .jpg or .jpeg") }
+        let input = try string(input, "input")
+        try RegularFile.check(input, what: "an image file")
+        try CSession(input: .movie(input), graph: try string(graph, "graph"), options: try copiedOptions(options)).write(to: output)
+        return .ok
+    }
+}
