@@ -24,11 +24,16 @@ final class CSession: @unchecked Sendable {
     private var reportText: UnsafeMutablePointer<CChar>?
 
     init(input: InputSpec, graph: String, options: COptions, feed: FrameFeed? = nil) throws {
+        _ = Self.quietFFmpeg
         session = try Session(input: input, graph: graph, options: options.session)
         try GraphParameters.apply(options.parameters, to: session.graph)
         self.feed = feed
         buffered = options.buffered
     }
+
+    /// FFmpeg's own lines (x264's statistics, a decoder's warnings) are not the caller's: errors only, as the
+    /// tool does it, set once when the first session opens (a program may set its own level afterwards).
+    private static let quietFFmpeg: Void = FFmpegLog.setLevel(.error)
 
     deinit {
         stopAndWait()
@@ -304,7 +309,18 @@ public func prism_render(_ graph: UnsafePointer<CChar>?, _ input: UnsafePointer<
         guard ImageFile.kind(forPath: output) != nil else { throw CAPIError.argument("\(output): the output must end in .png, .jpg or .jpeg") }
         let input = try string(input, "input")
         try RegularFile.check(input, what: "an image file")
-        try CSession(input: .movie(input), graph: try string(graph, "graph"), options: try copiedOptions(options)).write(to: output)
+        let settings = try copiedOptions(options)
+        // As `prism render` reads a still: decoded to RGBA, full range (a JPEG's Y'CbCr converted as FFmpeg
+        // converts it, not on the GPU as a movie's frames are), one frame through the session.
+        let image = try ImageFile.read(path: input)
+        let feed = try FrameFeed(format: RawVideoFormat(size: image.size, pixelFormat: .rgba, frameRate: SourceSpec.defaultRate),
+                                 colorSpace: YUVColorSpace(matrix: .defaultFor(image.size), range: .full))
+        let session = try CSession(input: .frames(feed), graph: try string(graph, "graph"), options: settings, feed: feed)
+        try image.pixels.withUnsafeBytes { pixels in
+            _ = try feed.push(planes: [(pixels.baseAddress!, image.size.width * 4)], pts: 0)
+        }
+        feed.finish()
+        try session.write(to: output)
         return .ok
     }
 }

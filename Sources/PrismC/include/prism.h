@@ -27,6 +27,9 @@
  * Ownership: handles a function hands out (sessions, options, frames) are the caller's and are freed
  * with their own *_free function; strings the library returns are the library's (see each function).
  *
+ * FFmpeg's log: the library sets FFmpeg's level to errors only (av_log_set_level(AV_LOG_ERROR)) when its
+ * first session opens, as the prism tool does; a program that wants FFmpeg's warnings sets its level after.
+ *
  * Threads: the library starts its own threads (source, GPU, output). A session is used from one thread
  * at a time, with two exceptions: prism_session_push and prism_session_end_input may be called from
  * one other thread while frames are being pulled (a producer and a consumer), and

@@ -53,11 +53,15 @@ enum InstalledLibrary {
         return output
     }
 
-    /// A short clip of OpenCV's Megamind.avi (MPEG-4 part 2, 720x528, faces), its first `frames` frames
-    /// copied without re-encoding (so every decoder gives the same pixels).
+    /// A short clip of OpenCV's Megamind.avi (720x528, faces): its first `frames` frames in H.264 at 25 fps.
+    /// Re-encoded because the AVI's packed B-frames get other timestamps (and an extra frame) from GStreamer's
+    /// demuxer than from FFmpeg's; at 25 fps every timestamp is whole milliseconds, so a TIME-driven shader sees
+    /// the same times whether they count nanoseconds (GStreamer) or the file's ticks.
     static func megamind(frames: Int, in directory: ScratchDirectory) throws -> String {
-        let clip = directory.path("megamind.avi")
-        try Tools.ffmpeg(["-i", try TestFixtures.opencv("Megamind.avi"), "-map", "0:v", "-frames:v", String(frames), "-c", "copy", clip])
+        let clip = directory.path("megamind.mp4")
+        try Tools.ffmpeg(["-i", try TestFixtures.opencv("Megamind.avi"), "-map", "0:v", "-frames:v", String(frames),
+                          "-vf", "setpts=N/25/TB", "-r", "25", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "18",
+                          "-pix_fmt", "yuv420p", clip])
         return clip
     }
 
