@@ -1,5 +1,5 @@
 /*
- * A C program on Prism's C API, as its users write one; the end-to-end tests (LibraryTests) build it with
+ * A C program on Prism's C API, as its users write one; the end-to-end tests (CLibraryTests) build it with
  * `pkg-config --cflags --libs prism` against what scripts/install-lib installed, run it, and compare what it
  * writes with `prism run`.
  *
