@@ -1,18 +1,19 @@
 import PrismKit
 
-/// `prism_frame`: one frame of a run, its bytes in memory of its own (stable for C, freed with it).
-final class CFrame {
+/// `prism_frame`: one frame of a run, copied out of the run's buffer into memory of its own (stable for C,
+/// freed with it), so the run's few buffers go back to it at once.
+final class CFrame: @unchecked Sendable {  // its memory is written once, in init, then only read
     let layout: PackedFrameLayout
     let index: Int
     let pts: MediaTime
     let bytes: UnsafeMutableRawBufferPointer
 
-    init(_ frame: Frame) {
-        layout = frame.layout
+    init(_ frame: ProcessedFrame, layout: PackedFrameLayout) {
+        self.layout = layout
         index = frame.index
         pts = frame.pts
-        bytes = .allocate(byteCount: max(1, frame.bytes.count), alignment: 64)
-        frame.bytes.withUnsafeBytes { bytes.copyMemory(from: $0) }
+        bytes = .allocate(byteCount: max(1, layout.byteCount), alignment: 64)
+        bytes.baseAddress!.copyMemory(from: frame.buffer.data, byteCount: layout.byteCount)
     }
 
     deinit { bytes.deallocate() }

@@ -12,14 +12,11 @@ final class CSession: @unchecked Sendable {
     /// Shared with `cancel`: the run in progress and whether the session was cancelled.
     private let control = Mutex<Control>(Control())
     private struct Control {
-        var sequence: FrameSequence?
+        var frames: FrameRun?
         var write: StopSignal?
         var cancelled = false
         var started = false
     }
-    private var frames: FrameIterator?
-    /// The run has ended and its threads with it (the iteration met its end, or a write returned).
-    private var ended = false
     private var report: RunReport?
     private var reportText: UnsafeMutablePointer<CChar>?
 
@@ -35,8 +32,11 @@ final class CSession: @unchecked Sendable {
     /// tool does it, set once when the first session opens (a program may set its own level afterwards).
     private static let quietFFmpeg: Void = FFmpegLog.setLevel(.error)
 
+    /// Stops a run still going and waits for its thread, so a program that exits right after freeing the
+    /// session does not race the driver's teardown.
     deinit {
-        stopAndWait()
+        cancel()
+        control.withLock { $0.frames }?.join()
         free(reportText)
     }
 
@@ -53,31 +53,17 @@ final class CSession: @unchecked Sendable {
             throw CAPIError.argument("frames cannot be delivered as \(format.rawValue) (only pushed)")
         }
         try begin()
-        let sequence = try session.frames(format: format, buffered: buffered)
-        let cancelled = control.withLock { control -> Bool in
-            control.sequence = sequence
-            return control.cancelled
-        }
-        if cancelled { sequence.cancel() }
-        frames = FrameIterator(sequence)
+        let run = try FrameRun(session: session, format: format, buffered: buffered)
+        if control.withLock({ control -> Bool in control.frames = run; return control.cancelled }) { run.cancel() }
     }
 
     /// The next frame; nil at the end of the run.
-    func next() throws -> Frame? {
-        guard let frames else { throw CAPIError.state("the run has not started: call prism_session_start first") }
-        if ended { return nil }
-        do {
-            if let frame = try frames.next() { return frame }
-        } catch {
-            ended = true
-            throw error
+    func next() throws -> CFrame? {
+        guard let run = control.withLock({ $0.frames }) else {
+            throw CAPIError.state("the run has not started: call prism_session_start first")
         }
-        // A cancelled iteration ends at once, before the run's threads have: only a real end is the end.
-        let sequence = control.withLock { $0.sequence }
-        if control.withLock({ !$0.cancelled }) {
-            ended = true
-            report = sequence?.report
-        }
+        if let frame = run.next() { return frame }
+        report = try run.outcome()
         return nil
     }
 
@@ -85,30 +71,18 @@ final class CSession: @unchecked Sendable {
         try begin()
         let stop = StopSignal()
         if control.withLock({ control -> Bool in control.write = stop; return control.cancelled }) { stop.stop() }
-        defer { ended = true }
         report = try session.write(to: output, stop: stop)
     }
 
     /// Any thread: stops the run (and wakes a blocked `push`).
     func cancel() {
-        let (sequence, write) = control.withLock { control in
+        let (frames, write) = control.withLock { control in
             control.cancelled = true
-            return (control.sequence, control.write)
+            return (control.frames, control.write)
         }
-        sequence?.cancel()
+        frames?.cancel()
         write?.stop()
         feed?.close()
-    }
-
-    /// Stops a run still going and waits (up to 30 s) for its threads to let the engine go, so a program
-    /// that exits right after freeing the session does not race the driver's teardown.
-    private func stopAndWait() {
-        feed?.close()
-        guard let sequence = control.withLock({ $0.sequence }), !ended else { return }
-        cancel()
-        // A stopped run ends with a report (the end the iteration, cancelled, no longer waits for).
-        let deadline = Date().addingTimeInterval(30)
-        while sequence.report == nil, Date() < deadline { usleep(2000) }
     }
 
     /// The report as JSON (prism.h's fields), kept until the next call.
@@ -130,26 +104,56 @@ final class CSession: @unchecked Sendable {
     }
 }
 
-/// The frames' asynchronous iteration driven from a C caller's thread: each `next` waits for a task that
-/// takes one step (the caller is a plain thread, never one of the concurrency pool's).
-private final class FrameIterator: @unchecked Sendable {  // stepped by one task at a time, the caller waiting
-    private var iterator: FrameSequence.Iterator
-    init(_ sequence: FrameSequence) { iterator = sequence.makeAsyncIterator() }
+/// A session's engine run into memory on a thread of its own: each frame copied out of the run's buffer as it
+/// leaves the GPU, at most `buffered` of them waiting for the caller (the run waits meanwhile, as for a file).
+/// The thread lets the engine (and so its GPU objects) go before it ends; `join` waits for that.
+private final class FrameRun: Sendable {
+    private let frames: BoundedQueue<CFrame>
+    private let stop = StopSignal()
+    private let result = Mutex<Result<RunReport, any Error>?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
 
-    func next() throws -> Frame? {
-        let outcome = Mutex<Result<Frame?, any Error>>(.success(nil))
-        let done = DispatchSemaphore(value: 0)
-        Task.detached { [self] in
-            do {
-                let frame = try await self.iterator.next()
-                outcome.withLock { $0 = .success(frame) }
-            } catch {
-                outcome.withLock { $0 = .failure(error) }
-            }
-            done.signal()
+    init(session: Session, format: PixelFormat, buffered: Int) throws {
+        let frames = BoundedQueue<CFrame>(capacity: max(1, buffered))
+        self.frames = frames
+        // Returns false once the caller has gone (the queue cancelled), which ends the run.
+        let sink = CallbackSink(format: format) { frame, stream in frames.push(CFrame(frame, layout: stream.layout)) }
+        let handover = Mutex<FrameEngine?>(try session.engine(sinks: [sink]))
+        let thread = Thread { [self] in
+            let outcome = Self.runToEnd(handover.withLock { $0.take() }!, stop: stop)
+            result.withLock { $0 = outcome }
+            frames.close()
+            finished.signal()
         }
-        done.wait()
-        return try outcome.withLock { $0 }.get()
+        thread.name = "prism C session"
+        thread.start()
+    }
+
+    /// Runs `engine` and drops it (the caller hands over its last reference) before returning.
+    private static func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Result<RunReport, any Error> {
+        let outcome = Result { try engine.run(stop: stop) }
+        _ = consume engine
+        return outcome
+    }
+
+    /// The next frame, waiting for it; nil once the run has ended (or was cancelled).
+    func next() -> CFrame? { frames.pop() }
+
+    /// How the run ended, once it has: its report, or its error (waits for the thread).
+    func outcome() throws -> RunReport {
+        join()
+        return try result.withLock { $0! }.get()
+    }
+
+    func cancel() {
+        stop.stop(.outputClosed)
+        frames.cancel()
+    }
+
+    /// Waits for the run's thread to end (any number of times).
+    func join() {
+        finished.wait()
+        finished.signal()
     }
 }
 
@@ -273,7 +277,7 @@ public func prism_session_next_frame(_ session: OpaquePointer?, _ out: UnsafeMut
     return cCall(during: true) {
         guard let out else { throw CAPIError.argument("frame is NULL") }
         guard let frame = try handle(session, CSession.self, "session").next() else { return .end }
-        out.pointee = retained(CFrame(frame))
+        out.pointee = retained(frame)
         return .ok
     }
 }
