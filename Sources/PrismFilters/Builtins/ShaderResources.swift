@@ -25,7 +25,9 @@ enum ShaderResources {
     /// The file mapped at `address` (the program or a shared library), from /proc/self/maps (glibc's
     /// `dladdr` needs _GNU_SOURCE, which Swift's Glibc module is not built with).
     static func imagePath(holding address: UnsafeRawPointer) -> String? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+        // Read to the end: procfs files say they are empty, and readers that trust the size read nothing.
+        guard let data = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/maps")).readToEnd() else { return nil }
+        let maps = String(decoding: data, as: UTF8.self)
         let target = UInt(bitPattern: address)
         for line in maps.split(separator: "\n") {
             // start-end perms offset dev inode path

@@ -96,6 +96,30 @@ final class CLibraryTests: XCTestCase {
         }
     }
 
+    /// The built-in shaders are read from beside the installed library (PREFIX/lib/prism/), not from the build
+    /// that made it: a copy of the installation whose radial-gradient.fs draws one flat colour draws that colour.
+    func testBuiltInShadersComeFromTheInstallation() throws {
+        let program = try InstalledLibrary.cProgram.get()
+        let directory = ScratchDirectory()
+        let copy = directory.path("prefix")
+        try FileManager.default.copyItem(atPath: try InstalledLibrary.prefix.get(), toPath: copy)
+        let shader = copy + "/lib/prism/Prism_PrismFilters.resources/Shaders/radial-gradient.fs"
+        let text = try String(contentsOfFile: shader, encoding: .utf8)
+        let header = try XCTUnwrap(text.range(of: "*/")).upperBound
+        try (text[..<header] + "\nvoid main() { gl_FragColor = vec4(0.25, 0.5, 0.75, 1.0); }\n")
+            .write(toFile: shader, atomically: true, encoding: .utf8)
+        func firstPixel(library: String?) throws -> [UInt8] {
+            let output = directory.path("gradient.rgba")
+            let result = try InstalledLibrary.run(program, ["read", "pattern", "radial-gradient", output, "frames=1", "size=64x48"],
+                                                  extra: library.map { ["LD_LIBRARY_PATH": $0] } ?? [:])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: output)).prefix(4))
+        }
+        XCTAssertEqual(try firstPixel(library: copy + "/lib"), [64, 128, 191, 255], "the copy's shader")
+        let tool = try InstalledLibrary.prismRun("pattern", "radial-gradient", ["--frames", "1", "--size", "64x48"])
+        XCTAssertEqual(try firstPixel(library: nil), Array(tool.prefix(4)), "the installation's own: the tool's gradient")
+    }
+
     /// Each misuse: its status, a line in prism_last_error(), nothing crashes, and a session freed while its run
     /// goes on stops it (the program exits cleanly). The program checks each and prints what it got.
     func testMisuseGetsAStatusAndALine() throws {
