@@ -182,7 +182,10 @@ class Session:
         self.close()
 
     def __del__(self):
-        self.close()
+        try:
+            self.close()
+        except Exception:  # at interpreter exit the library may be gone already
+            pass
 
 
 def _chain(first, rest):
