@@ -109,6 +109,8 @@ const char *prism_last_error(void);
  *   queue N              pushed frames that may wait for the run (default 3)
  * Unknown names and bad values fail here, with the reason in prism_last_error(). */
 
+/* Options are used by one thread at a time. */
+
 /* A new, empty set of options (the caller's; free with prism_options_free). NULL only when out of memory. */
 prism_options *prism_options_new(void);
 /* Sets `name` to `value` (both copied). */
@@ -116,62 +118,68 @@ prism_status prism_options_set(prism_options *options, const char *name, const c
 /* Frees options (NULL is fine). Sessions keep their own copy: options may be freed after opening. */
 void prism_options_free(prism_options *options);
 
-/* ---- Sessions --------------------------------------------------------------------------------------- */
+/* ---- Sessions --------------------------------------------------------------------------------------- *
+ * [consumer]: the thread using the session (one at a time); [producer]: that thread or one other;
+ * [any]: any thread, at any time. */
 
 /* Opens `input` (a movie path or URL, "pattern", a camera such as /dev/video0) with the filter graph
  * `graph` in Prism's text form ("invert, mono", "face-pixellate", "look.fs(amount=0.3)", "hook.glsl");
  * `options` may be NULL. On success *session is the caller's (free with prism_session_free). Everything
- * the input, graph or options can get wrong fails here, before any frame. */
+ * the input, graph or options can get wrong fails here, before any frame. [any] */
 prism_status prism_session_open(const char *input, const char *graph, const prism_options *options,
                                 prism_session **session);
 
 /* A session whose frames the caller pushes (prism_session_push): `width`×`height` in `format` at the
- * nominal rate rate_num/rate_den (used for timestamps the caller leaves out, and the output's rate). */
+ * nominal rate rate_num/rate_den (used for timestamps the caller leaves out, and the output's rate). [any] */
 prism_status prism_session_open_frames(int width, int height, prism_pixel_format format, int rate_num,
                                        int rate_den, const char *graph, const prism_options *options,
                                        prism_session **session);
 
-/* The size of the frames the run will produce (after the graph: upscaling hooks and models change it). */
+/* The size of the frames the run will produce (after the graph: upscaling hooks and models change it).
+ * [consumer] */
 prism_status prism_session_output_size(const prism_session *session, int *width, int *height);
-/* The size and format of the input as opened (a movie's own, or what open_frames was given). */
+/* The size of the input as opened (a movie's own, or what open_frames was given). [consumer] */
 prism_status prism_session_input_size(const prism_session *session, int *width, int *height);
 
 /* Pushes one frame: planes[i] and strides[i] (bytes from one row to the next) for each of the format's
  * planes. The bytes are copied before the call returns. `pts` and `duration` count the time base
  * ("time-base"; default 1/rate); pts < 0: the frame after the last at the rate; duration <= 0: unknown.
  * Timestamps must increase. Blocks while "queue" frames wait for the run (a run that is not pulled yet
- * holds them all). PRISM_ERROR_STATE once the run has ended or after prism_session_end_input. */
+ * holds them all). PRISM_ERROR_STATE once the run has ended or after prism_session_end_input. [producer] */
 prism_status prism_session_push(prism_session *session, const uint8_t *const planes[], const int strides[],
                                 int64_t pts, int64_t duration);
-/* No more pushed frames: the run ends after the frames already pushed. */
+/* No more pushed frames: the run ends after the frames already pushed. [producer] */
 prism_status prism_session_end_input(prism_session *session);
 
 /* Starts the run with its frames delivered in memory, packed as `format` (any but YUYV422). A session
- * runs once. */
+ * runs once. [consumer] */
 prism_status prism_session_start(prism_session *session, prism_pixel_format format);
 /* The next frame, in order, waiting for it. PRISM_OK with *frame set (the caller's; prism_frame_free);
- * PRISM_END at the end of the run (*frame NULL); an error if the run failed. */
+ * PRISM_END at the end of the run (*frame NULL); an error if the run failed. [consumer] */
 prism_status prism_session_next_frame(prism_session *session, prism_frame **frame);
 
 /* Runs the session into `output` (a movie whose extension picks the container, or a .png/.jpg of the
  * first frame) and returns when it is written. On failure nothing is left at `output`. A session runs
- * once. */
+ * once. [consumer] */
 prism_status prism_session_write(prism_session *session, const char *output);
 
 /* Stops the run as soon as it can (a started run's next_frame then returns PRISM_END; a write stops and
- * keeps what it wrote, as `prism run` does on Ctrl-C). Any thread, any time; more than once is fine. */
+ * keeps what it wrote, as `prism run` does on Ctrl-C); a blocked prism_session_push returns
+ * PRISM_ERROR_STATE. More than once is fine. [any] */
 void prism_session_cancel(prism_session *session);
 
 /* What the run did, as one JSON object: frames_in, frames_out, frames_dropped, wall_seconds, fps,
  * stop_reason, renderer, notes (the session's and the run's). Before the run ends: the session's notes
- * only. The library's string, valid until the next call with this session. */
+ * only. The library's string, valid until the next call with this session. [consumer] */
 const char *prism_session_report(prism_session *session);
 
 /* Stops a run still going, waits for its threads, and frees the session (NULL is fine). Frames already
- * handed out stay valid until they are freed. */
+ * handed out stay valid until they are freed. [consumer], with no other call on the session in progress:
+ * a producer blocked in prism_session_push is woken by prism_session_cancel and must have returned. */
 void prism_session_free(prism_session *session);
 
-/* ---- Frames ----------------------------------------------------------------------------------------- */
+/* ---- Frames ----------------------------------------------------------------------------------------- *
+ * A frame is the caller's, independent of its session, used by one thread at a time. */
 
 int prism_frame_width(const prism_frame *frame);
 int prism_frame_height(const prism_frame *frame);
@@ -197,7 +205,7 @@ void prism_frame_free(prism_frame *frame);
 /* ---- Stills ----------------------------------------------------------------------------------------- */
 
 /* Runs the still image `input` (PNG, JPEG…) through `graph` into `output` (.png/.jpg), as
- * `prism render` does. `options` may be NULL. Blocks until written. */
+ * `prism render` does. `options` may be NULL. Blocks until written. [any] */
 prism_status prism_render(const char *graph, const char *input, const char *output, const prism_options *options);
 
 #ifdef __cplusplus
