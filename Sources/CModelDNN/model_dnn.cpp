@@ -44,14 +44,11 @@ static std::string reason(const std::exception &e) {
     return text;
 }
 
-extern "C" prism_dnn_net *prism_dnn_open(const char *path, char *error, size_t error_size) {
-    // OpenCV's importer says "Failed to parse ONNX model" for a missing file too; say which it is.
-    std::FILE *file = std::fopen(path, "rb");
-    if (file == nullptr) {
-        write_error(error, error_size, "cannot open the model file");
+extern "C" prism_dnn_net *prism_dnn_open_bytes(const void *bytes, size_t size, char *error, size_t error_size) {
+    if (bytes == nullptr || size == 0) {
+        write_error(error, error_size, "the model file is empty");
         return nullptr;
     }
-    std::fclose(file);
     // The importer also logs each failure to stderr; the caller prints the message it is given, once, so
     // OpenCV's own log is silenced (process-wide, which is what it is).
     cv::utils::logging::setLogLevel(cv::utils::logging::LOG_LEVEL_SILENT);
@@ -61,7 +58,7 @@ extern "C" prism_dnn_net *prism_dnn_open(const char *path, char *error, size_t e
         return nullptr;
     }
     try {
-        net->net = cv::dnn::readNetFromONNX(path);
+        net->net = cv::dnn::readNetFromONNX(static_cast<const char *>(bytes), size);
         if (net->net.empty()) {
             write_error(error, error_size, "not an ONNX model OpenCV DNN can load");
             delete net;
@@ -81,8 +78,8 @@ extern "C" void prism_dnn_close(prism_dnn_net *net) { delete net; }
 
 extern "C" void prism_dnn_set_threads(int n) { cv::setNumThreads(n); }
 
-extern "C" int prism_dnn_forward(prism_dnn_net *net, const float *input, int c, int h, int w, float *out,
-                                 size_t capacity, int out_dims[4], char *error, size_t error_size) {
+extern "C" int prism_dnn_forward(prism_dnn_net *net, const float *input, int c, int h, int w, const char *output,
+                                 float *out, size_t capacity, int out_dims[4], char *error, size_t error_size) {
     if (net == nullptr || input == nullptr || c <= 0 || h <= 0 || w <= 0) {
         write_error(error, error_size, "no network, or an empty input");
         return -1;
@@ -92,7 +89,9 @@ extern "C" int prism_dnn_forward(prism_dnn_net *net, const float *input, int c, 
         // A header over the caller's memory: setInput copies it into the net's own blob.
         cv::Mat blob(4, shape, CV_32F, const_cast<float *>(input));
         net->net.setInput(blob);
-        cv::Mat result = net->net.forward();
+        // Without a name, OpenCV gives the output of the net's last layer, which for a model with several
+        // outputs is not its first.
+        cv::Mat result = output != nullptr && output[0] != 0 ? net->net.forward(output) : net->net.forward();
         if (result.dims > 4) {
             write_error(error, error_size, "the output has " + std::to_string(result.dims) + " dimensions (at most 4)");
             return -1;

@@ -10,8 +10,6 @@
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,11 +40,34 @@ float half_to_float(uint16_t h) {
     return f;
 }
 
+/// Sizes that ONNX's own shape inference divides by or multiplies with: a crafted 0 or a huge value makes it
+/// divide by zero or overflow (SIGFPE inside the library), so they are checked before it runs.
+void check_size_attributes(const onnx::GraphProto &graph) {
+    static const char *positive[] = {"strides", "dilations", "kernel_shape", "blocksize", "group"};
+    for (const auto &node : graph.node()) {
+        for (const auto &a : node.attribute()) {
+            bool must_be_positive = false;
+            for (const char *name : positive) if (a.name() == name) must_be_positive = true;
+            bool unbounded = a.name() == "starts" || a.name() == "ends";
+            auto check = [&](int64_t v) {
+                if ((must_be_positive && v < 1) || (!unbounded && (v > (int64_t(1) << 24) || v < -(int64_t(1) << 24))))
+                    throw std::runtime_error("node '" + node.name() + "' (" + node.op_type() + "): attribute " + a.name() + " = " +
+                                             std::to_string(v) + " is out of range");
+            };
+            if (a.type() == onnx::AttributeProto::INT) check(a.i());
+            if (a.type() == onnx::AttributeProto::INTS) for (int64_t v : a.ints()) check(v);
+            if (a.has_g()) check_size_attributes(a.g());
+        }
+    }
+}
+
 }  // namespace
 
 struct prism_onnx_model {
     onnx::ModelProto proto;
     prism_onnx_graph graph{};
+    /// What could not be checked (a file newer than the library), for the caller to say; "" when all was.
+    std::string notes;
     // Storage the C view points into. Deques keep element addresses stable as they grow.
     std::deque<std::string> strings;
     std::deque<std::vector<float>> float_arrays;
@@ -243,34 +264,48 @@ struct prism_onnx_model {
     }
 };
 
-extern "C" prism_onnx_model *prism_onnx_open(const char *path, char *error, size_t error_size) {
+extern "C" prism_onnx_model *prism_onnx_open_bytes(const void *bytes, size_t size, char *error, size_t error_size) {
     auto *model = new prism_onnx_model();
     try {
-        std::ifstream file(path, std::ios::binary);
-        if (!file) {
-            write_error(error, error_size, std::string("cannot open: ") + std::strerror(errno));
-            delete model;
-            return nullptr;
-        }
-        std::stringstream bytes;
-        bytes << file.rdbuf();
-        std::string data = bytes.str();
-        if (data.empty()) {
+        if (bytes == nullptr || size == 0) {
             write_error(error, error_size, "the file is empty");
             delete model;
             return nullptr;
         }
         // A truncated or foreign file fails to parse, or parses into a model with no graph (protobuf reads
         // many byte strings as a few unknown fields).
-        if (!model->proto.ParseFromString(data) || !model->proto.has_graph() || model->proto.graph().node_size() == 0) {
+        if (size > size_t(INT32_MAX) || !model->proto.ParseFromArray(bytes, int(size)) || !model->proto.has_graph() ||
+            model->proto.graph().node_size() == 0) {
             write_error(error, error_size, "not an ONNX model (it does not parse as one, or is truncated)");
             delete model;
             return nullptr;
         }
-        onnx::checker::check_model(model->proto);
+        // A file newer than this library: its checker refuses the IR version number alone, although the
+        // structures it checks are unchanged. Check the graph as the newest IR this library knows, and say so.
+        const int64_t known_ir = onnx::IR_VERSION;
+        const int64_t ir = model->proto.ir_version();
+        if (ir > known_ir) {
+            onnx::ModelProto checked = model->proto;
+            checked.set_ir_version(known_ir);
+            onnx::checker::check_model(checked);
+            model->notes = "IR version " + std::to_string(ir) + " is newer than this ONNX library (" +
+                           onnx::LAST_RELEASE_VERSION + ", IR " + std::to_string(known_ir) +
+                           "): the graph was checked as IR " + std::to_string(known_ir) +
+                           "; what later IR versions added (new data types, functions' attributes) is not checked";
+        } else {
+            onnx::checker::check_model(model->proto);
+        }
+        check_size_attributes(model->proto.graph());
+        const int opset_known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().LastReleaseVersionMap().at(onnx::ONNX_DOMAIN);
+        for (const auto &o : model->proto.opset_import())
+            if ((o.domain().empty() || o.domain() == "ai.onnx") && o.version() > opset_known)
+                model->notes += std::string(model->notes.empty() ? "" : "; ") + "opset " + std::to_string(o.version()) +
+                                " is newer than this ONNX library's " + std::to_string(opset_known) +
+                                ": each operator was checked against its newest schema the library has";
         onnx::ShapeInferenceOptions options(/*check_type*/ true, /*strict*/ 1, /*data propagation*/ true);
         onnx::shape_inference::InferShapes(model->proto, onnx::OpSchemaRegistry::Instance(), options);
         model->build();
+        model->graph.notes = model->notes.c_str();
         return model;
     } catch (const std::exception &e) {
         write_error(error, error_size, e.what());

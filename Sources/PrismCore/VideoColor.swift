@@ -428,8 +428,12 @@ public struct ColorOverride: Hashable, Sendable {
     /// `matrix=bt2020,primaries=bt2020,transfer=pq,range=limited,peak=1000`, or a preset: `bt709`, `bt601`,
     /// `hdr10` (BT.2020 PQ), `hlg` (BT.2020 HLG), optionally followed by fields.
     public init(parsing text: String) throws {
-        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
-            let parts = item.split(separator: "=", maxSplits: 1).map(String.init)
+        for item in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) where !item.isEmpty {
+            // Empty sides kept (`=`, `peak=`, `=5`): each is refused by name below, never indexed past.
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 2, parts[0].isEmpty {
+                throw UsageError("--input-color: '\(item)' names no field (matrix=, primaries=, transfer=, range=, peak=)")
+            }
             if parts.count == 1 {
                 switch parts[0] {
                 case "bt709": (matrix, primaries, transfer) = (.bt709, .bt709, .bt709)

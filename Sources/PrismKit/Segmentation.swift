@@ -31,8 +31,9 @@ public struct SegmentationSettings: Sendable, Equatable {
     /// The side input these settings ask for: nil when no model is given and the graph draws no mask
     /// (a graph that does is refused by the engine, naming `--segment-model`). Loads the model now.
     package func makeSideInput(for graph: FilterGraph, live: Bool, gpu: GPUContext) throws -> SegmentationSideInput? {
-        // The flag's model, else the one a mask node names (`background-blur(model=SEG.onnx)`).
-        guard let model = model ?? graph.segmentationModel else {
+        // The flag's model, else the one a mask node names (`background-blur(model=SEG.onnx)`), else the
+        // installed default when the graph draws a mask.
+        guard let model = try model ?? graph.segmentationModel ?? (graph.readsSegmentation ? Self.installedSegmenter(for: graph) : nil) else {
             var defaults = SegmentationSettings()
             defaults.model = model
             guard self == defaults else { throw UsageError("the --segment-* options need a model: --segment-model SEG.onnx") }
@@ -42,6 +43,21 @@ public struct SegmentationSettings: Sendable, Equatable {
         var settings = self
         settings.model = model
         return try SegmentationSideInput(settings: settings, live: live, software: gpu.info.isSoftware, gpu: gpu)
+    }
+}
+
+extension SegmentationSettings {
+    /// The person segmenter used when no model is named: u2netp (rembg's small U²-Net, installed by
+    /// `scripts/install-deps`) from the folders `ModelLibrary` searches. Its mask is the one its main output
+    /// gives; docs/models.md says why it is the default.
+    public static let defaultModel = "u2netp.onnx"
+
+    static func installedSegmenter(for graph: FilterGraph) throws -> String {
+        guard let path = ModelLibrary.find(defaultModel) else {
+            let message = graph.segmentationUnavailableError()?.description ?? "a segmentation model is needed"
+            throw UsageError(message + "; none is installed (scripts/install-models puts \(defaultModel) in .models/)")
+        }
+        return path
     }
 }
 
@@ -61,6 +77,9 @@ public struct SegmentationStatistics: Sendable, Equatable {
     public var maxAge = 0
     /// Live frames that went without a new model run because the model was busy.
     public var skipped = 0
+    /// Frames that waited for a model run before going on (files: every frame; live with the CPU back end:
+    /// none, whatever the load: the model never holds a frame back).
+    public var waited = 0
 
     public var meanAge: Double { framesServed == 0 ? 0 : Double(ageSum) / Double(framesServed) }
 
@@ -165,12 +184,16 @@ final class CPUSegmentationRunner: SegmentationRunner {
     let fixedInputSize: Size?
     private let network: DNNNetwork
 
+    /// The graph output the mask is read from: the one the GPU passes show (the first image of the input's
+    /// size), not OpenCV's last layer (for u2netp, its coarsest side output).
+    let output: String
+
     init(path: String) throws {
         network = try DNNNetwork(path: path)
-        // The input shape, read by ONNX's own parser (the GPU lowering's reader): a fixed size is used as it is.
-        let graph = try NetworkGraph.load(path: path)
-        let dims = graph.inputs.first?.dims ?? []
-        fixedInputSize = dims.count == 4 && dims[2] > 0 && dims[3] > 0 ? Size(width: dims[3], height: dims[2]) : nil
+        // The input and the output, chosen as the GPU lowering chooses them (ONNX's own parser reads the file).
+        let probe = try NetworkKernel(path: path, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:]))
+        fixedInputSize = probe.image.declared
+        output = probe.shownOutput
     }
 
     func run(_ picture: RGBThumbnail) throws -> SegmentationMask {
@@ -181,7 +204,7 @@ final class CPUSegmentationRunner: SegmentationRunner {
             x[n + i] = Float(picture.rgba[i * 4 + 1]) / 255
             x[2 * n + i] = Float(picture.rgba[i * 4 + 2]) / 255
         }
-        let y = try network.forward(x, channels: 3, size: picture.size, capacity: 4 * n)
+        let y = try network.forward(x, channels: 3, size: picture.size, output: output, capacity: 4 * n)
         guard y.shape[0] == 1, y.shape[1] == 1 || y.shape[1] == 2 else {
             throw UsageError("\(network.path): a segmentation model gives [1,1,H,W] (or [1,2,H,W] logits), not \(y.shape)")
         }
@@ -218,7 +241,7 @@ final class GPUSegmentationRunner: SegmentationRunner {
         }
         graph = FilterGraph()
         try graph.append("segmentation", kernel: kernel, parameters: values)
-        fixedInputSize = kernel.program.fixedInputSize
+        fixedInputSize = kernel.image.declared
     }
 
     func run(_ picture: RGBThumbnail) throws -> SegmentationMask {
@@ -277,6 +300,7 @@ package final class SegmentationWorker: Sendable {
 
     /// Runs the model on `picture` now (files, or the GPU back end) and keeps the result.
     func runNow(_ picture: RGBThumbnail, frameIndex: Int) throws {
+        state.withLock { $0.statistics.waited += 1 }
         let started = Date()
         let mask = try runner.withLock { try $0.run(picture) }
         keep(mask, frameIndex: frameIndex, seconds: Date().timeIntervalSince(started), size: picture.size)

@@ -316,6 +316,7 @@ public final class Session {
     /// The first output drives progress and the report's frame count.
     public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
         guard !outputs.isEmpty else { throw UsageError("a run needs an output") }
+        try checkPlaylistNames(outputs)
         let movies = outputs.compactMap { output -> String? in if case .movie(let path) = output.spec { return path } else { return nil } }
         if outputs.count > 1, outputs.contains(where: { if case .still = $0.spec { return true } else { return false } }) {
             throw UsageError("a still (.png/.jpg) is one frame: write it in a run of its own, not beside other outputs")
@@ -341,6 +342,27 @@ public final class Session {
         let engine = try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
         recoveredLeftovers = sinks.compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
         return engine
+    }
+
+    /// No file the run reads or writes elsewhere may have the name of a playlist's segment: the playlist
+    /// would write over it (and its next run, which deletes what its earlier run wrote, would delete it).
+    private func checkPlaylistNames(_ outputs: [SessionOutput]) throws {
+        var others: [(what: String, path: String)] = []
+        if case .movie(let path) = input { others.append(("the input", path)) }
+        for (index, extra) in options.inputs.enumerated() {
+            if case .movie(let path) = extra.spec.input { others.append(("the input [\(index + 1)]", path)) }
+        }
+        for output in outputs {
+            if case .movie(let path) = output.spec { others.append(("-o", path)) }
+            if case .still(let path) = output.spec { others.append(("-o", path)) }
+        }
+        if let path = options.faces.sidecarIn { others.append(("--faces-in", path)) }
+        if let path = options.faces.sidecarOut { others.append(("--faces-out", path)) }
+        for output in outputs where output.isPlaylist {
+            guard case .movie(let path) = output.spec else { continue }
+            let destination = try MovieDestination(path, format: output.format)
+            for other in others { try destination.checkSegmentNames(against: other.path, as: other.what) }
+        }
     }
 
     /// A movie output's sink: its container resolved now (a bad extension, scheme or `--format` fails before

@@ -55,7 +55,9 @@ package struct ColorPlan {
             throw UsageError("\(look.name) is a look for SDR pictures and this output keeps HDR "
                              + "(\(color.transfer.displayName)): --dynamic-range sdr tone maps first, then applies it")
         }
-        let peakSource = color.peakIsFromMetadata ? "from its metadata" : "assumed: no mastering metadata; --input-color peak= sets it"
+        // `--input-color peak=` lands in the mastering metadata: say it came from the option, not the file.
+        let peakSource = options.inputColor?.peak != nil ? "as --input-color peak= sets it"
+            : color.peakIsFromMetadata ? "from its metadata" : "assumed: no mastering metadata; --input-color peak= sets it"
         let black = color.mastering.map { $0.minLuminance > 0 ? $0.minLuminance : ColorConversion.hdrBlack } ?? ColorConversion.hdrBlack
         if color.isHDR && !keep {
             guard let curve = options.toneCurve else {

@@ -6,6 +6,8 @@ import PrismCore
 final class InputFile {
     let url: String
     let context: UnsafeMutablePointer<AVFormatContext>
+    /// A FIFO input's descriptor, read as `pipe:FD` (`FIFOInput`); closed after the context.
+    private let fifo: Int32?
 
     /// Opens `url`. Errors name the file: "in.mp4: cannot open: Invalid data found when processing input".
     /// `options`: the demuxer's and protocol's private options (e.g. image2's `framerate`, `rtsp_transport`).
@@ -16,11 +18,16 @@ final class InputFile {
          label givenLabel: String? = nil) throws(AVError) {
         let label = givenLabel ?? url
         self.url = label
+        // A FIFO is waited on where a stop can end the wait, then read through its descriptor.
+        let fifo = try FIFOInput.openForReading(MovieDestination.localPath(of: url) ?? url, label: label)
+        self.fifo = fifo
+        let url = fifo.map { "pipe:\($0)" } ?? url
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         if let interrupt {
             // The callback must be in place before `avformat_open_input` connects; the context is freed by
             // `avformat_open_input` itself when that fails.
             guard let allocated = avformat_alloc_context() else {
+                if let fifo { close(fifo) }
                 throw AVError(call: "avformat_alloc_context", code: averrorENOMEM, context: label)
             }
             allocated.pointee.interrupt_callback = interrupt
@@ -30,8 +37,9 @@ final class InputFile {
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
-        try check(avformat_open_input(&ctx, url, inputFormat, &dictionary), "avformat_open_input", label,
-                  what: "cannot open")
+        let opened = avformat_open_input(&ctx, url, inputFormat, &dictionary)
+        if opened < 0 || ctx == nil, let fifo { close(fifo) }
+        try check(opened, "avformat_open_input", label, what: "cannot open")
         guard let ctx else { throw AVError("cannot open", context: label, call: "avformat_open_input") }
         context = ctx
         // Fully initialised: a throw from here on runs deinit, which closes the input.
@@ -42,6 +50,7 @@ final class InputFile {
     deinit {
         var pointer: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&pointer)
+        if let fifo { close(fifo) }
     }
 
     var streamCount: Int { Int(context.pointee.nb_streams) }

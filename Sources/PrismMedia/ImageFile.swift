@@ -93,12 +93,17 @@ public enum ImageFile {
     /// (`avcodec_send_frame` / `avcodec_receive_packet`), written to a temporary file next to `path` and
     /// renamed over it only when complete (a symlink's target is written, a FIFO or device in place:
     /// see `OutputTarget`).
-    public static func write(_ image: RGBAImage, to path: String, jpegQuality: Int = 90) throws {
+    /// - Parameter replacing: false for a new file only (a snapshot): nothing at `path` is followed or
+    ///   replaced, whatever appeared there since the name was checked (see `writeNew`).
+    public static func write(_ image: RGBAImage, to path: String, jpegQuality: Int = 90, replacing: Bool = true) throws {
         guard let kind = kind(forPath: path) else {
             throw UsageError("\(path): unknown image extension (use .png, .jpg or .jpeg)")
         }
         guard (1...100).contains(jpegQuality) else {
             throw UsageError("JPEG quality \(jpegQuality) is out of range (1-100)")
+        }
+        guard replacing else {
+            return try writeNew(try encode(image, kind: kind, jpegQuality: jpegQuality, label: path), to: path)
         }
         let target = try OutputTarget(path: path)
         let data = try encode(image, kind: kind, jpegQuality: jpegQuality, label: path)
@@ -124,6 +129,27 @@ public enum ImageFile {
         if let failure {
             unlink(temporary)
             throw failure
+        }
+    }
+
+    /// Writes `data` as a new file at `path`, at the moment of writing: a temporary beside it (`O_EXCL`,
+    /// `O_NOFOLLOW`) linked to `path` when complete. `link` fails on any name that exists, a symlink made
+    /// since the name was checked included, so nothing is written through a link or over a file.
+    private static func writeNew(_ data: [UInt8], to path: String) throws {
+        let temporary = OutputTarget.temporaryPath(beside: path)
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("open", code: errno, context: path) }
+        PartialOutputs.register(temporary)
+        defer {
+            unlink(temporary)
+            PartialOutputs.unregister(temporary)
+        }
+        var failure = writeAll(data, to: fd, label: path)
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
+        if let failure { throw failure }
+        guard link(temporary, path) == 0 else {
+            if errno == EEXIST { throw UsageError("\(path) exists now (made since it was asked for); it is never replaced") }
+            throw SystemError("link", code: errno, context: path)
         }
     }
 

@@ -128,6 +128,22 @@ public struct MovieDestination: Sendable, Equatable {
     /// The muxer (`av_guess_format` by name).
     var outputFormat: UnsafePointer<AVOutputFormat> { av_guess_format(formatName, nil, nil)! }
 
+    /// For a playlist: throws one line when writing it could write over `path`, which the run reads or writes
+    /// as `what` ("the input", "-o", "--faces-out"): a segment's name in its folder, its temporary, its list;
+    /// for another playlist, its segments' names. Nothing for other destinations or a URL.
+    package func checkSegmentNames(against path: String, as what: String) throws {
+        guard case .playlist(let format) = kind, let own = Self.localPath(of: location), let other = Self.localPath(of: path),
+              !OutputTarget.sameFile(own, other) else { return }
+        let files = PlaylistFiles(path: own, format: format, settings: PlaylistSettings())
+        var names = [other]
+        if let otherDestination = try? MovieDestination(path), case .playlist(let otherFormat) = otherDestination.kind {
+            names += PlaylistFiles(path: other, format: otherFormat, settings: PlaylistSettings()).firstNames
+        }
+        guard let taken = names.first(where: files.claims) else { return }
+        throw UsageError("\(location) writes its files as \(files.firstNames.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))… "
+                         + "beside it, and \(taken) would be one of them (\(what) \(path)); name the playlist otherwise")
+    }
+
     /// `rtmp` of `rtmp://host/app`; nil for a plain path. `pipe:1` is a scheme too, and `file:`.
     public static func scheme(of location: String) -> String? {
         guard let colon = location.firstIndex(of: ":") else { return nil }
@@ -138,6 +154,17 @@ public struct MovieDestination: Sendable, Equatable {
         let rest = location[location.index(after: colon)...]
         guard rest.hasPrefix("//") || scheme == "pipe" || scheme == "file" else { return nil }
         return scheme.lowercased()
+    }
+
+    /// The file a location names on this machine: a plain path, or what follows a `file:` URL's scheme (as
+    /// FFmpeg's file protocol reads it: `file:///abs/out.mp4` is `///abs/out.mp4`); nil for a network URL or
+    /// a pipe. Checks that compare outputs with inputs compare these.
+    public static func localPath(of location: String) -> String? {
+        switch scheme(of: location) {
+        case nil: return location
+        case "file": return String(location.dropFirst("file:".count))
+        default: return nil
+        }
     }
 
     /// Whether this FFmpeg can write to `scheme`.
@@ -261,19 +288,66 @@ struct PlaylistFiles {
         }
     }
 
-    /// This playlist's segments now in its directory (a run before this one's, or this run's).
-    func segmentsOnDisk() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(isSegment).sorted()
+    /// The first files it writes (paths), for messages and for checking two playlists against each other.
+    var firstNames: [String] {
+        let names = format == .hls ? [name + "0.ts", name + "-init.mp4", name + "0.m4s"] : [name + "-init-0.m4s", name + "-0-00001.m4s"]
+        return names.map { directory + "/" + $0 }
     }
 
-    /// Deletes the segments (and, with `playlist`, the playlist and the muxer's temporaries): an earlier run's
-    /// before this one starts (they would pile up, or be listed by no playlist), or this run's when it fails.
-    func remove(playlist: Bool) {
-        var names = segmentsOnDisk()
-        if playlist {
-            let own = name + "." + (format == .hls ? "m3u8" : "mpd")
-            names += [own, own + ".tmp"]
+    /// The playlist's own file (`NAME.m3u8`, `NAME.mpd`) and the muxer's temporary of it.
+    var outputNames: Set<String> {
+        let own = name + "." + (format == .hls ? "m3u8" : "mpd")
+        return [own, own + ".tmp"]
+    }
+
+    /// Where the files Prism wrote for this playlist are listed (`PlaylistLedger`).
+    var ledgerPath: String { directory + "/." + name + "." + (format == .hls ? "m3u8" : "mpd") + ".written" }
+
+    /// Whether writing this playlist could write over `path` (whatever its spelling, a symlink's target too):
+    /// a segment's or init file's name in the playlist's folder, the playlist's temporary, its list.
+    func claims(_ path: String) -> Bool {
+        let spellings = [path, (try? OutputTarget.resolvingLinks(path)) ?? path]
+        return spellings.contains { spelling in
+            let folder = (spelling as NSString).deletingLastPathComponent, entry = (spelling as NSString).lastPathComponent
+            guard isSegment(entry) || entry == (ledgerPath as NSString).lastPathComponent
+                    || (outputNames.contains(entry) && entry.hasSuffix(".tmp")) else { return false }
+            return OutputTarget.sameFile(folder.isEmpty ? "." : folder, directory)
         }
-        for file in names { unlink(directory + "/" + file) }
+    }
+
+    /// Before the muxer writes anything: what an earlier run of this playlist wrote (`PlaylistLedger`'s list,
+    /// each file still the one listed) is deleted, so segments never pile up; any other file in the folder
+    /// with one of this playlist's names refuses the run, before anything is deleted. Returns this run's list,
+    /// which the muxer's opens go through.
+    func prepare() throws -> PlaylistLedger {
+        let earlier = try PlaylistLedger.read(ledgerPath)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var owned: [String] = []
+        for entry in entries.sorted() where isSegment(entry) {
+            guard earlier.contains(where: { $0.isOnDisk(as: entry, in: directory) }) else {
+                func shown(_ file: String) -> String { directory == "." ? file : directory + "/" + file }
+                throw UsageError("\(shown(name + "." + (format == .hls ? "m3u8" : "mpd"))): \(shown(entry)) has the name of one of its "
+                                 + "segments, and no earlier run of this playlist wrote it; move it away or name the playlist otherwise "
+                                 + "(Prism never replaces it)")
+            }
+            owned.append(entry)
+        }
+        for entry in owned { unlink(directory + "/" + entry) }
+        return try PlaylistLedger(path: ledgerPath, directory: directory, output: outputNames, isOwnName: isSegment)
+    }
+
+    /// After a failed run: the files this run wrote (its list) go, and with `playlist` (this run began
+    /// writing it) the playlist and the list itself.
+    func removeWritten(_ ledger: PlaylistLedger, playlist: Bool) {
+        ledger.close()
+        for entry in ledger.written {
+            for name in [entry.name, entry.name.hasSuffix(".tmp") ? String(entry.name.dropLast(4)) : entry.name + ".tmp"]
+            where entry.isOnDisk(as: name, in: directory) {
+                unlink(directory + "/" + name)
+            }
+        }
+        guard playlist else { return }
+        for own in outputNames { unlink(directory + "/" + own) }
+        unlink(ledgerPath)
     }
 }

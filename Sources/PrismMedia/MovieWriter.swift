@@ -229,8 +229,11 @@ package final class MovieWriter {
     private var transcoder: AudioTranscoder?
     private let layout: PackedFrameLayout
     private let temporaryPath: String?
-    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names.
-    private let finalPath: String
+    /// Where the finished movie goes: `outputPath`, or the final target of the symlink it names (for a new file
+    /// only, another name when something took this one meanwhile: see `placeFinished`).
+    private var finalPath: String
+    /// A new file only (a take Prism named): nothing at the path is followed or replaced, at open or at the end.
+    private let newFileOnly: Bool
     private let frame = OwnedFrame()
     private let packet = OwnedPacket()
     private let encoderTimeBase: AVRational
@@ -251,6 +254,9 @@ package final class MovieWriter {
     package let destination: MovieDestination
     /// An HLS or DASH output's segments (removed with the playlist when a run fails).
     private var playlistFiles: PlaylistFiles?
+    /// The files this run's playlist wrote, listed as they are opened (what a failed run removes, what the
+    /// next run of the same playlist may delete); nothing it did not write is written over.
+    private var playlistLedger: PlaylistLedger?
     /// The deadline every blocking call on a network output runs under.
     private let deadline = IOWatchdog()
 
@@ -275,11 +281,14 @@ package final class MovieWriter {
     ///     a playable file of everything up to the last fragment (see `salvage`).
     ///   - destination: the container and kind of output, when `--format` chose it (else from `path`).
     ///   - playlist: how an HLS or DASH destination is cut and kept.
+    ///   - newFileOnly: a file that must not exist (a take whose name Prism chose): refused if anything is at
+    ///     `path` now; finished beside whatever appeared there meanwhile (`NAME-2.EXT`…), never over it.
     package init(path: String, video: VideoStreamConfig, settings: VideoEncoderSettings = VideoEncoderSettings(),
                 audio: AudioStreamInfo? = nil, pcm: PCMFormat? = nil, audioBitrate: Int = 128_000,
                 fragmented: Bool = false, destination: MovieDestination? = nil,
-                playlist: PlaylistSettings = PlaylistSettings()) throws {
+                playlist: PlaylistSettings = PlaylistSettings(), newFileOnly: Bool = false) throws {
         outputPath = path
+        self.newFileOnly = newFileOnly
         self.settings = settings
         self.video = video
         audioInput = audio
@@ -326,8 +335,12 @@ package final class MovieWriter {
         // Files: symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
         // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
         var target: OutputTarget?
+        var info = stat()
+        if newFileOnly, lstat(path, &info) == 0 {
+            throw UsageError("\(path) exists now; a new recording never replaces a file")
+        }
         switch destination.kind {
-        case .file, .playlist: target = try OutputTarget(path: path)
+        case .file, .playlist: target = try OutputTarget(path: MovieDestination.localPath(of: path) ?? path)  // `file:` URLs too
         case .stream, .network: target = nil
         }
         let inPlace = destination.kind == .stream || target?.isStream == true
@@ -463,13 +476,20 @@ package final class MovieWriter {
         isTransportStream = formatName.contains("mpegts")
         keepsWithoutTrailer = (isMP4 && fragmented) || formatName.contains("matroska") || formatName.contains("webm")
             || formatName == "mpegts" || formatName == "nut"
-        // An earlier run's segments go with the playlist this run replaces (they would pile up otherwise).
-        playlistFiles?.remove(playlist: false)
+        // An earlier run's segments go with the playlist this run replaces (they would pile up otherwise): only
+        // those it listed as written; another file with a segment's name refuses the run instead.
+        if let playlistFiles {
+            let ledger = try playlistFiles.prepare()
+            ledger.guardOpens(of: ctx)
+            playlistLedger = ledger
+        }
         if destination.isNetwork {
             // An RTSP publish connects here (the server may refuse the path); the others send their header.
             try Self.checkNetwork(avformat_write_header(ctx, &options), "avformat_write_header", path)
         } else {
-            try check(avformat_write_header(ctx, &options), "avformat_write_header", path, what: "cannot write the header")
+            let code = avformat_write_header(ctx, &options)
+            if let refusal = playlistLedger?.refusal(code, playlist: path) { throw refusal }
+            try check(code, "avformat_write_header", path, what: "cannot write the header")
         }
         headerWritten = true
         durations.reserveCapacity(64)
@@ -739,7 +759,9 @@ package final class MovieWriter {
             deadline.arm(seconds: Self.networkTimeout)
             try Self.checkNetwork(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath)
         } else {
-            try check(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath, what: what)
+            let code = av_interleaved_write_frame(format, pkt)
+            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
+            try check(code, "av_interleaved_write_frame", outputPath, what: what)
         }
         return true
     }
@@ -899,7 +921,9 @@ package final class MovieWriter {
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
-            try check(av_write_trailer(format), "av_write_trailer", outputPath, what: "cannot finish the file")
+            let trailer = av_write_trailer(format)
+            if let refusal = playlistLedger?.refusal(trailer, playlist: outputPath) { throw refusal }
+            try check(trailer, "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {
                 // An SRT receiver holds each packet for its latency (120 ms by default) before it plays it, and
                 // drops what it holds when the connection closes: the stream's last frames need that long.
@@ -908,7 +932,7 @@ package final class MovieWriter {
                 ioOpen = false
             }
             if let temporaryPath {
-                guard rename(temporaryPath, finalPath) == 0 else { throw SystemError("rename", code: errno, context: outputPath) }
+                guard placeFinished(temporaryPath) else { throw SystemError("rename", code: errno, context: outputPath) }
                 PartialOutputs.unregister(temporaryPath)
             }
             state = .finished
@@ -949,10 +973,20 @@ package final class MovieWriter {
             return false
         }
         if let temporaryPath {
-            guard rename(temporaryPath, finalPath) == 0 else { abort(); return false }
+            guard placeFinished(temporaryPath) else { abort(); return false }
             PartialOutputs.unregister(temporaryPath)
         }
         state = .finished
+        return true
+    }
+
+    /// Where the finished movie is (`outputPath`'s target, or for a new file only the name it got).
+    package var writtenPath: String { finalPath }
+
+    /// Puts the finished temporary at `finalPath` (`OutputTarget.placeFinished`), which says where it went.
+    private func placeFinished(_ temporary: String) -> Bool {
+        guard let placed = OutputTarget.placeFinished(temporary, at: finalPath, newFileOnly: newFileOnly) else { return false }
+        finalPath = placed
         return true
     }
 
@@ -970,7 +1004,7 @@ package final class MovieWriter {
             unlink(temporaryPath)
             PartialOutputs.unregister(temporaryPath)
         }
-        // A playlist is written in place: what this run wrote of it goes.
-        if headerWritten { playlistFiles?.remove(playlist: true) }
+        // A playlist is written in place: what this run wrote of it goes (its list says what).
+        if let playlistLedger { playlistFiles?.removeWritten(playlistLedger, playlist: headerWritten) }
     }
 }

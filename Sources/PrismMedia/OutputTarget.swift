@@ -68,8 +68,11 @@ public struct OutputTarget: Sendable, Equatable {
     }
 
     /// A fresh hidden temporary beside `path`: `.NAME.PID-RANDOM.partial`.
-    public func makeTemporaryPath() -> String {
-        let (directory, name) = Self.split(path)
+    public func makeTemporaryPath() -> String { Self.temporaryPath(beside: path) }
+
+    /// `.NAME.PID-RANDOM.partial` beside `path` (as given: no link followed).
+    public static func temporaryPath(beside path: String) -> String {
+        let (directory, name) = split(path)
         return directory + ".\(name).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).partial"
     }
 
@@ -115,17 +118,55 @@ public struct OutputTarget: Sendable, Equatable {
             // kill(pid, 0): ESRCH when no such process exists.
             guard kill(pid, 0) != 0 && errno == ESRCH else { continue }
             if FragmentedMP4.truncateToLastCompleteFragment(path: directory + entry) != nil {
-                let ext = (name as NSString).pathExtension
-                let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
-                let target = directory + base + ".recovered-\(pid)" + (ext.isEmpty ? "" : "." + ext)
-                if !FileManager.default.fileExists(atPath: target), rename(directory + entry, target) == 0 {
+                // A recording: given a name of its own, or left as it is; never deleted.
+                if let target = giveName(directory + entry, directory: directory, output: name, pid: pid) {
                     recovered.append(Recovered(output: directory + name, path: target, pid: pid))
-                    continue
                 }
+                continue
             }
             if unlink(directory + entry) == 0 { removed.append(entry) }
         }
         return (removed, recovered)
+    }
+
+    /// Moves a killed run's recording to `NAME.recovered-PID.EXT` beside the output, or `…-PID-2.EXT`, `-3`…
+    /// when that exists (PIDs repeat, in containers above all). Nil when no name could be given.
+    private static func giveName(_ temporary: String, directory: String, output name: String, pid: pid_t) -> String? {
+        let ext = (name as NSString).pathExtension
+        let base = ext.isEmpty ? name : String(name.dropLast(ext.count + 1))
+        return placeAsNewFile(temporary) { attempt in
+            directory + base + ".recovered-\(pid)" + (attempt > 1 ? "-\(attempt)" : "") + (ext.isEmpty ? "" : "." + ext)
+        }
+    }
+
+    /// Puts a finished temporary in place and returns where: renamed over `target`; for a new file only
+    /// (`newFileOnly`), linked where nothing is — `target`, or `NAME-2.EXT`, `-3`… when something took that
+    /// name while the file was written. Nil when it could not.
+    package static func placeFinished(_ temporary: String, at target: String, newFileOnly: Bool) -> String? {
+        guard newFileOnly else { return rename(temporary, target) == 0 ? target : nil }
+        let ext = (target as NSString).pathExtension
+        let base = ext.isEmpty ? target : String(target.dropLast(ext.count + 1))
+        return placeAsNewFile(temporary) { attempt in attempt == 1 ? target : base + "-\(attempt)" + (ext.isEmpty ? "" : "." + ext) }
+    }
+
+    /// Moves `temporary` to the first of `name(1)`, `name(2)`… (up to 1000) that nothing has: `link` refuses a
+    /// name that exists, so no file is replaced, not even one that appeared a moment ago. Nil when none could
+    /// be given (`temporary` then stays as it is).
+    package static func placeAsNewFile(_ temporary: String, named name: (Int) -> String) -> String? {
+        for attempt in 1...1000 {
+            let target = name(attempt)
+            if link(temporary, target) == 0 {
+                unlink(temporary)
+                return target
+            }
+            if errno == EEXIST { continue }
+            // A file system without hard links: a rename where nothing is, checked just before.
+            guard errno == EPERM || errno == ENOTSUP || errno == EOPNOTSUPP else { return nil }
+            var info = stat()
+            if lstat(target, &info) == 0 { continue }
+            return rename(temporary, target) == 0 ? target : nil
+        }
+        return nil
     }
 
     private static func split(_ path: String) -> (directory: String, name: String) {
@@ -163,7 +204,9 @@ public struct OutputTarget: Sendable, Equatable {
     /// Whether two paths name one file, whatever the spelling (`PathIdentity`, symlinks followed): the same
     /// device and inode when both exist, the same place once links are followed when neither does yet.
     public static func sameFile(_ a: String, _ b: String) -> Bool {
-        PathIdentity(a, followingLink: true).isSameFile(as: PathIdentity(b, followingLink: true))
+        // `file:` URLs are the files they name (a network URL stays as it is: no file has its name).
+        let a = MovieDestination.localPath(of: a) ?? a, b = MovieDestination.localPath(of: b) ?? b
+        return PathIdentity(a, followingLink: true).isSameFile(as: PathIdentity(b, followingLink: true))
     }
 }
 

@@ -19,7 +19,9 @@ package struct PathIdentity: Sendable, Equatable {
     /// last component too, to its end even when that does not exist yet (an input is read through it, an
     /// output written through it: `OutputTarget`).
     package init(_ path: String, followingLink: Bool = false) {
-        let target = followingLink ? ((try? OutputTarget.resolvingLinks(path)) ?? path) : path
+        let given = followingLink ? ((try? OutputTarget.resolvingLinks(path)) ?? path) : path
+        // Absolute: Foundation's path functions trap on a bare "." or ".." (`--faces-out .`).
+        let target = given.hasPrefix("/") ? given : FileManager.default.currentDirectoryPath + "/" + given
         var info = stat()
         file = stat(target, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : nil
         var folder = (target as NSString).deletingLastPathComponent

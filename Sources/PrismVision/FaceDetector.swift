@@ -146,6 +146,8 @@ public final class YuNetFaceDetector: FaceDetecting {
     /// Loads the YuNet model at `path`; throws `FaceDetectorError` when it is missing or not a YuNet ONNX model.
     public init(path: String) throws {
         self.path = path
+        // OpenCV opens the path itself: a FIFO or a device would block it or be read without end.
+        do { try RegularFile.check(path, what: "an ONNX model") } catch { throw FaceDetectorError("face model \(error)") }
         var message = [CChar](repeating: 0, count: 512)
         guard let detector = prism_face_detector_open_yunet(path, &message, message.count) else {
             throw FaceDetectorError("face model \(path): " + String(cMessage: message))

@@ -77,7 +77,8 @@ final class ColorMathsTests: XCTestCase {
         XCTAssertEqual(fields.range, .full)
         XCTAssertEqual(fields.transfer, .hlg)
         XCTAssertNil(fields.primaries)
-        for bad in ["transfer=log", "matrix=ycgco", "peak=5", "hdr11", "gamma=2"] {
+        // `=` and `hdr10,=` trapped (an item with nothing either side of its `=`); empty sides are named.
+        for bad in ["transfer=log", "matrix=ycgco", "peak=5", "hdr11", "gamma=2", "=", "hdr10,=", "=5", "peak=", "matrix="] {
             XCTAssertThrowsError(try ColorOverride(parsing: bad), bad) { error in
                 XCTAssertTrue("\(error)".contains("--input-color"), "\(error)")
             }

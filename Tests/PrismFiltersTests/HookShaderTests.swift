@@ -132,6 +132,41 @@ final class HookShaderTests: XCTestCase {
                        "/h/bad.glsl:1: //!PARAM x: the initial value 2.0 is outside -inf...1.0")
     }
 
+    /// Sizes no target can have are errors at their directive, never a trap when they become integers (1e39
+    /// and 1e400 were infinities in float, 1e19 beyond Int, a parameter of 1e20 in WIDTH, COMPUTE of Int.max);
+    /// OFFSET must be finite; CRLF and CR line ends are line ends.
+    func testSizesBeyondRangeAreErrorsAtTheirDirective() throws {
+        func plan(_ directives: String, values: [String: Double] = [:]) -> String {
+            let text = "//!PARAM k\n//!TYPE float\n1.0\n//!HOOK MAIN\n//!BIND HOOKED\n" + directives
+                + "\nvec4 hook() { return HOOKED_tex(HOOKED_pos); }"
+            do {
+                let file = try HookFile.parse(text: text, path: "/h/s.glsl")
+                let made = try HookPlan.make(files: [file], inputSize: Size(width: 64, height: 48), outputSize: Size(width: 64, height: 48),
+                                             values: ["k": 1].merging(values) { $1 })
+                return made.steps.first.map { "\($0.size)" } ?? "no step"  // the pass (a resize to OUTPUT may follow)
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(plan("//!WIDTH 1e39"), "/h/s.glsl:6: //!WIDTH: 1e+39 in '1e39' is beyond single precision (hook expressions are evaluated in float)")
+        XCTAssertTrue(plan("//!HEIGHT 1e400").hasPrefix("/h/s.glsl:6: //!HEIGHT: inf in '1e400' is beyond single precision"))
+        XCTAssertEqual(plan("//!WIDTH 1e19"), "/h/s.glsl:6: the pass's size 1e+19x48 is outside 1...16384")
+        XCTAssertEqual(plan("//!WIDTH HOOKED.w\n//!HEIGHT 0 1e19 -"), "/h/s.glsl:7: the pass's size 64x-1e+19 is outside 1...16384")
+        XCTAssertEqual(plan("//!WIDTH HOOKED.w k *", values: ["k": 1e20]), "/h/s.glsl:6: the pass's size 6.4e+21x48 is outside 1...16384")
+        XCTAssertTrue(plan("//!WIDTH HOOKED.w k *", values: ["k": 1e39]).contains("beyond single precision"))
+        XCTAssertEqual(plan("//!WIDTH HOOKED.w k *", values: ["k": 0.5]), "32x48")
+        XCTAssertTrue(plan("//!COMPUTE 9223372036854775807 2").hasPrefix("/h/s.glsl:6: //!COMPUTE takes block width and height"))
+        XCTAssertTrue(plan("//!OFFSET nan nan").hasPrefix("/h/s.glsl:6: //!OFFSET takes two numbers within ±16384"))
+        XCTAssertEqual(plan("//!OFFSET 0.5 -0.5"), "64x48")
+        let crlf = "//!HOOK MAIN\r\n//!BIND HOOKED\r\n//!WIDTH HOOKED.w 2 /\r\nvec4 hook() { return HOOKED_tex(HOOKED_pos); }\r\n"
+        for text in [crlf, crlf.replacingOccurrences(of: "\r\n", with: "\r")] {
+            let file = try HookFile.parse(text: text, path: "/h/crlf.glsl")
+            XCTAssertEqual(file.passes.first?.hooks, ["MAIN"])
+            XCTAssertEqual(file.passes.first?.bodyLine, 4)
+            XCTAssertTrue(HookFile.isHookFile(text: text))
+        }
+    }
+
     // MARK: Planning (no GPU)
 
     /// Passes run by stage, then file, then pass order; a false WHEN leaves its pass out; sizes come from RPN.

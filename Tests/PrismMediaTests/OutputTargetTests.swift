@@ -51,6 +51,15 @@ final class OutputTargetTests: XCTestCase {
         XCTAssertNoThrow(try OutputTarget.checkNotInput(input, output: dir.path("new.mp4")), "an output that does not exist yet")
     }
 
+    /// "." and ".." are folders like any other (Foundation's path functions trap on them bare: `--faces-out .`
+    /// crashed the run's output check).
+    func testDotAndDotDotAreTheFoldersTheyName() {
+        let here = FileManager.default.currentDirectoryPath
+        XCTAssertTrue(OutputTarget.sameFile(".", here))
+        XCTAssertTrue(OutputTarget.sameFile("..", (here as NSString).deletingLastPathComponent))
+        XCTAssertFalse(OutputTarget.sameFile(".", dir.path("new.mp4")))
+    }
+
     func testOnlyTheTemporariesOfDeadProcessesAreRemoved() throws {
         // A process that has exited: its pid names no process (until reused, which a test cannot rule out
         // but which would only keep the file).
@@ -66,5 +75,33 @@ final class OutputTargetTests: XCTestCase {
         let removed = try OutputTarget(path: dir.path("take.mp4")).removeStaleTemporaries().removed
         XCTAssertEqual(removed, [dead])
         XCTAssertEqual(Set(dir.contents()), [live, other, odd])
+    }
+
+    /// A killed run's recording is recovered under a name nothing has: `NAME.recovered-PID.EXT` when free,
+    /// else `-2`, `-3`… (PIDs repeat). Before, an existing `recovered-PID` name got the recording deleted.
+    func testARecoveredRecordingNeverReplacesNorIsDeleted() throws {
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let pid = finished.processIdentifier
+        let movie = dir.path("movie.mp4")
+        try runFFmpeg(["-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=1", "-c:v", "libx264", "-movflags", "+frag_keyframe+empty_moov",
+                       "-f", "mp4", movie])
+        let recording = try Data(contentsOf: URL(fileURLWithPath: movie))
+        let earlier = Data("an earlier recovery of another run with the same pid".utf8)
+        try earlier.write(to: URL(fileURLWithPath: dir.path("take.recovered-\(pid).mp4")))
+        for random in [1, 2] {
+            try recording.write(to: URL(fileURLWithPath: dir.path(".take.mp4.\(pid)-\(random).partial")))
+        }
+        let result = try OutputTarget(path: dir.path("take.mp4")).removeStaleTemporaries()
+        XCTAssertEqual(result.removed, [])
+        XCTAssertEqual(Set(result.recovered.map { ($0.path as NSString).lastPathComponent }),
+                       ["take.recovered-\(pid)-2.mp4", "take.recovered-\(pid)-3.mp4"])
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir.path("take.recovered-\(pid).mp4"))), earlier)
+        for name in ["take.recovered-\(pid)-2.mp4", "take.recovered-\(pid)-3.mp4"] {
+            XCTAssertEqual(try MediaInspector.inspect(dir.path(name)).videoFrameCount, 10, name)
+        }
+        XCTAssertEqual(dir.contents().filter { $0.hasSuffix(".partial") }, [])
     }
 }

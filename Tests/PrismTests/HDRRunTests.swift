@@ -331,6 +331,19 @@ final class HDRRunTests: XCTestCase {
         XCTAssertTrue(try probe(dir.path("o.mp4"), "stream=color_space").contains("smpte170m"))
     }
 
+    /// Where the tone curve's peak came from is said as it is: an HLG clip carries no mastering metadata, so
+    /// the peak is assumed, or given by `--input-color peak=` (before: "from its metadata" for the option).
+    func testThePeaksSourceIsNamedAsItIs() throws {
+        let hlg = try rampClip("hlg.mkv", transfer: "arib-std-b67")
+        var run = try prism([hlg, "-o", dir.path("a.mp4")])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("cd/m² assumed: no mastering metadata"), run.stderr)
+        run = try prism([hlg, "--input-color", "peak=1000", "-o", dir.path("b.mp4")])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stderr.contains("peak 1000 cd/m² as --input-color peak= sets it"), run.stderr)
+        XCTAssertFalse(run.stderr.contains("from its metadata"), run.stderr)
+    }
+
     /// `--tonemap none` writes the PQ signal as it is, tagged PQ.
     func testToneMapNoneKeepsTheSignalAndItsTags() throws {
         let clip = try rampClip("pq.mkv", transfer: "smpte2084")
@@ -352,6 +365,8 @@ final class HDRRunTests: XCTestCase {
             ([pq, "--codec", "hevc", "--filter", "noir"], "noir is a look for SDR pictures"),
             ([log], "the transfer 'log100' is not one Prism converts"),
             ([pq, "--input-color", "transfer=bogus"], "--input-color: transfer=bogus is not one of"),
+            ([pq, "--input-color", "="], "--input-color: '=' names no field"),
+            ([pq, "--input-color", "hdr10,="], "--input-color: '=' names no field"),
             ([pq, "--tonemap", "hable"], "--tonemap takes bt2390, reinhard, clip or none"),
             ([pq, "--dynamic-range", "hdr"], "--dynamic-range takes auto, sdr or keep"),
             ([sdr, "--codec", "hevc", "--output-transfer", "hlg"], "--output-transfer converts an HDR input kept HDR"),

@@ -233,10 +233,14 @@ final class LiveOutputTests: XCTestCase {
     func testLiveHLSCanBeFollowedWhileWritten() throws {
         let folder = dir.path("hls")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        // What an earlier, longer run left: its segments must not pile up beside this run's.
-        for stale in ["live7.ts", "live8.ts", "live9.ts"] { FileManager.default.createFile(atPath: folder + "/" + stale, contents: Data([0])) }
-        FileManager.default.createFile(atPath: folder + "/livestock.ts", contents: Data([1]))  // not a segment: kept
+        // What an earlier, longer run left: its segments (its list says which) must not pile up beside this run's.
         let playlist = folder + "/live.m3u8"
+        let earlier = try Tools.run(Tools.prism, ["run", "pattern", "--size", "64x48", "--frames", "300", "--segment-duration", "1",
+                                                  "--playlist", "event", "--preset", "ultrafast", "-o", playlist, "--quiet"])
+        XCTAssertEqual(earlier.status, 0, earlier.stderr)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/live9.ts"))
+        try FileManager.default.removeItem(atPath: playlist)  // so the player below joins this run's playlist
+        _ = FileManager.default.createFile(atPath: folder + "/livestock.ts", contents: Data([1]))  // not a segment: kept
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.prism)
         let local = dir.path("local.mkv")
@@ -270,7 +274,9 @@ final class LiveOutputTests: XCTestCase {
             XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/" + name), name)
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-        XCTAssertFalse(files.contains { $0.hasPrefix(".") || $0.hasSuffix(".tmp") || $0.hasSuffix(".partial") }, "\(files)")
+        // Hidden: only the list of what this run wrote (for the next run of the playlist).
+        XCTAssertEqual(files.filter { $0.hasPrefix(".") }, [".live.m3u8.written"])
+        XCTAssertFalse(files.contains { $0.hasSuffix(".tmp") || $0.hasSuffix(".partial") }, "\(files)")
         // The window (3) and the one segment FFmpeg keeps past it; 8 s of 1-s segments were written.
         XCTAssertLessThanOrEqual(files.filter { $0.hasSuffix(".ts") && $0 != "livestock.ts" }.count, 4, "\(files)")
         XCTAssertTrue(files.contains("livestock.ts"))
@@ -309,7 +315,8 @@ final class LiveOutputTests: XCTestCase {
                 XCTAssertTrue(text.contains(#"type="static""#), text)
                 XCTAssertTrue(files.contains("vod-init-0.m4s") && files.contains("vod-0-00001.m4s"), "\(files)")
             }
-            XCTAssertFalse(files.contains { $0.hasPrefix(".") || $0.hasSuffix(".tmp") }, "\(files)")
+            XCTAssertEqual(files.filter { $0.hasPrefix(".") }, ["." + name + ".written"], "only the list of written files is hidden")
+            XCTAssertFalse(files.contains { $0.hasSuffix(".tmp") }, "\(files)")
         }
     }
 

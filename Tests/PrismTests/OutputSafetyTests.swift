@@ -45,6 +45,25 @@ final class OutputSafetyTests: XCTestCase {
         XCTAssertEqual(partials(), [])
     }
 
+    /// The input spelled as a `file:` URL is the input (before: it passed the check, and the run failed at
+    /// its rename leaving a `.partial`); a `file:` URL elsewhere is written like the path it names.
+    func testAFileURLIsTheFileItNames() throws {
+        let input = dir.path("in.mp4")
+        try makeMovie(input)
+        let original = try bytes(input)
+        for output in ["file://" + input, "file:" + input] {
+            let result = try Tools.run(Tools.prism, ["run", input, "-o", output, "--quiet"])
+            XCTAssertEqual(result.status, 2, "\(output): \(result.stderr)")
+            XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("is the input"), result.stderr)
+            XCTAssertEqual(try bytes(input), original)
+        }
+        let result = try Tools.run(Tools.prism, ["run", "file://" + input, "--filter", "invert", "-o", "file://" + dir.path("out.mp4"), "--quiet"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(try MediaInspector.inspect(dir.path("out.mp4")).videoFrameCount, 4)
+        XCTAssertEqual(partials(), [])
+    }
+
     func testRenderRefusesToWriteOverItsInput() throws {
         let image = dir.path("x.png")
         try FileManager.default.copyItem(atPath: Tools.fixture("chelsea.png"), toPath: image)

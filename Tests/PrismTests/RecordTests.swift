@@ -38,6 +38,60 @@ final class RecordTests: XCTestCase {
 
     private func takes() -> [String] { dir.contents().filter { $0.hasPrefix("take-") && $0.hasSuffix(".mp4") } }
 
+    /// A take's name is chosen free, but a file or a link can appear under it while it records: the take is
+    /// then saved beside it (`NAME-2.mp4`) and what appeared is left as it was (before: renamed over).
+    func testWhatAppearsUnderATakesNameWhileItRecordsIsKept() throws {
+        let victim = dir.path("victim.mp4")
+        try Data("the user's movie".utf8).write(to: URL(fileURLWithPath: victim))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tools.prism)
+        process.arguments = ["record", dir.url.path, "--size", "160x120", "--preset", "ultrafast"]
+        let input = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let lines = LineCollector(errors.fileHandleForReading)
+        func line(after count: Int, starting prefix: String) throws -> String {
+            let deadline = Date(timeIntervalSinceNow: 30)
+            while Date() < deadline {
+                if let found = lines.all.dropFirst(count).first(where: { $0.hasPrefix(prefix) }) { return found }
+                usleep(20_000)
+            }
+            throw DevProcessError(message: "no '\(prefix)' line: \(lines.all)")
+        }
+        var saved: [String] = []
+        for makeLink in [false, true] {
+            let before = lines.all.count
+            input.fileHandleForWriting.write(Data("start\n".utf8))
+            let path = String(try line(after: before, starting: "prism: recording ").dropFirst("prism: recording ".count))
+            if makeLink {
+                XCTAssertEqual(symlink(victim, path), 0)
+            } else {
+                try Data("mine".utf8).write(to: URL(fileURLWithPath: path))
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+            input.fileHandleForWriting.write(Data("stop\n".utf8))
+            let finished = try line(after: before, starting: "prism: finished ")
+            let name = String(finished.dropFirst("prism: finished ".count).prefix { $0 != " " })
+            XCTAssertEqual(name, String(path.dropLast(4)) + "-2.mp4", finished)
+            saved.append(name)
+            if makeLink {
+                XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: path), victim)
+            } else {
+                XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), Data("mine".utf8))
+            }
+        }
+        input.fileHandleForWriting.write(Data("quit\n".utf8))
+        let deadline = Date(timeIntervalSinceNow: 30)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(process.isRunning)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: victim)), Data("the user's movie".utf8))
+        for name in saved { XCTAssertGreaterThan(try MediaInspector.inspect(name).videoFrameCount, 3, name) }
+        XCTAssertEqual(dir.contents().filter { $0.hasSuffix(".partial") }, [])
+    }
+
     func testTakesFromStdinGetNamesOfTheirOwnAndPlay() throws {
         let (process, input, errors) = try start([dir.url.path, "--size", "160x120", "--preset", "ultrafast"])
         Thread.sleep(forTimeInterval: 1)

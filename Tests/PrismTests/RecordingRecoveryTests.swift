@@ -34,6 +34,35 @@ final class RecordingRecoveryTests: XCTestCase {
         for path in paths { XCTAssertGreaterThan(try MediaInspector.inspect(path).videoFrameCount, 0, path) }
     }
 
+    /// A start while recording (or before the first start has begun) is answered 409 with the file being
+    /// written, not 202 with a `-2` path that no recording writes; stopping leaves that one file.
+    func testASecondDevStartNamesTheRecordingInProgress() throws {
+        let directory = try TemporaryDirectory()
+        try DevTests.invertCube.write(toFile: directory.file("look.cube"), atomically: true, encoding: .utf8)
+        let out = dir.path("takes")
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        let dev = try DevProcess(arguments: [directory.file("look.cube"), "--size", "160x90", "--out", out])
+        defer { dev.stop() }
+        _ = try dev.waitForState("frames") { ($0["frames"] as? Int ?? 0) > 2 }
+        let first = try dev.post("/record", ["action": "start"])
+        XCTAssertEqual(first.status, 202, first.text)
+        let path = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])?["path"] as? String)
+        for _ in 0..<2 {
+            let again = try dev.post("/record", ["action": "start"])
+            XCTAssertEqual(again.status, 409, again.text)
+            let reply = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(again.body)) as? [String: Any])
+            XCTAssertEqual(reply["path"] as? String, path, again.text)
+            usleep(200_000)
+        }
+        XCTAssertEqual(try dev.post("/record", ["action": "stop"]).status, 202)
+        _ = try dev.waitForState("the recording finished") { state in
+            ((state["recording"] as? [String: Any])?["last"] as? String) == path
+        }
+        let written = try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.hasPrefix(".") }
+        XCTAssertEqual(written, [(path as NSString).lastPathComponent], "one recording, the one named")
+        XCTAssertGreaterThan(try MediaInspector.inspect(path).videoFrameCount, 0)
+    }
+
     /// Starts `prism record DIR CAMERA --start`, lets it record, and SIGKILLs it.
     private func killRecorder(after seconds: Double) throws -> pid_t {
         let process = Process()

@@ -85,14 +85,18 @@ typedef struct {
     int64_t opset;
     int64_t ir_version;
     const char *producer;
+    /// What the library could not check, on one line ("" when it checked everything): a file whose IR
+    /// version or opset is newer than the library is checked as the newest it knows, and this says so.
+    const char *notes;
 } prism_onnx_graph;
 
 typedef struct prism_onnx_model prism_onnx_model;
 
-/// Parses the file (refusing external data), runs onnx::checker::check_model and shape inference. NULL
-/// with a one-line message in `error` when the file cannot be read, is not ONNX, is truncated or fails the
-/// checker.
-prism_onnx_model *prism_onnx_open(const char *path, char *error, size_t error_size);
+/// Parses a model file's bytes (the caller reads the file: a regular file, to a bound), refusing external
+/// data, runs onnx::checker::check_model and shape inference. NULL with a one-line message in `error` when
+/// the bytes are not ONNX, are truncated or fail the checker. A file newer than the library is checked as
+/// the newest IR version it knows (never refused for the number alone; `notes` says what was not checked).
+prism_onnx_model *prism_onnx_open_bytes(const void *bytes, size_t size, char *error, size_t error_size);
 void prism_onnx_close(prism_onnx_model *model);
 const prism_onnx_graph *prism_onnx_graph_of(const prism_onnx_model *model);
 

@@ -9,4 +9,8 @@ void prism_set_current_thread_name(const char *name);
 /// ioctl with one pointer argument, retried on EINTR (ioctl is variadic, which Swift cannot call).
 int prism_ioctl(int fd, unsigned long request, void *arg);
 
+/// A file's birth time in nanoseconds since the epoch, without following a final symlink (statx, a GNU
+/// extension Swift does not see); 0 when the file system does not keep one, -1 on error (errno set).
+long long prism_birth_time_ns(const char *path);
+
 #endif

@@ -27,6 +27,8 @@ package enum PrismCommandLine {
             return 2
         }
         QuitSignal.install()
+        // A FIFO input with no writer yet is waited on; the wait is said, so the run does not look hung.
+        FIFOInput.announce.withLock { $0 = { PrismCommandLine.info("prism: " + $0) } }
         let rest = Array(arguments.dropFirst())
         if name == "help" || name == "--help" || name == "-h" {
             print(usage)

@@ -145,7 +145,7 @@ struct RunCommand: PrismCommand {
         for extra in options.extraInputs {
             guard case .movie(let path) = extra.spec.input, !extra.spec.input.isNetwork else { continue }
             for output in options.outputs {
-                if case .movie(let location) = output.spec, MovieDestination.scheme(of: location) == nil {
+                if case .movie(let location) = output.spec, MovieDestination.localPath(of: location) != nil {
                     try OutputTarget.checkNotInput(path, output: location)
                 }
                 if case .still(let location) = output.spec { try OutputTarget.checkNotInput(path, output: location) }
@@ -157,7 +157,7 @@ struct RunCommand: PrismCommand {
         let files = options.outputs.compactMap { output -> String? in
             switch output.spec {
             case .still(let path): return path
-            case .movie(let path): return MovieDestination.scheme(of: path) == nil ? path : nil
+            case .movie(let path): return MovieDestination.localPath(of: path)
             default: return nil
             }
         }
@@ -209,8 +209,9 @@ struct RunCommand: PrismCommand {
         }
         let location = MovieDestination.descriptorPipe(location) ?? location
         let isPath = MovieDestination.scheme(of: location) == nil
-        // Writing over the input would replace it with the result (and read what is being written).
-        if let inputPath, isPath { try OutputTarget.checkNotInput(inputPath, output: location) }
+        // Writing over the input would replace it with the result (and read what is being written): a
+        // `file:` URL is the file it names.
+        if let inputPath, MovieDestination.localPath(of: location) != nil { try OutputTarget.checkNotInput(inputPath, output: location) }
         if own.format == nil, isPath, ImageFile.kind(forPath: location) != nil {
             if let frames = options.frameLimit, frames != 1 {
                 throw UsageError("\(location): a still holds one frame; use --frames 1 (or a movie output)")
@@ -245,7 +246,7 @@ struct RunCommand: PrismCommand {
             case .standardOutput: location = "pipe:1"
             case .discard: continue
             }
-            let isPath = MovieDestination.scheme(of: location) == nil
+            let isPath = MovieDestination.localPath(of: location) != nil
             if seen.contains(where: { $0 == location || (isPath && OutputTarget.sameFile($0, location)) }) {
                 throw UsageError("-o \(location) is given twice; give each output its own place")
             }
@@ -459,6 +460,7 @@ extension RunCommand {
         fields["segment_mask_age"] = (mask.meanAge * 100).rounded() / 100
         fields["segment_mask_max_age"] = mask.maxAge
         fields["segment_skipped"] = mask.skipped
+        fields["segment_waited"] = mask.waited
         guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else { return object }
         return String(decoding: data, as: UTF8.self)
     }

@@ -14,6 +14,7 @@ enum StopSignals {
             case 1:
                 FileHandle.standardError.write(Data("\nprism: stopping, finishing the output…\n".utf8))
                 stop.stop()
+                FIFOInput.cancelWaits()  // an input still waiting for its writer would hold the stop back
             case 2:
                 FileHandle.standardError.write(Data("\nprism: still finishing the output (a third signal abandons it)\n".utf8))
             default:
@@ -35,6 +36,7 @@ enum StopSignals {
             }
             BatchProgress.write(Data("\nprism: stopping: jobs in flight are dropped, finished ones are kept\n".utf8), to: .standardError)
             stop.stop()
+            FIFOInput.cancelWaits()  // a job whose input waits for its writer ends now
         }
     }
 }

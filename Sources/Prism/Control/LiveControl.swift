@@ -469,7 +469,11 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     }
 
     func snapshot(to path: String, _ control: EngineControl) throws -> ControlReply {
-        let still = try StillImageSink(path: path)
+        // Written at the next frame as a new file, never through what appeared at `path` since the check; a
+        // still that cannot be written is said, and the run goes on.
+        let still = try StillImageSink(path: path, replacing: false) { error in
+            PrismCommandLine.info("prism: snapshot \(PrismCommandLine.terminalSafe(path)) not written: \(error)")
+        }
         try control.attach(still)
         stills.append(still)
         return ControlReply([("frame", String(frames.load(ordering: .relaxed))), ("path", JSONText.string(path))])

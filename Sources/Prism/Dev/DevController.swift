@@ -113,18 +113,26 @@ final class DevController {
     }
 
     /// A value from the page. One that changes code or sizes (a blur radius, a pixellate scale) needs a
-    /// new compile; the old program keeps running if that fails.
+    /// new compile; if that fails the old value comes back and the old program keeps running.
     func setParameter(_ control: EngineControl, node: Int, name: String, value: ParameterValue) {
         let graph = control.graph
         guard graph.nodes.indices.contains(node) else { return }
-        try? graph.setParameter(graph.nodes[node].id, name, value)
+        let id = graph.nodes[node].id, old = graph.nodes[node].parameters?[name]
+        try? graph.setParameter(id, name, value)
         if control.renderer?.isStale == true {
-            do { try control.recompile() } catch { report(error) }
+            do {
+                try control.recompile()
+            } catch {
+                report(error)
+                if let old { try? graph.setParameter(id, name, old) }
+            }
         }
         publishParameters(graph)
     }
 
     func startRecording(_ control: EngineControl, path: String) {
+        // Begun (its path is `recordingPath` now) or refused: no longer only asked for.
+        defer { state.update { if $0.recordingAsked == path { $0.recordingAsked = nil } } }
         guard recording == nil else { return }
         // The preview never waits for the recording: it takes the frames it can (dropped ones are counted).
         let sink = TakeSink(path: path, settings: encoder, delivery: .newest, bufferCount: 12,

@@ -174,7 +174,10 @@ final class DevSession: Sendable {
         defer { fileWatcher.stop() }
         defer { hub.close() }
         _ = try engine.run(stop: stop)
-        state.update { $0.recordingPath = nil }
+        state.update {
+            $0.recordingPath = nil
+            $0.recordingAsked = nil
+        }
     }
 
     /// What the engine reports, on the page and on stderr.

@@ -28,6 +28,9 @@ final class DevState: Sendable {
         var failedReloads = 0
         var parameters: [DevNodeParameters] = []
         var recordingPath: String?
+        /// A recording the page asked for that has not begun yet: a second start names it, as it names one
+        /// in progress, instead of promising a path no recording will write.
+        var recordingAsked: String?
         var recordingStarted: Date?
         var recordingFrames = 0
         var recordingDropped = 0

@@ -132,7 +132,18 @@ struct PreviewRoutes: Sendable {
         }
         switch request.action {
         case "start":
-            let path = session.recordingNames.next()
+            // One recording at a time, decided here under the state's lock: a second start is told which
+            // file is being written.
+            var busy: String?, path: String?
+            session.state.update { state in
+                if let active = state.recordingPath ?? state.recordingAsked { busy = active; return }
+                path = session.recordingNames.next()
+                state.recordingAsked = path
+            }
+            guard let path else {
+                return .json(409, "{\"ok\":false,\"error\":\(JSONText.string("already recording \(busy ?? "")"))"
+                             + ",\"path\":\(JSONText.string(busy ?? ""))}")
+            }
             session.send(.startRecording(path: path))
             return .json(202, "{\"ok\":true,\"path\":\(JSONText.string(path))}")
         case "stop":

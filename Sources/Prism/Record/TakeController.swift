@@ -89,7 +89,12 @@ final class TakeController: FrameTap {
             case .snap, .photo:
                 let path: String
                 if case .photo(let asked) = command { path = asked } else { path = stills.next() }
-                let sink = try StillImageSink(path: path)
+                // A new file (never through a link that appeared since the name was checked); a photo that
+                // cannot be written is said, and the recording goes on.
+                let say = self.say
+                let sink = try StillImageSink(path: path, jpegQuality: 90, replacing: false) { error in
+                    say("photo \(PrismCommandLine.terminalSafe(path)) not written: \(error)")
+                }
                 try control.attach(sink)
                 still = sink
                 attachedLastFrame = true

@@ -94,7 +94,8 @@ final class TakeSink: FrameSink {
     private static func movie(path: String, settings: VideoEncoderSettings, limits: RecordingLimits, segments: Segments?) -> MovieSink {
         var limits = limits
         if let bytes = segments?.bytes { limits.maxBytes = min(bytes, limits.maxBytes ?? bytes) }
-        return MovieSink(path: path, settings: settings, limits: limits, live: true)
+        // Its name was chosen free; nothing that appears there while it records is followed or replaced.
+        return MovieSink(path: path, settings: settings, limits: limits, live: true, newFileOnly: true)
     }
 
     /// Whether the movie stopped at the segment's size rather than at `--max-size` or the disk's floor.
@@ -147,7 +148,7 @@ final class TakeSink: FrameSink {
     func finish() throws {
         do {
             try movie.finish()
-            events.finished(movie.path, movie.framesInOutput ?? movie.framesWritten, movie.bytesWritten ?? 0)
+            events.finished(movie.writtenPath, movie.framesInOutput ?? movie.framesWritten, movie.bytesWritten ?? 0)
         } catch {
             events.failed("\(error)")
             throw error

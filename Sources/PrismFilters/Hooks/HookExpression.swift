@@ -80,6 +80,7 @@ package struct HookExpression: Hashable, Sendable, CustomStringConvertible {
         case unknownTexture(String)
         case unknownVariable(String)
         case notFinite(String)
+        case beyondFloat(String, Double)
         case malformed(String, left: Int)
 
         package var description: String {
@@ -88,6 +89,8 @@ package struct HookExpression: Hashable, Sendable, CustomStringConvertible {
             case .unknownTexture(let name): return "no texture named '\(name)' for its size"
             case .unknownVariable(let name): return "no parameter named '\(name)'"
             case .notFinite(let text): return "the expression '\(text)' is not finite (a division by zero?)"
+            case .beyondFloat(let text, let value):
+                return "\(String(format: "%g", value)) in '\(text)' is beyond single precision (hook expressions are evaluated in float)"
             case .malformed(let text, let left): return "the expression '\(text)' leaves \(left) values, not one"
             }
         }
@@ -100,13 +103,13 @@ package struct HookExpression: Hashable, Sendable, CustomStringConvertible {
         var stack: [Float] = []
         for token in tokens {
             switch token {
-            case .number(let value): stack.append(Float(value))
+            case .number(let value): stack.append(try Self.single(value, text))
             case .width(let name), .height(let name):
                 guard let s = size(name) else { throw .unknownTexture(name) }
                 if case .width = token { stack.append(Float(s.width)) } else { stack.append(Float(s.height)) }
             case .variable(let name):
                 guard let value = variable(name) else { throw .unknownVariable(name) }
-                stack.append(Float(value))
+                stack.append(try Self.single(value, text))
             case .unary:
                 guard let top = stack.popLast() else { throw .underflow(text) }
                 stack.append(top == 0 ? 1 : 0)
@@ -133,6 +136,14 @@ package struct HookExpression: Hashable, Sendable, CustomStringConvertible {
             throw .malformed(text, left: stack.count)
         }
         return Double(stack[0])
+    }
+
+    /// `value` in single precision; a number that does not fit (1e39, 1e400, a parameter set to 1e39) is an
+    /// error, not an infinity that reaches a size.
+    private static func single(_ value: Double, _ text: String) throws(EvaluationError) -> Float {
+        let single = Float(value)
+        guard single.isFinite else { throw .beyondFloat(text, value) }
+        return single
     }
 
     /// Checks the expression's shape without sizes: every operator has its operands and one value is left.

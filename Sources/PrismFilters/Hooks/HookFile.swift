@@ -18,7 +18,7 @@ package struct HookFile: Sendable {
 
     /// True when `text` has a `//!HOOK` line: a hook file rather than an ISF, ShaderToy or plain shader.
     package static func isHookFile(text: String) -> Bool {
-        text.split(separator: "\n", omittingEmptySubsequences: true).contains {
+        lines(text).contains {
             $0.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("//!HOOK")
         }
     }
@@ -34,9 +34,8 @@ package struct HookFile: Sendable {
 
     /// Parses `text` as read from `path` (for messages). Errors name the file and the line.
     package static func parse(text: String, path: String) throws(ShaderLoadError) -> HookFile {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            String($0.hasSuffix("\r") ? $0.dropLast() : $0)
-        }
+        // "\r\n" is one Character in Swift: splitting on "\n" alone leaves a CRLF file one long line.
+        let lines = HookFile.lines(text)
         func isDirective(_ line: String) -> Bool { line.trimmingCharacters(in: .whitespaces).hasPrefix("//!") }
         guard var index = lines.firstIndex(where: isDirective) else {
             throw ShaderLoadError(file: path, message: "no //! directives: not an mpv hook file")
@@ -72,6 +71,11 @@ package struct HookFile: Sendable {
             seen[name] = line
         }
         return HookFile(path: path, passes: passes, textures: textures, parameters: parameters)
+    }
+
+    /// `text`'s lines, whatever ends them (LF, CRLF or CR, as editors count lines).
+    static func lines(_ text: String) -> [String] {
+        text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }).map(String.init)
     }
 
     /// A word of a directive line (`HOOK MAIN` → "MAIN"): the text after the directive's name, stripped.
@@ -152,18 +156,24 @@ package struct HookPass: Sendable {
             case "WHEN": when = try expression(value, "WHEN", line)
             case "OFFSET":
                 if value == "ALIGN" { align = true; continue }
+                // Finite and within a target's side: the numbers are written into the generated GLSL.
                 let words = value.split(separator: " ", omittingEmptySubsequences: true)
-                guard words.count == 2, let x = Double(words[0]), let y = Double(words[1]) else {
-                    throw fail(line, "//!OFFSET takes two numbers or ALIGN, not '\(value)'")
+                let limit = Double(HookPlan.maxSide)
+                guard words.count == 2, let x = Double(words[0]), let y = Double(words[1]),
+                      abs(x) <= limit, abs(y) <= limit else {
+                    throw fail(line, "//!OFFSET takes two numbers within ±\(HookPlan.maxSide) or ALIGN, not '\(value)'")
                 }
                 offset = SIMD2(x, y)
             case "COMPONENTS":
                 guard let count = Int(value), (1...4).contains(count) else { throw fail(line, "//!COMPONENTS takes 1 to 4, not '\(value)'") }
                 components = count
             case "COMPUTE":
+                // Bounded as a target's side, so the work-group arithmetic cannot overflow; the GPU's own limits
+                // on threads are checked when the pass is compiled (`HookKernel.validate`).
                 let numbers = value.split(separator: " ", omittingEmptySubsequences: true).map { Int($0) }
-                guard numbers.count == 2 || numbers.count == 4, numbers.allSatisfy({ ($0 ?? 0) > 0 }) else {
-                    throw fail(line, "//!COMPUTE takes block width and height and optionally thread width and height, not '\(value)'")
+                guard numbers.count == 2 || numbers.count == 4, numbers.allSatisfy({ (1...HookPlan.maxSide).contains($0 ?? 0) }) else {
+                    throw fail(line, "//!COMPUTE takes block width and height and optionally thread width and height, "
+                               + "each 1...\(HookPlan.maxSide), not '\(value)'")
                 }
                 let n = numbers.map { $0! }
                 compute = Compute(blockWidth: n[0], blockHeight: n[1], threadsWidth: n.count == 4 ? n[2] : n[0],
@@ -404,7 +414,7 @@ package struct HookParameter: Sendable {
             return value
         }
         if isEnum {
-            let names = initialText.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            let names = HookFile.lines(initialText).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             return HookParameter(name: name, line: line, description: description, type: .int, mode: mode, minimum: 0,
                                  maximum: Double(names.count - 1), initial: 0, names: names)
         }

@@ -220,9 +220,13 @@ package final class HookKernel: ParameterizedKernel, OutputSizing {
                 throw ShaderLoadError(file: file.path, line: pass.expressionLines["COMPUTE"] ?? pass.line, message: "//!COMPUTE needs OpenGL ES 3.1 compute shaders; "
                                       + "this GL is OpenGL ES \(limits.glesMajorVersion).\(limits.glesMinorVersion)")
             }
-            if let local = step.compute?.local, local.x * local.y > limits.maxComputeWorkGroupInvocations {
-                throw ShaderLoadError(file: file.path, line: pass.line, message: "//!COMPUTE: \(local.x)x\(local.y) threads per group "
-                                      + "is more than this GL's \(limits.maxComputeWorkGroupInvocations)")
+            // Threads are at most `HookPlan.maxSide` each (the parser's bound): the product cannot overflow.
+            if let local = step.compute?.local, local.x * local.y > limits.maxComputeWorkGroupInvocations
+                || local.x > limits.maxComputeWorkGroupSize.x || local.y > limits.maxComputeWorkGroupSize.y {
+                let line = pass.expressionLines["COMPUTE"] ?? pass.line
+                throw ShaderLoadError(file: file.path, line: line, message: "//!COMPUTE: \(local.x)x\(local.y) threads per group "
+                                      + "is more than this GL's \(limits.maxComputeWorkGroupInvocations) "
+                                      + "(at most \(limits.maxComputeWorkGroupSize.x)x\(limits.maxComputeWorkGroupSize.y))")
             }
             let declarations = CompiledPass.Member.declarations(of: self) + "uniform sampler2D $src0;\n"
             let preamble = FrameShaders.header + (declarations + (step.compute == nil ? "out vec4 prism_out;\n" : ""))

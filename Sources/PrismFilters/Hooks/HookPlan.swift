@@ -83,6 +83,13 @@ extension HookPlan {
     /// The largest target side a pass may ask for.
     package static let maxSide = 16384
 
+    /// A target side from a WIDTH or HEIGHT: rounded, 1...`maxSide`; nil otherwise (NaN included).
+    static func side(_ value: Double) -> Int? {
+        let rounded = value.rounded()
+        guard rounded >= 1, rounded <= Double(maxSide) else { return nil }
+        return Int(rounded)
+    }
+
     /// The plan for `files` on an `inputSize` image with OUTPUT `outputSize`, parameters at `values`.
     package static func make(files: [HookFile], inputSize: Size, outputSize: Size,
                              values: [String: Double]) throws -> HookPlan {
@@ -314,11 +321,13 @@ private struct HookPlanBuilder {
         }
         let width = try evaluate(pass.width, "WIDTH", pass: pass, file: fileIndex, hooked: current)
         let height = try evaluate(pass.height, "HEIGHT", pass: pass, file: fileIndex, hooked: current)
-        let size = Size(width: Int(width.rounded()), height: Int(height.rounded()))
-        guard (1...HookPlan.maxSide).contains(size.width), (1...HookPlan.maxSide).contains(size.height) else {
-            throw HookPlanError(file: file.path, line: pass.expressionLines["WIDTH"] ?? pass.line,
-                                message: "the pass's size \(size.width)x\(size.height) is outside 1...\(HookPlan.maxSide)")
+        // Checked as numbers before they become integers: 1e19 or a parameter set to 1e20 is refused here.
+        guard let pixelsWide = HookPlan.side(width), let pixelsHigh = HookPlan.side(height) else {
+            let what = HookPlan.side(width) == nil ? "WIDTH" : "HEIGHT"
+            throw HookPlanError(file: file.path, line: pass.expressionLines[what] ?? pass.line,
+                                message: "the pass's size \(String(format: "%gx%g", width, height)) is outside 1...\(HookPlan.maxSide)")
         }
+        let size = Size(width: pixelsWide, height: pixelsHigh)
         // Where the output's picture lies: libplacebo's rect arithmetic.
         let sx = Double(size.width) / Double(current.size.width), sy = Double(size.height) / Double(current.size.height)
         var rect = HookPlan.Rect(x0: sx * current.rect.x0 + pass.offset.x, y0: sy * current.rect.y0 + pass.offset.y,

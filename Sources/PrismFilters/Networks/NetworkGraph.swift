@@ -30,6 +30,8 @@ package struct NetworkGraph: Sendable {
 
     package struct Tensor: Sendable {
         package let name: String
+        /// ONNX's TensorProto.DataType of the stored values (1 float, 7 int64, 9 bool, …).
+        package let elementType: Int
         package let dims: [Int]
         /// The values as float32, row-major.
         package let values: [Float]
@@ -85,15 +87,30 @@ package struct NetworkGraph: Sendable {
     package let initializers: [String: Tensor]
     package let metadata: [String: String]
     package let opset: Int
+    package let irVersion: Int
     package let producer: String
+    /// What ONNX's library could not check in a file newer than itself ("" when it checked everything).
+    package let notes: String
     /// Scalars stored: the weights' parameter count.
     package var parameterCount: Int { initializers.values.reduce(0) { $0 + $1.count } }
+    /// The weights, wherever the file keeps them: float initializers and float Constant nodes (exporters
+    /// write either), not the integer shapes and indices.
+    package var weightCount: Int {
+        let stored = initializers.values.filter { !NetworkFolding.integerTypes.contains($0.elementType) }.reduce(0) { $0 + $1.count }
+        let constants = nodes.filter { $0.op == "Constant" }.reduce(0) { sum, node in
+            if case .tensor(let t)? = node.attributes["value"], !NetworkFolding.integerTypes.contains(t.elementType) { return sum + t.count }
+            return sum
+        }
+        return stored + constants
+    }
 
-    /// Reads, checks and shape-infers `path` (ONNX's checker: a truncated file, a foreign file or an invalid
-    /// graph fails here, naming the file).
+    /// Reads, checks and shape-infers `path` (a regular file, to `ModelFile`'s bound; ONNX's checker: a
+    /// truncated file, a foreign file or an invalid graph fails here, naming the file).
     package static func load(path: String) throws -> NetworkGraph {
+        let bytes: [UInt8]
+        do { bytes = try ModelFile.read(path) } catch { throw NetworkError(file: path, error.message) }
         var error = [CChar](repeating: 0, count: 1024)
-        guard let model = prism_onnx_open(path, &error, error.count) else {
+        guard let model = bytes.withUnsafeBytes({ prism_onnx_open_bytes($0.baseAddress, $0.count, &error, error.count) }) else {
             throw NetworkError(file: path, String(cMessage: error))
         }
         defer { prism_onnx_close(model) }
@@ -112,7 +129,7 @@ package struct NetworkGraph: Sendable {
         func values(_ p: UnsafePointer<prism_onnx_value>?, _ n: Int32) -> [Value] { (0..<Int(n)).map { value(p![$0]) } }
         let tensors: [Tensor] = (0..<Int(g.tensor_count)).map { i in
             let t = g.tensors[i]
-            return Tensor(name: string(t.name), dims: dims(t.dims, rank: t.rank),
+            return Tensor(name: string(t.name), elementType: Int(t.elem_type), dims: dims(t.dims, rank: t.rank),
                           values: Array(UnsafeBufferPointer(start: t.data, count: Int(t.count))))
         }
         let nodes: [Node] = (0..<Int(g.node_count)).map { n in
@@ -145,7 +162,7 @@ package struct NetworkGraph: Sendable {
         for v in values(g.values, g.value_count) { inferred[v.name] = v }
         return NetworkGraph(path: path, inputs: values(g.inputs, g.input_count), outputs: values(g.outputs, g.output_count),
                             values: inferred, nodes: nodes, initializers: initializers, metadata: metadata,
-                            opset: Int(g.opset), producer: string(g.producer))
+                            opset: Int(g.opset), irVersion: Int(g.ir_version), producer: string(g.producer), notes: string(g.notes))
     }
 
     /// The ONNX library's version.

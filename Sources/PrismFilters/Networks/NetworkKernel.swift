@@ -44,34 +44,140 @@ package struct NetworkNormalisation: Sendable, Equatable {
     }
 }
 
-/// An ONNX image-to-image network as one graph node: the layers of its `NetworkProgram` are prepasses (one
-/// feature atlas each, RGBA16F or RGBA32F), the expression reads the output feature back into colour.
-/// Weights are one RGBA32F texture, uploaded in `prepare` and kept while any renderer uses the kernel.
+/// An ONNX image network as one graph node: the layers of its `NetworkProgram` are prepasses (one feature
+/// atlas each, RGBA16F or RGBA32F), the expression reads the chosen output back into colour. The program is
+/// lowered for each input size the node sees (the shape arithmetic folds to that size). Weights are one
+/// RGBA32F texture, uploaded on the GPU thread and kept while any renderer uses the kernel.
 package final class NetworkKernel: ParameterizedKernel {
+    /// Which graph outputs the passes compute: the one shown (`output=`, default the first image of the
+    /// input's size), or every output that lowers (read back with `readOutputs`: a detector's heads).
+    package enum Outputs: Sendable { case shown, all }
+
     package let path: String
     package let graph: NetworkGraph
-    package let program: NetworkProgram
     package var parameters: ParameterValues
     package let inputCount = 1
+    package let image: NetworkLowering.ImageInput
+    /// The graph output shown, and those computed.
+    package let shownOutput: String
+    package let computedOutputs: [String]
+    /// The values given to the model's other inputs (`inputs=`).
+    let extraInputs: [String: NetworkConstant]
+    /// The program for the last input size planned (at first: the model's declared size, or 256×256).
+    package private(set) var program: NetworkProgram
     private var passes: NetworkPasses?
     private var cachedPrepasses: [KernelPrepass] = []
     private var cachedExpression = "vec4 $main(vec2 p) { return vec4(0.0); }\n"
     private var weightTexture: Texture?
+    /// The weights `weightTexture` holds (a program lowered for another size may pack other constants).
+    private var uploadedWeights: [SIMD4<Float>] = []
     private var gpuUsers = 0
 
-    package init(path: String, parameters: ParameterValues) throws {
+    package init(path: String, parameters: ParameterValues, outputs: Outputs = .shown) throws {
         self.path = path
         self.parameters = parameters
         graph = try NetworkGraph.load(path: path)
-        program = try NetworkLowering.lower(graph)
+        image = try NetworkLowering.imageInput(graph)
+        extraInputs = try Self.extraInputs(parameters.word("inputs"), image: image, path: path)
+        let reference = try Self.modelSize(parameters.word("size"), image: image, path: path) ?? image.declared ?? Size(width: 256, height: 256)
+        // Every output lowered once to find what each is; then only those wanted.
+        let survey: NetworkProgram
+        do { survey = try NetworkLowering.lower(graph, input: reference, extraInputs: extraInputs) } catch let e as NetworkShapeError {
+            throw NetworkError(file: path, node: e.node, e.reason)
+        }
+        let wanted = parameters.word("output")
+        let chosen: NetworkOutput
+        if wanted.isEmpty {
+            let sizes = (try? survey.sizes(input: reference)) ?? []
+            chosen = survey.outputs.first { survey.features[$0.feature].channels <= 4 && sizes.indices.contains($0.feature) && sizes[$0.feature] == reference }
+                ?? survey.outputs[0]
+        } else if let found = survey.outputs.first(where: { $0.name == wanted }) {
+            chosen = found
+        } else if let index = Int(wanted) {
+            guard graph.outputs.indices.contains(index) else {
+                throw UsageError("\(path): output=\(index): the model has \(graph.outputs.count) outputs (0…\(graph.outputs.count - 1))")
+            }
+            let name = graph.outputs[index].name
+            guard let found = survey.outputs.first(where: { $0.name == name }) else {
+                throw NetworkError(file: path, "output \(index) '\(name)': " + (survey.refusedOutputs[name] ?? "not computed"))
+            }
+            chosen = found
+        } else {
+            guard let found = survey.outputs.first(where: { $0.name == wanted }) else {
+                throw UsageError("\(path): output='\(wanted)': " + (survey.refusedOutputs[wanted]
+                                 ?? "no such output (outputs: \(graph.outputs.map(\.name).joined(separator: ", ")))"))
+            }
+            chosen = found
+        }
+        shownOutput = chosen.name
+        computedOutputs = outputs == .all ? [chosen.name] + survey.outputs.map(\.name).filter { $0 != chosen.name } : [chosen.name]
+        program = try NetworkLowering.lower(graph, input: reference, outputs: computedOutputs, extraInputs: extraInputs)
+        _ = try shownChannels()
         _ = try normalisation(output: false)
         _ = try normalisation(output: true)
+    }
+
+    /// `size=`: declared (nil: the file's size, or the frame's where it has none), frame, or WxH.
+    static func modelSize(_ text: String, image: NetworkLowering.ImageInput, path: String) throws -> Size? {
+        switch text {
+        case "", "declared": return nil
+        case "frame": return nil
+        default:
+            let parts = text.lowercased().split(separator: "x").map { Int($0) }
+            guard parts.count == 2, let w = parts[0], let h = parts[1], (1...16384).contains(w), (1...16384).contains(h) else {
+                throw UsageError("model size is declared, frame or WxH (1…16384 each), not '\(text)'")
+            }
+            return Size(width: w, height: h)
+        }
+    }
+
+    /// `inputs='name=1.5;other=1,2,3'`: the values of the model's inputs other than the image.
+    static func extraInputs(_ text: String, image: NetworkLowering.ImageInput, path: String) throws -> [String: NetworkConstant] {
+        var given: [String: [Float]] = [:]
+        for item in text.split(separator: ";") where !item.trimmingCharacters(in: .whitespaces).isEmpty {
+            let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let numbers = pair.count == 2 ? pair[1].split(separator: ",").map { Float($0.trimmingCharacters(in: .whitespaces)) } : []
+            guard pair.count == 2, !numbers.isEmpty, numbers.allSatisfy({ $0?.isFinite == true }) else {
+                throw UsageError("model inputs= takes NAME=NUMBER[,NUMBER…] separated by ';', not '\(item)'")
+            }
+            guard image.extra.contains(where: { $0.name == pair[0] }) else {
+                throw UsageError("\(path): the model has no input '\(pair[0])' besides its image"
+                                 + (image.extra.isEmpty ? "" : " (it has: \(image.extra.map(\.name).joined(separator: ", ")))"))
+            }
+            given[pair[0]] = numbers.map { $0! }
+        }
+        var values: [String: NetworkConstant] = [:]
+        for extra in image.extra {
+            guard let numbers = given[extra.name] else {
+                throw UsageError("\(path): the model's input '\(extra.name)' \(extra.dims.map { "\($0)" } ?? "") needs a value: "
+                                 + "model(file=…, inputs='\(extra.name)=VALUE')")
+            }
+            let dims = (extra.dims ?? [numbers.count]).map { max($0, 1) }
+            guard dims.reduce(1, *) == numbers.count || numbers.count == 1 else {
+                throw UsageError("\(path): input '\(extra.name)' takes \(dims.reduce(1, *)) values, not \(numbers.count)")
+            }
+            values[extra.name] = NetworkConstant(dims: dims, values: numbers.count == 1 ? [Float](repeating: numbers[0], count: dims.reduce(1, *)) : numbers)
+        }
+        return values
     }
 
     package var float32: Bool { parameters.word("precision") == "float" }
 
     func normalisation(output: Bool) throws -> NetworkNormalisation {
         try NetworkNormalisation.make(metadata: graph.metadata, prefix: output ? "output_" : "") { [parameters] in parameters.word($0) }
+    }
+
+    /// The channels of the shown output that become the picture (`channels=`; default all of 1–4, the first
+    /// three of more).
+    func shownChannels() throws -> [Int]? {
+        let text = parameters.word("channels")
+        guard !text.isEmpty else { return nil }
+        let picks = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        let available = program.features[program.outputFeature].channels
+        guard (1...4).contains(picks.count), picks.allSatisfy({ $0 != nil && (0..<available).contains($0!) }) else {
+            throw UsageError("\(path): channels= takes 1 to 4 channel numbers in 0…\(available - 1), not '\(text)'")
+        }
+        return picks.map { $0! }
     }
 
     /// The plan for the last compiled size (nil before the first).
@@ -88,10 +194,22 @@ package final class NetworkKernel: ParameterizedKernel {
     package func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         let frame = inputSizes.first ?? sourceSize
         let maxSide = GPUThread.current != nil ? GPULimits.query().maxTargetSide : 16384
-        let (passes, scale) = try plan(frame: frame, maxSide: maxSide)
-        let output = Size(width: frame.width * scale, height: frame.height * scale)
+        let passes = try plan(frame: frame, maxSide: maxSide)
+        let input = passes.input, out = passes.sizes[program.outputFeature]
+        // An integer multiple of the input comes out at that multiple of the frame; any other size (a detector's
+        // quarter-resolution heads) at the frame's size, or at its own with output-size=own.
+        let scale = out.width % input.width == 0 && out.height % input.height == 0 && out.width / input.width == out.height / input.height
+            ? out.width / input.width : 0
+        let output: Size
+        if parameters.word("output-size") == "own" {
+            output = out
+        } else if scale > 0 {
+            output = Size(width: frame.width * scale, height: frame.height * scale)
+        } else {
+            output = frame
+        }
         guard output.width <= maxSide, output.height <= maxSide else {
-            throw NetworkError(file: path, "its \(scale)x output of a \(frame) frame exceeds this GPU's \(maxSide)x\(maxSide) textures")
+            throw NetworkError(file: path, "its output of \(output) for a \(frame) frame exceeds this GPU's \(maxSide)x\(maxSide) textures")
         }
         self.passes = passes
         let float32 = self.float32
@@ -103,30 +221,50 @@ package final class NetworkKernel: ParameterizedKernel {
             prepass.label = "\(layer.node) (\(layer.fused.joined(separator: "+")))"
             return prepass
         }
-        cachedExpression = passes.expression(outputSize: output)
+        let direct = !passes.resamplesInput && scale > 0 && Size(width: frame.width * scale, height: frame.height * scale) == output
+        cachedExpression = passes.expression(outputSize: output, resample: !direct, shown: try shownChannels())
         return output
     }
 
-    /// The passes for a frame: a fixed-size model at its size; a dynamic one at the frame's, or, when the
-    /// network cannot take that (a U-Net's skips need sides divisible by 8), padded up to the smallest multiple
-    /// of 2, 4 … 64 that it can, the output cropped back.
-    func plan(frame: Size, maxSide: Int) throws -> (NetworkPasses, Int) {
-        func attempt(_ input: Size) throws -> (NetworkPasses, Int) {
-            (try NetworkPasses(program: program, input: input, maxSide: maxSide), try program.outputScale(input: input))
+    /// The passes for a frame: at the model's size (`size=WxH`, or the size its file declares), or at the
+    /// frame's (`size=frame`, or a model without a declared size); a dynamic one that cannot take the
+    /// frame's size (a U-Net's skips need sides divisible by 8) padded up to the smallest multiple of 2, 4 … 64
+    /// that it can, the output cropped back.
+    func plan(frame: Size, maxSide: Int) throws -> NetworkPasses {
+        let sizeWord = parameters.word("size")
+        let fixed = try Self.modelSize(sizeWord, image: image, path: path) ?? (sizeWord == "frame" ? nil : image.declared)
+        func attempt(_ input: Size) throws -> NetworkPasses {
+            if program.inputSize != input {
+                program = try NetworkLowering.lower(graph, input: input, outputs: computedOutputs, extraInputs: extraInputs)
+            }
+            var passes = try NetworkPasses(program: program, input: input, maxSide: maxSide)
+            passes.resamplesInput = input != frame
+            return passes
         }
         do {
-            return try attempt(program.fixedInputSize ?? frame)
+            return try attempt(fixed ?? frame)
         } catch let first as NetworkShapeError {
-            if program.fixedInputSize == nil {
+            if fixed == nil {
                 for multiple in [2, 4, 8, 16, 32, 64] {
                     let padded = Size(width: (frame.width + multiple - 1) / multiple * multiple,
                                       height: (frame.height + multiple - 1) / multiple * multiple)
-                    guard padded != frame, var (passes, scale) = try? attempt(padded) else { continue }
+                    guard padded != frame, var passes = try? attempt(padded) else { continue }
                     passes.paddedFrame = frame
-                    return (passes, scale)
+                    passes.resamplesInput = false
+                    return passes
                 }
             }
             throw NetworkError(file: path, node: first.node, first.reason)
+        } catch let first as NetworkError where fixed == nil {
+            for multiple in [2, 4, 8, 16, 32, 64] {
+                let padded = Size(width: (frame.width + multiple - 1) / multiple * multiple,
+                                  height: (frame.height + multiple - 1) / multiple * multiple)
+                guard padded != frame, var passes = try? attempt(padded) else { continue }
+                passes.paddedFrame = frame
+                passes.resamplesInput = false
+                return passes
+            }
+            throw first
         }
     }
 
@@ -157,30 +295,37 @@ package final class NetworkKernel: ParameterizedKernel {
     }
 
     package var textures: [KernelTexture] {
-        [KernelTexture("$weights", .sampler2D) { [self] in weightTexture }]
+        [KernelTexture("$weights", .sampler2D) { [self] in
+            // A program lowered for a new size may have folded other constants: upload what it packs.
+            if weightTexture != nil && uploadedWeights != program.weights { try? uploadWeights() }
+            return weightTexture
+        }]
     }
 
     // MARK: GPU
 
     /// The weight texels in rows of 2048 (`$w(i)` reads texel i at (i mod 2048, i div 2048)).
+    private func uploadWeights() throws {
+        let texels = max(program.weights.count, 1)
+        let rows = (texels + 2047) / 2048
+        let maxSide = GPULimits.query().maxTextureSize
+        guard rows <= maxSide else {
+            throw NetworkError(file: path, "its \(program.weights.count) weight texels exceed this GPU's \(maxSide)-row textures")
+        }
+        var rgba = [Float](repeating: 0, count: rows * 2048 * 4)
+        for (i, t) in program.weights.enumerated() {
+            rgba[i * 4] = t.x; rgba[i * 4 + 1] = t.y; rgba[i * 4 + 2] = t.z; rgba[i * 4 + 3] = t.w
+        }
+        weightTexture = try Texture(lookup: Size(width: 2048, height: rows), depth: 1, format: .rgba32f, linear: false,
+                                    wrap: .clamp, rgba: rgba)
+        uploadedWeights = program.weights
+    }
+
     package func prepare() throws {
         gpuUsers += 1
         do {
             try KernelContextError.check(weightTexture?.thread, filter: path)
-            if weightTexture == nil {
-                let texels = max(program.weights.count, 1)
-                let rows = (texels + 2047) / 2048
-                let maxSide = GPULimits.query().maxTextureSize
-                guard rows <= maxSide else {
-                    throw NetworkError(file: path, "its \(program.weights.count) weight texels exceed this GPU's \(maxSide)-row textures")
-                }
-                var rgba = [Float](repeating: 0, count: rows * 2048 * 4)
-                for (i, t) in program.weights.enumerated() {
-                    rgba[i * 4] = t.x; rgba[i * 4 + 1] = t.y; rgba[i * 4 + 2] = t.z; rgba[i * 4 + 3] = t.w
-                }
-                weightTexture = try Texture(lookup: Size(width: 2048, height: rows), depth: 1, format: .rgba32f, linear: false,
-                                            wrap: .clamp, rgba: rgba)
-            }
+            if weightTexture == nil { try uploadWeights() }
         } catch {
             releaseGPUResources()
             throw error
@@ -189,7 +334,45 @@ package final class NetworkKernel: ParameterizedKernel {
 
     package func releaseGPUResources() {
         gpuUsers -= 1
-        if gpuUsers <= 0 { weightTexture = nil }
+        if gpuUsers <= 0 {
+            weightTexture = nil
+            uploadedWeights = []
+        }
+    }
+
+    /// A computed output after a render: [C, H, W] floats, unpacked from its atlas.
+    package struct OutputTensor: Sendable {
+        package var name: String
+        /// The shape as the graph gives it (e.g. [1, 10, 8, 8]), and which of its axes holds the channels.
+        package var dims: [Int]
+        package var channelAxis: Int?
+        package var channels: Int
+        package var size: Size
+        package var values: [Float]
+    }
+
+    /// Every computed output (`Outputs.all`: each head of a detector) as floats, read from the targets the
+    /// renderer drew for this kernel's node (`node`: its index in the graph). On the GPU thread, after
+    /// `render`. The first is the shown output.
+    package func readOutputs(from renderer: GraphRenderer, node: Int) throws -> [OutputTensor] {
+        guard let passes else { throw NetworkError(file: path, "no frame rendered yet") }
+        return try program.outputs.map { output in
+            let f = output.feature
+            guard let target = renderer.prepassTarget(node: node, index: program.features[f].producer) else {
+                throw NetworkError(file: path, "output '\(output.name)' was not drawn")
+            }
+            let layout = passes.layouts[f], channels = program.features[f].channels, s = layout.size
+            let texels = target.readRGBAFloats(), atlasWidth = layout.atlas.width
+            var values = [Float](repeating: 0, count: channels * s.pixelCount)
+            for c in 0..<channels {
+                let g = c / 4, lane = c % 4
+                let tx = (g % layout.columns) * s.width, ty = (g / layout.columns) * s.height
+                for y in 0..<s.height {
+                    for x in 0..<s.width { values[(c * s.height + y) * s.width + x] = texels[((ty + y) * atlasWidth + tx + x) * 4 + lane] }
+                }
+            }
+            return OutputTensor(name: output.name, dims: output.dims, channelAxis: output.channelAxis, channels: channels, size: s, values: values)
+        }
     }
 }
 
@@ -199,6 +382,14 @@ package enum NetworkFilter {
     package static let modelParameters: [ParameterSpec] = [
         ParameterSpec("precision", .choice(["half", "float"]), default: .choice("half"),
                       "intermediate textures: half (RGBA16F, fast) or float (RGBA32F, exact to ~1e-6)"),
+        ParameterSpec("output", .text, default: .text(""),
+                      "the graph output shown, by name or number; default: the first image of the input's size, else the first"),
+        ParameterSpec("size", .text, default: .text("declared"),
+                      "the model's input size: declared (the file's, or the frame's where it has none), frame (placeholder sizes overridden) or WxH"),
+        ParameterSpec("output-size", .choice(["frame", "own"]), default: .choice("frame"),
+                      "an output at another scale than the input (a detector's quarter-size heads): resized to the frame, or at its own size"),
+        ParameterSpec("channels", .text, default: .text(""), "the output channels shown, 1 to 4 numbers (default: all of 1–4, the first three of more)"),
+        ParameterSpec("inputs", .text, default: .text(""), "values of the model's inputs besides the image: NAME=V[,V…];NAME2=…"),
         ParameterSpec("scale", .text, default: .text(""), "input = rgb · scale (255 for 0–255 models); default: metadata or 1"),
         ParameterSpec("mean", .text, default: .text(""), "subtracted after scale: one number or r,g,b; default: metadata or 0"),
         ParameterSpec("std", .text, default: .text(""), "divided by after mean: one number or r,g,b; default: metadata or 1"),
@@ -210,7 +401,7 @@ package enum NetworkFilter {
     ]
 
     static let definition = FilterDefinition(
-        name: "model", summary: "Runs an ONNX image-to-image network (1 or 3 channels in; 1, 3 or 4 out, any integer scale) on the GPU.",
+        name: "model", summary: "Runs an ONNX image network (1 or 3 channels in, NCHW or NHWC; any output that is an image) on the GPU.",
         maths: """
             The network's layers are fragment passes over channel-packed RGBA textures (docs/models.md): the frame is
             normalised to (rgb · scale − mean) / std, the output o returned as (o · output-std + output-mean) / output-scale.

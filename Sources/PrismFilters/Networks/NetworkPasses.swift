@@ -13,6 +13,8 @@ package struct NetworkPasses {
     /// down- and up-sampling needs): the input pass repeats the frame's last column and row into the padding,
     /// and the output is cropped back (the expression reads only the frame's part). Nil: no padding.
     package var paddedFrame: Size?
+    /// True when the frame is resampled to `input` (a model that runs at a size of its own).
+    package var resamplesInput = false
     package let sizes: [Size]
     package let layouts: [FeatureLayout]
 
@@ -44,6 +46,19 @@ package struct NetworkPasses {
     package static let library = """
         vec4 $w(int i) { return texelFetch($weights, ivec2(i & 2047, i >> 11), 0); }
         vec4 $sigmoid(vec4 v) { return 1.0 / (1.0 + exp(-v)); }
+        vec4 $erf(vec4 x) {
+            // Abramowitz and Stegun 7.1.26 (|error| < 1.5e-7).
+            vec4 t = 1.0 / (1.0 + 0.3275911 * abs(x));
+            vec4 y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * exp(-x * x);
+            return sign(x) * y;
+        }
+        vec4 $softplus(vec4 v) { return max(v, 0.0) + log(1.0 + exp(-abs(v))); }
+        vec4 $pow(vec4 a, vec4 b) {
+            // ONNX's Pow: a negative base to an integer power keeps its sign rules; GLSL's pow is undefined there.
+            vec4 m = pow(abs(a), b);
+            vec4 odd = mod(abs(b), 2.0);
+            return mix(m, mix(m, -m, step(0.5, odd) * step(odd, vec4(1.5))), step(a, vec4(-0.0)) * (1.0 - step(1e-6, abs(fract(b)))));
+        }
 
         """
 
@@ -104,13 +119,49 @@ package struct NetworkPasses {
             case .hardSigmoid(let a, let b): return "v = clamp(\(float(a)) * v + \(float(b)), 0.0, 1.0);"
             case .hardSwish: return "v = v * clamp(v / 6.0 + 0.5, 0.0, 1.0);"
             case .elu(let alpha): return "v = mix(\(float(alpha)) * (exp(min(v, 0.0)) - 1.0), v, step(0.0, v));"
+            case .exp: return "v = exp(min(v, 88.0));"
+            case .log: return "v = log(v);"
+            case .abs: return "v = abs(v);"
+            case .sqrt: return "v = sqrt(v);"
+            case .reciprocal: return "v = 1.0 / v;"
+            case .erf: return "v = $erf(v);"
+            case .gelu: return "v = 0.5 * v * (1.0 + $erf(v * 0.70710678));"
+            case .softplus: return "v = $softplus(v);"
+            case .mish: return "v = v * tanh(clamp($softplus(v), -15.0, 15.0));"
+            case .floor: return "v = floor(v);"
+            case .ceil: return "v = ceil(v);"
+            case .round: return "v = roundEven(v);"
+            case .sign: return "v = sign(v);"
+            case .sin: return "v = sin(v);"
+            case .cos: return "v = cos(v);"
+            case .power(let e):
+                switch e {
+                case 1: return ""
+                case 2: return "v = v * v;"
+                case 3: return "v = v * v * v;"
+                case 0.5: return "v = sqrt(v);"
+                case -1: return "v = 1.0 / v;"
+                default: return "v = $pow(v, vec4(\(float(e))));"
+                }
             }
         case .tensor(let op, let t, let tensorFirst):
             let feature = program.features[t]
             let position = feature.global ? "ivec2(0)" : "p"
             var read = fetch(t, group: feature.channels == 1 ? "0" : "go", at: position)
             if feature.channels == 1 { read = "vec4((\(read)).x)" }
-            return tensorFirst ? "v = \(read) \(op.rawValue) v;" : "v = v \(op.rawValue) \(read);"
+            return "v = " + Self.binary(op, tensorFirst ? read : "v", tensorFirst ? "v" : read) + ";"
+        case .constant(let op, let o, let constantFirst):
+            let k = "$w(\(o) + go)"
+            return "v = " + Self.binary(op, constantFirst ? k : "v", constantFirst ? "v" : k) + ";"
+        }
+    }
+
+    static func binary(_ op: NetworkProgram.BinaryOp, _ a: String, _ b: String) -> String {
+        switch op {
+        case .add, .sub, .mul, .div: return "\(a) \(op.rawValue) \(b)"
+        case .min: return "min(\(a), \(b))"
+        case .max: return "max(\(a), \(b))"
+        case .pow: return "$pow(\(a), \(b))"
         }
     }
 
@@ -142,17 +193,40 @@ package struct NetworkPasses {
                     }
 
                 """ + divide
-        case .instanceNormalization(let epsilon, let offset):
+        case .instanceNormalization(let epsilon, let offset, let groupChannels):
             let x = layer.inputs[0], stats = layer.inputs[1]
             let groups = program.features[x].groups
-            return """
+            var statistics = """
                     vec4 mean = \(fetch(stats, group: "go", at: "ivec2(0)"));
                     vec4 meanSquare = \(fetch(stats, group: "go + \(groups)", at: "ivec2(0)"));
+
+                """
+            if groupChannels > 1 {
+                // Group normalisation: each lane's statistics are the mean of its group's channels'.
+                statistics = """
+                        vec4 mean = vec4(0.0), meanSquare = vec4(0.0);
+                        for (int lane = 0; lane < 4; lane++) {
+                            int first = ((go * 4 + lane) / \(groupChannels)) * \(groupChannels);
+                            for (int k = first; k < first + \(groupChannels); k++) {
+                                mean[lane] += \(fetch(stats, group: "k / 4", at: "ivec2(0)"))[k % 4];
+                                meanSquare[lane] += \(fetch(stats, group: "k / 4 + \(groups)", at: "ivec2(0)"))[k % 4];
+                            }
+                        }
+                        mean /= \(float(Float(groupChannels)));
+                        meanSquare /= \(float(Float(groupChannels)));
+
+                    """
+            }
+            return statistics + """
                     vec4 x = \(fetch(x, group: "go", at: "p"));
                     v = (x - mean) * inversesqrt(max(meanSquare - mean * mean, 0.0) + \(float(epsilon)));
                     v = v * $w(\(offset) + 2 * go) + $w(\(offset + 1) + 2 * go);
 
                 """
+        case .gather(let plan): return gatherBody(layer, plan)
+        case .fill(let offset, _): return "    v = $w(\(offset) + go);\n"
+        case .channelReduction(let kind): return channelReductionBody(layer, kind)
+        case .softmax(let log): return softmaxBody(layer, log: log)
         case .resize(let r): return resizeBody(layer, r)
         case .rearrange(let r): return rearrangeBody(layer, r)
         case .pad(let pad): return padBody(layer, pad)
@@ -164,7 +238,7 @@ package struct NetworkPasses {
 
     func inputBody(_ layer: NetworkProgram.Layer) -> String {
         let read: String
-        if program.fixedInputSize != nil {
+        if resamplesInput {
             // A fixed-size model: the frame resampled bilinearly to its input (no prefilter when shrinking).
             read = "texture($src0, (vec2(p) + 0.5) / vec2(\(input.width).0, \(input.height).0))"
         } else if let frame = paddedFrame {
@@ -343,6 +417,74 @@ package struct NetworkPasses {
         return lanes
     }
 
+    /// Each lane's source: the output's (c, y, x) as indices of the plan's axes, each index's digits adding
+    /// to the input's coordinates.
+    func gatherBody(_ layer: NetworkProgram.Layer, _ plan: GatherPlan) -> String {
+        let f = layer.inputs[0], channels = program.features[layer.output].channels
+        func digits(_ axis: Int?, _ index: String) -> String {
+            guard let axis else { return "" }
+            var code = "            r = \(index);\n"
+            for d in plan.source.axes[axis].reversed() {
+                code += "            src[\(d.role.rawValue)] += (r % \(d.extent)) * \(d.stride); r /= \(d.extent);\n"
+            }
+            return code
+        }
+        var text = ""
+        for lane in 0..<4 {
+            text += "    {\n        int c = go * 4 + \(lane);\n        if (c < \(channels)) {\n"
+            text += "            ivec3 src = ivec3(\(plan.source.offset.x), \(plan.source.offset.y), \(plan.source.offset.z));\n            int r;\n"
+            text += digits(plan.channelAxis, "c") + digits(plan.rowAxis, "p.y") + digits(plan.columnAxis, "p.x")
+            text += "            v[\(lane)] = \(fetch(f, group: "src.x / 4", at: "src.zy"))[src.x % 4];\n        }\n    }\n"
+        }
+        return text
+    }
+
+    /// Over every channel group at the pixel: a running reduction, the padding lanes left out.
+    func channelReductionBody(_ layer: NetworkProgram.Layer, _ kind: NetworkProgram.ChannelReduction) -> String {
+        let f = layer.inputs[0], channels = program.features[f].channels, groups = program.features[f].groups
+        let position = program.features[f].global ? "ivec2(0)" : "p"
+        let (initial, combine, finish): (String, String, String)
+        switch kind {
+        case .sum, .mean: (initial, combine, finish) = ("0.0", "a += t;", kind == .mean ? "a / \(float(Float(channels)))" : "a")
+        case .max: (initial, combine, finish) = ("-3.4e38", "a = max(a, t);", "a")
+        case .min: (initial, combine, finish) = ("3.4e38", "a = min(a, t);", "a")
+        case .sumSquare, .l2: (initial, combine, finish) = ("0.0", "a += t * t;", kind == .l2 ? "sqrt(a)" : "a")
+        case .logSumExp: (initial, combine, finish) = ("0.0", "a += exp(t);", "log(a)")
+        }
+        return """
+                float a = \(initial);
+                for (int g = 0; g < \(groups); g++) {
+                    vec4 q = \(fetch(f, group: "g", at: position));
+                    for (int lane = 0; lane < 4; lane++) {
+                        if (g * 4 + lane >= \(channels)) break;
+                        float t = q[lane];
+                        \(combine)
+                    }
+                }
+                v = vec4(\(finish), 0.0, 0.0, 0.0);
+
+            """
+    }
+
+    /// exp(x − max) / Σ exp(x − max) over every channel at the pixel (or its log).
+    func softmaxBody(_ layer: NetworkProgram.Layer, log: Bool) -> String {
+        let f = layer.inputs[0], channels = program.features[f].channels, groups = program.features[f].groups
+        let position = program.features[f].global ? "ivec2(0)" : "p"
+        let mask = "vec4(\((0..<4).map { "(g * 4 + \($0) < \(channels)) ? 1.0 : 0.0" }.joined(separator: ", ")))"
+        return """
+                float top = -3.4e38;
+                for (int g = 0; g < \(groups); g++) {
+                    vec4 q = \(fetch(f, group: "g", at: position));
+                    for (int lane = 0; lane < 4; lane++) if (g * 4 + lane < \(channels)) top = max(top, q[lane]);
+                }
+                float sum = 0.0;
+                for (int g = 0; g < \(groups); g++) sum += dot(exp(\(fetch(f, group: "g", at: position)) - top), \(mask));
+                vec4 x = \(fetch(f, group: "go", at: position)) - top;
+                v = \(log ? "x - log(sum)" : "exp(x) / sum");
+
+            """
+    }
+
     func padBody(_ layer: NetworkProgram.Layer, _ pad: NetworkProgram.Padding) -> String {
         let f = layer.inputs[0], s = sizes[f]
         let q = "p - ivec2(\(pad.pads.x), \(pad.pads.y))"
@@ -368,35 +510,44 @@ package struct NetworkPasses {
         }
     }
 
-    /// `$main(vec2 p)`: the output feature at output pixel `p`, denormalised, as RGBA (1 channel: grey;
-    /// 3: RGB with the frame's alpha; 4: RGBA), resampled bilinearly to the output size when the model's size is fixed.
-    package func expression(outputSize: Size) -> String {
-        let f = program.outputFeature, s = sizes[f]
+    /// `$main(vec2 p)`: the output feature at output pixel `p`, denormalised, as RGBA: the channels `shown`
+    /// (1: grey; 2: red and green; 3: RGB with the frame's alpha; 4: RGBA), read where the output pixel
+    /// lies, or resampled bilinearly to the output size (`resample`: the model ran at another size, or its
+    /// output is at another scale).
+    package func expression(outputSize: Size, resample: Bool, feature f: Int? = nil, shown: [Int]? = nil) -> String {
+        let f = f ?? program.outputFeature, s = sizes[f]
+        let channels = shown ?? Array(0..<min(program.features[f].channels, program.features[f].channels > 4 ? 3 : 4))
         let read: String
-        if program.fixedInputSize != nil && s != outputSize {
+        if resample && s != outputSize {
             read = """
                     vec2 q = clamp(p * vec2(\(Double(s.width) / Double(outputSize.width)), \(Double(s.height) / Double(outputSize.height))) - 0.5,
                                    vec2(0.0), vec2(\(s.width - 1).0, \(s.height - 1).0));
                     ivec2 q0 = ivec2(floor(q));
                     ivec2 q1 = min(q0 + 1, ivec2(\(s.width - 1), \(s.height - 1)));
                     vec2 t = q - vec2(q0);
-                    vec4 v = mix(mix(\(fetch(f, group: "0", at: "q0")), \(fetch(f, group: "0", at: "ivec2(q1.x, q0.y)")), t.x),
-                                 mix(\(fetch(f, group: "0", at: "ivec2(q0.x, q1.y)")), \(fetch(f, group: "0", at: "q1")), t.x), t.y);
+                    return mix(mix(\(fetch(f, group: "g", at: "q0")), \(fetch(f, group: "g", at: "ivec2(q1.x, q0.y)")), t.x),
+                               mix(\(fetch(f, group: "g", at: "ivec2(q0.x, q1.y)")), \(fetch(f, group: "g", at: "q1")), t.x), t.y);
 
                 """
         } else {
-            read = "    vec4 v = \(fetch(f, group: "0", at: "clamp(ivec2(p), ivec2(0), ivec2(\(s.width - 1), \(s.height - 1)))"));\n"
+            read = "    return \(fetch(f, group: "g", at: "clamp(ivec2(p), ivec2(0), ivec2(\(s.width - 1), \(s.height - 1)))"));\n"
         }
-        let channels = program.features[f].channels
+        let lanes = (0..<4).map { k in k < channels.count ? "$outGroup(\(channels[k] / 4), p)[\(channels[k] % 4)]" : "0.0" }
+        let alpha = "texture($src0, p / vec2(\(outputSize.width).0, \(outputSize.height).0)).a"
         let color: String
-        switch channels {
-        case 1: color = "vec4(vec3(v.x * $outStd.x + $outMean.x) / $outScale, texture($src0, p / vec2(\(outputSize.width).0, \(outputSize.height).0)).a)"
-        case 3: color = "vec4(o, texture($src0, p / vec2(\(outputSize.width).0, \(outputSize.height).0)).a)"
+        switch channels.count {
+        case 1: color = "vec4(vec3(v.x * $outStd.x + $outMean.x) / $outScale, \(alpha))"
+        case 2: color = "vec4(o.rg, 0.0, \(alpha))"
+        case 3: color = "vec4(o, \(alpha))"
         default: color = "vec4(o, (v.a * $outStd.x + $outMean.x) / $outScale)"
         }
         return """
+            vec4 $outGroup(int g, vec2 p) {
+            \(read)}
+
             vec4 $main(vec2 p) {
-            \(read)    vec3 o = (v.rgb * $outStd + $outMean) / $outScale;
+                vec4 v = vec4(\(lanes.joined(separator: ", ")));
+                vec3 o = (v.rgb * $outStd + $outMean) / $outScale;
                 o = $outOrder == 1 ? o.bgr : o;
                 return \(color);
             }

@@ -22,9 +22,14 @@ package struct NetworkProgram: Sendable {
 
     package enum Activation: Sendable, Equatable {
         case relu, leakyRelu(Float), sigmoid, tanh, clip(Float, Float), hardSigmoid(Float, Float), hardSwish, elu(Float)
+        case exp, log, abs, sqrt, reciprocal, erf, gelu, softplus, mish, floor, ceil, round, sign, sin, cos
+        case power(Float)
     }
 
-    package enum BinaryOp: String, Sendable { case add = "+", sub = "-", mul = "*", div = "/" }
+    package enum BinaryOp: String, Sendable { case add = "+", sub = "-", mul = "*", div = "/", min, max, pow }
+
+    /// What a reduction over the channels at each pixel gives (one channel).
+    package enum ChannelReduction: String, Sendable { case sum, mean, max, min, sumSquare, l2, logSumExp }
 
     /// One step of a layer's epilogue, applied to the layer's output texel `v` in order.
     package enum Step: Sendable {
@@ -39,6 +44,8 @@ package struct NetworkProgram: Sendable {
         /// v = v ∘ t (or t ∘ v) with another feature read at the same position (at (0,0) when it is global),
         /// its channel 0 broadcast when it has one channel.
         case tensor(BinaryOp, feature: Int, tensorFirst: Bool)
+        /// v = v ∘ k (or k ∘ v), k per channel: one texel per group (the ops an affine cannot express).
+        case constant(BinaryOp, offset: Int, constantFirst: Bool)
     }
 
     package struct Convolution: Sendable {
@@ -100,7 +107,17 @@ package struct NetworkProgram: Sendable {
         /// The column's sum (or max) over y: 1×H → 1×1, divided by the pixel count of `meanOver` (a mean).
         case columnReduction(max: Bool, meanOver: Int?)
         /// (x − mean) / √(var + ε) · scale + bias; inputs [x, statistics]; scale and bias as an affine at `offset`.
-        case instanceNormalization(epsilon: Float, offset: Int)
+        /// The statistics are over `groupChannels` channels together (1: instance normalisation; more: group
+        /// normalisation, as a Reshape to [N, G, C/G·H·W] around InstanceNormalization exports it).
+        case instanceNormalization(epsilon: Float, offset: Int, groupChannels: Int)
+        /// The input's view written out as a plain feature (a channel shuffle, a strided crop, a broadcast).
+        case gather(GatherPlan)
+        /// A reduction over all channels at each pixel: one channel.
+        case channelReduction(ChannelReduction)
+        /// Softmax (or its log) over the channels at each pixel.
+        case softmax(log: Bool)
+        /// A constant image, one value per channel (one texel per group at `offset`) everywhere.
+        case fill(offset: Int, size: Size)
         case resize(Resizing)
         case rearrange(Rearrangement)
         case pad(Padding)
@@ -125,6 +142,13 @@ package struct NetworkProgram: Sendable {
     /// The model's input size when it is fixed (frames are resized to it), nil when dynamic.
     package var fixedInputSize: Size?
     package var outputFeature: Int = 0
+    /// The graph outputs lowered, in the order asked for; the first is `outputFeature`.
+    package var outputs: [NetworkOutput] = []
+    /// Graph outputs that could not be lowered, with the reason (only when every output was asked for).
+    package var refusedOutputs: [String: String] = [:]
+    var firstRefusal: NetworkError?
+    /// The input size the program was made for (shapes folded for it).
+    package var inputSize = Size(width: 1, height: 1)
     /// ONNX operators by count (after folding constants).
     package var operators: [String: Int] = [:]
 
@@ -132,47 +156,59 @@ package struct NetworkProgram: Sendable {
     package func sizes(input: Size) throws -> [Size] {
         var sizes = [Size](repeating: Size(width: 1, height: 1), count: features.count)
         for layer in layers {
-            let inSize = layer.inputs.first.map { sizes[$0] } ?? input
-            let out: Size
-            switch layer.op {
-            case .input: out = input
-            case .convolution(let c): out = try Self.convolutionSize(c, input: inSize, node: layer.node)
-            case .pooling(let p): out = try Self.poolingSize(p, input: inSize, node: layer.node)
-            case .rowReduction: out = Size(width: 1, height: inSize.height)
-            case .columnReduction: out = Size(width: 1, height: 1)
-            case .instanceNormalization, .pointwise: out = inSize
-            case .resize(let r):
-                if let s = r.sizes { out = s } else {
-                    let s = r.scales!
-                    out = Size(width: Int((Double(inSize.width) * s.x).rounded(.down)), height: Int((Double(inSize.height) * s.y).rounded(.down)))
-                }
-            case .rearrange(let r):
-                switch r {
-                case .depthToSpace(let b, _): out = Size(width: inSize.width * b, height: inSize.height * b)
-                case .spaceToDepth(let b):
-                    guard inSize.width % b == 0, inSize.height % b == 0 else {
-                        throw NetworkShapeError(node: layer.node, "SpaceToDepth needs sides divisible by \(b), got \(inSize)")
-                    }
-                    out = Size(width: inSize.width / b, height: inSize.height / b)
-                case .concat, .slice:
-                    out = inSize
-                    for other in layer.inputs where sizes[other] != inSize && !features[other].global {
-                        throw NetworkShapeError(node: layer.node, "Concat of \(inSize) and \(sizes[other]) images")
-                    }
-                }
-            case .pad(let p): out = Size(width: inSize.width + p.pads.x + p.pads.z, height: inSize.height + p.pads.y + p.pads.w)
-            }
-            guard out.width > 0, out.height > 0 else {
-                throw NetworkShapeError(node: layer.node, "an input of \(input) leaves \(out.width)x\(out.height) here")
-            }
-            for step in layer.epilogue {
-                if case .tensor(_, let t, _) = step, !features[t].global, sizes[t] != out {
-                    throw NetworkShapeError(node: layer.node, "element-wise op on \(out) and \(sizes[t]) images")
-                }
-            }
+            let out = try Self.outputSize(of: layer, sizes: sizes, input: input, features: features)
             sizes[layer.output] = features[layer.output].global ? Size(width: 1, height: 1) : out
         }
         return sizes
+    }
+
+    /// The size `layer` writes, given its inputs' sizes.
+    static func outputSize(of layer: Layer, sizes: [Size], input: Size, features: [Feature]) throws -> Size {
+        let inSize = layer.inputs.first.map { sizes[$0] } ?? input
+        let out: Size
+        switch layer.op {
+        case .input: out = input
+        case .convolution(let c): out = try Self.convolutionSize(c, input: inSize, node: layer.node)
+        case .pooling(let p): out = try Self.poolingSize(p, input: inSize, node: layer.node)
+        case .rowReduction: out = Size(width: 1, height: inSize.height)
+        case .columnReduction: out = Size(width: 1, height: 1)
+        case .instanceNormalization, .pointwise, .channelReduction, .softmax: out = inSize
+        case .gather(let plan): out = plan.size
+        case .fill(_, let size): out = size
+        case .resize(let r):
+            if let s = r.sizes { out = s } else {
+                let s = r.scales!
+                let w = Double(inSize.width) * s.x, h = Double(inSize.height) * s.y
+                guard w.isFinite, h.isFinite, w >= 1, h >= 1, w <= Double(1 << 20), h <= Double(1 << 20) else {
+                    throw NetworkShapeError(node: layer.node, "Resize scales \(s.x), \(s.y) give a \(w)x\(h) image")
+                }
+                out = Size(width: Int(w.rounded(.down)), height: Int(h.rounded(.down)))
+            }
+        case .rearrange(let r):
+            switch r {
+            case .depthToSpace(let b, _): out = Size(width: inSize.width * b, height: inSize.height * b)
+            case .spaceToDepth(let b):
+                guard inSize.width % b == 0, inSize.height % b == 0 else {
+                    throw NetworkShapeError(node: layer.node, "SpaceToDepth needs sides divisible by \(b), got \(inSize)")
+                }
+                out = Size(width: inSize.width / b, height: inSize.height / b)
+            case .concat, .slice:
+                out = inSize
+                for other in layer.inputs where sizes[other] != inSize && !features[other].global {
+                    throw NetworkShapeError(node: layer.node, "Concat of \(inSize) and \(sizes[other]) images")
+                }
+            }
+        case .pad(let p): out = Size(width: inSize.width + p.pads.x + p.pads.z, height: inSize.height + p.pads.y + p.pads.w)
+        }
+        guard out.width > 0, out.height > 0, out.width <= 1 << 20, out.height <= 1 << 20 else {
+            throw NetworkShapeError(node: layer.node, "an input of \(input) leaves \(out.width)x\(out.height) here")
+        }
+        for step in layer.epilogue {
+            if case .tensor(_, let t, _) = step, !features[t].global, sizes[t] != out {
+                throw NetworkShapeError(node: layer.node, "element-wise op on \(out) and \(sizes[t]) images")
+            }
+        }
+        return out
     }
 
     /// (left, top, right, bottom) pads for a window of `kernel` (dilated) at `strides` over `input`.
@@ -226,8 +262,19 @@ package struct NetworkProgram: Sendable {
     package var weightTexels: Int { weights.count }
 }
 
+/// One graph output the program computes: which feature holds it and how its tensor lies there.
+package struct NetworkOutput: Sendable {
+    package var name: String
+    package var feature: Int
+    /// The output's shape as the graph gives it (batch 1), e.g. [1, 1, 80, 80] or [180, 320, 3].
+    package var dims: [Int]
+    /// The axis of `dims` that holds the channels (1 for NCHW, the last for NHWC).
+    package var channelAxis: Int?
+}
+
 /// A shape problem found for one input size (the node, when one is to blame).
-package struct NetworkShapeError: Error {
+package struct NetworkShapeError: Error, CustomStringConvertible {
+    package var description: String { (node.map { "node '\($0)': " } ?? "") + reason }
     package let node: String?
     package let reason: String
     package init(node: String?, _ reason: String) {

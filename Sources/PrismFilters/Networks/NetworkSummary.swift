@@ -26,13 +26,32 @@ extension NetworkKernel {
         }
         var lines = ["\((path as NSString).lastPathComponent): ONNX image network (opset \(graph.opset)"
                      + (graph.producer.isEmpty ? "" : ", from \(graph.producer)") + ")"]
-        let input = program.fixedInputSize ?? Size(width: 1024, height: 1024)
-        let scale = (try? program.outputScale(input: input)) ?? 0
-        let outChannels = program.features[program.outputFeature].channels
-        lines.append("  input:  \(graph.inputs.first.map(shape) ?? "?"), \(program.inputChannels == 1 ? "1 channel (luma)" : "3 channels")"
-                     + (program.fixedInputSize.map { ": a fixed \($0); frames are resized to it bilinearly and the result back" }
-                        ?? ": any size (dynamic)"))
-        lines.append("  output: \(graph.outputs.first.map(shape) ?? "?"), \(outChannels) channel\(outChannels == 1 ? "" : "s") at \(scale)x the input")
+        let input = program.inputSize
+        let imageValue = graph.inputs.first { $0.name == image.name }
+        lines.append("  input:  \(imageValue.map(shape) ?? "?"), \(image.channels == 1 ? "1 channel (luma)" : "3 channels")"
+                     + (image.channelsLast ? ", channels last (NHWC)" : "")
+                     + (image.declared.map { ": a fixed \($0); frames are resized to it bilinearly and the result back (size=frame runs it at the frame's size)" }
+                        ?? ": any size (dynamic)")
+                     + (image.declaredBatch.map { "; its batch of \($0) runs as 1" } ?? ""))
+        for extra in image.extra {
+            lines.append("  input:  \(shape(extra)), a parameter: inputs='\(extra.name)=…'" + (extraInputs[extra.name].map { " (given \($0.values))" } ?? ""))
+        }
+        let sizes = (try? program.sizes(input: input)) ?? []
+        for (index, value) in graph.outputs.enumerated() {
+            var line = "  output \(index): \(shape(value))"
+            if let lowered = program.outputs.first(where: { $0.name == value.name }), sizes.indices.contains(lowered.feature) {
+                let channels = program.features[lowered.feature].channels, at = sizes[lowered.feature]
+                line += ", \(channels) channel\(channels == 1 ? "" : "s") at \(at) for a \(input) input"
+                if value.name == shownOutput {
+                    line += " — shown" + (channels > 4 ? " (channels 0–2; channels= picks others)" : "")
+                    if at != input { line += at.width % input.width == 0 ? "" : "; resized to the frame (output-size=own keeps \(at))" }
+                }
+            } else if value.name != shownOutput {
+                line += ": not computed (output=\(index) computes it)"
+            }
+            lines.append(line)
+        }
+        if !graph.notes.isEmpty { lines.append("  checked: " + graph.notes) }
         for output in [false, true] {
             if let n = try? normalisation(output: output) {
                 let mean = "\(n.mean.x),\(n.mean.y),\(n.mean.z)", std = "\(n.std.x),\(n.std.y),\(n.std.z)"
@@ -43,7 +62,7 @@ extension NetworkKernel {
         }
         let keys = graph.metadata.keys.sorted()
         if !keys.isEmpty { lines.append("  metadata: " + keys.map { "\($0)=\(graph.metadata[$0]!)" }.joined(separator: ", ")) }
-        lines.append("  weights: \(graph.parameterCount) parameters (\(program.weights.count) RGBA32F texels, "
+        lines.append("  weights: \(graph.weightCount) parameters (\(program.weights.count) RGBA32F texels, "
                      + "\(program.weights.count * 16 / 1024) KiB on the GPU)")
         lines.append("  operators: " + program.operators.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))
         guard let passes = try? NetworkPasses(program: program, input: input, maxSide: 16384) else {

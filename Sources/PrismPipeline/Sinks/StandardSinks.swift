@@ -97,13 +97,17 @@ public final class MovieSink: FrameSink {
 
     /// Written so a killed process or a full disk still leaves a playable file (`MovieWriter`'s `fragmented`).
     public let live: Bool
+    /// A new file only (a take Prism named): never written over what is or appears at `path`
+    /// (`MovieWriter`'s `newFileOnly`); `writtenPath` says where it ended up.
+    public let newFileOnly: Bool
 
     /// A sink writing `path` with `settings`; nothing is opened until the engine calls `open`.
     public init(path: String, settings: VideoEncoderSettings, limits: RecordingLimits = RecordingLimits(),
                 live: Bool = false, destination: MovieDestination? = nil, playlist: PlaylistSettings = PlaylistSettings(),
                 delivery: SinkDelivery = .everyFrame, failurePolicy: FailurePolicy = .failsRun,
-                say: (@Sendable (String) -> Void)? = nil) {
+                newFileOnly: Bool = false, say: (@Sendable (String) -> Void)? = nil) {
         self.path = path
+        self.newFileOnly = newFileOnly
         self.settings = settings
         self.limits = limits
         self.live = live
@@ -116,6 +120,8 @@ public final class MovieSink: FrameSink {
 
     /// The encoder's input format (`VideoEncoderSettings.pixelFormat`).
     public var pixelFormat: PixelFormat { settings.pixelFormat }
+    /// Where the finished movie is: `path` (a symlink's target), or for a new file only the name it got.
+    public var writtenPath: String { writer?.writtenPath ?? path }
     /// A movie takes the source's audio or the captured sound.
     public var acceptsAudio: Bool { true }
     /// The file's size in bytes when last seen.
@@ -137,7 +143,7 @@ public final class MovieSink: FrameSink {
         if let rate = stream.frameRate { video.frameRate = rate }
         let writer = try MovieWriter(path: path, video: video, settings: settings,
                                      audio: stream.pcm == nil ? stream.audio : nil, pcm: stream.pcm, fragmented: live,
-                                     destination: destination, playlist: playlist)
+                                     destination: destination, playlist: playlist, newFileOnly: newFileOnly)
         writer.byteBudget = limits.maxBytes
         return writer
     }
@@ -274,7 +280,7 @@ public final class MovieSink: FrameSink {
         }
         // The frames the encoder still held may be what passed the limit.
         if let writer { _ = noteBudget(writer) }
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
+        if let size = (try? FileManager.default.attributesOfItem(atPath: writtenPath))?[.size] as? Int64 { lastBytes = size }
     }
 
     /// Abandons the movie: the temporary file is deleted, an existing file at `path` left as it was.
@@ -284,9 +290,9 @@ public final class MovieSink: FrameSink {
     public func salvage() -> String? {
         guard writer?.salvage() == true else { return nil }
         guard writer?.destination.kind == .file else { return path }
-        salvagedFrames = (try? MediaInspector.videoPacketCount(path)) ?? 0
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int64 { lastBytes = size }
-        return path
+        salvagedFrames = (try? MediaInspector.videoPacketCount(writtenPath)) ?? 0
+        if let size = (try? FileManager.default.attributesOfItem(atPath: writtenPath))?[.size] as? Int64 { lastBytes = size }
+        return writtenPath
     }
 }
 
@@ -303,15 +309,22 @@ public final class StillImageSink: FrameSink {
     public let path: String
     /// JPEG quality, 1...100 (ignored for PNG).
     public let jpegQuality: Int
+    /// False: a new file only, never written through a link or over a file (`ImageFile.write(replacing:)`).
+    public let replacing: Bool
+    /// Where a still that cannot be written is told, instead of failing the run (a snapshot taken while it
+    /// goes on); nil: `finish` throws.
+    private let failed: (@Sendable (any Error) -> Void)?
     private var image: RGBAImage?
 
     /// A sink for `path`; throws a `UsageError` unless its extension is .png, .jpg or .jpeg.
-    public init(path: String, jpegQuality: Int = 90) throws {
+    public init(path: String, jpegQuality: Int = 90, replacing: Bool = true, failed: (@Sendable (any Error) -> Void)? = nil) throws {
         guard ImageFile.kind(forPath: path) != nil else {
             throw UsageError("\(path): a still must end in .png, .jpg or .jpeg")
         }
         self.path = path
         self.jpegQuality = jpegQuality
+        self.replacing = replacing
+        self.failed = failed
     }
 
     /// Stills are made from RGBA frames.
@@ -327,8 +340,13 @@ public final class StillImageSink: FrameSink {
 
     /// Writes the last frame given; throws when no frame came.
     public func finish() throws {
-        guard let image else { throw UsageError("\(path): no frame came to make the still from") }
-        try ImageFile.write(image, to: path, jpegQuality: jpegQuality)
+        do {
+            guard let image else { throw UsageError("\(path): no frame came to make the still from") }
+            try ImageFile.write(image, to: path, jpegQuality: jpegQuality, replacing: replacing)
+        } catch {
+            guard let failed else { throw error }
+            failed(error)
+        }
     }
 }
 

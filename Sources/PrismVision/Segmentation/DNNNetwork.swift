@@ -25,10 +25,12 @@ package final class DNNNetwork {
         package let description: String
     }
 
+    /// Reads `path` (a regular file, to `ModelFile`'s bound) and loads it.
     package init(path: String) throws {
         self.path = path
+        let bytes = try ModelFile.read(path)
         var error = [CChar](repeating: 0, count: 1024)
-        guard let net = prism_dnn_open(path, &error, error.count) else {
+        guard let net = bytes.withUnsafeBytes({ prism_dnn_open_bytes($0.baseAddress, $0.count, &error, error.count) }) else {
             throw Failure(description: "\(path): \(String(cMessage: error))")
         }
         self.net = net
@@ -39,14 +41,15 @@ package final class DNNNetwork {
     /// OpenCV's thread count for every net in the process (0: the calling thread only).
     package static func setThreads(_ n: Int) { prism_dnn_set_threads(Int32(n)) }
 
-    /// Runs the network on `input` ([1, channels, height, width] floats); `capacity` bounds the output's floats.
-    package func forward(_ input: [Float], channels: Int, size: Size, capacity: Int) throws -> Tensor {
+    /// Runs the network on `input` ([1, channels, height, width] floats) and returns the graph output named
+    /// `output` (nil: OpenCV's last layer); `capacity` bounds the output's floats.
+    package func forward(_ input: [Float], channels: Int, size: Size, output: String? = nil, capacity: Int) throws -> Tensor {
         precondition(input.count == channels * size.pixelCount, "input needs channels × pixels floats")
         var out = [Float](repeating: 0, count: capacity)
         var dims: [Int32] = [0, 0, 0, 0]
         var error = [CChar](repeating: 0, count: 1024)
-        let status = prism_dnn_forward(net, input, Int32(channels), Int32(size.height), Int32(size.width), &out, out.count,
-                                       &dims, &error, error.count)
+        let status = prism_dnn_forward(net, input, Int32(channels), Int32(size.height), Int32(size.width), output, &out,
+                                       out.count, &dims, &error, error.count)
         guard status == 0 else { throw Failure(description: "\(path): \(String(cMessage: error))") }
         let shape = dims.map(Int.init)
         let count = shape.reduce(1, *)

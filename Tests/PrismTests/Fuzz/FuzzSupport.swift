@@ -1,4 +1,5 @@
 import Foundation
+import PrismGPU
 import XCTest
 
 /// A seeded mutation fuzzer for the parsers: deterministic (same seed, same inputs), bounded by an
@@ -108,4 +109,16 @@ func assertOneLine(_ error: any Error, _ input: String, file: StaticString = #fi
     XCTAssertFalse(text.isEmpty, "empty error for \(input.debugDescription.prefix(200))", file: file, line: line)
     XCTAssertFalse(text.contains("\n"), "a multi-line error for \(input.debugDescription.prefix(200)): \(text.prefix(300))",
                    file: file, line: line)
+}
+
+/// The one GPU context the fuzz targets render on, made on first use (llvmpipe contexts are slow to make).
+enum FuzzGPU {
+    nonisolated(unsafe) private static var context: GPUContext?
+
+    static func shared() throws -> GPUContext {
+        if let context { return context }
+        let made = try GPUContext()
+        context = made
+        return made
+    }
 }

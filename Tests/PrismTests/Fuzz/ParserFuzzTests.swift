@@ -19,7 +19,7 @@ final class ParserFuzzTests: XCTestCase {
     /// Renders `graph` on a small image with the default limits; any refusal must be one line.
     /// Only the first `budget` graphs render (llvmpipe compiles are the slow part).
     private func renderSome(_ graph: FilterGraph, _ text: String, rendered: inout Int, budget: Int = renderBudget) {
-        guard rendered < budget, let context = try? Self.gpu() else { return }
+        guard rendered < budget, let context = try? FuzzGPU.shared() else { return }
         rendered += 1
         let rgba = [UInt8](repeating: 128, count: 24 * 16 * 4)
         do {
@@ -31,14 +31,6 @@ final class ParserFuzzTests: XCTestCase {
 
     /// Renders per target (`PRISM_FUZZ_RENDERS`, default 25).
     static let renderBudget = ProcessInfo.processInfo.environment["PRISM_FUZZ_RENDERS"].flatMap { Int($0) } ?? 25
-
-    nonisolated(unsafe) private static var context: GPUContext?
-    private static func gpu() throws -> GPUContext {
-        if let context { return context }
-        let made = try GPUContext()
-        context = made
-        return made
-    }
 
     func testFuzzFilterGraphText() {
         let binder = GraphBinder()
