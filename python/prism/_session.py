@@ -5,6 +5,7 @@ import ctypes
 import fractions
 import json
 import os
+import tempfile
 import threading
 
 import numpy
@@ -213,12 +214,20 @@ def render(graph, src_image, dst_image=None, **options):
     """One still image through `graph`, as `prism render` does: `src_image` a path (PNG, JPEG…) or an array
     (H×W×4, H×W×3 or H×W uint8); `dst_image` a .png/.jpg path to write, or None to get the result as an
     H×W×4 RGBA array."""
-    if isinstance(src_image, (str, os.PathLike)) and dst_image is not None:
-        with Options(options) as settings:
-            check(lib.prism_render(encode(graph), encode(os.fspath(src_image)), encode(os.fspath(dst_image)), settings.handle))
-        return None
-    source = src_image if isinstance(src_image, (str, os.PathLike)) else [src_image]
-    with Session(source, graph, **options) as session:
+    if isinstance(src_image, (str, os.PathLike)):
+        if dst_image is not None:
+            with Options(options) as settings:
+                check(lib.prism_render(encode(graph), encode(os.fspath(src_image)), encode(os.fspath(dst_image)),
+                                       settings.handle))
+            return None
+        # A file read as `prism render` reads it (a JPEG's Y'CbCr as FFmpeg converts it), through a PNG, which
+        # reads back exactly.
+        with tempfile.TemporaryDirectory() as folder:
+            still = os.path.join(folder, "still.png")
+            render(graph, src_image, still, **options)
+            with Session(still, "") as session:
+                return next(iter(session.frames()))
+    with Session([src_image], graph, **options) as session:
         if dst_image is not None:
             session.write(dst_image)
             return None

@@ -117,6 +117,10 @@ def test_render_equals_prism_render(tmp_path):
     prism.render("invert, mono", image, ours)
     run([TOOL, "render", "--filter", "invert, mono", str(image), "-o", str(theirs)])
     assert ours.read_bytes() == theirs.read_bytes()
+    # A JPEG (Y'CbCr) into an array: the tool's PNG's pixels.
+    jpeg, reference = FIXTURES / "opencv/messi5.jpg", tmp_path / "messi.png"
+    run([TOOL, "render", "--filter", "mono", str(jpeg), "-o", str(reference)])
+    assert_same(prism.render("mono", jpeg), prism.render("", reference))
     # An array in, an array out: the same pixels as the file.
     pixels = prism.render("", image)
     inverted = prism.render("invert", pixels)
