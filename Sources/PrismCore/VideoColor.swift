@@ -180,6 +180,55 @@ public struct VideoColor: Hashable, Sendable {
     }
 }
 
+extension VideoColor {
+    /// The brightest light HDR metadata can describe, cd/m²: PQ's ceiling (ST 2084), which ST 2086 and
+    /// CTA-861.3 share.
+    public static let metadataPeakLimit = 10000.0
+    /// The darkest black a mastering display may claim to be brighter than, cd/m² (ST 2086's range for its minimum).
+    public static let metadataBlackLimit = 5.0
+
+    /// HDR metadata as files carry it is sometimes nonsense: MaxCLL 65535 (a field left at all ones), a
+    /// mastering display whose black is above its peak, a peak beyond PQ's 10 000 cd/m². What no display or
+    /// picture can be is dropped — the tone mapping then uses what is left, or BT.2100's default peak — and
+    /// each dropped value is one line naming its tag. Returns the lines (none when all is plausible).
+    public mutating func dropImplausibleHDRMetadata() -> [String] {
+        var notes: [String] = []
+        func cd(_ value: Double) -> String { Self.number(value) + " cd/m²" }
+        if let display = mastering,
+           !display.maxLuminance.isFinite || display.maxLuminance > Self.metadataPeakLimit || display.maxLuminance < 0 {
+            // A display that cannot be: its black and primaries are no better than its peak.
+            notes.append("the mastering display's peak (ST 2086 max_luminance) of \(cd(display.maxLuminance)) is beyond "
+                         + "PQ's \(cd(Self.metadataPeakLimit)): the mastering display metadata is ignored")
+            mastering = nil
+        }
+        if var display = mastering {
+            let black = display.minLuminance
+            if !black.isFinite || black < 0 || black > Self.metadataBlackLimit || (display.maxLuminance > 0 && black >= display.maxLuminance) {
+                let why = display.maxLuminance > 0 && black >= display.maxLuminance
+                    ? "is not below its peak of \(cd(display.maxLuminance))" : "is outside 0–\(cd(Self.metadataBlackLimit))"
+                notes.append("the mastering display's black (ST 2086 min_luminance) of \(cd(black)) \(why): ignored")
+                display.minLuminance = 0
+            }
+            mastering = display
+        }
+        if var level = lightLevel {
+            if level.maxCLL < 0 || Double(level.maxCLL) > Self.metadataPeakLimit {
+                notes.append("the content light level's MaxCLL of \(cd(Double(level.maxCLL))) is beyond PQ's \(cd(Self.metadataPeakLimit)): ignored")
+                level.maxCLL = 0
+            }
+            if level.maxFALL < 0 || Double(level.maxFALL) > Self.metadataPeakLimit || (level.maxCLL > 0 && level.maxFALL > level.maxCLL) {
+                let why = level.maxCLL > 0 && level.maxFALL > level.maxCLL
+                    ? "is above its MaxCLL of \(cd(Double(level.maxCLL)))" : "is beyond PQ's \(cd(Self.metadataPeakLimit))"
+                notes.append("the content light level's MaxFALL of \(cd(Double(level.maxFALL))) \(why): ignored")
+                level.maxFALL = 0
+            }
+            // CTA-861.3: 0 is "unknown"; a level that says nothing is not carried.
+            lightLevel = level.maxCLL == 0 && level.maxFALL == 0 ? nil : level
+        }
+        return notes
+    }
+}
+
 /// A 3x3 matrix of doubles, row-major.
 public struct Matrix3: Hashable, Sendable {
     public var rows: [SIMD3<Double>]

@@ -96,6 +96,9 @@ public final class Session {
         public var autorotate = true
         /// Swap left and right (a front-facing camera shown as a mirror shows it).
         public var mirror = false
+        /// Fail at a damaged packet, or a movie that cannot be read to its end, instead of skipping and
+        /// counting it as FFmpeg's command line does (the report's `damage` and notes say what was skipped).
+        public var strictDecoding = false
         /// How faces are found when the graph draws them (or a face setting asks for them).
         public var faces = FaceSettings()
         /// The segmentation model whose mask `background-blur`, `background-replace` and `segment-mask` draw.
@@ -214,6 +217,7 @@ public final class Session {
             }
         }
         let source = try Self.sourceSpec(input: input, options: options).open()
+        notes += source.info.notes
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
         tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
         // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).
@@ -326,6 +330,19 @@ public final class Session {
             throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
         }
         if !movies.isEmpty { try cropForMovies() }
+        // Every output's folder before any output is opened: a playlist or a still that could only fail
+        // late fails now, before a stream beside it has connected.
+        for output in outputs {
+            switch output.spec {
+            case .movie(let path):
+                switch try MovieDestination(path, format: output.format).kind {
+                case .file, .playlist: try OutputPlace.check(path)
+                case .stream, .network: break
+                }
+            case .still(let path): try OutputPlace.check(path)
+            case .standardOutput, .discard, .virtualCamera: break
+            }
+        }
         var sinks: [any FrameSink] = []
         for output in outputs {
             switch output.spec {
@@ -337,11 +354,28 @@ public final class Session {
             }
         }
         var configuration = configuration
+        // A stream plays in real time: a file (or the pattern, raw input) sent to one is read at its own pace,
+        // as FFmpeg's -re reads it, so the stream is not given frames faster than it plays; the frames are
+        // only held back, never dropped, so the other outputs still get every one.
+        if !configuration.pacedToClock, !isLive, !input.isCamera, !input.isNetwork, let stream = Self.firstStream(in: outputs) {
+            configuration.pacedToClock = true
+            configuration.dropLateFrames = false
+            notes.append("\(NetworkURL.redacted(stream)) plays in real time: the input is read at its own pace (as with "
+                         + "--realtime, FFmpeg's -re), and no frame is dropped for it")
+        }
         // A still is one frame: the first, unless the frame limit picks a later one.
         if case .still = outputs[0].spec, options.frameLimit == nil { configuration.frameLimit = 1 }
         let engine = try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
         recoveredLeftovers = sinks.compactMap { $0 as? MovieSink }.flatMap(\.recoveredLeftovers)
         return engine
+    }
+
+    /// The first network stream (its URL) among `outputs`, if any.
+    private static func firstStream(in outputs: [SessionOutput]) -> String? {
+        for output in outputs {
+            if case .movie(let path) = output.spec, (try? MovieDestination(path, format: output.format))?.isNetwork == true { return path }
+        }
+        return nil
     }
 
     /// No file the run reads or writes elsewhere may have the name of a playlist's segment: the playlist
@@ -421,6 +455,7 @@ public final class Session {
         var spec = SourceSpec(input: input, size: options.size, frameRate: options.frameRate)
         spec.colorOverride = options.inputColor
         spec.network = options.network
+        spec.strictDecoding = options.strictDecoding
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.

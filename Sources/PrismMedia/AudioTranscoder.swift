@@ -27,6 +27,9 @@ final class AudioTranscoder {
     private let channels: Int32
     private let sampleRate: Int32
     private var frameSize: Int32 = 1024
+    /// A movie's stream: its packets the decoder rejects are skipped and counted there (nil for PCM,
+    /// which is never damaged).
+    private let stream: AudioStreamInfo?
     /// Next output sample's timestamp (in 1/sampleRate); nil until the first kept samples.
     private(set) var nextPTS: Int64?
     /// Output samples are cut at this timestamp (in 1/sampleRate): a raw capture ends with the video.
@@ -45,9 +48,11 @@ final class AudioTranscoder {
         case .stream(let input):
             (codecID, codecName, inputChannels, inputRate) = (input.codecID, input.codecName, input.channelCount, input.sampleRate)
             inputTimeBase = input.timeBase
+            stream = input
         case .pcm(let pcm):
             (codecID, codecName, inputChannels, inputRate) = (AV_CODEC_ID_PCM_S16LE, "pcm_s16le", pcm.channels, pcm.sampleRate)
             inputTimeBase = Rational(1, Int32(pcm.sampleRate))
+            stream = nil
         }
         guard let decoderCodec = avcodec_find_decoder(codecID) else {
             throw AVError("no decoder for audio codec \(codecName)", context: label, call: "avcodec_find_decoder")
@@ -122,14 +127,35 @@ final class AudioTranscoder {
     }
 
     /// Decodes `packet` (pts already in the input time base), drops samples before `start`, and hands
-    /// every encoded packet to `write` (timestamps in 1/sampleRate, counted from `start`).
+    /// every encoded packet to `write` (timestamps in 1/sampleRate, counted from `start`). A packet the
+    /// decoder rejects is skipped and counted (`DecodeDamage`; thrown under `--strict-decode`): the sound
+    /// goes on after it, as FFmpeg's does.
     func process(_ packet: UnsafeMutablePointer<AVPacket>?, start: MediaTime,
                  write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
-        try decoderSession.send(packet: packet)
-        try decoderSession.drainFrames(into: decoded.pointer) { frame in
-            try append(frame, start: start)
+        let time = packet.flatMap { $0.pointee.pts == noPTS ? nil : MediaTime(value: $0.pointee.pts, timeBase: inputTimeBase) }
+        do {
+            try decoderSession.send(packet: packet)
+        } catch {
+            try skipDamaged(error, at: time)
+            return
+        }
+        while true {
+            let received: CodecSession.Received
+            do { received = try decoderSession.receive(into: decoded.pointer) } catch {
+                try skipDamaged(error, at: time)
+                return
+            }
+            guard received == .frame else { return }
+            defer { av_frame_unref(decoded.pointer) }
+            try append(decoded.pointer, start: start)
             try encodeFullFrames(write: write)
         }
+    }
+
+    /// A damaged packet of a movie's stream: counted there (or thrown under `--strict-decode`).
+    private func skipDamaged(_ error: AVError, at time: MediaTime?) throws(AVError) {
+        guard let stream else { throw error }
+        try stream.damage.skip(error, stream: stream.name, at: time)
     }
 
     /// Flushes decoder, resampler, FIFO (a short last frame) and encoder.

@@ -55,12 +55,4 @@ struct CodecSession {
         if result == averrorEOF { return .finished }
         throw AVError(call: "avcodec_receive_frame", code: result, context: label, what: "cannot \(activity)")
     }
-
-    /// Every frame the decoder has ready, each handed to `body`, then unreferenced.
-    func drainFrames(into frame: UnsafeMutablePointer<AVFrame>, _ body: (UnsafeMutablePointer<AVFrame>) throws -> Void) throws {
-        while try receive(into: frame) == .frame {
-            defer { av_frame_unref(frame) }
-            try body(frame)
-        }
-    }
 }

@@ -14,8 +14,16 @@ package enum SourceEvent: Sendable {
 package protocol MediaSource: AnyObject {
     /// What the source produces: size, pixel format, rate, time base, audio, colours.
     var info: SourceInfo { get }
-    /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable or corrupt input.
+    /// The next frame or audio packet; nil at the end of the stream. Throws on unreadable input (and, under
+    /// `--strict-decode`, on damaged input; otherwise damage is skipped and counted in `decodeDamage`).
     func next() throws -> SourceEvent?
+    /// What the source's decoders skipped (nil: a source that decodes nothing that can be damaged).
+    var decodeDamage: DecodeDamage? { get }
+}
+
+extension MediaSource {
+    /// By default a source has no decoder whose input can be damaged.
+    package var decodeDamage: DecodeDamage? { nil }
 }
 
 /// What a source produces.
@@ -55,6 +63,8 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var orientation = DisplayOrientation.upright
     /// A display matrix turned by an angle that is not a quarter turn (clockwise degrees): not applied.
     public var unsupportedRotation: Double?
+    /// What the source found worth a line before the run, one line each (HDR metadata it ignored).
+    public var notes: [String] = []
 
     /// The description of a source; `colorSpace` nil guesses limited range with the size's usual matrix.
     public init(size: Size, pixelFormat: PixelFormat, frameRate: Rational?, timeBase: Rational,
@@ -145,15 +155,22 @@ public final class AudioStreamInfo: @unchecked Sendable {  // an immutable copy 
     public let sampleRate: Int
     /// Number of audio channels.
     public let channelCount: Int
+    /// The stream as damage reports name it ("audio stream 1 (ac3)").
+    package let name: StreamName
+    /// Where every decoder of this stream (each output's transcoder, the analysis decoder) counts the
+    /// packets it skips, or fails under `--strict-decode`.
+    package let damage: DecodeDamage
 
-    /// Copies `source` (`avcodec_parameters_copy`).
-    init(copying source: UnsafePointer<AVCodecParameters>, timeBase: Rational) throws(AVError) {
+    /// Copies `source` (`avcodec_parameters_copy`) of stream `index`.
+    init(copying source: UnsafePointer<AVCodecParameters>, timeBase: Rational, index: Int, damage: DecodeDamage) throws(AVError) {
         guard let parameters = avcodec_parameters_alloc() else {
             throw AVError(call: "avcodec_parameters_alloc", code: averrorENOMEM)
         }
         self.parameters = parameters
         self.timeBase = timeBase
+        self.damage = damage
         codecName = cString(avcodec_get_name(source.pointee.codec_id))
+        name = StreamName(index: index, kind: "audio", codec: codecName)
         sampleRate = Int(source.pointee.sample_rate)
         channelCount = Int(source.pointee.ch_layout.nb_channels)
         try check(avcodec_parameters_copy(parameters, source), "avcodec_parameters_copy")

@@ -5,14 +5,16 @@ import PrismCore
 /// the first audio stream's packets passed through untouched.
 ///
 /// Video timestamps are the decoder's `best_effort_timestamp` in the stream's time base, so variable
-/// frame rate survives. Corrupt data in the middle of a stream throws an `AVError` naming the file.
+/// frame rate survives. Damage goes as FFmpeg's command line lets it go (`DecodeDamage`): a packet the
+/// decoder rejects is skipped and counted, a read that fails after the first packet ends the input there
+/// (a truncated file keeps what decoded); under `--strict-decode` either throws an `AVError` naming the file.
 /// Use from one thread at a time.
 package final class MovieSource: MediaSource {
     package let url: String
     package private(set) var info: SourceInfo
-    /// Frames the decoder flagged as damaged but concealed (`AV_FRAME_FLAG_CORRUPT` or
-    /// `decode_error_flags`); errors the decoder returns are thrown instead.
-    package private(set) var corruptFrameCount = 0
+    /// What the decoders skipped (every decoder of this input's streams counts there).
+    package let damage: DecodeDamage
+    package var decodeDamage: DecodeDamage? { damage }
 
     private let input: InputFile
     private let decoder: StreamDecoder
@@ -30,6 +32,14 @@ package final class MovieSource: MediaSource {
     private let frameDuration: MediaTime?
     private var lastPTS: MediaTime?
     private var lastDuration: MediaTime?
+    /// The video stream as damage reports name it.
+    private let videoName: StreamName
+    /// The last video packet sent to the decoder: where a frame-threaded decoder's late error is placed.
+    private var lastVideoPacketTime: MediaTime?
+    /// The last packet read, of any stream, on its stream's time line (where an early end is placed).
+    private var lastPacketTime: MediaTime?
+    /// A read error ends the input (a file); false: it is thrown (a network session, which reconnects).
+    private let readErrorEndsInput: Bool
     private var inputEnded = false
     private var finished = false
 
@@ -40,12 +50,20 @@ package final class MovieSource: MediaSource {
     /// demuxer with its `framerate` set to `imageRate`, so frame n is at n / imageRate exactly.
     ///
     /// A network input (`NetworkSource`) passes its protocol options, the interrupt callback that puts a
-    /// deadline on every blocking call, and the label its messages use (the URL without a password).
+    /// deadline on every blocking call, and the label its messages use (the URL without a password); its
+    /// read errors are thrown (a lost stream is reconnected), a file's end the input early.
+    ///
+    /// `damage`: where skipped packets are counted, and whether they fail the run (nil: a log of its own
+    /// that skips them).
     package init(url path: String, imageRate: Rational = Rational(30, 1), colorOverride: ColorOverride? = nil,
-                 protocolOptions: [String: String] = [:], interrupt: AVIOInterruptCB? = nil, label: String? = nil) throws {
+                 protocolOptions: [String: String] = [:], interrupt: AVIOInterruptCB? = nil, label: String? = nil,
+                 damage: DecodeDamage? = nil) throws {
         let url = label ?? path
         self.url = url
         self.colorOverride = colorOverride
+        let damage = damage ?? DecodeDamage(input: url)
+        self.damage = damage
+        readErrorEndsInput = interrupt == nil
         if interrupt == nil, ImageSequence.isPattern(path) {
             input = try InputFile(url: path, format: "image2",
                                   options: ["framerate": "\(imageRate.num)/\(imageRate.den)", "pattern_type": "sequence"])
@@ -65,6 +83,7 @@ package final class MovieSource: MediaSource {
 
         let stream = input.stream(videoIndex)
         let parameters = stream.pointee.codecpar.pointee
+        videoName = StreamName(index: videoIndex, kind: "video", codec: cString(avcodec_get_name(parameters.codec_id)))
         let timeBase = Rational(stream.pointee.time_base)
         let size = Size(width: Int(parameters.width), height: Int(parameters.height))
         guard size.width > 0, size.height > 0 else { throw AVError("video stream has no frame size", context: url) }
@@ -87,7 +106,8 @@ package final class MovieSource: MediaSource {
         var audio: AudioStreamInfo? = nil
         if let audioIndex {
             let audioStream = input.stream(audioIndex)
-            audio = try AudioStreamInfo(copying: audioStream.pointee.codecpar, timeBase: Rational(audioStream.pointee.time_base))
+            audio = try AudioStreamInfo(copying: audioStream.pointee.codecpar, timeBase: Rational(audioStream.pointee.time_base),
+                                        index: audioIndex, damage: damage)
         }
         audioStream = audio
         let scheme = path.range(of: "://").map { String(path[..<$0.lowerBound]) }
@@ -122,6 +142,8 @@ package final class MovieSource: MediaSource {
             while readsFrameMetadata, let event = try decodeNext() { peeked.append(event) }
             readsFrameMetadata = false
         }
+        // Metadata no display or picture can have (MaxCLL 65535) is dropped, said, and never refuses the file.
+        self.info.notes += self.info.color.dropImplausibleHDRMetadata().map { "\(url): \($0)" }
         if let colorOverride { self.info.color = colorOverride.applied(to: self.info.color) }
     }
 
@@ -148,7 +170,14 @@ package final class MovieSource: MediaSource {
             guard let frame = av_frame_alloc() else { throw AVError(call: "av_frame_alloc", code: averrorENOMEM, context: url) }
             var owned: UnsafeMutablePointer<AVFrame>? = frame
             let state: StreamDecoder.Receive
-            do { state = try decoder.receive(into: frame) } catch { av_frame_free(&owned); throw error }
+            do {
+                state = try decoder.receive(into: frame)
+            } catch {
+                av_frame_free(&owned)
+                // A frame-threaded decoder reports a damaged packet when its frame was due: skipped, as sent.
+                try damage.skip(error, stream: videoName, at: lastVideoPacketTime, near: true)
+                continue
+            }
             switch state {
             case .frame:
                 return .video(try makeVideoFrame(frame))
@@ -165,15 +194,19 @@ package final class MovieSource: MediaSource {
                 return nil
             }
             let pkt = packet.pointer
-            if try !input.read(into: pkt) {
+            if try !read(into: pkt) {
                 inputEnded = true
-                try decoder.send(nil)
+                // A frame-threaded decoder may answer the flush with an earlier packet's damage.
+                do { try decoder.send(nil) } catch { try damage.skip(error, stream: videoName, at: lastVideoPacketTime, near: true) }
                 continue
             }
             let index = Int(pkt.pointee.stream_index)
+            let time = Self.time(of: pkt, in: input.stream(index))
+            if time != nil { lastPacketTime = time }
             if index == videoIndex {
                 defer { av_packet_unref(pkt) }
-                try decoder.send(pkt)
+                lastVideoPacketTime = time ?? lastVideoPacketTime
+                do { try decoder.send(pkt) } catch { try damage.skip(error, stream: videoName, at: time) }
             } else if index == audioIndex, let audioStream {
                 guard let moved = av_packet_alloc() else {
                     av_packet_unref(pkt)
@@ -185,6 +218,25 @@ package final class MovieSource: MediaSource {
                 av_packet_unref(pkt)
             }
         }
+    }
+
+    /// `av_read_frame`; false at the end. A file that cannot be read on once it has begun (the tail of a
+    /// truncated file: a packet beyond its end) ends there, as FFmpeg's command line ends an input at a
+    /// read error; before the first packet, or under `--strict-decode`, the error is thrown.
+    private func read(into pkt: UnsafeMutablePointer<AVPacket>) throws(AVError) -> Bool {
+        do {
+            return try input.read(into: pkt)
+        } catch {
+            guard readErrorEndsInput, lastPacketTime != nil || lastPTS != nil else { throw error }
+            try damage.endEarly(error, after: lastPacketTime, duration: info.duration)
+            return false
+        }
+    }
+
+    /// A packet's presentation (else decoding) time on its stream's time line; nil when it has neither.
+    private static func time(of pkt: UnsafeMutablePointer<AVPacket>, in stream: UnsafeMutablePointer<AVStream>) -> MediaTime? {
+        let stamp = pkt.pointee.pts != noPTS ? pkt.pointee.pts : pkt.pointee.dts
+        return stamp == noPTS ? nil : MediaTime(value: stamp, timeBase: Rational(stream.pointee.time_base))
     }
 
     private func makeVideoFrame(_ frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> VideoFrame {
@@ -202,7 +254,7 @@ package final class MovieSource: MediaSource {
         if duration == nil { duration = lastDuration }
         lastPTS = pts
         lastDuration = duration
-        if frame.pointee.flags & 1 != 0 || frame.pointee.decode_error_flags != 0 { corruptFrameCount += 1 } // AV_FRAME_FLAG_CORRUPT
+        if frame.pointee.flags & 1 != 0 || frame.pointee.decode_error_flags != 0 { damage.concealed() } // AV_FRAME_FLAG_CORRUPT
         var colorSpace = YUVColorSpace.from(space: frame.pointee.colorspace, range: frame.pointee.color_range,
                                             format: AVPixelFormat(frame.pointee.format), fallback: info.colorSpace)
         if let colorOverride { colorSpace = colorOverride.applied(to: colorSpace) }

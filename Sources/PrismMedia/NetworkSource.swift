@@ -168,6 +168,9 @@ package final class NetworkSource: MediaSource {
 
     private let options: NetworkInputOptions
     private let colorOverride: ColorOverride?
+    /// Every session's skipped packets, counted together (`DecodeDamage`).
+    package let damage: DecodeDamage
+    package var decodeDamage: DecodeDamage? { damage }
     private let watchdog: IOWatchdog
     private let protocolOptions: [String: String]
     /// It waits for its sender (`--listen`, udp, rtp): a timeout means no sender, not no answer.
@@ -202,7 +205,8 @@ package final class NetworkSource: MediaSource {
 
     /// Opens `url` within `options.timeout`. Throws one line naming the URL and the reason: connection
     /// refused, no answer (or no sender, or no data) within the timeout, not a stream FFmpeg reads.
-    package init(url: String, options: NetworkInputOptions = .init(), colorOverride: ColorOverride? = nil) throws {
+    package init(url: String, options: NetworkInputOptions = .init(), colorOverride: ColorOverride? = nil,
+                 strictDecoding: Bool = false) throws {
         try NetworkURL.checkScheme(url)
         _ = Self.initialiseNetwork
         self.url = url
@@ -229,7 +233,8 @@ package final class NetworkSource: MediaSource {
         }
         self.protocolOptions = protocolOptions
         listening = options.listen || ["udp", "udplite", "rtp", "srtp"].contains(scheme)
-        let first = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride,
+        damage = DecodeDamage(input: label, strict: strictDecoding)
+        let first = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride, damage: damage,
                                   watchdog: watchdog, timeout: options.timeout, listening: listening)
         session = first
         var info = first.info
@@ -255,7 +260,7 @@ package final class NetworkSource: MediaSource {
     private static let initialiseNetwork: Void = { avformat_network_init() }()
 
     /// One session: `MovieSource` on the URL with the watchdog armed for `timeout`.
-    private static func open(url: String, label: String, options: [String: String], colorOverride: ColorOverride?,
+    private static func open(url: String, label: String, options: [String: String], colorOverride: ColorOverride?, damage: DecodeDamage,
                              watchdog: IOWatchdog, timeout: Double, listening: Bool,
                              limitedBy flag: String = "--input-timeout") throws -> MovieSource {
         watchdog.reset()
@@ -263,7 +268,7 @@ package final class NetworkSource: MediaSource {
         defer { watchdog.disarm() }
         do {
             return try MovieSource(url: url, colorOverride: colorOverride, protocolOptions: options,
-                                   interrupt: watchdog.callback, label: label)
+                                   interrupt: watchdog.callback, label: label, damage: damage)
         } catch {
             if watchdog.isCancelled { throw AVError("stopped while connecting", context: label) }
             if watchdog.expired {
@@ -429,7 +434,7 @@ package final class NetworkSource: MediaSource {
             // The last attempts are cut to what is left of the time to reconnect.
             let timeout = max(0.5, min(options.timeout, remaining))
             do {
-                let opened = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride,
+                let opened = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride, damage: damage,
                                            watchdog: watchdog, timeout: timeout, listening: listening,
                                            limitedBy: timeout < options.timeout ? "--reconnect-for" : "--input-timeout")
                 // The stream came back about a probe before the open returned (listening, the wait for the

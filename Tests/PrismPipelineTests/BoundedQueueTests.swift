@@ -35,6 +35,23 @@ final class BoundedQueueTests: XCTestCase {
         XCTAssertEqual(rest, [8, 9, 10])
     }
 
+    /// A sink's queue drops frames (even numbers here) to make room, never its sound (odd ones), in order;
+    /// a queue holding no frame grows for the sound, and only past its growth limit drops the oldest.
+    func testDropOldestDropsOnlyWhatMayBeDropped() {
+        let queue = BoundedQueue<Int>(capacity: 4, overflow: .dropOldest, droppable: { $0 % 2 == 0 })
+        for value in [1, 2, 3, 4, 5, 6, 7] { XCTAssertTrue(queue.push(value)) }
+        XCTAssertEqual(queue.dropped, 3, "the frames 2, 4 and 6 made room")
+        let sound = Array(stride(from: 9, to: 9 + 2 * 60, by: 2))  // 60 more odd numbers: 64 held, the limit
+        for value in sound { XCTAssertTrue(queue.push(value)) }
+        XCTAssertEqual(queue.droppedOthers, 0, "the queue grew for them")
+        XCTAssertTrue(queue.push(1001))
+        XCTAssertEqual(queue.droppedOthers, 1, "past 16 times its capacity the oldest, 1, went")
+        queue.close()
+        var rest: [Int] = []
+        while let value = queue.pop() { rest.append(value) }
+        XCTAssertEqual(rest, [3, 5, 7] + sound + [1001])
+    }
+
     func testCloseDrainsThenEndsAndRefusesPushes() {
         let queue = BoundedQueue<String>(capacity: 4)
         queue.push("a")

@@ -88,7 +88,7 @@ final class CommandLineMessagesTests: XCTestCase {
         let out = dir.path("out.mkv")
         let result = try Tools.run(Tools.prism, ["run", cut, "-o", out, "--quiet"])
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(result.stderrLines, ["prism: warning: \(cut) ended after 6 of the 50 frames its header announces (truncated or damaged?)"])
+        XCTAssertEqual(result.stderrLines, ["prism: warning: \(cut) ended after 6 of the 50 frames its header announces, at 0.24 s (truncated or damaged?)"])
         XCTAssertEqual(try MediaInspector.inspect(out).videoFrameCount, 6)
         // The whole file: no warning.
         let clean = try Tools.run(Tools.prism, ["run", whole, "-o", dir.path("whole.mkv"), "--quiet"])

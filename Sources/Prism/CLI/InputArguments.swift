@@ -130,7 +130,7 @@ struct InputArguments {
     /// An input after the first, checked before anything opens it: a file that exists, a URL, a camera or
     /// the pattern (raw frames on stdin can only be the first input).
     static func extraInput(_ input: Input, index: Int, options: RunOptions) throws -> ExtraInput {
-        let spec: SourceSpec
+        var spec: SourceSpec
         switch input.source {
         case "pattern":
             spec = SourceSpec(input: .pattern, size: options.size, frameRate: options.frameRate)
@@ -147,6 +147,7 @@ struct InputArguments {
                 throw UsageError("input \(index): \(error.description)")
             }
             spec = SourceSpec(input: .movie(path))
+            spec.strictDecoding = options.strictDecoding
         }
         return ExtraInput(spec: spec, name: input.name,
                           offset: MediaTime(value: Int64(((input.offset ?? 0) * 1_000_000).rounded()), timescale: 1_000_000),

@@ -33,6 +33,8 @@ struct RunCommand: PrismCommand {
                + "none writes the HDR signal as it is"),
         .value("--output-transfer", value: "pq|hlg", help: "convert a kept HDR output to PQ or HLG"),
         .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
+        .flag("--strict-decode", help: "fail at a damaged packet or a file that cannot be read to its end, instead of "
+              + "skipping and counting them as FFmpeg does"),
         .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
         .flag("--quiet", "-q", help: "no progress or summary on stderr"),
         .flag("--stats", help: "per-stage timings at the end"),
@@ -273,6 +275,7 @@ struct RunCommand: PrismCommand {
         options.yuvRoute = !scanner.flag("--rgb-route")
         options.autorotate = !scanner.flag("--no-autorotate")
         options.mirror = scanner.flag("--mirror")
+        options.strictDecoding = scanner.flag("--strict-decode")
         try InputChoice(from: &scanner).apply(to: &options)
         options.audioDevice = scanner.value("--audio")
         options.faces = try FaceOptions.parse(&scanner)
@@ -408,8 +411,14 @@ struct RunCommand: PrismCommand {
         }
         let report = try job.run(stop: stop, progress: progress)
         // Nothing written is a failure, not "0 frames" (a movie writer has already refused to finish).
-        guard report.framesOut > 0 else { throw RunFailure("no frames: the input gave none, nothing was written") }
-        if let warning = truncationWarning(report, source: job.sourceInfo) { PrismCommandLine.info("prism: warning: \(warning)") }
+        guard report.framesOut > 0 else {
+            throw RunFailure(report.framesIn > 0 ? "no frames reached the output (the input gave \(report.framesIn)); nothing was written"
+                                                 : "no frames: the input gave none, nothing was written")
+        }
+        // What the run went on from (damage skipped, an input cut short) is said even when it is quiet.
+        for warning in report.warnings + [truncationWarning(report, source: job.sourceInfo)].compactMap({ $0 }) {
+            PrismCommandLine.info("prism: warning: \(warning)")
+        }
         if !options.quiet {
             for note in report.notes { PrismCommandLine.info("prism: \(note)") }
             if let faces = job.faceStatistics { PrismCommandLine.info("prism: \(faces.summary)") }
@@ -468,19 +477,24 @@ extension RunCommand {
     /// A movie input that ended well before the frame count its header gives (a truncated file) is worth
     /// a warning: the run succeeds with what could be decoded.
     func truncationWarning(_ report: RunReport, source: SourceInfo) -> String? {
-        // Only a movie that ran out by itself (not a limit, a stop, or a still's one frame) can be short.
+        // Only a movie that ran out by itself (not a limit, a stop, or a still's one frame) can be short; one
+        // whose read failed has said where already (`RunReport.damage`).
         guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.frameRate == nil,
-              let expected = source.estimatedFrameCount else { return nil }
+              report.damage?.endedEarly == nil, let expected = source.estimatedFrameCount else { return nil }
+        // How far in time the frames went (to the end of the last).
+        let rate = source.frameRate?.doubleValue ?? 0
+        let reached = report.inputSpan.map { $0.seconds + (rate > 0 ? 1 / rate : 0) }
+        // Read to its whole length, a file is not short, whatever its count (AVI counts its empty, repeated-frame
+        // chunks; a variable rate makes duration × rate wrong).
+        if let duration = source.duration?.seconds, let reached, duration - reached <= max(0.5, duration / 50) { return nil }
         if source.frameCountFromHeader {
-            guard expected - report.framesIn > max(2, expected / 50) else { return nil }
-            return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces (truncated or damaged?)"
+            // Frames whose packets were damaged were counted as skipped already.
+            guard expected - report.framesIn - (report.damage?.skippedVideoPackets ?? 0) > max(2, expected / 50) else { return nil }
+            let time = reached.map { String(format: ", at %.2f s", $0) } ?? ""
+            return "\(path) ended after \(report.framesIn) of the \(expected) frames its header announces\(time) (truncated or damaged?)"
         }
-        // A count made of duration × rate is wrong for variable-rate files: go by how far in time the frames went.
-        guard let duration = source.duration?.seconds, let span = report.inputSpan?.seconds,
-              let rate = source.frameRate?.doubleValue, rate > 0,
-              duration - (span + 1 / rate) > max(0.5, duration / 50) else { return nil }
-        return String(format: "%@ ended %.2f s into the %.2f s its header announces (truncated or damaged?)", path,
-                      span + 1 / rate, duration)
+        guard let duration = source.duration?.seconds, let reached, rate > 0 else { return nil }
+        return String(format: "%@ ended %.2f s into the %.2f s its header announces (truncated or damaged?)", path, reached, duration)
     }
 }
 

@@ -106,6 +106,7 @@ struct RecordCommand: PrismCommand {
         Self.readCommands(into: remote, control: control, stop: stop, say: say)
         let report = try job.run(stop: stop)
         let finished = remote.finished.withLock { $0 }
+        for warning in report.warnings { PrismCommandLine.info("prism: warning: \(warning)") }
         if !quiet {
             for note in report.notes { say(note) }
             // A live input drops the frames that arrive while the pipeline is behind (the takes go on without

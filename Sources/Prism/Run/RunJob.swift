@@ -83,6 +83,7 @@ extension RunOptions {
         settings.durationLimit = durationLimit
         settings.autorotate = autorotate
         settings.mirror = mirror
+        settings.strictDecoding = strictDecoding
         settings.faces = faces
         settings.segmentation = segmentation
         settings.audioDevice = audioDevice

@@ -64,6 +64,8 @@ package struct RunOptions: Sendable {
     package var autorotate = true
     /// `--mirror`: swap left and right (a front-facing camera shown as a mirror shows it).
     package var mirror = false
+    /// `--strict-decode`: a damaged packet or a truncated file fails the run (see `Session.Options`).
+    package var strictDecoding = false
     /// `--face-model`, `--face-every`, `--faces-in`, `--faces-out` (see `FaceOptions`).
     package var faces = FaceOptions()
     /// `--segment-model` and its settings (see `SegmentationSettings`).

@@ -135,6 +135,10 @@ public struct ParameterSpec: Hashable, Sendable {
                 throw UsageError("\(name) must be one of \(options.joined(separator: ", ")), not '\(word)'")
             }
             return .choice(word)
+        // A choice whose words read as numbers or sizes (an ISF long labelled "1"…"10", or "2x2") takes the
+        // value as written.
+        case (.choice(let options), _) where options.contains(value.description):
+            return .choice(value.description)
         case (.text, .text(let s)), (.text, .choice(let s)): return .text(s)
         // A number where text is taken (a model's `mean=0.5`): its literal, as the text would hold it.
         case (.text, .float(let v)): return .text("\(v)")

@@ -82,6 +82,17 @@ package indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConvert
     /// together stay far inside Int.
     package static let pixelCeiling = 1 << 20
 
+    /// The size the expression describes before it becomes a texture: what both reference renderers give a
+    /// pass as its `RENDERSIZE` and `IMG_SIZE` (a third of 320 is 106.67 there, the texture 106 pixels wide).
+    /// `pixels` when the value is not finite, under 1 or past `pixelCeiling`.
+    package func extent(width: Int, height: Int, inputs: [String: Double] = [:], fallback: Int) -> Double {
+        let v = evaluate(width: width, height: height, inputs: inputs)
+        guard v.isFinite, v >= 1, v <= Double(Self.pixelCeiling) else {
+            return Double(pixels(width: width, height: height, inputs: inputs, fallback: fallback))
+        }
+        return v
+    }
+
     /// A pixel count from the expression: rounded down, at least 1, at most `pixelCeiling`; non-finite
     /// results give `fallback`. Never traps, whatever the inputs (`$WIDTH*1e20`, `pow(2,1000)`).
     package func pixels(width: Int, height: Int, inputs: [String: Double] = [:], fallback: Int) -> Int {

@@ -300,6 +300,30 @@ package final class UserShaderKernel: ParameterizedKernel {
         }
     }
 
+    /// Every pass's WIDTH and HEIGHT before they are truncated to a texture size: its `RENDERSIZE` and its
+    /// target's `IMG_SIZE`, as both reference renderers give them (the spec: RENDERSIZE "is set to the
+    /// rendering size (in pixels) of the current rendering pass", the size being the expression's value).
+    private func targetExtents() -> @Sendable ([Size]) -> [SIMD2<Float>] {
+        let values = numericValues, passes = shader.passes, hasInput = shader.inputImage != nil, source = sourceSize
+        return { inputSizes in
+            let render = hasInput ? inputSizes[0] : source
+            return passes.map { pass in
+                SIMD2(Float(pass.width?.extent(width: render.width, height: render.height, inputs: values, fallback: render.width)
+                            ?? Double(render.width)),
+                      Float(pass.height?.extent(width: render.width, height: render.height, inputs: values, fallback: render.height)
+                            ?? Double(render.height)))
+            }
+        }
+    }
+
+    /// The uniform that stands for `RENDERSIZE` in pass `index` when the pass's size is an expression (its
+    /// value may have a fraction); nil where RENDERSIZE is the pass's texture size.
+    func renderSizeUniform(_ index: Int) -> String? {
+        guard shader.kind == .isf, index < shader.passes.count else { return nil }
+        let pass = shader.passes[index]
+        return pass.target != nil && (pass.width != nil || pass.height != nil) ? "$isf_renderSize\(index)" : nil
+    }
+
 
     /// The author's program (fragment or vertex) for ISF pass `index` as a prepass: our output, our
     /// samplers, a constant PASSINDEX.
@@ -325,6 +349,9 @@ package final class UserShaderKernel: ParameterizedKernel {
                 lines.append("")
             } else if generated, text == "uniform int PASSINDEX;" {
                 lines.append("const int PASSINDEX = \(index);")
+            } else if generated, text == "uniform vec2 RENDERSIZE;", let renderSize = renderSizeUniform(index) {
+                lines.append("uniform vec2 \(renderSize);")
+                lines.append("#define RENDERSIZE \(renderSize)")
             } else if let (kind, name) = declaration, kind == "sampler2D", let replacement = samplers[name] {
                 lines.append("#define \(name) \(replacement)")
             } else if !isVertex, let (kind, name) = declaration, kind == "out" {
@@ -562,13 +589,19 @@ package final class UserShaderKernel: ParameterizedKernel {
         for image in unconnectedImages {
             list.append(declared(GLSLRewriter.sizeUniform(image), .vec2, .outputSize))
         }
-        let sizes = targetSizes()
+        let extents = targetExtents()
         for (index, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }
             list.append(declared(GLSLRewriter.sizeUniform(target), .vec2, .computed { inputs in
-                let size = sizes(inputs.inputSizes)[index]
-                return .vec2(Float(size.width), Float(size.height))
+                let extent = extents(inputs.inputSizes)[index]
+                return .vec2(extent.x, extent.y)
             }))
+            if let renderSize = renderSizeUniform(index) {
+                list.append(KernelUniform(renderSize, .vec2, inSource: true, .computed { inputs in
+                    let extent = extents(inputs.inputSizes)[index]
+                    return .vec2(extent.x, extent.y)
+                }))
+            }
         }
         for image in shader.importedImages {
             list.append(declared(GLSLRewriter.sizeUniform(image.name), .vec2, .computed { [self] _ in

@@ -16,9 +16,12 @@ package final class AudioPCMDecoder {
     private var resamplerInput: (layout: AVChannelLayout, format: Int32, rate: Int32)?
     private let decoded = OwnedFrame()
     private let label: String
+    /// Where the packets the decoder rejects are counted (or, under `--strict-decode`, fail the run).
+    private let stream: AudioStreamInfo
 
     package init(stream: AudioStreamInfo, label: String) throws(AVError) {
         self.label = label
+        self.stream = stream
         guard let codec = avcodec_find_decoder(stream.codecID) else {
             throw AVError("no decoder for audio codec \(stream.codecName)", context: label, call: "avcodec_find_decoder")
         }
@@ -45,13 +48,27 @@ package final class AudioPCMDecoder {
     }
 
     /// Decodes `packet` (nil: flush at the end of the stream) and hands each decoded frame's samples to
-    /// `body`: the frame's presentation time (nil when the stream gave none) and one array per channel.
+    /// `body`: the frame's presentation time (nil when the stream gave none) and one array per channel. A
+    /// packet the decoder rejects is skipped and counted (`DecodeDamage`), as FFmpeg skips it.
     package func decode(_ packet: AudioPacket?, _ body: (MediaTime?, [[Float]]) throws -> Void) throws {
         let session = CodecSession(context: decoder, label: label, activity: "decode audio")
-        try session.send(packet: packet?.packet)
-        try session.drainFrames(into: decoded.pointer) { frame in
+        do {
+            try session.send(packet: packet?.packet)
+        } catch {
+            try stream.damage.skip(error, stream: stream.name, at: packet?.pts)
+            return
+        }
+        while true {
+            let received: CodecSession.Received
+            do { received = try session.receive(into: decoded.pointer) } catch {
+                try stream.damage.skip(error, stream: stream.name, at: packet?.pts)
+                return
+            }
+            guard received == .frame else { return }
+            let frame = decoded.pointer
+            defer { av_frame_unref(frame) }
             let count = frame.pointee.nb_samples
-            guard count > 0 else { return }
+            guard count > 0 else { continue }
             try prepareResampler(for: frame)
             let stamp = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp : frame.pointee.pts
             let time = stamp == noPTS ? nil : MediaTime(value: stamp, timeBase: timeBase)

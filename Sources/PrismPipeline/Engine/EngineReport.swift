@@ -83,6 +83,11 @@ public struct RunReport: Sendable {
     public var notes: [String] = []
     /// A network input's reconnections and the gaps its time line closed over (nil for other inputs).
     public var network: NetworkStatistics?
+    /// What the first input's decoders skipped, and where it ended early (nil: nothing).
+    public var damage: DamageSummary?
+    /// What was wrong with the inputs that the run went on from — damaged packets skipped, an input that
+    /// could not be read to its end — one line each: worth saying even when a run is otherwise quiet.
+    public var warnings: [String] = []
 
     /// Output frames per wall-clock second; 0 for a run that took no time.
     public var fps: Double { wallSeconds > 0 ? Double(framesOut) / wallSeconds : 0 }

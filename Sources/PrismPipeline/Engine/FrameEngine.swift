@@ -307,6 +307,10 @@ public final class FrameEngine: Sendable {
             }
             outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop($0) }, fail: fail)
         }
+        // A lost stream that holds the run while it reconnects stops waiting when the run is stopped or fails.
+        for outlet in outlets {
+            (outlet.sink.value as? MovieSink)?.cancellation = { stop.stopReason == .interrupted || failure.hasError }
+        }
         for outlet in outlets { launch(outlet) }
         try gpu.perform { stage.value.launch = launch }
 
@@ -522,7 +526,13 @@ public final class FrameEngine: Sendable {
         }
         var finishTimes = StageTimes()
         let t0 = StageTimes.now()
-        for outlet in registry.all { try outlet.close(failed: false) }
+        do {
+            for outlet in registry.all { try outlet.close(failed: false) }
+        } catch {
+            // An output that cannot be finished (no frame came) says what the input's damage cost it.
+            let damage = inputDamage.flatMap(\.lines)
+            throw damage.isEmpty ? error : DamagedInputError(underlying: error, damage: damage)
+        }
         finishTimes.add(.encode, nanoseconds: StageTimes.now() - t0, count: 0)
 
         var report = RunReport()
@@ -534,9 +544,13 @@ public final class FrameEngine: Sendable {
         report.framesDropped = frames.dropped
         // Per output: what a sink says of itself (a stream that fell behind, was lost; a virtual camera's drops).
         for outlet in registry.all {
-            let lines = outlet.sink.value.notes(skipped: outlet.skipped)
+            let lines = outlet.notes
             notes.withLock { $0 += lines }
         }
+        // Damaged packets skipped and counted (FFmpeg's default), and where a truncated input ended.
+        report.damage = source.value.decodeDamage?.summary
+        if report.damage?.isEmpty == true { report.damage = nil }
+        report.warnings = inputDamage.flatMap(\.lines)
         report.network = networkCounters?.statistics
         if let network = report.network, network.reconnects > 0 || network.gaps > 0, let source = source.value as? NetworkSource {
             notes.withLock { $0.append("\(source.label): \(network.summary)") }
@@ -580,6 +594,11 @@ public final class FrameEngine: Sendable {
         return report
     }
 
+    /// What every input's decoders skipped so far, the first input's first.
+    private var inputDamage: [DamageSummary] {
+        ([source.value.decodeDamage] + tracks.map(\.damage)).compactMap { $0?.summary }
+    }
+
     /// The first output sink's buffer pool: buffers allocated so far (flat once the engine is warm) and
     /// buffers out of the pool now (in readback, queued or held by the sink). Read from any thread.
     public var bufferPool: (allocated: Int, outstanding: Int) {
@@ -595,35 +614,4 @@ private enum ScheduledWork: Sendable {
     case running(@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)
     /// The run is over: dropped.
     case ended
-}
-
-/// Lets a progress report through at most every quarter second.
-private final class ProgressThrottle: Sendable {
-    private let start: UInt64
-    private let last: Mutex<UInt64>
-    init(start: UInt64) {
-        self.start = start
-        last = Mutex(start)
-    }
-    /// Seconds since the start when a report is due, else nil.
-    func due() -> Double? {
-        let now = StageTimes.now()
-        let isDue = last.withLock { last in
-            guard now - last > 250_000_000 else { return false }
-            last = now
-            return true
-        }
-        return isDue ? Double(now - start) / 1e9 : nil
-    }
-}
-
-/// A live run failed, and what it had recorded was kept.
-public struct RecordingKeptError: PrismError {
-    /// The error that ended the run.
-    public let underlying: any Error
-    /// Where the recordings are.
-    public let kept: [String]
-    public var description: String {
-        "\(underlying); what was recorded until then is in \(kept.joined(separator: ", "))"
-    }
 }

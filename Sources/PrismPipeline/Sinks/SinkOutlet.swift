@@ -55,7 +55,9 @@ final class SinkOutlet: Sendable {
         delivery = sink.delivery
         bufferCount = max(2, sink.bufferCount)
         acceptsAudio = sink.acceptsAudio
-        queue = BoundedQueue(capacity: max(2, sink.bufferCount * 2), overflow: sink.delivery == .newest ? .dropOldest : .block)
+        // A sink that takes the newest frames drops frames it is late for, never the sound between them.
+        queue = BoundedQueue(capacity: max(2, sink.bufferCount * 2), overflow: sink.delivery == .newest ? .dropOldest : .block,
+                             droppable: { item in if case .video = item { true } else { false } })
     }
 
     /// The pool the GPU side takes this sink's buffers from, so a failing run can wake a GPU thread
@@ -82,6 +84,16 @@ final class SinkOutlet: Sendable {
     var busyNanoseconds: UInt64 { counters.withLock { $0.busyNanoseconds } }
     /// Frames the engine skipped for this sink (no free buffer, or dropped from its queue).
     var skipped: Int { counters.withLock { $0.skipped } + queue.dropped }
+    /// What the report says of this output beyond its frame count (after the run): the sink's own notes
+    /// (`FrameSink.notes`), and the sound its queue had to drop (it held no frame to drop instead: stuck).
+    var notes: [String] {
+        var lines = sink.value.notes(skipped: skipped)
+        if queue.droppedOthers > 0 {
+            let name = (sink.value as? MovieSink)?.path ?? "an output"
+            lines.append("\(name): \(queue.droppedOthers) sound packet(s) dropped (it was stuck behind the others)")
+        }
+        return lines
+    }
     func countSkipped() { counters.withLock { $0.skipped += 1 } }
 
     /// Asks the output thread to finish the sink after what is queued (a detach while running).

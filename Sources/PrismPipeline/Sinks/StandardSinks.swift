@@ -31,9 +31,11 @@ public struct RecordingLimits: Sendable {
 /// network stream or an HLS/DASH playlist, with the source's audio copied or the captured sound encoded as AAC.
 ///
 /// A network output may lose its server mid-run. Its `FailurePolicy` says what then: fail the run, or
-/// reconnect with back-off (frames meanwhile skipped and counted, a new stream started on the next frame
-/// after it connects) and, when that does not work within the policy's time, give up — alone, while the
-/// other outputs go on, or failing the run when it was the only one.
+/// reconnect with back-off (a new stream started on the next frame after it connects) and, when that does
+/// not work within the policy's time, give up — alone, while the other outputs go on, or failing the run
+/// when it was the only one. Meanwhile a stream that takes the newest frames skips them (counted); the only
+/// output of a run that waits for its outputs (a file's frames) holds the run until it is back, so nothing
+/// is lost. A run that ends while its only output is still down fails: nothing it could say would be true.
 public final class MovieSink: FrameSink {
     /// What becomes of the run when this output fails after it started.
     public enum FailurePolicy: Sendable, Equatable {
@@ -83,6 +85,11 @@ public final class MovieSink: FrameSink {
         var skipped = 0
     }
     private var outage: Outage?
+    /// The last outage and when it ended: a stream lost again soon after it came back (a server that takes
+    /// the connection and drops it) continues that outage, its clock and back-off, instead of starting anew.
+    private var lastOutage: (outage: Outage, ended: UInt64)?
+    /// Asked while the run waits for a lost stream: true once the run is stopped or failed (set by the engine).
+    public var cancellation: (@Sendable () -> Bool)?
     /// Given up on (its frames are no longer read back for it).
     private let abandoned = Atomic<Bool>(false)
     /// Video packets in writers before the current one (a stream that reconnected).
@@ -148,34 +155,62 @@ public final class MovieSink: FrameSink {
         return writer
     }
 
-    /// Encodes the frame; false once a size or free-space limit is reached (see `stopReason`).
+    /// Encodes the frame; false once a size or free-space limit is reached (see `stopReason`). A stream
+    /// lost while sending it: the only output waits and sends it on the new stream (`holdsRunWhileDown`).
     public func write(_ frame: ProcessedFrame) throws -> Bool {
-        guard let writer = try connectedWriter() else { return true }
-        if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
-        do {
-            if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
-        } catch {
-            try lost(error)
-            return true
+        while true {
+            guard let writer = try connectedWriter() else { return true }
+            if let floor = limits.minFreeBytes, framesWritten % 15 == 0 { refreshFreeSpaceBudget(writer, floor: floor) }
+            do {
+                if try writer.writeVideo(frame.buffer, pts: frame.pts, duration: frame.duration) { framesWritten += 1 }
+            } catch {
+                try lost(error)
+                if holdsRunWhileDown { continue }
+                outage?.skipped += 1
+                return true
+            }
+            lastBytes = writer.bytesWritten
+            return !noteBudget(writer)
         }
-        lastBytes = writer.bytesWritten
-        return !noteBudget(writer)
+    }
+
+    /// The run's only output, taking every frame: nothing to keep up with, so a lost stream holds the run
+    /// until it is back (or given up) rather than skipping frames.
+    private var holdsRunWhileDown: Bool {
+        guard case .reconnects(_, let alone) = failurePolicy else { return false }
+        return !alone && delivery == .everyFrame
     }
 
     /// The writer to send to: the open one, or a lost stream opened again when its next attempt is due;
-    /// nil while it is down (the frame is skipped and counted).
+    /// nil while it is down (the frame is skipped and counted). The only output waits for the attempts
+    /// instead (`holdsRunWhileDown`), until the stream is back, given up, or the run stopped.
     private func connectedWriter() throws -> MovieWriter? {
         if let writer { return writer }
-        guard var down = outage, let stream, !abandoned.load(ordering: .relaxed) else { return nil }
-        down.skipped += 1
-        outage = down
-        let now = DispatchTime.now().uptimeNanoseconds
-        guard now >= down.nextTry else { return nil }
+        guard outage != nil, !abandoned.load(ordering: .relaxed) else { return nil }
+        while holdsRunWhileDown, let down = outage, cancellation?() != true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            if now < down.nextTry {
+                usleep(UInt32(min(50_000, (down.nextTry - now) / 1000)))
+                continue
+            }
+            if let writer = try reconnect() { return writer }
+        }
+        guard outage != nil else { return nil }
+        outage!.skipped += 1
+        guard DispatchTime.now().uptimeNanoseconds >= outage!.nextTry else { return nil }
+        return try reconnect()
+    }
+
+    /// One attempt to open the lost stream again: the writer, or nil (the next attempt is scheduled, or the
+    /// stream given up alone); throws when it is given up and was the only output.
+    private func reconnect() throws -> MovieWriter? {
+        guard var down = outage, let stream else { return nil }
         do {
             let writer = try makeWriter(for: stream)
             self.writer = writer
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - down.since) / 1e9
-            tell(String(format: "%@: reconnected after %.1f s (%d frame(s) not sent)", path, seconds, down.skipped))
+            let now = DispatchTime.now().uptimeNanoseconds
+            tell(String(format: "%@: reconnected after %.1f s (%d frame(s) not sent)", path, Double(now - down.since) / 1e9, down.skipped))
+            lastOutage = (down, now)
             outage = nil
             return writer
         } catch {
@@ -194,7 +229,8 @@ public final class MovieSink: FrameSink {
         }
     }
 
-    /// A write failed: a file fails the run; a stream that may reconnect starts its outage.
+    /// A write failed: a file fails the run; a stream that may reconnect starts its outage (or, lost again
+    /// soon after it came back, continues the last one).
     private func lost(_ error: any Error) throws {
         guard case .reconnects(let policy, let alone) = failurePolicy else { throw error }
         writer?.abort()
@@ -205,7 +241,18 @@ public final class MovieSink: FrameSink {
             return
         }
         let now = DispatchTime.now().uptimeNanoseconds
-        tell("\(error); it \(policy.summary)" + (alone ? " while the other outputs go on" : ""))
+        if let last = lastOutage, Double(now - last.ended) / 1e9 < policy.maxDelay {
+            outage = last.outage
+            let elapsed = Double(now - last.outage.since) / 1e9
+            if elapsed >= policy.seconds ?? .infinity || last.outage.attempts >= policy.attempts ?? .max {
+                try giveUp(last.outage.error, after: elapsed, alone: alone)
+                return
+            }
+            outage!.nextTry = now + UInt64(last.outage.delay * 1e9)
+            return
+        }
+        let meanwhile = alone ? " while the other outputs go on" : holdsRunWhileDown ? "; the run waits for it" : ""
+        tell("\(error); it \(policy.summary)" + meanwhile)
         outage = Outage(since: now, nextTry: now + UInt64(policy.initialDelay * 1e9),
                         delay: min(policy.maxDelay, policy.initialDelay * 2), error: "\(error)")
     }
@@ -267,10 +314,14 @@ public final class MovieSink: FrameSink {
     /// A movie keeps its size: it cannot follow the input to another one.
     public func reopen(_ stream: SinkStream) throws -> Bool { stream.layout.size == writer?.video.size }
 
-    /// Flushes the encoder and finishes the output at `path`.
+    /// Flushes the encoder and finishes the output at `path`. The only output still down when the run
+    /// ends fails it (nothing reached the server since the loss).
     public func finish() throws {
         if let down = outage {
-            tell("\(path): still down when the run ended (\(down.skipped) frame(s) not sent)")
+            let line = "\(path): the stream was lost (\(down.error)) and was still down when the run ended "
+                + "(\(down.skipped) frame(s) not sent)"
+            guard case .reconnects(_, true) = failurePolicy else { throw MediaOutputError(line) }
+            tell(line)
         }
         do {
             try writer?.finish()

@@ -59,6 +59,8 @@ package final class InputTrack: Sendable {
     package let input: ExtraInput
     package let info: SourceInfo
     let isLive: Bool
+    /// What its decoders skipped (read from any thread).
+    let damage: DecodeDamage?
     private let source: ThreadOwned<MediaSource>
     private let queue: BoundedQueue<VideoFrame>
     private let newest = Mutex<(frame: VideoFrame?, unseen: Bool)>((nil, false))
@@ -107,6 +109,7 @@ package final class InputTrack: Sendable {
         }
         source = ThreadOwned(opened)
         info = opened.info
+        damage = opened.decodeDamage
         isLive = opened.info.isLive
         queue = BoundedQueue(capacity: 4, overflow: .block)
     }

@@ -63,6 +63,9 @@ public struct SourceSpec: Sendable {
     public var colorOverride: ColorOverride?
     /// A network input's timeouts, reconnection and protocol options (`isNetwork` inputs only).
     public var network = NetworkInputOptions()
+    /// `--strict-decode`: a damaged packet, or a file that cannot be read to its end, fails the run. By
+    /// default they are skipped and counted, as FFmpeg's command line does (`DecodeDamage`).
+    public var strictDecoding = false
 
     /// What to open; the nil options take the source's own size and rate (or the pattern's defaults).
     public init(input: InputSpec, size: Size? = nil, frameRate: Rational? = nil, patternFrames: Int? = nil,
@@ -86,16 +89,18 @@ public struct SourceSpec: Sendable {
         return try openOnce()
     }
 
-    fileprivate func openOnce() throws -> MediaSource {
+    /// `damage`: where a movie counts what it skips (a loop's passes count together); nil: its own.
+    fileprivate func openOnce(damage: DecodeDamage? = nil) throws -> MediaSource {
         switch input {
         case .pattern:
             return try TestPatternSource(size: size ?? Self.defaultSize, frameRate: frameRate ?? Self.defaultRate,
                                          frameCount: patternFrames)
         case .movie(let url) where input.isNetwork:
-            return try NetworkSource(url: url, options: network, colorOverride: colorOverride)
+            return try NetworkSource(url: url, options: network, colorOverride: colorOverride, strictDecoding: strictDecoding)
         case .movie(let path):
             // An image sequence's frames are 1/rate apart (--fps, else the default rate).
-            return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate, colorOverride: colorOverride)
+            return try MovieSource(url: path, imageRate: frameRate ?? Self.defaultRate, colorOverride: colorOverride,
+                                   damage: damage ?? DecodeDamage(input: path, strict: strictDecoding))
         case .standardInput(let format):
             return RawVideoSource(fileDescriptor: 0, format: format)
         case .camera(let path):
@@ -125,10 +130,16 @@ final class LoopingSource: MediaSource {
     private var lastPTS: MediaTime?
     private var lastDuration: MediaTime?
     private var framesThisPass = 0
+    /// Every pass's skipped packets.
+    private let damage: DecodeDamage
+    var decodeDamage: DecodeDamage? { damage }
 
     init(spec: SourceSpec) throws {
         self.spec = spec
-        source = try spec.openOnce()
+        var label = ""
+        if case .movie(let path) = spec.input { label = path }
+        damage = DecodeDamage(input: label, strict: spec.strictDecoding)
+        source = try spec.openOnce(damage: damage)
         var info = source.info
         analysisAudio = info.audio
         info.audio = nil
@@ -146,7 +157,7 @@ final class LoopingSource: MediaSource {
                 let step = lastDuration ?? MediaTime(value: Int64((spec.frameRate ?? SourceSpec.defaultRate).den),
                                                      timescale: (spec.frameRate ?? SourceSpec.defaultRate).num)
                 offset = (lastPTS ?? .zero) + step
-                source = try spec.openOnce()
+                source = try spec.openOnce(damage: damage)
                 framesThisPass = 0
                 passStart = nil
                 pendingAudio.removeAll()
