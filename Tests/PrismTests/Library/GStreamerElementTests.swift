@@ -133,6 +133,26 @@ final class GStreamerElementTests: XCTestCase {
         InstalledLibrary.assertSameFrames(try Self.file(filtered), expected, frameBytes: 256 * 256 * 4, "super-resolution model")
     }
 
+    /// Megamind.avi's packed B-frames come out of GStreamer's AVI demuxer with repeated timestamps (FFmpeg's
+    /// give it others): the element takes them (Prism's own must increase) and gives every buffer back with
+    /// the timestamp and duration it came with.
+    func testRepeatedTimestampsPassThrough() throws {
+        let directory = ScratchDirectory()
+        let clip = directory.path("packed.avi")
+        try Tools.ffmpeg(["-i", try TestFixtures.opencv("Megamind.avi"), "-map", "0:v", "-frames:v", "12", "-c", "copy", clip])
+        func stamps(_ element: [String]) throws -> [String] {
+            let log = String(decoding: try Self.launch(["filesrc", "location=\(clip)", "!", "decodebin", "!"] + element
+                                                       + ["fakesink", "name=probe", "silent=false"], verbose: true).stdout, as: UTF8.self)
+            return log.split(separator: "\n").filter { $0.contains("probe: last-message = chain") }.compactMap { line in
+                line.range(of: "pts: ").map { String(line[$0.lowerBound...].prefix(while: { $0 != "," && $0 != ")" })) }
+                    .map { pts in pts + " " + (line.range(of: "duration: ").map { String(line[$0.upperBound...].prefix(while: { $0 != "," })) } ?? "") }
+            }
+        }
+        let decoded = try stamps([])
+        XCTAssertNotEqual(Set(decoded).count, decoded.count, "the demuxer repeats a timestamp: \(decoded)")
+        XCTAssertEqual(try stamps(["prismfilter", "graph=invert", "!"]), decoded)
+    }
+
     /// A graph that does not bind fails the pipeline with Prism's line, not a crash or a hang.
     func testABadGraphIsAnElementError() throws {
         _ = try InstalledLibrary.prefix.get()
