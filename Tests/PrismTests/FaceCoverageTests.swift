@@ -277,7 +277,7 @@ final class FaceCoverageTests: XCTestCase {
         let text = dir.path("text.onnx"), identity = dir.path("identity.onnx")
         try Data("this is not a model\n".utf8).write(to: URL(fileURLWithPath: text))
         try Self.identityONNX().write(to: URL(fileURLWithPath: identity))
-        let cases = [(dir.path("missing.onnx"), "cannot open the model file"), (text, "not an ONNX model OpenCV can read"),
+        let cases = [(dir.path("missing.onnx"), "no such file"), (text, "not an ONNX model OpenCV can read"),
                      (identity, "not a YuNet face detection model")]
         for (model, reason) in cases {
             let out = dir.path("yunet.mkv"), sidecar = dir.path("yunet.jsonl")

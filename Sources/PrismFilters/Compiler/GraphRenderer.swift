@@ -325,16 +325,19 @@ package final class GraphRenderer {
             case .prepass(let node, let prepass): target = prepassTargets[node]?[prepass]
             case .fullResolution(let sink, let index): target = fullResolutionTargets[sink]; attachment = index
             }
+            guard let target else { continue }
+            // `<sampler>Size`, looked up once per program (the cache takes the sampler's name as prefix). Set even
+            // when the sampler itself is not read: a pass may size its fetches by another input's size (blur's
+            // second half reads its prepass by the source's size).
+            program.set(at: program.location(prefix: binding.uniform, placeholder: "$Size"),
+                        Float(target.size.width), Float(target.size.height))
             // Only samplers the shader reads take a unit: a network's pass declares every earlier layer's target,
             // and hundreds of bound units pass the GPU's limit (GL_INVALID_ENUM, seen at the next readback).
             let location = program.location(binding.uniform)
-            guard let target, location >= 0 else { continue }
+            guard location >= 0 else { continue }
             let unit = units.next()
             target.textures[attachment].bind(unit: unit)
             program.set(at: location, Int32(unit))
-            // `<sampler>Size`, looked up once per program (the cache takes the sampler's name as prefix).
-            program.set(at: program.location(prefix: binding.uniform, placeholder: "$Size"),
-                        Float(target.size.width), Float(target.size.height))
         }
         for member in pass.members {
             let kernel = graph.nodes[member.node].kernel
