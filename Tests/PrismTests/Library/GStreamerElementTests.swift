@@ -20,6 +20,15 @@ final class GStreamerElementTests: XCTestCase {
 
     static func file(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
+    /// "PTS DURATION" of each buffer that reached `fakesink name=probe silent=false`, from gst-launch-1.0 -v's log.
+    static func probedTimings(_ log: String) -> [String] {
+        log.split(separator: "\n").filter { $0.contains("probe: last-message = chain") }.map { line -> String in
+            let pts = line.range(of: "pts: ").map { line[$0.upperBound...].prefix(while: { $0 != "," }) } ?? ""
+            let duration = line.range(of: "duration: ").map { line[$0.upperBound...].prefix(while: { $0 != "," }) } ?? ""
+            return "\(pts) \(duration)"
+        }
+    }
+
     /// The test pattern in three formats in and out through `invert, mono`: the element's frames are `prism run`'s
     /// of the same raw frames (written by the same pipeline before the element).
     func testTheTestPatternThroughInvertMonoIsPrismRuns() throws {
@@ -97,11 +106,7 @@ final class GStreamerElementTests: XCTestCase {
                                                                   format: "yuv420p", stdin: try Self.file(raw)),
                           "the hook is not a plain scale")
         // Every buffer as it left the element: videotestsrc's timestamps and durations (1 s + N/30 s, to the ns).
-        let stamps = log.split(separator: "\n").filter { $0.contains("probe: last-message = chain") }.map { line -> String in
-            let pts = line.range(of: "pts: ").map { line[$0.upperBound...].prefix(while: { $0 != "," }) } ?? ""
-            let duration = line.range(of: "duration: ").map { line[$0.upperBound...].prefix(while: { $0 != "," }) } ?? ""
-            return "\(pts) \(duration)"
-        }
+        let stamps = Self.probedTimings(log)
         func clock(_ ns: Int64) -> String { String(format: "%d:%02d:%02d.%09d", ns / 3_600_000_000_000, ns / 60_000_000_000 % 60, ns / 1_000_000_000 % 60, ns % 1_000_000_000) }
         let times: [Int64] = (0..<9).map { Int64($0) * 1_000_000_000 / 30 }
         let expectedStamps: [String] = (0..<8).map { "\(clock(1_000_000_000 + times[$0])) \(clock(times[$0 + 1] - times[$0]))" }
@@ -143,10 +148,7 @@ final class GStreamerElementTests: XCTestCase {
         func stamps(_ element: [String]) throws -> [String] {
             let log = String(decoding: try Self.launch(["filesrc", "location=\(clip)", "!", "decodebin", "!"] + element
                                                        + ["fakesink", "name=probe", "silent=false"], verbose: true).stdout, as: UTF8.self)
-            return log.split(separator: "\n").filter { $0.contains("probe: last-message = chain") }.compactMap { line in
-                line.range(of: "pts: ").map { String(line[$0.lowerBound...].prefix(while: { $0 != "," && $0 != ")" })) }
-                    .map { pts in pts + " " + (line.range(of: "duration: ").map { String(line[$0.upperBound...].prefix(while: { $0 != "," })) } ?? "") }
-            }
+            return Self.probedTimings(log)
         }
         let decoded = try stamps([])
         XCTAssertNotEqual(Set(decoded).count, decoded.count, "the demuxer repeats a timestamp: \(decoded)")
