@@ -118,22 +118,11 @@ private final class FrameRun: Sendable {
         self.frames = frames
         // Returns false once the caller has gone (the queue cancelled), which ends the run.
         let sink = CallbackSink(format: format) { frame, stream in frames.push(CFrame(frame, layout: stream.layout)) }
-        let handover = Mutex<FrameEngine?>(try session.engine(sinks: [sink]))
-        let thread = Thread { [self] in
-            let outcome = Self.runToEnd(handover.withLock { $0.take() }!, stop: stop)
+        runOnItsOwnThread(try session.engine(sinks: [sink]), named: "prism C session", stop: stop) { [self] outcome in
             result.withLock { $0 = outcome }
             frames.close()
             finished.signal()
         }
-        thread.name = "prism C session"
-        thread.start()
-    }
-
-    /// Runs `engine` and drops it (the caller hands over its last reference) before returning.
-    private static func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Result<RunReport, any Error> {
-        let outcome = Result { try engine.run(stop: stop) }
-        _ = consume engine
-        return outcome
     }
 
     /// The next frame, waiting for it; nil once the run has ended (or was cancelled).
