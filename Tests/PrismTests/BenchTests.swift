@@ -193,13 +193,24 @@ final class BenchTests: XCTestCase {
     }
 
     func testFFmpegChainsAndReferences() throws {
+        let dir = ScratchDirectory()
         let graph = try GraphBinder().bind("invert, mono, pixellate(scale=16)")
         XCTAssertEqual(try BenchFFmpeg.filterChain(for: graph).get(), "negate,hue=s=0,pixelize=w=16:h=16")
         XCTAssertEqual(try BenchFFmpeg.filterChain(for: try GraphBinder().bind("")).get(), "null")
         guard case .failure(let error) = BenchFFmpeg.filterChain(for: try GraphBinder().bind("noir")) else {
-            return XCTFail("noir has no FFmpeg equivalent")
+            return XCTFail("noir has no FFmpeg equivalent without a folder for its table")
         }
         XCTAssertTrue(error.message.contains("noir"))
+        // The suite's equivalents: blur is gblur with σ = radius / 2; a look is its own table through lut3d.
+        XCTAssertEqual(try BenchFFmpeg.filterChain(for: try GraphBinder().bind("blur(radius=8)")).get(), "gblur=sigma=4")
+        let chain = try BenchFFmpeg.filterChain(for: try GraphBinder().bind("chrome, invert"), cubeDirectory: dir.url.path).get()
+        XCTAssertEqual(chain, "lut3d=file='\(dir.url.path)/chrome.cube':interp=tetrahedral,negate")
+        let cube = try String(contentsOfFile: dir.url.path + "/chrome.cube", encoding: .utf8)
+        XCTAssertEqual(cube.split(separator: "\n").count, 4 + 33 * 33 * 33)
+        guard case .failure(let unmapped) = BenchFFmpeg.filterChain(for: try GraphBinder().bind("rotate"), cubeDirectory: dir.url.path) else {
+            return XCTFail("rotate has no FFmpeg equivalent")
+        }
+        XCTAssertTrue(unmapped.message.contains("rotate"))
         XCTAssertEqual(BenchFFmpeg.rtime(in: "frame=   12 fps=0.0\nbench: utime=0.030s stime=0.010s rtime=0.125s\n"), 0.125)
         XCTAssertEqual(BenchFFmpeg.frameCount(in: "frame=    7 fps=0.0 q=-0.0 Lsize=N/A"), 7)
         XCTAssertEqual(BenchMachine.driverVersion(glVersion: "OpenGL ES 3.2 Mesa 22.3.6"), "Mesa 22.3.6")

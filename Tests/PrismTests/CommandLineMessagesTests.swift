@@ -96,3 +96,101 @@ final class CommandLineMessagesTests: XCTestCase {
         XCTAssertEqual(clean.stderr, "")
     }
 }
+
+/// The command line as a product: near misses suggested, one exit status per kind of mistake, choices listed from
+/// the parser's own tables, completions and a man page from the same tables.
+final class CommandLineProductTests: XCTestCase {
+    let dir = ScratchDirectory()
+
+    func testNearMissesOfCommandsFlagsAndCodecsAreSuggested() throws {
+        let out = dir.path("out.mp4")
+        let cases: [([String], String)] = [
+            (["runn"], "prism: unknown command 'runn'; did you mean 'run'? (prism --help lists them)"),
+            (["rendr", "x.png"], "prism: unknown command 'rendr'; did you mean 'render'? (prism --help lists them)"),
+            (["run", "--fillter", "invert", "-o", out], "prism: unknown option --fillter for run; did you mean '--filter'? (prism run --help lists them)"),
+            (["bench", "--quik"], "prism: unknown option --quik for bench; did you mean '--quick'? (prism bench --help lists them)"),
+            (["run", "-o", out, "--codec", "vp9"], "prism: --codec takes h264, hevc, ffv1, prores or av1, not 'vp9'"),
+        ]
+        for (arguments, line) in cases {
+            let result = try Tools.run(Tools.prism, arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertEqual(result.stderrLines, [line])
+        }
+        // No suggestion for something nothing resembles.
+        let far = try Tools.run(Tools.prism, ["xyzzyplugh"])
+        XCTAssertEqual(far.stderrLines, ["prism: unknown command 'xyzzyplugh' (prism --help lists them)"])
+        XCTAssertEqual(dir.contents(), [])
+    }
+
+    func testH265IsHEVC() throws {
+        let out = dir.path("h265.mkv")
+        let result = try Tools.run(Tools.prism, ["run", "--frames", "2", "--size", "64x48", "--codec", "h265", "-o", out, "--quiet"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let probe = try Tools.run(try XCTUnwrap(Tools.which("ffprobe")), ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                                                       "stream=codec_name", "-of", "csv=p=0", out])
+        XCTAssertEqual(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "hevc")
+    }
+
+    /// Missing or malformed files the user named are bad input, whatever kind of file: exit 2 and one line.
+    func testEveryMissingFileIsBadInputWithTheSameStatus() throws {
+        let out = dir.path("out.mp4")
+        for filter in [dir.path("missing.fs"), dir.path("missing.glsl"), "lut(file=\(dir.path("missing.cube")))", dir.path("missing.onnx")] {
+            let result = try Tools.run(Tools.prism, ["run", "--frames", "2", "-o", out, "--filter", filter])
+            XCTAssertEqual(result.status, 2, "\(filter): \(result.stderr)")
+            XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+            XCTAssertTrue(result.stderr.contains("no such file"), result.stderr)
+        }
+        let broken = dir.path("broken.fs")
+        try "/*{ \"INPUTS\": [ }*/\nvoid main() {}\n".write(toFile: broken, atomically: true, encoding: .utf8)
+        let result = try Tools.run(Tools.prism, ["run", "--frames", "2", "-o", out, "--filter", broken])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        XCTAssertEqual(result.stderrLines.count, 1, result.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    /// Bash's own completion machinery (`compgen` inside the generated function) completes commands, options,
+    /// filter names and choices.
+    func testBashCompletesCommandsFlagsFiltersAndChoices() throws {
+        let script = dir.path("prism.bash")
+        let generated = try Tools.run(Tools.prism, ["completions", "bash"])
+        XCTAssertEqual(generated.status, 0, generated.stderr)
+        try generated.stdout.write(to: URL(fileURLWithPath: script))
+        func complete(_ words: [String]) throws -> [String] {
+            let array = words.map { "'\($0)'" }.joined(separator: " ")
+            let program = "cd '\(dir.url.path)'; source '\(script)'; COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _prism; printf '%s\\n' \"${COMPREPLY[@]}\""
+            let result = try Tools.run("/bin/bash", ["-c", program])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map(String.init).sorted()
+        }
+        XCTAssertEqual(try complete(["prism", "re"]), ["record", "render"])
+        XCTAssertEqual(try complete(["prism", "run", "--fil"]), ["--filter"])
+        XCTAssertEqual(try complete(["prism", "run", "--filter", "face-"]), ["face-blur", "face-mask", "face-outline", "face-pixellate"])
+        XCTAssertEqual(try complete(["prism", "run", "--codec", ""]), ["av1", "ffv1", "h264", "hevc", "prores"])
+        XCTAssertTrue(try complete(["prism", "bench", "--qu"]).contains("--quick"))
+        for shell in ["zsh", "fish"] {
+            let text = String(decoding: try Tools.run(Tools.prism, ["completions", shell]).stdout, as: UTF8.self)
+            XCTAssertTrue(text.contains("face-pixellate") && text.contains("filter"), shell)
+        }
+        XCTAssertEqual(try Tools.run(Tools.prism, ["completions", "tcsh"]).status, 2)
+    }
+
+    /// The man page is roff that groff reads without a warning, and it lists every command and every visible option.
+    func testTheManualRendersAndListsEveryOption() throws {
+        let manual = try Tools.run(Tools.prism, ["manual"])
+        XCTAssertEqual(manual.status, 0, manual.stderr)
+        let page = dir.path("prism.1")
+        try manual.stdout.write(to: URL(fileURLWithPath: page))
+        let groff = try XCTUnwrap(Tools.which("groff"), "groff renders the man page (install-deps installs groff-base)")
+        let rendered = try Tools.run(groff, ["-man", "-Tutf8", "-ww", page])
+        XCTAssertEqual(rendered.status, 0, rendered.stderr)
+        XCTAssertEqual(rendered.stderr, "", "groff warns: \(rendered.stderr)")
+        // grotty's bold and underline are overstrikes (c, backspace, c); hyphens and minus signs are Unicode.
+        let text = String(decoding: rendered.stdout, as: UTF8.self)
+            .replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
+            .replacingOccurrences(of: "[\u{2010}\u{2212}]", with: "-", options: .regularExpression)
+            .replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
+        for word in ["EXIT STATUS", "prism run [INPUT...] -o OUTPUT", "--filter", "--codec", "--faces-out", "completions", "130 interrupted"] {
+            XCTAssertTrue(text.contains(word), "the rendered page lacks \(word)")
+        }
+    }
+}

@@ -307,20 +307,9 @@ struct BatchManifest: Sendable {
                         settings: settings)
     }
 
-    /// "; did you mean 'crf'?" for a key one or two edits from a known one.
+    /// "; did you mean "crf"?" for a key that is a near miss of a known one.
     private static func suggestion(for key: String) -> String {
-        func distance(_ a: [Character], _ b: [Character]) -> Int {
-            var row = Array(0...b.count)
-            for i in a.indices {
-                var next = [i + 1]
-                for j in b.indices { next.append(min(row[j + 1] + 1, next[j] + 1, row[j] + (a[i] == b[j] ? 0 : 1))) }
-                row = next
-            }
-            return row[b.count]
-        }
-        let best = keys.min { distance(Array(key.lowercased()), Array($0)) < distance(Array(key.lowercased()), Array($1)) }
-        guard let best, distance(Array(key.lowercased()), Array(best)) <= 2 else { return "" }
-        return "; did you mean \"\(best)\"?"
+        NearestName.suggestion(for: key, among: keys, quote: "\"")
     }
 
     /// The containers a batch writes and the codecs each holds; anything else is refused before work starts

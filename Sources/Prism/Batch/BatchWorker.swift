@@ -141,7 +141,7 @@ enum BatchTemporaries {
     static let host: String = {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "host" }
-        let text = String(cString: name).split(separator: ".").first.map(String.init) ?? ""
+        let text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: ".").first.map(String.init) ?? ""
         return text.isEmpty ? "host" : text
     }()
 

@@ -87,8 +87,9 @@ struct BenchFFmpeg {
         return (process.terminationStatus, String(decoding: data, as: UTF8.self), wall)
     }
 
-    /// FFmpeg's CPU filter chain for a linear graph of filters it has equivalents for, or why not.
-    static func filterChain(for graph: FilterGraph) -> Result<String, BenchError> {
+    /// FFmpeg's CPU filter chain for a linear graph of filters it has equivalents for, or why not: the suite's
+    /// equivalents (gblur for blur; a look's own 33³ table through lut3d, written into `cubeDirectory`).
+    static func filterChain(for graph: FilterGraph, cubeDirectory: String? = nil) -> Result<String, BenchError> {
         var parts: [String] = []
         var previous: FilterGraph.Stream = .source
         var unmapped: [String] = []
@@ -114,6 +115,18 @@ struct BenchFFmpeg {
                 let b = values?.double("brightness") ?? 0, c = values?.double("contrast") ?? 1
                 let s = values?.double("saturation") ?? 1
                 parts.append(String(format: "eq=brightness=%.4g:contrast=%.4g:saturation=%.4g", b, c, s))
+            case "blur":
+                parts.append(String(format: "gblur=sigma=%.4g", (values?.double("radius") ?? 10) / 2))
+            case let name where ColorLook.all.contains { $0.name == name } && cubeDirectory != nil:
+                let look = ColorLook.all.first { $0.name == name }!
+                let intensity = values?.double("intensity") ?? 1
+                let cube = cubeDirectory! + "/\(name).cube"
+                do {
+                    try BenchSuite.writeCube(cube, title: name) { intensity * look.apply($0) + (1 - intensity) * $0 }
+                } catch {
+                    return .failure(BenchError("cannot write \(cube) for FFmpeg's lut3d: \(error)"))
+                }
+                parts.append("lut3d=file='\(cube)':interp=tetrahedral")
             case "scale":
                 if let size = values?.size("size") { parts.append("scale=\(size.width):\(size.height)") }
                 else { unmapped.append(node.name) }

@@ -38,7 +38,7 @@ final class BenchRunner {
                 ffmpegInfo.available = true
                 ffmpegInfo.path = path
                 ffmpegInfo.version = runner.version()
-                switch BenchFFmpeg.filterChain(for: try PrismGraphs.binder().bind(options.filter)) {
+                switch BenchFFmpeg.filterChain(for: try PrismGraphs.binder().bind(options.filter), cubeDirectory: directory) {
                 case .success(let chain):
                     ffmpegInfo.filterChain = chain
                     ffmpegInfo.message = "FFmpeg CPU chain: \(chain)"

@@ -115,7 +115,9 @@ struct ArgumentScanner {
             }
             let (name, inlineValue) = Self.split(argument)
             guard let option = command.option(named: name) else {
-                throw UsageError("unknown option \(name) for \(command.name) (prism \(command.name) --help lists them)")
+                let known = command.options.filter { !$0.hidden }.flatMap(\.names).filter { $0.hasPrefix("--") }
+                throw UsageError("unknown option \(name) for \(command.name)" + NearestName.suggestion(for: name, among: known)
+                                 + " (prism \(command.name) --help lists them)")
             }
             if option.takesValue {
                 let value: String

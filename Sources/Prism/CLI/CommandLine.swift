@@ -7,9 +7,10 @@ import PrismMedia
 /// non-zero exit status.
 package enum PrismCommandLine {
     /// Every command, in the order the usage lists them.
-    static let commandTypes: [any PrismCommand.Type] = [RunCommand.self, RenderCommand.self, FiltersCommand.self,
+    static var commandTypes: [any PrismCommand.Type] { [RunCommand.self, RenderCommand.self, FiltersCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
-                                                        RecordCommand.self, BatchCommand.self]
+                                                        RecordCommand.self, BatchCommand.self,
+                                                        CompletionsCommand.self, ManualCommand.self] }
     /// Their declarations.
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 
@@ -44,7 +45,9 @@ package enum PrismCommandLine {
         }
         do {
             guard let command = commandTypes.first(where: { $0.spec.name == name }) else {
-                throw UsageError("unknown command '\(name)' (prism --help lists them)")
+                throw UsageError("unknown command '\(name)'"
+                                 + NearestName.suggestion(for: name, among: commandTypes.map { $0.spec.name })
+                                 + " (prism --help lists them)")
             }
             // Parse and validate (one line naming any mistake), then run.
             return try command.init(arguments: rest).execute()
@@ -57,6 +60,10 @@ package enum PrismCommandLine {
             // What the user typed is wrong (unknown filter, a value out of range): a usage error, like a bad option.
             return 2
         } catch let error as UsageError {
+            report(error.description)
+            return 2
+        } catch let error as ShaderLoadError {
+            // A shader file that is missing or malformed is bad input, as a missing or malformed LUT is.
             report(error.description)
             return 2
         } catch let error as PrismError {

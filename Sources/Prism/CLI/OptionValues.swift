@@ -93,8 +93,11 @@ struct FaceMinimumSize: BoundedWholeNumber {
 
 extension VideoEncoderSettings.Codec: OptionValue {
     init(text: String, name: String) throws {
-        guard let codec = Self(rawValue: text.lowercased()) else {
-            throw UsageError("\(name) takes h264, hevc, ffv1 or prores, not '\(text)'")
+        // "h265" is what many people call HEVC (x265's name for it).
+        guard let codec = Self(rawValue: text.lowercased()) ?? (text.lowercased() == "h265" ? .hevc : nil) else {
+            let all = Self.allCases.map(\.rawValue)
+            throw UsageError("\(name) takes \(all.dropLast().joined(separator: ", ")) or \(all.last!), not '\(text)'"
+                             + NearestName.suggestion(for: text, among: all))
         }
         self = codec
     }
@@ -310,7 +313,7 @@ struct EncoderChoice: Sendable, Equatable {
     var bframes: Int?
 
     static let options: [OptionSpec] = [
-        .key("codec", value: "h264|hevc|av1|ffv1|prores", help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)"),
+        .key("codec", value: VideoEncoderSettings.Codec.allCases.map(\.rawValue).joined(separator: "|"), help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)"),
         .key("preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)"),
         .key("crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
         .key("bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),

@@ -4,14 +4,14 @@ import PrismCore
 enum ColorFilters {
     static let definitions: [FilterDefinition] = [
         BundledShaders.definition(
-            file: "invert", name: "invert", summary: "Inverts colours (CIColorInvert).",
+            file: "invert", name: "invert", summary: "Inverts colours (like CIColorInvert).",
             maths: "rgb' = 1 - rgb; alpha kept.",
             example: "invert",
             colorForm: { _ in
                 .affine(AffineColor(rows: [SIMD3(-1, 0, 0), SIMD3(0, -1, 0), SIMD3(0, 0, -1)], offset: SIMD3(1, 1, 1)))
             }),
         BundledShaders.definition(
-            file: "color", name: "color", summary: "Brightness, contrast and saturation (CIColorControls).",
+            file: "color", name: "color", summary: "Brightness, contrast and saturation (like CIColorControls).",
             maths: """
                 luma = 0.2126 r + 0.7152 g + 0.0722 b (BT.709 weights on R'G'B');
                 rgb1 = mix(vec3(luma), rgb, saturation); rgb2 = (rgb1 - 0.5) * contrast + 0.5; rgb' = rgb2 + brightness; alpha kept.

@@ -9,7 +9,7 @@ enum CompositingFilters {
     static let definitions: [FilterDefinition] = [
         BundledShaders.definition(
             file: "radial-gradient", name: "radial-gradient",
-            summary: "A radial gradient between two colours (CIRadialGradient).",
+            summary: "A radial gradient between two colours (like CIRadialGradient).",
             maths: """
                 d = distance(p, center·size) in pixels; t = clamp((d - radius0) / (radius1 - radius0), 0, 1);
                 out = mix(color0, color1, t). The frame size is the graph input's.
@@ -23,7 +23,7 @@ enum CompositingFilters {
                 return [pixelsAround(center, reach: reach, size: size)].filter { !$0.isEmpty }
             }),
         FilterDefinition(
-            name: "blend-mask", summary: "Input where the mask is bright, background where dark (CIBlendWithMask).",
+            name: "blend-mask", summary: "Input where the mask is bright, background where dark (like CIBlendWithMask).",
             maths: """
                 m = mask.g (the mask's green, as Core Image); out = mix(background, input, m). The output has the
                 background's size; the input and the mask are placed with their top left corners at (x, y) on it,
@@ -39,7 +39,7 @@ enum CompositingFilters {
                                      frame: 1, placed: [0, 2], parameters: values)
             }),
         FilterDefinition(
-            name: "over", summary: "Source-over compositing (CISourceOverCompositing).",
+            name: "over", summary: "Source-over compositing (like CISourceOverCompositing).",
             maths: """
                 Straight alpha: a = as + ab(1 - as); rgb = (rgbs·as + rgbb·ab(1 - as)) / a (0 where a = 0).
                 The output has the background's size; the input is placed with its top left corner at (x, y),

@@ -51,44 +51,44 @@ package struct ColorLook: Sendable {
     }
 
     package static let all: [ColorLook] = [
-        ColorLook(name: "mono", summary: "Black and white (CIPhotoEffectMono).",
+        ColorLook(name: "mono", summary: "Black and white (like CIPhotoEffectMono).",
                   maths: "y = 0.2126 r + 0.7152 g + 0.0722 b; rgb' = (y, y, y).") { c in
             let y = luma(c)
             return SIMD3(y, y, y)
         },
-        ColorLook(name: "noir", summary: "High-contrast black and white (CIPhotoEffectNoir).",
+        ColorLook(name: "noir", summary: "High-contrast black and white (like CIPhotoEffectNoir).",
                   maths: "y = luma(rgb); s = y²(3 - 2y); y' = y + 1.2 (s - y), clamped; rgb' = (y', y', y').",
                   grey: noirCurve, greyGLSL: "clamp(l + 1.2 * (l * l * (3.0 - 2.0 * l) - l), 0.0, 1.0)") { c in
             SIMD3(repeating: noirCurve(luma(c)))
         },
-        ColorLook(name: "tonal", summary: "Soft black and white (CIPhotoEffectTonal).",
+        ColorLook(name: "tonal", summary: "Soft black and white (like CIPhotoEffectTonal).",
                   maths: "y = luma(rgb); y' = 0.06 + 0.88 y^0.9; rgb' = (y', y', y').",
                   grey: tonalCurve, greyGLSL: "0.06 + 0.88 * pow(l, 0.9)") { c in
             SIMD3(repeating: tonalCurve(luma(c)))
         },
-        ColorLook(name: "instant", summary: "Warm faded instant-film look (CIPhotoEffectInstant).",
+        ColorLook(name: "instant", summary: "Warm faded instant-film look (like CIPhotoEffectInstant).",
                   maths: "rgb1 = mix(y, rgb, 0.85); rgb' = 0.08 + 0.86 · rgb1 · (1.06, 1.0, 0.88), clamped.") { c in
             let y = luma(c)
             let desaturated = SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 0.85
             return clamp01(0.08 + 0.86 * desaturated * SIMD3(1.06, 1.0, 0.88))
         },
-        ColorLook(name: "transfer", summary: "Vintage photo-transfer look (CIPhotoEffectTransfer).",
+        ColorLook(name: "transfer", summary: "Vintage photo-transfer look (like CIPhotoEffectTransfer).",
                   maths: "rgb1 = S-curve(rgb, 0.35) per channel; rgb' = 0.05 + 0.92 · rgb1 · (1.08, 1.0, 0.80) + (0.02, 0.01, 0), clamped.") { c in
             let curved = SIMD3(sCurve(c.x, 0.35), sCurve(c.y, 0.35), sCurve(c.z, 0.35))
             return clamp01(0.05 + 0.92 * curved * SIMD3(1.08, 1.0, 0.80) + SIMD3(0.02, 0.01, 0))
         },
-        ColorLook(name: "chrome", summary: "Punchy saturated colour (CIPhotoEffectChrome).",
+        ColorLook(name: "chrome", summary: "Punchy saturated colour (like CIPhotoEffectChrome).",
                   maths: "rgb1 = mix(y, rgb, 1.3); rgb' = S-curve(rgb1, 0.4) per channel, clamped.") { c in
             let y = luma(c)
             let saturated = clamp01(SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 1.3)
             return clamp01(SIMD3(sCurve(saturated.x, 0.4), sCurve(saturated.y, 0.4), sCurve(saturated.z, 0.4)))
         },
-        ColorLook(name: "fade", summary: "Washed-out, lifted blacks (CIPhotoEffectFade).",
+        ColorLook(name: "fade", summary: "Washed-out, lifted blacks (like CIPhotoEffectFade).",
                   maths: "rgb1 = mix(y, rgb, 0.6); rgb' = 0.12 + 0.8 · rgb1.") { c in
             let y = luma(c)
             return 0.12 + 0.8 * (SIMD3(repeating: y) + (c - SIMD3(repeating: y)) * 0.6)
         },
-        ColorLook(name: "process", summary: "Cross-processed: cool shadows, warm highlights (CIPhotoEffectProcess).",
+        ColorLook(name: "process", summary: "Cross-processed: cool shadows, warm highlights (like CIPhotoEffectProcess).",
                   maths: "y = luma(rgb); rgb' = rgb + (1 - y)·(-0.04, 0, 0.08) + y·(0.06, 0.03, -0.08), then S-curve 0.25, clamped.") { c in
             let y = luma(c)
             let toned = c + (1 - y) * SIMD3(-0.04, 0, 0.08) + y * SIMD3(0.06, 0.03, -0.08)

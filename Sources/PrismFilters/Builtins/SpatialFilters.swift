@@ -6,7 +6,7 @@ import PrismGPU
 enum SpatialFilters {
     static let definitions: [FilterDefinition] = [
         FilterDefinition(
-            name: "pixellate", summary: "Square blocks, each the average of its pixels (CIPixellate).",
+            name: "pixellate", summary: "Square blocks, each the average of its pixels (like CIPixellate).",
             maths: """
                 Blocks of scale×scale pixels on a grid placed so that one block is centred on `center`;
                 a pixel belongs to block floor((p - origin) / scale), origin = center·size - scale/2 (mod scale).
@@ -20,7 +20,7 @@ enum SpatialFilters {
             example: "pixellate(scale=16)",
             make: { PixellateKernel(parameters: $0) }),
         FilterDefinition(
-            name: "blur", summary: "Gaussian blur (CIGaussianBlur), edges clamped.",
+            name: "blur", summary: "Gaussian blur (like CIGaussianBlur), edges clamped.",
             maths: """
                 A separable Gaussian with σ = radius / 2, taps out to ±ceil(3σ) pixels, weights
                 exp(-k²/2σ²) normalised to sum 1; pixels beyond the frame repeat the edge pixel. Every

@@ -285,26 +285,8 @@ public struct GraphBinder {
         "grey": SIMD4(0.5, 0.5, 0.5, 1), "yellow": SIMD4(1, 1, 0, 1),
     ]
 
-    /// " — did you mean 'x'?" for a near miss among the built-in names.
+    /// "; did you mean 'x'?" for a near miss among the built-in names.
     public static func suggestion(for name: String) -> String {
-        let lowered = name.lowercased()
-        let best = BuiltinFilters.all.map(\.name).min { distance($0, lowered) < distance($1, lowered) }
-        guard let best, distance(best, lowered) <= max(2, lowered.count / 3) else { return "" }
-        return "; did you mean '\(best)'?"
-    }
-
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let current = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = current
-            }
-        }
-        return row[b.count]
+        NearestName.suggestion(for: name, among: BuiltinFilters.all.map(\.name))
     }
 }

@@ -1,5 +1,5 @@
 /*{
-    "DESCRIPTION": "Brightness, contrast and saturation (CIColorControls). luma = 0.2126 r + 0.7152 g + 0.0722 b (BT.709 weights on R'G'B'); rgb1 = mix(vec3(luma), rgb, saturation); rgb2 = (rgb1 - 0.5) * contrast + 0.5; rgb' = rgb2 + brightness; alpha kept.",
+    "DESCRIPTION": "Brightness, contrast and saturation (like CIColorControls). luma = 0.2126 r + 0.7152 g + 0.0722 b (BT.709 weights on R'G'B'); rgb1 = mix(vec3(luma), rgb, saturation); rgb2 = (rgb1 - 0.5) * contrast + 0.5; rgb' = rgb2 + brightness; alpha kept.",
     "CREDIT": "Prism built-in",
     "ISFVSN": "2",
     "CATEGORIES": [ "Color Adjustment" ],

@@ -1,5 +1,5 @@
 /*{
-    "DESCRIPTION": "Inverts colours (CIColorInvert): rgb' = 1 - rgb; alpha kept.",
+    "DESCRIPTION": "Inverts colours (like CIColorInvert): rgb' = 1 - rgb; alpha kept.",
     "CREDIT": "Prism built-in",
     "ISFVSN": "2",
     "CATEGORIES": [ "Color Effect" ],

@@ -1,5 +1,5 @@
 /*{
-    "DESCRIPTION": "A radial gradient between two colours (CIRadialGradient). d = distance(p, center·size) in pixels; t = clamp((d - radius0) / (radius1 - radius0), 0, 1); out = mix(color0, color1, t). The frame size is the graph input's.",
+    "DESCRIPTION": "A radial gradient between two colours (like CIRadialGradient). d = distance(p, center·size) in pixels; t = clamp((d - radius0) / (radius1 - radius0), 0, 1); out = mix(color0, color1, t). The frame size is the graph input's.",
     "CREDIT": "Prism built-in",
     "ISFVSN": "2",
     "CATEGORIES": [ "Generator" ],
