@@ -8,6 +8,9 @@ let package = Package(
         .executable(name: "prism", targets: ["prism"]),
         // The engine as a library: open a source, set a graph, receive frames, write movies and stills.
         .library(name: "PrismKit", targets: ["PrismKit"]),
+        // The engine for C programs, the GStreamer element and Python: libPrismC.so, installed as libprism.so
+        // with include/prism.h by scripts/install-lib.
+        .library(name: "PrismC", type: .dynamic, targets: ["PrismC"]),
         // Test support, never linked into prism: an emulated V4L2 camera the camera tests LD_PRELOAD into the tool.
         .library(name: "FakeV4L2", type: .dynamic, targets: ["FakeV4L2"]),
     ],
@@ -43,6 +46,8 @@ let package = Package(
         .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"]),
         // The one libmicrohttpd call Swift cannot make (a variadic function); only the HTTP server links it.
         .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        // Session behind a C API (`@_cdecl` exports; the header is hand-written: Sources/PrismC/include/prism.h).
+        .target(name: "PrismC", dependencies: ["PrismKit", "PrismBuildInfo"], exclude: ["include"]),
         // The loopback HTTP server of `prism dev`'s preview and of live control (libmicrohttpd behind the
         // request gate), its JSON text, and the preview page it serves.
         .target(name: "PrismHTTP", dependencies: ["PrismCore", "CMicroHTTPD", "CHTTPShims"],

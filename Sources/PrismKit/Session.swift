@@ -211,7 +211,7 @@ public final class Session {
         if options.audioDevice != nil {
             switch input {
             case .pattern, .camera: break
-            case .movie, .standardInput:
+            case .movie, .standardInput, .frames:
                 throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
                                  + "(their time line is not the clock's)")
             }
@@ -253,7 +253,7 @@ public final class Session {
             switch input {
             case .pattern: break
             case .camera: if size != source.info.size { try graph.appendScale(to: size) }
-            case .movie, .standardInput: try graph.appendScale(to: size)
+            case .movie, .standardInput, .frames: try graph.appendScale(to: size)
             }
         }
         self.graph = graph
@@ -494,7 +494,7 @@ public final class Session {
         configuration.durationLimit = options.durationLimit
         switch input {
         case .pattern, .camera: break
-        case .movie, .standardInput: configuration.constantRate = options.frameRate
+        case .movie, .standardInput, .frames: configuration.constantRate = options.frameRate
         }
         // The pattern's synthetic time line meets a microphone's clock by being paced to it.
         configuration.pacedToClock = options.pacesPattern(input) || (options.pacedToClock && !input.isCamera)

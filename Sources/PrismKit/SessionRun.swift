@@ -35,20 +35,7 @@ final class SessionRun<Element: Sendable>: Sendable {
         // The thread takes the only reference to the engine and lets it go before the sequence ends, so the
         // engine's teardown (its GPU context among it) is over when the consumer's loop is: a program that
         // exits right after its loop must not race the driver's teardown (heap corruption in exit handlers).
-        let handover = Mutex<FrameEngine?>(engine)
-        let thread = Thread { [channel] in
-            let result = Self.runToEnd(handover.withLock { $0.take() }!, stop: channel.stop)
-            channel.finish(result)
-        }
-        thread.name = "prism session"
-        thread.start()
-    }
-
-    /// Runs `engine` and drops it (the caller hands over its last reference) before returning.
-    private static func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Result<RunReport, any Error> {
-        let result = Result { try engine.run(stop: stop) }
-        _ = consume engine
-        return result
+        runOnItsOwnThread(engine, named: "prism session", stop: channel.stop) { [channel] in channel.finish($0) }
     }
 
     deinit { channel.cancel() }
@@ -170,4 +157,24 @@ final class RunChannel<Element: Sendable>: Sendable {
         for handler in handlers { handler() }
         waiter?.resume(returning: nil)
     }
+}
+
+/// Runs `engine` on a thread named `name` that takes the only reference to it and lets it go (its GPU objects
+/// with it) before handing the run's outcome to `finished`.
+package func runOnItsOwnThread(_ engine: consuming FrameEngine, named name: String, stop: StopSignal,
+                               finished: @escaping @Sendable (Result<RunReport, any Error>) -> Void) {
+    let handover = Mutex<FrameEngine?>(engine)
+    let thread = Thread {
+        let outcome = runToEnd(handover.withLock { $0.take() }!, stop: stop)
+        finished(outcome)
+    }
+    thread.name = name
+    thread.start()
+}
+
+/// Runs `engine` and drops it (the caller hands over its last reference) before returning.
+private func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Result<RunReport, any Error> {
+    let result = Result { try engine.run(stop: stop) }
+    _ = consume engine
+    return result
 }

@@ -55,7 +55,7 @@ struct RecordCommand: PrismCommand {
         try options.faces.checkSidecarOut(reads: [], output: nil)
         switch options.input {
         case .pattern, .camera: break
-        case .movie, .standardInput:
+        case .movie, .standardInput, .frames:
             throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for files")
         }
         options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)

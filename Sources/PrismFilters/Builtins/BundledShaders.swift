@@ -6,7 +6,7 @@ import PrismCore
 enum BundledShaders {
     /// The translated shader `Shaders/<file>.fs`. A missing or broken file is a packaging bug.
     static func load(_ file: String) -> UserShader {
-        guard let path = Bundle.module.path(forResource: file, ofType: "fs", inDirectory: "Shaders") else {
+        guard let path = ShaderResources.bundle.path(forResource: file, ofType: "fs", inDirectory: "Shaders") else {
             preconditionFailure("built-in shader Shaders/\(file).fs is missing from the PrismFilters bundle")
         }
         do { return try UserShader.load(path: path) } catch {

@@ -12,6 +12,8 @@ public enum InputSpec: Sendable, Equatable {
     case standardInput(RawVideoFormat)
     /// A V4L2 camera (`/dev/videoN`).
     case camera(String)
+    /// Frames a program pushes (the C library, the GStreamer element, Python), described by the feed.
+    case frames(FrameFeed)
 
     /// An INPUT argument naming a camera: a path under /dev/video, or `v4l2:` and a device path.
     public static func cameraPath(_ argument: String) -> String? {
@@ -103,6 +105,8 @@ public struct SourceSpec: Sendable {
             return RawVideoSource(fileDescriptor: 0, format: format)
         case .camera(let path):
             return try CameraSource(path: path, configuration: .init(size: size, frameRate: frameRate))
+        case .frames(let feed):
+            return FrameFeedSource(feed: feed)
         }
     }
 }
