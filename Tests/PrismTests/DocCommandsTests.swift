@@ -229,6 +229,38 @@ final class DocCommandsTests: XCTestCase {
 
     // MARK: What the docs may say
 
+    /// docs/command-line.md's exit status table says what `prism manual` says (both from `ExitStatus.table`).
+    func testTheExitStatusTableMatchesTheManualPage() throws {
+        let manual = try Tools.run(Tools.prism, ["manual"])
+        XCTAssertEqual(manual.status, 0, manual.stderr)
+        var fromManual: [String] = []
+        var inSection = false, lines: [String] = []
+        for line in String(decoding: manual.stdout, as: UTF8.self).components(separatedBy: "\n") {
+            if line.hasPrefix(".SH") { inSection = line == ".SH EXIT STATUS"; continue }
+            if inSection && line != ".TP" { lines.append(Self.plainRoff(line)) }
+        }
+        for pair in stride(from: 0, to: lines.count - 1, by: 2) { fromManual.append("\(lines[pair]) \(lines[pair + 1])") }
+        let page = try String(contentsOf: Tools.repositoryRoot.appendingPathComponent("docs/command-line.md"), encoding: .utf8)
+        let fromDocs = page.components(separatedBy: "\n").compactMap { line -> String? in
+            guard let row = line.wholeMatch(of: /\| (\d+) \| (.+) \|/) else { return nil }
+            return "\(row.1) \(row.2.replacingOccurrences(of: "`", with: ""))"
+        }
+        XCTAssertFalse(fromManual.isEmpty, "no EXIT STATUS section in prism manual")
+        XCTAssertEqual(fromDocs, fromManual)
+    }
+
+    /// Roff text as a reader sees it: fonts, escapes and groff's `\[uXXXX]` undone.
+    static func plainRoff(_ text: String) -> String {
+        var plain = text.replacingOccurrences(of: "\\fB", with: "").replacingOccurrences(of: "\\fR", with: "")
+            .replacingOccurrences(of: "\\fI", with: "").replacingOccurrences(of: "\\-", with: "-")
+            .replacingOccurrences(of: "\\&", with: "").replacingOccurrences(of: "\\e", with: "\\")
+        while let match = plain.firstMatch(of: /\\\[u([0-9A-F]{4,6})\]/) {
+            let scalar = UInt32(match.1, radix: 16).flatMap(Unicode.Scalar.init).map(String.init) ?? "?"
+            plain.replaceSubrange(match.range, with: scalar)
+        }
+        return plain
+    }
+
     /// Relative links resolve to files in the checkout (a user's clone has nothing beside it).
     func testLinksStayInsideTheCheckout() throws {
         let root = Tools.repositoryRoot.standardizedFileURL.path
