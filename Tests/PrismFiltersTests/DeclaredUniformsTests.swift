@@ -56,7 +56,7 @@ final class DeclaredUniformsTests: XCTestCase {
 
     func testPixellateDeclaresItsGridUniforms() throws {
         let passes = try plan("pixellate(12)")
-        XCTAssertEqual(passes.map(\.label), ["pixellate prepass 0", "pixellate prepass 1", "pack rgba"])
+        XCTAssertEqual(passes.map(\.label), ["pixellate prepass 0", "pixellate prepass 1", "pixellate → pack rgba"])
         for pass in passes {
             XCTAssertEqual(uniforms(pass, node: 0), ["$scale": .float, "$origin": .vec2, "$inputSize": .vec2], pass.label)
         }

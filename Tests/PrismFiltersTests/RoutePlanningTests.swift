@@ -77,7 +77,7 @@ final class RoutePlanningTests: XCTestCase {
     func testPassesAndTargetsArePlannedAsData() throws {
         // R'G'B', all fused: one packing pass into the sink's target.
         let fused = try plan("invert, mono", source: .rgba, sinks: [.rgba])
-        XCTAssertEqual(fused.map(\.label), ["pack rgba"])
+        XCTAssertEqual(fused.map(\.label), ["invert, mono → pack rgba"], "the fused filters name the pass")
         XCTAssertEqual(fused[0].target, TargetSpec(size: Self.size, readPlan: fused[0].target.readPlan))
 
         // Y'CbCr with pixellate: block means at block resolution (a 5 × 3 grid in rows of 128, float), then NV12

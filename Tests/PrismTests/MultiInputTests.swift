@@ -189,6 +189,12 @@ final class MultiInputTests: XCTestCase {
             let bottom = i * Self.size.width * Self.size.height * 4 + (44 * Self.size.width + 32) * 4
             XCTAssertLessThan(result.stdout[bottom + 1], 20, "frame \(i): the still's bottom is black, not its top")
         }
+        // The run's first lines describe every input, not only the first.
+        let told = try Tools.run(Tools.prism, ["run", "--input", "main=\(a)", "--input", "logo=\(still)", "--frames", "2",
+                                               "--filter", "[main][logo]'\(try mixShader())'", "-o", dir.path("told.mkv"), "--codec", "ffv1"])
+        XCTAssertEqual(told.status, 0, told.stderr)
+        XCTAssertTrue(told.stderrLines.contains { $0.hasPrefix("prism: input: ") && $0.contains("64x48") }, told.stderr)
+        XCTAssertTrue(told.stderrLines.contains { $0.hasPrefix("prism: input 1 [logo]: ") && $0.contains("64x48") }, told.stderr)
     }
 
     // MARK: live

@@ -28,3 +28,15 @@ final class VersionTests: XCTestCase {
         }
     }
 }
+
+/// Every release has its notes: the version `prism --version` names is a heading of CHANGELOG.md.
+final class ReleaseNotesTests: XCTestCase {
+    func testTheVersionHasAChangelogEntry() throws {
+        let result = try Tools.run(Tools.prism, ["--version"])
+        let first = String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""
+        let version = try XCTUnwrap(first.firstMatch(of: /prism (\d+\.\d+\.\d+)/)?.1, first)
+        let notes = try String(contentsOf: Tools.repositoryRoot.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        XCTAssertTrue(notes.split(separator: "\n").contains { $0 == "## \(version)" || $0.hasPrefix("## \(version) ") },
+                      "CHANGELOG.md has no '## \(version)' heading")
+    }
+}

@@ -379,6 +379,7 @@ struct RunCommand: PrismCommand {
                                   + (gpu.isSoftware ? " — software renderer: frames are rendered on the CPU" : ""))
             PrismCommandLine.info("prism: input: \(job.sourceInfo.summary) → \(job.outputSize), "
                                   + "\(job.passLabels.count) GPU pass(es); colour: \(job.sourceInfo.color.summary)")
+            for line in job.otherInputSummaries { PrismCommandLine.info("prism: \(line)") }
             for note in job.notes { PrismCommandLine.info("prism: \(note)") }
         }
         for leftover in job.recoveredLeftovers { PrismCommandLine.info("prism: \(leftover.message)") }

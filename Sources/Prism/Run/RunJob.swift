@@ -62,6 +62,7 @@ package final class RunJob: Sendable {
     package var segmentationStatistics: SegmentationStatistics? { segmentation?.statistics }
 
     package var sourceInfo: SourceInfo { engine.sourceInfo }
+    package var otherInputSummaries: [String] { engine.otherInputSummaries }
     package var gpuInfo: GPUInfo { engine.gpuInfo }
     package var outputSize: Size { engine.outputSize }
     package var passLabels: [String] { engine.passLabels }

@@ -678,10 +678,13 @@ private struct PassBuilder {
                               rows: 0..<target.size.height)]
         }
         let label: String
+        // The filters fused into a pass name it (a shader's name, not only "pack rgba").
+        let fused = code.members.map { graph.nodes[$0.node].name }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+        let fusedPrefix = fused.isEmpty ? "" : fused.joined(separator: ", ") + " → "
         switch kind {
         case .source: label = "source \(sourceFormat) → RGBA"
         case .materialize(let index): label = graph.nodes[index].name
-        case .sink: label = "pack \(pack?.format.rawValue ?? "")"
+        case .sink: label = fusedPrefix + "pack \(pack?.format.rawValue ?? "")"
         case .fullResolution: label = "\(pack?.format.rawValue ?? "") planes at full resolution"
         case .prepass: label = "prepass"
         }

@@ -83,6 +83,10 @@ public struct EngineConfiguration: Sendable {
 public final class FrameEngine: Sendable {
     /// What the opened source produces, as it was when the engine was made.
     public let sourceInfo: SourceInfo
+    /// The inputs besides the first, as the run's first lines describe them: `input 1 [logo]: …`.
+    package var otherInputSummaries: [String] {
+        tracks.map { "input \($0.index)" + ($0.input.name.map { " [\($0)]" } ?? "") + ": \($0.info.summary)" }
+    }
     /// What the GPU context runs on.
     public let gpuInfo: GPUInfo
     /// The size of the graph's output (the first output sink's frames).
