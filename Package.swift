@@ -41,13 +41,17 @@ let package = Package(
         // The one frame engine: source → GPU (graph, readback) → sinks, with taps and side inputs.
         .target(name: "PrismPipeline", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia"]),
         .target(name: "PrismKit", dependencies: ["PrismCore", "PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"]),
-        // The one libmicrohttpd call Swift cannot make (a variadic function); only the preview server links it.
+        // The one libmicrohttpd call Swift cannot make (a variadic function); only the HTTP server links it.
         .target(name: "CHTTPShims", dependencies: ["CMicroHTTPD"]),
+        // The loopback HTTP server of `prism dev`'s preview and of live control (libmicrohttpd behind the
+        // request gate), its JSON text, and the preview page it serves.
+        .target(name: "PrismHTTP", dependencies: ["PrismCore", "CMicroHTTPD", "CHTTPShims"],
+                resources: [.copy("Resources/preview.html")]),
         // `prism --version`'s own part: the version and the git commit (written before each build by the plugin).
         .plugin(name: "GitCommit", capability: .buildTool()),
         .target(name: "PrismBuildInfo", plugins: ["GitCommit"]),
         .target(name: "Prism", dependencies: ["PrismKit", "PrismPipeline", "PrismGPU", "PrismFilters", "PrismMedia", "PrismVision",
-                                              "CMicroHTTPD", "CHTTPShims", "PrismBuildInfo"]),
+                                              "PrismHTTP", "CMicroHTTPD", "PrismBuildInfo"]),
         .executableTarget(name: "prism", dependencies: ["Prism"]),
         // Prints what face detection costs on a clip (BENCHMARKS.md).
         .executableTarget(name: "face-bench", dependencies: ["PrismGPU", "PrismFilters", "PrismMedia", "PrismPipeline", "PrismVision"],

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismFilters
 import PrismPipeline
 
 /// One command of the live control channel of `prism run` and `prism record`: the same JSON object
@@ -109,13 +110,24 @@ struct ControlError: PrismError {
     /// 400: the command is wrong; 409: it does not apply to this run (a camera switch on the pattern);
     /// 503: the run has ended.
     let status: Int
-    init(_ description: String, status: Int = 400) {
+    /// More fields of the reply, values already JSON (the recording being written, for a second start).
+    var fields: [(String, String)] = []
+    /// What failed, when a graph or a compile did: its places in files are this error's (`prism dev` shows them).
+    var cause: (any Error)?
+
+    init(_ description: String, status: Int = 400, fields: [(String, String)] = [], cause: (any Error)? = nil) {
         self.description = description
         self.status = status
+        self.fields = fields
+        self.cause = cause
     }
 
+    var diagnostics: [Diagnostic] { cause?.prismDiagnostics ?? [] }
+
     /// The reply line.
-    var json: String { "{\"ok\":false,\"error\":\(JSONText.string(description))}" }
+    var json: String {
+        "{\"ok\":false,\"error\":\(JSONText.string(description))" + fields.map { ",\(JSONText.string($0.0)):\($0.1)" }.joined() + "}"
+    }
 }
 
 extension Result<ControlReply, ControlError> {
@@ -131,7 +143,18 @@ extension Result<ControlReply, ControlError> {
 /// A command's reply: `{"ok":true,…}` with the fields given, in order (values already JSON).
 struct ControlReply: Sendable {
     var fields: [(String, String)]
+    /// The values a `set` gave, typed as the node took them (the page's `/param` answers with its one).
+    var values: [(name: String, value: ParameterValue)] = []
+
     init(_ fields: [(String, String)] = []) { self.fields = fields }
+
+    /// This reply with `more` fields after its own.
+    func adding(_ more: [(String, String)]) -> ControlReply {
+        var reply = self
+        reply.fields += more
+        return reply
+    }
+
     var json: String {
         "{\"ok\":true" + fields.map { ",\(JSONText.string($0.0)):\($0.1)" }.joined() + "}"
     }

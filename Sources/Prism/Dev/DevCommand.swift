@@ -81,7 +81,7 @@ struct DevCommand: PrismCommand {
         let routes = PreviewRoutes(session: session, selfTest: selfTestEndpoint)
         // A per-run secret in the page URL (like Jupyter's): only someone who can read this terminal opens the page.
         let token = RequestGate.makeToken()
-        let server = try HTTPServer(address: options.bindAddress, port: options.port, token: token) { routes.handle($0) }
+        let server = try routes.serve(address: options.bindAddress, port: options.port, token: token)
         defer { server.stop() }
         let host = options.bindAddress.contains(":") ? "[\(options.bindAddress)]" : options.bindAddress
         PrismCommandLine.info("prism: GPU: \(session.gpuInfo.renderer)" + (session.gpuInfo.isSoftware ? " (software renderer)" : ""))

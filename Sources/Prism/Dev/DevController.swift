@@ -6,45 +6,27 @@ import PrismGPU
 import PrismMedia
 import PrismPipeline
 
-/// The GPU thread's side of `prism dev`: reloads, parameter changes and recordings, applied between
-/// frames through `EngineControl`. Lives on the engine's GPU thread (held in a `GPUBound`).
+/// The GPU thread's side of `prism dev` beside the control plane: the recording the page starts and stops,
+/// and errors shown on the page. Lives on the engine's GPU thread (held in a `GPUBound`).
 final class DevController {
     let options: DevOptions
     let state: DevState
-    private let binder: GraphBinder
-    private let userSet: Locked<Set<String>>
     private var recording: TakeSink?
     private let encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 20)
 
-    /// Built-ins in front of every graph: the input's colour conversion (HDR tone mapped for the SDR preview).
-    private let sourceFilters: [(name: String, parameters: [String: ParameterValue])]
-
-    init(options: DevOptions, state: DevState, userSet: Locked<Set<String>>,
-         sourceFilters: [(name: String, parameters: [String: ParameterValue])] = []) {
+    init(options: DevOptions, state: DevState) {
         self.options = options
-        binder = Session.binder(inputs: [nil] + options.extraInputs.map(\.name))
-        self.sourceFilters = sourceFilters
         self.state = state
-        self.userSet = userSet
     }
 
-    /// The graph text bound, ending at `--output-size` when one was asked for.
-    private func bindGraph() throws -> FilterGraph {
-        let graph = try binder.bind(options.graphText).readingSource(through: sourceFilters)
-        if let size = options.outputSize { try graph.appendScale(to: size) }
-        return graph
-    }
-
-    /// The shader's graph, or the unfiltered input while it does not compile yet.
-    func initialGraph() -> FilterGraph {
+    /// The shader's graph, or the unfiltered input while it does not compile yet; with where its nodes are.
+    func initialGraph(_ assembly: GraphAssembly) -> (graph: FilterGraph, nodes: Range<Int>) {
         do {
-            let graph = try bindGraph()
-            publishParameters(graph)
-            return graph
+            return try assembly.frame(try assembly.bind(options.graphText), nil)
         } catch {
             report(error)
             state.update { $0.failedReloads = 0 }
-            return FilterGraph()
+            return (FilterGraph(), 0..<0)
         }
     }
 
@@ -65,69 +47,6 @@ final class DevController {
             $0.failedReloads += 1
         }
         if !options.quiet { PrismCommandLine.info("prism: reload failed: \(diagnostic.text) (last good shader kept)") }
-    }
-
-    private func publishParameters(_ graph: FilterGraph) {
-        let nodes = graph.nodes.compactMap { node in
-            node.parameters.map { DevNodeParameters(node: node.id.index, filter: node.name, values: $0) }
-        }
-        state.update { $0.parameters = nodes }
-    }
-
-    /// The shader's files changed: bind the graph again, carry the user's values over, swap it in.
-    func reload(_ control: EngineControl, watcher: Locked<FileWatcher?>) {
-        let watchedBefore = state.read().watched
-        let files = DevSession.watchedFiles(for: options.graphText)
-        let union = Array(Set(files).union(watchedBefore.filter { FileManager.default.fileExists(atPath: $0) }))
-        watcher.withLock { try? $0?.update(files: files.isEmpty ? watchedBefore : union) }
-        state.update { $0.watched = files.isEmpty ? watchedBefore : files }
-        do {
-            let graph = try bindGraph()
-            carry(from: control.graph, to: graph)
-            try control.setGraph(graph)
-            publishParameters(graph)
-            state.update {
-                $0.error = nil
-                $0.reloads += 1
-            }
-            if !options.quiet { PrismCommandLine.info("prism: reloaded \(options.shaderPath)") }
-        } catch {
-            report(error)
-        }
-    }
-
-    /// Carries the user's parameter values from `old` to `new` where names and types match.
-    private func carry(from old: FilterGraph, to new: FilterGraph) {
-        let chosen = userSet.withLock { $0 }
-        for node in new.nodes {
-            guard let values = node.parameters else { continue }
-            let match = old.nodes.indices.contains(node.id.index) && old.nodes[node.id.index].name == node.name
-                ? old.nodes[node.id.index] : old.nodes.first { $0.name == node.name }
-            guard let match, let oldValues = match.parameters else { continue }
-            for spec in values.specs where chosen.contains("\(match.id.index).\(spec.name)") {
-                guard let oldSpec = oldValues.specs.first(where: { $0.name == spec.name }),
-                      DevParameters.sameType(oldSpec.kind, spec.kind), let value = oldValues[spec.name] else { continue }
-                try? new.setParameter(node.id, spec.name, value)
-            }
-        }
-    }
-
-    /// A value from the page. One that changes code or sizes (a blur radius, a pixellate scale) needs a
-    /// new compile; if that fails the old value comes back and the old program keeps running.
-    func setParameter(_ control: EngineControl, node: Int, name: String, value: ParameterValue) {
-        let graph = control.graph
-        guard graph.nodes.indices.contains(node) else { return }
-        let id = graph.nodes[node].id, old = graph.nodes[node].parameters?[name]
-        try? graph.setParameter(id, name, value)
-        if control.renderer?.isStale == true {
-            do {
-                try control.recompile()
-            } catch {
-                report(error)
-                if let old { try? graph.setParameter(id, name, old) }
-            }
-        }
-        publishParameters(graph)
     }
 
     func startRecording(_ control: EngineControl, path: String) {

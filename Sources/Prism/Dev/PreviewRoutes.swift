@@ -1,5 +1,7 @@
 import Foundation
 import PrismCore
+// Re-exported: the server, its gate and its JSON are this module's front ends' (and their tests') as before.
+@_exported import PrismHTTP
 import PrismKit
 import PrismFilters
 import PrismMedia
@@ -7,7 +9,8 @@ import PrismPipeline
 
 /// The preview's endpoints. Only these paths exist; nothing is read from disk because of a URL.
 /// Requests reach them only past `RequestGate` (Host, Origin, JSON POSTs, the session token),
-/// which `HTTPServer` applies to every request first.
+/// which `HTTPServer` applies to every request first. `/param`, `/record` and `/camera` are commands of the
+/// control plane (`ControlPlane`), the same as `prism run --control`'s, in the page's spellings.
 /// The README's "The preview's HTTP API" shows them to scripts (curl with the token cookie); `run` and
 /// `record`'s `--control PORT` serve `LiveControl`'s `/control` and `/state` behind the same gate.
 ///
@@ -19,7 +22,7 @@ import PrismPipeline
 /// | GET | `/snapshot` | the newest output frame, full size, as a PNG download |
 /// | GET | `/state` | JSON: frames, fps, pass times, error, parameters, recording |
 /// | POST | `/param` | `{"node":0,"name":"amount","value":0.5}` → 200, or 400 with the reason |
-/// | POST | `/record` | `{"action":"start"}` / `{"action":"stop"}` |
+/// | POST | `/record` | `{"action":"start"}` / `{"action":"stop"}` → 202 (409 with the path while one records) |
 /// | POST | `/mouse` | `{"x":120.5,"y":40,"down":true}` (output pixels from the bottom left) → 200: ShaderToy's `iMouse` (`DevMouse`); 400 when outside the output or malformed |
 /// | POST | `/camera` | `{"device":"/dev/videoN"}` → 202, switched between frames; 400 unless it is a listed camera (or the current one, 200); 409 when the input is not a camera |
 /// | POST | `/selftest` | only with `--page-self-test`: the page's self-test result (JSON object) |
@@ -27,10 +30,20 @@ struct PreviewRoutes: Sendable {
     let session: DevSession
     let selfTest: Bool
 
-    func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// The preview server on `address:port`, every request behind the gate with `token`.
+    func serve(address: String, port: Int, token: String) throws -> HTTPServer {
+        let page = try PreviewPage.html()
+        do {
+            return try HTTPServer(address: address, port: port, token: token) { handle($0, page: page) }
+        } catch HTTPServerError.notAnAddress(let address) {
+            throw UsageError("--bind takes a numeric IPv4 or IPv6 address, not '\(address)'")
+        }
+    }
+
+    func handle(_ request: HTTPRequest, page: [UInt8]) -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/"), ("GET", "/index.html"):
-            return .data(status: 200, contentType: "text/html; charset=utf-8", body: Array(PreviewPage.html.utf8),
+            return .data(status: 200, contentType: "text/html; charset=utf-8", body: page,
                          headers: [("Content-Security-Policy",
                                     "default-src 'self'; img-src 'self' data: blob:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; "
                                     + "frame-ancestors 'none'")])
@@ -90,93 +103,43 @@ struct PreviewRoutes: Sendable {
         return PreviewView(rawValue: text)
     }
 
-    private struct ParameterRequest: Decodable {
-        var node: Int?
-        var name: String
-        var value: JSONValue
+    /// A page command on the control plane. Its reply is the plane's (as `POST /control` gives it), with the
+    /// page's own fields after it; a command that is wrong or does not apply is `{"ok":false,"error":…}`.
+    private func answer(_ command: ControlCommand, status: (ControlReply) -> Int = { _ in 200 },
+                        adding page: (ControlReply) -> [(String, String)] = { _ in [] }) -> HTTPResponse {
+        switch session.control.perform(command) {
+        case .success(let reply): return .json(status(reply), reply.adding(page(reply)).json)
+        case .failure(let error): return .json(error.status, error.json)
+        }
     }
 
+    /// `/param`'s reply names the value set, as the node took it.
     private func setParameter(_ body: [UInt8]) -> HTTPResponse {
-        guard let request = try? JSONDecoder().decode(ParameterRequest.self, from: Data(body)) else {
-            return .error(400, "expected {\"node\": N, \"name\": \"…\", \"value\": …}")
-        }
-        let nodes = session.state.read().parameters
-        let target = request.node.flatMap { index in nodes.first { $0.node == index } }
-            ?? (request.node == nil ? nodes.first { $0.values.specs.contains { $0.name == request.name } } : nil)
-        guard let target else { return .error(400, "no filter node \(request.node.map(String.init) ?? "") with parameters") }
-        guard let spec = target.values.specs.first(where: { $0.name == request.name }) else {
-            return .error(400, "\(target.filter) has no parameter '\(request.name)'")
-        }
-        let value: ParameterValue
         do {
-            value = try DevParameters.value(from: request.value, for: spec)
+            return answer(try ControlCommand(parameterBody: body), adding: { reply in
+                reply.values.first.map { [("name", JSONText.string($0.name)), ("value", ParameterJSON.json($0.value))] } ?? []
+            })
         } catch {
-            return .error(400, "\(error)")
+            return .json(error.status, error.json)
         }
-        session.send(.setParameter(node: target.node, name: spec.name, value: value))
-        session.state.update { snapshot in
-            if let index = snapshot.parameters.firstIndex(where: { $0.node == target.node }) {
-                try? snapshot.parameters[index].values.set(spec.name, value)
-            }
-        }
-        return .json(200, "{\"ok\":true,\"node\":\(target.node),\"name\":\(JSONText.string(spec.name)),\"value\":\(DevParameters.json(value))}")
-    }
-
-    private struct RecordRequest: Decodable {
-        var action: String
     }
 
     private func record(_ body: [UInt8]) -> HTTPResponse {
-        guard let request = try? JSONDecoder().decode(RecordRequest.self, from: Data(body)) else {
-            return .error(400, "expected {\"action\": \"start\"} or {\"action\": \"stop\"}")
-        }
-        switch request.action {
-        case "start":
-            // One recording at a time, decided here under the state's lock: a second start is told which
-            // file is being written.
-            var busy: String?, path: String?
-            session.state.update { state in
-                if let active = state.recordingPath ?? state.recordingAsked { busy = active; return }
-                path = session.recordingNames.next()
-                state.recordingAsked = path
-            }
-            guard let path else {
-                return .json(409, "{\"ok\":false,\"error\":\(JSONText.string("already recording \(busy ?? "")"))"
-                             + ",\"path\":\(JSONText.string(busy ?? ""))}")
-            }
-            session.send(.startRecording(path: path))
-            return .json(202, "{\"ok\":true,\"path\":\(JSONText.string(path))}")
-        case "stop":
-            session.send(.stopRecording)
-            return .json(202, "{\"ok\":true}")
-        default:
-            return .error(400, "action must be start or stop")
+        do {
+            return answer(try ControlCommand(recordBody: body), status: { _ in 202 })
+        } catch {
+            return .json(error.status, error.json)
         }
     }
 
-    private struct CameraRequest: Decodable {
-        var device: String
-    }
-
-    /// Only a device `CameraSource.list()` reports as usable (listed afresh, so a camera plugged in since
-    /// start is found), or the current one, is accepted: the path from the browser opens nothing else.
+    /// 202: switched between frames, which `/state` shows; 200 for the camera in use (nothing to do).
     private func switchCamera(_ body: [UInt8]) -> HTTPResponse {
-        guard case .camera = session.options.input, let current = session.state.read().cameraDevice else {
-            return .error(409, "the input is not a camera")
+        do {
+            return answer(try ControlCommand(cameraBody: body), status: { $0.fields.contains { $0.0 == "unchanged" } ? 200 : 202 },
+                          adding: { reply in reply.fields.filter { $0.0 == "camera" }.map { ("device", $0.1) } })
+        } catch {
+            return .json(error.status, error.json)
         }
-        guard let request = try? JSONDecoder().decode(CameraRequest.self, from: Data(body)) else {
-            return .error(400, "expected {\"device\": \"/dev/videoN\"}")
-        }
-        if request.device == current {
-            return .json(200, "{\"ok\":true,\"device\":\(JSONText.string(current)),\"unchanged\":true}")
-        }
-        let cameras = session.refreshCameras()
-        guard cameras.contains(where: { $0.path == request.device }) else {
-            return .error(400, "\(request.device) is not an available camera (available: "
-                          + cameras.map(\.path).joined(separator: ", ") + ")")
-        }
-        session.requestCameraSwitch(to: request.device)
-        return .json(202, "{\"ok\":true,\"device\":\(JSONText.string(request.device))}")
     }
 
     static func timestamp() -> String {

@@ -189,10 +189,10 @@ final class ParserFuzzTests: XCTestCase {
                 guard let body = try? JSONDecoder().decode(Body.self, from: Data(text.utf8)) else { return }
                 for spec in specs {
                     do {
-                        let value = try DevParameters.value(from: body.value, for: spec)
+                        let value = try ParameterJSON.value(from: body.value, for: spec)
                         accepted += 1
                         if let number = value.doubleValue { XCTAssertTrue(number.isFinite, text) }
-                        _ = DevParameters.json(value)
+                        _ = ParameterJSON.json(value)
                     } catch {
                         assertOneLine(error, text)
                     }

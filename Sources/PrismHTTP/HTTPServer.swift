@@ -8,34 +8,34 @@ import Glibc
 #endif
 
 /// One HTTP request as the preview's routes see it: parsed by libmicrohttpd, never by hand.
-struct HTTPRequest {
-    let method: String
+package struct HTTPRequest {
+    package let method: String
     /// The path without the query, exactly as libmicrohttpd decoded it.
-    let path: String
-    let body: [UInt8]
+    package let path: String
+    package let body: [UInt8]
     /// Looks up one query argument (`MHD_lookup_connection_value`, GET argument kind).
-    let query: (String) -> String?
+    package let query: (String) -> String?
 }
 
 /// What a route answers.
-enum HTTPResponse {
+package enum HTTPResponse {
     /// A complete body.
     case data(status: Int, contentType: String, body: [UInt8], headers: [(String, String)] = [])
     /// A body produced while it is sent, for as long as the source wants (the MJPEG stream).
     case stream(status: Int, contentType: String, source: any HTTPStreamSource)
 
-    static func json(_ status: Int, _ text: String) -> HTTPResponse {
+    package static func json(_ status: Int, _ text: String) -> HTTPResponse {
         .data(status: status, contentType: "application/json; charset=utf-8", body: Array(text.utf8))
     }
 
-    static func error(_ status: Int, _ message: String) -> HTTPResponse {
+    package static func error(_ status: Int, _ message: String) -> HTTPResponse {
         json(status, "{\"error\":\(JSONText.string(message))}")
     }
 }
 
 /// Fills a streamed response. Called on the connection's own thread (libmicrohttpd's thread per
 /// connection), so it may block waiting for data without stalling anyone else.
-protocol HTTPStreamSource: AnyObject, Sendable {
+package protocol HTTPStreamSource: AnyObject, Sendable {
     /// Writes up to `capacity` bytes; returns the count, or nil at the end of the stream.
     func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int?
     /// The client is gone or the server is stopping.
@@ -43,25 +43,44 @@ protocol HTTPStreamSource: AnyObject, Sendable {
 }
 
 /// Bounds that keep one client (or a hostile page, or a slowloris script) from locking others out.
-struct HTTPServerLimits: Sendable {
+package struct HTTPServerLimits: Sendable {
     /// Connections in all (`MHD_OPTION_CONNECTION_LIMIT`); every client is on loopback, so a per-IP
     /// limit could not tell them apart.
-    var connections = 64
+    package var connections = 64
     /// Connections kept free for new clients: past `connections - reserve` open, the connections that
     /// have waited longest for a complete request (idle keep-alives, slowloris) are closed.
-    var reserve = 16
+    package var reserve = 16
     /// A connection waiting that long for a complete request may be closed to make room.
-    var evictableAfter: Duration = .seconds(1)
+    package var evictableAfter: Duration = .seconds(1)
     /// Whole-request deadline: from the connection's start (or its previous response) to a complete
     /// request, headers and body. libmicrohttpd's own timeout is an idle timeout, which a client
     /// sending a byte now and then never reaches.
-    var requestDeadline: Duration = .seconds(10)
+    package var requestDeadline: Duration = .seconds(10)
     /// Idle timeout of a connection in any state (`MHD_OPTION_CONNECTION_TIMEOUT`, seconds).
-    var idleTimeout = 30
+    package var idleTimeout = 30
     /// Streams (MJPEG) at once; more get 503, so streams can never fill the connection table.
-    var streams = 8
+    package var streams = 8
     /// Request body bytes (413 beyond).
-    var body = 16 * 1024
+    package var body = 16 * 1024
+
+    package init() {}
+}
+
+/// Why a server did not start. The front ends say which of their options it concerns.
+package enum HTTPServerError: PrismError, Equatable {
+    /// The address to listen on is not a numeric IPv4 or IPv6 address.
+    case notAnAddress(String)
+    case portOutOfRange(Int)
+    /// libmicrohttpd refused to start (`MHD_start_daemon`).
+    case cannotStart(address: String, port: Int)
+
+    package var description: String {
+        switch self {
+        case .notAnAddress(let address): return "'\(address)' is not a numeric IPv4 or IPv6 address"
+        case .portOutOfRange(let port): return "port \(port) is outside 0...65535"
+        case .cannotStart(let address, let port): return "cannot start the HTTP server on \(address):\(port) (MHD_start_daemon failed)"
+        }
+    }
 }
 
 /// An embedded HTTP server: libmicrohttpd with a thread per connection, on a listening socket this
@@ -73,16 +92,16 @@ struct HTTPServerLimits: Sendable {
 /// (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`, which also bounds header sizes), a whole-request deadline
 /// and eviction of the longest-waiting connections when the table fills (a watchdog thread shuts
 /// their sockets down), a cap on concurrent streams, and a request body limit.
-final class HTTPServer: Sendable {
-    typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+package final class HTTPServer: Sendable {
+    package typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
-    let port: Int
-    let address: String
-    let limits: HTTPServerLimits
-    let gate: RequestGate
+    package let port: Int
+    package let address: String
+    package let limits: HTTPServerLimits
+    package let gate: RequestGate
     fileprivate let handler: Handler
     fileprivate var bodyLimit: Int { limits.body }
-    let connections: ConnectionTable
+    package let connections: ConnectionTable
     private let streamCount = Mutex(0)
     /// The running daemon (its address: a handle only libmicrohttpd dereferences) and its socket; nil once
     /// stopped.
@@ -90,7 +109,7 @@ final class HTTPServer: Sendable {
 
     /// - Parameters:
     ///   - tokenInPostQuery, tokenHint: see `RequestGate` (the control endpoint's scripts send the token in the URL).
-    init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
+    package init(address: String, port: Int, limits: HTTPServerLimits = HTTPServerLimits(), token: String? = nil,
          tokenInPostQuery: Bool = false, tokenHint: String? = nil, handler: @escaping Handler) throws {
         self.handler = handler
         self.limits = limits
@@ -124,7 +143,7 @@ final class HTTPServer: Sendable {
         }
         guard let daemon else {
             close(listenSocket)
-            throw UsageError("cannot start the preview server on \(address):\(self.port) (MHD_start_daemon failed)")
+            throw HTTPServerError.cannotStart(address: address, port: self.port)
         }
         let handle = UInt(bitPattern: daemon)
         running.withLock { $0 = (handle, listenSocket) }
@@ -143,10 +162,10 @@ final class HTTPServer: Sendable {
     fileprivate func streamEnded() { streamCount.withLock { $0 -= 1 } }
 
     /// Streams running now (for tests and `/state`).
-    var activeStreams: Int { streamCount.withLock { $0 } }
+    package var activeStreams: Int { streamCount.withLock { $0 } }
 
     /// Stops accepting, ends every connection (streams see `finish` first) and frees the daemon.
-    func stop() {
+    package func stop() {
         guard let (handle, socket) = running.withLock({ running in defer { running = nil }; return running }) else { return }
         connections.stopWatchdog()
         MHD_stop_daemon(OpaquePointer(bitPattern: handle))
@@ -157,7 +176,7 @@ final class HTTPServer: Sendable {
 
     /// socket + bind + listen on `address` (IPv4 or IPv6 literal); returns the socket and its port.
     private static func listen(address: String, port: Int) throws -> (Int32, Int) {
-        guard (0...65535).contains(port) else { throw UsageError("--port takes 0...65535, not \(port)") }
+        guard (0...65535).contains(port) else { throw HTTPServerError.portOutOfRange(port) }
         var v4 = sockaddr_in()
         var v6 = sockaddr_in6()
         let family: Int32
@@ -170,10 +189,10 @@ final class HTTPServer: Sendable {
             v6.sin6_family = sa_family_t(AF_INET6)
             v6.sin6_port = in_port_t(UInt16(port).bigEndian)
         } else {
-            throw UsageError("--bind takes a numeric IPv4 or IPv6 address, not '\(address)'")
+            throw HTTPServerError.notAnAddress(address)
         }
         let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemError("socket", code: errno, context: "preview server") }
+        guard fd >= 0 else { throw SystemError("socket", code: errno, context: "HTTP server") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         let bound: Int32 = family == AF_INET
@@ -184,7 +203,7 @@ final class HTTPServer: Sendable {
         guard bound == 0, Glibc.listen(fd, 64) == 0 else {
             let code = errno
             close(fd)
-            throw SystemError("bind", code: code, context: "preview server on \(address):\(port)")
+            throw SystemError("bind", code: code, context: "HTTP server on \(address):\(port)")
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -372,118 +391,4 @@ private let streamFree: MHD_ContentReaderFreeCallback = { cls in
     let box = Unmanaged<StreamBox>.fromOpaque(cls).takeRetainedValue()
     box.source.finish()
     box.ended?()
-}
-
-/// Minimal JSON text building for the preview's responses (values are escaped, numbers finite).
-enum JSONText {
-    static func string(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "<": out += "\\u003c"  // safe inside HTML too
-            default:
-                if scalar.value < 0x20 { out += String(format: "\\u%04x", scalar.value) } else { out.unicodeScalars.append(scalar) }
-            }
-        }
-        return out + "\""
-    }
-
-    static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return String(value)
-    }
-}
-
-/// The server's open connections, for the request deadline and eviction: each connection's socket
-/// (a `dup`, so shutting it down can never hit a reused descriptor number) and since when it has been
-/// waiting for a complete request (nil while a request is being answered or streamed).
-///
-/// A watchdog thread shuts down (`shutdown(2)`) the sockets of connections past the request deadline,
-/// and, while the table is fuller than `connections - reserve`, those waiting longest; libmicrohttpd
-/// then sees the socket end and closes the connection on its own thread.
-final class ConnectionTable: Sendable {
-    private struct Entry {
-        var socket: Int32
-        var waitingSince: ContinuousClock.Instant?
-        var shut = false
-    }
-
-    private let limits: HTTPServerLimits
-    private let entries = Mutex<[UInt: Entry]>([:])
-    private let running = Mutex(false)
-
-    init(limits: HTTPServerLimits) { self.limits = limits }
-
-    private static func key(_ connection: OpaquePointer) -> UInt { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(connection))) }
-
-    func opened(_ connection: OpaquePointer, socket: Int32) {
-        let copy = socket >= 0 ? fcntl(socket, F_DUPFD_CLOEXEC, 0) : -1
-        entries.withLock { $0[Self.key(connection)] = Entry(socket: copy, waitingSince: .now) }
-        sweep()  // a connection that fills the table makes room at once, not at the next tick
-    }
-
-    func closed(_ connection: OpaquePointer) {
-        let entry = entries.withLock { $0.removeValue(forKey: Self.key(connection)) }
-        if let entry, entry.socket >= 0 { close(entry.socket) }
-    }
-
-    /// A request is complete and its route runs: no deadline while it is answered or streamed.
-    func served(_ connection: OpaquePointer) {
-        entries.withLock { $0[Self.key(connection)]?.waitingSince = nil }
-    }
-
-    /// A response is done; the connection waits for its next request.
-    func waiting(_ connection: OpaquePointer) {
-        entries.withLock { $0[Self.key(connection)]?.waitingSince = .now }
-    }
-
-    var count: Int { entries.withLock { $0.count } }
-
-    /// Shuts down the connections past the deadline, then the longest-waiting ones while the table is
-    /// too full. Returns how many it shut down.
-    @discardableResult
-    func sweep(now: ContinuousClock.Instant = .now) -> Int {
-        entries.withLock { table in
-            var shut = 0
-            func shutDown(_ key: UInt) {
-                guard let entry = table[key], !entry.shut else { return }
-                if entry.socket >= 0 { shutdown(entry.socket, Int32(SHUT_RDWR)) }
-                table[key]?.shut = true
-                shut += 1
-            }
-            for (key, entry) in table {
-                if let since = entry.waitingSince, now - since > limits.requestDeadline { shutDown(key) }
-            }
-            let open = table.values.filter { !$0.shut }.count
-            let room = limits.connections - limits.reserve
-            if open > room {
-                let oldest = table.filter { !$0.value.shut && $0.value.waitingSince.map { now - $0 > limits.evictableAfter } == true }
-                    .sorted { $0.value.waitingSince! < $1.value.waitingSince! }
-                for (key, _) in oldest.prefix(open - room) { shutDown(key) }
-            }
-            return shut
-        }
-    }
-
-    func startWatchdog() {
-        running.withLock { $0 = true }
-        let thread = Thread { [self] in
-            while running.withLock({ $0 }) {
-                usleep(100_000)
-                sweep()
-            }
-        }
-        thread.name = "prism-http-watchdog"
-        thread.start()  // ends within a tick of stopWatchdog
-    }
-
-    func stopWatchdog() {
-        running.withLock { $0 = false }
-    }
 }

@@ -17,42 +17,42 @@ import Foundation
 /// - with a token (as Jupyter does), every request must carry it: the page URL printed at start has
 ///   `?token=…`, and the page's answer sets it as a `SameSite=Strict` cookie that the page's own
 ///   requests then carry. Other local users and programs that cannot read the terminal are refused.
-struct RequestGate: Sendable {
+package struct RequestGate: Sendable {
     /// The per-run secret, or nil when none is required.
-    let token: String?
+    package let token: String?
     /// A POST may carry the token in its URL (`?token=…`) as well as in the cookie: the control endpoint's
     /// scripts (`curl …/control?token=…`) have no page to get the cookie from. A browser page elsewhere
     /// cannot know the token, so this opens nothing to it.
-    var tokenInPostQuery = false
+    package var tokenInPostQuery = false
     /// What a request without the token is told.
-    var tokenHint = "open the preview at the URL prism dev printed (it carries the session's token)"
+    package var tokenHint = "open the preview at the URL prism dev printed (it carries the session's token)"
     /// The cookie holding the token: one name per port, since cookies are shared across ports.
-    var cookieName: String { "prism-token-\(port)" }
+    package var cookieName: String { "prism-token-\(port)" }
 
     /// What the gate decided.
-    enum Decision {
+    package enum Decision {
         case refuse(HTTPResponse)
         /// Go on; `setCookie` is a `Set-Cookie` value for the response when the token came in the URL.
         case allow(setCookie: String?)
     }
 
     /// A fresh random token (128 bits, hex).
-    static func makeToken() -> String {
+    package static func makeToken() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in String(generator.next(), radix: 16) }.map { String(repeating: "0", count: 16 - $0.count) + $0 }
             .joined()
     }
 
     /// Accepted `Host` values (lower case), each with the port, and bare when the port is 80.
-    let hosts: Set<String>
+    package let hosts: Set<String>
     /// Accepted `Origin` values (lower case).
-    let origins: Set<String>
-    let port: Int
+    package let origins: Set<String>
+    package let port: Int
     /// Bound to every interface (`--bind 0.0.0.0`): any IP-literal host with the port is accepted too.
     /// Rebinding needs a DNS name, so literals are safe; names other than `localhost` still are not.
-    let acceptsAddressLiterals: Bool
+    package let acceptsAddressLiterals: Bool
 
-    init(bindAddress: String, port: Int, token: String? = nil) {
+    package init(bindAddress: String, port: Int, token: String? = nil) {
         self.token = token
         var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
         let bound = bindAddress.lowercased()
@@ -68,7 +68,7 @@ struct RequestGate: Sendable {
     }
 
     /// Whether `host` (lower case, from the header) names this server.
-    func accepts(host: String) -> Bool {
+    package func accepts(host: String) -> Bool {
         if hosts.contains(host) { return true }
         guard acceptsAddressLiterals else { return false }
         let suffix = ":\(port)"
@@ -84,7 +84,7 @@ struct RequestGate: Sendable {
     }
 
     /// The decision for a request; `header` looks up a request header, `query` a URL query argument.
-    func check(method: String, path: String, header: (String) -> String?, query: (String) -> String?) -> Decision {
+    package func check(method: String, path: String, header: (String) -> String?, query: (String) -> String?) -> Decision {
         if let refusal = refusal(method: method, path: path, header: header) { return .refuse(refusal) }
         guard let token else { return .allow(setCookie: nil) }
         let cookies = (header("Cookie") ?? "").split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -97,7 +97,7 @@ struct RequestGate: Sendable {
     }
 
     /// The refusal for a request by its headers alone, or nil when it may go on.
-    func refusal(method: String, path: String, header: (String) -> String?) -> HTTPResponse? {
+    package func refusal(method: String, path: String, header: (String) -> String?) -> HTTPResponse? {
         guard let host = header("Host")?.trimmingCharacters(in: .whitespaces).lowercased(), !host.isEmpty else {
             return .error(400, "a Host header is required")
         }
@@ -130,15 +130,15 @@ struct RequestGate: Sendable {
     }
 
     /// `Sec-Fetch-Dest` values of a document shown inside another one.
-    static let framingDestinations: Set<String> = ["iframe", "frame", "embed", "object", "fencedframe"]
+    package static let framingDestinations: Set<String> = ["iframe", "frame", "embed", "object", "fencedframe"]
 
     /// Headers on every response: no page may frame the preview, whatever the browser
     /// (`frame-ancestors` where CSP is known, `X-Frame-Options` for older ones).
-    static let antiFramingHeaders: [(String, String)] = [("X-Frame-Options", "DENY"),
+    package static let antiFramingHeaders: [(String, String)] = [("X-Frame-Options", "DENY"),
                                                          ("Content-Security-Policy", "frame-ancestors 'none'")]
 
     /// At most 100 printable ASCII characters of a header value, for messages.
-    static func printable(_ text: String) -> String {
+    package static func printable(_ text: String) -> String {
         let kept = text.unicodeScalars.prefix(100).map { $0.isASCII && $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" }
         return "'" + String(kept) + (text.unicodeScalars.count > 100 ? "…'" : "'")
     }
