@@ -33,6 +33,13 @@ final class COptions {
 
     init() {}
 
+    /// A copy for one still picture (`prism_render`): faces looked for as `prism render` looks for them.
+    func forStillImage() -> COptions {
+        let still = copy()
+        still.session.stillImage = true
+        return still
+    }
+
     func copy() -> COptions {
         let copy = COptions()
         copy.session = session

@@ -302,7 +302,7 @@ public func prism_render(_ graph: UnsafePointer<CChar>?, _ input: UnsafePointer<
         guard ImageFile.kind(forPath: output) != nil else { throw CAPIError.argument("\(output): the output must end in .png, .jpg or .jpeg") }
         let input = try string(input, "input")
         try RegularFile.check(input, what: "an image file")
-        let settings = try copiedOptions(options)
+        let settings = try copiedOptions(options).forStillImage()
         // As `prism render` reads a still: decoded to RGBA, full range (a JPEG's Y'CbCr converted as FFmpeg
         // converts it, not on the GPU as a movie's frames are), one frame through the session.
         let image = try ImageFile.read(path: input)

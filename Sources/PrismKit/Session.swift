@@ -101,6 +101,9 @@ public final class Session {
         public var strictDecoding = false
         /// How faces are found when the graph draws them (or a face setting asks for them).
         public var faces = FaceSettings()
+        /// The input is one still picture (`prism render`, `prism_render`): faces are looked for down to the
+        /// detector's own smallest size, as a photograph's small faces need, not from `--face-min-size`'s default.
+        public var stillImage = false
         /// The segmentation model whose mask `background-blur`, `background-replace` and `segment-mask` draw.
         public var segmentation = SegmentationSettings()
         /// Record from this ALSA capture PCM into the movie, on the video's time line (the camera or the
@@ -517,7 +520,7 @@ public final class Session {
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
         let live = inputIsLive
-        let faces = try options.faces.makeSideInput(for: graph, live: live)
+        let faces = try options.faces.makeSideInput(for: graph, live: live, still: options.stillImage)
         // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
         let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,

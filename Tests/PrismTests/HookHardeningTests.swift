@@ -1,4 +1,6 @@
 import Foundation
+import PrismCore
+import PrismFilters
 import XCTest
 
 /// Hook files whose sizes or offsets are numbers no target can have, through the built tool: each is one
@@ -82,6 +84,44 @@ final class HookHardeningTests: XCTestCase {
 
     /// `{"set": {"scale": 1e20}}` on a run whose hook sizes a pass by `scale`: refused at the hook's line,
     /// the old values and program kept, the run going on to a clean end.
+    /// A parameter given a value beyond its range (a live `set`, the dev page) is planned as the nearest value
+    /// it can hold; before, 1e20 for a DEFINE or an int CONSTANT trapped converting it to Int.
+    func testValuesBeyondAParametersRangeArePlannedWithinIt() throws {
+        let text = """
+            //!PARAM steps
+            //!TYPE DEFINE
+            //!MAXIMUM 9
+            3
+            //!PARAM taps
+            //!TYPE CONSTANT int
+            //!MINIMUM 1
+            4
+            //!PARAM gain
+            //!TYPE CONSTANT float
+            //!MINIMUM 0
+            //!MAXIMUM 2
+            1.0
+            //!HOOK MAIN
+            //!BIND HOOKED
+            vec4 hook() { return HOOKED_tex(HOOKED_pos) * float(steps + taps) * gain; }
+
+            """
+        let file = try HookFile.parse(text: text, path: "/t/clamp.glsl")
+        let size = Size(width: 16, height: 16)
+        let cases: [(value: Double, defines: [String])] = [
+            (1e20, ["#define steps 9\n", "#define taps 2147483647\n", "#define gain 2.0\n"]),
+            (-1e300, ["#define steps -2147483648\n", "#define taps 1\n", "#define gain 0.0\n"]),
+            (.nan, ["#define steps 3\n", "#define taps 4\n", "#define gain 1.0\n"]),
+            (2.6, ["#define steps 3\n", "#define taps 3\n", "#define gain 2.0\n"]),
+        ]
+        for (value, defines) in cases {
+            let plan = try HookPlan.make(files: [file], inputSize: size, outputSize: size,
+                                         values: ["steps": value, "taps": value, "gain": value])
+            let source = try XCTUnwrap(plan.steps.last?.main)
+            for define in defines { XCTAssertTrue(source.contains(define), "\(value): \(define) in\n\(source)") }
+        }
+    }
+
     func testALiveParameterThatWouldSizeAPassBeyondRangeIsRefused() throws {
         let hook = dir.path("scaled.glsl")
         try Self.scaled.write(toFile: hook, atomically: true, encoding: .utf8)

@@ -365,6 +365,14 @@ package struct HookParameter: Sendable {
     /// For `TYPE ENUM`: the names, whose indices are the values (each is also a `#define`).
     package let names: [String]
 
+    /// `value` as this parameter can hold it: within its range (NaN: the initial value), whole for int and
+    /// uint, so a value from a live `set` or the dev page can never reach the GLSL or an Int conversion unchecked.
+    package func clamped(_ value: Double) -> Double {
+        guard !value.isNaN else { return initial }
+        let inRange = min(max(value, minimum), maximum)
+        return type == .float ? inRange : inRange.rounded()
+    }
+
     static func parse(_ headers: [(line: Int, text: String)], body: String, bodyLine: Int, path: String) throws(ShaderLoadError) -> HookParameter {
         var name = "", description: String?, minimumText: String?, maximumText: String?, isEnum = false
         var mode = Mode.variable, type: ValueType?

@@ -135,7 +135,6 @@ private struct HookPlanBuilder {
 
     init(files: [HookFile], values: [String: Double], inputSize: Size, outputSize: Size) {
         self.files = files
-        self.values = values
         self.inputSize = inputSize
         self.outputSize = outputSize
         var index = 0
@@ -150,6 +149,9 @@ private struct HookPlanBuilder {
         var parameters: [String: HookParameter] = [:]
         for file in files { for parameter in file.parameters { parameters[parameter.name] = parameter } }
         self.parameters = parameters
+        self.values = values.reduce(into: [:]) { clamped, entry in
+            clamped[entry.key] = parameters[entry.key]?.clamped(entry.value) ?? entry.value
+        }
         hookedStages = Set(HookPlan.stages(files))
         plan = HookPlan(output: (.input, inputSize, .whole(inputSize)), outputSize: outputSize)
     }
