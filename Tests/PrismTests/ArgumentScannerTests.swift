@@ -76,7 +76,7 @@ final class ArgumentScannerTests: XCTestCase {
     /// `prism --help` and in the command's own help, hidden ones in neither, and each is accepted.
     func testUsageAndParserComeFromOneTable() throws {
         let usage = PrismCommandLine.usage
-        XCTAssertEqual(Set(PrismCommandLine.commands.map(\.name)), ["run", "render", "filters", "models", "devices", "dev", "bench", "record", "batch", "completions", "manual"])
+        XCTAssertEqual(Set(PrismCommandLine.commands.map(\.name)), ["run", "render", "filters", "models", "devices", "dev", "bench", "record", "batch", "completions", "manual", "help"])
         for spec in PrismCommandLine.commands {
             XCTAssertTrue(usage.contains("  " + spec.name), spec.name)
             for option in spec.options {

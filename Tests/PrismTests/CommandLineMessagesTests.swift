@@ -167,9 +167,16 @@ final class CommandLineProductTests: XCTestCase {
         XCTAssertEqual(try complete(["prism", "run", "--filter", "face-"]), ["face-blur", "face-mask", "face-outline", "face-pixellate"])
         XCTAssertEqual(try complete(["prism", "run", "--codec", ""]), ["av1", "ffv1", "h264", "hevc", "prores"])
         XCTAssertTrue(try complete(["prism", "bench", "--qu"]).contains("--quick"))
+        // prism help completes the topics (one per guide) and the commands.
+        XCTAssertEqual(try complete(["prism", "he"]), ["help"])
+        XCTAssertEqual(try complete(["prism", "help", "fa"]), ["faces"])
+        XCTAssertEqual(try complete(["prism", "help", "isf-"]), ["isf-audio", "isf-conventions"])
+        XCTAssertEqual(try complete(["prism", "help", "ru"]), ["run"])
+        XCTAssertEqual(try complete(["prism", "help", "b"]), ["batch", "bench", "benchmarks"])
         for shell in ["zsh", "fish"] {
             let text = String(decoding: try Tools.run(Tools.prism, ["completions", shell]).stdout, as: UTF8.self)
             XCTAssertTrue(text.contains("face-pixellate") && text.contains("filter"), shell)
+            XCTAssertTrue(text.contains("isf-conventions") && text.contains("media-errors"), shell)
         }
         XCTAssertEqual(try Tools.run(Tools.prism, ["completions", "tcsh"]).status, 2)
     }
@@ -189,7 +196,9 @@ final class CommandLineProductTests: XCTestCase {
             .replacingOccurrences(of: ".\u{8}", with: "", options: .regularExpression)
             .replacingOccurrences(of: "[\u{2010}\u{2212}]", with: "-", options: .regularExpression)
             .replacingOccurrences(of: "\\s+", with: " ", options: .regularExpression)
-        for word in ["EXIT STATUS", "prism run [INPUT...] -o OUTPUT", "--filter", "--codec", "--faces-out", "completions", "130 interrupted"] {
+        for word in ["EXIT STATUS", "prism run [INPUT...] -o OUTPUT", "--filter", "--codec", "--faces-out", "completions", "130 interrupted",
+                     "prism help [TOPIC|COMMAND]", "TOPICS prism help TOPIC prints the summary of a guide",
+                     "faces Faces: privacy filters and what they promise", "isf-conventions ISF conventions in Prism"] {
             XCTAssertTrue(text.contains(word), "the rendered page lacks \(word)")
         }
     }

@@ -12,13 +12,14 @@ package enum PrismCommandLine {
                                                         ModelsCommand.self,
                                                         DevicesCommand.self, DevCommand.self, BenchCommand.self,
                                                         RecordCommand.self, BatchCommand.self,
-                                                        CompletionsCommand.self, ManualCommand.self] }
+                                                        CompletionsCommand.self, ManualCommand.self, HelpCommand.self] }
     /// Their declarations.
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 
     /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
     package static var usage: String {
-        (["usage: prism <command> [options]   (prism COMMAND --help describes one; prism --version)"]
+        (["usage: prism <command> [options]   (prism COMMAND --help describes one; prism help TOPIC summarises a guide; "
+          + "prism --version)"]
          + commands.map { $0.synopsis() }
          + [""] + RunCommand.spec.notes).joined(separator: "\n")
     }
@@ -33,7 +34,7 @@ package enum PrismCommandLine {
         // A FIFO input with no writer yet is waited on; the wait is said, so the run does not look hung.
         FIFOInput.announce.withLock { $0 = { PrismCommandLine.info("prism: " + $0) } }
         let rest = Array(arguments.dropFirst())
-        if name == "help" || name == "--help" || name == "-h" {
+        if name == "--help" || name == "-h" {
             print(usage)
             return 0
         }

@@ -52,12 +52,22 @@ enum ShellCompletions {
 
     static func visible(_ command: CommandSpec) -> [OptionSpec] { command.options.filter { !$0.hidden } }
 
+    /// What `prism help` completes to: the topics (one per guide), then the commands.
+    static func helpNames(_ commands: [CommandSpec]) -> [String] {
+        HelpTopics.all.map(\.name) + commands.map(\.name).filter { name in !HelpTopics.all.contains { $0.name == name } }
+    }
+
     static func bash(_ commands: [CommandSpec]) -> String {
         var lines = ["# bash completion for prism, from prism \(BuildInfo.version) (prism completions bash)",
                      "_prism() {",
                      "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
                      "    if [ \"$COMP_CWORD\" -eq 1 ]; then",
-                     "        COMPREPLY=($(compgen -W \"\(commands.map(\.name).joined(separator: " ")) help --help --version\" -- \"$cur\"))",
+                     "        COMPREPLY=($(compgen -W \"\(commands.map(\.name).joined(separator: " ")) --help --version\" -- \"$cur\"))",
+                     "        return",
+                     "    fi",
+                     // prism help TOPIC|COMMAND.
+                     "    if [ \"$COMP_CWORD\" -eq 2 ] && [ \"${COMP_WORDS[1]}\" = help ]; then",
+                     "        COMPREPLY=($(compgen -W \"\(helpNames(commands).joined(separator: " "))\" -- \"$cur\"))",
                      "        return",
                      "    fi",
                      "    case \"$prev\" in",
@@ -109,6 +119,7 @@ enum ShellCompletions {
         for command in commands {
             lines.append("complete -c prism -n \"not __fish_seen_subcommand_from \(names)\" -a \(command.name) -d \(quoted(command.summary))")
         }
+        lines.append("complete -c prism -n \"__fish_seen_subcommand_from help\" -a \(quoted(helpNames(commands).joined(separator: " ")))")
         for command in commands {
             for option in visible(command) {
                 var line = "complete -c prism -n \"__fish_seen_subcommand_from \(command.name)\""
@@ -200,6 +211,10 @@ enum ManualPage {
             }
             for note in command.notes { lines += [".PP", escaped(note)] }
         }
+        lines += [".SH TOPICS",
+                  escaped("prism help TOPIC prints the summary of a guide: its title, its opening paragraphs and where "
+                          + "the whole guide is in the source tree (docs/TOPIC.md).")]
+        for topic in HelpTopics.all { lines += [".TP", "\\fB" + escaped(topic.name) + "\\fR", escaped(topic.title)] }
         lines += [".SH EXIT STATUS"]
         for (code, meaning) in ExitStatus.table { lines += [".TP", "\\fB\(code)\\fR", escaped(meaning)] }
         lines += [".SH ENVIRONMENT",
