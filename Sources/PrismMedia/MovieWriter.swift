@@ -430,9 +430,9 @@ package final class MovieWriter {
         var options: OpaquePointer?
         defer { av_dict_free(&options) }
         if destination.isNetwork {
-            // A server that never answers or stops reading fails the call at the deadline (no hang); a peer
-            // that closes the connection is an error from write, not SIGPIPE killing the process.
-            signal(SIGPIPE, SIG_IGN)
+            // A server that never answers or stops reading fails the call at the deadline (no hang). A peer
+            // that closes the connection is an error from write: FFmpeg's tcp and unix sockets send with
+            // MSG_NOSIGNAL, and FIFOs and pipe:N are written with SIGPIPE blocked on this thread (`muxing`).
             ctx.pointee.interrupt_callback = deadline.callback
             ctx.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
             // A listening output waits for its reader to connect: a minute, not the deadline of a call.
@@ -485,9 +485,9 @@ package final class MovieWriter {
         }
         if destination.isNetwork {
             // An RTSP publish connects here (the server may refuse the path); the others send their header.
-            try Self.checkNetwork(avformat_write_header(ctx, &options), "avformat_write_header", path)
+            try Self.checkNetwork(Self.muxing { avformat_write_header(ctx, &options) }, "avformat_write_header", path)
         } else {
-            let code = avformat_write_header(ctx, &options)
+            let code = Self.muxing { avformat_write_header(ctx, &options) }
             if let refusal = playlistLedger?.refusal(code, playlist: path) { throw refusal }
             try check(code, "avformat_write_header", path, what: "cannot write the header")
         }
@@ -507,7 +507,7 @@ package final class MovieWriter {
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&e)
         transcoder = nil
-        if ioOpen { avio_closep(&format.pointee.pb) }
+        if ioOpen { _ = Self.muxing { avio_closep(&format.pointee.pb) } }
         avformat_free_context(format)
     }
 
@@ -747,6 +747,11 @@ package final class MovieWriter {
 
     /// Every packet reaches the file through here: it is muxed only while the file stays within
     /// `byteBudget` (see `budgetReached`).
+    /// A call into the muxer that may write (header, packets, trailer, the final flush): with SIGPIPE
+    /// blocked on this thread, so a FIFO or `pipe:N` whose reader went away fails the write with EPIPE
+    /// instead of ending the process, whose handling of SIGPIPE is left as it is.
+    private static func muxing(_ call: () -> Int32) -> Int32 { withoutSIGPIPE(call) }
+
     private func mux(_ pkt: UnsafeMutablePointer<AVPacket>, what: String) throws -> Bool {
         guard !budgetReached else { return false }
         let cost = Int64(pkt.pointee.size) + overhead(pkt.pointee.size)
@@ -757,9 +762,9 @@ package final class MovieWriter {
         muxedBytes += cost
         if destination.isNetwork {
             deadline.arm(seconds: Self.networkTimeout)
-            try Self.checkNetwork(av_interleaved_write_frame(format, pkt), "av_interleaved_write_frame", outputPath)
+            try Self.checkNetwork(Self.muxing { av_interleaved_write_frame(format, pkt) }, "av_interleaved_write_frame", outputPath)
         } else {
-            let code = av_interleaved_write_frame(format, pkt)
+            let code = Self.muxing { av_interleaved_write_frame(format, pkt) }
             if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
             try check(code, "av_interleaved_write_frame", outputPath, what: what)
         }
@@ -921,14 +926,14 @@ package final class MovieWriter {
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
-            let trailer = av_write_trailer(format)
+            let trailer = Self.muxing { av_write_trailer(format) }
             if let refusal = playlistLedger?.refusal(trailer, playlist: outputPath) { throw refusal }
             try check(trailer, "av_write_trailer", outputPath, what: "cannot finish the file")
             if ioOpen {
                 // An SRT receiver holds each packet for its latency (120 ms by default) before it plays it, and
                 // drops what it holds when the connection closes: the stream's last frames need that long.
                 if destination.kind == .network(scheme: "srt") { usleep(500_000) }
-                try check(avio_closep(&format.pointee.pb), "avio_closep", outputPath, what: "cannot close the file")
+                try check(Self.muxing { avio_closep(&format.pointee.pb) }, "avio_closep", outputPath, what: "cannot close the file")
                 ioOpen = false
             }
             if let temporaryPath {
@@ -959,10 +964,10 @@ package final class MovieWriter {
             }
         }
         if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
-        let trailerWritten = av_write_trailer(format) >= 0
+        let trailerWritten = Self.muxing { av_write_trailer(format) } >= 0
         guard trailerWritten || keepsWithoutTrailer else { abort(); return false }
         if ioOpen {
-            avio_closep(&format.pointee.pb)
+            _ = Self.muxing { avio_closep(&format.pointee.pb) }
             ioOpen = false
         }
         // A fragment cut off mid-write would not decode (the trailer may "succeed" on an I/O error that
@@ -997,7 +1002,7 @@ package final class MovieWriter {
         pendingAudio.removeAll()
         pendingPCM.removeAll()
         if ioOpen {
-            avio_closep(&format.pointee.pb)
+            _ = Self.muxing { avio_closep(&format.pointee.pb) }
             ioOpen = false
         }
         if let temporaryPath {

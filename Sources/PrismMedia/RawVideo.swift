@@ -107,9 +107,10 @@ package final class RawVideoSource: MediaSource {
 ///
 /// Frames come from pooled buffers laid out per `PackedFrameLayout` (their rows are copied into one
 /// staging buffer and written with one `write(2)` loop) or from `VideoFrame`s. When the reader goes away
-/// (EPIPE) the sink reports `isClosed` and `write` returns false: a clean end, not a crash. Creating a
-/// sink sets SIGPIPE to be ignored for the process (`signal(SIGPIPE, SIG_IGN)`), so that a closed pipe
-/// becomes EPIPE. The descriptor is not closed. Use from one thread at a time.
+/// (EPIPE) the sink reports `isClosed` and `write` returns false: a clean end, not a crash. The writes run
+/// with SIGPIPE blocked on the writing thread (`withoutSIGPIPE`), so a closed pipe is EPIPE whatever the
+/// process does with SIGPIPE, which the sink leaves alone. The descriptor is not closed. Use from one
+/// thread at a time.
 package final class RawVideoSink {
     package let format: PixelFormat
     private let fd: Int32
@@ -125,7 +126,6 @@ package final class RawVideoSink {
     package init(fileDescriptor: Int32, format: PixelFormat) {
         self.fd = fileDescriptor
         self.format = format
-        signal(SIGPIPE, SIG_IGN)
     }
 
     deinit { staging?.deallocate() }
@@ -182,6 +182,10 @@ package final class RawVideoSink {
     /// Writes `vectors` in order as one frame (writev, at most IOV_MAX pieces a call, resumed after short
     /// writes; the pieces are used up).
     private func writeAll(_ vectors: inout [iovec]) throws -> Bool {
+        try withoutSIGPIPE { try writePieces(&vectors) }
+    }
+
+    private func writePieces(_ vectors: inout [iovec]) throws -> Bool {
         var first = 0
         while first < vectors.count {
             let result = retryingEINTR {

@@ -201,7 +201,6 @@ struct BatchCommand: PrismCommand {
             return 0
         }
         FFmpegLog.setLevel(.quiet)
-        signal(SIGPIPE, SIG_IGN) // a closed stdout or stderr is an error on write (ignored), not the end of the batch
         guard !pending.isEmpty else {
             let progress = BatchProgress(style: progress, workers: [])
             progress.begin(jobs: 0, skipped: skipped, shard: shard, results: resultsFile, summary: "nothing to do")
@@ -216,8 +215,8 @@ struct BatchCommand: PrismCommand {
         defer { for worker in workers { worker.close() } }
         let results = try BatchResultsFile(path: resultsFile)
 
-        // Signals first: SIGPIPE ignored before the first event, so a reader that went away is an error to
-        // shrug off, not a signal that kills the batch.
+        // Signals first (SIGPIPE is ignored from the tool's start, `ProcessSignals`: a reader that went away
+        // is an error to shrug off, not a signal that kills the batch).
         let stop = StopSignal()
         let signals = StopSignals.droppingJobs(stop)
         defer { signals.finish(restoringDefaults: true) }

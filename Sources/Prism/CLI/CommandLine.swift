@@ -30,7 +30,7 @@ package enum PrismCommandLine {
             FileHandle.standardError.write(Data((usage + "\n").utf8))
             return 2
         }
-        QuitSignal.install()
+        ProcessSignals.installForTool()
         // A FIFO input with no writer yet is waited on; the wait is said, so the run does not look hung.
         FIFOInput.announce.withLock { $0 = { PrismCommandLine.info("prism: " + $0) } }
         let rest = Array(arguments.dropFirst())

@@ -339,11 +339,9 @@ struct RunCommand: PrismCommand {
     /// SIGUSR2 → the next camera `CameraSource.list()` finds after the current one, round the list.
     static func cycleCamerasOnSIGUSR2(_ engine: FrameEngine, from first: String) -> any DispatchSourceSignal {
         let current = Locked(first)
-        signal(SIGUSR2, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGUSR2, queue: .global())
         // Weak: a cancelled dispatch source lets go of its handler later, on a queue of its own; the engine
         // must not end its life there while the process exits.
-        source.setEventHandler { [weak engine] in
+        return ProcessSignals.watch(SIGUSR2) { [weak engine] in
             guard let engine else { return }
             let paths = CameraSource.list().filter { $0.problem == nil }.map(\.path)
             let next = current.withLock { now -> String? in
@@ -360,8 +358,6 @@ struct RunCommand: PrismCommand {
                 PrismCommandLine.info("prism: no other camera to switch to")
             }
         }
-        source.resume()
-        return source
     }
 
     func execute() throws -> Int32 {

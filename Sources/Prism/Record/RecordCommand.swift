@@ -80,10 +80,7 @@ struct RecordCommand: PrismCommand {
         let stop = StopSignal()
         // SIGUSR1 toggles a take from the first moment: the commands wait in `remote` until frames flow, and
         // a signal sent while the GPU context is still being made must not kill the recorder (its default).
-        let toggle = DispatchSource.makeSignalSource(signal: SIGUSR1, queue: .global())
-        signal(SIGUSR1, SIG_IGN)
-        toggle.setEventHandler { remote.send(.toggle) }
-        toggle.resume()
+        let toggle = ProcessSignals.watch(SIGUSR1) { remote.send(.toggle) }
         defer { toggle.cancel() }
         let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
                                                    segmentSeconds: segmentSeconds, segmentBytes: segmentBytes,

@@ -451,7 +451,8 @@ public final class RawSink: FrameSink {
     public let pixelFormat: PixelFormat
     private let output: RawVideoSink
 
-    /// A sink writing `format` frames to `fileDescriptor`, which it does not close; ignores SIGPIPE for the process.
+    /// A sink writing `format` frames to `fileDescriptor`, which it does not close; a reader that goes away ends the run
+    /// cleanly (EPIPE), without SIGPIPE, and the process's handling of SIGPIPE is left as it is.
     public init(fileDescriptor: Int32, format: PixelFormat) {
         pixelFormat = format
         output = RawVideoSink(fileDescriptor: fileDescriptor, format: format)
