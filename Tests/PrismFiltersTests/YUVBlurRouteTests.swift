@@ -119,8 +119,9 @@ extension YUVRouteTests {
             // A radius in pixels (0 with strength 0: none), not one sized to the faces.
             let graph = try GraphBinder().bind("face-blur(radius=\(2 * sigma), strength=0)")
             let front = sigma == 0 ? rgb : Self.blurred(rgb, sigma: sigma, size: size)
-            // The chroma of a 2×2 block the mask crosses is mixed from the block's blurred chroma: 3 codes on this noise.
-            let tolerance = 3
+            // The chroma of a 2×2 block the mask crosses is mixed from the block's blurred chroma: up to 4 codes on
+            // this noise, where the smallest faces (set 2: r1 = 9 px) ramp from 0 to 1 over 1.35 px, inside one block.
+            let tolerance = 4
             for (index, regions) in faceSets.enumerated() {
                 let weights = Self.faceWeights(regions, size: size)
                 let expected = Self.pack(rgb.indices.map { rgb[$0] + (front[$0] - rgb[$0]) * weights[$0] }, size: size)
