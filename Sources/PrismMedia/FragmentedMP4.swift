@@ -42,7 +42,7 @@ package enum FragmentedMP4 {
                 pendingFragment = false
                 fragments += 1
                 keepUpTo = offset
-            case "moof", "mdat": break
+            case "mdat": break
             default: if !pendingFragment { keepUpTo = offset }
             }
         }

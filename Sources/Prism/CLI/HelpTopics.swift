@@ -333,7 +333,7 @@ against PCMs the tests define in their own ALSA configuration; the preview page 
 Chromium. `.ci/run` installs the packages (`scripts/install-deps --tests`) and runs the README's test command, then
 the GPU suites (filters against their CPU references, conversions, the engine) a second time on Mesa's softpipe
 (`GALLIUM_DRIVER=softpipe`: GLES 3.1, another rasteriser and precision), so an assumption that holds only on
-llvmpipe shows before a vendor driver finds it.
+llvmpipe shows before a vendor driver finds it; the real models, slow on softpipe, are checked on llvmpipe only.
 """#),
     ]
 }
