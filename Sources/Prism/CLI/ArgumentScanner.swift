@@ -140,6 +140,12 @@ struct ArgumentScanner {
         }
     }
 
+    /// A command without options or operands (`prism devices`, `models`, `manual`): anything else is one line.
+    static func checkNoArguments(_ arguments: [String], command: CommandSpec) throws {
+        let scanner = try ArgumentScanner(arguments, command: command)
+        guard scanner.positionals.isEmpty else { throw UsageError("\(command.name) takes no arguments") }
+    }
+
     /// For commands not yet declared in a table: every name its own option, no help.
     init(_ arguments: [String], valueOptions: Set<String>, flags: Set<String>) throws {
         let options = valueOptions.sorted().map { OptionSpec(names: [$0], value: "VALUE", help: "") }

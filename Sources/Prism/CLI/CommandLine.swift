@@ -189,8 +189,7 @@ struct DevicesCommand: PrismCommand {
                                   summary: "Lists what EGL sees (GPUs, renderers) and the V4L2 cameras.", options: [])
 
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, command: Self.spec)
-        guard scanner.positionals.isEmpty else { throw UsageError("devices takes no arguments") }
+        try ArgumentScanner.checkNoArguments(arguments, command: Self.spec)
     }
 
     func execute() throws -> Int32 {

@@ -11,8 +11,7 @@ struct ModelsCommand: PrismCommand {
                                   summary: "Lists the installed models (source, licence, size, use) and the folders searched.", options: [])
 
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, command: Self.spec)
-        guard scanner.positionals.isEmpty else { throw UsageError("models takes no arguments") }
+        try ArgumentScanner.checkNoArguments(arguments, command: Self.spec)
     }
 
     /// What uses a model by default, by file name; the faces' default may be a built-in cascade (no file).

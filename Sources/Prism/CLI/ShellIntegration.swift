@@ -149,8 +149,7 @@ struct ManualCommand: PrismCommand {
                                   summary: "Prints the manual page (roff): prism manual > prism.1; man ./prism.1", options: [])
 
     init(arguments: [String]) throws {
-        let scanner = try ArgumentScanner(arguments, command: Self.spec)
-        guard scanner.positionals.isEmpty else { throw UsageError("manual takes no arguments") }
+        try ArgumentScanner.checkNoArguments(arguments, command: Self.spec)
     }
 
     func execute() throws -> Int32 {
