@@ -40,6 +40,9 @@ package final class MovieSource: MediaSource {
     private var lastPacketTime: MediaTime?
     /// A read error ends the input (a file); false: it is thrown (a network session, which reconnects).
     private let readErrorEndsInput: Bool
+    /// A network session's read error after its first packet: the decoder is drained (the frames it holds
+    /// came before the loss, as FFmpeg keeps them) and the input ends; the session's owner reads why here.
+    package private(set) var readFailure: AVError?
     private var inputEnded = false
     private var finished = false
 
@@ -227,6 +230,10 @@ package final class MovieSource: MediaSource {
         do {
             return try input.read(into: pkt)
         } catch {
+            if !readErrorEndsInput, lastPacketTime != nil {
+                readFailure = error
+                return false
+            }
             guard readErrorEndsInput, lastPacketTime != nil || lastPTS != nil else { throw error }
             try damage.endEarly(error, after: lastPacketTime, duration: info.duration)
             return false

@@ -301,6 +301,15 @@ package final class NetworkSource: MediaSource {
             }
             if watchdog.isCancelled { return end() }
             guard let event else {
+                // A read that failed after the first packet ended the session once its decoder was drained.
+                if let failure = session.readFailure {
+                    if watchdog.isCancelled { return end() }
+                    if framesSeen == 0 || !live {
+                        if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (--input-timeout)", context: label) }
+                        throw failure
+                    }
+                    lost = watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : failure.message
+                }
                 guard framesSeen > 0 else { throw AVError("the stream ended before its first frame", context: label) }
                 guard live, try reconnect(after: lost) else { return end() }
                 continue

@@ -252,6 +252,28 @@ final class NetworkInputTests: XCTestCase {
         }
     }
 
+    /// A publisher whose H.264 has B-frames hangs up after its last packet: the frames the decoder still
+    /// holds (reordered, not yet out) came before the loss and are written, as FFmpeg's listener writes them.
+    func testTheFramesTheDecoderHoldsWhenAPublisherHangsUpAreKept() throws {
+        let port = try freePort()
+        let url = "rtmp://127.0.0.1:\(port)/live/x"
+        let output = dir.path("hung-up.mp4")
+        let run = try prism(url, output, ["--listen", "--no-reconnect", "--input-timeout", "30"])
+        defer { run.stop() }
+        var published = false
+        for _ in 0..<40 where !published {
+            let publisher = try Running(try ffmpeg, ["-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi",
+                                                     "-i", "testsrc2=size=160x120:rate=25", "-frames:v", "50",
+                                                     "-c:v", "libx264", "-bf", "3", "-g", "25", "-f", "flv", url], deadline: 60)
+            published = publisher.waitForExit() == 0
+            if !published { usleep(250_000) }
+        }
+        XCTAssertTrue(published, "FFmpeg could not publish to prism: \(run.stderr)")
+        XCTAssertEqual(run.waitForExit(), 0, run.stderr)
+        let dropped = lastProgress(run)["dropped"] as? Int ?? 0
+        XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount + dropped, 50, run.stderr)
+    }
+
     /// A publisher that stops and another that comes back to the listening prism (a streaming app
     /// reconnecting): the run takes the second one after the first, on one continuous time line.
     func testAListeningInputTakesThePublisherBack() throws {
