@@ -15,8 +15,12 @@ import PrismCore
 /// following the page would). Each block must exit 0, and every file it names after `-o`/`--output` must exist
 /// and decode again (ffprobe counts its video frames); files named after `--faces-out`, `--chart` and `--results`
 /// must exist and not be empty. Mark only commands that work offline on a CPU-only box within seconds: the
-/// built-in pattern or a clip an earlier block made, `--frames` small. Blocks that need a camera, a network server,
-/// a model file or that run until stopped (`prism dev`) stay plain `sh`.
+/// built-in pattern or a clip an earlier block made, `--frames` small. Cameras are there: `/dev/video0` is an
+/// emulated capture device and `/dev/video10` an emulated v4l2loopback (Sources/FakeV4L2, preloaded: Prism makes
+/// the system calls it makes on real ones), and a block writing to `v4l2:/dev/video10` must have delivered frames
+/// to it. Network servers are the ones a block starts itself on 127.0.0.1 (FFmpeg's, as a reader would). Blocks
+/// that need a model file the tests do not install, a remote server, or that run until stopped (`prism dev`)
+/// stay plain `sh`.
 final class DocCommandsTests: XCTestCase {
     static let marker = "sh runnable"
 
@@ -114,14 +118,22 @@ final class DocCommandsTests: XCTestCase {
         let script = folder.appendingPathComponent(".doc-block.sh")
         try ("set -euo pipefail\n" + block.text + "\n").write(to: script, atomically: true, encoding: .utf8)
         let path = binFolder.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let virtualCamera = folder.appendingPathComponent(".video10.yuv").path
+        try? FileManager.default.removeItem(atPath: virtualCamera + ".txt")
         let result = try Tools.run("/bin/bash", ["--noprofile", "--norc", "-c", "cd \"$1\" && exec bash --noprofile --norc \"$2\"",
                                                  "bash", folder.path, script.path],
-                                   environment: ["PATH": path], timeout: 300)
+                                   environment: try emulatedCameras(recordingTo: virtualCamera).merging(["PATH": path]) { $1 },
+                                   timeout: 300)
         let place = "\(block.document):\(block.line)"
         guard result.status == 0 else {
             return ["\(place): exit status \(result.status)\n\(block.text)\n\(result.stderr.suffix(2000))"]
         }
         var found: [String] = []
+        if words(block.text).contains("v4l2:/dev/video10") {
+            let report = (try? String(contentsOfFile: virtualCamera + ".txt", encoding: .utf8)) ?? ""
+            let frames = report.split(separator: "\n").first { $0.hasPrefix("frames ") }.flatMap { Int($0.dropFirst(7)) } ?? 0
+            if frames < 1 { found.append("\(place): no frame reached the virtual camera /dev/video10") }
+        }
         for output in namedOutputs(block.text) {
             let file = output.path.hasPrefix("/") ? output.path : folder.appendingPathComponent(output.path).path
             let attributes = try? FileManager.default.attributesOfItem(atPath: file)
@@ -134,6 +146,17 @@ final class DocCommandsTests: XCTestCase {
             if frames < 1 { found.append("\(place): \(output.path) does not decode (ffprobe read \(frames) video frames)") }
         }
         return found
+    }
+
+    /// The environment that gives a block a camera at /dev/video0 and a v4l2loopback at /dev/video10, whose
+    /// frames are appended to `recordingTo` (and counted in its `.txt`).
+    static func emulatedCameras(recordingTo record: String) throws -> [String: String] {
+        let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
+        guard FileManager.default.fileExists(atPath: library) else {
+            throw UsageError("\(library) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
+        }
+        return ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": "/dev/video0",
+                "PRISM_FAKE_V4L2_1": "/dev/video10", "PRISM_FAKE_V4L2_1_CAPS": "loopback", "PRISM_FAKE_V4L2_1_RECORD": record]
     }
 
     /// Video frames ffprobe decodes from `file` (0 when it cannot read it).
@@ -209,14 +232,19 @@ final class DocCommandsTests: XCTestCase {
             ```sh runnable
             printf 'not a movie' > fake.mp4; true -o fake.mp4
             ```
+
+            ```sh runnable
+            true -o v4l2:/dev/video10
+            ```
             """
         let blocks = Self.runnableBlocks(markdown, document: "sample.md")
-        XCTAssertEqual(blocks.map(\.line), [2, 6, 10, 15])
+        XCTAssertEqual(blocks.map(\.line), [2, 6, 10, 15, 19])
         let results = try blocks.map { try Self.problems(running: $0, in: scratch.url, binFolder: bin) }
         XCTAssertEqual(results[0], [])
         XCTAssertTrue(results[1].first?.contains("exit status 2") == true, "\(results[1])")
         XCTAssertEqual(results[2], ["sample.md:10: never.mp4 was not written"])
         XCTAssertTrue(results[3].first?.contains("fake.mp4 does not decode") == true, "\(results[3])")
+        XCTAssertEqual(results[4], ["sample.md:19: no frame reached the virtual camera /dev/video10"])
     }
 
     func testOutputsAreFoundInCommandLines() {
