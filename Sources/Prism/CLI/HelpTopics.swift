@@ -11,7 +11,8 @@ enum HelpTopics {
 `prism run` takes an input — a movie file, a camera, an image sequence, a pipe, a stream or the built-in test
 pattern — runs it through a filter graph on the GPU and writes one or more outputs. `prism render` does the same
 for one still image. Every command below works after the README's first command; the ones in `sh runnable`
-blocks are run by the tests on every change (they make their own input from the built-in pattern).
+blocks are run by the tests on every change (they make their own input from the built-in pattern, and their
+camera is an emulated one).
 
 ```sh runnable
 prism run --frames 30 --size 640x360 -o clip.mp4                       # a clip from the built-in pattern
@@ -175,6 +176,19 @@ prism run rtmp://127.0.0.1:1935/live/x --listen -o live.mp4       # …or be the
 prism run /dev/video0 -o take.mp4 -o rtmp://127.0.0.1/live/cam     # record and stream at once
 prism run /dev/video0 -o hls/live.m3u8                             # live HLS: a rolling window of 2-s segments
 prism run clip.mp4 --realtime -o srt://127.0.0.1:9000              # a file streamed at its own pace (FFmpeg's -re)
+```
+
+The same with a server on this machine, FFmpeg's, and a camera (Ctrl-C ends a camera's run; `--frames` here):
+
+```sh runnable
+ffmpeg -v error -listen 1 -i rtmp://127.0.0.1:1935/live/cam -c copy -y server.flv &   # an RTMP server (any will do)
+sleep 1
+prism run /dev/video0 --frames 60 -o take.mp4 -o rtmp://127.0.0.1:1935/live/cam     # record and stream at once
+wait
+prism run /dev/video0 --frames 90 -o hls/live.m3u8                                 # live HLS from the camera
+prism run rtmp://127.0.0.1:1935/live/x --listen --no-reconnect -o live.mp4 &       # Prism as the server…
+until ffmpeg -v quiet -re -i take.mp4 -c copy -f flv rtmp://127.0.0.1:1935/live/x; do sleep 0.5; done   # …published to
+wait
 ```
 """#),
         Topic(name: "composition", opening: #"""
