@@ -8,14 +8,19 @@ final class InputFile {
     let context: UnsafeMutablePointer<AVFormatContext>
     /// A FIFO input's descriptor, read as `pipe:FD` (`FIFOInput`); closed after the context.
     private let fifo: Int32?
+    /// The network input's deadline, which watches this context's reads until it is closed.
+    private let watchdog: IOWatchdog?
 
     /// Opens `url`. Errors name the file: "in.mp4: cannot open: Invalid data found when processing input".
     /// `options`: the demuxer's and protocol's private options (e.g. image2's `framerate`, `rtsp_transport`).
     /// `interrupt`: asked during every blocking call (a network input's deadline, `IOWatchdog`); it is
     /// copied into the context, so what its `opaque` points to must outlive this input. `label`: the name
-    /// errors give instead of `url` (a network URL without its password).
+    /// errors give instead of `url` (a network URL without its password). `connected`: called when
+    /// `avformat_open_input` has returned (a network input is connected and its first data came), before the
+    /// streams are probed — where a deadline for the connection gives way to one for the probe. `watchdog`:
+    /// told the context while it lives (its reads' progress moves the deadline on).
     init(url: String, format: String? = nil, options: [String: String] = [:], interrupt: AVIOInterruptCB? = nil,
-         label givenLabel: String? = nil) throws(AVError) {
+         label givenLabel: String? = nil, watchdog: IOWatchdog? = nil, connected: (() -> Void)? = nil) throws(AVError) {
         let label = givenLabel ?? url
         self.url = label
         // A FIFO is waited on where a stop can end the wait, then read through its descriptor.
@@ -32,22 +37,28 @@ final class InputFile {
             }
             allocated.pointee.interrupt_callback = interrupt
             ctx = allocated
+            watchdog?.watch(allocated)
         }
+        self.watchdog = watchdog
         let inputFormat = format.flatMap { av_find_input_format($0) }
         var dictionary: OpaquePointer?
         for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
         defer { av_dict_free(&dictionary) }
         let opened = avformat_open_input(&ctx, url, inputFormat, &dictionary)
+        // A failed open has freed the context.
+        if opened < 0 || ctx == nil { watchdog?.watch(nil) }
         if opened < 0 || ctx == nil, let fifo { close(fifo) }
         try check(opened, "avformat_open_input", label, what: "cannot open")
         guard let ctx else { throw AVError("cannot open", context: label, call: "avformat_open_input") }
         context = ctx
+        connected?()
         // Fully initialised: a throw from here on runs deinit, which closes the input.
         try check(avformat_find_stream_info(ctx, nil), "avformat_find_stream_info", label,
                   what: "cannot read stream information")
     }
 
     deinit {
+        watchdog?.watch(nil)
         var pointer: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&pointer)
         if let fifo { close(fifo) }

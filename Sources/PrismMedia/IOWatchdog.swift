@@ -7,12 +7,17 @@ import Synchronization
 /// Armed with a timeout before each open and read; it also fires when the run is stopped
 /// (`cancellation`), so a stop never waits for a silent network. A stalled output (a server that stopped
 /// reading) fails its write at the deadline instead of hanging the run.
-final class IOWatchdog: Sendable {
+package final class IOWatchdog: Sendable {
     private struct State {
         var deadline: UInt64?
+        /// What `arm` was given: the deadline moves this far past each moment data came (see `watch`).
+        var seconds = 0.0
         var expired = false
         var cancelled = false
         var cancellation: (@Sendable () -> Bool)?
+        /// The watched input's address (`watch`), and the bytes it had read when last asked.
+        var input: UInt?
+        var bytesRead: Int64 = 0
     }
     private let state = Mutex(State())
 
@@ -27,7 +32,21 @@ final class IOWatchdog: Sendable {
     /// Blocking calls from now on fail after `seconds`.
     func arm(seconds: Double) {
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, seconds) * 1e9)
-        state.withLock { $0.deadline = deadline }
+        state.withLock {
+            $0.deadline = deadline
+            $0.seconds = max(0, seconds)
+        }
+    }
+
+    /// The input whose blocking calls this watchdog bounds (nil: none, before its context is freed). While
+    /// its reads make progress the deadline moves on with them: "no data for N s", as FFmpeg's read timeouts
+    /// mean, so a sender that starts late is not cut off while it is being probed. Called on the thread that
+    /// opens and reads it; the callback only looks at it from inside libavformat's calls on it.
+    func watch(_ input: UnsafeMutablePointer<AVFormatContext>?) {
+        state.withLock {
+            $0.input = input.map { UInt(bitPattern: $0) }
+            $0.bytesRead = 0
+        }
     }
 
     /// A new connection: not expired. An expired deadline stays so until then, as the input it cut short
@@ -52,8 +71,15 @@ final class IOWatchdog: Sendable {
     private func shouldInterrupt() -> Bool {
         if isCancelled { return true }
         return state.withLock { state in
-            guard let deadline = state.deadline else { return false }
-            if DispatchTime.now().uptimeNanoseconds >= deadline { state.expired = true }
+            guard var deadline = state.deadline else { return false }
+            let now = DispatchTime.now().uptimeNanoseconds
+            if let address = state.input, let input = UnsafeMutablePointer<AVFormatContext>(bitPattern: address),
+               let bytes = input.pointee.pb?.pointee.bytes_read, bytes > state.bytesRead {
+                state.bytesRead = bytes
+                deadline = max(deadline, now + UInt64(state.seconds * 1e9))
+                state.deadline = deadline
+            }
+            if now >= deadline { state.expired = true }
             return state.expired
         }
     }

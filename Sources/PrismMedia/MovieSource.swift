@@ -57,10 +57,10 @@ package final class MovieSource: MediaSource {
     /// read errors are thrown (a lost stream is reconnected), a file's end the input early.
     ///
     /// `damage`: where skipped packets are counted, and whether they fail the run (nil: a log of its own
-    /// that skips them).
+    /// that skips them). `watchdog`, `connected`: see `InputFile`.
     package init(url path: String, imageRate: Rational = Rational(30, 1), colorOverride: ColorOverride? = nil,
                  protocolOptions: [String: String] = [:], interrupt: AVIOInterruptCB? = nil, label: String? = nil,
-                 damage: DecodeDamage? = nil) throws {
+                 damage: DecodeDamage? = nil, watchdog: IOWatchdog? = nil, connected: (() -> Void)? = nil) throws {
         let url = label ?? path
         self.url = url
         self.colorOverride = colorOverride
@@ -71,7 +71,8 @@ package final class MovieSource: MediaSource {
             input = try InputFile(url: path, format: "image2",
                                   options: ["framerate": "\(imageRate.num)/\(imageRate.den)", "pattern_type": "sequence"])
         } else {
-            input = try InputFile(url: path, options: protocolOptions, interrupt: interrupt, label: url)
+            input = try InputFile(url: path, options: protocolOptions, interrupt: interrupt, label: url, watchdog: watchdog,
+                                  connected: connected)
         }
         guard let videoIndex = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else {
             throw AVError("no video stream", context: url)

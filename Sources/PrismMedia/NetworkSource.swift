@@ -267,8 +267,11 @@ package final class NetworkSource: MediaSource {
         watchdog.arm(seconds: timeout)
         defer { watchdog.disarm() }
         do {
+            // The timeout bounds the wait for the stream; once it is there, probing it gets a timeout of its
+            // own (a sender that starts late would otherwise be cut off mid-probe, leaving a broken session).
             return try MovieSource(url: url, colorOverride: colorOverride, protocolOptions: options,
-                                   interrupt: watchdog.callback, label: label, damage: damage)
+                                   interrupt: watchdog.callback, label: label, damage: damage, watchdog: watchdog,
+                                   connected: { watchdog.arm(seconds: timeout) })
         } catch {
             if watchdog.isCancelled { throw AVError("stopped while connecting", context: label) }
             if watchdog.expired {

@@ -274,6 +274,38 @@ final class NetworkInputTests: XCTestCase {
         XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount + dropped, 50, run.stderr)
     }
 
+    /// A UDP sender whose first packets come within `--input-timeout` but too few to probe, and the rest a
+    /// few seconds later (a sender starting up): the deadline is "no data for N s", as FFmpeg's read timeouts
+    /// are, so the stream is taken whole. (It bounded the whole open, which it cut short mid-probe, leaving a
+    /// session whose reads failed after the first part's 5 frames.)
+    func testASenderThatStartsSlowlyIsTakenWhole() throws {
+        let port = try freePort(udp: true)
+        // Frames 0-4 and 5-74 of one stream, as two MPEG-TS files with the timestamps running on.
+        try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-frames:v", "75", "-c:v", "libx264",
+                          "-bf", "3", "-g", "5", "-f", "segment", "-segment_format", "mpegts", "-segment_frames", "5",
+                          "-reset_timestamps", "0", dir.path("part%d.ts")])
+        let output = dir.path("slow-start.mp4")
+        let run = try prism("udp://127.0.0.1:\(port)", output, ["--no-reconnect", "--input-timeout", "6"])
+        defer { run.stop() }
+        let bound = Date().addingTimeInterval(30)
+        let entry = String(format: ":%04X ", port)
+        while Date() < bound, !((try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8))?.contains(entry) ?? false) {
+            usleep(20_000)
+        }
+        // The first part 3 s after prism bound the port, the rest 3.5 s later: past 6 s from the start, never
+        // 6 s without data.
+        for (index, pause) in [(0, 3.0), (1, 3.5)] {
+            Thread.sleep(forTimeInterval: pause)
+            let sender = try Running(try ffmpeg, ["-hide_banner", "-loglevel", "error", "-re", "-i", dir.path("part\(index).ts"),
+                                                  "-c", "copy", "-copyts", "-f", "mpegts", "udp://127.0.0.1:\(port)?pkt_size=1316"],
+                                     deadline: 60)
+            XCTAssertEqual(sender.waitForExit(), 0)
+        }
+        XCTAssertEqual(run.waitForExit(), 0, run.stderr)
+        let dropped = lastProgress(run)["dropped"] as? Int ?? 0
+        XCTAssertEqual(try MediaInspector.inspect(output).videoFrameCount + dropped, 75, run.stderr)
+    }
+
     /// A publisher that stops and another that comes back to the listening prism (a streaming app
     /// reconnecting): the run takes the second one after the first, on one continuous time line.
     func testAListeningInputTakesThePublisherBack() throws {
