@@ -22,7 +22,7 @@ struct BatchCommand: PrismCommand {
             .value("--shards", value: "N", help: "shards of --sbatch, or the count with JOB_COMPLETION_INDEX (Kubernetes)"),
             .flag("--force", help: "run jobs already done too"),
             .flag("--dry-run", help: "list the jobs and whether each would run, run nothing"),
-            .value("--progress", value: "bar|lines|json|quiet", help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
+            .key("progress", value: BatchProgressStyle.placeholder, help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
             .flag("--quiet", "-q", help: "--progress quiet"),
             .value("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)"),
         ] + JobSettings.options.map(\.asJobDefault) + [
@@ -105,12 +105,7 @@ struct BatchCommand: PrismCommand {
         if force { passOn.append("--force") }
         dryRun = scanner.flag("--dry-run")
         if scanner.flag("--quiet", "-q") { progress = .quiet }
-        if let text = scanner.value("--progress") {
-            guard let style = BatchProgressStyle(rawValue: text) else {
-                throw UsageError("--progress takes bar, lines, json or quiet, not '\(text)'")
-            }
-            progress = style
-        }
+        if let style = try scanner.value(for: "progress", as: BatchProgressStyle.self) { progress = style }
         if scanner.flag("--sbatch") {
             mode = .sbatch(submit: scanner.flag("--submit"))
             if let text = scanner.value("--gres") { gres = text == "none" ? nil : text }

@@ -3,7 +3,7 @@ import PrismCore
 import Synchronization
 
 /// How a batch shows its progress.
-enum BatchProgressStyle: String, Sendable {
+enum BatchProgressStyle: String, Sendable, CaseIterable {
     /// A bar for the whole batch and a line per worker, redrawn in place on stderr (a terminal).
     case bar
     /// One line on stderr per finished job (not a terminal: logs, Slurm's output files).

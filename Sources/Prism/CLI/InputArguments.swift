@@ -23,7 +23,7 @@ struct InputArguments {
                + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound (see --audio-from)"),
         .value("--offset", value: "SECONDS", help: "start the input that follows this many seconds into the run "
                + "(it shows nothing before)"),
-        .value("--end", value: "hold|stop|hide", help: "what happens when the input that follows ends before the run: keep its last "
+        .value("--end", value: InputEndPolicy.placeholder, help: "what happens when the input that follows ends before the run: keep its last "
                + "frame (default), end the run, or show nothing (transparent)"),
     ]
 
@@ -78,9 +78,7 @@ struct InputArguments {
                 guard offset == nil else { throw UsageError("--offset is given twice for one input") }
                 offset = seconds
             case "--end":
-                guard let policy = InputEndPolicy(rawValue: value!) else {
-                    throw UsageError("--end takes hold, stop or hide, not '\(value!)'")
-                }
+                let policy = try InputEndPolicy(text: value!, name: "--end")
                 guard end == nil else { throw UsageError("--end is given twice for one input") }
                 end = policy
             default:

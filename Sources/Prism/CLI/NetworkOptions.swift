@@ -14,7 +14,7 @@ extension NetworkInputOptions {
         .key("reconnect", value: "N", help: "a network input lost mid-run: at most N attempts to reopen it, 0.5 s doubling to 8 s apart"),
         .key("reconnect-for", value: "SECONDS", help: "a network input lost mid-run: keep trying to reopen it this long (default 30)"),
         .flag("--no-reconnect", help: "a network input lost mid-run ends the run (the output is finished)"),
-        .key("rtsp-transport", value: "tcp|udp", help: "RTSP over TCP (interleaved) or UDP (default: UDP, then TCP)"),
+        .key("rtsp-transport", value: RTSPTransport.placeholder, help: "RTSP over TCP (interleaved) or UDP (default: UDP, then TCP)"),
         .flag("--listen", help: "wait for the sender: rtmp://, srt://, tcp://, http:// and rtsp:// (a publisher) inputs as servers"),
     ]
 
@@ -40,10 +40,7 @@ extension NetworkInputOptions {
             given.append("reconnect")
         }
         if let seconds { options.reconnect.seconds = seconds; given.append("reconnect-for") }
-        if let transport = try source.text(for: "rtsp-transport") {
-            guard transport == "tcp" || transport == "udp" else {
-                throw UsageError("\(source.spelling(for: "rtsp-transport")) takes tcp or udp, not '\(transport)'")
-            }
+        if let transport = try source.value(for: "rtsp-transport", as: RTSPTransport.self)?.rawValue {
             guard case .movie(let url) = input, ["rtsp", "rtsps"].contains(NetworkURL.scheme(url)) else {
                 throw UsageError("\(source.spelling(for: "rtsp-transport")) applies to an rtsp:// input")
             }

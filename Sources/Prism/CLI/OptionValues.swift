@@ -1,5 +1,6 @@
 import PrismCore
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismPipeline
 
@@ -201,13 +202,62 @@ struct TakeLength: OptionValue {
     }
 }
 
-extension ReadbackStrategy: OptionValue {
+/// A value out of a fixed list, spelt as its raw value. The parser, the placeholder in the usage (`a|b|c`),
+/// the message for anything else, the completions and the manual page all read the one list, `allCases`.
+protocol ChoiceValue: OptionValue, CaseIterable, RawRepresentable where RawValue == String {}
+
+extension ChoiceValue {
+    static var choices: [String] { allCases.map(\.rawValue) }
+    /// The usage's placeholder: `auto|sdr|keep`.
+    static var placeholder: String { choices.joined(separator: "|") }
+
     init(text: String, name: String) throws {
-        guard let strategy = Self(rawValue: text) else { throw UsageError("\(name) takes sync or pbo, not '\(text)'") }
-        self = strategy
+        guard let value = Self(rawValue: text) else {
+            let all = Self.choices
+            throw UsageError("\(name) takes \(all.dropLast().joined(separator: ", ")) or \(all.last!), not '\(text)'"
+                             + NearestName.suggestion(for: text, among: all))
+        }
+        self = value
     }
     var text: String { rawValue }
 }
+
+extension ReadbackStrategy: ChoiceValue {}
+extension DynamicRange: ChoiceValue {}
+extension InputEndPolicy: ChoiceValue {}
+extension PlaylistSettings.Kind: ChoiceValue {}
+extension SegmentationSettings.Backend: ChoiceValue {}
+extension BatchProgressStyle: ChoiceValue {}
+
+/// `--tonemap`: one of the tone curves, or none (the signal written as it is).
+struct ToneMapChoice: ChoiceValue {
+    let curve: ColorConversion.Curve?
+    static var allCases: [ToneMapChoice] { ColorConversion.Curve.allCases.map { Self(curve: $0) } + [Self(curve: nil)] }
+    init(curve: ColorConversion.Curve?) { self.curve = curve }
+    init?(rawValue: String) {
+        guard let match = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = match
+    }
+    var rawValue: String { curve?.rawValue ?? "none" }
+}
+
+/// `--output-transfer`: the HDR transfers a kept HDR output can be converted to.
+struct OutputTransferChoice: ChoiceValue {
+    let transfer: TransferFunction
+    static var allCases: [OutputTransferChoice] { [TransferFunction.pq, .hlg].map { Self(transfer: $0) } }
+    init(transfer: TransferFunction) { self.transfer = transfer }
+    init?(rawValue: String) {
+        guard let match = Self.allCases.first(where: { $0.rawValue == rawValue }) else { return nil }
+        self = match
+    }
+    var rawValue: String { transfer.rawValue }
+}
+
+/// HLS segments: MPEG-TS or fragmented MP4 (`--segment-type`).
+enum SegmentType: String, ChoiceValue { case ts, fmp4 }
+
+/// RTSP's media over TCP (interleaved) or UDP (`--rtsp-transport`).
+enum RTSPTransport: String, ChoiceValue { case tcp, udp }
 
 /// Filter graph text, no longer than one command-line argument may be (Linux's MAX_ARG_STRLEN), so a
 /// manifest's graph is never larger than one `run --filter` could be given. Bound later, by the command.

@@ -14,31 +14,21 @@ struct OutputChoice: Sendable, Equatable {
     static let options: [OptionSpec] = [
         .key("format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
              + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…"),
-        .key("playlist", value: "live|event|vod", help: "HLS/DASH: a rolling window of segments (live, the default), "
+        .key("playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
              + "every segment kept (event), or a VOD playlist"),
         .key("segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)"),
         .key("window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted"),
-        .key("segment-type", value: "ts|fmp4", help: "HLS: MPEG-TS segments (the default) or fragmented MP4"),
+        .key("segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4"),
     ]
 
     init() {}
 
     init(from source: inout some OptionSource) throws {
         format = try source.text(for: "format")
-        if let text = try source.text(for: "playlist") {
-            guard let kind = PlaylistSettings.Kind(rawValue: text) else {
-                throw UsageError("\(source.spelling(for: "playlist")) takes live, event or vod, not '\(text)'")
-            }
-            playlist = kind
-        }
+        if let kind = try source.value(for: "playlist", as: PlaylistSettings.Kind.self) { playlist = kind }
         segmentSeconds = try source.value(for: "segment-duration", as: Seconds.self)?.value
         window = try source.value(for: "window", as: PlaylistWindow.self)?.value
-        if let text = try source.text(for: "segment-type") {
-            guard text == "ts" || text == "fmp4" else {
-                throw UsageError("\(source.spelling(for: "segment-type")) takes ts or fmp4, not '\(text)'")
-            }
-            segmentType = text
-        }
+        if let type = try source.value(for: "segment-type", as: SegmentType.self) { segmentType = type.rawValue }
     }
 
     /// What this output sets, over what every output gets.

@@ -20,18 +20,18 @@ struct RunCommand: PrismCommand {
     ] + EncoderChoice.options + InputChoice.options + [
         .gpu,
         .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
-        .value("--readback", value: "sync|pbo", help: "how frames come back from the GPU (default: the driver's best)"),
+        .key("readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)"),
         .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
     ] + RecordingLimits.options + [
         .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
         .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
         .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
                + "or matrix=,primaries=,transfer=,range=,peak= (e.g. transfer=pq,peak=4000)"),
-        .value("--dynamic-range", value: "auto|sdr|keep", help: "HDR and 10-bit input: keep them where the codec can "
+        .key("dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
                + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep"),
-        .value("--tonemap", value: "bt2390|reinhard|clip|none", help: "the tone curve for HDR into SDR (default bt2390); "
+        .key("tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
                + "none writes the HDR signal as it is"),
-        .value("--output-transfer", value: "pq|hlg", help: "convert a kept HDR output to PQ or HLG"),
+        .key("output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG"),
         .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
         .flag("--strict-decode", help: "fail at a damaged packet or a file that cannot be read to its end, instead of "
               + "skipping and counting them as FFmpeg does"),
@@ -286,26 +286,9 @@ struct RunCommand: PrismCommand {
         options.readback = try scanner.value(for: "readback")
         try EncoderChoice(from: &scanner).apply(to: &options.encoder)
         if let spec = scanner.value("--input-color") { options.inputColor = try ColorOverride(parsing: spec) }
-        if let range = scanner.value("--dynamic-range") {
-            guard let value = DynamicRange(rawValue: range) else {
-                throw UsageError("--dynamic-range takes auto, sdr or keep, not '\(range)'")
-            }
-            options.dynamicRange = value
-        }
-        if let curve = scanner.value("--tonemap") {
-            if curve == "none" {
-                options.toneCurve = nil
-            } else {
-                guard let value = ColorConversion.Curve(rawValue: curve) else {
-                    throw UsageError("--tonemap takes \(ColorConversion.Curve.allCases.map(\.rawValue).joined(separator: ", ")) or none, not '\(curve)'")
-                }
-                options.toneCurve = value
-            }
-        }
-        if let transfer = scanner.value("--output-transfer") {
-            guard transfer == "pq" || transfer == "hlg" else { throw UsageError("--output-transfer takes pq or hlg, not '\(transfer)'") }
-            options.outputTransfer = TransferFunction(rawValue: transfer)
-        }
+        if let range = try scanner.value(for: "dynamic-range", as: DynamicRange.self) { options.dynamicRange = range }
+        if let choice = try scanner.value(for: "tonemap", as: ToneMapChoice.self) { options.toneCurve = choice.curve }
+        if let choice = try scanner.value(for: "output-transfer", as: OutputTransferChoice.self) { options.outputTransfer = choice.transfer }
         // Input.
         let inputFormat = rawInputFormat
         var inputPath: String?

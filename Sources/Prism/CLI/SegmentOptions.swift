@@ -7,7 +7,7 @@ import PrismKit
 extension SegmentationSettings {
     static let commandLine: [OptionSpec] = [
         .value("--segment-model", value: "SEG.onnx", help: "a person/foreground model for background-blur, background-replace, segment-mask"),
-        .value("--segment-backend", value: "auto|gpu|cpu", help: "run it as GPU passes or with OpenCV DNN on the CPU (default auto: CPU on a software renderer)"),
+        .key("segment-backend", value: SegmentationSettings.Backend.placeholder, help: "run it as GPU passes or with OpenCV DNN on the CPU (default auto: CPU on a software renderer)"),
         .value("--segment-smoothing", value: "A", help: "share of each new mask against the previous one, (0, 1] (default 0.5)"),
         .value("--segment-width", value: "PX", help: "width of the picture a dynamic-size model sees (default 256)"),
     ]
@@ -15,12 +15,7 @@ extension SegmentationSettings {
     static func parse(_ source: inout some OptionSource) throws -> SegmentationSettings {
         var settings = SegmentationSettings()
         settings.model = try source.text(for: "segment-model")
-        if let backend = try source.text(for: "segment-backend") {
-            guard let chosen = Backend(rawValue: backend) else {
-                throw UsageError("\(source.spelling(for: "segment-backend")) is auto, gpu or cpu, not '\(backend)'")
-            }
-            settings.backend = chosen
-        }
+        if let backend = try source.value(for: "segment-backend", as: Backend.self) { settings.backend = backend }
         if let text = try source.text(for: "segment-smoothing") {
             guard let a = Double(text), a > 0, a <= 1 else {
                 throw UsageError("\(source.spelling(for: "segment-smoothing")) takes a number in (0, 1], not '\(text)'")
