@@ -159,29 +159,19 @@ public final class FrameEngine: Sendable {
                                  capture: audioCapture, always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
-        let registry = self.registry
-        let notes = self.notes
         let pendingSwitch = self.pendingSwitch
+        let setup = FramePath.Setup(
+            gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy, compileOptions: configuration.compileOptions,
+            sizePolicy: configuration.sizeChange, timing: configuration.timing, frameRate: configuration.constantRate,
+            audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
+            pcm: audioCapture?.format, keepsOutputOnFailure: configuration.keepsOutputOnFailure,
+            outputColor: configuration.outputColor, feedsAudio: audioFeed != nil || suppliesAudio, findsFaces: suppliesFaces,
+            segments: suppliesSegmentation, taps: taps, sideInputs: sideInputs,
+            inputSizes: Dictionary(tracks.map { ($0.index, $0.info.size) }, uniquingKeysWith: { $1 }),
+            events: Self.announcer(notes: notes, handler: events), requestCameraSwitch: { path in pendingSwitch.withLock { $0 = path } })
+        let registry = self.registry
         let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<FramePath>, Size, [String]) in
-            let stage = FramePath(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
-                                 compileOptions: configuration.compileOptions,
-                                 sizePolicy: configuration.sizeChange, timing: configuration.timing,
-                                 frameRate: configuration.constantRate,
-                                 audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
-                                 pcm: audioCapture?.format, registry: registry)
-            stage.events = { event in
-                notes.withLock { $0.append(event.description) }
-                events?(event)
-            }
-            stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
-            stage.outputColor = configuration.outputColor
-            stage.feedsAudio = audioFeed != nil || suppliesAudio
-            stage.findsFaces = suppliesFaces
-            stage.segments = suppliesSegmentation
-            stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
-            stage.taps = taps
-            stage.sideInputs = sideInputs
-            for track in tracks { stage.inputSizes[track.index] = track.info.size }
+            let stage = FramePath(setup, registry: registry)
             do {
                 for sink in sinks { _ = try stage.attach(sink) }
             } catch {
@@ -373,11 +363,13 @@ public final class FrameEngine: Sendable {
     }
 
     /// Tells the run's notes and its event handler.
-    private var announce: @Sendable (EngineEvent) -> Void {
-        let (notes, eventHandler) = (notes, eventHandler)
-        return { event in
+    private var announce: @Sendable (EngineEvent) -> Void { Self.announcer(notes: notes, handler: eventHandler) }
+
+    private static func announcer(notes: Locked<[String]>, handler: (@Sendable (EngineEvent) -> Void)?)
+        -> @Sendable (EngineEvent) -> Void {
+        { event in
             notes.withLock { $0.append(event.description) }
-            eventHandler?(event)
+            handler?(event)
         }
     }
 
