@@ -159,29 +159,19 @@ public final class FrameEngine: Sendable {
                                  capture: audioCapture, always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
-        let registry = self.registry
-        let notes = self.notes
         let pendingSwitch = self.pendingSwitch
+        let setup = FramePath.Setup(
+            gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy, compileOptions: configuration.compileOptions,
+            sizePolicy: configuration.sizeChange, timing: configuration.timing, frameRate: configuration.constantRate,
+            audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
+            pcm: audioCapture?.format, keepsOutputOnFailure: configuration.keepsOutputOnFailure,
+            outputColor: configuration.outputColor, feedsAudio: audioFeed != nil || suppliesAudio, findsFaces: suppliesFaces,
+            segments: suppliesSegmentation, taps: taps, sideInputs: sideInputs,
+            inputSizes: Dictionary(tracks.map { ($0.index, $0.info.size) }, uniquingKeysWith: { $1 }),
+            events: Self.announcer(notes: notes, handler: events), requestCameraSwitch: { path in pendingSwitch.withLock { $0 = path } })
+        let registry = self.registry
         let (bound, size, labels) = try gpu.perform { () throws -> (GPUBound<FramePath>, Size, [String]) in
-            let stage = FramePath(gpuInfo: gpu.info, graph: graph, source: info, strategy: strategy,
-                                 compileOptions: configuration.compileOptions,
-                                 sizePolicy: configuration.sizeChange, timing: configuration.timing,
-                                 frameRate: configuration.constantRate,
-                                 audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
-                                 pcm: audioCapture?.format, registry: registry)
-            stage.events = { event in
-                notes.withLock { $0.append(event.description) }
-                events?(event)
-            }
-            stage.keepsOutputOnFailure = configuration.keepsOutputOnFailure
-            stage.outputColor = configuration.outputColor
-            stage.feedsAudio = audioFeed != nil || suppliesAudio
-            stage.findsFaces = suppliesFaces
-            stage.segments = suppliesSegmentation
-            stage.requestCameraSwitch = { path in pendingSwitch.withLock { $0 = path } }
-            stage.taps = taps
-            stage.sideInputs = sideInputs
-            for track in tracks { stage.inputSizes[track.index] = track.info.size }
+            let stage = FramePath(setup, registry: registry)
             do {
                 for sink in sinks { _ = try stage.attach(sink) }
             } catch {
@@ -262,42 +252,85 @@ public final class FrameEngine: Sendable {
         guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw UsageError("an engine runs once") }
         let configuration = self.configuration
         let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
-        // A live source's frame limit is counted where frames can no longer be dropped: on the GPU thread.
-        let gpuFrameLimit = live ? configuration.frameLimit : nil
-        let sourceConfiguration = { () -> EngineConfiguration in
-            var limited = configuration
-            if live { limited.frameLimit = nil }
-            return limited
-        }()
-        // Inputs that read ahead need the source that far ahead of the GPU (they are asked for by files, whose
-        // frames are never dropped).
-        let lookAheads = self.lookAheads
-        let frames = BoundedQueue<TimedFrame>(capacity: max(configuration.frameQueueCapacity, (lookAheads.map(\.lookAhead).max() ?? 0) + 1),
-                                              overflow: live ? .dropOldest : .block)
+        let sourceStage = SourceStage(source: source, configuration: configuration, live: live, lookAheads: lookAheads,
+                                      audioFeed: audioFeed, copiesAudio: configuration.copyAudio && audioTrack == nil,
+                                      pendingSwitch: pendingSwitch, announce: announce)
+        let frames = sourceStage.frames
         let failure = FirstError()
         let started = StageTimes.now()
         let registry = self.registry
-        let stage = self.stage
-        let gpu = self.gpu
-        let outlets = registry.all
-        /// Sound goes to every open sink that takes audio, including those attached while running (a take).
-        @Sendable func sendAudio(_ item: SinkItem) {
-            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(item) }
-        }
-        let origin = AudioOrigin()
-        let expected = configuration.frameLimit ?? sourceInfo.estimatedFrameCount
-        let mediaDuration = sourceInfo.duration?.seconds
-        // A network input's reconnections and gaps, for progress reports and the report (read from any thread).
-        let networkCounters = (source.value as? NetworkSource)?.counters
-
-        @Sendable func fail(_ error: any Error) {
+        let signals = RunSignals(stop: stop, failure: failure) { error in
             failure.record(error)
             frames.cancel()
             // Not through the GPU thread: it may be the one waiting for a buffer.
             for outlet in registry.all { outlet.cancel() }
         }
+        /// Sound goes to every open sink that takes audio, including those attached while running (a take).
+        let sendAudio: @Sendable (SinkItem) -> Void = { item in
+            for outlet in registry.all where outlet.acceptsAudio && outlet.isOpen { _ = outlet.queue.push(item) }
+        }
+        let origin = AudioOrigin()
+        let expected = configuration.frameLimit ?? sourceInfo.estimatedFrameCount
+        // A network input's reconnections and gaps, for progress reports and the report (read from any thread).
+        let networkCounters = (source.value as? NetworkSource)?.counters
+        let progressOutlet = try startOutputs(signals, frames: frames, origin: origin, started: started, expected: expected,
+                                              networkCounters: networkCounters, progress: progress)
 
-        // Output threads: the first output sink reports progress; sinks attached later start the same way.
+        // The microphone, if any: its sound goes to the sinks that take audio.
+        let capture = audioCapture.value
+        let recordingSince = capture.map { _ in monotonicMicroseconds() }
+        // Sinks attached later (a take) get it from then on.
+        let audioFeed = self.audioFeed
+        capture?.start { chunk in
+            sendAudio(.pcm(chunk))
+            audioFeed?.ring.append(interleaved: chunk.samples, channels: chunk.format.channels,
+                                   at: MediaTime(value: chunk.captureTime, timescale: 1_000_000))
+            return !failure.hasError
+        }
+        let sourceThread = sourceStage.start(signals, origin: origin, recordingSince: recordingSince, capture: capture,
+                                             sendAudio: sendAudio)
+
+        let dispatcher = GPUDispatcher(gpu: gpu, stage: stage, tracks: tracks,
+                                       soundTrack: configuration.copyAudio ? audioTrack : nil, signals: signals)
+        dispatcher.takeScheduledWork(from: scheduled)
+        let rate = configuration.constantRate ?? sourceInfo.frameRate ?? Rational(30, 1)
+        // A live source's frame limit is counted where frames can no longer be dropped: on the GPU thread.
+        dispatcher.dispatch(frames, frameLimit: live ? configuration.frameLimit : nil,
+                            frameStep: MediaTime(value: Int64(rate.den), timescale: Int32(clamping: rate.num)),
+                            audioOrigin: origin, liveSound: audioFeed?.isLive == true ? audioFeed?.ring : nil,
+                            sendAudio: sendAudio)
+        scheduled.withLock { $0 = .ended }
+        let dropNotes = dispatcher.finishInputs()
+        notes.withLock { $0 += dropNotes }
+        for outlet in registry.all { outlet.queue.close() }
+        sourceThread.join()
+        // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
+        // alive: a camera's frames are its mapped buffers, queued again when released.
+        frames.cancel()
+        for outlet in registry.all { outlet.join() }
+        capture?.stop()
+        if let capture, capture.overruns > 0 {
+            notes.withLock { $0.append("audio: \(capture.overruns) overrun(s), samples lost (filled with silence)") }
+        }
+
+        let builder = RunReportBuilder(gpu: gpu, stage: stage, source: source, registry: registry, progressOutlet: progressOutlet,
+                                       notes: notes, inputDamage: { [self] in inputDamage },
+                                       networkCounters: networkCounters, started: started)
+        let finishTimes = try builder.finishOutputs(after: failure)
+        let report = try builder.report(source: sourceStage.counts, framesDropped: frames.dropped, finishTimes: finishTimes,
+                                        stop: stop, poolAllocated: bufferPool.allocated)
+        progress?(builder.lastProgress(of: report, expectedFrames: expected))
+        return report
+    }
+
+    /// Starts each sink's output thread (sinks attached while running start the same way); returns the
+    /// output whose frames progress reports count.
+    private func startOutputs(_ signals: RunSignals, frames: BoundedQueue<TimedFrame>, origin: AudioOrigin, started: UInt64,
+                              expected: Int?, networkCounters: NetworkCounters?,
+                              progress: (@Sendable (RunProgress) -> Void)?) throws -> SinkOutlet? {
+        let outlets = registry.all
+        let mediaDuration = sourceInfo.duration?.seconds
+        // The first output sink reports progress.
         // (An output that takes every frame: one that may skip frames to keep up, a network stream, counts less.)
         let progressOutlet = outlets.first { $0.point == .output && $0.delivery == .everyFrame }
             ?? outlets.first { $0.point == .output }
@@ -315,300 +348,29 @@ public final class FrameEngine: Sendable {
                     progress(snapshot)
                 }
             }
-            outlet.start(audioOrigin: origin, onFrame: report, stopRun: { stop.stop($0) }, fail: fail)
+            outlet.start(audioOrigin: origin, onFrame: report, stopRun: { signals.stop.stop($0) }, fail: signals.fail)
         }
         // A lost stream that holds the run while it reconnects stops waiting when the run is stopped or fails.
         for outlet in outlets {
-            (outlet.sink.value as? MovieSink)?.cancellation = { stop.stopReason == .interrupted || failure.hasError }
+            (outlet.sink.value as? MovieSink)?.cancellation = {
+                signals.stop.stopReason == .interrupted || signals.failure.hasError
+            }
         }
         for outlet in outlets { launch(outlet) }
+        let stage = self.stage
         try gpu.perform { stage.value.launch = launch }
+        return progressOutlet
+    }
 
-        // The microphone, if any: its sound goes to the sinks that take audio.
-        let capture = audioCapture.value
-        let recordingSince = capture.map { _ in monotonicMicroseconds() }
-        // Sinks attached later (a take) get it from then on.
-        let audioFeed = self.audioFeed
-        capture?.start { chunk in
-            sendAudio(.pcm(chunk))
-            audioFeed?.ring.append(interleaved: chunk.samples, channels: chunk.format.channels,
-                                   at: MediaTime(value: chunk.captureTime, timescale: 1_000_000))
-            return !failure.hasError
-        }
+    /// Tells the run's notes and its event handler.
+    private var announce: @Sendable (EngineEvent) -> Void { Self.announcer(notes: notes, handler: eventHandler) }
 
-        // Source thread.
-        let sourceTimes = Locked(StageTimes())
-        let framesRead = Atomic<Int>(0)
-        let inputSpan = Mutex<MediaTime?>(nil)
-        let limitReached = Locked<StopReason?>(nil)
-        let source = self.source
-        let pendingSwitch = self.pendingSwitch
-        let eventHandler = self.eventHandler
-        let notes = self.notes
-        let audioTrack = self.audioTrack
-        let readSource: @Sendable () -> Void = {
-            // A network input's blocking reads end when the run stops or fails (never a wait on a silent
-            // network), and its losses and reconnections become notes.
-            if let network = source.value as? NetworkSource {
-                network.cancellation = { stop.isStopped || failure.hasError }
-                network.onEvent = { line in
-                    let event = EngineEvent.networkInput(line)
-                    notes.withLock { $0.append(event.description) }
-                    eventHandler?(event)
-                }
-            }
-            var loop: SourceLoop
-            do {
-                loop = try SourceLoop(source: source.value, configuration: sourceConfiguration, origin: origin,
-                                      recordingSince: recordingSince)
-            } catch {
-                fail(error)
-                return
-            }
-            // A movie's sound for audio-reactive filters: frames wait here until their window is decoded.
-            var sound = audioFeed?.trackTimeline()
-            var queued = 0
-            // Frames are numbered as the GPU thread will number them: in the order they are queued.
-            func push(_ ready: [TimedFrame]) throws -> Bool {
-                for frame in ready {
-                    for reader in lookAheads { try reader.read(frame, index: queued) }
-                    queued += 1
-                    guard frames.push(frame) else { return false }
-                }
-                return true
-            }
-            do {
-                reading: while !stop.isStopped, !failure.hasError {
-                    // A microphone that failed ends the take where it failed.
-                    if let error = capture?.error { throw error }
-                    if let path = pendingSwitch.take(replacingWith: nil),
-                       let event = loop.switchCamera(to: path) {
-                        notes.withLock { $0.append(event.description) }
-                        eventHandler?(event)
-                    }
-                    guard let step = try loop.next() else { break }
-                    switch step {
-                    case .frames(let timed):
-                        if sound != nil {
-                            guard try push(sound!.hold(timed)) else { break reading }
-                        } else {
-                            guard try push(timed) else { break reading }
-                        }
-                        if loop.isDone { break reading }
-                    case .audio(let packet):
-                        if sound != nil { guard try push(try sound!.decode(packet)) else { break reading } }
-                        // Another input's sound is the run's (`audioInput`): this one's is not sent.
-                        guard configuration.copyAudio, recordingSince == nil, audioTrack == nil else { continue }
-                        sendAudio(.audio(packet))
-                    }
-                }
-                if !stop.isStopped, !failure.hasError {
-                    let last = loop.finish()
-                    if sound != nil {
-                        var pushing = try push(sound!.hold(last))
-                        // Frames still waiting for their sound: read on for audio only (a limit ended the frames).
-                        tail: while pushing, sound!.isHolding, !stop.isStopped, !failure.hasError, let step = try loop.next() {
-                            guard case .audio(let packet) = step else { continue tail }
-                            pushing = try push(try sound!.decode(packet))
-                        }
-                        if pushing { _ = try push(try sound!.finish()) }
-                    } else {
-                        _ = try push(last)
-                    }
-                }
-            } catch {
-                fail(error)
-            }
-            sourceTimes.withLock { $0 = loop.times }
-            let reached = loop.limitReached
-            limitReached.withLock { $0 = reached }
-            framesRead.store(loop.emitted, ordering: .relaxed)
-            let span = loop.sourceSpan.map { $0.last - $0.first }
-            inputSpan.withLock { $0 = span }
+    private static func announcer(notes: Locked<[String]>, handler: (@Sendable (EngineEvent) -> Void)?)
+        -> @Sendable (EngineEvent) -> Void {
+        { event in
+            notes.withLock { $0.append(event.description) }
+            handler?(event)
         }
-        let sourceThread = WorkerThread {
-            readSource()
-            for reader in lookAheads { reader.inputEnded() }
-            frames.close()
-        }
-
-        // The GPU thread: one job per frame, posted from here; between two frames it is free for other
-        // work (what `schedule` posts, a preview's snapshot, a GL object's deletion). At most two frames
-        // are posted and not yet done: the next one waits in the thread's queue while one renders (no
-        // wake-up between frames), and the source's queue, not the thread's, holds the rest (live sources
-        // drop their oldest frames there).
-        let inFlight = DispatchSemaphore(value: 2)
-        let running = Atomic<Bool>(true)
-        let post: @Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void = { work in
-            gpu.thread.async {
-                // Work posted after the last frame's job finds the run over and is dropped, as before the run.
-                guard running.load(ordering: .acquiring), !failure.hasError else { return }
-                do { try work(EngineControl(stage: stage.value)) } catch { fail(error) }
-            }
-        }
-        let waiting = scheduled.withLock { state -> [@Sendable (EngineControl) throws -> Void] in
-            guard case .beforeRun(let waiting) = state else { return [] }
-            state = .running(post)
-            return waiting
-        }
-        for work in waiting { post(work) }
-        let tracks = self.tracks
-        for track in tracks { track.start() }
-        var first: MediaTime?
-        let rate = configuration.constantRate ?? sourceInfo.frameRate ?? Rational(30, 1)
-        let frameStep = MediaTime(value: Int64(rate.den), timescale: Int32(clamping: rate.num))
-        var previousTime = 0.0
-        var index = 0
-        let liveSound = audioFeed?.isLive == true ? audioFeed?.ring : nil
-        do {
-            while !failure.hasError, var timed = frames.pop() {
-                if let liveSound, timed.audio == nil { timed.audio = AudioFeed.liveWindow(liveSound, for: timed, origin: origin) }
-                let origin = first ?? timed.pts
-                first = origin
-                let time = (timed.pts - origin).seconds
-                // The other inputs at this frame's time: matched by timestamp, or their newest frame if live.
-                var shown: [Int: InputFrame] = [:]
-                var inputEnded = false
-                for track in tracks {
-                    let (picked, ended) = try track.frame(at: timed.pts - origin)
-                    if ended, track.input.end == .stop { inputEnded = true }
-                    shown[track.index] = picked
-                }
-                if inputEnded {
-                    // `--end stop`: the run ends as if the first input had; the source stops reading.
-                    stop.stop(.endOfInput)
-                    frames.cancel()
-                    break
-                }
-                // Another input's sound, up to this frame's end: it ends with the run's frames.
-                if let audioTrack, configuration.copyAudio {
-                    let end = timed.pts - origin + (timed.duration ?? frameStep)
-                    for packet in try audioTrack.sound(before: end, origin: origin) { sendAudio(.audio(packet)) }
-                }
-                let extras = ThreadOwned(shown)
-                let (frame, frameIndex, delta) = (timed, index, time - previousTime)
-                inFlight.wait()
-                let posted = gpu.thread.async {
-                    defer { inFlight.signal() }
-                    guard !failure.hasError else { return }
-                    do {
-                        let stage = stage.value
-                        try stage.process(frame, index: frameIndex, time: time, timeDelta: delta, inputs: extras.value,
-                                          control: EngineControl(stage: stage))
-                    } catch {
-                        fail(error)
-                    }
-                }
-                if !posted {
-                    inFlight.signal()
-                    throw UsageError("the GPU thread stopped during the run")
-                }
-                previousTime = time
-                index += 1
-                if let limit = gpuFrameLimit, index >= limit {
-                    stop.stop(.frameLimit)
-                    break
-                }
-            }
-            try gpu.perform {
-                running.store(false, ordering: .releasing)
-                if !failure.hasError { try stage.value.finish() }
-            }
-        } catch {
-            fail(error)
-            try? gpu.perform { running.store(false, ordering: .releasing) }
-        }
-        scheduled.withLock { $0 = .ended }
-        for track in tracks { track.finish() }
-        for track in tracks where track.dropped > 0 {
-            notes.withLock { $0.append("input \(track.index): \(track.dropped) frame(s) dropped (a live input shows its newest frame)") }
-        }
-        for outlet in registry.all { outlet.queue.close() }
-        sourceThread.join()
-        // Frames the GPU never took (a limit reached, a failure) go back to the source now, while it is
-        // alive: a camera's frames are its mapped buffers, queued again when released.
-        frames.cancel()
-        for outlet in registry.all { outlet.join() }
-        capture?.stop()
-        if let capture {
-
-            if capture.overruns > 0 {
-                notes.withLock { $0.append("audio: \(capture.overruns) overrun(s), samples lost (filled with silence)") }
-            }
-        }
-        if let error = failure.error {
-            var kept: [String] = []
-            for outlet in registry.all { if let path = try? outlet.close(failed: true) { kept.append(path) } }
-            throw kept.isEmpty ? error : RecordingKeptError(underlying: error, kept: kept)
-        }
-        var finishTimes = StageTimes()
-        let t0 = StageTimes.now()
-        do {
-            for outlet in registry.all { try outlet.close(failed: false) }
-        } catch {
-            // An output that cannot be finished (no frame came) says what the input's damage cost it.
-            let damage = inputDamage.flatMap(\.lines)
-            throw damage.isEmpty ? error : DamagedInputError(underlying: error, damage: damage)
-        }
-        finishTimes.add(.encode, nanoseconds: StageTimes.now() - t0, count: 0)
-
-        var report = RunReport()
-        report.renderer = gpuInfo.description
-        report.framesIn = framesRead.load(ordering: .relaxed)
-        report.inputSpan = inputSpan.withLock { $0 }
-        // What the output holds: a size limit may have left out the frames the encoder still held.
-        report.framesOut = progressOutlet.map { $0.sink.value.framesInOutput ?? $0.framesWritten } ?? 0
-        report.framesDropped = frames.dropped
-        // Per output: what a sink says of itself (a stream that fell behind, was lost; a virtual camera's drops).
-        for outlet in registry.all {
-            let lines = outlet.notes
-            notes.withLock { $0 += lines }
-        }
-        // Damaged packets skipped and counted (FFmpeg's default), and where a truncated input ended.
-        report.damage = source.value.decodeDamage?.summary
-        if report.damage?.isEmpty == true { report.damage = nil }
-        report.warnings = inputDamage.flatMap(\.lines)
-        report.network = networkCounters?.statistics
-        if let network = report.network, network.reconnects > 0 || network.gaps > 0, let source = source.value as? NetworkSource {
-            notes.withLock { $0.append("\(source.label): \(network.summary)") }
-        }
-        if let camera = source.value as? CameraSource, camera.framesDroppedByDevice > 0 {
-            notes.withLock { $0.append("the camera dropped \(camera.framesDroppedByDevice) frame(s) while every buffer was in use") }
-        }
-        report.notes = notes.withLock { $0 }
-        report.wallSeconds = Double(StageTimes.now() - started) / 1e9
-        report.stages.merge(sourceTimes.withLock { $0 })
-        let gpuFigures = try gpu.perform { () -> (times: StageTimes, passes: [String], timing: String, medians: [Double]) in
-            let stage = stage.value
-            return (stage.times, stage.renderer?.passLabels ?? [],
-                    stage.timer?.method.rawValue ?? "CPU submit time", stage.timer?.medianMilliseconds() ?? [])
-        }
-        report.stages.merge(gpuFigures.times)
-        var encode = finishTimes
-        if let progressOutlet {
-            encode.add(.encode, nanoseconds: progressOutlet.busyNanoseconds, count: progressOutlet.framesWritten)
-        }
-        report.stages.merge(encode)
-        report.interrupted = stop.stopReason == .interrupted
-        report.stopReason = stop.stopReason ?? limitReached.withLock { $0 } ?? .endOfInput
-        // A limit met only while the encoder was flushed at the end: the output stopped there, not at the input's end.
-        if let outlet = progressOutlet, let kept = outlet.sink.value.framesInOutput, kept < outlet.framesWritten,
-           [.endOfInput, .frameLimit, .durationLimit].contains(report.stopReason) {
-            report.stopReason = outlet.sink.value.stopReason
-        }
-        report.poolAllocated = bufferPool.allocated
-        report.poolCapacity = progressOutlet?.bufferCount ?? 0
-        report.passLabels = gpuFigures.passes
-        report.filterTiming = gpuFigures.timing
-        report.passMilliseconds = gpuFigures.medians
-        var last = RunProgress(frames: report.framesOut, expectedFrames: expected, elapsed: report.wallSeconds,
-                               mediaSeconds: nil, mediaDuration: nil, finished: true)
-        last.bytes = progressOutlet?.sink.value.bytesWritten
-        last.dropped = report.framesDropped
-        last.network = report.network
-        last.stopReason = report.stopReason
-        progress?(last)
-        return report
     }
 
     /// What every input's decoders skipped so far, the first input's first.
@@ -621,14 +383,4 @@ public final class FrameEngine: Sendable {
     public var bufferPool: (allocated: Int, outstanding: Int) {
         registry.all.first { $0.point == .output }?.poolCounts ?? (0, 0)
     }
-}
-
-/// What becomes of work given to `FrameEngine.schedule`.
-private enum ScheduledWork: Sendable {
-    /// Kept for the start of the run.
-    case beforeRun([@Sendable (EngineControl) throws -> Void])
-    /// Posted to the GPU thread, where it runs between two frames.
-    case running(@Sendable (@escaping @Sendable (EngineControl) throws -> Void) -> Void)
-    /// The run is over: dropped.
-    case ended
 }

@@ -78,24 +78,58 @@ final class ReadbackChannel {
 /// The engine runs `process` as one GPU-thread job per frame; nothing else in Prism hand-rolls this loop
 /// (stills, the bench and face-bench are engine runs). Every GL object of a run is owned here.
 final class FramePath {
-    /// What the context is (not the context: the stage lives and dies on the context's own thread, which
-    /// must never hold the last reference to its context).
+    /// What a frame path is made with: the run's choices, complete before the path exists and fixed for its
+    /// life (the graph and the input sizes are where it starts).
+    struct Setup {
+        /// What the context is (not the context: the stage lives and dies on the context's own thread, which
+        /// must never hold the last reference to its context).
+        var gpuInfo: GPUInfo
+        var graph: FilterGraph
+        var source: SourceInfo
+        var strategy: ReadbackStrategy
+        var compileOptions: CompileOptions
+        var sizePolicy: SizeChangePolicy
+        var timing: PassTiming
+        /// What sinks are told besides the layout.
+        var frameRate: Rational?
+        var audio: AudioStreamInfo?
+        var pcm: PCMFormat?
+        /// A live run keeps what its sinks recorded when it fails.
+        var keepsOutputOnFailure: Bool
+        /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
+        var outputColor: VideoColor?
+        /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
+        /// inputs may run.
+        var feedsAudio: Bool
+        /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
+        var findsFaces: Bool
+        /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
+        var segments: Bool
+        var taps: [any FrameTap]
+        var sideInputs: [any SideInput]
+        /// The sizes of the inputs besides the first, by index.
+        var inputSizes: [Int: Size]
+        var events: (@Sendable (EngineEvent) -> Void)?
+        var requestCameraSwitch: (@Sendable (String) -> Void)?
+    }
+
+    /// What the context is (see `Setup.gpuInfo`).
     let gpuInfo: GPUInfo
     let strategy: ReadbackStrategy
     let compileOptions: CompileOptions
     let sizePolicy: SizeChangePolicy
     let timing: PassTiming
     /// A live run keeps what its sinks recorded when it fails.
-    var keepsOutputOnFailure = false
+    let keepsOutputOnFailure: Bool
     /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
-    var outputColor: VideoColor?
+    let outputColor: VideoColor?
     /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
     /// inputs may run.
-    var feedsAudio = false
+    let feedsAudio: Bool
     /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
-    var findsFaces = false
+    let findsFaces: Bool
     /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
-    var segments = false
+    let segments: Bool
     static let noFacesReason = "this run has no face side input (a detector or a --faces-in sidecar)"
     static let noSoundReason = "this run decodes no sound (the input has no audio track and no --audio was given, "
         + "or the graph it started with had no audio inputs)"
@@ -109,12 +143,12 @@ final class FramePath {
     private let uploader = FrameUploader()
     /// The sizes of the inputs besides the first, by index (`GraphInputSlot.size` is set from them before
     /// each compile).
-    var inputSizes: [Int: Size] = [:]
+    private var inputSizes: [Int: Size]
     /// Each other input's conversion to R'G'B' (its own uploader and an empty graph into an RGBA target), by index.
     private var inputStages: [Int: InputStage] = [:]
     private(set) var timer: PassTimer?
-    var taps: [any FrameTap] = []
-    var sideInputs: [any SideInput] = []
+    private var taps: [any FrameTap]
+    private let sideInputs: [any SideInput]
     /// What the graph is compiled for.
     private(set) var sourceFormat: PixelFormat
     private(set) var sourceSize: Size
@@ -127,31 +161,39 @@ final class FramePath {
     let frameRate: Rational?
     let audio: AudioStreamInfo?
     let pcm: PCMFormat?
-    var events: (@Sendable (EngineEvent) -> Void)?
-    var requestCameraSwitch: (@Sendable (String) -> Void)?
+    let events: (@Sendable (EngineEvent) -> Void)?
+    let requestCameraSwitch: (@Sendable (String) -> Void)?
     /// Starts a sink's output thread; set while the engine runs, so sinks attached then start at once.
     var launch: ((SinkOutlet) -> Void)?
     /// Outlets a running engine must wait for (the run's thread joins them).
     let registry: OutletRegistry
     var times = StageTimes()
 
-    init(gpuInfo: GPUInfo, graph: FilterGraph, source: SourceInfo, strategy: ReadbackStrategy,
-         compileOptions: CompileOptions, sizePolicy: SizeChangePolicy, timing: PassTiming, frameRate: Rational?,
-         audio: AudioStreamInfo?, pcm: PCMFormat?, registry: OutletRegistry) {
-        self.gpuInfo = gpuInfo
-        self.graph = graph
-        self.source = source
-        self.strategy = strategy
-        self.compileOptions = compileOptions
-        self.sizePolicy = sizePolicy
-        self.timing = timing
-        self.frameRate = frameRate
-        self.audio = audio
-        self.pcm = pcm
+    init(_ setup: Setup, registry: OutletRegistry) {
+        gpuInfo = setup.gpuInfo
+        graph = setup.graph
+        source = setup.source
+        strategy = setup.strategy
+        compileOptions = setup.compileOptions
+        sizePolicy = setup.sizePolicy
+        timing = setup.timing
+        frameRate = setup.frameRate
+        audio = setup.audio
+        pcm = setup.pcm
+        keepsOutputOnFailure = setup.keepsOutputOnFailure
+        outputColor = setup.outputColor
+        feedsAudio = setup.feedsAudio
+        findsFaces = setup.findsFaces
+        segments = setup.segments
+        taps = setup.taps
+        sideInputs = setup.sideInputs
+        inputSizes = setup.inputSizes
+        events = setup.events
+        requestCameraSwitch = setup.requestCameraSwitch
         self.registry = registry
-        sourceFormat = source.pixelFormat
-        sourceSize = source.size
-        sourceColorSpace = source.colorSpace
+        sourceFormat = setup.source.pixelFormat
+        sourceSize = setup.source.size
+        sourceColorSpace = setup.source.colorSpace
     }
 
     // MARK: Compiling
