@@ -161,7 +161,7 @@ extension YUVRouteTests {
     }
 }
 
-/// The R'G'B' route's masked output (`GraphCompiler.MaskedOutput`): on a frame with no face, face-blur skips the
+/// The R'G'B' route's masked output (`RGBPlan.MaskedOutput`): on a frame with no face, face-blur skips the
 /// blur's passes and packs the input itself — the same bytes as no filter on that route; on a frame with a face
 /// after such frames, the same bytes as a renderer that never skipped.
 extension YUVRouteTests {

@@ -138,21 +138,10 @@ struct FiltersCommand: PrismCommand {
 
     func execute() throws -> Int32 {
         if let name {
-            // A user shader file: what it takes (ISF: which images, what an unconnected one holds).
-            if GraphBinder.isShader(name), FileManager.default.fileExists(atPath: name) {
-                if let hooks = try GraphBinder.hookFile(name) {
-                    print(hooks.summary)
-                    return 0
-                }
-                print(try UserShader.load(path: name).summary)
-                return 0
-            }
-            // An ONNX model: its input and output, operators, weights, and the passes it runs as.
-            if GraphBinder.isNetwork(name) {
-                let kernel = try NetworkKernel(path: name, parameters: ParameterValues(specs: NetworkFilter.modelParameters, given: [:]))
-                // Which layers store half is decided by a run on the GPU (a software one will do).
-                if let context = try? GPUContext(options: GPUOptions()) { try context.perform { try kernel.calibrateForSummary() } }
-                print(kernel.summary)
+            // A filter file: what it takes (ISF: which images, what an unconnected one holds; an ONNX
+            // model: its input and output, operators, weights, and the passes it runs as).
+            if let summary = try FilterFileFormat.describe(name) {
+                print(summary)
                 return 0
             }
             guard let definition = BuiltinFilters.named(name) else {

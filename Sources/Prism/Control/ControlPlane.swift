@@ -229,11 +229,7 @@ final class ControlPlane: Sendable {
         var result: [String] = []
         for file in files {
             result.append(file)
-            let lower = file.lowercased()
-            if [".fs", ".frag", ".glsl", ".isf"].contains(where: { lower.hasSuffix($0) }),
-               let shader = try? UserShader.load(path: file) {
-                result += shader.watchedFiles
-            }
+            if let filter = try? FilterFileFormat.read(file) { result += filter.watchedFiles }
         }
         var seen = Set<String>()
         return result.filter { seen.insert(FileWatcher.normalise($0)).inserted }

@@ -111,104 +111,22 @@ struct YUVBlendPlan {
                                                 sourceFormat: sourceFormat, sourceSize: sourceSize, blockSize: blockSize,
                                                 mask: effectMasked ? (generators[0], blendChannel(graph)) : nil))
         }
-        // One step per per-pixel colour kernel (they may sit on different branches), then the packing.
-        var stepOf: [Int: Int] = [:]
-        var steps: [YUVPlan.Step] = []
-        for index in perPixel {
-            switch graph.nodes[index].kernel.colorForm {
-            case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
-            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, glsl: curve.glsl))
-            case nil: break
-            }
-        }
-        steps.append(.affine(nodes: []))
-        /// The generators' code; `regionLimit`: their versions for frames with at most that many regions.
-        func generatorCode(regionLimit: Int? = nil) -> String {
-            generators.map { index -> String in
-                let kernel = graph.nodes[index].kernel
-                let expression = regionLimit.map { kernel.expression(regionLimit: $0) } ?? kernel.expression
-                return (CompiledPass.Member.declarations(of: kernel) + kernel.library + expression + "\n")
-                    .replacingOccurrences(of: "$", with: "n\(index)_")
-            }.joined()
-        }
+        let (steps, stepOf) = chainSteps(graph: graph)
         let wide = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.isWide } ?? false
         for (index, layout) in layouts.enumerated() {
             let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
                 + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide))
                 + (blur == nil ? "" : Self.blurredReads(blurred)) + uniforms.glsl
-            let shared = reads + generatorCode()
-            let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
-            let blended = shared + blendedValues
             let plan = YUVNativeShaders.packPlan(layout: layout, values: .rows)
             let label = "pack \(layout.format.rawValue) (Y'CbCr, blended)"
-            var draws: [CompiledPass.Draw] = []
+            let draws: [CompiledPass.Draw]
             if generators.count == 1 {
-                // One mask: the rectangles it can touch this frame (`nonzeroRegions`) are drawn blended, every
-                // other pixel as if the mask were 0 (the background alone, cheap).
-                func maskRegion(_ draw: PackDraw, outside: Bool) -> CompiledPass.MaskRegion {
-                    var region = CompiledPass.MaskRegion(generator: generators[0], channel: blendChannel(graph),
-                                                         layout: .pixels(texel: draw.texelPixels),
-                                                         targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
-                    region.outside = outside
-                    return region
-                }
-                if let line = backgroundLine(graph) {
-                    // A chain of colour maps: packed as `YUVPlan` packs it, with its lean programs, through a
-                    // chain of its own.
-                    let plain = try YUVPlan.sinkPasses(graph: graph, steps: YUVPlan.steps(line, graph: graph), layouts: [layout],
-                                                       sourceSize: sourceSize, pixellate: nil,
-                                                       planes: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat),
-                                                       planeTextures: [], readsSourcePlanes: true)[0]
-                    precondition(plain.draws.count == plan.draws.count, "a packing's draws depend on its layout alone")
-                    draws += zip(plain.draws, plan.draws).map { draw, shape in
-                        var draw = draw
-                        draw.colorChain = plain.colorChain
-                        draw.mask = maskRegion(shape, outside: true)
-                        return draw
-                    }
-                } else {
-                    let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
-                                                             masksAreZero: true)
-                    for draw in plan.draws {
-                        let source = background + draw.main
-                        var background = CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
-                                                           rows: draw.rows, columns: draw.columns, fragmentSource: source)
-                        background.mask = maskRegion(draw, outside: true)
-                        draws.append(background)
-                    }
-                }
-                for (drawIndex, draw) in plan.draws.enumerated() {
-                    let source = blended + draw.main
-                    var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source)
-                    masked.mask = maskRegion(draw, outside: false)
-                    // Cheaper programs: the generator's for few regions; and, where every step keeps luma and
-                    // chroma apart (face-blur alone), the luma draw without chroma reads, the chroma draw without
-                    // luma reads (the blurred luma is the costliest read there).
-                    let limits = graph.nodes[generators[0]].kernel.regionLimits
-                    let lean: CompiledPass.LeanCondition? = switch layout.format {
-                    case .yuv420p: drawIndex == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
-                    case .gray: .lumaIgnoresChroma
-                    default: nil
-                    }
-                    if let lean {
-                        let leanValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1,
-                                                        masksAreZero: false, lean: lean)
-                        masked.variants += limits.map { limit in
-                            let source = reads + generatorCode(regionLimit: limit) + leanValues + draw.main
-                            return .init(program: ProgramSource(label: label + ", lean, ≤ \(limit) regions", fragment: source),
-                                         condition: .all([.leanSteps(lean), .fewRegions(limit: limit)]))
-                        }
-                    }
-                    masked.variants += limits.map { limit in
-                        let source = reads + generatorCode(regionLimit: limit) + blendedValues + draw.main
-                        return .init(program: ProgramSource(label: label + ", ≤ \(limit) regions", fragment: source),
-                                     condition: .fewRegions(limit: limit))
-                    }
-                    draws.append(masked)
-                }
+                draws = try maskedDraws(graph: graph, layout: layout, plan: plan, label: label, sourceFormat: sourceFormat,
+                                        sourceSize: sourceSize, reads: reads, stepOf: stepOf, packStep: steps.count - 1)
             } else {
+                let blended = reads + generatorCode(graph: graph)
+                    + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
                 draws = plan.draws.map { draw -> CompiledPass.Draw in
                     let source = blended + draw.main
                     return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
@@ -229,6 +147,107 @@ struct YUVBlendPlan {
             passes.append(pass)
         }
         return passes
+    }
+
+    /// One step per per-pixel colour kernel (they may sit on different branches), then the packing; and
+    /// each kernel's step.
+    private func chainSteps(graph: FilterGraph) -> (steps: [YUVPlan.Step], stepOf: [Int: Int]) {
+        var stepOf: [Int: Int] = [:]
+        var steps: [YUVPlan.Step] = []
+        for index in perPixel {
+            switch graph.nodes[index].kernel.colorForm {
+            case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
+            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, glsl: curve.glsl))
+            case nil: break
+            }
+        }
+        steps.append(.affine(nodes: []))
+        return (steps, stepOf)
+    }
+
+    /// A sink's draws with one mask: the rectangles it can touch this frame (`nonzeroRegions`) are drawn blended,
+    /// every other pixel as if the mask were 0 (the background alone, cheap). `reads`: the planes', blocks' and
+    /// blurred planes' reads and the chain's uniforms; `packStep`: the packing's step in the chain.
+    private func maskedDraws(graph: FilterGraph, layout: PackedFrameLayout, plan: PackPlan, label: String,
+                             sourceFormat: PixelFormat, sourceSize: Size, reads: String,
+                             stepOf: [Int: Int], packStep: Int) throws -> [CompiledPass.Draw] {
+        let shared = reads + generatorCode(graph: graph)
+        let blendedValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: packStep, masksAreZero: false)
+        let blended = shared + blendedValues
+        var draws: [CompiledPass.Draw] = []
+        func maskRegion(_ draw: PackDraw, outside: Bool) -> CompiledPass.MaskRegion {
+            var region = CompiledPass.MaskRegion(generator: generators[0], channel: blendChannel(graph),
+                                                 layout: .pixels(texel: draw.texelPixels),
+                                                 targetArea: PixelRect(x: draw.columns ?? 0..<plan.targetSize.width, y: draw.rows))
+            region.outside = outside
+            return region
+        }
+        if let line = backgroundLine(graph) {
+            // A chain of colour maps: packed as `YUVPlan` packs it, with its lean programs, through a
+            // chain of its own.
+            let plain = try YUVPlan.sinkPasses(graph: graph, steps: YUVPlan.steps(line, graph: graph), layouts: [layout],
+                                               sourceSize: sourceSize, pixellate: nil,
+                                               planes: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat),
+                                               planeTextures: [], readsSourcePlanes: true)[0]
+            precondition(plain.draws.count == plan.draws.count, "a packing's draws depend on its layout alone")
+            draws += zip(plain.draws, plan.draws).map { draw, shape in
+                var draw = draw
+                draw.colorChain = plain.colorChain
+                draw.mask = maskRegion(shape, outside: true)
+                return draw
+            }
+        } else {
+            let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: packStep,
+                                                     masksAreZero: true)
+            for draw in plan.draws {
+                let source = background + draw.main
+                var background = CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
+                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source)
+                background.mask = maskRegion(draw, outside: true)
+                draws.append(background)
+            }
+        }
+        for (drawIndex, draw) in plan.draws.enumerated() {
+            let source = blended + draw.main
+            var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
+                                           rows: draw.rows, columns: draw.columns, fragmentSource: source)
+            masked.mask = maskRegion(draw, outside: false)
+            // Cheaper programs: the generator's for few regions; and, where every step keeps luma and
+            // chroma apart (face-blur alone), the luma draw without chroma reads, the chroma draw without
+            // luma reads (the blurred luma is the costliest read there).
+            let limits = graph.nodes[generators[0]].kernel.regionLimits
+            let lean: CompiledPass.LeanCondition? = switch layout.format {
+            case .yuv420p: drawIndex == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
+            case .gray: .lumaIgnoresChroma
+            default: nil
+            }
+            if let lean {
+                let leanValues = valueFunctions(graph: graph, stepOf: stepOf, packStep: packStep,
+                                                masksAreZero: false, lean: lean)
+                masked.variants += limits.map { limit in
+                    let source = reads + generatorCode(graph: graph, regionLimit: limit) + leanValues + draw.main
+                    return .init(program: ProgramSource(label: label + ", lean, ≤ \(limit) regions", fragment: source),
+                                 condition: .all([.leanSteps(lean), .fewRegions(limit: limit)]))
+                }
+            }
+            masked.variants += limits.map { limit in
+                let source = reads + generatorCode(graph: graph, regionLimit: limit) + blendedValues + draw.main
+                return .init(program: ProgramSource(label: label + ", ≤ \(limit) regions", fragment: source),
+                             condition: .fewRegions(limit: limit))
+            }
+            draws.append(masked)
+        }
+        return draws
+    }
+
+    /// The generators' code; `regionLimit`: their versions for frames with at most that many regions.
+    private func generatorCode(graph: FilterGraph, regionLimit: Int? = nil) -> String {
+        generators.map { index -> String in
+            let kernel = graph.nodes[index].kernel
+            let expression = regionLimit.map { kernel.expression(regionLimit: $0) } ?? kernel.expression
+            return (CompiledPass.Member.declarations(of: kernel) + kernel.library + expression + "\n")
+                .replacingOccurrences(of: "$", with: "n\(index)_")
+        }.joined()
     }
 
     /// `prism_value(src, blk, p)`: the graph at one pixel from its source value, its block value and its

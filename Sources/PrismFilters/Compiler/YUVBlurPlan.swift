@@ -70,19 +70,40 @@ struct YUVBlurPlan {
     static func blurredPlanes(graph: FilterGraph, blur: Int, sourceFormat: PixelFormat, sourceSize: Size,
                               mask: (generator: Int, channel: Int)?, budget: inout GraphBudget) throws -> BlurredPlanes {
         let kernel = graph.nodes[blur].kernel as! BlurKernel
-        let name = graph.nodes[blur].name
-        let luma = BlurShaders.Plane(width: sourceSize.width, rows: sourceSize.height)
-        let chroma = BlurShaders.Plane(width: (sourceSize.width + 1) / 2, rows: (sourceSize.height + 1) / 2)
-        let sourceReads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
+        var passes = PlanePasses(blur: blur, name: graph.nodes[blur].name, mask: mask,
+                                 luma: BlurShaders.Plane(width: sourceSize.width, rows: sourceSize.height),
+                                 chroma: BlurShaders.Plane(width: (sourceSize.width + 1) / 2, rows: (sourceSize.height + 1) / 2),
+                                 sourceReads: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat))
+        if kernel.sigma <= 0 {
+            return passes.result
+        } else if kernel.planeReduction == 1 {
+            try passes.addExact(kernel, sourceFormat: sourceFormat, budget: &budget)
+        } else {
+            try passes.addReduced(kernel, sourceSize: sourceSize, budget: &budget)
+        }
+        return passes.result
+    }
+
+    /// The blur's passes over the planes as they are made, each counted in the budget first.
+    private struct PlanePasses {
+        typealias Draw = (program: String, rows: Range<Int>?, columns: Range<Int>?)
+        let blur: Int
+        let name: String
+        let mask: (generator: Int, channel: Int)?
+        let luma: BlurShaders.Plane
+        let chroma: BlurShaders.Plane
+        let sourceReads: String
         var result = BlurredPlanes()
+
         /// A pass of `draws`; `texel`, `reach`: the pixels a texel of its target holds and how far beyond the
         /// mask the packing's reads reach through it (in pixels), for masked draws; `origin` per draw.
-        func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat,
-                     draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)], readsPlanes: Bool,
-                     textures: [(uniform: String, source: CompiledPass.TextureSource)] = [],
-                     texel: Size, origin: (Range<Int>?) -> SIMD2<Int>, reach: SIMD2<Int>) throws {
+        mutating func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat, draws: [Draw], readsPlanes: Bool,
+                              textures: [(uniform: String, source: CompiledPass.TextureSource)] = [],
+                              texel: Size, origin: (Range<Int>?) -> SIMD2<Int>, reach: SIMD2<Int>,
+                              budget: inout GraphBudget) throws {
             try budget.add(size, format: format, what: "\(name) (\(label))")
             let label = "\(name) \(label) (Y'CbCr)"
+            let mask = mask
             let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
                 var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
                                                  columns: draw.columns, fragmentSource: draw.program)
@@ -97,43 +118,46 @@ struct YUVBlurPlan {
                                        target: TargetSpec(size: size, format: format), members: [], textures: textures,
                                        readsSourcePlanes: readsPlanes, packLayout: nil))
         }
-        // The columns `inner` is right for, `edge` drawing the rest.
-        func split(_ inner: String, _ edge: String, innerColumns: Range<Int>, width: Int, rows: Range<Int>?)
-            -> [(program: String, rows: Range<Int>?, columns: Range<Int>?)] {
+
+        /// The columns `inner` is right for, `edge` drawing the rest.
+        static func split(_ inner: String, _ edge: String, innerColumns: Range<Int>, width: Int, rows: Range<Int>?) -> [Draw] {
             guard !innerColumns.isEmpty else { return [(edge, rows, 0..<width)] }
             return [(edge, rows, 0..<innerColumns.lowerBound), (inner, rows, innerColumns),
                     (edge, rows, innerColumns.upperBound..<width)]
         }
 
-        let pack = Self.packReach
-        if kernel.sigma <= 0 {
-            return result
-        } else if kernel.planeReduction == 1 {
+        /// Below σ 5: a row pass per plane, the column half read by the packing.
+        mutating func addExact(_ kernel: BlurKernel, sourceFormat: PixelFormat, budget: inout GraphBudget) throws {
+            let pack = YUVBlurPlan.packReach
             let weights = BlurKernel.weights(sigma: kernel.sigma)
             let chromaWeights = BlurShaders.chromaWeights(weights)
             let lumaRows = BlurShaders.rowPass(plane: luma, weights: weights, firstRow: 0)
             let lumaText = sourceReads + BlurShaders.planeTexel(0, source: sourceFormat)
             try prepass(0, "rows Y", size: Size(width: luma.texels, height: luma.rows), format: .rgba8,
-                        draws: split(lumaText + lumaRows.inner, lumaText + lumaRows.edge, innerColumns: lumaRows.innerColumns,
-                                     width: luma.texels, rows: nil),
+                        draws: Self.split(lumaText + lumaRows.inner, lumaText + lumaRows.edge, innerColumns: lumaRows.innerColumns,
+                                          width: luma.texels, rows: nil),
                         readsPlanes: true, texel: Size(width: 4, height: 1), origin: { _ in .zero },
-                        reach: pack &+ SIMD2(4, weights.count))
+                        reach: pack &+ SIMD2(4, weights.count), budget: &budget)
             // Cb rows above Cr rows, in one target.
-            var chromaDraws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)] = []
+            var chromaDraws: [Draw] = []
             for plane in 1...2 {
                 let first = (plane - 1) * chroma.rows
                 let rows = BlurShaders.rowPass(plane: chroma, weights: chromaWeights, firstRow: first)
                 let text = sourceReads + BlurShaders.planeTexel(plane, source: sourceFormat)
-                chromaDraws += split(text + rows.inner, text + rows.edge, innerColumns: rows.innerColumns,
-                                     width: chroma.texels, rows: first..<(first + chroma.rows))
+                chromaDraws += Self.split(text + rows.inner, text + rows.edge, innerColumns: rows.innerColumns,
+                                          width: chroma.texels, rows: first..<(first + chroma.rows))
             }
             try prepass(1, "rows CbCr", size: Size(width: chroma.texels, height: 2 * chroma.rows), format: .rgba8,
                         draws: chromaDraws, readsPlanes: true, texel: Size(width: 8, height: 2),
-                        origin: { SIMD2(0, $0?.lowerBound ?? 0) }, reach: pack &+ SIMD2(8, 2 * chromaWeights.count + 2))
+                        origin: { SIMD2(0, $0?.lowerBound ?? 0) }, reach: pack &+ SIMD2(8, 2 * chromaWeights.count + 2), budget: &budget)
             result.reads = FrameShaders.header
                 + BlurShaders.columnReads(luma: luma, chroma: chroma, weights: weights, chromaWeights: chromaWeights)
             result.textures = [("prism_blurLuma", .prepass(node: blur, index: 0)), ("prism_blurChroma", .prepass(node: blur, index: 1))]
-        } else {
+        }
+
+        /// From σ 5: box means by the plane reduction, the Gaussian at 1/f, bilinear enlargement.
+        mutating func addReduced(_ kernel: BlurKernel, sourceSize: Size, budget: inout GraphBudget) throws {
+            let pack = YUVBlurPlan.packReach
             let f = kernel.planeReduction
             let reduced = BlurKernel.Reduced(sigma: kernel.sigma, factor: f)
             let reducedSize = reduced.size(input: sourceSize)
@@ -148,7 +172,7 @@ struct YUVBlurPlan {
                 // Box means straight from the planes, one pass (16 luma and 8 chroma samples a block).
                 let means = BlurShaders.blockMeans(luma: luma, chroma: chroma, reduced: reduced)
                 let inner = sourceReads + means.inner, edge = sourceReads + means.edge
-                var draws: [(program: String, rows: Range<Int>?, columns: Range<Int>?)] = []
+                var draws: [Draw] = []
                 if means.innerColumns.isEmpty || means.innerRows.isEmpty {
                     draws = [(edge, nil, nil)]
                 } else {
@@ -160,20 +184,20 @@ struct YUVBlurPlan {
                              (inner, means.innerRows, means.innerColumns)]
                 }
                 try prepass(0, "blocks", size: reducedSize, format: .rgba16f, draws: draws, readsPlanes: true,
-                            texel: block, origin: { _ in margin }, reach: rows)
+                            texel: block, origin: { _ in margin }, reach: rows, budget: &budget)
                 next = 1
             } else {
                 let means = BlurShaders.rowMeans(luma: luma, chroma: chroma, factor: f)
                 let meansSize = BlurShaders.rowMeansSize(luma: luma, factor: f)
                 try prepass(0, "block rows", size: meansSize, format: .rgba16f,
-                            draws: split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
-                                         width: meansSize.width, rows: nil),
+                            draws: Self.split(sourceReads + means.inner, sourceReads + means.edge, innerColumns: means.innerColumns,
+                                              width: meansSize.width, rows: nil),
                             readsPlanes: true, texel: Size(width: f, height: 2), origin: { _ in SIMD2(1, 1) },
-                            reach: rows &+ SIMD2(f, 2))
+                            reach: rows &+ SIMD2(f, 2), budget: &budget)
                 try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
                             draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
                             readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))],
-                            texel: block, origin: { _ in margin }, reach: rows)
+                            texel: block, origin: { _ in margin }, reach: rows, budget: &budget)
                 next = 2
             }
             let merged = kernel.mergeTaps
@@ -181,15 +205,14 @@ struct YUVBlurPlan {
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
                         readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: next - 1))],
-                        texel: block, origin: { _ in margin }, reach: columns)
+                        texel: block, origin: { _ in margin }, reach: columns, budget: &budget)
             try prepass(next + 1, "reduced columns", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
                         readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: next))],
-                        texel: block, origin: { _ in margin }, reach: enlarged)
+                        texel: block, origin: { _ in margin }, reach: enlarged, budget: &budget)
             result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
             result.textures = [("prism_blurReduced", .prepass(node: blur, index: next + 1))]
         }
-        return result
     }
 }

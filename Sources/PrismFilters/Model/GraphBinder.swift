@@ -20,33 +20,9 @@ public struct GraphBindError: GraphTextError {
 /// Turns graph text into a `FilterGraph`: parses, checks the wiring, finds each filter, converts and
 /// validates every argument against the filter's declared parameters. Every error points at a column.
 public struct GraphBinder {
-    /// Makes filters from files named in the graph (`my.fs`, `look.cube`). The default handles `.cube`
-    /// LUTs and user shaders (`.fs`, `.frag`, `.glsl`, `.isf`: ISF, ShaderToy or plain GLSL, through
-    /// `UserShader.load` and `UserShaderKernel`).
-    package var fileFilters: (_ path: String, _ arguments: [String: ParameterValue]) throws -> (name: String, kernel: FilterKernel, parameters: ParameterValues)
-    /// The parameters a file filter takes, so that its arguments are typed and checked (errors at the
-    /// argument's column) before `fileFilters` is called; nil types them by the value's own shape.
-    /// Positional arguments follow the order of the specs.
-    public var fileFilterParameters: (_ path: String) throws -> [ParameterSpec]?
-
-    /// File extensions the default `fileFilters` loads as user shaders (`.glsl` and `.hook` with a `//!HOOK`
-    /// line are mpv hook files).
-    public static let shaderExtensions: Set<String> = ["fs", "frag", "glsl", "isf", "hook"]
-
-    /// The mpv hook file at `path`, parsed; nil when it is not one (no `//!HOOK` line, or not .glsl/.hook).
-    package static func hookFile(_ path: String) throws -> HookFile? {
-        let ext = (path as NSString).pathExtension.lowercased()
-        guard ext == "glsl" || ext == "hook" else { return nil }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            if ext == "hook" { throw ShaderLoadError(file: path, message: "cannot read the hook file") }
-            return nil
-        }
-        guard HookFile.isHookFile(text: text) else {
-            if ext == "hook" { throw ShaderLoadError(file: path, message: "no //!HOOK line: not an mpv hook file") }
-            return nil
-        }
-        return try HookFile.parse(text: text, path: path)
-    }
+    /// The kinds of file a graph can name as a filter (`my.fs`, `look.cube`), tried in order: each file
+    /// is read once per bind, by the first format that takes it.
+    package var fileFormats: [FilterFileFormat] = FilterFileFormat.all
 
     /// Reads the images ISF shaders import and built-ins name (`background-replace(image=…)`).
     package let imageLoader: ShaderImageLoader
@@ -59,48 +35,10 @@ public struct GraphBinder {
     /// `imageLoader` reads the images ISF shaders import (the tool passes PrismMedia's `ImageFile.read`).
     public init(imageLoader: @escaping ShaderImageLoader) {
         self.imageLoader = imageLoader
-        fileFilters = { path, arguments in
-            if let hooks = try Self.hookFile(path) {
-                let specs = HookKernel.parameterSpecs(for: [hooks])
-                let values = try ParameterValues(specs: specs, given: arguments)
-                return ((path as NSString).lastPathComponent, try HookKernel(files: [hooks], parameters: values), values)
-            }
-            if Self.isNetwork(path) {
-                let values = try ParameterValues(specs: NetworkFilter.modelParameters, given: arguments)
-                return ((path as NSString).lastPathComponent, try NetworkKernel(path: path, parameters: values), values)
-            }
-            if Self.isShader(path) {
-                let shader = try UserShader.load(path: path)
-                let values = try ParameterValues(specs: UserShaderKernel.parameterSpecs(for: shader), given: arguments)
-                let kernel = try UserShaderKernel(shader: shader, parameters: values, imageLoader: imageLoader)
-                return ((path as NSString).lastPathComponent, kernel, values)
-            }
-            guard path.lowercased().hasSuffix(".cube") else {
-                throw UsageError("\(path): not a filter file (.cube LUTs, .fs, .frag, .glsl, .isf shaders and .onnx models are)")
-            }
-            var given = arguments
-            given["file"] = .text(path)
-            let (kernel, values) = try LUTFileFilter.definition.instantiate(given)
-            return ("lut", kernel, values)
-        }
-        fileFilterParameters = { path in
-            if let hooks = try Self.hookFile(path) { return HookKernel.parameterSpecs(for: [hooks]) }
-            if Self.isNetwork(path) { return NetworkFilter.modelParameters }
-            guard Self.isShader(path) else { return nil }
-            return UserShaderKernel.parameterSpecs(for: try UserShader.load(path: path))
-        }
     }
 
     /// Without an image reader: shaders that import images fail to prepare, naming the file.
     public init() { self.init(imageLoader: UserShaderKernel.noImageLoader) }
-
-    /// True when `path` names an ONNX model (`.onnx`, case-insensitive): a `model(file=…)` node.
-    public static func isNetwork(_ path: String) -> Bool { (path as NSString).pathExtension.lowercased() == "onnx" }
-
-    /// True when `path` has one of the `shaderExtensions` (case-insensitive).
-    public static func isShader(_ path: String) -> Bool {
-        shaderExtensions.contains((path as NSString).pathExtension.lowercased())
-    }
 
     /// Binds `text`; an empty or blank text is the identity graph.
     public func bind(_ text: String) throws -> FilterGraph {
@@ -155,9 +93,14 @@ public struct GraphBinder {
                     (kernel, values) = try definition.instantiate(given)
                     name = definition.name
                 case .file:
-                    let specs = try fileFilterParameters(element.name)
+                    let file = try FilterFileFormat.read(element.name, formats: fileFormats)
+                    let specs = file?.parameters
                     given = try arguments(of: element, specs: specs, positional: specs?.map(\.name) ?? [])
-                    (name, kernel, values) = try fileFilters(element.name, given)
+                    guard let file else {
+                        throw UsageError("\(element.name): not a filter file (.cube LUTs, .fs, .frag, .glsl, .isf shaders and .onnx models are)")
+                    }
+                    name = file.name
+                    (kernel, values) = try file.make(given, imageLoader)
                 }
             } catch let error as GraphTextError {
                 throw error

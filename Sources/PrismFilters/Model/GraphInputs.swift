@@ -8,7 +8,7 @@ import PrismGPU
 ///
 /// Only the GPU thread touches `texture` and `shown` (between frames, or while rendering); `size` is set
 /// before each compile, so a new size recompiles the graph (`GraphRenderer.isStale`).
-package final class GraphInputSlot: @unchecked Sendable {
+package final class GraphInputSlot {
     /// The input's position on the command line (1 for the second input).
     package let index: Int
     /// The size of the input's frames: the node's output size.

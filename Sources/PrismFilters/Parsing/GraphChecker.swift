@@ -121,26 +121,12 @@ package enum GraphChecker {
             inputs[id] = sources
         }
 
-        // Cycles: a depth-first walk along the inputs.
-        var state: [GraphElementID: Int] = [:] // 1 visiting, 2 done
-        var cycleReported = false
-        func visit(_ id: GraphElementID, path: [GraphElementID]) {
-            if state[id] == 2 || cycleReported { return }
-            if state[id] == 1 {
-                let loop = path.drop { $0 != id } + [id]
-                let names = loop.map { ast[$0].name }.joined(separator: " → ")
-                let offender = loop.dropLast().max()!
-                report("cycle: \(names)", offender)
-                cycleReported = true
-                return
-            }
-            state[id] = 1
-            for case .element(let source) in inputs[id] ?? [] {
-                visit(source, path: path + [id])
-            }
-            state[id] = 2
+        let cycle = firstCycle(all.map(\.id), inputs: inputs)
+        let cycleReported = cycle != nil
+        if let cycle {
+            let names = cycle.map { ast[$0].name }.joined(separator: " → ")
+            report("cycle: \(names)", cycle.dropLast().max()!)
         }
-        for (id, _) in all { visit(id, path: []) }
 
         // Labels must be produced before they are read, so text order is an evaluation order.
         if !cycleReported {
@@ -195,6 +181,27 @@ package enum GraphChecker {
             return .failure(Errors(errors: sorted.map(\.element)))
         }
         return .success(GraphTopology(order: all.map(\.id), inputs: inputs, output: outputs[0]))
+    }
+
+    /// The first cycle a depth-first walk along the inputs finds, its first element repeated at its end;
+    /// nil when there is none.
+    private static func firstCycle(_ ids: [GraphElementID], inputs: [GraphElementID: [GraphStreamSource]]) -> [GraphElementID]? {
+        var state: [GraphElementID: Int] = [:] // 1 visiting, 2 done
+        var cycle: [GraphElementID]?
+        func visit(_ id: GraphElementID, path: [GraphElementID]) {
+            if state[id] == 2 || cycle != nil { return }
+            if state[id] == 1 {
+                cycle = path.drop { $0 != id } + [id]
+                return
+            }
+            state[id] = 1
+            for case .element(let source) in inputs[id] ?? [] {
+                visit(source, path: path + [id])
+            }
+            state[id] = 2
+        }
+        for id in ids { visit(id, path: []) }
+        return cycle
     }
 }
 

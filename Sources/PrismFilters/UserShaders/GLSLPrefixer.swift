@@ -45,26 +45,6 @@ struct GLSLPrefixer {
         var braceDepth = 0
         var structDepths: [Int] = []
 
-        func nextSignificant(from index: Int) -> Character? {
-            var j = index
-            while j < chars.count {
-                let c = chars[j]
-                if c == " " || c == "\t" || c == "\n" || c == "\r" { j += 1; continue }
-                if c == "/", j + 1 < chars.count, chars[j + 1] == "/" {
-                    while j < chars.count, chars[j] != "\n" { j += 1 }
-                    continue
-                }
-                if c == "/", j + 1 < chars.count, chars[j + 1] == "*" {
-                    j += 2
-                    while j + 1 < chars.count, !(chars[j] == "*" && chars[j + 1] == "/") { j += 1 }
-                    j += 2
-                    continue
-                }
-                return c
-            }
-            return nil
-        }
-
         while i < chars.count {
             let c = chars[i]
             if c == "\n" {
@@ -112,18 +92,7 @@ struct GLSLPrefixer {
             }
             atLineStart = false
             if c.isNumber || (c == "." && i + 1 < chars.count && chars[i + 1].isNumber) {
-                var s = ""
-                while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "." || chars[i] == "_" {
-                    s.append(chars[i])
-                    i += 1
-                    // Exponent signs: 1e-5, 2.0E+3.
-                    if let last = s.last, last == "e" || last == "E", !s.hasPrefix("0x"), !s.hasPrefix("0X"),
-                       i < chars.count, chars[i] == "-" || chars[i] == "+" {
-                        s.append(chars[i])
-                        i += 1
-                    }
-                }
-                out.append(.text(s))
+                out.append(.text(Self.number(in: chars, at: &i)))
                 previousSignificant = "0"
                 continue
             }
@@ -138,7 +107,7 @@ struct GLSLPrefixer {
                     renamedWord = replacement
                 } else if Self.builtins.contains(word) || word.hasPrefix("gl_") || word.hasPrefix("GL_") || word.hasPrefix("__") {
                     renamedWord = word
-                } else if structDepths.last == braceDepth, let next = nextSignificant(from: i), next == ";" || next == "," || next == "[" {
+                } else if structDepths.last == braceDepth, let next = Self.nextSignificant(in: chars, from: i), next == ";" || next == "," || next == "[" {
                     renamedWord = word  // a struct member's name
                 } else {
                     renamedWord = prefix + word
@@ -163,6 +132,43 @@ struct GLSLPrefixer {
             i += 1
         }
         return out
+    }
+
+    /// The first character from `index` that is not white space or in a comment.
+    static func nextSignificant(in chars: [Character], from index: Int) -> Character? {
+        var j = index
+        while j < chars.count {
+            let c = chars[j]
+            if c == " " || c == "\t" || c == "\n" || c == "\r" { j += 1; continue }
+            if c == "/", j + 1 < chars.count, chars[j + 1] == "/" {
+                while j < chars.count, chars[j] != "\n" { j += 1 }
+                continue
+            }
+            if c == "/", j + 1 < chars.count, chars[j + 1] == "*" {
+                j += 2
+                while j + 1 < chars.count, !(chars[j] == "*" && chars[j + 1] == "/") { j += 1 }
+                j += 2
+                continue
+            }
+            return c
+        }
+        return nil
+    }
+
+    /// The number literal at `i` (`1e-5`, `0x1F`, `2.0E+3`, `1u`), moving `i` past it.
+    static func number(in chars: [Character], at i: inout Int) -> String {
+        var s = ""
+        while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "." || chars[i] == "_" {
+            s.append(chars[i])
+            i += 1
+            // Exponent signs: 1e-5, 2.0E+3.
+            if let last = s.last, last == "e" || last == "E", !s.hasPrefix("0x"), !s.hasPrefix("0X"),
+               i < chars.count, chars[i] == "-" || chars[i] == "+" {
+                s.append(chars[i])
+                i += 1
+            }
+        }
+        return s
     }
 
     /// Keywords, types, built-in functions and predefined macros of GLSL ES 3.00/3.10.

@@ -112,25 +112,8 @@ struct GLSLRewriter {
                 var j = i
                 while j < chars.count, chars[j] == " " || chars[j] == "\t" { j += 1 }
                 guard j < chars.count, chars[j] == "(" else { throw fail("\(word) must be followed by '('") }
-                // Split the arguments at top-level commas.
-                var depth = 0
-                var arguments: [String] = []
-                var current = ""
                 j += 1
-                var closed = false
-                while j < chars.count {
-                    let d = chars[j]
-                    if d == "(" { depth += 1 }
-                    if d == ")" {
-                        if depth == 0 { closed = true; j += 1; break }
-                        depth -= 1
-                    }
-                    if d == ",", depth == 0 { arguments.append(current); current = ""; j += 1; continue }
-                    current.append(d)
-                    j += 1
-                }
-                guard closed else { throw fail("\(word)( is never closed") }
-                arguments.append(current)
+                guard let arguments = Self.arguments(chars, from: &j) else { throw fail("\(word)( is never closed") }
                 let expected = (word == "IMG_PIXEL" || word == "IMG_NORM_PIXEL") ? 2 : 1
                 guard arguments.count == expected else {
                     throw fail("\(word) takes \(expected) argument\(expected == 1 ? "" : "s"), found \(arguments.count)")
@@ -176,6 +159,29 @@ struct GLSLRewriter {
             }
         }
         return out
+    }
+
+    /// The arguments of a call whose `(` is just before `j`, split at top-level commas, with `j` moved past
+    /// its `)`; nil when it is never closed.
+    private static func arguments(_ chars: [Character], from j: inout Int) -> [String]? {
+        var depth = 0
+        var arguments: [String] = []
+        var current = ""
+        var closed = false
+        while j < chars.count {
+            let d = chars[j]
+            if d == "(" { depth += 1 }
+            if d == ")" {
+                if depth == 0 { closed = true; j += 1; break }
+                depth -= 1
+            }
+            if d == ",", depth == 0 { arguments.append(current); current = ""; j += 1; continue }
+            current.append(d)
+            j += 1
+        }
+        guard closed else { return nil }
+        arguments.append(current)
+        return arguments
     }
 }
 

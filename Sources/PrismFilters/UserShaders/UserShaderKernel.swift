@@ -8,40 +8,6 @@ import PrismGPU
 /// `GraphBinder(imageLoader:)`. Without one, `UserShaderKernel.noImageLoader` refuses with a clear error.
 public typealias ShaderImageLoader = @Sendable (_ path: String) throws -> (size: Size, rgba: [UInt8])
 
-/// A user shader that does not compile, with the compiler's messages in the author's own files.
-public struct UserShaderCompileError: PrismError {
-    /// The shader's main file.
-    public var file: String
-    /// Every message of the log, mapped to the author's file, line and column where it can be.
-    public var diagnostics: [ShaderDiagnostic]
-    /// The driver's log as it came (lines refer to the generated source).
-    public var log: String
-
-    /// An error for `file` with the mapped `diagnostics` and the raw `log`.
-    public init(file: String, diagnostics: [ShaderDiagnostic], log: String) {
-        self.file = file
-        self.diagnostics = diagnostics
-        self.log = log
-    }
-
-    /// The errors only.
-    public var errors: [ShaderDiagnostic] { diagnostics.filter { $0.severity == .error } }
-
-    /// `file:line:column: message` of the first error (", and N more" when there are others).
-    public var description: String {
-        let errors = self.errors
-        guard let first = errors.first ?? diagnostics.first else { return "\(file): the shader does not compile" }
-        var s = first.file
-        if let line = first.line {
-            s += ":\(line)"
-            if let column = first.column { s += ":\(column)" }
-        }
-        s += ": " + first.message
-        if errors.count > 1 { s += " (and \(errors.count - 1) more error\(errors.count > 2 ? "s" : ""))" }
-        return s
-    }
-}
-
 /// A `UserShader` (ISF, ShaderToy or plain GLSL) as a filter kernel, so a user shader is a filter like
 /// any other.
 ///
@@ -150,61 +116,6 @@ package final class UserShaderKernel: ParameterizedKernel {
     }
 
     // MARK: Parameters
-
-    /// The filter parameters of a shader's parameters (see the type's documentation).
-    package static func parameterSpecs(for shader: UserShader) -> [ParameterSpec] {
-        shader.parameters.compactMap(spec(for:)) + ShaderToyChannel.specs(for: shader) + transitionSpecs(for: shader)
-    }
-
-    /// Whether the shader is an ISF transition: `startImage` and `endImage` images and a float `progress`.
-    static func isTransition(_ shader: UserShader) -> Bool {
-        shader.kind == .isf && shader.extraImageInputs.contains("startImage") && shader.extraImageInputs.contains("endImage")
-            && shader.parameters.contains { $0.name == "progress" && $0.type == .float }
-    }
-
-    /// An ISF transition between two real inputs takes its `progress` from the graph's time, as `crossfade`
-    /// does, once `duration` is above 0: progress = clamp((time - start) / duration, 0, 1). With duration 0
-    /// (the default) `progress` is the parameter as given. Names the shader already uses are left to it.
-    static func transitionSpecs(for shader: UserShader) -> [ParameterSpec] {
-        guard isTransition(shader) else { return [] }
-        let taken = Set(shader.parameters.map(\.name))
-        return [
-            ParameterSpec("duration", .float(0...86400), default: .float(0),
-                          "seconds the transition takes, progress running 0 to 1 from start; 0: progress as given"),
-            ParameterSpec("start", .float(-86400...86400), default: .float(0), "seconds (graph time) at which progress leaves 0"),
-        ].filter { !taken.contains($0.name) }
-    }
-
-    static func spec(for parameter: ShaderParameter) -> ParameterSpec? {
-        let summary = parameter.label ?? ""
-        let fallback = parameter.effectiveDefault
-        switch parameter.type {
-        case .float:
-            let lo = parameter.minimum?.scalar ?? -Double.infinity, hi = parameter.maximum?.scalar ?? Double.infinity
-            let value = fallback?.scalar ?? 0
-            return ParameterSpec(parameter.name, .float(min(lo, hi)...max(lo, hi)), default: .float(value), summary)
-        case .long:
-            let value = Int(fallback?.scalar ?? 0)
-            if !parameter.labels.isEmpty, parameter.labels.count == parameter.values.count {
-                let index = parameter.values.firstIndex(of: value) ?? 0
-                return ParameterSpec(parameter.name, .choice(parameter.labels), default: .choice(parameter.labels[index]), summary)
-            }
-            var lo = parameter.minimum?.scalar.map { Int($0) } ?? parameter.values.min() ?? Int.min
-            var hi = parameter.maximum?.scalar.map { Int($0) } ?? parameter.values.max() ?? Int.max
-            if lo > hi { swap(&lo, &hi) }
-            return ParameterSpec(parameter.name, .int(lo...hi), default: .int(min(max(value, lo), hi)), summary)
-        case .bool, .event:
-            return ParameterSpec(parameter.name, .bool, default: .bool((fallback?.scalar ?? 0) != 0), summary)
-        case .color, .vector3:
-            guard case .vector(let v)? = fallback else { return nil }
-            return ParameterSpec(parameter.name, .color, default: .color(SIMD4(v[0], v[1], v[2], v.count > 3 ? v[3] : 1)), summary)
-        case .point2D:
-            guard case .vector(let v)? = fallback, v.count >= 2 else { return nil }
-            return ParameterSpec(parameter.name, .point, default: .point(SIMD2(v[0], v[1])), summary)
-        case .image, .audio, .audioFFT:
-            return nil
-        }
-    }
 
     /// Numbers for WIDTH/HEIGHT expressions: float, long (its value), bool and event inputs.
     private var numericValues: [String: Double] {
@@ -379,96 +290,6 @@ package final class UserShaderKernel: ParameterizedKernel {
         if words[0] == "uniform", words[1] == "sampler2D" { return ("sampler2D", words[2]) }
         if words[0] == "out", words[1] == "vec4" { return ("out", words[2]) }
         return nil
-    }
-
-    // MARK: The fused form
-
-    /// The expression form of a single-pass ISF filter that reads its input only at the pixel it
-    /// computes; nil for any other shader.
-    static func fusedForm(of shader: UserShader) -> (library: String, expression: String, output: String)? {
-        // Generators (no input image) fuse too: they compute from the pixel position alone.
-        // Only the default vertex shader: an author's .vs moves corners and writes varyings.
-        guard shader.kind == .isf, shader.passes.count == 1, shader.passes[0].target == nil, shader.vertexPath == nil,
-              shader.importedImages.isEmpty, shader.extraImageInputs.isEmpty, shader.audioInputs.isEmpty else { return nil }
-        let input = shader.inputImage
-        let program = shader.passes[0].program
-        // The author's lines (the preamble is ours, rebuilt below).
-        let origins = program.lineMap.origins
-        let lines = splitLines(program.source)
-        var body: [String] = []
-        var output = "isf_FragColor"
-        var declaresOutput = false
-        for (number, text) in lines.enumerated() where number < origins.count && origins[number] != nil {
-            if let (kind, name) = declaration(text), kind == "out" {
-                output = name
-                declaresOutput = true
-                body.append("vec4 \(name);")
-            } else {
-                body.append(text)
-            }
-        }
-        var prefixer = GLSLPrefixer(prefix: "$U", replacements: ["gl_FragCoord": "$isf_FragCoord"])
-        let pieces = prefixer.pieces(body.joined(separator: "\n"))
-        // texture(inputImage, isf_FragNormCoord) → $in0($isf_p); any other use of the input: not point-wise.
-        var code = ""
-        var i = 0
-        func significant(_ from: Int) -> Int {
-            var j = from
-            while j < pieces.count, case .text(let s) = pieces[j], s.allSatisfy(\.isWhitespace) { j += 1 }
-            return j
-        }
-        while i < pieces.count {
-            let piece = pieces[i]
-            if case .identifier(let word, _) = piece {
-                if word == "discard" || word == "gl_FragData" || word == "dFdx" || word == "dFdy" || word == "fwidth" { return nil }
-                if word == "texture" {
-                    var j = significant(i + 1)
-                    var names: [String] = []
-                    var symbols: [Character] = []
-                    // texture ( input , isf_FragNormCoord )
-                    for expected in ["(", "name", ",", "name", ")"] {
-                        guard j < pieces.count else { break }
-                        switch (expected, pieces[j]) {
-                        case ("name", .identifier(let name, _)): names.append(name)
-                        case (_, .symbol(let c)) where expected != "name": symbols.append(c)
-                        default: break
-                        }
-                        j = significant(j + 1)
-                    }
-                    if let input, names == [input, "isf_FragNormCoord"], symbols == ["(", ",", ")"] {
-                        code += "$in0($isf_p)"
-                        i = j
-                        continue
-                    }
-                }
-                if let input, word == input { return nil }
-                // The normalised coordinate in arithmetic: only the varying of the reference's quad gives the
-                // reference's bits (hash noise magnifies the last ones), so the shader runs as its own pass.
-                if word == "isf_FragNormCoord" { return nil }
-            }
-            code += piece.output
-            i += 1
-        }
-        // The inputs, TIME and the rest are declared by the planner from `uniforms`.
-        var library = """
-            \(input.map { UserShader.imageAliases($0, prefix: "$U").joined(separator: "\n") + "\n" } ?? "")
-            const int $UPASSINDEX = 0;
-            vec2 $isf_p;
-            #define $isf_FragCoord vec4($isf_p.x, $URENDERSIZE.y - $isf_p.y, 0.5, 1.0)
-
-            """
-        if !declaresOutput { library += "vec4 $U\(output);\n" }
-        let expression = code + """
-
-            vec4 $main(vec2 p) {
-                $isf_p = p;
-                $U\(output) = vec4(0.0);
-                $Umain();
-                return $U\(output);
-            }
-
-            """
-        return (library, expression, output)
     }
 
     // MARK: GPU

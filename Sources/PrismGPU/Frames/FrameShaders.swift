@@ -352,10 +352,54 @@ package enum FrameShaders {
             break
         }
         let planes = format.planes
+        let tenBit = format.bitDepth > 8
+        let chromaWidth = planes[1].width(for: size.width)
+        let (helpers, luma, chromaBody) = planeBodies(layout: layout)
+        // Luma and chroma rows are separate draws with separate programs: a branch on the row would run
+        // both halves for every texel on llvmpipe.
+        let constants = """
+            const int CW = \(chromaWidth);
+            const int HALF_TEXELS = \(layout.rowBytes / 8);
+
+            """
+        let lumaMain = common + helpers + constants + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec4 o;
+            \(luma)
+                prism_out = o;
+            }
+
+            """
+        let chromaMain = common + helpers + constants + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                int cy = t.y - H;
+                vec4 o;
+            \(chromaBody)
+                prism_out = o;
+            }
+
+            """
+        if planes.count == 2 && !tenBit {
+            return nv12Plan(layout: layout, prelude: common + helpers + constants)
+        }
+        return single([PackDraw(main: lumaMain, rows: lumaRows),
+                       PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
+
+        func single(_ draws: [PackDraw]) -> PackPlan {
+            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
+        }
+    }
+
+    /// The helpers, and the bodies of the luma and the chroma draws' `main`, of a packing into planes (`o`
+    /// the texel at `t`; chroma row `cy`).
+    private static func planeBodies(layout: PackedFrameLayout) -> (helpers: String, luma: String, chroma: String) {
+        let format = layout.format
+        let planes = format.planes
         let chroma = planes[1]
         let tenBit = format.bitDepth > 8
         let maxCode = "\((1 << format.bitDepth) - 1).0"
-        let chromaWidth = chroma.width(for: size.width)
         let sx = 1 << chroma.horizontalShift, sy = 1 << chroma.verticalShift
         let chromaRows = sy == 2 ? "cy * 2, cy * 2 + 1" : "cy, cy"
         let luma: String
@@ -434,41 +478,7 @@ package enum FrameShaders {
                     """
             }
         }
-        // Luma and chroma rows are separate draws with separate programs: a branch on the row would run
-        // both halves for every texel on llvmpipe.
-        let constants = """
-            const int CW = \(chromaWidth);
-            const int HALF_TEXELS = \(layout.rowBytes / 8);
-
-            """
-        let lumaMain = common + helpers + constants + """
-            void main() {
-                ivec2 t = ivec2(gl_FragCoord.xy);
-                vec4 o;
-            \(luma)
-                prism_out = o;
-            }
-
-            """
-        let chromaMain = common + helpers + constants + """
-            void main() {
-                ivec2 t = ivec2(gl_FragCoord.xy);
-                int cy = t.y - H;
-                vec4 o;
-            \(chromaBody)
-                prism_out = o;
-            }
-
-            """
-        if planes.count == 2 && !tenBit {
-            return nv12Plan(layout: layout, prelude: common + helpers + constants)
-        }
-        return single([PackDraw(main: lumaMain, rows: lumaRows),
-                       PackDraw(main: chromaMain, rows: size.height..<(size.height + layout.chromaRows))])
-
-        func single(_ draws: [PackDraw]) -> PackPlan {
-            PackPlan(draws: draws, targetSize: layout.textureSize, attachments: 1, readPlan: nil)
-        }
+        return (helpers, luma, chromaBody)
     }
 
     /// NV12 in one draw over three attachments: each fragment converts a 4×2 block of pixels (two quads)

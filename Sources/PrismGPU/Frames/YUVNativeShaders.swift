@@ -120,7 +120,7 @@ package enum YUVNativeShaders {
         let size = layout.size
         precondition(sinkFormats.contains(layout.format), "no native Y'CbCr packing for \(layout.format)")
         let chromaWidth = layout.format == .gray ? 0 : layout.format.planes[1].width(for: size.width)
-        var common = """
+        let common = """
             const int W = \(size.width);
             const int H = \(size.height);
             const int CW = \(chromaWidth);
@@ -129,6 +129,17 @@ package enum YUVNativeShaders {
             }
 
             """
+        let prelude = valuePrelude(values, constants: common)
+        switch layout.format {
+        case .gray: return grayPlan(layout: layout, prelude: prelude)
+        case .yuv420p: return planarPlan(layout: layout, prelude: prelude)
+        default: return nv12PackPlan(layout: layout, values: values, prelude: prelude)
+        }
+    }
+
+    /// `prism_valueQuad` and `prism_chromaSamples` for `values`, with `constants` (the packing's sizes).
+    private static func valuePrelude(_ values: Values, constants: String) -> String {
+        var common = constants
         switch values {
         case .planes(let affine, lean: true) where affine:
             // The chain's luma ignores chroma (luma draw) and its chroma ignores luma (chroma draw): each
@@ -211,102 +222,112 @@ package enum YUVNativeShaders {
 
                 """
         }
-        switch layout.format {
-        case .gray:
-            let lumaMain = common + """
-                out vec4 prism_out;
-                void main() {
-                    ivec2 t = ivec2(gl_FragCoord.xy);
-                    vec3 v0, v1, v2, v3;
-                    prism_valueQuad(t.x, t.y, v0, v1, v2, v3);
-                    prism_out = vec4(v0.x, v1.x, v2.x, v3.x) * prism_inRow(t.x * 4, W);
-                }
+        return common
+    }
 
-                """
-            return PackPlan(draws: [PackDraw(main: lumaMain, rows: 0..<size.height)], targetSize: layout.textureSize,
-                            attachments: 1, readPlan: nil)
-        case .yuv420p:
-            // Two draws into two attachments, each fragment covering two pixel rows (a software rasteriser
-            // pays per fragment): luma texels of an even and an odd row side by side with the chroma texels
-            // (Cb in attachment 0, Cr in 1) of the rows they share; the read plan puts each in its plane.
-            let lumaTexels = layout.rowBytes / 4, chromaTexels = layout.rowBytes / 8
-            let rowPair = """
-                layout(location = 0) out vec4 prism_out0;
-                layout(location = 1) out vec4 prism_out1;
-
-                """
-            let lumaPairs = common + rowPair + """
-                void main() {
-                    ivec2 t = ivec2(gl_FragCoord.xy);
-                    vec4 inRow = prism_inRow(t.x * 4, W);
-                    vec3 v0, v1, v2, v3;
-                    prism_valueQuad(t.x, t.y * 2, v0, v1, v2, v3);
-                    prism_out0 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
-                    prism_valueQuad(t.x, t.y * 2 + 1, v0, v1, v2, v3);
-                    prism_out1 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
-                }
-
-                """
-            let chromaPairs = common + rowPair + """
-                void main() {
-                    ivec2 t = ivec2(gl_FragCoord.xy);
-                    int k = t.x - \(lumaTexels);
-                    vec4 inRow = prism_inRow(k * 4, CW);
-                    vec3 s0, s1, s2, s3;
-                    prism_chromaSamples(k, t.y, s0, s1, s2, s3);
-                    prism_out0 = vec4(s0.y, s1.y, s2.y, s3.y) * inRow;
-                    prism_out1 = vec4(s0.z, s1.z, s2.z, s3.z) * inRow;
-                }
-
-                """
-            let rows = layout.chromaRows, rowBytes = layout.rowBytes
-            var reads = [ReadRegion(attachment: 0, width: lumaTexels, rows: rows, destinationOffset: 0,
-                                    destinationRowBytes: rowBytes * 2)]
-            if size.height / 2 > 0 {
-                reads.append(ReadRegion(attachment: 1, width: lumaTexels, rows: size.height / 2, destinationOffset: rowBytes,
-                                        destinationRowBytes: rowBytes * 2))
+    /// Grey: luma texels, one draw.
+    private static func grayPlan(layout: PackedFrameLayout, prelude common: String) -> PackPlan {
+        let size = layout.size
+        let lumaMain = common + """
+            out vec4 prism_out;
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec3 v0, v1, v2, v3;
+                prism_valueQuad(t.x, t.y, v0, v1, v2, v3);
+                prism_out = vec4(v0.x, v1.x, v2.x, v3.x) * prism_inRow(t.x * 4, W);
             }
-            reads += (1...2).map {
-                ReadRegion(attachment: $0 - 1, x: lumaTexels, width: chromaTexels, rows: rows,
-                           destinationOffset: layout.planes[$0].offset, destinationRowBytes: rowBytes)
+
+            """
+        return PackPlan(draws: [PackDraw(main: lumaMain, rows: 0..<size.height)], targetSize: layout.textureSize,
+                        attachments: 1, readPlan: nil)
+    }
+
+    /// Planar 4:2:0.
+    private static func planarPlan(layout: PackedFrameLayout, prelude common: String) -> PackPlan {
+        let size = layout.size
+        // Two draws into two attachments, each fragment covering two pixel rows (a software rasteriser
+        // pays per fragment): luma texels of an even and an odd row side by side with the chroma texels
+        // (Cb in attachment 0, Cr in 1) of the rows they share; the read plan puts each in its plane.
+        let lumaTexels = layout.rowBytes / 4, chromaTexels = layout.rowBytes / 8
+        let rowPair = """
+            layout(location = 0) out vec4 prism_out0;
+            layout(location = 1) out vec4 prism_out1;
+
+            """
+        let lumaPairs = common + rowPair + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                vec4 inRow = prism_inRow(t.x * 4, W);
+                vec3 v0, v1, v2, v3;
+                prism_valueQuad(t.x, t.y * 2, v0, v1, v2, v3);
+                prism_out0 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
+                prism_valueQuad(t.x, t.y * 2 + 1, v0, v1, v2, v3);
+                prism_out1 = vec4(v0.x, v1.x, v2.x, v3.x) * inRow;
             }
-            return PackPlan(draws: [PackDraw(main: lumaPairs, rows: 0..<rows, columns: 0..<lumaTexels,
-                                             texelPixels: Size(width: 4, height: 2)),
-                                    PackDraw(main: chromaPairs, rows: 0..<rows, columns: lumaTexels..<(lumaTexels + chromaTexels),
-                                             texelPixels: Size(width: 8, height: 2))],
-                            targetSize: Size(width: lumaTexels + chromaTexels, height: rows), attachments: 2, readPlan: reads)
-        default:
-            // NV12: `FrameShaders`' one draw per 4×2 pixels (both luma rows and their chroma pairs), fed with
-            // values that are already the sink's Y'CbCr.
-            var isLean = false
-            if case .planes(true, lean: true) = values { isLean = true }
-            // Lean: luma from luma alone, chroma once per chroma sample from chroma alone (see `Values.planes`).
-            let evalQuad = isLean
-                ? """
-                  void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                      prism_valueQuad(tx, y, v0, v1, v2, v3);
-                      vec4 c = prism_chromaPair(tx, y >> 1);
-                      vec2 c0 = prism_leanChromaOf(c.xy), c1 = prism_leanChromaOf(c.zw);
-                      v0.yz = c0;
-                      v1.yz = c0;
-                      v2.yz = c1;
-                      v3.yz = c1;
-                  }
 
-                  """
-                : """
-                  void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
-                      prism_valueQuad(tx, y, v0, v1, v2, v3);
-                  }
+            """
+        let chromaPairs = common + rowPair + """
+            void main() {
+                ivec2 t = ivec2(gl_FragCoord.xy);
+                int k = t.x - \(lumaTexels);
+                vec4 inRow = prism_inRow(k * 4, CW);
+                vec3 s0, s1, s2, s3;
+                prism_chromaSamples(k, t.y, s0, s1, s2, s3);
+                prism_out0 = vec4(s0.y, s1.y, s2.y, s3.y) * inRow;
+                prism_out1 = vec4(s0.z, s1.z, s2.z, s3.z) * inRow;
+            }
 
-                  """
-            return FrameShaders.nv12Plan(layout: layout, prelude: common + evalQuad + """
-                vec4 prism_luma4(vec3 a, vec3 b, vec3 c, vec3 d) { return vec4(a.x, b.x, c.x, d.x); }
-                vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
-                vec2 prism_cbcr(vec3 c) { return c.yz; }
-                out vec4 prism_out;
-
-                """)
+            """
+        let rows = layout.chromaRows, rowBytes = layout.rowBytes
+        var reads = [ReadRegion(attachment: 0, width: lumaTexels, rows: rows, destinationOffset: 0,
+                                destinationRowBytes: rowBytes * 2)]
+        if size.height / 2 > 0 {
+            reads.append(ReadRegion(attachment: 1, width: lumaTexels, rows: size.height / 2, destinationOffset: rowBytes,
+                                    destinationRowBytes: rowBytes * 2))
         }
+        reads += (1...2).map {
+            ReadRegion(attachment: $0 - 1, x: lumaTexels, width: chromaTexels, rows: rows,
+                       destinationOffset: layout.planes[$0].offset, destinationRowBytes: rowBytes)
+        }
+        return PackPlan(draws: [PackDraw(main: lumaPairs, rows: 0..<rows, columns: 0..<lumaTexels,
+                                         texelPixels: Size(width: 4, height: 2)),
+                                PackDraw(main: chromaPairs, rows: 0..<rows, columns: lumaTexels..<(lumaTexels + chromaTexels),
+                                         texelPixels: Size(width: 8, height: 2))],
+                        targetSize: Size(width: lumaTexels + chromaTexels, height: rows), attachments: 2, readPlan: reads)
+    }
+
+    /// NV12.
+    private static func nv12PackPlan(layout: PackedFrameLayout, values: Values, prelude common: String) -> PackPlan {
+        // NV12: `FrameShaders`' one draw per 4×2 pixels (both luma rows and their chroma pairs), fed with
+        // values that are already the sink's Y'CbCr.
+        var isLean = false
+        if case .planes(true, lean: true) = values { isLean = true }
+        // Lean: luma from luma alone, chroma once per chroma sample from chroma alone (see `Values.planes`).
+        let evalQuad = isLean
+            ? """
+              void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                  prism_valueQuad(tx, y, v0, v1, v2, v3);
+                  vec4 c = prism_chromaPair(tx, y >> 1);
+                  vec2 c0 = prism_leanChromaOf(c.xy), c1 = prism_leanChromaOf(c.zw);
+                  v0.yz = c0;
+                  v1.yz = c0;
+                  v2.yz = c1;
+                  v3.yz = c1;
+              }
+
+              """
+            : """
+              void prism_evalQuad(int tx, int y, out vec3 v0, out vec3 v1, out vec3 v2, out vec3 v3) {
+                  prism_valueQuad(tx, y, v0, v1, v2, v3);
+              }
+
+              """
+        return FrameShaders.nv12Plan(layout: layout, prelude: common + evalQuad + """
+            vec4 prism_luma4(vec3 a, vec3 b, vec3 c, vec3 d) { return vec4(a.x, b.x, c.x, d.x); }
+            vec3 prism_mean(vec3 a0, vec3 a1, vec3 b0, vec3 b1) { return (a0 + a1 + b0 + b1) * 0.25; }
+            vec2 prism_cbcr(vec3 c) { return c.yz; }
+            out vec4 prism_out;
+
+            """)
     }
 }
