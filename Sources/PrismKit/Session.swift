@@ -5,6 +5,7 @@ import PrismGPU
 import PrismMedia
 import PrismPipeline
 import PrismVision
+import Synchronization
 
 /// Where a session's frames go when it writes them.
 public enum OutputSpec: Sendable, Equatable {
@@ -44,9 +45,12 @@ public enum OutputSpec: Sendable, Equatable {
 public struct SessionOutput: Sendable {
     /// Where the frames go. A `.movie` is a file, a pipe (`pipe:1`), a network URL (`rtmp://…`, `srt://…`)
     /// or an HLS/DASH playlist (`.m3u8`, `.mpd`).
-    public var spec: OutputSpec
+    public var spec: OutputSpec { didSet { destination = nil } }
     /// The container's muxer name (`--format`); nil: from the extension or the URL's scheme.
-    public var format: String?
+    public var format: String? { didSet { destination = nil } }
+    /// A movie output's place and container once `resolve()` has found them (the session resolves what is
+    /// not resolved yet); nil for other outputs.
+    public private(set) var destination: MovieDestination?
     /// This output's encoder; nil: the session's (`Session.Options.encoder`).
     public var encoder: VideoEncoderSettings?
     /// How an HLS or DASH output is cut and kept.
@@ -58,11 +62,35 @@ public struct SessionOutput: Sendable {
         self.encoder = encoder
     }
 
+    /// Finds a movie output's place and container once (a bad extension, scheme or `format` fails here):
+    /// what the checks and the sink then read.
+    public mutating func resolve() throws {
+        guard case .movie(let path) = spec, destination == nil else { return }
+        destination = try MovieDestination(path, format: format)
+    }
+
+    /// A movie output's place and container: the one `resolve()` found, or found now.
+    public func movieDestination(_ path: String) throws -> MovieDestination {
+        try destination ?? MovieDestination(path, format: format)
+    }
+
     /// An HLS or DASH playlist (by `format`, or the name's extension).
     public var isPlaylist: Bool {
-        guard case .movie(let path) = spec, let destination = try? MovieDestination(path, format: format) else { return false }
+        guard case .movie(let path) = spec, let destination = try? movieDestination(path) else { return false }
         if case .playlist = destination.kind { return true }
         return false
+    }
+}
+
+extension OutputSpec {
+    /// Whether frames written here can carry HDR and 10 bits: raw frames in a 10-bit format can, a still
+    /// never can; nil: a movie, whose encoder says.
+    public var isDeep: Bool? {
+        switch self {
+        case .standardOutput(let format), .discard(let format): return format.bitDepth > 8
+        case .still, .virtualCamera: return false
+        case .movie: return nil
+        }
     }
 }
 
@@ -112,6 +140,14 @@ public final class Session {
         /// Pace the input to the wall clock: the pattern, a movie or raw input released at their timestamps
         /// (FFmpeg's `-re`), so they behave as live sources (a camera is paced by itself).
         public var pacedToClock = false
+        /// A movie file starts again at its end, its timestamps going on, and so do the other inputs that are
+        /// files (`prism dev`'s clip); a stream or a pipe, which cannot start again, runs to its end.
+        public var loops = false
+        /// The frames are watched as they are made rather than kept (`prism dev`'s preview): paced to the
+        /// clock, late frames dropped and at most two queued, the output following the input's size, every
+        /// pass timed, the sound analysed from the start (for a graph that gains an audio input later) and
+        /// never copied; faces and masks are never waited for, and the microphone goes with any input.
+        public var preview = false
         /// The movie encoder (`write(to:)` and `.movie` outputs).
         public var encoder = VideoEncoderSettings()
         /// Limits that end a recording cleanly (size, free disk space).
@@ -211,7 +247,7 @@ public final class Session {
     public init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
         self.options = options
         self.input = input
-        if options.audioDevice != nil {
+        if options.audioDevice != nil, !options.preview {
             switch input {
             case .pattern, .camera: break
             case .movie, .standardInput, .frames:
@@ -222,7 +258,11 @@ public final class Session {
         let source = try Self.sourceSpec(input: input, options: options).open()
         notes += source.info.notes
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
-        tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
+        tracks = ThreadOwned(try options.inputs.enumerated().map { index, input in
+            var input = input
+            if options.loops { input.spec.loop = Self.canStartAgain(input.spec.input) }
+            return try InputTrack(index: index + 1, input: input)
+        })
         // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).
         try userGraph.setInputSizes(Dictionary(uniqueKeysWithValues: tracks.value.map { ($0.index, $0.info.size) }))
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
@@ -255,7 +295,8 @@ public final class Session {
         if let size = options.size {
             switch input {
             case .pattern: break
-            case .camera: if size != source.info.size { try graph.appendScale(to: size) }
+            // A preview follows the size the camera gives.
+            case .camera: if size != source.info.size, !options.preview { try graph.appendScale(to: size) }
             case .movie, .standardInput, .frames: try graph.appendScale(to: size)
             }
         }
@@ -323,6 +364,9 @@ public final class Session {
     /// The first output drives progress and the report's frame count.
     public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
         guard !outputs.isEmpty else { throw UsageError("a run needs an output") }
+        // Each movie's place and container, found once (a bad extension, scheme or format fails here).
+        var outputs = outputs
+        for index in outputs.indices { try outputs[index].resolve() }
         try checkPlaylistNames(outputs)
         let movies = outputs.compactMap { output -> String? in if case .movie(let path) = output.spec { return path } else { return nil } }
         if outputs.count > 1, outputs.contains(where: { if case .still = $0.spec { return true } else { return false } }) {
@@ -338,7 +382,7 @@ public final class Session {
         for output in outputs {
             switch output.spec {
             case .movie(let path):
-                switch try MovieDestination(path, format: output.format).kind {
+                switch try output.movieDestination(path).kind {
                 case .file, .playlist: try OutputPlace.check(path)
                 case .stream, .network: break
                 }
@@ -376,7 +420,7 @@ public final class Session {
     /// The first network stream (its URL) among `outputs`, if any.
     private static func firstStream(in outputs: [SessionOutput]) -> String? {
         for output in outputs {
-            if case .movie(let path) = output.spec, (try? MovieDestination(path, format: output.format))?.isNetwork == true { return path }
+            if case .movie(let path) = output.spec, output.destination?.isNetwork == true { return path }
         }
         return nil
     }
@@ -397,7 +441,7 @@ public final class Session {
         if let path = options.faces.sidecarOut { others.append(("--faces-out", path)) }
         for output in outputs where output.isPlaylist {
             guard case .movie(let path) = output.spec else { continue }
-            let destination = try MovieDestination(path, format: output.format)
+            let destination = try output.movieDestination(path)
             for other in others { try destination.checkSegmentNames(against: other.path, as: other.what) }
         }
     }
@@ -406,7 +450,7 @@ public final class Session {
     /// any frame), its encoder (a stream's defaults: keyframes every 2 s, no B-frames), and for a network
     /// output its policy when the link is slow or lost.
     private func movieSink(_ path: String, _ output: SessionOutput, among count: Int) throws -> MovieSink {
-        let destination = try MovieDestination(path, format: output.format)
+        let destination = try output.movieDestination(path)
         var encoder = output.encoder ?? options.encoder
         // The graph has one output colour: every movie is written at the depth the colour plan chose.
         encoder.bitDepth = options.encoder.bitDepth
@@ -437,10 +481,11 @@ public final class Session {
 
     /// The engine for a run into `sinks` (none: sinks attached while it runs, as `prism record`'s takes).
     /// - Parameter makesMovies: the sinks are or will be movies, whose codecs need even sides.
+    /// - Parameter events: told what happens during the run (camera switches, recompiles), from any thread.
     public func engine(sinks: [any FrameSink], makesMovies: Bool = false, taps: [any FrameTap] = [],
-                       sideInputs: [any SideInput] = []) throws -> FrameEngine {
+                       sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws -> FrameEngine {
         if makesMovies { try cropForMovies() }
-        return try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
+        return try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs, events: events)
     }
 
     // MARK: Policies
@@ -459,6 +504,7 @@ public final class Session {
         spec.colorOverride = options.inputColor
         spec.network = options.network
         spec.strictDecoding = options.strictDecoding
+        spec.loop = options.loops && canStartAgain(input)
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.
@@ -472,6 +518,13 @@ public final class Session {
             }
         }
         return spec
+    }
+
+    /// A movie file can be opened again at its end; a network stream, a pipe or a FIFO cannot.
+    private static func canStartAgain(_ input: InputSpec) -> Bool {
+        guard case .movie(let path) = input, !input.isNetwork, !path.hasPrefix("pipe:") else { return false }
+        var info = stat()
+        return stat(path, &info) != 0 || info.st_mode & S_IFMT != S_IFIFO
     }
 
     /// Movies in H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: an odd last column or row is cropped.
@@ -509,24 +562,40 @@ public final class Session {
         if depth > 10 { configuration.compileOptions.intermediateFormat = .rgba32f }
         else if depth > 8 || linearLight { configuration.compileOptions.intermediateFormat = .rgba16f }
         configuration.compileOptions.clampsSteps = !linearLight
+        if options.preview {
+            configuration.sizeChange = .followInput
+            configuration.timing = .perPass(preferQueries: true)
+            configuration.pacedToClock = true
+            configuration.dropLateFrames = true
+            configuration.frameQueueCapacity = 2
+            configuration.copyAudio = false
+            configuration.analyzesAudio = true
+        }
         return configuration
     }
 
+    /// Every run's engine is made here, with the side inputs the options ask for (faces, the segmentation
+    /// mask) before the caller's.
+    /// How many engines sessions have made in this process: every front end (`run`, `render`, `record`,
+    /// `batch`, `dev`) builds through `makeEngine`, which a test checks by this count.
+    package static let enginesMade = Atomic<Int>(0)
+
     private func makeEngine(sinks: [any FrameSink], configuration: EngineConfiguration, taps: [any FrameTap],
-                            sideInputs: [any SideInput]) throws -> FrameEngine {
+                            sideInputs: [any SideInput], events: (@Sendable (EngineEvent) -> Void)? = nil) throws -> FrameEngine {
         guard let source else { throw UsageError("this session has already run; make a new one for another run") }
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
-        let live = inputIsLive
+        let live = inputIsLive || options.preview
         let faces = try options.faces.makeSideInput(for: graph, live: live, still: options.stillImage)
         // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
         let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
                                      audioCapture: capture, taps: taps,
                                      sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs,
-                                     inputs: tracks.value)
+                                     inputs: tracks.value, events: events)
+        Self.enginesMade.add(1, ordering: .relaxed)
         self.source = nil
         self.faces = faces
         self.segmentation = segmentation
@@ -535,6 +604,15 @@ public final class Session {
 }
 
 extension Session.Options {
+    /// These options for a run into `outputs`: the colour plan is made for the first output's own encoder,
+    /// if one has its own (each keeps it, `SessionOutput.encoder`), and for what the first output can carry.
+    public func writing(to outputs: [SessionOutput]) -> Session.Options {
+        var options = self
+        options.encoder = outputs.lazy.compactMap(\.encoder).first ?? encoder
+        options.outputIsDeep = outputs.first?.spec.isDeep
+        return options
+    }
+
     /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
     func pacesPattern(_ input: InputSpec) -> Bool { input == .pattern && (pacedToClock || audioDevice != nil) }
 }

@@ -639,9 +639,9 @@ final class BenchRunner {
         options.input = .movie(input)
         options.output = output
         options.filter = self.options.filter
-        options.fuse = self.options.fuse
-        options.yuvRoute = self.options.yuvRoute
-        options.encoder = encoder
+        options.session.fuse = self.options.fuse
+        options.session.yuvRoute = self.options.yuvRoute
+        options.session.encoder = encoder
         options.quiet = true
         options.progress = false
         let job = try RunJob(options: options, graph: try PrismGraphs.binder().bind(self.options.filter), gpu: context)
@@ -885,8 +885,8 @@ final class BenchRunner {
         let size = options.sizes.first ?? Size(width: 640, height: 480)
         var runOptions = RunOptions()
         runOptions.input = .pattern
-        runOptions.size = size
-        runOptions.frameLimit = options.soakFrames
+        runOptions.session.size = size
+        runOptions.session.frameLimit = options.soakFrames
         runOptions.output = .discard(.yuv420p)
         runOptions.filter = options.filter
         runOptions.quiet = true

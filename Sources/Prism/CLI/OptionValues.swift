@@ -1,5 +1,6 @@
 import PrismCore
 import PrismGPU
+import PrismKit
 import PrismMedia
 import PrismPipeline
 
@@ -412,7 +413,7 @@ struct InputChoice: Sendable, Equatable {
         return list
     }
 
-    func apply(to options: inout RunOptions) {
+    func apply(to options: inout Session.Options) {
         options.size = size
         options.frameRate = frameRate
         options.durationLimit = duration.map(Seconds.limit)
