@@ -7,93 +7,6 @@ import PrismPipeline
 import PrismVision
 import Synchronization
 
-/// Where a session's frames go when it writes them.
-public enum OutputSpec: Sendable, Equatable {
-    /// A movie file; its extension picks the container.
-    case movie(String)
-    /// One frame as a PNG or JPEG photo (the seed's "take photo").
-    case still(String)
-    /// Raw frames on standard output in this pixel format.
-    case standardOutput(PixelFormat)
-    /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
-    /// (what benchmarks compare with FFmpeg's `-f null`).
-    case discard(PixelFormat)
-    /// A V4L2 output device (v4l2loopback): a virtual camera other programs capture the frames from.
-    case virtualCamera(String)
-
-    /// A file path as `prism run -o` reads it: a photo for .png/.jpg/.jpeg, otherwise a movie.
-    public static func file(_ path: String) -> OutputSpec {
-        ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) ? .still(path) : .movie(path)
-    }
-
-    /// An OUTPUT argument naming a V4L2 device, as INPUT names a camera: `v4l2:` and a device path, a path
-    /// under /dev/video, or another path to a character device of the video4linux major (81; a udev link
-    /// such as /dev/v4l/by-id/…). Nothing is opened here: whether it is an output device is the sink's check.
-    public static func virtualCameraPath(_ argument: String) -> String? {
-        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
-        if argument.hasPrefix("/dev/video") { return argument }
-        var info = stat()
-        guard argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
-        // glibc's major(): bits 8-19 and 32-63 of the device number (a macro Swift cannot call).
-        let major = (info.st_rdev >> 8) & 0xfff | (info.st_rdev >> 32) & ~0xfff
-        return major == 81 ? argument : nil
-    }
-}
-
-/// One of a session's outputs with the settings that are its own (`prism run -o A -o B`, options before
-/// an `-o` scoped to it).
-public struct SessionOutput: Sendable {
-    /// Where the frames go. A `.movie` is a file, a pipe (`pipe:1`), a network URL (`rtmp://…`, `srt://…`)
-    /// or an HLS/DASH playlist (`.m3u8`, `.mpd`).
-    public var spec: OutputSpec { didSet { destination = nil } }
-    /// The container's muxer name (`--format`); nil: from the extension or the URL's scheme.
-    public var format: String? { didSet { destination = nil } }
-    /// A movie output's place and container once `resolve()` has found them (the session resolves what is
-    /// not resolved yet); nil for other outputs.
-    public private(set) var destination: MovieDestination?
-    /// This output's encoder; nil: the session's (`Session.Options.encoder`).
-    public var encoder: VideoEncoderSettings?
-    /// How an HLS or DASH output is cut and kept.
-    public var playlist = PlaylistSettings()
-
-    public init(_ spec: OutputSpec, format: String? = nil, encoder: VideoEncoderSettings? = nil) {
-        self.spec = spec
-        self.format = format
-        self.encoder = encoder
-    }
-
-    /// Finds a movie output's place and container once (a bad extension, scheme or `format` fails here):
-    /// what the checks and the sink then read.
-    public mutating func resolve() throws {
-        guard case .movie(let path) = spec, destination == nil else { return }
-        destination = try MovieDestination(path, format: format)
-    }
-
-    /// A movie output's place and container: the one `resolve()` found, or found now.
-    public func movieDestination(_ path: String) throws -> MovieDestination {
-        try destination ?? MovieDestination(path, format: format)
-    }
-
-    /// An HLS or DASH playlist (by `format`, or the name's extension).
-    public var isPlaylist: Bool {
-        guard case .movie(let path) = spec, let destination = try? movieDestination(path) else { return false }
-        if case .playlist = destination.kind { return true }
-        return false
-    }
-}
-
-extension OutputSpec {
-    /// Whether frames written here can carry HDR and 10 bits: raw frames in a 10-bit format can, a still
-    /// never can; nil: a movie, whose encoder says.
-    public var isDeep: Bool? {
-        switch self {
-        case .standardOutput(let format), .discard(let format): return format.bitDepth > 8
-        case .still, .virtualCamera: return false
-        case .movie: return nil
-        }
-    }
-}
-
 /// One run of a filter graph over one input, with the policies `prism run` applies: the input turned
 /// upright by its display matrix (and mirrored when asked), the output scaled to `size`, an odd size
 /// cropped for a codec that needs even sides, faces found for a graph that draws them, a microphone
@@ -244,7 +157,12 @@ public final class Session {
 
     /// Opens the input now (a missing file or camera fails here) and places the orientation remaps and
     /// the final scale in front of/behind `graph`. `graph`'s kernels move into the session.
-    public init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
+    public convenience init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
+        try self.init(input: input, opened: nil, graph: userGraph, options: options, gpu: gpu)
+    }
+
+    /// - Parameter opened: the input already opened (a still picture's frame); nil: opened here as `input` says.
+    init(input: InputSpec, opened: MediaSource?, graph userGraph: FilterGraph, options: Options, gpu: GPUContext?) throws {
         self.options = options
         self.input = input
         if options.audioDevice != nil, !options.preview {
@@ -255,7 +173,7 @@ public final class Session {
                                  + "(their time line is not the clock's)")
             }
         }
-        let source = try Self.sourceSpec(input: input, options: options).open()
+        let source = try opened ?? Self.sourceSpec(input: input, options: options).open()
         notes += source.info.notes
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
         tracks = ThreadOwned(try options.inputs.enumerated().map { index, input in
@@ -615,27 +533,4 @@ extension Session.Options {
 
     /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
     func pacesPattern(_ input: InputSpec) -> Bool { input == .pattern && (pacedToClock || audioDevice != nil) }
-}
-
-/// One frame of `Session.frames()`: packed as its layout says (RGBA: one plane of `layout.rowBytes` per row).
-public struct Frame: Sendable {
-    /// Its position in the run (0 for the first).
-    public let index: Int
-    /// Its presentation time on the output's time line.
-    public let pts: MediaTime
-    /// The pixel format, size and planes of `bytes`.
-    public let layout: PackedFrameLayout
-    /// `layout.byteCount` bytes: every plane at its `offset`, rows `rowBytes` apart.
-    public let bytes: [UInt8]
-
-    /// The picture's size in pixels.
-    public var size: Size { layout.size }
-
-    /// Plane `index`'s bytes (rows `rowBytes` apart, `usedRowBytes` of each in use).
-    public func withPlane<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer, _ rowBytes: Int) throws -> Result) rethrows -> Result {
-        let plane = layout.planes[index]
-        return try bytes.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + plane.rowBytes * plane.rows)]), plane.rowBytes)
-        }
-    }
 }

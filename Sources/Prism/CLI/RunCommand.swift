@@ -500,12 +500,10 @@ struct RenderCommand: PrismCommand {
     let filter: String
     let input: String
     let output: String
-    let gpu: GPUOptions
     let quality: Int
-    let faces: FaceOptions
-    let segmentation: SegmentationSettings
-    /// The output size (a final scale; mpv hooks' OUTPUT).
-    let size: Size?
+    /// The GPU, the faces and segmentation settings, and the output size (`size`: a final scale; mpv hooks'
+    /// OUTPUT).
+    var session = Session.Options()
 
     static let spec = CommandSpec(
         name: "render", arguments: "IN.(png|jpg)",
@@ -526,36 +524,30 @@ struct RenderCommand: PrismCommand {
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
         filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
+        session.gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
         quality = try scanner.int("--quality", in: 1...100) ?? 90
-        size = try scanner.size("--size")
-        faces = try FaceOptions.parse(&scanner)
-        segmentation = try SegmentationSettings.parse(&scanner)
+        session.size = try scanner.size("--size")
+        session.faces = try FaceOptions.parse(&scanner)
+        session.segmentation = try SegmentationSettings.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
-        try faces.checkSidecarOut(reads: [input], output: output)
+        try session.faces.checkSidecarOut(reads: [input], output: output)
         try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
-        if let size { try graph.appendScale(to: size) }
         // A still has no sound: audio-reactive shaders are refused rather than shown silence.
         if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
             throw error
         }
         FFmpegLog.setLevel(.quiet)
-        // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
-        let sideInput = try faces.makeSideInput(for: graph, live: false, still: true)
-        if let note = sideInput?.note { PrismCommandLine.info("prism: \(note)") }
-        let image = try ImageFile.read(path: input)
-        let context = try GPUContext(options: gpu)
-        let mask = try segmentation.makeSideInput(for: graph, live: false, gpu: context)
-        // An engine run of the one-frame image: faces and the mask are its side inputs, as in `prism run`.
-        let still = try FrameEngine.renderStill(graph, image: image, gpu: context,
-                                                sideInputs: (sideInput.map { [FaceRegions($0)] } ?? []) + (mask.map { [$0] } ?? []))
-        try ImageFile.write(still, to: output, jpegQuality: quality)
-        if let none = sideInput?.statistics.noFaceNote { PrismCommandLine.info("prism: warning: \(none)") }
+        // One frame through a session, as `prism_render` does: faces and the mask are its side inputs, as in `prism run`.
+        let session = try Session.still(input, graph: graph, options: session)
+        let engine = try session.engine(sinks: [try StillImageSink(path: output, jpegQuality: quality)])
+        if let note = session.faces?.note { PrismCommandLine.info("prism: \(note)") }
+        _ = try engine.run()
+        if let none = session.faces?.statistics.noFaceNote { PrismCommandLine.info("prism: warning: \(none)") }
         return 0
     }
 }
