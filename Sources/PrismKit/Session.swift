@@ -100,7 +100,8 @@ public final class Session {
         public var inputs: [ExtraInput] = []
         /// Whose sound the outputs carry (`--audio-from`): 0 the first input's, N the input `[N]` of `inputs`
         /// (a file with sound, placed on the run's clock by its offset; not with `audioDevice`). No mixing;
-        /// audio-reactive filters hear the first input. See `EngineConfiguration.audioInput`.
+        /// audio-reactive filters hear the first input. See `EngineConfiguration.audioInput`, which checks the
+        /// input is there and can give sound.
         public var audioInput = 0
 
         /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
@@ -165,6 +166,9 @@ public final class Session {
     init(input: InputSpec, opened: MediaSource?, graph userGraph: FilterGraph, options: Options, gpu: GPUContext?) throws {
         self.options = options
         self.input = input
+        if options.audioDevice != nil, options.audioInput != 0 {
+            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+        }
         if options.audioDevice != nil, !options.preview {
             switch input {
             case .pattern, .camera: break

@@ -104,14 +104,9 @@ struct InputArguments {
     }
 
     /// The input `--audio-from` names, by its index (`0` the first) or its name among `names` (every input's,
-    /// the first's first).
+    /// the first's first). An index the run lacks is the engine's to refuse, where the inputs are.
     static func audioInput(_ text: String, names: [String?]) throws -> Int {
-        if let index = Int(text) {
-            guard names.indices.contains(index) else {
-                throw UsageError("--audio-from \(text): the run has \(names.count) input\(names.count == 1 ? "" : "s") ([0] to [\(names.count - 1)])")
-            }
-            return index
-        }
+        if let index = Int(text) { return index }
         guard let index = names.firstIndex(of: text) else {
             throw UsageError("--audio-from: no input is named '\(text)'")
         }

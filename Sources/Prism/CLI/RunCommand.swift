@@ -94,11 +94,9 @@ struct RunCommand: PrismCommand {
         options.session.inputs = try inputs.dropFirst().enumerated().map {
             try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options.session)
         }
+        // Which input it is, and whether it can give the run's sound, the engine checks (`EngineConfiguration.audioInput`).
         if let text = scanner.value("--audio-from") {
             options.session.audioInput = try InputArguments.audioInput(text, names: options.inputNames)
-            if options.session.audioInput != 0, options.session.audioDevice != nil {
-                throw UsageError("--audio-from and --audio both give the run's sound; choose one")
-            }
         }
         options.session.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
