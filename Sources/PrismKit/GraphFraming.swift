@@ -20,9 +20,10 @@ package struct GraphFraming: Sendable {
     package let userNodeOffset: Int
 
     /// `userGraph` framed for the running output: the same remaps and colour conversion in front, and a
-    /// final scale to `outputSize` when its output would be another size (an output keeps its size).
-    /// Returns the graph and where the user's nodes begin in it. `userGraph`'s kernels move into the result.
-    package func frame(_ userGraph: FilterGraph, outputSize: Size) throws -> (graph: FilterGraph, userNodeOffset: Int) {
+    /// final scale to `outputSize` when its output would be another size (an output keeps its size; nil: the
+    /// graph keeps its own, as a preview that follows it does). Returns the graph and where the user's nodes
+    /// begin in it. `userGraph`'s kernels move into the result.
+    package func frame(_ userGraph: FilterGraph, outputSize: Size?) throws -> (graph: FilterGraph, userNodeOffset: Int) {
         let plan = try ColorPlan(source: source, graph: userGraph, options: options)
         guard plan.outputColor == outputColor, plan.bitDepth == bitDepth, plan.linearLight == linearLight else {
             throw UsageError("this graph changes the output's colour (its own tonemap or linear light), which the "
@@ -30,7 +31,7 @@ package struct GraphFraming: Sendable {
         }
         let prefix = orientation + plan.filters
         let graph = try userGraph.readingSource(through: prefix)
-        if try graph.outputSize(forSource: source.size) != outputSize { try graph.appendScale(to: outputSize) }
+        if let outputSize, try graph.outputSize(forSource: source.size) != outputSize { try graph.appendScale(to: outputSize) }
         return (graph, prefix.count)
     }
 }

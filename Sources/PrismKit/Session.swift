@@ -5,66 +5,7 @@ import PrismGPU
 import PrismMedia
 import PrismPipeline
 import PrismVision
-
-/// Where a session's frames go when it writes them.
-public enum OutputSpec: Sendable, Equatable {
-    /// A movie file; its extension picks the container.
-    case movie(String)
-    /// One frame as a PNG or JPEG photo (the seed's "take photo").
-    case still(String)
-    /// Raw frames on standard output in this pixel format.
-    case standardOutput(PixelFormat)
-    /// Frames packed in this format and read back, then dropped: the whole GPU path without an output
-    /// (what benchmarks compare with FFmpeg's `-f null`).
-    case discard(PixelFormat)
-    /// A V4L2 output device (v4l2loopback): a virtual camera other programs capture the frames from.
-    case virtualCamera(String)
-
-    /// A file path as `prism run -o` reads it: a photo for .png/.jpg/.jpeg, otherwise a movie.
-    public static func file(_ path: String) -> OutputSpec {
-        ["png", "jpg", "jpeg"].contains((path as NSString).pathExtension.lowercased()) ? .still(path) : .movie(path)
-    }
-
-    /// An OUTPUT argument naming a V4L2 device, as INPUT names a camera: `v4l2:` and a device path, a path
-    /// under /dev/video, or another path to a character device of the video4linux major (81; a udev link
-    /// such as /dev/v4l/by-id/…). Nothing is opened here: whether it is an output device is the sink's check.
-    public static func virtualCameraPath(_ argument: String) -> String? {
-        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
-        if argument.hasPrefix("/dev/video") { return argument }
-        var info = stat()
-        guard argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
-        // glibc's major(): bits 8-19 and 32-63 of the device number (a macro Swift cannot call).
-        let major = (info.st_rdev >> 8) & 0xfff | (info.st_rdev >> 32) & ~0xfff
-        return major == 81 ? argument : nil
-    }
-}
-
-/// One of a session's outputs with the settings that are its own (`prism run -o A -o B`, options before
-/// an `-o` scoped to it).
-public struct SessionOutput: Sendable {
-    /// Where the frames go. A `.movie` is a file, a pipe (`pipe:1`), a network URL (`rtmp://…`, `srt://…`)
-    /// or an HLS/DASH playlist (`.m3u8`, `.mpd`).
-    public var spec: OutputSpec
-    /// The container's muxer name (`--format`); nil: from the extension or the URL's scheme.
-    public var format: String?
-    /// This output's encoder; nil: the session's (`Session.Options.encoder`).
-    public var encoder: VideoEncoderSettings?
-    /// How an HLS or DASH output is cut and kept.
-    public var playlist = PlaylistSettings()
-
-    public init(_ spec: OutputSpec, format: String? = nil, encoder: VideoEncoderSettings? = nil) {
-        self.spec = spec
-        self.format = format
-        self.encoder = encoder
-    }
-
-    /// An HLS or DASH playlist (by `format`, or the name's extension).
-    public var isPlaylist: Bool {
-        guard case .movie(let path) = spec, let destination = try? MovieDestination(path, format: format) else { return false }
-        if case .playlist = destination.kind { return true }
-        return false
-    }
-}
+import Synchronization
 
 /// One run of a filter graph over one input, with the policies `prism run` applies: the input turned
 /// upright by its display matrix (and mirrored when asked), the output scaled to `size`, an odd size
@@ -112,6 +53,14 @@ public final class Session {
         /// Pace the input to the wall clock: the pattern, a movie or raw input released at their timestamps
         /// (FFmpeg's `-re`), so they behave as live sources (a camera is paced by itself).
         public var pacedToClock = false
+        /// A movie file starts again at its end, its timestamps going on, and so do the other inputs that are
+        /// files (`prism dev`'s clip); a stream or a pipe, which cannot start again, runs to its end.
+        public var loops = false
+        /// The frames are watched as they are made rather than kept (`prism dev`'s preview): paced to the
+        /// clock, late frames dropped and at most two queued, the output following the input's size, every
+        /// pass timed, the sound analysed from the start (for a graph that gains an audio input later) and
+        /// never copied; faces and masks are never waited for, and the microphone goes with any input.
+        public var preview = false
         /// The movie encoder (`write(to:)` and `.movie` outputs).
         public var encoder = VideoEncoderSettings()
         /// Limits that end a recording cleanly (size, free disk space).
@@ -151,7 +100,8 @@ public final class Session {
         public var inputs: [ExtraInput] = []
         /// Whose sound the outputs carry (`--audio-from`): 0 the first input's, N the input `[N]` of `inputs`
         /// (a file with sound, placed on the run's clock by its offset; not with `audioDevice`). No mixing;
-        /// audio-reactive filters hear the first input. See `EngineConfiguration.audioInput`.
+        /// audio-reactive filters hear the first input. See `EngineConfiguration.audioInput`, which checks the
+        /// input is there and can give sound.
         public var audioInput = 0
 
         /// `prism run`'s defaults: the input's size and timing, upright, H.264, no limits.
@@ -208,10 +158,18 @@ public final class Session {
 
     /// Opens the input now (a missing file or camera fails here) and places the orientation remaps and
     /// the final scale in front of/behind `graph`. `graph`'s kernels move into the session.
-    public init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
+    public convenience init(input: InputSpec, graph userGraph: FilterGraph, options: Options = Options(), gpu: GPUContext? = nil) throws {
+        try self.init(input: input, opened: nil, graph: userGraph, options: options, gpu: gpu)
+    }
+
+    /// - Parameter opened: the input already opened (a still picture's frame); nil: opened here as `input` says.
+    init(input: InputSpec, opened: MediaSource?, graph userGraph: FilterGraph, options: Options, gpu: GPUContext?) throws {
         self.options = options
         self.input = input
-        if options.audioDevice != nil {
+        if options.audioDevice != nil, options.audioInput != 0 {
+            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+        }
+        if options.audioDevice != nil, !options.preview {
             switch input {
             case .pattern, .camera: break
             case .movie, .standardInput, .frames:
@@ -219,10 +177,14 @@ public final class Session {
                                  + "(their time line is not the clock's)")
             }
         }
-        let source = try Self.sourceSpec(input: input, options: options).open()
+        let source = try opened ?? Self.sourceSpec(input: input, options: options).open()
         notes += source.info.notes
         // The other inputs open now too: one that cannot be opened fails here, before any output exists.
-        tracks = ThreadOwned(try options.inputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) })
+        tracks = ThreadOwned(try options.inputs.enumerated().map { index, input in
+            var input = input
+            if options.loops { input.spec.loop = Self.canStartAgain(input.spec.input) }
+            return try InputTrack(index: index + 1, input: input)
+        })
         // The other inputs' sizes before anything sizes the graph (a crop for the codec, a check between inputs).
         try userGraph.setInputSizes(Dictionary(uniqueKeysWithValues: tracks.value.map { ($0.index, $0.info.size) }))
         // Upright and mirrored before the graph, so every filter sees the picture as it is meant to be seen.
@@ -255,7 +217,8 @@ public final class Session {
         if let size = options.size {
             switch input {
             case .pattern: break
-            case .camera: if size != source.info.size { try graph.appendScale(to: size) }
+            // A preview follows the size the camera gives.
+            case .camera: if size != source.info.size, !options.preview { try graph.appendScale(to: size) }
             case .movie, .standardInput, .frames: try graph.appendScale(to: size)
             }
         }
@@ -323,6 +286,9 @@ public final class Session {
     /// The first output drives progress and the report's frame count.
     public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
         guard !outputs.isEmpty else { throw UsageError("a run needs an output") }
+        // Each movie's place and container, found once (a bad extension, scheme or format fails here).
+        var outputs = outputs
+        for index in outputs.indices { try outputs[index].resolve() }
         try checkPlaylistNames(outputs)
         let movies = outputs.compactMap { output -> String? in if case .movie(let path) = output.spec { return path } else { return nil } }
         if outputs.count > 1, outputs.contains(where: { if case .still = $0.spec { return true } else { return false } }) {
@@ -338,7 +304,7 @@ public final class Session {
         for output in outputs {
             switch output.spec {
             case .movie(let path):
-                switch try MovieDestination(path, format: output.format).kind {
+                switch try output.movieDestination(path).kind {
                 case .file, .playlist: try OutputPlace.check(path)
                 case .stream, .network: break
                 }
@@ -376,7 +342,7 @@ public final class Session {
     /// The first network stream (its URL) among `outputs`, if any.
     private static func firstStream(in outputs: [SessionOutput]) -> String? {
         for output in outputs {
-            if case .movie(let path) = output.spec, (try? MovieDestination(path, format: output.format))?.isNetwork == true { return path }
+            if case .movie(let path) = output.spec, output.destination?.isNetwork == true { return path }
         }
         return nil
     }
@@ -397,7 +363,7 @@ public final class Session {
         if let path = options.faces.sidecarOut { others.append(("--faces-out", path)) }
         for output in outputs where output.isPlaylist {
             guard case .movie(let path) = output.spec else { continue }
-            let destination = try MovieDestination(path, format: output.format)
+            let destination = try output.movieDestination(path)
             for other in others { try destination.checkSegmentNames(against: other.path, as: other.what) }
         }
     }
@@ -406,7 +372,7 @@ public final class Session {
     /// any frame), its encoder (a stream's defaults: keyframes every 2 s, no B-frames), and for a network
     /// output its policy when the link is slow or lost.
     private func movieSink(_ path: String, _ output: SessionOutput, among count: Int) throws -> MovieSink {
-        let destination = try MovieDestination(path, format: output.format)
+        let destination = try output.movieDestination(path)
         var encoder = output.encoder ?? options.encoder
         // The graph has one output colour: every movie is written at the depth the colour plan chose.
         encoder.bitDepth = options.encoder.bitDepth
@@ -437,10 +403,11 @@ public final class Session {
 
     /// The engine for a run into `sinks` (none: sinks attached while it runs, as `prism record`'s takes).
     /// - Parameter makesMovies: the sinks are or will be movies, whose codecs need even sides.
+    /// - Parameter events: told what happens during the run (camera switches, recompiles), from any thread.
     public func engine(sinks: [any FrameSink], makesMovies: Bool = false, taps: [any FrameTap] = [],
-                       sideInputs: [any SideInput] = []) throws -> FrameEngine {
+                       sideInputs: [any SideInput] = [], events: (@Sendable (EngineEvent) -> Void)? = nil) throws -> FrameEngine {
         if makesMovies { try cropForMovies() }
-        return try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs)
+        return try makeEngine(sinks: sinks, configuration: configuration, taps: taps, sideInputs: sideInputs, events: events)
     }
 
     // MARK: Policies
@@ -459,6 +426,7 @@ public final class Session {
         spec.colorOverride = options.inputColor
         spec.network = options.network
         spec.strictDecoding = options.strictDecoding
+        spec.loop = options.loops && canStartAgain(input)
         if input == .pattern {
             let rate = options.frameRate ?? SourceSpec.defaultRate
             // Paced, the pattern is live: it runs on until the frame limit has reached the GPU.
@@ -472,6 +440,13 @@ public final class Session {
             }
         }
         return spec
+    }
+
+    /// A movie file can be opened again at its end; a network stream, a pipe or a FIFO cannot.
+    private static func canStartAgain(_ input: InputSpec) -> Bool {
+        guard case .movie(let path) = input, !input.isNetwork, !path.hasPrefix("pipe:") else { return false }
+        var info = stat()
+        return stat(path, &info) != 0 || info.st_mode & S_IFMT != S_IFIFO
     }
 
     /// Movies in H.264/HEVC (4:2:0) and ProRes (4:2:2) need even sides: an odd last column or row is cropped.
@@ -509,24 +484,40 @@ public final class Session {
         if depth > 10 { configuration.compileOptions.intermediateFormat = .rgba32f }
         else if depth > 8 || linearLight { configuration.compileOptions.intermediateFormat = .rgba16f }
         configuration.compileOptions.clampsSteps = !linearLight
+        if options.preview {
+            configuration.sizeChange = .followInput
+            configuration.timing = .perPass(preferQueries: true)
+            configuration.pacedToClock = true
+            configuration.dropLateFrames = true
+            configuration.frameQueueCapacity = 2
+            configuration.copyAudio = false
+            configuration.analyzesAudio = true
+        }
         return configuration
     }
 
+    /// Every run's engine is made here, with the side inputs the options ask for (faces, the segmentation
+    /// mask) before the caller's.
+    /// How many engines sessions have made in this process: every front end (`run`, `render`, `record`,
+    /// `batch`, `dev`) builds through `makeEngine`, which a test checks by this count.
+    package static let enginesMade = Atomic<Int>(0)
+
     private func makeEngine(sinks: [any FrameSink], configuration: EngineConfiguration, taps: [any FrameTap],
-                            sideInputs: [any SideInput]) throws -> FrameEngine {
+                            sideInputs: [any SideInput], events: (@Sendable (EngineEvent) -> Void)? = nil) throws -> FrameEngine {
         guard let source else { throw UsageError("this session has already run; make a new one for another run") }
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the
         // detector; files and pipes detect every Nth frame and wait for it, so their output is repeatable.
-        let live = inputIsLive
+        let live = inputIsLive || options.preview
         let faces = try options.faces.makeSideInput(for: graph, live: live, still: options.stillImage)
         // Segmentation: the model is loaded now; live sources never wait for it, files do (deterministic).
         let segmentation = try options.segmentation.makeSideInput(for: graph, live: live, gpu: gpu)
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration, gpu: gpu,
                                      audioCapture: capture, taps: taps,
                                      sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + sideInputs,
-                                     inputs: tracks.value)
+                                     inputs: tracks.value, events: events)
+        Self.enginesMade.add(1, ordering: .relaxed)
         self.source = nil
         self.faces = faces
         self.segmentation = segmentation
@@ -535,29 +526,15 @@ public final class Session {
 }
 
 extension Session.Options {
+    /// These options for a run into `outputs`: the colour plan is made for the first output's own encoder,
+    /// if one has its own (each keeps it, `SessionOutput.encoder`), and for what the first output can carry.
+    public func writing(to outputs: [SessionOutput]) -> Session.Options {
+        var options = self
+        options.encoder = outputs.lazy.compactMap(\.encoder).first ?? encoder
+        options.outputIsDeep = outputs.first?.spec.isDeep
+        return options
+    }
+
     /// The pattern meets a microphone's clock by being paced to it, which makes it a live source.
     func pacesPattern(_ input: InputSpec) -> Bool { input == .pattern && (pacedToClock || audioDevice != nil) }
-}
-
-/// One frame of `Session.frames()`: packed as its layout says (RGBA: one plane of `layout.rowBytes` per row).
-public struct Frame: Sendable {
-    /// Its position in the run (0 for the first).
-    public let index: Int
-    /// Its presentation time on the output's time line.
-    public let pts: MediaTime
-    /// The pixel format, size and planes of `bytes`.
-    public let layout: PackedFrameLayout
-    /// `layout.byteCount` bytes: every plane at its `offset`, rows `rowBytes` apart.
-    public let bytes: [UInt8]
-
-    /// The picture's size in pixels.
-    public var size: Size { layout.size }
-
-    /// Plane `index`'s bytes (rows `rowBytes` apart, `usedRowBytes` of each in use).
-    public func withPlane<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer, _ rowBytes: Int) throws -> Result) rethrows -> Result {
-        let plane = layout.planes[index]
-        return try bytes.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + plane.rowBytes * plane.rows)]), plane.rowBytes)
-        }
-    }
 }

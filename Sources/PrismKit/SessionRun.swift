@@ -178,3 +178,26 @@ private func runToEnd(_ engine: consuming FrameEngine, stop: StopSignal) -> Resu
     _ = consume engine
     return result
 }
+
+/// One frame of `Session.frames()`: packed as its layout says (RGBA: one plane of `layout.rowBytes` per row).
+public struct Frame: Sendable {
+    /// Its position in the run (0 for the first).
+    public let index: Int
+    /// Its presentation time on the output's time line.
+    public let pts: MediaTime
+    /// The pixel format, size and planes of `bytes`.
+    public let layout: PackedFrameLayout
+    /// `layout.byteCount` bytes: every plane at its `offset`, rows `rowBytes` apart.
+    public let bytes: [UInt8]
+
+    /// The picture's size in pixels.
+    public var size: Size { layout.size }
+
+    /// Plane `index`'s bytes (rows `rowBytes` apart, `usedRowBytes` of each in use).
+    public func withPlane<Result>(_ index: Int, _ body: (UnsafeRawBufferPointer, _ rowBytes: Int) throws -> Result) rethrows -> Result {
+        let plane = layout.planes[index]
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[plane.offset..<(plane.offset + plane.rowBytes * plane.rows)]), plane.rowBytes)
+        }
+    }
+}

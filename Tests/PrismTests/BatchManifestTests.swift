@@ -72,13 +72,13 @@ final class BatchManifestTests: XCTestCase {
         let options = jobs[2].runOptions(outputPath: "/tmp/x.mp4")
         XCTAssertEqual(options.input, .pattern)
         XCTAssertEqual(options.output, .movie("/tmp/x.mp4"))
-        XCTAssertEqual(options.frameLimit, 12)
-        XCTAssertEqual(options.durationLimit, MediaTime(value: 500, timescale: 1000))
-        XCTAssertEqual(options.encoder.crf, 30)
+        XCTAssertEqual(options.session.frameLimit, 12)
+        XCTAssertEqual(options.session.durationLimit, MediaTime(value: 500, timescale: 1000))
+        XCTAssertEqual(options.session.encoder.crf, 30)
         XCTAssertTrue(options.quiet)
         let movie = jobs[1].runOptions(outputPath: "/tmp/y.mkv")
         XCTAssertEqual(movie.input, .movie(dir.path("clips/b.mov")))
-        XCTAssertEqual(movie.encoder.codec, .ffv1)
+        XCTAssertEqual(movie.session.encoder.codec, .ffv1)
     }
 
     func testOutputDirectoryNamesOutputsAfterInputs() throws {

@@ -12,10 +12,10 @@ final class CompositingRunTests: XCTestCase {
     private func run(_ filter: String, to name: String) throws -> String {
         var options = RunOptions()
         options.input = .pattern
-        options.size = Size(width: 128, height: 72)
-        options.frameLimit = 11
+        options.session.size = Size(width: 128, height: 72)
+        options.session.frameLimit = 11
         options.output = .movie(dir.path(name))
-        options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 0)
+        options.session.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 0)
         _ = try RunJob(options: options, graph: GraphBinder().bind(filter)).run(progress: nil)
         return dir.path(name)
     }

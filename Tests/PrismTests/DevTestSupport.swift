@@ -16,7 +16,8 @@ final class DevProcess: @unchecked Sendable {
     private var errorText = ""
     private let errorPipe = Pipe()
 
-    init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// - Parameter standardInput: what `prism dev` reads on stdin (raw frames, a movie on `pipe:0`); nil: the test's.
+    init(arguments: [String], environment: [String: String] = [:], standardInput: FileHandle? = nil) throws {
         process.executableURL = URL(fileURLWithPath: Tools.prism)
         process.arguments = ["dev"] + arguments + ["--port", "0"]
         var env = ProcessInfo.processInfo.environment
@@ -24,6 +25,7 @@ final class DevProcess: @unchecked Sendable {
         process.environment = env
         process.standardError = errorPipe
         process.standardOutput = FileHandle.nullDevice
+        if let standardInput { process.standardInput = standardInput }
         errorPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }

@@ -32,15 +32,15 @@ final class OptionModelTests: XCTestCase {
     private func answer(_ options: RunOptions, _ key: String) -> String {
         switch key {
         case "filter": options.filter
-        case "codec": "\(options.encoder.codec)"
-        case "preset": options.encoder.preset
-        case "crf": "\(options.encoder.crf.map(String.init) ?? "nil")"
-        case "bitrate": "\(options.encoder.bitrate.map(String.init) ?? "nil")"
-        case "threads": "\(options.encoder.threads)"
-        case "size": options.size.map(\.description) ?? "nil"
-        case "fps": options.frameRate.map { "\($0.num)/\($0.den)" } ?? "nil"
-        case "frames": options.frameLimit.map(String.init) ?? "nil"
-        case "duration": options.durationLimit.map { "\($0.value)/\($0.timescale)" } ?? "nil"
+        case "codec": "\(options.session.encoder.codec)"
+        case "preset": options.session.encoder.preset
+        case "crf": "\(options.session.encoder.crf.map(String.init) ?? "nil")"
+        case "bitrate": "\(options.session.encoder.bitrate.map(String.init) ?? "nil")"
+        case "threads": "\(options.session.encoder.threads)"
+        case "size": options.session.size.map(\.description) ?? "nil"
+        case "fps": options.session.frameRate.map { "\($0.num)/\($0.den)" } ?? "nil"
+        case "frames": options.session.frameLimit.map(String.init) ?? "nil"
+        case "duration": options.session.durationLimit.map { "\($0.value)/\($0.timescale)" } ?? "nil"
         default: "?"
         }
     }

@@ -31,7 +31,7 @@ final class PipelineTests: XCTestCase {
             var options = RunOptions()
             options.input = .movie(input)
             options.output = .movie(dir.path("out.\(container)"))
-            options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
+            options.session.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast")
             let (report, _) = try run(options, filter: filter)
             XCTAssertEqual(report.framesOut, before.videoFrameCount)
             let after = try MediaInspector.inspect(dir.path("out.\(container)"))
@@ -63,10 +63,10 @@ final class PipelineTests: XCTestCase {
         // two conversions.
         var options = RunOptions()
         options.input = .pattern
-        options.size = Size(width: 128, height: 72)
-        options.frameLimit = 5
+        options.session.size = Size(width: 128, height: 72)
+        options.session.frameLimit = 5
         options.output = .movie(dir.path("inv.mkv"))
-        options.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 0)
+        options.session.encoder = VideoEncoderSettings(codec: .h264, preset: "ultrafast", crf: 0)
         _ = try run(options, filter: "invert")
         options.output = .movie(dir.path("plain.mkv"))
         _ = try run(options)
@@ -133,10 +133,10 @@ final class PipelineTests: XCTestCase {
         for (codec, file) in [(VideoEncoderSettings.Codec.prores, "p.mov"), (.ffv1, "f.mkv")] {
             var options = RunOptions()
             options.input = .pattern
-            options.size = Size(width: 64, height: 48)
-            options.frameLimit = 4
+            options.session.size = Size(width: 64, height: 48)
+            options.session.frameLimit = 4
             options.output = .movie(dir.path(file))
-            options.encoder = VideoEncoderSettings(codec: codec)
+            options.session.encoder = VideoEncoderSettings(codec: codec)
             _ = try run(options, filter: "mono")
             let report = try MediaInspector.inspect(dir.path(file))
             XCTAssertEqual(report.videoFrameCount, 4, file)
@@ -157,9 +157,9 @@ final class PipelineTests: XCTestCase {
         for (rate, frames) in [(Rational(15, 1), 15), (Rational(60, 1), 60)] {
             var options = RunOptions()
             options.input = .movie(input)
-            options.frameRate = rate
+            options.session.frameRate = rate
             options.output = .movie(dir.path("rate.mkv"))
-            options.encoder = VideoEncoderSettings(codec: .ffv1)
+            options.session.encoder = VideoEncoderSettings(codec: .ffv1)
             let (report, _) = try run(options)
             XCTAssertEqual(report.framesOut, frames, "\(rate)")
             let after = try MediaInspector.inspect(dir.path("rate.mkv"))
@@ -189,11 +189,11 @@ final class PipelineTests: XCTestCase {
         for strategy in ReadbackStrategy.allCases {
             var options = RunOptions()
             options.input = .pattern
-            options.size = Size(width: 64, height: 48)
-            options.frameLimit = 6
-            options.readback = strategy
+            options.session.size = Size(width: 64, height: 48)
+            options.session.frameLimit = 6
+            options.session.readback = strategy
             options.output = .movie(dir.path("\(strategy).mkv"))
-            options.encoder = VideoEncoderSettings(codec: .ffv1)
+            options.session.encoder = VideoEncoderSettings(codec: .ffv1)
             let (report, _) = try run(options, filter: "invert")
             XCTAssertEqual(report.framesOut, 6)
             outputs.append(try MediaInspector.frameRGBA(dir.path("\(strategy).mkv"), index: 5).pixels)

@@ -131,9 +131,9 @@ struct BatchJob: Sendable, Equatable {
         options.input = input == "pattern" ? .pattern : .movie(input)
         options.output = .movie(outputPath)
         options.filter = settings.filter ?? ""
-        settings.encoder.apply(to: &options.encoder)
-        settings.input.apply(to: &options)
-        options.frameLimit = settings.frames
+        settings.encoder.apply(to: &options.session.encoder)
+        settings.input.apply(to: &options.session)
+        options.session.frameLimit = settings.frames
         options.quiet = true
         options.progress = false
         return options

@@ -24,9 +24,9 @@ extension BenchRunner {
         options.input = .movie(input)
         options.output = output
         options.filter = self.options.filter
-        options.fuse = self.options.fuse
-        options.yuvRoute = self.options.yuvRoute
-        options.encoder = encoder
+        options.session.fuse = self.options.fuse
+        options.session.yuvRoute = self.options.yuvRoute
+        options.session.encoder = encoder
         options.quiet = true
         options.progress = false
         let job = try RunJob(options: options, graph: try PrismGraphs.binder().bind(self.options.filter), gpu: context)

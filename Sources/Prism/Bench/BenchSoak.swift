@@ -9,8 +9,8 @@ extension BenchRunner {
         let size = options.sizes.first ?? Size(width: 640, height: 480)
         var runOptions = RunOptions()
         runOptions.input = .pattern
-        runOptions.size = size
-        runOptions.frameLimit = options.soakFrames
+        runOptions.session.size = size
+        runOptions.session.frameLimit = options.soakFrames
         runOptions.output = .discard(.yuv420p)
         runOptions.filter = options.filter
         runOptions.quiet = true

@@ -1,5 +1,6 @@
 import Foundation
 import PrismCore
+import PrismKit
 import PrismMedia
 import PrismPipeline
 
@@ -101,14 +102,9 @@ struct InputArguments {
     }
 
     /// The input `--audio-from` names, by its index (`0` the first) or its name among `names` (every input's,
-    /// the first's first).
+    /// the first's first). An index the run lacks is the engine's to refuse, where the inputs are.
     static func audioInput(_ text: String, names: [String?]) throws -> Int {
-        if let index = Int(text) {
-            guard names.indices.contains(index) else {
-                throw UsageError("--audio-from \(text): the run has \(names.count) input\(names.count == 1 ? "" : "s") ([0] to [\(names.count - 1)])")
-            }
-            return index
-        }
+        if let index = Int(text) { return index }
         guard let index = names.firstIndex(of: text) else {
             throw UsageError("--audio-from: no input is named '\(text)'")
         }
@@ -125,9 +121,32 @@ struct InputArguments {
         return (name, String(text[text.index(after: equals)...]))
     }
 
+    /// The first INPUT as `run`, `record` and `dev` read it: the pattern (none, or `pattern`), raw frames on
+    /// stdin (`-`, which `--input-format` describes), a camera, or a movie (a file, FIFO, `pipe:N`, URL or
+    /// image sequence), checked before anything opens it.
+    static func firstInput(_ argument: String?, rawFormat inputFormat: String?) throws -> InputSpec {
+        switch argument {
+        case nil, "pattern":
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            return .pattern
+        case "-":
+            guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
+            return .standardInput(try RawVideoFormat(parsing: inputFormat))
+        case let argument? where InputSpec.cameraPath(argument) != nil:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            let path = InputSpec.cameraPath(argument)!
+            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
+            return .camera(path)
+        case let path?:
+            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
+            try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
+            return .movie(path)
+        }
+    }
+
     /// An input after the first, checked before anything opens it: a file that exists, a URL, a camera or
     /// the pattern (raw frames on stdin can only be the first input).
-    static func extraInput(_ input: Input, index: Int, options: RunOptions) throws -> ExtraInput {
+    static func extraInput(_ input: Input, index: Int, options: Session.Options) throws -> ExtraInput {
         var spec: SourceSpec
         switch input.source {
         case "pattern":

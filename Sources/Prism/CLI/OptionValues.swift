@@ -462,7 +462,7 @@ struct InputChoice: Sendable, Equatable {
         return list
     }
 
-    func apply(to options: inout RunOptions) {
+    func apply(to options: inout Session.Options) {
         options.size = size
         options.frameRate = frameRate
         options.durationLimit = duration.map(Seconds.limit)

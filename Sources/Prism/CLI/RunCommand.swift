@@ -82,7 +82,7 @@ struct RunCommand: PrismCommand {
         let (withoutInputs, inputs) = try InputArguments.split(arguments, command: Self.spec)
         let (shared, separate) = try OutputArguments.split(withoutInputs, command: Self.spec)
         var scanner = try ArgumentScanner(shared, command: Self.spec)
-        options.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
+        options.session.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
         if let format = scanner.value("--progress") {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
@@ -91,16 +91,14 @@ struct RunCommand: PrismCommand {
         let inputPath = try Self.parseCommon(&scanner, into: &options, input: inputs.first?.source,
                                              rawInputFormat: scanner.value("--input-format"))
         options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
-        options.extraInputs = try inputs.dropFirst().enumerated().map {
-            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options)
+        options.session.inputs = try inputs.dropFirst().enumerated().map {
+            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options.session)
         }
+        // Which input it is, and whether it can give the run's sound, the engine checks (`EngineConfiguration.audioInput`).
         if let text = scanner.value("--audio-from") {
-            options.audioInput = try InputArguments.audioInput(text, names: options.inputNames)
-            if options.audioInput != 0, options.audioDevice != nil {
-                throw UsageError("--audio-from and --audio both give the run's sound; choose one")
-            }
+            options.session.audioInput = try InputArguments.audioInput(text, names: options.inputNames)
         }
-        options.network = try NetworkInputOptions.parse(&scanner, input: options.input)
+        options.session.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
         if let text = scanner.value("--switch-camera-after") {
@@ -113,16 +111,16 @@ struct RunCommand: PrismCommand {
         // Outputs: one -o, or several, each with the options given for it alone over those for every output.
         let sharedOutput = try OutputChoice(from: &scanner)
         let outputFormat = scanner.value("--output-format")
-        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.outputReconnect.seconds = seconds }
-        options.realtime = scanner.flag("--realtime")
-        if options.realtime, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
+        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.session.outputReconnect.seconds = seconds }
+        options.session.pacedToClock = scanner.flag("--realtime")
+        if options.session.pacedToClock, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
         // Each output's choice over the shared one, and what it set itself (with one -o, everything is its own).
         var requested: [(location: String, choice: OutputChoice, own: OutputChoice, encoder: VideoEncoderSettings)] = []
         if let separate {
             for output in separate {
                 guard !output.location.isEmpty else { throw UsageError("-o needs a value") }
                 var own = try ArgumentScanner(output.arguments, command: OutputArguments.scopedSpec)
-                var encoder = options.encoder
+                var encoder = options.session.encoder
                 try EncoderChoice(from: &own).apply(to: &encoder)
                 let ownChoice = try OutputChoice(from: &own)
                 try own.checkAllUsed()
@@ -130,7 +128,7 @@ struct RunCommand: PrismCommand {
             }
         } else {
             guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
-            requested.append((output, sharedOutput, sharedOutput, options.encoder))
+            requested.append((output, sharedOutput, sharedOutput, options.session.encoder))
         }
         options.outputs = []
         for (location, choice, own, encoder) in requested {
@@ -144,7 +142,7 @@ struct RunCommand: PrismCommand {
         }
         try Self.checkDistinct(options.outputs)
         // No output may be written over any input.
-        for extra in options.extraInputs {
+        for extra in options.session.inputs {
             guard case .movie(let path) = extra.spec.input, !extra.spec.input.isNetwork else { continue }
             for output in options.outputs {
                 if case .movie(let location) = output.spec, MovieDestination.localPath(of: location) != nil {
@@ -163,13 +161,10 @@ struct RunCommand: PrismCommand {
             default: return nil
             }
         }
-        for file in files { try options.faces.checkSidecarOut(reads: [inputPath], output: file) }
-        if files.isEmpty { try options.faces.checkSidecarOut(reads: [inputPath], output: nil) }
-        let limited = options.limits.maxBytes != nil || options.limits.minFreeBytes != nil
-        let fileMovies = options.outputs.filter { output in
-            guard case .movie(let path) = output.spec else { return false }
-            return (try? MovieDestination(path, format: output.format))?.kind == .file
-        }
+        for file in files { try options.session.faces.checkSidecarOut(reads: [inputPath], output: file) }
+        if files.isEmpty { try options.session.faces.checkSidecarOut(reads: [inputPath], output: nil) }
+        let limited = options.session.limits.maxBytes != nil || options.session.limits.minFreeBytes != nil
+        let fileMovies = options.outputs.filter { $0.destination?.kind == .file }
         if limited, fileMovies.isEmpty {
             throw UsageError("--max-size and --min-free limit a movie file output (-o FILE), not a stream, playlist or raw frames")
         }
@@ -215,24 +210,24 @@ struct RunCommand: PrismCommand {
         // `file:` URL is the file it names.
         if let inputPath, MovieDestination.localPath(of: location) != nil { try OutputTarget.checkNotInput(inputPath, output: location) }
         if own.format == nil, isPath, ImageFile.kind(forPath: location) != nil {
-            if let frames = options.frameLimit, frames != 1 {
+            if let frames = options.session.frameLimit, frames != 1 {
                 throw UsageError("\(location): a still holds one frame; use --frames 1 (or a movie output)")
             }
-            if options.dynamicRange == .keep {
+            if options.session.dynamicRange == .keep {
                 throw UsageError("\(location): a still is 8-bit SDR; --dynamic-range keep needs a movie (--codec hevc, prores, ffv1)")
             }
             return SessionOutput(.still(location))
         }
-        let destination = try MovieDestination(location, format: choice.format)
-        var isPlaylist = false
-        if case .playlist = destination.kind { isPlaylist = true }
-        if own.setsPlaylist, !isPlaylist {
+        var output = SessionOutput(.movie(location), format: choice.format, encoder: count > 1 ? encoder : nil)
+        // Found once here: the checks below and the session read it.
+        try output.resolve()
+        let destination = try output.movieDestination(location)
+        if own.setsPlaylist, !output.isPlaylist {
             throw UsageError("\(location): --playlist, --segment-duration, --window and --segment-type describe an HLS (.m3u8) or DASH (.mpd) output")
         }
         if choice.segmentType == "ts", destination.kind == .playlist(.dash) {
             throw UsageError("\(location): DASH segments are fragmented MP4; --segment-type ts is for HLS")
         }
-        var output = SessionOutput(.movie(location), format: choice.format, encoder: count > 1 ? encoder : nil)
         output.playlist = choice.playlistSettings
         if destination.kind == .playlist(.dash) { output.playlist.fragmentedMP4 = true }
         return output
@@ -270,50 +265,31 @@ struct RunCommand: PrismCommand {
                             rawInputFormat: String?) throws -> String? {
         options.filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
         options.quiet = scanner.flag("--quiet", "-q")
-        options.stats = scanner.flag("--stats")
-        options.fuse = !scanner.flag("--no-fuse")
-        options.yuvRoute = !scanner.flag("--rgb-route")
-        options.autorotate = !scanner.flag("--no-autorotate")
-        options.mirror = scanner.flag("--mirror")
-        options.strictDecoding = scanner.flag("--strict-decode")
-        try InputChoice(from: &scanner).apply(to: &options)
-        options.audioDevice = scanner.value("--audio")
-        options.faces = try FaceOptions.parse(&scanner)
-        options.segmentation = try SegmentationSettings.parse(&scanner)
-        options.limits = try RecordingLimits(from: &scanner)
-        options.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
-        options.gpu.renderNode = scanner.value("--render-node")
-        options.readback = try scanner.value(for: "readback")
-        try EncoderChoice(from: &scanner).apply(to: &options.encoder)
-        if let spec = scanner.value("--input-color") { options.inputColor = try ColorOverride(parsing: spec) }
-        if let range = try scanner.value(for: "dynamic-range", as: DynamicRange.self) { options.dynamicRange = range }
-        if let choice = try scanner.value(for: "tonemap", as: ToneMapChoice.self) { options.toneCurve = choice.curve }
-        if let choice = try scanner.value(for: "output-transfer", as: OutputTransferChoice.self) { options.outputTransfer = choice.transfer }
-        // Input.
-        let inputFormat = rawInputFormat
+        options.session.timesPasses = scanner.flag("--stats")
+        options.session.fuse = !scanner.flag("--no-fuse")
+        options.session.yuvRoute = !scanner.flag("--rgb-route")
+        options.session.autorotate = !scanner.flag("--no-autorotate")
+        options.session.mirror = scanner.flag("--mirror")
+        options.session.strictDecoding = scanner.flag("--strict-decode")
+        try InputChoice(from: &scanner).apply(to: &options.session)
+        options.session.audioDevice = scanner.value("--audio")
+        options.session.faces = try FaceOptions.parse(&scanner)
+        options.session.segmentation = try SegmentationSettings.parse(&scanner)
+        options.session.limits = try RecordingLimits(from: &scanner)
+        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
+        options.session.gpu.renderNode = scanner.value("--render-node")
+        options.session.readback = try scanner.value(for: "readback")
+        try EncoderChoice(from: &scanner).apply(to: &options.session.encoder)
+        if let spec = scanner.value("--input-color") { options.session.inputColor = try ColorOverride(parsing: spec) }
+        if let range = try scanner.value(for: "dynamic-range", as: DynamicRange.self) { options.session.dynamicRange = range }
+        if let choice = try scanner.value(for: "tonemap", as: ToneMapChoice.self) { options.session.toneCurve = choice.curve }
+        if let choice = try scanner.value(for: "output-transfer", as: OutputTransferChoice.self) { options.session.outputTransfer = choice.transfer }
+        options.input = try InputArguments.firstInput(input, rawFormat: rawInputFormat)
         var inputPath: String?
-        switch input {
-        case nil, "pattern":
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            options.input = .pattern
-        case "-":
-            guard let inputFormat else { throw UsageError("raw input on stdin needs --input-format WxH:PIXFMT:RATE") }
-            let format = try RawVideoFormat(parsing: inputFormat)
-            options.input = .standardInput(format)
-        case let argument? where InputSpec.cameraPath(argument) != nil:
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            let path = InputSpec.cameraPath(argument)!
-            guard !path.isEmpty else { throw UsageError("v4l2: needs a device path, e.g. v4l2:/dev/video0") }
-            options.input = .camera(path)
-        case let path?:
-            guard inputFormat == nil else { throw UsageError("--input-format describes raw frames on stdin (INPUT `-`)") }
-            try InputSpec.checkMovieArgument(path)  // files, FIFOs, pipe:N, URLs, img%03d.png patterns
-            options.input = .movie(path)
-            inputPath = path
-        }
+        if case .movie(let path) = options.input { inputPath = path }
         options.control = try ControlOptions.parse(&scanner)
         try options.control.check(input: options.input)
-        if options.inputColor != nil, case .movie = options.input {} else if options.inputColor != nil {
+        if options.session.inputColor != nil, case .movie = options.input {} else if options.session.inputColor != nil {
             throw UsageError("--input-color describes a movie or stream input (cameras, raw input and the pattern are SDR as they say)")
         }
         return inputPath
@@ -348,7 +324,7 @@ struct RunCommand: PrismCommand {
         // Problems reach the user as Prism's one-line errors; FFmpeg's own chatter only when asked.
         FFmpegLog.setLevel(verbose ? .warning : .quiet)
         var options = self.options
-        if !options.quiet { options.messages = { PrismCommandLine.info("prism: " + $0) } }
+        if !options.quiet { options.session.messages = { PrismCommandLine.info("prism: " + $0) } }
         let stop = StopSignal()
         let control = LiveControl.forRun(options, graph: graph, stop: stop)
         let job = try RunJob(options: options, graph: graph, taps: control.map { [$0.tap] } ?? [])
@@ -425,7 +401,7 @@ struct RunCommand: PrismCommand {
             if !places.isEmpty { line += " → " + places.joined(separator: ", ") }
             PrismCommandLine.info(line)
         }
-        if options.stats {
+        if options.session.timesPasses {
             PrismCommandLine.info(report.statsTable())
             PrismCommandLine.info("colour out: \(job.outputColor.summary)")
         }
@@ -468,7 +444,7 @@ extension RunCommand {
     func truncationWarning(_ report: RunReport, source: SourceInfo) -> String? {
         // Only a movie that ran out by itself (not a limit, a stop, or a still's one frame) can be short; one
         // whose read failed has said where already (`RunReport.damage`).
-        guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.frameRate == nil,
+        guard case .movie(let path) = options.input, report.stopReason == .endOfInput, options.session.frameRate == nil,
               report.damage?.endedEarly == nil, let expected = source.estimatedFrameCount else { return nil }
         // How far in time the frames went (to the end of the last).
         let rate = source.frameRate?.doubleValue ?? 0
@@ -505,12 +481,10 @@ struct RenderCommand: PrismCommand {
     let filter: String
     let input: String
     let output: String
-    let gpu: GPUOptions
     let quality: Int
-    let faces: FaceOptions
-    let segmentation: SegmentationSettings
-    /// The output size (a final scale; mpv hooks' OUTPUT).
-    let size: Size?
+    /// The GPU, the faces and segmentation settings, and the output size (`size`: a final scale; mpv hooks'
+    /// OUTPUT).
+    var session = Session.Options()
 
     static let spec = CommandSpec(
         name: "render", arguments: "IN.(png|jpg)",
@@ -531,36 +505,30 @@ struct RenderCommand: PrismCommand {
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
         filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
+        session.gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
         quality = try scanner.int("--quality", in: 1...100) ?? 90
-        size = try scanner.size("--size")
-        faces = try FaceOptions.parse(&scanner)
-        segmentation = try SegmentationSettings.parse(&scanner)
+        session.size = try scanner.size("--size")
+        session.faces = try FaceOptions.parse(&scanner)
+        session.segmentation = try SegmentationSettings.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }
         try OutputTarget.checkNotInput(input, output: output)
-        try faces.checkSidecarOut(reads: [input], output: output)
+        try session.faces.checkSidecarOut(reads: [input], output: output)
         try scanner.checkAllUsed()
     }
 
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
-        if let size { try graph.appendScale(to: size) }
         // A still has no sound: audio-reactive shaders are refused rather than shown silence.
         if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
             throw error
         }
         FFmpegLog.setLevel(.quiet)
-        // Faces: the model or sidecar is checked before the image is read; regions reach the graph as FrameContext.regions.
-        let sideInput = try faces.makeSideInput(for: graph, live: false, still: true)
-        if let note = sideInput?.note { PrismCommandLine.info("prism: \(note)") }
-        let image = try ImageFile.read(path: input)
-        let context = try GPUContext(options: gpu)
-        let mask = try segmentation.makeSideInput(for: graph, live: false, gpu: context)
-        // An engine run of the one-frame image: faces and the mask are its side inputs, as in `prism run`.
-        let still = try FrameEngine.renderStill(graph, image: image, gpu: context,
-                                                sideInputs: (sideInput.map { [FaceRegions($0)] } ?? []) + (mask.map { [$0] } ?? []))
-        try ImageFile.write(still, to: output, jpegQuality: quality)
-        if let none = sideInput?.statistics.noFaceNote { PrismCommandLine.info("prism: warning: \(none)") }
+        // One frame through a session, as `prism_render` does: faces and the mask are its side inputs, as in `prism run`.
+        let session = try Session.still(input, graph: graph, options: session)
+        let engine = try session.engine(sinks: [try StillImageSink(path: output, jpegQuality: quality)])
+        if let note = session.faces?.note { PrismCommandLine.info("prism: \(note)") }
+        _ = try engine.run()
+        if let none = session.faces?.statistics.noFaceNote { PrismCommandLine.info("prism: warning: \(none)") }
         return 0
     }
 }

@@ -17,10 +17,7 @@ struct ControlNode: Sendable {
 /// The GPU thread's side of the control plane, and its one parameter store: a tap that counts frames and
 /// hands snapshots their frame, the work `ControlPlane` schedules between frames (values, swaps, reloads),
 /// the values commands set (carried over a reload) and the nodes published after every change.
-///
-/// `@unchecked Sendable`: its plain fields are touched only on the engine's GPU thread (taps and scheduled
-/// work run there, one at a time); what other threads read is behind `Mutex`/`Atomic`.
-final class ControlTap: FrameTap, @unchecked Sendable {
+final class ControlTap: FrameTap, Sendable {
     /// A value set through a command: the node's place among the addressed nodes, and the parameter.
     private struct SetValue: Hashable {
         var node: Int
@@ -34,12 +31,18 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     private let text: Mutex<String>
     private let effects: any ControlEffects
 
-    // GPU thread only.
-    /// Where the nodes commands address are in the running graph: the user's, without the session's
-    /// filters in front and a final scale behind (`prism dev` addresses them all).
-    private var nodes = 0..<0
-    private var setValues = Set<SetValue>()
-    private var stills: [StillImageSink] = []
+    /// What the work between frames keeps, on the engine's GPU thread (taps and scheduled work run there,
+    /// one at a time): behind a lock that is never contended, so the tap is `Sendable` as checked.
+    private struct Addressing {
+        /// Where the nodes commands address are in the running graph: the user's, without the session's
+        /// filters in front and a final scale behind (`prism dev` addresses them all).
+        var nodes = 0..<0
+        var setValues = Set<SetValue>()
+        /// Snapshots attached, waiting for their frame (made and detached by the work on the GPU thread).
+        var stills: [ThreadOwned<StillImageSink>] = []
+    }
+    private let addressing = Mutex(Addressing())
+    private var nodes: Range<Int> { addressing.withLock { $0.nodes } }
 
     init(graphText: String, effects: any ControlEffects) {
         text = Mutex(graphText)
@@ -51,15 +54,18 @@ final class ControlTap: FrameTap, @unchecked Sendable {
 
     /// Where the addressed nodes are in `graph`, the running one (scheduled before the first frame).
     func configure(nodes: Range<Int>, graph: FilterGraph) {
-        self.nodes = nodes
+        addressing.withLock { $0.nodes = nodes }
         publish(graph)
     }
 
     func rendered(_ frame: RenderedFrame, control: EngineControl) throws {
         frames.store(frame.index + 1, ordering: .relaxed)
         // Snapshots attached before this frame have it now.
-        for still in stills { try control.detach(still) }
-        stills.removeAll()
+        let stills = addressing.withLock { addressing in
+            defer { addressing.stills.removeAll() }
+            return addressing.stills
+        }
+        for still in stills { try control.detach(still.value) }
     }
 
     // MARK: Work between frames
@@ -97,7 +103,9 @@ final class ControlTap: FrameTap, @unchecked Sendable {
             }
         }
         let place = index - nodes.lowerBound
-        for (name, _) in typed { setValues.insert(SetValue(node: place, name: name)) }
+        addressing.withLock { addressing in
+            for (name, _) in typed { addressing.setValues.insert(SetValue(node: place, name: name)) }
+        }
         publish(graph)
         let fields = typed.map { "\(JSONText.string($0.name)):\(ParameterJSON.json($0.value))" }.joined(separator: ",")
         var reply = ControlReply([("frame", String(frames.load(ordering: .relaxed))), ("node", String(place)),
@@ -124,8 +132,10 @@ final class ControlTap: FrameTap, @unchecked Sendable {
             effects.refused((error as? ControlError)?.cause ?? error)
             throw error
         }
-        if newText != nil { setValues.removeAll() }
-        nodes = framed.nodes
+        addressing.withLock { addressing in
+            if newText != nil { addressing.setValues.removeAll() }
+            addressing.nodes = framed.nodes
+        }
         self.text.withLock { $0 = text }
         publish(framed.graph)
         let passes = control.renderer?.passLabels ?? []
@@ -140,15 +150,17 @@ final class ControlTap: FrameTap, @unchecked Sendable {
             PrismCommandLine.info("prism: snapshot \(PrismCommandLine.terminalSafe(path)) not written: \(error)")
         }
         try control.attach(still)
-        stills.append(still)
+        let attached = ThreadOwned(still)
+        addressing.withLock { $0.stills.append(attached) }
         return ControlReply([("frame", String(frames.load(ordering: .relaxed))), ("path", JSONText.string(path))])
     }
 
     /// The values set through commands, onto the reloaded graph: the node at the same place when it is the
     /// same filter, else the first node of that filter; where the parameter still has the same type.
     private func carry(from old: FilterGraph, to new: FilterGraph, nodes newNodes: Range<Int>) {
+        let (oldNodes, setValues) = addressing.withLock { ($0.nodes, $0.setValues) }
         for key in setValues {
-            let oldIndex = nodes.lowerBound + key.node
+            let oldIndex = oldNodes.lowerBound + key.node
             guard old.nodes.indices.contains(oldIndex), let before = old.nodes[oldIndex].parameters,
                   let value = before[key.name], let oldSpec = before.specs.first(where: { $0.name == key.name }) else { continue }
             let filter = old.nodes[oldIndex].name
@@ -165,6 +177,7 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     /// without its extension) naming one node, or a place among the addressed nodes; without one, the first
     /// node that has every parameter named.
     private func resolve(_ reference: ControlCommand.NodeReference?, parameters: [String], in graph: FilterGraph) throws -> Int {
+        let nodes = self.nodes
         let range = nodes.clamped(to: graph.nodes.indices)
         let listing = range.map { "\($0 - nodes.lowerBound) \(graph.nodes[$0].name)" }.joined(separator: ", ")
         let known = range.isEmpty ? "the graph has no nodes" : "nodes: \(listing)"
@@ -200,6 +213,7 @@ final class ControlTap: FrameTap, @unchecked Sendable {
     /// The addressed nodes with their labels and values, for `/state` and the front end's own state.
     private func publish(_ graph: FilterGraph) {
         let labels = Dictionary(graph.labels.map { ($0.value.index, $0.key) }, uniquingKeysWith: { a, _ in a })
+        let nodes = self.nodes
         let list = nodes.clamped(to: graph.nodes.indices).map { index in
             ControlNode(index: index - nodes.lowerBound, filter: graph.nodes[index].name, label: labels[index],
                         values: graph.nodes[index].parameters)

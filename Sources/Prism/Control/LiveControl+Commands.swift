@@ -13,7 +13,7 @@ extension LiveControl {
         guard options.control.isEnabled else { return nil }
         var reads: [String] = []
         if case .movie(let path) = options.input { reads.append(path) }
-        for extra in options.extraInputs { if case .movie(let path) = extra.spec.input { reads.append(path) } }
+        for extra in options.session.inputs { if case .movie(let path) = extra.spec.input { reads.append(path) } }
         var outputs: [(flag: String, path: String)] = []
         var directory = "."
         var rawOutput = false

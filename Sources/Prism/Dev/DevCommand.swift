@@ -35,20 +35,9 @@ struct DevCommand: PrismCommand {
         if let first = inputs.first, first.offset != nil || first.end != nil {
             throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the clock")
         }
-        switch inputs.first?.source ?? "pattern" {
-        case "pattern": options.input = .pattern
-        case let argument where InputSpec.cameraPath(argument) != nil:
-            options.input = .camera(InputSpec.cameraPath(argument)!)
-        case let path:
-            guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
-            options.input = .movie(path)
-        }
-        var runOptions = RunOptions()
-        runOptions.size = nil
-        options.extraInputs = try inputs.dropFirst().enumerated().map { index, input in
-            var extra = try InputArguments.extraInput(input, index: index + 1, options: runOptions)
-            extra.spec.loop = true  // the clip loops, and so do the others
-            return extra
+        options.input = try InputArguments.firstInput(inputs.first?.source, rawFormat: scanner.value("--input-format"))
+        options.session.inputs = try inputs.dropFirst().enumerated().map { index, input in
+            try InputArguments.extraInput(input, index: index + 1, options: Session.Options())
         }
         options.port = try scanner.int("--port", in: 0...65535) ?? 8080
         options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"
@@ -62,15 +51,15 @@ struct DevCommand: PrismCommand {
         if let rate = scanner.value("--fps") {
             options.frameRate = try FrameRate(text: rate, name: "--fps", upTo: DevOptions.maximumFrameRate).rate
         }
-        options.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
+        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
         options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
         options.quiet = scanner.flag("--quiet", "-q")
-        options.audioDevice = scanner.value("--audio")
-        options.faces = try FaceOptions.parse(&scanner)
-        options.segmentation = try SegmentationSettings.parse(&scanner)
+        options.session.audioDevice = scanner.value("--audio")
+        options.session.faces = try FaceOptions.parse(&scanner)
+        options.session.segmentation = try SegmentationSettings.parse(&scanner)
         var movie: String?
         if case .movie(let path) = options.input { movie = path }
-        try options.faces.checkSidecarOut(reads: [shader, movie], output: nil)
+        try options.session.faces.checkSidecarOut(reads: [shader, movie], output: nil)
         selfTestEndpoint = scanner.flag("--page-self-test")
         try scanner.checkAllUsed()
     }

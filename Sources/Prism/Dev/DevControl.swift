@@ -26,16 +26,25 @@ final class DevEffects: ControlEffects {
         quiet = options.quiet
     }
 
-    /// The graph the page edits: the shader and the extra filters, read by the shader from the inputs, behind
-    /// the input's colour conversion (`sourceFilters`) and in front of `--output-size`'s scale. Every node
-    /// has its place on the page, the conversion's too.
-    static func assembly(options: DevOptions, sourceFilters: [(name: String, parameters: [String: ParameterValue])]) -> GraphAssembly {
+    /// The graph the page edits: the shader and the extra filters, read by the shader from the inputs, then
+    /// `--output-size`'s scale.
+    static func bind(options: DevOptions) -> @Sendable (String) throws -> FilterGraph {
         let inputs = [nil] + options.extraInputs.map(\.name), outputSize = options.outputSize
-        return GraphAssembly(
-            bind: { text in try Session.binder(inputs: inputs).bind(text) },
+        return { text in
+            let graph = try Session.binder(inputs: inputs).bind(text)
+            if let outputSize { try graph.appendScale(to: outputSize) }
+            return graph
+        }
+    }
+
+    /// The graphs the page and the reloads make, framed as the session framed the first (the input's colour
+    /// conversion in front), at whatever size they give (the previews follow). Every node has its place on
+    /// the page, the conversion's too.
+    static func assembly(options: DevOptions, framing: GraphFraming) -> GraphAssembly {
+        GraphAssembly(
+            bind: bind(options: options),
             frame: { user, _ in
-                let graph = try user.readingSource(through: sourceFilters)
-                if let outputSize { try graph.appendScale(to: outputSize) }
+                let graph = try framing.frame(user, outputSize: nil).graph
                 return (graph, 0..<graph.nodes.count)
             })
     }

@@ -19,14 +19,14 @@ final class DevController {
         self.state = state
     }
 
-    /// The shader's graph, or the unfiltered input while it does not compile yet; with where its nodes are.
-    func initialGraph(_ assembly: GraphAssembly) -> (graph: FilterGraph, nodes: Range<Int>) {
+    /// The shader's graph, or the unfiltered input while it does not compile yet.
+    func initialGraph(bind: (String) throws -> FilterGraph) -> FilterGraph {
         do {
-            return try assembly.frame(try assembly.bind(options.graphText), nil)
+            return try bind(options.graphText)
         } catch {
             report(error)
             state.update { $0.failedReloads = 0 }
-            return (FilterGraph(), 0..<0)
+            return FilterGraph()
         }
     }
 

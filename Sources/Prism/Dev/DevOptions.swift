@@ -14,6 +14,7 @@ struct DevOptions: Sendable {
         options: [
             .value("--port", value: "N", help: "the preview's port (default 8080; 0 picks a free one)"),
         ] + InputArguments.scoped + [
+            .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
             .value("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)"),
             .value("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono"),
             .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
@@ -27,13 +28,15 @@ struct DevOptions: Sendable {
             // The page's self-test endpoint, for the browser tests.
             .flag("--page-self-test", help: "", hidden: true),
         ] + FaceOptions.commandLine + SegmentationSettings.commandLine,
-        notes: ["INPUT is `pattern` (the default), a movie file (looped) or a V4L2 camera (/dev/videoN or v4l2:DEVICE)."])
+        notes: ["INPUT is `pattern` (the default), a movie file (looped), a URL, a pipe, raw frames on stdin (`-`) or a V4L2",
+                "camera (/dev/videoN or v4l2:DEVICE): whatever `prism run` takes."])
 
     /// The preview's rate at most (the pattern's, what a camera is asked for).
     static let maximumFrameRate = 240.0
 
     var shaderPath: String
-    /// The pattern, a movie (looped: reopened at its end, timestamps continuing) or a camera.
+    /// The pattern, a movie (a file looped: reopened at its end, timestamps continuing), a stream, a pipe,
+    /// raw frames on stdin or a camera.
     var input: InputSpec = .pattern
     /// More filters after the shader (graph text), e.g. `mono`.
     var extraFilter = ""
@@ -48,18 +51,26 @@ struct DevOptions: Sendable {
     var outputSize: Size?
     /// Preview JPEGs wider than this are downscaled (snapshots are not).
     var previewMaxWidth = 960
-    var gpu = GPUOptions()
     var quiet = false
-    /// `--audio`: the microphone the page's recordings carry.
-    var audioDevice: String?
-    /// `--face-model`, `--faces-in`, `--faces-out`: faces for shaders that draw them (`face-mask`…).
-    var faces = FaceOptions()
-    /// `--segment-model` and its settings: the mask for `background-blur` and its kin.
-    var segmentation = SegmentationSettings()
+    /// How the session runs, parsed into it: `--gpu`, `--audio` (the microphone the page's recordings
+    /// carry), the face and segmentation settings, and the inputs after the first (`session.inputs`:
+    /// matched to it by timestamp (files) or newest-wins (cameras); the shader reads them as its second,
+    /// third… image input). A preview's policies: looped, SDR (the page shows SDR, HDR is tone mapped in
+    /// front of the shader), the pattern endless, frames as stored.
+    var session = DevOptions.previewSession
 
-    /// The inputs after the first (`prism dev SHADER A B…`): looped like the first, matched to it by timestamp
-    /// (files) or newest-wins (cameras); the shader reads them as its second, third… image input.
-    var extraInputs: [ExtraInput] = []
+    private static var previewSession: Session.Options {
+        var options = Session.Options()
+        options.preview = true
+        options.loops = true
+        options.dynamicRange = .sdr
+        options.patternSeconds = nil
+        options.autorotate = false
+        return options
+    }
+
+    /// The inputs after the first.
+    var extraInputs: [ExtraInput] { session.inputs }
 
     /// The graph the loop runs: the shader as a filter, then the extra filters. With several inputs the
     /// shader reads them all, in order (`[0][1]…'SHADER'`) — unless the extra filters name inputs themselves

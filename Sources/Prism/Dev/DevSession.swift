@@ -7,9 +7,10 @@ import PrismMedia
 import PrismPipeline
 import PrismVision
 
-/// `prism dev` on the engine: the shader's graph on a looping, clock-paced source, with preview sinks
-/// for the output and the input, a recording sink attached and detached from the page, a stats tap, and
-/// hot reload — all applied by the engine between frames on its GPU thread.
+/// `prism dev` on a `Session` (a preview: looping, clock-paced, late frames dropped): the shader's graph
+/// with preview sinks for the output and the input, a recording sink attached and detached from the page,
+/// a stats tap, the page's pointer as a side input, and hot reload through the control plane — all applied
+/// by the engine between frames on its GPU thread.
 ///
 /// Camera switch (`POST /camera`): the engine switches devices between two frames. When the new camera
 /// delivers another size the graph is compiled for it and the previews follow (`SizeChangePolicy
@@ -32,48 +33,34 @@ final class DevSession: Sendable {
 
     init(options: DevOptions, gpu: GPUContext? = nil) throws {
         self.options = options
-        let gpu = try gpu ?? GPUContext(options: options.gpu)
+        let gpu = try gpu ?? GPUContext(options: options.session.gpu)
         self.gpu = gpu
-        let source = try SourceSpec(input: options.input, size: options.patternSize, frameRate: options.frameRate,
-                                    loop: true).open()
         let state = self.state
         let quiet = options.quiet
-        // The preview is SDR: HDR input is tone mapped in front of the shader, as `run` does for an SDR output.
-        var colorOptions = Session.Options()
-        colorOptions.dynamicRange = .sdr
-        let colorPlan = try ColorPlan(source: source.info, graph: FilterGraph(), options: colorOptions)
         let controller = try gpu.perform { GPUBound(DevController(options: options, state: state), on: gpu) }
         self.controller = controller
         let effects = DevEffects(options: options, state: state, controller: controller)
         control = ControlPlane(graphText: options.graphText, effects: effects)
-        let assembly = DevEffects.assembly(options: options, sourceFilters: colorPlan.filters)
-        let (graph, nodes) = try gpu.perform { controller.value.initialGraph(assembly) }
-        var configuration = EngineConfiguration()
-        configuration.sizeChange = .followInput
-        configuration.timing = .perPass(preferQueries: true)
-        configuration.pacedToClock = true
-        configuration.dropLateFrames = true
-        configuration.frameQueueCapacity = 2
-        configuration.copyAudio = false
-        // The clip's sound or the microphone's is analysed from the start, so a shader that gains an audio
-        // input while being edited gets sound at once.
-        configuration.analyzesAudio = true
-        configuration.outputColor = colorPlan.outputColor
-        // Faces, when the shader's graph draws them or a face flag asks: live, so frames never wait for the
-        // detector (a graph that starts drawing faces after a reload gets them only with a face flag).
-        let faces = try options.faces.makeSideInput(for: graph, live: true)
-        let segmentation = try options.segmentation.makeSideInput(for: graph, live: true, gpu: gpu)
-        // The microphone runs with the preview; recordings take its sound from the moment they start.
-        let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
+        let bind = DevEffects.bind(options: options)
+        let userGraph = try gpu.perform { controller.value.initialGraph(bind: bind) }
+        // `--size` and `--fps` are the pattern's and what a camera is asked for; other inputs keep theirs.
+        var settings = options.session
+        switch options.input {
+        case .pattern, .camera:
+            settings.size = options.patternSize
+            settings.frameRate = options.frameRate
+        case .movie, .standardInput, .frames: break
+        }
+        let session = try Session(input: options.input, graph: userGraph, options: settings, gpu: gpu)
+        let assembly = DevEffects.assembly(options: options, framing: session.framing)
+        let nodes = 0..<session.graph.nodes.count
         let mouse = DevMouse()
         self.mouse = mouse
         let output = PreviewSink(view: .output, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 8)
         let input = PreviewSink(view: .input, hub: hub, maxWidth: options.previewMaxWidth, bufferCount: 6)
-        engine = try FrameEngine(source: source, graph: graph, sinks: [output, input], configuration: configuration,
-                                 gpu: gpu, audioCapture: capture, taps: [DevStatsTap(state: state, output: output, controller: controller), control.tap],
-                                 sideInputs: (faces.map { [FaceRegions($0)] } ?? []) + (segmentation.map { [$0] } ?? []) + [mouse],
-                                 inputs: try options.extraInputs.enumerated().map { try InputTrack(index: $0.offset + 1, input: $0.element) },
-                                 events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
+        engine = try session.engine(sinks: [output, input], taps: [DevStatsTap(state: state, output: output, controller: controller), control.tap],
+                                    sideInputs: [mouse],
+                                    events: { event in DevSession.handle(event, state: state, controller: controller, quiet: quiet) })
         control.start(engine: engine, nodes: nodes, assembly: assembly)
         let info = engine.sourceInfo
         let rendererName = gpu.info.renderer + (gpu.info.isSoftware ? " (software)" : "")

@@ -52,15 +52,15 @@ struct RecordCommand: PrismCommand {
         let input = inputs.first?.source
         if input == "-" { throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for raw input") }
         _ = try RunCommand.parseCommon(&scanner, into: &options, input: input, rawInputFormat: nil)
-        try options.faces.checkSidecarOut(reads: [], output: nil)
+        try options.session.faces.checkSidecarOut(reads: [], output: nil)
         switch options.input {
         case .pattern, .camera: break
         case .movie, .standardInput, .frames:
             throw UsageError("record takes a camera or the pattern (stdin carries its commands); use run for files")
         }
         options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
-        options.extraInputs = try inputs.dropFirst().enumerated().map {
-            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options)
+        options.session.inputs = try inputs.dropFirst().enumerated().map {
+            try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options.session)
         }
         startRecording = scanner.flag("--start")
         segmentSeconds = try scanner.value(for: "segment", as: TakeLength.self)?.seconds
@@ -82,7 +82,7 @@ struct RecordCommand: PrismCommand {
         // a signal sent while the GPU context is still being made must not kill the recorder (its default).
         let toggle = ProcessSignals.watch(SIGUSR1) { remote.send(.toggle) }
         defer { toggle.cancel() }
-        let takes = TakeController(settings: .init(directory: directory, encoder: options.encoder, limits: options.limits,
+        let takes = TakeController(settings: .init(directory: directory, encoder: options.session.encoder, limits: options.session.limits,
                                                    segmentSeconds: segmentSeconds, segmentBytes: segmentBytes,
                                                    cameraInput: options.input.isCamera),
                                    remote: remote, say: say, quit: { stop.stop(.interrupted) })

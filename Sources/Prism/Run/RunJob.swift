@@ -34,10 +34,10 @@ package final class RunJob: Sendable {
                 sinks customSinks: [any FrameSink]? = nil, taps extraTaps: [any FrameTap] = [],
                 pacePattern: Bool = false) throws {
         self.options = options
-        var settings = options.sessionOptions
+        var settings = options.session.writing(to: options.outputs)
         // Takes (custom sinks) run until stopped: the pattern is endless then.
         if customSinks != nil { settings.patternSeconds = nil }
-        settings.pacedToClock = pacePattern || options.realtime
+        if pacePattern { settings.pacedToClock = true }
         let session = try Session(input: options.input, graph: userGraph, options: settings, gpu: gpu)
         var taps = extraTaps
         if let scheduled = options.cameraSwitch { taps.append(ScheduledCameraSwitch(afterFrames: scheduled.afterFrames, path: scheduled.path)) }
@@ -74,42 +74,6 @@ package final class RunJob: Sendable {
     /// the error rethrown; on a stop the output is finished and playable.
     package func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
         try engine.run(stop: stop, progress: progress)
-    }
-}
-
-extension RunOptions {
-    /// The session settings these options ask for.
-    var sessionOptions: Session.Options {
-        var settings = Session.Options()
-        settings.size = size
-        settings.frameRate = frameRate
-        settings.frameLimit = frameLimit
-        settings.durationLimit = durationLimit
-        settings.autorotate = autorotate
-        settings.mirror = mirror
-        settings.strictDecoding = strictDecoding
-        settings.faces = faces
-        settings.segmentation = segmentation
-        settings.audioDevice = audioDevice
-        // The colour plan is made for the first movie's encoder; each output has its own (`SessionOutput.encoder`).
-        settings.encoder = outputs.lazy.compactMap(\.encoder).first ?? encoder
-        settings.outputReconnect = outputReconnect
-        settings.messages = messages
-        settings.limits = limits
-        settings.gpu = gpu
-        settings.readback = readback
-        settings.fuse = fuse
-        settings.yuvRoute = yuvRoute
-        settings.timesPasses = stats
-        settings.inputColor = inputColor
-        settings.dynamicRange = dynamicRange
-        settings.toneCurve = toneCurve
-        settings.outputTransfer = outputTransfer
-        settings.outputIsDeep = outputIsDeep
-        settings.network = network
-        settings.inputs = extraInputs
-        settings.audioInput = audioInput
-        return settings
     }
 }
 

@@ -127,11 +127,8 @@ public final class FrameEngine: Sendable {
                 gpu: GPUContext, audioCapture: AudioCaptureSource? = nil, taps: [any FrameTap] = [],
                 sideInputs: [any SideInput] = [], inputs tracks: [InputTrack] = [],
                 events: (@Sendable (EngineEvent) -> Void)? = nil) throws {
-        // A graph that reads an input the run lacks: one line naming it, before anything is written.
-        if graph.highestInputIndex > tracks.count {
-            let count = tracks.count + 1
-            throw UsageError("the graph reads input [\(graph.highestInputIndex)], but the run has \(count) input\(count == 1 ? "" : "s")")
-        }
+        // A graph that reads an input the run lacks is refused where its inputs are sized
+        // (`FilterGraph.setInputSizes`, before anything is written).
         self.tracks = tracks
         let audioTrack = try Self.audioTrack(configuration.audioInput, among: tracks, capture: audioCapture)
         self.audioTrack = audioTrack
@@ -196,9 +193,8 @@ public final class FrameEngine: Sendable {
             throw UsageError("--audio-from \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
         }
         let label = "input \(index)\(track.input.name.map { " (\($0))" } ?? "")"
-        guard capture == nil else {
-            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
-        }
+        // The session refuses both before the microphone is opened (`Session.Options.audioInput`).
+        precondition(capture == nil, "audioInput and audioCapture both give the run's sound")
         guard !track.isLive else {
             throw UsageError("--audio-from: \(label) is live; only a file's sound can be the run's")
         }
