@@ -3,8 +3,9 @@ import PrismCore
 
 /// An audio stream's parameters (an owned copy of its `AVCodecParameters`, freed with
 /// `avcodec_parameters_free`), so a writer can copy or transcode its packets.
-public final class AudioStreamInfo: @unchecked Sendable {  // an immutable copy of the parameters, freed in deinit
-    let parameters: UnsafeMutablePointer<AVCodecParameters>
+public final class AudioStreamInfo: Sendable {
+    /// C memory, read-only after init (FFmpeg copies from it), freed in deinit: the one field not checked.
+    nonisolated(unsafe) let parameters: UnsafeMutablePointer<AVCodecParameters>
     /// The time base the stream's packet timestamps count in.
     public let timeBase: Rational
     /// libavcodec's name of the codec, e.g. "aac", "pcm_s16le".
@@ -44,8 +45,10 @@ public final class AudioStreamInfo: @unchecked Sendable {  // an immutable copy 
 
 /// One compressed audio packet passed through from a movie, untouched. Owns its `AVPacket`
 /// (`av_packet_free` in deinit).
-public final class AudioPacket: @unchecked Sendable {  // immutable after init; writers copy it, never change it
-    let packet: UnsafeMutablePointer<AVPacket>
+public final class AudioPacket: Sendable {
+    /// C memory, read-only after init (writers reference or clone it, never change it), freed in deinit: the
+    /// one field not checked.
+    nonisolated(unsafe) let packet: UnsafeMutablePointer<AVPacket>
     /// The stream the packet belongs to.
     public let stream: AudioStreamInfo
     /// Presentation time, nil when the container gave none.

@@ -111,7 +111,6 @@ final class MovieMuxer {
         guard let ctx else { throw AVError("cannot create the output context", context: path) }
         context = ctx
         allowsNegativeTimestamps = outputFormat.pointee.flags & AVFMT_TS_NEGATIVE != 0
-        // Every stored property is set: from here on a throw runs deinit, which frees and deletes all.
     }
 
     deinit {
