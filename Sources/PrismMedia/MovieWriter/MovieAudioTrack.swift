@@ -22,30 +22,29 @@ final class MovieAudioTrack {
     /// The input sample (in 1/rate on the video's time line) that follows what was passed to the transcoder.
     private var pcmExpected: Int64?
 
-    /// Adds the audio stream to `muxer`'s container: `audio`'s packets, or raw `pcm` (one of the two).
-    init(audio: AudioStreamInfo?, pcm: PCMFormat?, bitrate: Int, muxer: MovieMuxer) throws {
+    /// Adds the audio stream to `muxer`'s container: a source stream's packets, or raw PCM.
+    init(_ source: AudioTranscoder.Input, bitrate: Int, muxer: MovieMuxer) throws {
         let path = muxer.outputPath
         self.muxer = muxer
-        input = audio
-        self.pcm = pcm
         stream = try muxer.addStream()
-        if let pcm {
+        switch source {
+        case .pcm(let format):
+            input = nil
+            pcm = format
             mode = .transcode
-            transcoder = try AudioTranscoder(input: .pcm(pcm), output: muxer.context, bitrate: bitrate, label: path)
-        } else if let audio, avformat_query_codec(muxer.outputFormat, audio.codecID, FF_COMPLIANCE_NORMAL) == 1 {
-            mode = .copy
+        case .stream(let audio):
+            input = audio
+            pcm = nil
+            mode = avformat_query_codec(muxer.outputFormat, audio.codecID, FF_COMPLIANCE_NORMAL) == 1 ? .copy : .transcode
+        }
+        if mode == .copy, let audio = input {
             transcoder = nil
             try check(avcodec_parameters_copy(stream.pointee.codecpar, audio.parameters), "avcodec_parameters_copy", path)
             stream.pointee.codecpar.pointee.codec_tag = 0
             stream.pointee.time_base = audio.timeBase.av
-            return
-        } else if let audio {
-            mode = .transcode
-            transcoder = try AudioTranscoder(input: audio, output: muxer.context, bitrate: bitrate, label: path)
         } else {
-            preconditionFailure("an audio track needs a source stream or raw PCM")
-        }
-        if let transcoder {
+            let transcoder = try AudioTranscoder(input: source, output: muxer.context, bitrate: bitrate, label: path)
+            self.transcoder = transcoder
             try check(avcodec_parameters_from_context(stream.pointee.codecpar, transcoder.encoder),
                       "avcodec_parameters_from_context", path)
             stream.pointee.time_base = transcoder.encoder.pointee.time_base

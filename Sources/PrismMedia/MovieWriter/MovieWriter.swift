@@ -118,8 +118,8 @@ package final class MovieWriter {
                                    lowDelay: fragmented, label: path)
         videoStream = try muxer.addStream()
         try encoder.describe(videoStream, formatName: muxer.formatName)
-        self.audio = audio != nil || pcm != nil
-            ? try MovieAudioTrack(audio: audio, pcm: pcm, bitrate: audioBitrate, muxer: muxer) : nil
+        let audioSource = audio.map(AudioTranscoder.Input.stream) ?? pcm.map(AudioTranscoder.Input.pcm)
+        self.audio = try audioSource.map { try MovieAudioTrack($0, bitrate: audioBitrate, muxer: muxer) }
         try muxer.open(fragmented: fragmented)
     }
 
