@@ -82,7 +82,7 @@ struct FilledBuffer {
 /// mappings and hold this object, so no mapping goes away under a frame: deinit runs after the last one.
 /// `dequeue` is for the capturing thread; `requeue` (a frame being released) and `stop` may come from any
 /// thread and are serialised by a lock, so a buffer is never queued after the stream was stopped.
-final class CaptureStream: @unchecked Sendable {  // requeue() comes from any thread and is serialised by `streaming`
+final class CaptureStream: @unchecked Sendable {  // the mappings are C memory fixed after init; `streaming` serialises requeue()
     let device: V4L2Device
     let format: CameraFormat
     /// Base address and length of each mapped buffer; fixed after init.

@@ -20,34 +20,6 @@ public struct NetworkInputOptions: Sendable, Equatable {
     public init() {}
 }
 
-/// Reconnection after a network input drops mid-run (end of stream, an error, no data for the timeout):
-/// the URL is opened again after 0.5 s, 1 s, 2 s… (at most `maxDelay` apart) until it answers, the
-/// attempts or the time run out, or the run is stopped.
-public struct ReconnectPolicy: Sendable, Equatable {
-    /// False: a lost stream ends the run (cleanly: the output is finished).
-    public var enabled = true
-    /// At most this many attempts per loss; nil: as many as `seconds` allow.
-    public var attempts: Int?
-    /// Stop trying this many seconds after the loss; nil: as long as `attempts` allow.
-    public var seconds: Double? = 30
-    /// The wait before the first attempt, doubled after each failed one.
-    public var initialDelay = 0.5
-    /// The longest wait between two attempts.
-    public var maxDelay = 8.0
-
-    /// Tries for 30 s, 0.5 s doubling to 8 s apart.
-    public init() {}
-
-    /// One line for an input's or output's summary: "reconnects for 30 s".
-    public var summary: String {
-        guard enabled else { return "no reconnection" }
-        var limits: [String] = []
-        if let attempts { limits.append("\(attempts) attempt(s)") }
-        if let seconds { limits.append(String(format: "%g s", seconds)) }
-        return "reconnects for " + (limits.isEmpty ? "ever" : limits.joined(separator: " or "))
-    }
-}
-
 /// What a network input lost during a run: how often it reconnected, and the time its gaps left out
 /// (reported; the output's time line closes over them).
 public struct NetworkStatistics: Sendable, Equatable {
@@ -75,70 +47,6 @@ public final class NetworkCounters: Sendable {
     /// The figures now.
     public var statistics: NetworkStatistics { value.withLock { $0 } }
     func update(_ change: (inout NetworkStatistics) -> Void) { value.withLock { change(&$0) } }
-}
-
-/// Network URLs: which are network inputs, which protocols FFmpeg reads, how messages show them.
-public enum NetworkURL {
-    /// Real-time protocols: always live, reconnected when lost.
-    static let streamingSchemes: Set<String> = ["rtsp", "rtsps", "rtmp", "rtmps", "rtmpt", "rtmpts", "rtmpe", "rtmpte",
-                                                "srt", "udp", "udplite", "rtp", "srtp", "tcp", "tls", "rist", "mmsh", "mmst"]
-    /// Protocols that carry files as well as live streams: live when the stream has no duration.
-    static let webSchemes: Set<String> = ["http", "https"]
-
-    /// The lowercased scheme before `://`, or nil.
-    public static func scheme(_ url: String) -> String? {
-        guard let range = url.range(of: "://") else { return nil }
-        let scheme = url[..<range.lowerBound].lowercased()
-        return scheme.isEmpty ? nil : scheme
-    }
-
-    /// True for the URLs `NetworkSource` opens: rtsp, srt, rtmp, udp, rtp, tcp, http(s)… (not file:, pipe:).
-    public static func isNetwork(_ url: String) -> Bool {
-        guard let scheme = scheme(url) else { return false }
-        return streamingSchemes.contains(scheme) || webSchemes.contains(scheme)
-    }
-
-    /// `url` with a password replaced by `***` (`rtsp://user:***@host/x`), for messages and logs.
-    public static func redacted(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
-        let authority = rest[..<authorityEnd]
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<schemeEnd.upperBound]) + authority[..<colon] + ":***" + url[at...]
-    }
-
-    /// The protocols (and URL-taking demuxers: rtsp) this FFmpeg reads.
-    public static let inputProtocols: Set<String> = {
-        var names = protocols(output: false)
-        if av_find_input_format("rtsp") != nil { names.formUnion(["rtsp", "rtsps"]) }
-        return names
-    }()
-
-    /// The I/O protocols this FFmpeg writes (RTSP is a muxer that connects itself, not one of them).
-    public static let outputProtocols = protocols(output: true)
-
-    /// `avio_enum_protocols`: the protocols that read, or that write.
-    private static func protocols(output: Bool) -> Set<String> {
-        var names: Set<String> = []
-        var opaque: UnsafeMutableRawPointer?
-        while let name = avio_enum_protocols(&opaque, output ? 1 : 0) { names.insert(String(cString: name)) }
-        return names
-    }
-
-    /// Refuses a URL whose scheme FFmpeg cannot read, before anything is opened: one line naming it.
-    /// A network URL must name where it is (`rtmp://` alone would call FFmpeg's default host).
-    public static func checkScheme(_ url: String) throws(UsageError) {
-        guard let scheme = scheme(url) else { return }
-        guard inputProtocols.contains(scheme) else {
-            let known = ["rtsp", "rtmp", "srt", "udp", "rtp", "tcp", "http", "https"].filter(inputProtocols.contains)
-            throw UsageError("\(redacted(url)): unknown protocol '\(scheme)' (network inputs: \(known.joined(separator: ", ")))")
-        }
-        if isNetwork(url), let rest = url.range(of: "://").map({ url[$0.upperBound...] }),
-           rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" }).isEmpty {
-            throw UsageError("\(redacted(url)): no host or port in the URL (e.g. \(scheme)://127.0.0.1:PORT/…)")
-        }
-    }
 }
 
 /// A network input (rtsp, srt, rtmp, udp, rtp, tcp, http(s) live) that survives the network: every
