@@ -203,16 +203,16 @@ public final class FrameEngine: Sendable {
         guard index != 0 else { return nil }
         guard let track = tracks.first(where: { $0.index == index }) else {
             let count = tracks.count + 1
-            throw UsageError("--audio-from \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
+            throw UsageError("\(Setting.audioFrom) \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
         }
         let label = "input \(index)\(track.input.name.map { " (\($0))" } ?? "")"
         guard capture == nil else {
-            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+            throw UsageError("\(Setting.audioFrom) and \(Setting.audio) both give the run's sound; choose one")
         }
         guard !track.isLive else {
-            throw UsageError("--audio-from: \(label) is live; only a file's sound can be the run's")
+            throw UsageError("\(Setting.audioFrom): \(label) is live; only a file's sound can be the run's")
         }
-        guard track.info.audio != nil else { throw UsageError("--audio-from: \(label) has no sound") }
+        guard track.info.audio != nil else { throw UsageError("\(Setting.audioFrom): \(label) has no sound") }
         return track
     }
 
