@@ -57,6 +57,11 @@ final class COptions {
                         "face-every", "faces-in", "codec", "crf", "preset", "buffered", "color-matrix", "color-range",
                         "time-base", "queue"]
 
+    /// How the library's messages spell the settings that are options here (`autorotate=0`); the others
+    /// are spelt as `Session.Options` names them, the C API having no option of its own for them.
+    static let settingNames: [Setting: String] = [.size: "size", .codec: "codec", .facesIn: "faces-in",
+                                                  .noAutorotate: "autorotate=0"]
+
     func set(_ name: String, _ value: String) throws {
         func bad(_ expected: String) -> CAPIError { .argument("option \(name): '\(value)' is not \(expected)") }
         func count(_ range: ClosedRange<Int>) throws -> Int {

@@ -22,6 +22,8 @@ final class CSession: @unchecked Sendable {
 
     init(input: InputSpec, graph: String, options: COptions, feed: FrameFeed? = nil) throws {
         _ = Self.quietFFmpeg
+        // Messages from here on name settings as this API does (the program's front end is this library).
+        Setting.spell(COptions.settingNames)
         session = try Session(input: input, graph: graph, options: options.session)
         try GraphParameters.apply(options.parameters, to: session.graph)
         self.feed = feed

@@ -29,14 +29,14 @@ public struct SegmentationSettings: Sendable, Equatable {
     public init() {}
 
     /// The side input these settings ask for: nil when no model is given and the graph draws no mask
-    /// (a graph that does is refused by the engine, naming `--segment-model`). Loads the model now.
+    /// (a graph that does is refused by the engine, naming the segmentation model setting). Loads the model now.
     package func makeSideInput(for graph: FilterGraph, live: Bool, gpu: GPUContext) throws -> SegmentationSideInput? {
         // The flag's model, else the one a mask node names (`background-blur(model=SEG.onnx)`), else the
         // installed default when the graph draws a mask.
         guard let model = try model ?? graph.segmentationModel ?? (graph.readsSegmentation ? Self.installedSegmenter(for: graph) : nil) else {
             var defaults = SegmentationSettings()
             defaults.model = model
-            guard self == defaults else { throw UsageError("the --segment-* options need a model: --segment-model SEG.onnx") }
+            guard self == defaults else { throw UsageError("the \(Setting.segmentAny) options need a model: \(Setting.segmentModel) SEG.onnx") }
             return nil
         }
         try RegularFile.check(model, what: "a segmentation model")
@@ -109,7 +109,7 @@ package final class SegmentationSideInput: SideInput {
         self.live = live
         guard let path = settings.model else { preconditionFailure("a segmentation side input needs a model") }
         guard settings.smoothing > 0, settings.smoothing <= 1 else {
-            throw UsageError("--segment-smoothing takes a number in (0, 1], not \(settings.smoothing)")
+            throw UsageError("\(Setting.segmentSmoothing) takes a number in (0, 1], not \(settings.smoothing)")
         }
         let wantsGPU: Bool
         switch settings.backend {

@@ -167,13 +167,13 @@ public final class Session {
         self.options = options
         self.input = input
         if options.audioDevice != nil, options.audioInput != 0 {
-            throw UsageError("--audio-from and --audio both give the run's sound; choose one")
+            throw UsageError("\(Setting.audioFrom) and \(Setting.audio) both give the run's sound; choose one")
         }
         if options.audioDevice != nil, !options.preview {
             switch input {
             case .pattern, .camera: break
             case .movie, .standardInput, .frames:
-                throw UsageError("--audio records alongside the camera or the pattern, not a movie or raw input "
+                throw UsageError("\(Setting.audio) records alongside the camera or the pattern, not a movie or raw input "
                                  + "(their time line is not the clock's)")
             }
         }
@@ -192,7 +192,7 @@ public final class Session {
         if options.autorotate, !source.info.orientation.isUpright {
             orientation.rotation = DisplayOrientation(clockwiseDegrees: source.info.orientation.clockwiseDegrees)
             orientation.mirrored = source.info.orientation.mirrored != options.mirror
-            notes.append("input is \(source.info.orientation) for display: turned upright (--no-autorotate keeps it as stored)")
+            notes.append("input is \(source.info.orientation) for display: turned upright (\(Setting.noAutorotate) keeps it as stored)")
         }
         if options.autorotate, let degrees = source.info.unsupportedRotation {
             notes.append(String(format: "warning: the display matrix turns the picture by %.0f°, not a quarter turn: kept as stored", degrees))
@@ -296,7 +296,7 @@ public final class Session {
         }
         if options.audioDevice != nil, graph.audioInputs.isEmpty, movies.isEmpty {
             // The microphone is recorded into a movie; with another output it may only feed audio-reactive shaders.
-            throw UsageError("--audio needs a movie output (-o FILE), or a filter with audio inputs to feed")
+            throw UsageError("\(Setting.audio) needs a movie output (\(Setting.output) FILE), or a filter with audio inputs to feed")
         }
         if !movies.isEmpty { try cropForMovies() }
         // Every output's folder before any output is opened: a playlist or a still that could only fail
@@ -330,7 +330,7 @@ public final class Session {
             configuration.pacedToClock = true
             configuration.dropLateFrames = false
             notes.append("\(NetworkURL.redacted(stream)) plays in real time: the input is read at its own pace (as with "
-                         + "--realtime, FFmpeg's -re), and no frame is dropped for it")
+                         + "\(Setting.realtime), FFmpeg's -re), and no frame is dropped for it")
         }
         // A still is one frame: the first, unless the frame limit picks a later one.
         if case .still = outputs[0].spec, options.frameLimit == nil { configuration.frameLimit = 1 }
@@ -356,11 +356,11 @@ public final class Session {
             if case .movie(let path) = extra.spec.input { others.append(("the input [\(index + 1)]", path)) }
         }
         for output in outputs {
-            if case .movie(let path) = output.spec { others.append(("-o", path)) }
-            if case .still(let path) = output.spec { others.append(("-o", path)) }
+            if case .movie(let path) = output.spec { others.append(("\(Setting.output)", path)) }
+            if case .still(let path) = output.spec { others.append(("\(Setting.output)", path)) }
         }
-        if let path = options.faces.sidecarIn { others.append(("--faces-in", path)) }
-        if let path = options.faces.sidecarOut { others.append(("--faces-out", path)) }
+        if let path = options.faces.sidecarIn { others.append(("\(Setting.facesIn)", path)) }
+        if let path = options.faces.sidecarOut { others.append(("\(Setting.facesOut)", path)) }
         for output in outputs where output.isPlaylist {
             guard case .movie(let path) = output.spec else { continue }
             let destination = try output.movieDestination(path)
@@ -368,7 +368,7 @@ public final class Session {
         }
     }
 
-    /// A movie output's sink: its container resolved now (a bad extension, scheme or `--format` fails before
+    /// A movie output's sink: its container resolved now (a bad extension, scheme or format fails before
     /// any frame), its encoder (a stream's defaults: keyframes every 2 s, no B-frames), and for a network
     /// output its policy when the link is slow or lost.
     private func movieSink(_ path: String, _ output: SessionOutput, among count: Int) throws -> MovieSink {
@@ -378,7 +378,7 @@ public final class Session {
         encoder.bitDepth = options.encoder.bitDepth
         if encoder.bitDepth > 8, !encoder.canBeDeep {
             throw UsageError("\(path): \(encoder.codec.rawValue) is 8-bit SDR, and this run keeps HDR/10 bits for its outputs; "
-                             + "give it --codec hevc, av1, prores or ffv1, or the run --dynamic-range sdr")
+                             + "give it \(Setting.codec) hevc, av1, prores or ffv1, or the run \(Setting.dynamicRange) sdr")
         }
         if case .playlist = destination.kind, encoder.keyframeSeconds == nil, encoder.gopSize == nil {
             // Segments are cut at keyframes: shorter segments need them as often.
@@ -389,7 +389,7 @@ public final class Session {
         if destination.kind == .file {
             limits = options.limits
             if let floor = limits.minFreeBytes, let free = RecordingLimits.freeBytes(near: path), free <= floor {
-                throw UsageError("--min-free \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+                throw UsageError("\(Setting.minFree) \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
             }
         }
         // A network output never holds back the others or a live input: it takes the frames it keeps up with.

@@ -40,7 +40,7 @@ package struct ColorPlan {
         }
         if keep && color.isHDR && !canBeDeep {
             throw UsageError("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
-                             + "--codec hevc (Main10), av1, prores or ffv1 keep HDR; --dynamic-range sdr tone maps it")
+                             + "\(Setting.codec) hevc (Main10), av1, prores or ffv1 keep HDR; \(Setting.dynamicRange) sdr tone maps it")
         }
         // FFV1 keeps what is deeper than 10 bits (16-bit 4:4:4); the others carry 10.
         if keep && encoder.canBeDeep && (deep || color.isHDR) {
@@ -53,15 +53,15 @@ package struct ColorPlan {
         }
         if keep, color.isHDR, let look = graph.nodes.first(where: { BuiltinFilters.sdrLooks.contains($0.name) }) {
             throw UsageError("\(look.name) is a look for SDR pictures and this output keeps HDR "
-                             + "(\(color.transfer.displayName)): --dynamic-range sdr tone maps first, then applies it")
+                             + "(\(color.transfer.displayName)): \(Setting.dynamicRange) sdr tone maps first, then applies it")
         }
-        // `--input-color peak=` lands in the mastering metadata: say it came from the option, not the file.
-        let peakSource = options.inputColor?.peak != nil ? "as --input-color peak= sets it"
-            : color.peakIsFromMetadata ? "from its metadata" : "assumed: no mastering metadata; --input-color peak= sets it"
+        // The input colour's peak lands in the mastering metadata: say it came from the option, not the file.
+        let peakSource = options.inputColor?.peak != nil ? "as \(Setting.inputColor) peak= sets it"
+            : color.peakIsFromMetadata ? "from its metadata" : "assumed: no mastering metadata; \(Setting.inputColor) peak= sets it"
         let black = color.mastering.map { $0.minLuminance > 0 ? $0.minLuminance : ColorConversion.hdrBlack } ?? ColorConversion.hdrBlack
         if color.isHDR && !keep {
             guard let curve = options.toneCurve else {
-                notes.append("--tonemap none: the \(color.transfer.displayName) signal is written as it is, tagged as the input")
+                notes.append("\(Setting.toneMap) none: the \(color.transfer.displayName) signal is written as it is, tagged as the input")
                 return
             }
             conversion = ColorConversion(from: color.transfer, to: .sdr, sourcePrimaries: color.primaries,
@@ -69,10 +69,10 @@ package struct ColorPlan {
                                          curve: curve)
             outputColor = VideoColor(space: YUVColorSpace(matrix: .bt709, range: .limited), primaries: .bt709, transfer: .bt709)
             notes.append("HDR → SDR: tone mapped (\(curve.rawValue), peak \(Int(color.peakLuminance)) cd/m² \(peakSource)) "
-                         + "to BT.709; \(canBeDeep ? "--dynamic-range keep" : "--codec hevc") keeps HDR")
+                         + "to BT.709; \(canBeDeep ? "\(Setting.dynamicRange) keep" : "\(Setting.codec) hevc") keeps HDR")
         } else if keep, color.isHDR, let target = options.outputTransfer, target != color.transfer {
             guard target.isHDR else {
-                throw UsageError("--output-transfer takes pq or hlg (an SDR output is --dynamic-range sdr)")
+                throw UsageError("\(Setting.outputTransfer) takes pq or hlg (an SDR output is \(Setting.dynamicRange) sdr)")
             }
             conversion = ColorConversion(from: color.transfer, to: target == .pq ? .pq : .hlg, sourcePrimaries: color.primaries,
                                          targetPrimaries: color.primaries, sourcePeak: color.peakLuminance, sourceBlack: black,
@@ -88,7 +88,7 @@ package struct ColorPlan {
             outputColor = output
             notes.append("\(color.transfer.displayName) → \(target.displayName) for a \(Int(ColorConversion.hlgDisplayPeak)) cd/m² display")
         } else if options.outputTransfer != nil && !(keep && color.isHDR) {
-            throw UsageError("--output-transfer converts an HDR input kept HDR (--codec hevc, av1, prores or ffv1)")
+            throw UsageError("\(Setting.outputTransfer) converts an HDR input kept HDR (\(Setting.codec) hevc, av1, prores or ffv1)")
         }
     }
 
@@ -108,7 +108,7 @@ package struct ColorPlan {
         case .pq, .hlg:
             guard canBeDeep else {
                 throw UsageError("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
-                                 + "--codec hevc, av1, prores or ffv1 carry it")
+                                 + "\(Setting.codec) hevc, av1, prores or ffv1 carry it")
             }
             bitDepth = encoder.canBeDeep ? 10 : 8
             outputColor = VideoColor(space: coding, primaries: primaries, transfer: target.transfer)

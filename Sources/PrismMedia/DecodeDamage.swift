@@ -62,7 +62,7 @@ package final class DecodeDamage: Sendable {
     package func endEarly(_ error: AVError, after time: MediaTime?, duration: MediaTime?) throws(AVError) {
         if strict {
             throw AVError("the input ends early\(time.map { " after " + Self.seconds($0) } ?? ""): \(error.message)"
-                          + " (\(error.call)); --strict-decode", context: input)
+                          + " (\(error.call)); \(Setting.strictDecode)", context: input)
         }
         state.withLock { $0.endedEarly = DamageSummary.EarlyEnd(after: time, duration: duration, reason: error.message) }
     }
@@ -77,7 +77,7 @@ package final class DecodeDamage: Sendable {
 
     private func strictError(_ error: AVError, stream: StreamName, at time: MediaTime?) -> AVError {
         AVError("\(stream)\(time.map { " at " + Self.seconds($0) } ?? ""): \(error.message)"
-                + (error.call.isEmpty ? "" : " (\(error.call))") + "; --strict-decode", context: input)
+                + (error.call.isEmpty ? "" : " (\(error.call))") + "; \(Setting.strictDecode)", context: input)
     }
 
     static func seconds(_ time: MediaTime) -> String { String(format: "%.2f s", time.seconds) }
@@ -155,7 +155,7 @@ public struct DamageSummary: Sendable {
             }
             let count = skippedPackets
             lines.append("\(input): \(count) damaged packet\(count == 1 ? "" : "s") skipped"
-                         + (streams.count > 1 ? ": " : " ") + parts.joined(separator: "; ") + "; --strict-decode fails instead")
+                         + (streams.count > 1 ? ": " : " ") + parts.joined(separator: "; ") + "; \(Setting.strictDecode) fails instead")
         }
         if concealedFrames > 0 {
             lines.append("\(input): \(concealedFrames) frame(s) decoded with damage the decoder concealed")

@@ -200,14 +200,14 @@ extension VideoColor {
         if taggedPrimaries == nil && primaries != AVCOL_PRI_UNSPECIFIED && primaries != AVCOL_PRI_RESERVED
             && primaries != AVCOL_PRI_RESERVED0 {
             throw unsupported("colour primaries", av_color_primaries_name(primaries),
-                              "--input-color primaries=bt709|smpte170m|bt470bg|bt2020|p3 reads it as one that is")
+                              "\(Setting.inputColor) primaries=bt709|smpte170m|bt470bg|bt2020|p3 reads it as one that is")
         }
         let rgb = PixelFormat.isRGBLike(format)
         var matrix = ColorMatrix(av: space)
         if matrix == nil && !rgb && space != AVCOL_SPC_UNSPECIFIED && space != AVCOL_SPC_RESERVED {
             let hint = space == AVCOL_SPC_BT2020_CL
-                ? "--input-color matrix=bt2020 reads it as non-constant luminance (close, not exact)"
-                : "--input-color matrix=bt709|bt601|bt2020 reads it as one that is"
+                ? "\(Setting.inputColor) matrix=bt2020 reads it as non-constant luminance (close, not exact)"
+                : "\(Setting.inputColor) matrix=bt709|bt601|bt2020 reads it as one that is"
             throw unsupported("the Y'CbCr matrix", av_color_space_name(space), hint)
         }
         if matrix == nil {
@@ -218,7 +218,7 @@ extension VideoColor {
         if taggedTransfer == nil && transfer != AVCOL_TRC_UNSPECIFIED && transfer != AVCOL_TRC_RESERVED
             && transfer != AVCOL_TRC_RESERVED0 {
             throw unsupported("the transfer", av_color_transfer_name(transfer),
-                              "--input-color transfer=bt709|pq|hlg|… reads it as one that is")
+                              "\(Setting.inputColor) transfer=bt709|pq|hlg|… reads it as one that is")
         }
         if taggedPrimaries == nil { guessed.append("primaries") }
         if taggedTransfer == nil { guessed.append("transfer") }

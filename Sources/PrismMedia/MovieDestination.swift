@@ -89,18 +89,18 @@ public struct MovieDestination: Sendable, Equatable {
         if let format {
             outputFormat = av_guess_format(format, nil, nil)
             guard let found = outputFormat, String(cString: found.pointee.name).split(separator: ",").contains(where: { $0 == format }) else {
-                throw UsageError("--format \(format): no such container in this FFmpeg (e.g. mp4, matroska, mpegts, flv, "
+                throw UsageError("\(Setting.format) \(format): no such container in this FFmpeg (e.g. mp4, matroska, mpegts, flv, "
                                  + "hls, dash; `ffmpeg -muxers` lists them)")
             }
         } else if case .network(let scheme) = kind {
             guard let name = Self.schemeFormats.first(where: { $0.scheme == scheme })?.format else {
-                throw UsageError("\(location): \(scheme):// carries no container of its own; name one with --format "
-                                 + "(e.g. --format mpegts)")
+                throw UsageError("\(location): \(scheme):// carries no container of its own; name one with \(Setting.format) "
+                                 + "(e.g. \(Setting.format) mpegts)")
             }
             outputFormat = av_guess_format(name, nil, nil)
         } else if kind == .stream {
-            throw UsageError("\(location): a pipe has no name to choose the container from; name one with --format "
-                             + "(e.g. --format mpegts, matroska, nut or flv)")
+            throw UsageError("\(location): a pipe has no name to choose the container from; name one with \(Setting.format) "
+                             + "(e.g. \(Setting.format) mpegts, matroska, nut or flv)")
         } else {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
@@ -108,11 +108,11 @@ public struct MovieDestination: Sendable, Equatable {
             }
             guard !ext.isEmpty else {
                 throw UsageError("\(location): no file extension to choose the container from (use \(Self.extensionHelp), "
-                                 + "or --format NAME)")
+                                 + "or \(Setting.format) NAME)")
             }
             outputFormat = av_guess_format(nil, path, nil)
             guard outputFormat != nil else {
-                throw UsageError("\(location): unknown output file extension '.\(ext)' (use \(Self.extensionHelp), or --format NAME)")
+                throw UsageError("\(location): unknown output file extension '.\(ext)' (use \(Self.extensionHelp), or \(Setting.format) NAME)")
             }
         }
         guard let outputFormat else { throw UsageError("\(location): no container for this output") }
@@ -129,7 +129,7 @@ public struct MovieDestination: Sendable, Equatable {
     var outputFormat: UnsafePointer<AVOutputFormat> { av_guess_format(formatName, nil, nil)! }
 
     /// For a playlist: throws one line when writing it could write over `path`, which the run reads or writes
-    /// as `what` ("the input", "-o", "--faces-out"): a segment's name in its folder, its temporary, its list;
+    /// as `what` ("the input", the output, the face sidecar): a segment's name in its folder, its temporary, its list;
     /// for another playlist, its segments' names. Nothing for other destinations or a URL.
     package func checkSegmentNames(against path: String, as what: String) throws {
         guard case .playlist(let format) = kind, let own = Self.localPath(of: location), let other = Self.localPath(of: path),

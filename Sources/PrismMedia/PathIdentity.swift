@@ -20,7 +20,7 @@ package struct PathIdentity: Sendable, Equatable {
     /// output written through it: `OutputTarget`).
     package init(_ path: String, followingLink: Bool = false) {
         let given = followingLink ? ((try? OutputTarget.resolvingLinks(path)) ?? path) : path
-        // Absolute: Foundation's path functions trap on a bare "." or ".." (`--faces-out .`).
+        // Absolute: Foundation's path functions trap on a bare "." or ".." (a sidecar named `.`).
         let target = given.hasPrefix("/") ? given : FileManager.default.currentDirectoryPath + "/" + given
         var info = stat()
         file = stat(target, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : nil

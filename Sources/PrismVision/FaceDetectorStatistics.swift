@@ -68,7 +68,7 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
     /// What to say when no frame had a face: nil when one had. "no face found; faces under 40 px are not looked for".
     public var noFaceNote: String? {
         guard framesServed > 0, framesWithFaces == 0 else { return nil }
-        return "no face found" + (smallestFace.map { "; faces under \($0) px are not looked for (--face-min-size)" } ?? "")
+        return "no face found" + (smallestFace.map { "; faces under \($0) px are not looked for (\(Setting.faceMinSize))" } ?? "")
     }
 
     /// What to say when tracks ended while their face may still have been in view: nil when none did.
@@ -76,6 +76,6 @@ public struct FaceDetectorStatistics: Sendable, Equatable {
         guard facesLost > 0 else { return nil }
         return "\(facesLost) face track(s) ended while the face may still have been in view"
             + (facesLostAtEdge > 0 ? " (\(facesLostAtEdge) at an edge of the frame)" : "")
-            + ", \(framesLost) frame(s) after before a face was found again (--faces-strict covers the whole frame then)"
+            + ", \(framesLost) frame(s) after before a face was found again (\(Setting.facesStrict) covers the whole frame then)"
     }
 }

@@ -48,7 +48,7 @@ package final class FaceSideInput: Sendable {
     /// The run succeeded: moves the sidecar into place; with `requireFaces`, a run that found no face fails
     /// here instead (its outputs are not kept).
     package func finish() throws {
-        if requireFaces, let none = provider.statistics.noFaceNote { throw FaceDetectorError(none + " (--require-faces)") }
+        if requireFaces, let none = provider.statistics.noFaceNote { throw FaceDetectorError(none + " (\(Setting.requireFaces))") }
         try writer?.commit()
     }
 

@@ -80,7 +80,7 @@ final class ColorMathsTests: XCTestCase {
         // `=` and `hdr10,=` trapped (an item with nothing either side of its `=`); empty sides are named.
         for bad in ["transfer=log", "matrix=ycgco", "peak=5", "hdr11", "gamma=2", "=", "hdr10,=", "=5", "peak=", "matrix="] {
             XCTAssertThrowsError(try ColorOverride(parsing: bad), bad) { error in
-                XCTAssertTrue("\(error)".contains("--input-color"), "\(error)")
+                XCTAssertTrue("\(error)".contains("\(Setting.inputColor)"), "\(error)")
             }
         }
         let untagged = VideoColor(space: YUVColorSpace(matrix: .bt709, range: .limited), primaries: .bt709, transfer: .bt709,

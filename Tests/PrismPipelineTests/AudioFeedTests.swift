@@ -85,7 +85,7 @@ final class AudioFeedTests: XCTestCase {
         let graph = try GraphBinder().bind(shader)
         let pattern = try SourceSpec(input: .pattern, size: Size(width: 32, height: 32)).open()
         XCTAssertThrowsError(try AudioFeed.make(for: graph, source: pattern.info, capture: nil, always: false)) { error in
-            XCTAssertEqual("\(error)", "\(shader): input 'level' needs audio: the input has no audio track; give --audio PCM (with a camera or the pattern)")
+            XCTAssertEqual("\(error)", "\(shader): input 'level' needs audio: the input has no audio track; give \(Setting.audio) PCM (with a camera or the pattern)")
         }
         XCTAssertNil(try AudioFeed.make(for: FilterGraph(), source: pattern.info, capture: nil, always: false),
                      "a graph without audio inputs decodes nothing")

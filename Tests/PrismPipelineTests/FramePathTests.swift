@@ -24,7 +24,7 @@ final class FramePathTests: XCTestCase {
         let graph = try GraphBinder().bind("face-pixellate")
         let source = try FrameListSource(image: Self.image(Size(width: 32, height: 24)))
         XCTAssertThrowsError(try FrameEngine(source: source, graph: graph, sinks: [DiscardSink(format: .rgba)], gpu: gpu)) { error in
-            XCTAssertEqual("\(error)", "face-mask needs faces: this run has no face side input (a detector or a --faces-in sidecar)")
+            XCTAssertEqual("\(error)", "face-mask needs faces: this run has no face side input (a detector or a \(Setting.facesIn) sidecar)")
         }
         // Replacing the graph while running is refused the same way (the current graph keeps running).
         let plain = try FrameEngine(source: try FrameListSource(image: Self.image(Size(width: 32, height: 24))),
@@ -34,7 +34,7 @@ final class FramePathTests: XCTestCase {
             do { try control.setGraph(try GraphBinder().bind("face-pixellate")) } catch { refused.withLock { $0 = "\(error)" } }
         }
         _ = try plain.run()
-        XCTAssertEqual(refused.withLock { $0 }, "face-mask needs faces: this run has no face side input (a detector or a --faces-in sidecar)")
+        XCTAssertEqual(refused.withLock { $0 }, "face-mask needs faces: this run has no face side input (a detector or a \(Setting.facesIn) sidecar)")
     }
 
     /// With a side input that supplies regions, the same graph runs and pixellates where the face is.

@@ -25,7 +25,7 @@ final class SegmentationGraphTests: XCTestCase {
             let graph = try Binders.binderForTests().bind(text)
             let source = try FrameListSource(image: Self.image(Size(width: 32, height: 24)))
             XCTAssertThrowsError(try FrameEngine(source: source, graph: graph, sinks: [DiscardSink(format: .rgba)], gpu: gpu)) { error in
-                XCTAssertEqual("\(error)", "\(name) needs a segmentation model: give one with --segment-model SEG.onnx (or model=SEG.onnx)")
+                XCTAssertEqual("\(error)", "\(name) needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
             }
         }
     }

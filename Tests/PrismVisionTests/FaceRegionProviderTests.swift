@@ -219,7 +219,7 @@ final class FaceRegionProviderTests: XCTestCase {
         let none = DetectingFaceProvider(detector: ScriptedDetector { _ in [] }, mode: .everyNth(1),
                                          scale: FaceDetectionScale(minFaceSize: 40, detectorFace: 24))
         _ = try runFile(none, ahead: 1, frames: 3)
-        XCTAssertEqual(none.statistics.noFaceNote, "no face found; faces under 40 px are not looked for (--face-min-size)")
+        XCTAssertEqual(none.statistics.noFaceNote, "no face found; faces under 40 px are not looked for (\(Setting.faceMinSize))")
         let some = DetectingFaceProvider(detector: Self.movingFaceDetector(seed: 7), mode: .everyNth(1))
         _ = try runFile(some, ahead: 1, frames: 3)
         XCTAssertNil(some.statistics.noFaceNote)
@@ -274,7 +274,7 @@ final class FaceSideInputTests: XCTestCase {
         provider.drain()
         XCTAssertThrowsError(try faces.finish()) { error in
             XCTAssertTrue("\(error)".hasPrefix("no face found"), "\(error)")
-            XCTAssertTrue("\(error)".hasSuffix("(--require-faces)"), "\(error)")
+            XCTAssertTrue("\(error)".hasSuffix("(\(Setting.requireFaces))"), "\(error)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: path))
     }

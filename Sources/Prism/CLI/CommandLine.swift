@@ -31,6 +31,8 @@ package enum PrismCommandLine {
             return 2
         }
         ProcessSignals.installForTool()
+        // The library's messages name settings as the flags that set them.
+        Setting.spell(SettingFlags.names)
         // A FIFO input with no writer yet is waited on; the wait is said, so the run does not look hung.
         FIFOInput.announce.withLock { $0 = { PrismCommandLine.info("prism: " + $0) } }
         let rest = Array(arguments.dropFirst())

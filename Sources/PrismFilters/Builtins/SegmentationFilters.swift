@@ -9,7 +9,7 @@ enum SegmentationFilters {
     static let feather = ParameterSpec("feather", .float(0...200), default: .float(6),
                                        "soft edge: the mask is blurred by this many frame pixels (a box, twice)")
     static let model = ParameterSpec("model", .text, default: .text(""),
-                                     "the segmentation model (SEG.onnx), when --segment-model names none")
+                                     "the segmentation model (SEG.onnx), when \(Setting.segmentModel) names none")
 
     static let definitions: [FilterDefinition] = [
         FilterDefinition(
@@ -229,6 +229,6 @@ extension FilterGraph {
     package func segmentationUnavailableError() -> UsageError? {
         guard readsSegmentation else { return nil }
         let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
-        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with --segment-model SEG.onnx (or model=SEG.onnx)")
+        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
     }
 }

@@ -35,7 +35,7 @@ extension HookFile {
             lines.append("    \(spec.name): \(spec.kind.typeName)\(range), default \(spec.defaultValue), \(parameter.mode.rawValue.uppercased())"
                          + (spec.summary.isEmpty ? "" : " — \(spec.summary)"))
         }
-        lines.append("  OUTPUT is the run's --size when given, else the input's size; the group ends with a bilinear resize to it")
+        lines.append("  OUTPUT is the run's \(Setting.size) when given, else the input's size; the group ends with a bilinear resize to it")
         return lines.joined(separator: "\n")
     }
 

@@ -28,7 +28,7 @@ package struct NetworkPasses {
             guard let layout = FeatureLayout.fit(size: sizes[index], groups: feature.groups, maxSide: maxSide) else {
                 let layer = program.layers[feature.producer]
                 throw NetworkShapeError(node: layer.node, "\(feature.channels) channels at \(sizes[index]) do not fit this GPU's "
-                                        + "\(maxSide)x\(maxSide) textures (try a smaller input: --size, or scale first)")
+                                        + "\(maxSide)x\(maxSide) textures (try a smaller input: \(Setting.size), or scale first)")
             }
             layouts.append(layout)
         }

@@ -23,7 +23,7 @@ extension UserShader {
             let width = input.maximum?.scalar.map { "MAX \(Int($0)): \(min(Int($0), native)) \(what)" } ?? "\(native) \(what)"
             lines.append("  audio input: \(input.name) (\(input.type.rawValue), \(width) × one row per channel, "
                          + (input.type == .audio ? "waveform as 0…1, 0.5 silence" : "FFT magnitudes")
-                         + "; fed from the input's audio track or --audio)")
+                         + "; fed from the input's audio track or \(Setting.audio))")
         }
         if let vertexPath { lines.append("  vertex shader: \(vertexPath) (runs as a pass of its own)") }
         if passes.count > 1 { lines.append("  passes: \(passes.count)") }

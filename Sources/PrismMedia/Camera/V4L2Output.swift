@@ -226,7 +226,7 @@ package final class V4L2OutputDevice {
         guard chosen.pixelformat == format.fourcc.rawValue, given == size else {
             throw V4L2Error(device: path, call: "VIDIOC_S_FMT", code: 0, subject: "virtual camera",
                             detail: "asked for \(format.fourcc) \(size), the device gives \(FourCC(rawValue: chosen.pixelformat)) \(given)"
-                                + (given != size ? " (--size \(given.width)x\(given.height) matches it)" : ""))
+                                + (given != size ? " (\(Setting.size) \(given.width)x\(given.height) matches it)" : ""))
         }
         return chosen
     }

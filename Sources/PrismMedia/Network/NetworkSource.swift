@@ -170,7 +170,7 @@ package final class NetworkSource: MediaSource {
     /// One session: `MovieSource` on the URL with the watchdog armed for `timeout`.
     private static func open(url: String, label: String, options: [String: String], colorOverride: ColorOverride?, damage: DecodeDamage,
                              watchdog: IOWatchdog, timeout: Double, listening: Bool,
-                             limitedBy flag: String = "--input-timeout") throws -> MovieSource {
+                             limitedBy setting: Setting = .inputTimeout) throws -> MovieSource {
         watchdog.reset()
         watchdog.arm(seconds: timeout)
         defer { watchdog.disarm() }
@@ -184,7 +184,7 @@ package final class NetworkSource: MediaSource {
             if watchdog.isCancelled { throw AVError("stopped while connecting", context: label) }
             if watchdog.expired {
                 let what = listening ? "no sender (or no data)" : "no answer"
-                throw AVError("\(what) within \(seconds(timeout)) s (\(flag))", context: label)
+                throw AVError("\(what) within \(seconds(timeout)) s (\(setting))", context: label)
             }
             throw error
         }
@@ -205,7 +205,7 @@ package final class NetworkSource: MediaSource {
                 if watchdog.isCancelled { return end() }
                 // Nothing came yet, or a file over http: the error is the run's, not a loss.
                 if framesSeen == 0 || !live {
-                    if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (--input-timeout)", context: label) }
+                    if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (\(Setting.inputTimeout))", context: label) }
                     throw error
                 }
                 lost = watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : (error as? AVError)?.message ?? "\(error)"
@@ -216,7 +216,7 @@ package final class NetworkSource: MediaSource {
                 if let failure = session.readFailure {
                     if watchdog.isCancelled { return end() }
                     if framesSeen == 0 || !live {
-                        if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (--input-timeout)", context: label) }
+                        if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (\(Setting.inputTimeout))", context: label) }
                         throw failure
                     }
                     lost = watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : failure.message
@@ -333,7 +333,7 @@ package final class NetworkSource: MediaSource {
         closeSession()
         let policy = options.reconnect
         guard policy.enabled else {
-            onEvent?("\(label): input lost (\(reason)); not reconnecting (--no-reconnect): the run ends here")
+            onEvent?("\(label): input lost (\(reason)); not reconnecting (\(Setting.noReconnect)): the run ends here")
             return false
         }
         onEvent?("\(label): input lost (\(reason)); reconnecting")
@@ -356,7 +356,7 @@ package final class NetworkSource: MediaSource {
             do {
                 let opened = try Self.open(url: url, label: label, options: protocolOptions, colorOverride: colorOverride, damage: damage,
                                            watchdog: watchdog, timeout: timeout, listening: listening,
-                                           limitedBy: timeout < options.timeout ? "--reconnect-for" : "--input-timeout")
+                                           limitedBy: timeout < options.timeout ? .reconnectFor : .inputTimeout)
                 // The stream came back about a probe before the open returned (listening, the wait for the
                 // sender is in the open too), and not before the attempt began.
                 connectedAt = max(attemptStart, DispatchTime.now().uptimeNanoseconds - UInt64(Self.probeSeconds * 1e9))

@@ -130,9 +130,11 @@ final class FramePath {
     let findsFaces: Bool
     /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
     let segments: Bool
-    static let noFacesReason = "this run has no face side input (a detector or a --faces-in sidecar)"
-    static let noSoundReason = "this run decodes no sound (the input has no audio track and no --audio was given, "
-        + "or the graph it started with had no audio inputs)"
+    static var noFacesReason: String { "this run has no face side input (a detector or a \(Setting.facesIn) sidecar)" }
+    static var noSoundReason: String {
+        "this run decodes no sound (the input has no audio track and no \(Setting.audio) was given, "
+            + "or the graph it started with had no audio inputs)"
+    }
     private(set) var graph: FilterGraph
     /// The graph for the sinks at the output; nil while there are none.
     private(set) var renderer: GraphRenderer?

@@ -40,7 +40,7 @@ final class AudioFeed: Sendable {
             return AudioFeed(ring: AudioRing(sampleRate: decoder.sampleRate, channels: decoder.channels), isLive: false,
                              decoder: decoder)
         }
-        if let error = graph.audioUnavailableError("the input has no audio track; give --audio PCM (with a camera or the pattern)") {
+        if let error = graph.audioUnavailableError("the input has no audio track; give \(Setting.audio) PCM (with a camera or the pattern)") {
             throw error
         }
         return nil
