@@ -1,7 +1,7 @@
 /// Every error Prism reports conforms to this, so the command line can print one line naming the
 /// problem (`description`) and a tool (the dev page, an editor) can point at the places it concerns
 /// (`diagnostics`) without reading them back out of the line. Each domain (EGL, GL, AV, V4L2, ALSA,
-/// errno, usage) has its own error type in its module; an error that wraps another keeps its diagnostics.
+/// errno, requests) has its own error type in its module; an error that wraps another keeps its diagnostics.
 public protocol PrismError: Error, CustomStringConvertible, Sendable {
     /// Where in which files the problem is, the one to show first first; empty when it concerns no file
     /// (a flag, a device, the system).
@@ -57,8 +57,11 @@ public struct Diagnostic: Hashable, Sendable, Codable, CustomStringConvertible {
     }
 }
 
-/// A problem with what the user asked for: flags, filter text, file names.
-public struct UsageError: PrismError {
+/// A request the library cannot carry out as it is asked: a setting's value, a filter text, a file name,
+/// or an input that does not suit the rest of the request. The caller's mistake, not a failure of the
+/// machine: the command line reports it as a usage error (exit status 2), the C library as
+/// `PRISM_ERROR_USAGE`. Settings are named in it by `Setting`, so each front end spells them its own way.
+public struct InvalidRequest: PrismError {
     /// What is wrong, in a form the command line prints as it is.
     public let message: String
     /// An error carrying `message` as its whole description.

@@ -160,7 +160,7 @@ final class BenchTests: XCTestCase {
         XCTAssertEqual(try BenchCommand(arguments: []).options.sizes.map(\.height), [480, 720, 1080, 2160])
         XCTAssertEqual(try BenchCommand(arguments: []).options.filter, "invert, mono, pixellate(scale=16)")
         for bad in [["--compare", "gstreamer"], ["--sizes", "7x7"], ["--sizes", "huge"], ["--chart", "out.png"], ["extra"]] {
-            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is Prism.UsageError || $0 is InvalidRequest, "\($0)") }
         }
         // Through the tool: a bad flag is a usage error (exit 2), before any GPU work.
         XCTAssertEqual(PrismCommandLine.main(["bench", "--compare", "vlc"]), 2)
@@ -190,7 +190,7 @@ final class BenchTests: XCTestCase {
         XCTAssertTrue(BenchTable.render(result).contains("your clip → ffv1 .mkv"))
         // Encoder options without a clip, a clip that does not exist, two clips: usage errors.
         for bad in [["--crf", "20"], [dir.path("absent.mp4")], [clip, clip]] {
-            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is Prism.UsageError || $0 is InvalidRequest, "\($0)") }
         }
     }
 
@@ -409,7 +409,7 @@ final class BenchTests: XCTestCase {
         XCTAssertEqual(plain.sizes.map(\.height), [480, 720, 1080, 2160])
         for bad in [["--rows", "invert"], ["--suite", "--rows", "sharpen"], ["--suite", "--rows", ","], ["--suite", "--filter", "noir"],
                     ["--suite", "--samples", "5"], ["--suite", "--soak-frames", "100"], [clip, "--suite", "--crf", "20"]] {
-            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+            XCTAssertThrowsError(try BenchCommand(arguments: bad), "\(bad)") { XCTAssertTrue($0 is Prism.UsageError || $0 is InvalidRequest, "\($0)") }
         }
     }
 

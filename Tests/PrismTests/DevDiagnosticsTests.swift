@@ -68,7 +68,7 @@ final class DevDiagnosticsTests: XCTestCase {
         }
         let diagnostic = DevDiagnostic.from(Located(), fallbackFile: "/shader.fs")
         XCTAssertEqual(diagnostic, DevDiagnostic(file: "/a/b c/look.fs", line: 12, column: 5, message: "'y' undeclared (and 1 more error)"))
-        XCTAssertEqual(DevDiagnostic.from(UsageError("a.fs:3: looks like a place"), fallbackFile: "/shader.fs"),
+        XCTAssertEqual(DevDiagnostic.from(InvalidRequest("a.fs:3: looks like a place"), fallbackFile: "/shader.fs"),
                        DevDiagnostic(file: "/shader.fs", line: nil, column: nil, message: "a.fs:3: looks like a place"))
         // Through the binder: a `.cube` error wrapped in the graph's error keeps its place.
         let directory = try TemporaryDirectory()

@@ -241,7 +241,7 @@ struct BatchManifest: Sendable {
     /// Filter texts checked so far: a manifest's lines mostly share one graph, bound once.
     struct GraphChecks {
         private var checked: [String: String?] = [:]  // text → the problem, nil when fine
-        private var nodeLimit: Result<Int, UsageError>?
+        private var nodeLimit: Result<Int, InvalidRequest>?
 
         /// Binds `text` as `run` does and applies `run`'s limit on filters per graph.
         mutating func check(_ text: String) throws {
@@ -262,7 +262,7 @@ struct BatchManifest: Sendable {
 
         private mutating func limit() throws -> Int {
             if nodeLimit == nil {
-                do { nodeLimit = .success(try GraphLimits.maxNodes()) } catch let error as UsageError { nodeLimit = .failure(error) }
+                do { nodeLimit = .success(try GraphLimits.maxNodes()) } catch let error as InvalidRequest { nodeLimit = .failure(error) }
             }
             return try nodeLimit!.get()
         }

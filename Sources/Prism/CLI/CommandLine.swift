@@ -67,6 +67,9 @@ package enum PrismCommandLine {
         } catch let error as UsageError {
             report(error.description)
             return 2
+        } catch let error as InvalidRequest {
+            report(error.description)
+            return 2
         } catch let error as ShaderLoadError {
             // A shader file that is missing or malformed is bad input, as a missing or malformed LUT is.
             report(error.description)

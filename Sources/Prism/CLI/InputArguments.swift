@@ -160,7 +160,7 @@ struct InputArguments {
         case let path:
             do {
                 try InputSpec.checkMovieArgument(path)
-            } catch let error as UsageError {
+            } catch let error as InvalidRequest {
                 throw UsageError("input \(index): \(error.description)")
             }
             spec = SourceSpec(input: .movie(path))

@@ -254,6 +254,6 @@ final class ParserFuzzTests: XCTestCase {
 struct MemoryFiles: ShaderFileSystem {
     func contents(ofFile path: String) throws -> String {
         if path.hasSuffix("x.glsl") { return "float helper() { return 1.0; }\n" }
-        throw UsageError("\(path): no such file")
+        throw Prism.UsageError("\(path): no such file")
     }
 }
