@@ -153,7 +153,7 @@ final class DocCommandsTests: XCTestCase {
     static func emulatedCameras(recordingTo record: String) throws -> [String: String] {
         let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
         guard FileManager.default.fileExists(atPath: library) else {
-            throw UsageError("\(library) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
+            throw InvalidRequest("\(library) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
         }
         return ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": "/dev/video0",
                 "PRISM_FAKE_V4L2_1": "/dev/video10", "PRISM_FAKE_V4L2_1_CAPS": "loopback", "PRISM_FAKE_V4L2_1_RECORD": record]
@@ -161,7 +161,7 @@ final class DocCommandsTests: XCTestCase {
 
     /// Video frames ffprobe decodes from `file` (0 when it cannot read it).
     static func decodedFrames(_ file: String) throws -> Int {
-        guard let ffprobe = Tools.which("ffprobe") else { throw UsageError("this test needs ffprobe (scripts/install-deps --tests)") }
+        guard let ffprobe = Tools.which("ffprobe") else { throw InvalidRequest("this test needs ffprobe (scripts/install-deps --tests)") }
         let probe = try Tools.run(ffprobe, ["-v", "error", "-count_frames", "-select_streams", "v:0",
                                             "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
         guard probe.status == 0 else { return 0 }

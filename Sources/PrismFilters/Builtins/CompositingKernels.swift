@@ -77,7 +77,7 @@ final class CombineKernel: ParameterizedKernel {
         guard !inputSizes.isEmpty else { return sourceSize }
         let size = inputSizes[frame]
         for (index, other) in inputSizes.enumerated() where other != size && !placed.contains(index) {
-            throw UsageError("inputs differ in size (\(size) and \(other)); scale or crop them to match first")
+            throw InvalidRequest("inputs differ in size (\(size) and \(other)); scale or crop them to match first")
         }
         return size
     }
@@ -265,7 +265,7 @@ final class TransitionKernel: ParameterizedKernel {
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         if inputSizes[0] != inputSizes[1] {
-            throw UsageError("inputs differ in size (\(inputSizes[0]) and \(inputSizes[1])); scale or crop them to match first")
+            throw InvalidRequest("inputs differ in size (\(inputSizes[0]) and \(inputSizes[1])); scale or crop them to match first")
         }
         return inputSizes[0]
     }

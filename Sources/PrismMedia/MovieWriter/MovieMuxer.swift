@@ -76,14 +76,14 @@ final class MovieMuxer {
         // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
         let takes = avformat_query_codec(outputFormat, codec.avCodecID, FF_COMPLIANCE_NORMAL)
         if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
-            throw UsageError("\(path): the \(formatName) container cannot hold \(codec.rawValue) video")
+            throw InvalidRequest("\(path): the \(formatName) container cannot hold \(codec.rawValue) video")
         }
         // Files: symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
         // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
         var target: OutputTarget?
         var info = stat()
         if newFileOnly, lstat(path, &info) == 0 {
-            throw UsageError("\(path) exists now; a new recording never replaces a file")
+            throw InvalidRequest("\(path) exists now; a new recording never replaces a file")
         }
         switch destination.kind {
         case .file, .playlist: target = try OutputTarget(path: MovieDestination.localPath(of: path) ?? path)  // `file:` URLs too
@@ -92,7 +92,7 @@ final class MovieMuxer {
         let inPlace = destination.kind == .stream || target?.isStream == true
         if inPlace, !Self.streamableFormats.contains(where: formatName.contains) {
             let what = target?.streamKind ?? "pipe"
-            throw UsageError("\(path): is a \(what), and the \(formatName) container needs a seekable "
+            throw InvalidRequest("\(path): is a \(what), and the \(formatName) container needs a seekable "
                              + "file; write .mkv or .ts into it (or -o - for raw frames)")
         }
         if let target, !target.isStream, destination.kind == .file {

@@ -105,10 +105,10 @@ package final class MovieWriter {
                 playlist: PlaylistSettings = PlaylistSettings(), newFileOnly: Bool = false) throws {
         outputPath = path
         if audio != nil && pcm != nil {
-            throw UsageError("\(path): a movie takes one audio input, not a source's stream and raw PCM")
+            throw InvalidRequest("\(path): a movie takes one audio input, not a source's stream and raw PCM")
         }
         if let pcm, pcm.sampleRate <= 0 || !(1...2).contains(pcm.channels) {
-            throw UsageError("\(path): raw PCM must be mono or stereo at a positive rate, not \(pcm)")
+            throw InvalidRequest("\(path): raw PCM must be mono or stereo at a positive rate, not \(pcm)")
         }
         let layout = try VideoEncoder.layout(settings: settings, video: video, path: path)
         let muxer = try MovieMuxer(path: path, destination: destination, codec: settings.codec, playlist: playlist,
@@ -133,7 +133,7 @@ package final class MovieWriter {
     /// What writing after the end is refused with.
     private func checkOpen() throws {
         guard muxer.state == .open else {
-            throw UsageError("\(outputPath): writer is already \(muxer.state == .finished ? "finished" : "aborted")")
+            throw InvalidRequest("\(outputPath): writer is already \(muxer.state == .finished ? "finished" : "aborted")")
         }
     }
 
@@ -151,7 +151,7 @@ package final class MovieWriter {
         try checkOpen()
         let layout = encoder.layout
         guard buffer.layout == layout else {
-            throw UsageError("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
+            throw InvalidRequest("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
                              + "encoder wants \(layout.format.rawValue) \(layout.size)")
         }
         if start == nil {
@@ -195,7 +195,7 @@ package final class MovieWriter {
     package func writeAudio(_ audioPacket: AudioPacket) throws {
         try checkOpen()
         guard let audio, let input = audio.input, audioPacket.stream === input else {
-            throw UsageError("\(outputPath): audio packet from a stream the writer was not set up for")
+            throw InvalidRequest("\(outputPath): audio packet from a stream the writer was not set up for")
         }
         try audio.write(audioPacket, start: start)
     }
@@ -206,10 +206,10 @@ package final class MovieWriter {
     package func writeAudio(pcm bytes: UnsafeRawBufferPointer, pts: MediaTime) throws {
         try checkOpen()
         guard let audio, let pcmInput = audio.pcm else {
-            throw UsageError("\(outputPath): raw audio passed to a writer not set up for it")
+            throw InvalidRequest("\(outputPath): raw audio passed to a writer not set up for it")
         }
         guard bytes.count % pcmInput.bytesPerFrame == 0 else {
-            throw UsageError("\(outputPath): raw audio of \(bytes.count) bytes is not whole \(pcmInput) frames")
+            throw InvalidRequest("\(outputPath): raw audio of \(bytes.count) bytes is not whole \(pcmInput) frames")
         }
         guard !bytes.isEmpty else { return }
         audio.hold(pcm: bytes, pts: pts)
@@ -234,7 +234,7 @@ package final class MovieWriter {
             try drainVideo()
             try audio?.finishEncoding(start: start)
             guard videoPacketsMuxed > 0 else {
-                throw UsageError("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
+                throw InvalidRequest("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             try muxer.finish()

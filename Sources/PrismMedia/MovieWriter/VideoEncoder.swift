@@ -20,24 +20,24 @@ final class VideoEncoder {
     /// What the settings cannot encode at `video`'s size and time base, thrown before any output is touched.
     static func layout(settings: VideoEncoderSettings, video: VideoStreamConfig, path: String) throws -> PackedFrameLayout {
         guard let layout = PackedFrameLayout(format: settings.pixelFormat, size: video.size) else {
-            throw UsageError("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
+            throw InvalidRequest("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
         }
         let chroma = settings.pixelFormat.planes.count > 1 ? settings.pixelFormat.planes[1] : nil
         if let chroma, (chroma.horizontalShift > 0 && video.size.width % 2 != 0)
             || (chroma.verticalShift > 0 && video.size.height % 2 != 0) {
-            throw UsageError("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
+            throw InvalidRequest("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
                              + "frame size, not \(video.size)")
         }
         // What the encoders refuse with a bare "Function not implemented" / "Invalid argument" at open.
         let minimum = settings.codec.minimumSize
         if video.size.width < minimum.width || video.size.height < minimum.height {
-            throw UsageError("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
+            throw InvalidRequest("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
         }
         if let crf = settings.crf, !(0...51).contains(crf) {
-            throw UsageError("\(path): crf \(crf) is out of range (0-51)")
+            throw InvalidRequest("\(path): crf \(crf) is out of range (0-51)")
         }
         guard video.timeBase.num > 0, video.timeBase.den > 0 else {
-            throw UsageError("\(path): invalid video time base \(video.timeBase)")
+            throw InvalidRequest("\(path): invalid video time base \(video.timeBase)")
         }
         return layout
     }

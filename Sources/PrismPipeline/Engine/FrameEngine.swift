@@ -190,15 +190,15 @@ public final class FrameEngine: Sendable {
         guard index != 0 else { return nil }
         guard let track = tracks.first(where: { $0.index == index }) else {
             let count = tracks.count + 1
-            throw UsageError("\(Setting.audioFrom) \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
+            throw InvalidRequest("\(Setting.audioFrom) \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
         }
         let label = "input \(index)\(track.input.name.map { " (\($0))" } ?? "")"
         // The session refuses both before the microphone is opened (`Session.Options.audioInput`).
         precondition(capture == nil, "audioInput and audioCapture both give the run's sound")
         guard !track.isLive else {
-            throw UsageError("\(Setting.audioFrom): \(label) is live; only a file's sound can be the run's")
+            throw InvalidRequest("\(Setting.audioFrom): \(label) is live; only a file's sound can be the run's")
         }
-        guard track.info.audio != nil else { throw UsageError("\(Setting.audioFrom): \(label) has no sound") }
+        guard track.info.audio != nil else { throw InvalidRequest("\(Setting.audioFrom): \(label) has no sound") }
         return track
     }
 
@@ -245,7 +245,7 @@ public final class FrameEngine: Sendable {
     /// every sink is aborted (a movie leaves no file) and the error rethrown; on a stop they are finished.
     /// An engine runs once.
     public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
-        guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw UsageError("an engine runs once") }
+        guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw InvalidRequest("an engine runs once") }
         let configuration = self.configuration
         let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
         let sourceStage = SourceStage(source: source, configuration: configuration, live: live, lookAheads: lookAheads,

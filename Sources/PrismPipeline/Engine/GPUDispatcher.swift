@@ -141,7 +141,7 @@ final class GPUDispatcher: Sendable {
         }
         if !posted {
             inFlight.signal()
-            throw UsageError("the GPU thread stopped during the run")
+            throw InvalidRequest("the GPU thread stopped during the run")
         }
     }
 
