@@ -481,7 +481,7 @@ public struct ColorOverride: Hashable, Sendable {
             // Empty sides kept (`=`, `peak=`, `=5`): each is refused by name below, never indexed past.
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2, parts[0].isEmpty {
-                throw UsageError("\(Setting.inputColor): '\(item)' names no field (matrix=, primaries=, transfer=, range=, peak=)")
+                throw InvalidRequest("\(Setting.inputColor): '\(item)' names no field (matrix=, primaries=, transfer=, range=, peak=)")
             }
             if parts.count == 1 {
                 switch parts[0] {
@@ -490,14 +490,14 @@ public struct ColorOverride: Hashable, Sendable {
                 case "hdr10", "pq": (matrix, primaries, transfer) = (.bt2020, .bt2020, .pq)
                 case "hlg": (matrix, primaries, transfer) = (.bt2020, .bt2020, .hlg)
                 default:
-                    throw UsageError("\(Setting.inputColor): unknown preset '\(parts[0])' (bt709, bt601, hdr10, hlg, or "
+                    throw InvalidRequest("\(Setting.inputColor): unknown preset '\(parts[0])' (bt709, bt601, hdr10, hlg, or "
                                      + "matrix=, primaries=, transfer=, range=, peak=)")
                 }
                 continue
             }
             let (key, value) = (parts[0], parts[1])
-            func bad(_ choices: [String]) -> UsageError {
-                UsageError("\(Setting.inputColor): \(key)=\(value) is not one of \(choices.joined(separator: ", "))")
+            func bad(_ choices: [String]) -> InvalidRequest {
+                InvalidRequest("\(Setting.inputColor): \(key)=\(value) is not one of \(choices.joined(separator: ", "))")
             }
             switch key {
             case "matrix":
@@ -516,11 +516,11 @@ public struct ColorOverride: Hashable, Sendable {
                 transfer = t
             case "peak":
                 guard let nits = Double(value), nits >= 100, nits <= 10000 else {
-                    throw UsageError("\(Setting.inputColor): peak=\(value) is not a peak in cd/m² (100 to 10000)")
+                    throw InvalidRequest("\(Setting.inputColor): peak=\(value) is not a peak in cd/m² (100 to 10000)")
                 }
                 peak = nits
             default:
-                throw UsageError("\(Setting.inputColor): unknown field '\(key)' (matrix, range, primaries, transfer, peak)")
+                throw InvalidRequest("\(Setting.inputColor): unknown field '\(key)' (matrix, range, primaries, transfer, peak)")
             }
         }
     }

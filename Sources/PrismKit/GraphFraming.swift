@@ -25,7 +25,7 @@ package struct GraphFraming: Sendable {
     package func frame(_ userGraph: FilterGraph, outputSize: Size) throws -> (graph: FilterGraph, userNodeOffset: Int) {
         let plan = try ColorPlan(source: source, graph: userGraph, options: options)
         guard plan.outputColor == outputColor, plan.bitDepth == bitDepth, plan.linearLight == linearLight else {
-            throw UsageError("this graph changes the output's colour (its own tonemap or linear light), which the "
+            throw InvalidRequest("this graph changes the output's colour (its own tonemap or linear light), which the "
                              + "output was opened without; it cannot replace the running graph")
         }
         let prefix = orientation + plan.filters

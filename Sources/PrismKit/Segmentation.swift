@@ -36,7 +36,7 @@ public struct SegmentationSettings: Sendable, Equatable {
         guard let model = try model ?? graph.segmentationModel ?? (graph.readsSegmentation ? Self.installedSegmenter(for: graph) : nil) else {
             var defaults = SegmentationSettings()
             defaults.model = model
-            guard self == defaults else { throw UsageError("the \(Setting.segmentAny) options need a model: \(Setting.segmentModel) SEG.onnx") }
+            guard self == defaults else { throw InvalidRequest("the \(Setting.segmentAny) options need a model: \(Setting.segmentModel) SEG.onnx") }
             return nil
         }
         try RegularFile.check(model, what: "a segmentation model")
@@ -55,7 +55,7 @@ extension SegmentationSettings {
     static func installedSegmenter(for graph: FilterGraph) throws -> String {
         guard let path = ModelLibrary.find(defaultModel) else {
             let message = graph.segmentationUnavailableError()?.description ?? "a segmentation model is needed"
-            throw UsageError(message + "; none is installed (scripts/install-models puts \(defaultModel) in .models/)")
+            throw InvalidRequest(message + "; none is installed (scripts/install-models puts \(defaultModel) in .models/)")
         }
         return path
     }
@@ -109,7 +109,7 @@ package final class SegmentationSideInput: SideInput {
         self.live = live
         guard let path = settings.model else { preconditionFailure("a segmentation side input needs a model") }
         guard settings.smoothing > 0, settings.smoothing <= 1 else {
-            throw UsageError("\(Setting.segmentSmoothing) takes a number in (0, 1], not \(settings.smoothing)")
+            throw InvalidRequest("\(Setting.segmentSmoothing) takes a number in (0, 1], not \(settings.smoothing)")
         }
         let wantsGPU: Bool
         switch settings.backend {
@@ -206,7 +206,7 @@ final class CPUSegmentationRunner: SegmentationRunner {
         }
         let y = try network.forward(x, channels: 3, size: picture.size, output: output, capacity: 4 * n)
         guard y.shape[0] == 1, y.shape[1] == 1 || y.shape[1] == 2 else {
-            throw UsageError("\(network.path): a segmentation model gives [1,1,H,W] (or [1,2,H,W] logits), not \(y.shape)")
+            throw InvalidRequest("\(network.path): a segmentation model gives [1,1,H,W] (or [1,2,H,W] logits), not \(y.shape)")
         }
         let m = y.size.pixelCount
         var values = [Float](repeating: 0, count: m)
@@ -237,7 +237,7 @@ final class GPUSegmentationRunner: SegmentationRunner {
         let kernel = try NetworkKernel(path: path, parameters: values)
         guard kernel.program.features[kernel.program.outputFeature].channels == 1,
               (try? kernel.program.outputScale(input: kernel.program.fixedInputSize ?? Size(width: 64, height: 64))) == 1 else {
-            throw UsageError("\(path): a segmentation model on the GPU gives one channel at the input's size ([1,1,H,W])")
+            throw InvalidRequest("\(path): a segmentation model on the GPU gives one channel at the input's size ([1,1,H,W])")
         }
         graph = FilterGraph()
         try graph.append("segmentation", kernel: kernel, parameters: values)
@@ -339,7 +339,7 @@ package final class SegmentationWorker: Sendable {
     /// The newest mask for frame `index` (nil before the first), counting its age; rethrows a worker's failure.
     func mask(forFrame index: Int) throws -> SegmentationMask? {
         try state.withLock { s in
-            if let error = s.error { throw UsageError("the segmentation model failed: \(error)") }
+            if let error = s.error { throw InvalidRequest("the segmentation model failed: \(error)") }
             guard let mask = s.mask else { return nil }
             let age = max(0, index - s.maskFrame)
             s.statistics.framesServed += 1

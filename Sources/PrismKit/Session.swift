@@ -215,7 +215,7 @@ public final class Session {
             switch input {
             case .pattern, .camera: break
             case .movie, .standardInput, .frames:
-                throw UsageError("\(Setting.audio) records alongside the camera or the pattern, not a movie or raw input "
+                throw InvalidRequest("\(Setting.audio) records alongside the camera or the pattern, not a movie or raw input "
                                  + "(their time line is not the clock's)")
             }
         }
@@ -322,15 +322,15 @@ public final class Session {
     /// slow link never holds back the recording, and may be lost and reconnected, or given up, alone.
     /// The first output drives progress and the report's frame count.
     public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
-        guard !outputs.isEmpty else { throw UsageError("a run needs an output") }
+        guard !outputs.isEmpty else { throw InvalidRequest("a run needs an output") }
         try checkPlaylistNames(outputs)
         let movies = outputs.compactMap { output -> String? in if case .movie(let path) = output.spec { return path } else { return nil } }
         if outputs.count > 1, outputs.contains(where: { if case .still = $0.spec { return true } else { return false } }) {
-            throw UsageError("a still (.png/.jpg) is one frame: write it in a run of its own, not beside other outputs")
+            throw InvalidRequest("a still (.png/.jpg) is one frame: write it in a run of its own, not beside other outputs")
         }
         if options.audioDevice != nil, graph.audioInputs.isEmpty, movies.isEmpty {
             // The microphone is recorded into a movie; with another output it may only feed audio-reactive shaders.
-            throw UsageError("\(Setting.audio) needs a movie output (\(Setting.output) FILE), or a filter with audio inputs to feed")
+            throw InvalidRequest("\(Setting.audio) needs a movie output (\(Setting.output) FILE), or a filter with audio inputs to feed")
         }
         if !movies.isEmpty { try cropForMovies() }
         // Every output's folder before any output is opened: a playlist or a still that could only fail
@@ -411,7 +411,7 @@ public final class Session {
         // The graph has one output colour: every movie is written at the depth the colour plan chose.
         encoder.bitDepth = options.encoder.bitDepth
         if encoder.bitDepth > 8, !encoder.canBeDeep {
-            throw UsageError("\(path): \(encoder.codec.rawValue) is 8-bit SDR, and this run keeps HDR/10 bits for its outputs; "
+            throw InvalidRequest("\(path): \(encoder.codec.rawValue) is 8-bit SDR, and this run keeps HDR/10 bits for its outputs; "
                              + "give it \(Setting.codec) hevc, av1, prores or ffv1, or the run \(Setting.dynamicRange) sdr")
         }
         if case .playlist = destination.kind, encoder.keyframeSeconds == nil, encoder.gopSize == nil {
@@ -423,7 +423,7 @@ public final class Session {
         if destination.kind == .file {
             limits = options.limits
             if let floor = limits.minFreeBytes, let free = RecordingLimits.freeBytes(near: path), free <= floor {
-                throw UsageError("\(Setting.minFree) \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
+                throw InvalidRequest("\(Setting.minFree) \(ByteCount.text(floor)): \(path)'s disk has only \(ByteCount.text(free)) free")
             }
         }
         // A network output never holds back the others or a live input: it takes the frames it keeps up with.
@@ -514,7 +514,7 @@ public final class Session {
 
     private func makeEngine(sinks: [any FrameSink], configuration: EngineConfiguration, taps: [any FrameTap],
                             sideInputs: [any SideInput]) throws -> FrameEngine {
-        guard let source else { throw UsageError("this session has already run; make a new one for another run") }
+        guard let source else { throw InvalidRequest("this session has already run; make a new one for another run") }
         // The microphone is opened before the output file, so a bad device leaves no file behind.
         let capture = try options.audioDevice.map { try AudioCaptureSource(device: $0) }
         // Faces: the model or sidecar is checked now, before any frame. A camera never waits for the

@@ -39,7 +39,7 @@ package struct ColorPlan {
         case .auto: keep = canBeDeep && (deep || color.isHDR)
         }
         if keep && color.isHDR && !canBeDeep {
-            throw UsageError("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
+            throw InvalidRequest("the input is HDR (\(color.transfer.displayName)) and \(output) is 8-bit SDR here: "
                              + "\(Setting.codec) hevc (Main10), av1, prores or ffv1 keep HDR; \(Setting.dynamicRange) sdr tone maps it")
         }
         // FFV1 keeps what is deeper than 10 bits (16-bit 4:4:4); the others carry 10.
@@ -52,7 +52,7 @@ package struct ColorPlan {
             return
         }
         if keep, color.isHDR, let look = graph.nodes.first(where: { BuiltinFilters.sdrLooks.contains($0.name) }) {
-            throw UsageError("\(look.name) is a look for SDR pictures and this output keeps HDR "
+            throw InvalidRequest("\(look.name) is a look for SDR pictures and this output keeps HDR "
                              + "(\(color.transfer.displayName)): \(Setting.dynamicRange) sdr tone maps first, then applies it")
         }
         // The input colour's peak lands in the mastering metadata: say it came from the option, not the file.
@@ -72,7 +72,7 @@ package struct ColorPlan {
                          + "to BT.709; \(canBeDeep ? "\(Setting.dynamicRange) keep" : "\(Setting.codec) hevc") keeps HDR")
         } else if keep, color.isHDR, let target = options.outputTransfer, target != color.transfer {
             guard target.isHDR else {
-                throw UsageError("\(Setting.outputTransfer) takes pq or hlg (an SDR output is \(Setting.dynamicRange) sdr)")
+                throw InvalidRequest("\(Setting.outputTransfer) takes pq or hlg (an SDR output is \(Setting.dynamicRange) sdr)")
             }
             conversion = ColorConversion(from: color.transfer, to: target == .pq ? .pq : .hlg, sourcePrimaries: color.primaries,
                                          targetPrimaries: color.primaries, sourcePeak: color.peakLuminance, sourceBlack: black,
@@ -88,7 +88,7 @@ package struct ColorPlan {
             outputColor = output
             notes.append("\(color.transfer.displayName) → \(target.displayName) for a \(Int(ColorConversion.hlgDisplayPeak)) cd/m² display")
         } else if options.outputTransfer != nil && !(keep && color.isHDR) {
-            throw UsageError("\(Setting.outputTransfer) converts an HDR input kept HDR (\(Setting.codec) hevc, av1, prores or ffv1)")
+            throw InvalidRequest("\(Setting.outputTransfer) converts an HDR input kept HDR (\(Setting.codec) hevc, av1, prores or ffv1)")
         }
     }
 
@@ -102,12 +102,12 @@ package struct ColorPlan {
         let coding = YUVColorSpace(matrix: matrix, range: .limited)
         switch target {
         case .linear:
-            throw UsageError("the graph ends in linear light: end it with tonemap(from=linear, to=sdr|pq|hlg)")
+            throw InvalidRequest("the graph ends in linear light: end it with tonemap(from=linear, to=sdr|pq|hlg)")
         case .sdr:
             outputColor = VideoColor(space: coding, primaries: primaries, transfer: matrix == .bt2020 ? .bt2020_10 : .bt709)
         case .pq, .hlg:
             guard canBeDeep else {
-                throw UsageError("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
+                throw InvalidRequest("the graph's tonemap makes \(target.transfer.displayName) and \(output) is 8-bit SDR here: "
                                  + "\(Setting.codec) hevc, av1, prores or ffv1 carry it")
             }
             bitDepth = encoder.canBeDeep ? 10 : 8

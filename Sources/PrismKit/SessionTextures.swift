@@ -33,7 +33,7 @@ public struct GPUFrame: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let request: @Sendable (Texture) -> Void = { texture in continuation.resume(with: Swift.Result(catching: { try body(texture) })) }
             if !hold.requests.push(request) {
-                continuation.resume(throwing: UsageError("frame \(index)'s texture is gone: the next frame was asked for"))
+                continuation.resume(throwing: InvalidRequest("frame \(index)'s texture is gone: the next frame was asked for"))
             }
         }
     }

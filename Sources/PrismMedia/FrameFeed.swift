@@ -29,15 +29,15 @@ public final class FrameFeed: Sendable {
 
     /// A feed of `format` frames. `timeBase` nil: 1/rate, so frame N's timestamp is N.
     public init(format: RawVideoFormat, colorSpace: YUVColorSpace? = nil, timeBase: Rational? = nil,
-                capacity: Int = 3) throws(UsageError) {
-        guard format.size.width > 0, format.size.height > 0 else { throw UsageError("pushed frames need a size, not \(format.size)") }
+                capacity: Int = 3) throws(InvalidRequest) {
+        guard format.size.width > 0, format.size.height > 0 else { throw InvalidRequest("pushed frames need a size, not \(format.size)") }
         guard format.frameRate.num > 0, format.frameRate.den > 0 else {
-            throw UsageError("pushed frames need a positive frame rate, not \(format.frameRate)")
+            throw InvalidRequest("pushed frames need a positive frame rate, not \(format.frameRate)")
         }
         if let timeBase, timeBase.num <= 0 || timeBase.den <= 0 {
-            throw UsageError("pushed frames need a positive time base, not \(timeBase)")
+            throw InvalidRequest("pushed frames need a positive time base, not \(timeBase)")
         }
-        if format.pixelFormat == .yuyv422 && format.size.width % 2 != 0 { throw UsageError("yuyv422 frames need an even width") }
+        if format.pixelFormat == .yuyv422 && format.size.width % 2 != 0 { throw InvalidRequest("yuyv422 frames need an even width") }
         self.format = format
         self.colorSpace = colorSpace
         self.timeBase = timeBase ?? Rational(format.frameRate.den, format.frameRate.num)
@@ -54,16 +54,16 @@ public final class FrameFeed: Sendable {
     /// Returns false once the run has ended (the frame is dropped). Throws for planes that do not fit the
     /// format, a timestamp not after the last one, or a push after `finish`.
     @discardableResult
-    public func push(planes: [Plane], pts: Int64?, duration: Int64? = nil) throws(UsageError) -> Bool {
+    public func push(planes: [Plane], pts: Int64?, duration: Int64? = nil) throws(InvalidRequest) -> Bool {
         let layout = format.pixelFormat.planes
         guard planes.count == layout.count else {
-            throw UsageError("\(format.pixelFormat.rawValue) frames have \(layout.count) plane(s), not \(planes.count)")
+            throw InvalidRequest("\(format.pixelFormat.rawValue) frames have \(layout.count) plane(s), not \(planes.count)")
         }
         for (index, plane) in planes.enumerated() where plane.rowBytes < layout[index].minimumRowBytes(for: format.size.width) {
-            throw UsageError("plane \(index): \(plane.rowBytes) bytes per row, less than the \(layout[index].minimumRowBytes(for: format.size.width)) "
+            throw InvalidRequest("plane \(index): \(plane.rowBytes) bytes per row, less than the \(layout[index].minimumRowBytes(for: format.size.width)) "
                              + "a \(format.size.width)-pixel \(format.pixelFormat.rawValue) row needs")
         }
-        if let duration, duration <= 0 { throw UsageError("a frame's duration must be positive, not \(duration)") }
+        if let duration, duration <= 0 { throw InvalidRequest("a frame's duration must be positive, not \(duration)") }
         let memory = recycler.take()
         var offset = 0
         for (index, plane) in planes.enumerated() {
@@ -74,12 +74,12 @@ public final class FrameFeed: Sendable {
         }
         let timeBase = timeBase
         let full = capacity
-        let (frame, error): (VideoFrame?, UsageError?) = state.wait(until: { $0.frames.count < full || $0.closed || $0.finished }) { state, _ in
+        let (frame, error): (VideoFrame?, InvalidRequest?) = state.wait(until: { $0.frames.count < full || $0.closed || $0.finished }) { state, _ in
             if state.closed { return (nil, nil) }
-            if state.finished { return (nil, UsageError("a frame was pushed after the end of the input")) }
+            if state.finished { return (nil, InvalidRequest("a frame was pushed after the end of the input")) }
             let time = MediaTime(value: pts ?? state.nextIndex, timeBase: timeBase)
             if let last = state.lastPTS, time <= last {
-                return (nil, UsageError("frame timestamps must increase: \(time.seconds) s after \(last.seconds) s"))
+                return (nil, InvalidRequest("frame timestamps must increase: \(time.seconds) s after \(last.seconds) s"))
             }
             let frame = VideoFrame(packedMemory: memory, recycler: recycler, format: format.pixelFormat, size: format.size,
                                    colorSpace: colorSpace ?? Self.defaultColorSpace(format.size),

@@ -97,10 +97,10 @@ public enum ImageFile {
     ///   replaced, whatever appeared there since the name was checked (see `writeNew`).
     public static func write(_ image: RGBAImage, to path: String, jpegQuality: Int = 90, replacing: Bool = true) throws {
         guard let kind = kind(forPath: path) else {
-            throw UsageError("\(path): unknown image extension (use .png, .jpg or .jpeg)")
+            throw InvalidRequest("\(path): unknown image extension (use .png, .jpg or .jpeg)")
         }
         guard (1...100).contains(jpegQuality) else {
-            throw UsageError("JPEG quality \(jpegQuality) is out of range (1-100)")
+            throw InvalidRequest("JPEG quality \(jpegQuality) is out of range (1-100)")
         }
         guard replacing else {
             return try writeNew(try encode(image, kind: kind, jpegQuality: jpegQuality, label: path), to: path)
@@ -148,7 +148,7 @@ public enum ImageFile {
         if close(fd) != 0 && failure == nil { failure = SystemError("close", code: errno, context: path) }
         if let failure { throw failure }
         guard link(temporary, path) == 0 else {
-            if errno == EEXIST { throw UsageError("\(path) exists now (made since it was asked for); it is never replaced") }
+            if errno == EEXIST { throw InvalidRequest("\(path) exists now (made since it was asked for); it is never replaced") }
             throw SystemError("link", code: errno, context: path)
         }
     }

@@ -75,7 +75,7 @@ public struct MovieDestination: Sendable, Equatable {
                 let opensItself = scheme == "rtsp" || scheme == "rtsps"
                 guard opensItself || Self.protocolWrites(scheme) else {
                     let known = Self.schemeFormats.map { $0.scheme + "://" }.joined(separator: ", ")
-                    throw UsageError("\(location): unknown output protocol '\(scheme)://' (Prism streams to \(known); "
+                    throw InvalidRequest("\(location): unknown output protocol '\(scheme)://' (Prism streams to \(known); "
                                      + "files, pipe:N and v4l2:DEVICE too)")
                 }
                 kind = .network(scheme: scheme)
@@ -89,38 +89,38 @@ public struct MovieDestination: Sendable, Equatable {
         if let format {
             outputFormat = av_guess_format(format, nil, nil)
             guard let found = outputFormat, String(cString: found.pointee.name).split(separator: ",").contains(where: { $0 == format }) else {
-                throw UsageError("\(Setting.format) \(format): no such container in this FFmpeg (e.g. mp4, matroska, mpegts, flv, "
+                throw InvalidRequest("\(Setting.format) \(format): no such container in this FFmpeg (e.g. mp4, matroska, mpegts, flv, "
                                  + "hls, dash; `ffmpeg -muxers` lists them)")
             }
         } else if case .network(let scheme) = kind {
             guard let name = Self.schemeFormats.first(where: { $0.scheme == scheme })?.format else {
-                throw UsageError("\(location): \(scheme):// carries no container of its own; name one with \(Setting.format) "
+                throw InvalidRequest("\(location): \(scheme):// carries no container of its own; name one with \(Setting.format) "
                                  + "(e.g. \(Setting.format) mpegts)")
             }
             outputFormat = av_guess_format(name, nil, nil)
         } else if kind == .stream {
-            throw UsageError("\(location): a pipe has no name to choose the container from; name one with \(Setting.format) "
+            throw InvalidRequest("\(location): a pipe has no name to choose the container from; name one with \(Setting.format) "
                              + "(e.g. \(Setting.format) mpegts, matroska, nut or flv)")
         } else {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("\(location): is a directory, not an output file")
+                throw InvalidRequest("\(location): is a directory, not an output file")
             }
             guard !ext.isEmpty else {
-                throw UsageError("\(location): no file extension to choose the container from (use \(Self.extensionHelp), "
+                throw InvalidRequest("\(location): no file extension to choose the container from (use \(Self.extensionHelp), "
                                  + "or \(Setting.format) NAME)")
             }
             outputFormat = av_guess_format(nil, path, nil)
             guard outputFormat != nil else {
-                throw UsageError("\(location): unknown output file extension '.\(ext)' (use \(Self.extensionHelp), or \(Setting.format) NAME)")
+                throw InvalidRequest("\(location): unknown output file extension '.\(ext)' (use \(Self.extensionHelp), or \(Setting.format) NAME)")
             }
         }
-        guard let outputFormat else { throw UsageError("\(location): no container for this output") }
+        guard let outputFormat else { throw InvalidRequest("\(location): no container for this output") }
         formatName = String(cString: outputFormat.pointee.name)
         if formatName == "hls" { kind = .playlist(.hls) }
         if formatName == "dash" { kind = .playlist(.dash) }
         if case .playlist = kind, scheme != nil, scheme != "file" {
-            throw UsageError("\(location): Prism writes HLS and DASH playlists to files (serve the folder with any web server)")
+            throw InvalidRequest("\(location): Prism writes HLS and DASH playlists to files (serve the folder with any web server)")
         }
         self.kind = kind
     }
@@ -140,7 +140,7 @@ public struct MovieDestination: Sendable, Equatable {
             names += PlaylistFiles(path: other, format: otherFormat, settings: PlaylistSettings()).firstNames
         }
         guard let taken = names.first(where: files.claims) else { return }
-        throw UsageError("\(location) writes its files as \(files.firstNames.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))… "
+        throw InvalidRequest("\(location) writes its files as \(files.firstNames.map { ($0 as NSString).lastPathComponent }.joined(separator: ", "))… "
                          + "beside it, and \(taken) would be one of them (\(what) \(path)); name the playlist otherwise")
     }
 
@@ -326,7 +326,7 @@ struct PlaylistFiles {
         for entry in entries.sorted() where isSegment(entry) {
             guard earlier.contains(where: { $0.isOnDisk(as: entry, in: directory) }) else {
                 func shown(_ file: String) -> String { directory == "." ? file : directory + "/" + file }
-                throw UsageError("\(shown(name + "." + (format == .hls ? "m3u8" : "mpd"))): \(shown(entry)) has the name of one of its "
+                throw InvalidRequest("\(shown(name + "." + (format == .hls ? "m3u8" : "mpd"))): \(shown(entry)) has the name of one of its "
                                  + "segments, and no earlier run of this playlist wrote it; move it away or name the playlist otherwise "
                                  + "(Prism never replaces it)")
             }

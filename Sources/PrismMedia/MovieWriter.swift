@@ -294,31 +294,31 @@ package final class MovieWriter {
         audioInput = audio
         pcmInput = pcm
         if audio != nil && pcm != nil {
-            throw UsageError("\(path): a movie takes one audio input, not a source's stream and raw PCM")
+            throw InvalidRequest("\(path): a movie takes one audio input, not a source's stream and raw PCM")
         }
         if let pcm, pcm.sampleRate <= 0 || !(1...2).contains(pcm.channels) {
-            throw UsageError("\(path): raw PCM must be mono or stereo at a positive rate, not \(pcm)")
+            throw InvalidRequest("\(path): raw PCM must be mono or stereo at a positive rate, not \(pcm)")
         }
         guard let layout = PackedFrameLayout(format: settings.pixelFormat, size: video.size) else {
-            throw UsageError("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
+            throw InvalidRequest("\(path): cannot encode \(settings.pixelFormat.rawValue) at \(video.size)")
         }
         self.layout = layout
         let chroma = settings.pixelFormat.planes.count > 1 ? settings.pixelFormat.planes[1] : nil
         if let chroma, (chroma.horizontalShift > 0 && video.size.width % 2 != 0)
             || (chroma.verticalShift > 0 && video.size.height % 2 != 0) {
-            throw UsageError("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
+            throw InvalidRequest("\(path): \(settings.codec.rawValue) (\(settings.pixelFormat.rawValue)) needs an even "
                              + "frame size, not \(video.size)")
         }
         // What the encoders refuse with a bare "Function not implemented" / "Invalid argument" at open.
         let minimum = settings.codec.minimumSize
         if video.size.width < minimum.width || video.size.height < minimum.height {
-            throw UsageError("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
+            throw InvalidRequest("\(path): \(settings.codec.rawValue) encodes frames of at least \(minimum), not \(video.size)")
         }
         if let crf = settings.crf, !(0...51).contains(crf) {
-            throw UsageError("\(path): crf \(crf) is out of range (0-51)")
+            throw InvalidRequest("\(path): crf \(crf) is out of range (0-51)")
         }
         guard video.timeBase.num > 0, video.timeBase.den > 0 else {
-            throw UsageError("\(path): invalid video time base \(video.timeBase)")
+            throw InvalidRequest("\(path): invalid video time base \(video.timeBase)")
         }
 
         // The container: from the extension, the URL's scheme, or --format (see MovieDestination).
@@ -330,14 +330,14 @@ package final class MovieWriter {
         // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
         let takes = avformat_query_codec(outputFormat, MovieWriter.codecID(settings.codec), FF_COMPLIANCE_NORMAL)
         if takes == 0 || (takes < 0 && outputFormat.pointee.flags & AVFMT_NOTIMESTAMPS != 0) {
-            throw UsageError("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
+            throw InvalidRequest("\(path): the \(formatName) container cannot hold \(settings.codec.rawValue) video")
         }
         // Files: symlinks followed, FIFOs and devices written in place, directories refused (see OutputTarget).
         // Network URLs and pipe:N are written as they are; a playlist is checked as a file.
         var target: OutputTarget?
         var info = stat()
         if newFileOnly, lstat(path, &info) == 0 {
-            throw UsageError("\(path) exists now; a new recording never replaces a file")
+            throw InvalidRequest("\(path) exists now; a new recording never replaces a file")
         }
         switch destination.kind {
         case .file, .playlist: target = try OutputTarget(path: MovieDestination.localPath(of: path) ?? path)  // `file:` URLs too
@@ -346,7 +346,7 @@ package final class MovieWriter {
         let inPlace = destination.kind == .stream || target?.isStream == true
         if inPlace, !MovieWriter.streamableFormats.contains(where: formatName.contains) {
             let what = target?.streamKind ?? "pipe"
-            throw UsageError("\(path): is a \(what), and the \(formatName) container needs a seekable "
+            throw InvalidRequest("\(path): is a \(what), and the \(formatName) container needs a seekable "
                              + "file; write .mkv or .ts into it (or -o - for raw frames)")
         }
         if let target, !target.isStream, destination.kind == .file {
@@ -678,9 +678,9 @@ package final class MovieWriter {
     /// - Returns: false when the frame was dropped because its timestamp did not increase.
     @discardableResult
     package func writeVideo(_ buffer: PooledFrameBuffer, pts: MediaTime, duration: MediaTime? = nil) throws -> Bool {
-        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard state == .open else { throw InvalidRequest("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         guard buffer.layout == layout else {
-            throw UsageError("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
+            throw InvalidRequest("\(outputPath): buffer holds \(buffer.layout.format.rawValue) \(buffer.layout.size), "
                              + "encoder wants \(layout.format.rawValue) \(layout.size)")
         }
         if start == nil {
@@ -794,9 +794,9 @@ package final class MovieWriter {
     /// to AAC. Packets that end before the first video frame are dropped; until the first video frame
     /// arrives, packets are held.
     package func writeAudio(_ audioPacket: AudioPacket) throws {
-        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard state == .open else { throw InvalidRequest("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         guard audioInput != nil, audioPacket.stream === audioInput else {
-            throw UsageError("\(outputPath): audio packet from a stream the writer was not set up for")
+            throw InvalidRequest("\(outputPath): audio packet from a stream the writer was not set up for")
         }
         guard let start else {
             pendingAudio.append(audioPacket)
@@ -840,10 +840,10 @@ package final class MovieWriter {
     /// whose first was captured at `pts`, on the video's time line (the time line of `writeVideo`'s pts).
     /// The samples are copied; they are encoded once the video has reached them (see the type's notes).
     package func writeAudio(pcm bytes: UnsafeRawBufferPointer, pts: MediaTime) throws {
-        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
-        guard let pcmInput else { throw UsageError("\(outputPath): raw audio passed to a writer not set up for it") }
+        guard state == .open else { throw InvalidRequest("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard let pcmInput else { throw InvalidRequest("\(outputPath): raw audio passed to a writer not set up for it") }
         guard bytes.count % pcmInput.bytesPerFrame == 0 else {
-            throw UsageError("\(outputPath): raw audio of \(bytes.count) bytes is not whole \(pcmInput) frames")
+            throw InvalidRequest("\(outputPath): raw audio of \(bytes.count) bytes is not whole \(pcmInput) frames")
         }
         guard !bytes.isEmpty else { return }
         pendingPCM.append((Array(bytes), pts))
@@ -899,7 +899,7 @@ package final class MovieWriter {
     /// Flushes the encoders (`avcodec_send_frame(NULL)`), writes the trailer (`av_write_trailer`), closes
     /// the file and renames it over the target. On error the temporary is deleted and the target untouched.
     package func finish() throws {
-        guard state == .open else { throw UsageError("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
+        guard state == .open else { throw InvalidRequest("\(outputPath): writer is already \(state == .finished ? "finished" : "aborted")") }
         do {
             // An empty movie is a failure, not a result: the input gave nothing and any existing file stays.
             guard videoFramesWritten > 0 else {
@@ -922,7 +922,7 @@ package final class MovieWriter {
                 }
             }
             guard videoPacketsMuxed > 0 else {
-                throw UsageError("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
+                throw InvalidRequest("\(outputPath): the size limit or free-space floor leaves no room for the first encoded "
                                  + "frame (\(byteBudget ?? 0) bytes); nothing was written")
             }
             if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }

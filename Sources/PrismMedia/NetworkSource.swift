@@ -128,15 +128,15 @@ public enum NetworkURL {
 
     /// Refuses a URL whose scheme FFmpeg cannot read, before anything is opened: one line naming it.
     /// A network URL must name where it is (`rtmp://` alone would call FFmpeg's default host).
-    public static func checkScheme(_ url: String) throws(UsageError) {
+    public static func checkScheme(_ url: String) throws(InvalidRequest) {
         guard let scheme = scheme(url) else { return }
         guard inputProtocols.contains(scheme) else {
             let known = ["rtsp", "rtmp", "srt", "udp", "rtp", "tcp", "http", "https"].filter(inputProtocols.contains)
-            throw UsageError("\(redacted(url)): unknown protocol '\(scheme)' (network inputs: \(known.joined(separator: ", ")))")
+            throw InvalidRequest("\(redacted(url)): unknown protocol '\(scheme)' (network inputs: \(known.joined(separator: ", ")))")
         }
         if isNetwork(url), let rest = url.range(of: "://").map({ url[$0.upperBound...] }),
            rest.prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" }).isEmpty {
-            throw UsageError("\(redacted(url)): no host or port in the URL (e.g. \(scheme)://127.0.0.1:PORT/…)")
+            throw InvalidRequest("\(redacted(url)): no host or port in the URL (e.g. \(scheme)://127.0.0.1:PORT/…)")
         }
     }
 }

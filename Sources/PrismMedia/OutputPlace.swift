@@ -19,11 +19,11 @@ public enum OutputPlace {
         var info = stat()
         guard stat(folder, &info) == 0 else {
             let reason = errno == ENOENT ? "does not exist" : "cannot be reached (\(String(cString: strerror(errno))))"
-            throw UsageError("\(path): the folder \(folder) \(reason)")
+            throw InvalidRequest("\(path): the folder \(folder) \(reason)")
         }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw UsageError("\(path): \(folder) is not a folder") }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw InvalidRequest("\(path): \(folder) is not a folder") }
         guard access(folder, W_OK | X_OK) == 0 else {
-            throw UsageError("\(path): the folder \(folder) cannot be written (\(String(cString: strerror(errno))))")
+            throw InvalidRequest("\(path): the folder \(folder) cannot be written (\(String(cString: strerror(errno))))")
         }
     }
 }

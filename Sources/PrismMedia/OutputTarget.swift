@@ -24,7 +24,7 @@ public struct OutputTarget: Sendable, Equatable {
     /// "FIFO" or "character device" when `isStream`.
     public let streamKind: String?
 
-    /// Resolves `path` (symlinks) and checks what it names. Throws `UsageError` for a directory, a socket,
+    /// Resolves `path` (symlinks) and checks what it names. Throws `InvalidRequest` for a directory, a socket,
     /// a block device or a symlink loop.
     public init(path: String) throws {
         requested = path
@@ -41,9 +41,9 @@ public struct OutputTarget: Sendable, Equatable {
         case S_IFREG: (isStream, streamKind) = (false, nil)
         case S_IFIFO: (isStream, streamKind) = (true, "FIFO")
         case S_IFCHR: (isStream, streamKind) = (true, "character device")
-        case S_IFDIR: throw UsageError("\(path): is a directory, not an output file")
-        case S_IFSOCK: throw UsageError("\(path): is a socket, not an output file")
-        default: throw UsageError("\(path): is a block device or special file, not an output file")
+        case S_IFDIR: throw InvalidRequest("\(path): is a directory, not an output file")
+        case S_IFSOCK: throw InvalidRequest("\(path): is a socket, not an output file")
+        default: throw InvalidRequest("\(path): is a block device or special file, not an output file")
         }
     }
 
@@ -64,7 +64,7 @@ public struct OutputTarget: Sendable, Equatable {
                 current = directory.isEmpty ? destination : directory + "/" + destination
             }
         }
-        throw UsageError("\(path): too many levels of symbolic links")
+        throw InvalidRequest("\(path): too many levels of symbolic links")
     }
 
     /// A fresh hidden temporary beside `path`: `.NAME.PID-RANDOM.partial`.
@@ -178,7 +178,7 @@ public struct OutputTarget: Sendable, Equatable {
     /// link), before the input is read: writing would replace the input.
     public static func checkNotInput(_ input: String, output: String) throws {
         if sameFile(input, output) {
-            throw UsageError("\(output) is the input file (\(input)); write the result to another file")
+            throw InvalidRequest("\(output) is the input file (\(input)); write the result to another file")
         }
     }
 
@@ -191,13 +191,13 @@ public struct OutputTarget: Sendable, Equatable {
     public static func checkSideOutput(_ path: String, flag: String, reads: [String],
                                        outputs: [(flag: String, path: String)]) throws -> OutputTarget {
         for input in reads where sameFile(input, path) {
-            throw UsageError("\(flag) \(path) is the input file (\(input)); write it to another file")
+            throw InvalidRequest("\(flag) \(path) is the input file (\(input)); write it to another file")
         }
         for output in outputs where sameFile(output.path, path) {
-            throw UsageError("\(flag) \(path) is also the \(output.flag) output; give each output its own file")
+            throw InvalidRequest("\(flag) \(path) is also the \(output.flag) output; give each output its own file")
         }
-        do { return try OutputTarget(path: path) } catch let error as UsageError {
-            throw UsageError("\(flag) " + error.description)
+        do { return try OutputTarget(path: path) } catch let error as InvalidRequest {
+            throw InvalidRequest("\(flag) " + error.description)
         }
     }
 

@@ -91,14 +91,14 @@ final class PlaylistLedger {
         var info = stat()
         guard lstat(path, &info) == 0 else { return [] }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw UsageError("\(path): the list of a playlist's written files is not a regular file; remove it")
+            throw InvalidRequest("\(path): the list of a playlist's written files is not a regular file; remove it")
         }
         // A line per file: a day of 2-second segments is a few MB.
         let text = String(decoding: try RegularFile.read(path, what: "a playlist's list of written files", maximumBytes: 256 << 20),
                           as: UTF8.self)
         // Replaced by this run's list: only ever a list Prism wrote.
         guard text.hasPrefix(header) else {
-            throw UsageError("\(path) is not a list of written files Prism made, and a run of this playlist would replace it; move it away")
+            throw InvalidRequest("\(path) is not a list of written files Prism made, and a run of this playlist would replace it; move it away")
         }
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
@@ -141,9 +141,9 @@ final class PlaylistLedger {
 
     /// The one line for a muxer call that failed (`code` < 0) because a file this run did not write had the
     /// name it was to write; nil otherwise.
-    func refusal(_ code: Int32, playlist: String) -> UsageError? {
+    func refusal(_ code: Int32, playlist: String) -> InvalidRequest? {
         guard code < 0, let refused else { return nil }
-        return UsageError("\(playlist): \(directory == "." ? "" : directory + "/")\(refused) appeared with the name of its next file and is not this run's; "
+        return InvalidRequest("\(playlist): \(directory == "." ? "" : directory + "/")\(refused) appeared with the name of its next file and is not this run's; "
                           + "it was left as it was, and the playlist ends here")
     }
 

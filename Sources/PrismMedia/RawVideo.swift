@@ -22,26 +22,26 @@ public struct RawVideoFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `WxH:PIXFMT:RATE`; each bad part gets its own message.
-    public init(parsing input: String) throws(UsageError) {
+    public init(parsing input: String) throws(InvalidRequest) {
         // Messages quote the text: control characters are escaped so an error stays one line.
         let text = input.unicodeScalars.contains { $0.properties.generalCategory == .control }
             ? String(input.debugDescription.dropFirst().dropLast()) : input
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3 else {
-            throw UsageError("raw video format '\(text)': expected WxH:PIXFMT:RATE, e.g. 1280x720:yuv420p:30")
+            throw InvalidRequest("raw video format '\(text)': expected WxH:PIXFMT:RATE, e.g. 1280x720:yuv420p:30")
         }
         guard let size = Size(parsing: parts[0]) else {
-            throw UsageError("raw video format '\(text)': bad size '\(parts[0])' (expected WxH, e.g. 1280x720)")
+            throw InvalidRequest("raw video format '\(text)': bad size '\(parts[0])' (expected WxH, e.g. 1280x720)")
         }
         guard let format = PixelFormat(name: parts[1]) else {
             let known = PixelFormat.allCases.map(\.rawValue).joined(separator: ", ")
-            throw UsageError("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
+            throw InvalidRequest("raw video format '\(text)': unknown pixel format '\(parts[1])' (supported: \(known))")
         }
         guard let rate = Rational(frameRate: parts[2]) else {
-            throw UsageError("raw video format '\(text)': bad frame rate '\(parts[2])' (from 0.001 to 1000, e.g. 30, 29.97 or 30000/1001)")
+            throw InvalidRequest("raw video format '\(text)': bad frame rate '\(parts[2])' (from 0.001 to 1000, e.g. 30, 29.97 or 30000/1001)")
         }
         if format == .yuyv422 && size.width % 2 != 0 {
-            throw UsageError("raw video format '\(text)': yuyv422 needs an even width")
+            throw InvalidRequest("raw video format '\(text)': yuyv422 needs an even width")
         }
         self.init(size: size, pixelFormat: format, frameRate: rate)
     }
@@ -144,7 +144,7 @@ package final class RawVideoSink {
     package func write(_ buffer: PooledFrameBuffer) throws -> Bool {
         let layout = buffer.layout
         guard layout.format == format else {
-            throw UsageError("raw output: buffer is \(layout.format.rawValue), sink writes \(format.rawValue)")
+            throw InvalidRequest("raw output: buffer is \(layout.format.rawValue), sink writes \(format.rawValue)")
         }
         if isClosed { return false }
         // Straight from the pooled buffer, gathered by writev (no copy of the frame in user space): a plane
@@ -168,7 +168,7 @@ package final class RawVideoSink {
     @discardableResult
     package func write(_ frame: VideoFrame) throws -> Bool {
         guard frame.format == format else {
-            throw UsageError("raw output: frame is \(frame.format.rawValue), sink writes \(format.rawValue)")
+            throw InvalidRequest("raw output: frame is \(frame.format.rawValue), sink writes \(format.rawValue)")
         }
         if isClosed { return false }
         let bytes = format.frameBytes(for: frame.size)

@@ -26,14 +26,14 @@ package final class TestPatternSource: MediaSource {
     }
 
     /// `frameCount` nil: endless.
-    package init(size: Size, frameRate: Rational, frameCount: Int? = nil) throws(UsageError) {
+    package init(size: Size, frameRate: Rational, frameCount: Int? = nil) throws(InvalidRequest) {
         guard size.width >= 16, size.height >= 16, size.width <= 16384, size.height <= 16384 else {
-            throw UsageError("test pattern: size \(size) is out of range (16x16 to 16384x16384)")
+            throw InvalidRequest("test pattern: size \(size) is out of range (16x16 to 16384x16384)")
         }
         guard frameRate.num > 0, frameRate.den > 0 else {
-            throw UsageError("test pattern: frame rate \(frameRate) must be positive")
+            throw InvalidRequest("test pattern: frame rate \(frameRate) must be positive")
         }
-        if let frameCount, frameCount < 0 { throw UsageError("test pattern: negative frame count \(frameCount)") }
+        if let frameCount, frameCount < 0 { throw InvalidRequest("test pattern: negative frame count \(frameCount)") }
         self.size = size
         self.frameRate = frameRate
         self.frameCount = frameCount

@@ -135,7 +135,7 @@ package final class VideoFrame: @unchecked Sendable {  // immutable after init; 
 
     /// Copies the frame into a pooled buffer laid out per its `PackedFrameLayout` (which must have this
     /// frame's format and size): what the GPU would write, for paths without a GPU and for tests.
-    package func copy(into buffer: PooledFrameBuffer) throws(UsageError) {
+    package func copy(into buffer: PooledFrameBuffer) throws(InvalidRequest) {
         let layout = buffer.layout
         if format == .yuv420p, layout.format == .nv12, layout.size == size {
             copyRows(from: planes[0].base, rowBytes: planes[0].rowBytes, to: buffer.data,
@@ -144,7 +144,7 @@ package final class VideoFrame: @unchecked Sendable {  // immutable after init; 
             return
         }
         guard layout.format == format, layout.size == size else {
-            throw UsageError("frame is \(format.rawValue) \(size), buffer is \(layout.format.rawValue) \(layout.size)")
+            throw InvalidRequest("frame is \(format.rawValue) \(size), buffer is \(layout.format.rawValue) \(layout.size)")
         }
         for (index, plane) in layout.planes.enumerated() {
             copyRows(from: planes[index].base, rowBytes: planes[index].rowBytes, to: buffer.data + plane.offset,

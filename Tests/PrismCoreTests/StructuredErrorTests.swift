@@ -41,7 +41,7 @@ final class StructuredErrorTests: XCTestCase {
     }
 
     func testErrorsWithoutPlacesHaveNoDiagnostics() {
-        XCTAssertEqual(UsageError("a.fs:3:1: not a place").diagnostics, [])
+        XCTAssertEqual(InvalidRequest("a.fs:3:1: not a place").diagnostics, [])
         XCTAssertEqual((SystemError("read", code: EIO) as any Error).prismDiagnostics, [])
         XCTAssertEqual(Diagnostic(file: "a b.fs", line: 3, column: 2, message: "m").description, "a b.fs:3:2: error: m")
     }

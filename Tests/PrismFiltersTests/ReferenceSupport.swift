@@ -146,17 +146,17 @@ func gaussianReference(_ image: TestImage, radius: Double) -> TestImage {
 }
 
 extension XCTestCase {
-    /// Asserts that `body` throws a UsageError whose message names `parameter`.
+    /// Asserts that `body` throws an InvalidRequest whose message names `parameter`.
     func assertUsageError(naming parameter: String, _ label: String, file: StaticString = #filePath, line: UInt = #line,
                           _ body: () throws -> Void) {
         do {
             try body()
             XCTFail("\(label): no error", file: file, line: line)
-        } catch let error as UsageError {
+        } catch let error as InvalidRequest {
             XCTAssertTrue(error.message.contains(parameter), "\(label): '\(error.message)' does not name \(parameter)",
                           file: file, line: line)
         } catch {
-            XCTFail("\(label): not a UsageError: \(error)", file: file, line: line)
+            XCTFail("\(label): not an InvalidRequest: \(error)", file: file, line: line)
         }
     }
 }

@@ -29,7 +29,7 @@ func runFFmpeg(_ arguments: [String]) throws {
     let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     guard process.terminationStatus == 0 else {
-        throw UsageError("ffmpeg \(arguments.joined(separator: " ")) failed: \(message)")
+        throw InvalidRequest("ffmpeg \(arguments.joined(separator: " ")) failed: \(message)")
     }
 }
 

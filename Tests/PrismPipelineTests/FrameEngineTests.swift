@@ -53,7 +53,7 @@ final class FrameEngineTests: XCTestCase {
         func open(_ stream: SinkStream) throws { opened = stream }
         func write(_ frame: ProcessedFrame) throws -> Bool {
             gate?.wait()
-            if let failAt, frame.index == failAt { throw UsageError("sink failed on purpose at \(failAt)") }
+            if let failAt, frame.index == failAt { throw InvalidRequest("sink failed on purpose at \(failAt)") }
             frames.append((frame.index, frame.pts, FrameEngineTests.pixels(frame)))
             return true
         }

@@ -18,7 +18,7 @@ final class CameraTests: XCTestCase {
         let path = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
         guard FileManager.default.fileExists(atPath: path) else {
             XCTFail("\(path) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
-            throw UsageError("no fake V4L2 library")
+            throw InvalidRequest("no fake V4L2 library")
         }
         return path
     }

@@ -76,7 +76,7 @@ final class CommandLineMessagesTests: XCTestCase {
         let whole = dir.path("front.mp4")
         try Tools.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x96:rate=25:duration=2", "-c:v", "libx264",
                           "-preset", "ultrafast", "-movflags", "+faststart", whole])
-        guard let ffprobe = Tools.which("ffprobe") else { throw UsageError("this test needs ffprobe") }
+        guard let ffprobe = Tools.which("ffprobe") else { throw InvalidRequest("this test needs ffprobe") }
         let probe = try Tools.run(ffprobe, ["-v", "error", "-show_entries", "packet=pos,size", "-of", "csv=p=0", whole])
         // One "size,pos" line per packet, in file order.
         let packets = String(decoding: probe.stdout, as: UTF8.self).split(separator: "\n").map { $0.split(separator: ",").compactMap { Int($0) } }

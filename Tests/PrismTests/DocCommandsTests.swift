@@ -138,7 +138,7 @@ final class DocCommandsTests: XCTestCase {
 
     /// Video frames ffprobe decodes from `file` (0 when it cannot read it).
     static func decodedFrames(_ file: String) throws -> Int {
-        guard let ffprobe = Tools.which("ffprobe") else { throw UsageError("this test needs ffprobe (scripts/install-deps --tests)") }
+        guard let ffprobe = Tools.which("ffprobe") else { throw InvalidRequest("this test needs ffprobe (scripts/install-deps --tests)") }
         let probe = try Tools.run(ffprobe, ["-v", "error", "-count_frames", "-select_streams", "v:0",
                                             "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
         guard probe.status == 0 else { return 0 }

@@ -57,7 +57,7 @@ final class HDRRunTests: XCTestCase {
         let result = try Tools.run(Self.ffmpegPath, ["-v", "error", "-init_hw_device", "vulkan=vk", "-filter_hw_device", "vk",
                                                      "-i", path, "-vf", filter, "-f", "rawvideo", "-"])
         guard result.status == 0, !result.stdout.isEmpty else {
-            throw UsageError("the libplacebo reference failed (FFmpeg's libplacebo filter needs Vulkan: mesa-vulkan-drivers, "
+            throw InvalidRequest("the libplacebo reference failed (FFmpeg's libplacebo filter needs Vulkan: mesa-vulkan-drivers, "
                              + "from scripts/install-deps --tests): \(result.stderr)")
         }
         return result.stdout

@@ -426,7 +426,7 @@ final class LoopbackListener {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0, listen(fd, 8) == 0 else { throw UsageError("cannot listen on loopback") }
+        guard bound == 0, listen(fd, 8) == 0 else { throw InvalidRequest("cannot listen on loopback") }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         port = Int(UInt16(bigEndian: address.sin_port))
         let box = HeldSockets()

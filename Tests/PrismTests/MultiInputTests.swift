@@ -46,7 +46,7 @@ final class MultiInputTests: XCTestCase {
 
     /// Each frame's timestamp in microseconds, as FFmpeg reads the file.
     private func timestamps(_ path: String) throws -> [Int64] {
-        guard let ffprobe = Tools.which("ffprobe") else { throw UsageError("these tests need ffprobe") }
+        guard let ffprobe = Tools.which("ffprobe") else { throw InvalidRequest("these tests need ffprobe") }
         let result = try Tools.run(ffprobe, ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                              "frame=best_effort_timestamp_time", "-of", "csv=p=0", path])
         XCTAssertEqual(result.status, 0, result.stderr)

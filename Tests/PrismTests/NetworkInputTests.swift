@@ -12,7 +12,7 @@ final class NetworkInputTests: XCTestCase {
 
     private var ffmpeg: String {
         get throws {
-            guard let path = Tools.which("ffmpeg") else { throw UsageError("these tests need ffmpeg on PATH (with rtmp, srt, rtsp, udp)") }
+            guard let path = Tools.which("ffmpeg") else { throw InvalidRequest("these tests need ffmpeg on PATH (with rtmp, srt, rtsp, udp)") }
             return path
         }
     }

@@ -14,7 +14,7 @@ final class PrismKitExampleTests: XCTestCase {
         let build = try Tools.run("/usr/bin/env", ["swift", "build", "--package-path", package, "--scratch-path", scratch],
                                   timeout: 900)
         guard build.status == 0 else {
-            throw UsageError("the example does not build: " + build.stderr + String(decoding: build.stdout, as: UTF8.self))
+            throw InvalidRequest("the example does not build: " + build.stderr + String(decoding: build.stdout, as: UTF8.self))
         }
         return scratch + "/debug/prism-kit-example"
     }

@@ -122,8 +122,8 @@ enum Tools {
     }
 
     static func ffmpeg(_ arguments: [String]) throws {
-        guard let ffmpeg = which("ffmpeg") else { throw UsageError("these tests need ffmpeg on PATH to make inputs (.ci/run installs it)") }
+        guard let ffmpeg = which("ffmpeg") else { throw InvalidRequest("these tests need ffmpeg on PATH to make inputs (.ci/run installs it)") }
         let result = try run(ffmpeg, ["-hide_banner", "-loglevel", "error", "-y"] + arguments)
-        guard result.status == 0 else { throw UsageError("ffmpeg failed: \(result.stderr)") }
+        guard result.status == 0 else { throw InvalidRequest("ffmpeg failed: \(result.stderr)") }
     }
 }

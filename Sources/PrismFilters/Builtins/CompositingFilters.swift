@@ -86,7 +86,7 @@ enum CompositingFilters {
                 for side in ["width", "height"] {
                     let length = try PlacementLength(values.word(side), parameter: side)
                     if length.value < 0 {
-                        throw UsageError("\(side) must not be negative, not \(ParameterKind.trim(length.value))\(length.percent ? "%" : "")")
+                        throw InvalidRequest("\(side) must not be negative, not \(ParameterKind.trim(length.value))\(length.percent ? "%" : "")")
                     }
                 }
                 return OverlayKernel(parameters: values)
@@ -104,18 +104,18 @@ enum CompositingFilters {
             inputs: [],
             example: "image(file=logo.png)[logo]; [in][logo]overlay(x=-16, y=16, width=10%)",
             positional: ["file"],
-            make: { _ in throw UsageError("image reads its file when the graph is bound") },
+            make: { _ in throw InvalidRequest("image reads its file when the graph is bound") },
             expand: { graph, _, values in
                 let path = values.word("file")
-                guard !path.isEmpty else { throw UsageError("image needs file=PATH") }
+                guard !path.isEmpty else { throw InvalidRequest("image needs file=PATH") }
                 guard let loader = graph.imageLoader else {
-                    throw UsageError("image: this graph was bound without an image reader for \(path)")
+                    throw InvalidRequest("image: this graph was bound without an image reader for \(path)")
                 }
                 try RegularFileCheck.check(path)
                 let loaded: (size: Size, rgba: [UInt8])
-                do { loaded = try loader(path) } catch { throw UsageError("cannot load the image \(path): \(error)") }
+                do { loaded = try loader(path) } catch { throw InvalidRequest("cannot load the image \(path): \(error)") }
                 guard loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
-                    throw UsageError("\(path): not an image with pixels")
+                    throw InvalidRequest("\(path): not an image with pixels")
                 }
                 return try graph.add("image", kernel: StillImageKernel(image: loaded), inputs: [], parameters: values)
             }),
@@ -202,7 +202,7 @@ struct PlacementLength: Equatable {
     init(_ text: String, parameter: String) throws {
         let body = text.hasSuffix("%") ? String(text.dropLast()) : text
         guard let number = GraphParser.number(from: body), number.isFinite, abs(number) <= 1_000_000 else {
-            throw UsageError("\(parameter) takes pixels (16, -16) or a percentage (75%), not '\(text)'")
+            throw InvalidRequest("\(parameter) takes pixels (16, -16) or a percentage (75%), not '\(text)'")
         }
         value = number
         percent = text.hasSuffix("%")
@@ -306,7 +306,7 @@ final class CombineKernel: ParameterizedKernel {
         guard !inputSizes.isEmpty else { return sourceSize }
         let size = inputSizes[frame]
         for (index, other) in inputSizes.enumerated() where other != size && !placed.contains(index) {
-            throw UsageError("inputs differ in size (\(size) and \(other)); scale or crop them to match first")
+            throw InvalidRequest("inputs differ in size (\(size) and \(other)); scale or crop them to match first")
         }
         return size
     }
@@ -494,7 +494,7 @@ final class TransitionKernel: ParameterizedKernel {
 
     func outputSize(inputSizes: [Size], sourceSize: Size) throws -> Size {
         if inputSizes[0] != inputSizes[1] {
-            throw UsageError("inputs differ in size (\(inputSizes[0]) and \(inputSizes[1])); scale or crop them to match first")
+            throw InvalidRequest("inputs differ in size (\(inputSizes[0]) and \(inputSizes[1])); scale or crop them to match first")
         }
         return inputSizes[0]
     }

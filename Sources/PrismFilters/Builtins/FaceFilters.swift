@@ -82,7 +82,7 @@ enum FaceFilters {
                 a few steps so that the graph is compiled again only when a face's size changes markedly.
                 """,
             parameters: effect + maskParameters, example: example,
-            make: { _ in throw UsageError("\(name) stands for several filters and is expanded when the graph is bound") },
+            make: { _ in throw InvalidRequest("\(name) stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
                 guard let effectDefinition = BuiltinFilters.named(effectFilter), let mask = BuiltinFilters.named("face-mask"),
                       let blend = BuiltinFilters.named("blend-mask") else {

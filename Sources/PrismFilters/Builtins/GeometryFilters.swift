@@ -23,7 +23,7 @@ enum GeometryFilters {
             make: { values in
                 let angle = values.int("angle")
                 guard [90, 180, 270].contains(angle) else {
-                    throw UsageError("angle must be 90, 180 or 270, not \(angle)")
+                    throw InvalidRequest("angle must be 90, 180 or 270, not \(angle)")
                 }
                 return RemapKernel(parameters: values, mapping: { values in
                     switch values.int("angle") {
@@ -95,7 +95,7 @@ enum GeometryFilters {
             make: { values in
                 guard let size = values.size("size"), size.width >= 1, size.height >= 1,
                       size.width <= 16384, size.height <= 16384 else {
-                    throw UsageError("size must be between 1x1 and 16384x16384, not \(values["size"]?.description ?? "nothing")")
+                    throw InvalidRequest("size must be between 1x1 and 16384x16384, not \(values["size"]?.description ?? "nothing")")
                 }
                 return ScaleKernel(parameters: values)
             }),
@@ -105,10 +105,10 @@ enum GeometryFilters {
     static func cropRect(_ values: ParameterValues, input: Size) throws -> (origin: SIMD2<Int>, size: Size) {
         let x = values.int("x"), y = values.int("y")
         guard x < input.width else {
-            throw UsageError("crop x=\(x) starts outside the \(input) input (x must be below \(input.width))")
+            throw InvalidRequest("crop x=\(x) starts outside the \(input) input (x must be below \(input.width))")
         }
         guard y < input.height else {
-            throw UsageError("crop y=\(y) starts outside the \(input) input (y must be below \(input.height))")
+            throw InvalidRequest("crop y=\(y) starts outside the \(input) input (y must be below \(input.height))")
         }
         let width = values.int("width"), height = values.int("height")
         let w = width == 0 ? input.width - x : min(width, input.width - x)

@@ -286,7 +286,7 @@ enum LUTFileFilter {
         positional: ["file", "intensity"],
         make: { values in
             let path = values.word("file")
-            guard !path.isEmpty else { throw UsageError("lut needs file=PATH.cube") }
+            guard !path.isEmpty else { throw InvalidRequest("lut needs file=PATH.cube") }
             let cube = try CubeLUT(contentsOfFile: path)
             switch cube.kind {
             case .threeD(let size):

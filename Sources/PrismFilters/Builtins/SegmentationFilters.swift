@@ -31,7 +31,7 @@ enum SegmentationFilters {
                 feather, model,
             ],
             example: "background-blur(radius=16)",
-            make: { _ in throw UsageError("background-blur stands for several filters and is expanded when the graph is bound") },
+            make: { _ in throw InvalidRequest("background-blur stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
                 let background = try add(graph, "blur", ["radius": values["radius"]], inputs: [input])
                 return try blend(graph, "background-blur", input: input, background: background, feather: values["feather"],
@@ -51,18 +51,18 @@ enum SegmentationFilters {
             ],
             example: "background-replace(color=#2060ff)",
             positional: ["image"],
-            make: { _ in throw UsageError("background-replace stands for several filters and is expanded when the graph is bound") },
+            make: { _ in throw InvalidRequest("background-replace stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
                 let path = values.word("image")
                 var image: (size: Size, rgba: [UInt8])?
                 if !path.isEmpty {
                     guard let loader = graph.imageLoader else {
-                        throw UsageError("background-replace: this graph was bound without an image reader for \(path)")
+                        throw InvalidRequest("background-replace: this graph was bound without an image reader for \(path)")
                     }
                     try RegularFileCheck.check(path)
-                    do { image = try loader(path) } catch { throw UsageError("cannot load the background image \(path): \(error)") }
+                    do { image = try loader(path) } catch { throw InvalidRequest("cannot load the background image \(path): \(error)") }
                     guard let loaded = image, loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
-                        throw UsageError("\(path): not an image with pixels")
+                        throw InvalidRequest("\(path): not an image with pixels")
                     }
                 }
                 let backdrop = BackdropKernel(color: values.color("color"), image: image)
@@ -93,7 +93,7 @@ enum RegularFileCheck {
     static func check(_ path: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            throw UsageError("\(path): no such image file")
+            throw InvalidRequest("\(path): no such image file")
         }
     }
 }
@@ -226,9 +226,9 @@ extension FilterGraph {
     }
 
     /// The one-line error for a run without a segmentation model; nil when the graph needs none.
-    package func segmentationUnavailableError() -> UsageError? {
+    package func segmentationUnavailableError() -> InvalidRequest? {
         guard readsSegmentation else { return nil }
         let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
-        return UsageError("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
+        return InvalidRequest("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
     }
 }

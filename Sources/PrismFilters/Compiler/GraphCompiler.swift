@@ -590,7 +590,7 @@ enum GraphCompiler {
         let outputSize = size(of: graph.output)
         let layouts = try sinks.map { format -> PackedFrameLayout in
             guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
-                throw UsageError("cannot write \(format) frames")
+                throw InvalidRequest("cannot write \(format) frames")
             }
             return layout
         }

@@ -57,14 +57,14 @@ package struct GraphLimits: Sendable, Hashable {
     /// Throws when a graph of `count` filters is over `limit`.
     package static func checkNodeCount(_ count: Int, limit: Int) throws {
         guard count <= limit else {
-            throw UsageError("the graph has \(count) filters, over the limit of \(limit) (set \(nodesVariable) to allow more)")
+            throw InvalidRequest("the graph has \(count) filters, over the limit of \(limit) (set \(nodesVariable) to allow more)")
         }
     }
 
     private static func number(_ name: String, in environment: [String: String]) throws -> Int? {
         guard let text = environment[name]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return nil }
         guard let value = parseBytes(text), value > 0 else {
-            throw UsageError("\(name) takes a positive number (like 4096, or 4G for bytes), not '\(text)'")
+            throw InvalidRequest("\(name) takes a positive number (like 4096, or 4G for bytes), not '\(text)'")
         }
         return value
     }
@@ -75,7 +75,7 @@ package struct GraphLimits: Sendable, Hashable {
         var side = min(defaultMaxSide, contextSide)
         if let asked = try number(sideVariable) {
             guard asked <= contextSide else {
-                throw UsageError("\(sideVariable)=\(asked) is over this GPU's limit of \(contextSide) (GL_MAX_TEXTURE_SIZE)")
+                throw InvalidRequest("\(sideVariable)=\(asked) is over this GPU's limit of \(contextSide) (GL_MAX_TEXTURE_SIZE)")
             }
             side = asked
         }
@@ -106,12 +106,12 @@ package struct GraphLimits: Sendable, Hashable {
 
     /// Checks one size a pass would render at; `what` names it ("blur (pass 2)").
     func checkSide(_ size: Size, _ what: String) throws {
-        guard size.width > 0, size.height > 0 else { throw UsageError("\(what) would make a \(size) frame") }
+        guard size.width > 0, size.height > 0 else { throw InvalidRequest("\(what) would make a \(size) frame") }
         guard size.width <= maxSide, size.height <= maxSide else {
             let raise = maxSide < contextMaxSide
                 ? "set \(Self.sideVariable) up to \(contextMaxSide) to allow more"
                 : "this GPU's GL_MAX_TEXTURE_SIZE"
-            throw UsageError("\(what) would render \(size.width)x\(size.height), over the \(maxSide)-pixel limit (\(raise))")
+            throw InvalidRequest("\(what) would render \(size.width)x\(size.height), over the \(maxSide)-pixel limit (\(raise))")
         }
     }
 }
@@ -128,7 +128,7 @@ struct GraphBudget {
         try addPass(size, what: what)
         bytes += size.width * size.height * format.bytesPerTexel * attachments  // sides ≤ maxSide: no overflow
         guard bytes <= limits.maxTextureBytes else {
-            throw UsageError("the graph needs more than \(GraphLimits.describeBytes(limits.maxTextureBytes)) of render targets "
+            throw InvalidRequest("the graph needs more than \(GraphLimits.describeBytes(limits.maxTextureBytes)) of render targets "
                              + "(\(what) is \(size.width)x\(size.height)); set \(GraphLimits.bytesVariable) to allow more")
         }
     }
@@ -138,7 +138,7 @@ struct GraphBudget {
         try limits.checkSide(size, what)
         passes += 1
         guard passes <= limits.maxPasses else {
-            throw UsageError("the graph needs more than \(limits.maxPasses) passes per frame "
+            throw InvalidRequest("the graph needs more than \(limits.maxPasses) passes per frame "
                              + "(set \(GraphLimits.passesVariable) to allow more)")
         }
     }

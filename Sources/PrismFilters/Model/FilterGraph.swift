@@ -57,11 +57,11 @@ public final class FilterGraph {
     @discardableResult
     package func add(_ name: String, kernel: FilterKernel, inputs: [Stream], parameters: ParameterValues? = nil) throws -> NodeID {
         guard inputs.count == kernel.inputCount else {
-            throw UsageError("\(name) takes \(kernel.inputCount) input(s), got \(inputs.count)")
+            throw InvalidRequest("\(name) takes \(kernel.inputCount) input(s), got \(inputs.count)")
         }
         for input in inputs {
             if case .node(let id) = input, !nodes.indices.contains(id.index) {
-                throw UsageError("\(name) reads \(id), which does not exist yet")
+                throw InvalidRequest("\(name) reads \(id), which does not exist yet")
             }
         }
         let id = NodeID(index: nodes.count)
@@ -97,14 +97,14 @@ public final class FilterGraph {
     }
 
     /// The one-line error for a run that cannot feed this graph's audio inputs; nil when it has none.
-    public func audioUnavailableError(_ why: String) -> UsageError? {
+    public func audioUnavailableError(_ why: String) -> InvalidRequest? {
         guard let first = audioInputs.first else { return nil }
-        return UsageError("\(first.shader): input '\(first.input)' needs audio: \(why)")
+        return InvalidRequest("\(first.shader): input '\(first.input)' needs audio: \(why)")
     }
 
     /// Updates one node's parameter (live controls). The kernel reads `parameters` on its next frame.
     public func setParameter(_ id: NodeID, _ name: String, _ value: ParameterValue) throws {
-        guard var values = nodes[id.index].parameters else { throw UsageError("\(nodes[id.index].name) has no parameters") }
+        guard var values = nodes[id.index].parameters else { throw InvalidRequest("\(nodes[id.index].name) has no parameters") }
         try values.set(name, value)
         nodes[id.index].parameters = values
         (nodes[id.index].kernel as? ParameterizedKernel)?.parameters = values

@@ -76,7 +76,7 @@ public struct GraphBinder {
                 return ((path as NSString).lastPathComponent, kernel, values)
             }
             guard path.lowercased().hasSuffix(".cube") else {
-                throw UsageError("\(path): not a filter file (.cube LUTs, .fs, .frag, .glsl, .isf shaders and .onnx models are)")
+                throw InvalidRequest("\(path): not a filter file (.cube LUTs, .fs, .frag, .glsl, .isf shaders and .onnx models are)")
             }
             var given = arguments
             given["file"] = .text(path)
@@ -262,20 +262,20 @@ public struct GraphBinder {
             switch w.lowercased() {
             case "true", "yes", "on": return .bool(true)
             case "false", "no", "off": return .bool(false)
-            default: throw UsageError("expected true or false, not '\(w)'")
+            default: throw InvalidRequest("expected true or false, not '\(w)'")
             }
         case (.word(let w), .some(.color)):
-            guard let color = namedColors[w.lowercased()] else { throw UsageError("unknown colour '\(w)'") }
+            guard let color = namedColors[w.lowercased()] else { throw InvalidRequest("unknown colour '\(w)'") }
             return .color(color)
         case (.word(let w), .some(.choice)): return .choice(w)
         case (.word(let w), .some(.size)), (.string(let w), .some(.size)):
-            guard let size = Size(parsing: w) else { throw UsageError("expected a size like 1280x720, not '\(w)'") }
+            guard let size = Size(parsing: w) else { throw InvalidRequest("expected a size like 1280x720, not '\(w)'") }
             return .size(size)
         case (.word(let w), _), (.string(let w), _):
             if kind == nil, let b = ["true": true, "false": false][w.lowercased()] { return .bool(b) }
             return .text(w)
         default:
-            throw UsageError("cannot use \(value) here")
+            throw InvalidRequest("cannot use \(value) here")
         }
     }
 

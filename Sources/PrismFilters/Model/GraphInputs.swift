@@ -69,7 +69,7 @@ extension FilterGraph {
         for slot in inputSlots {
             guard let size = sizes[slot.index] else {
                 let count = sizes.count + 1
-                throw UsageError("the graph reads input [\(slot.index)], but the run has \(count) input\(count == 1 ? "" : "s")")
+                throw InvalidRequest("the graph reads input [\(slot.index)], but the run has \(count) input\(count == 1 ? "" : "s")")
             }
             slot.size = size
         }

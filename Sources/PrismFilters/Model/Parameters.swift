@@ -114,7 +114,7 @@ public struct ParameterSpec: Hashable, Sendable {
         case (.float(let range), _):
             guard let v = value.doubleValue, !(value.isBool) else { throw mismatch(value) }
             // Infinities and NaN reach sizes and loop bounds in shaders; no parameter means them.
-            guard v.isFinite else { throw UsageError("\(name) takes a finite number, not \(value)") }
+            guard v.isFinite else { throw InvalidRequest("\(name) takes a finite number, not \(value)") }
             guard range.contains(v) else { throw outOfRange(value) }
             return .float(v)
         case (.int(let range), .int(let v)):
@@ -132,7 +132,7 @@ public struct ParameterSpec: Hashable, Sendable {
         case (.size, .size): return value
         case (.choice(let options), .choice(let word)), (.choice(let options), .text(let word)):
             guard options.contains(word) else {
-                throw UsageError("\(name) must be one of \(options.joined(separator: ", ")), not '\(word)'")
+                throw InvalidRequest("\(name) must be one of \(options.joined(separator: ", ")), not '\(word)'")
             }
             return .choice(word)
         // A choice whose words read as numbers or sizes (an ISF long labelled "1"…"10", or "2x2") takes the
@@ -147,12 +147,12 @@ public struct ParameterSpec: Hashable, Sendable {
         }
     }
 
-    private func mismatch(_ value: ParameterValue) -> UsageError {
-        UsageError("\(name) takes a \(kind.typeName), not '\(value)'")
+    private func mismatch(_ value: ParameterValue) -> InvalidRequest {
+        InvalidRequest("\(name) takes a \(kind.typeName), not '\(value)'")
     }
 
-    private func outOfRange(_ value: ParameterValue) -> UsageError {
-        UsageError("\(name) must be in \(kind.rangeDescription ?? "range"), not \(value)")
+    private func outOfRange(_ value: ParameterValue) -> InvalidRequest {
+        InvalidRequest("\(name) must be in \(kind.rangeDescription ?? "range"), not \(value)")
     }
 }
 
@@ -186,7 +186,7 @@ public struct ParameterValues: Hashable, Sendable {
         for (name, value) in given {
             guard let spec = specs.first(where: { $0.name == name }) else {
                 let known = specs.map(\.name).joined(separator: ", ")
-                throw UsageError("unknown parameter '\(name)'" + (known.isEmpty ? " (it takes none)" : " (it takes \(known))"))
+                throw InvalidRequest("unknown parameter '\(name)'" + (known.isEmpty ? " (it takes none)" : " (it takes \(known))"))
             }
             values[name] = try spec.validate(value)
         }
@@ -195,7 +195,7 @@ public struct ParameterValues: Hashable, Sendable {
 
     /// Sets one value after validation (live controls, hot reload).
     public mutating func set(_ name: String, _ value: ParameterValue) throws {
-        guard let spec = specs.first(where: { $0.name == name }) else { throw UsageError("unknown parameter '\(name)'") }
+        guard let spec = specs.first(where: { $0.name == name }) else { throw InvalidRequest("unknown parameter '\(name)'") }
         values[name] = try spec.validate(value)
     }
 

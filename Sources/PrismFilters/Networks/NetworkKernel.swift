@@ -23,21 +23,21 @@ package struct NetworkNormalisation: Sendable, Equatable {
             guard let text = value(key) else { return nil }
             let parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "[" || $0 == "]" }).map { Float($0) }
             guard !parts.isEmpty, parts.count == 1 || parts.count == 3, parts.allSatisfy({ $0 != nil && $0!.isFinite }) else {
-                throw UsageError("model \(prefix.isEmpty ? "" : "output-")\(key) takes one number or three (r,g,b), not '\(text)'")
+                throw InvalidRequest("model \(prefix.isEmpty ? "" : "output-")\(key) takes one number or three (r,g,b), not '\(text)'")
             }
             return parts.map { $0! }
         }
         if let s = try numbers("scale") {
-            guard s.count == 1, s[0] != 0 else { throw UsageError("model \(prefix.isEmpty ? "" : "output-")scale takes one non-zero number") }
+            guard s.count == 1, s[0] != 0 else { throw InvalidRequest("model \(prefix.isEmpty ? "" : "output-")scale takes one non-zero number") }
             n.scale = s[0]
         }
         if let m = try numbers("mean") { n.mean = m.count == 1 ? SIMD3(repeating: m[0]) : SIMD3(m[0], m[1], m[2]) }
         if let s = try numbers("std") {
-            guard !s.contains(0) else { throw UsageError("model \(prefix.isEmpty ? "" : "output-")std cannot be 0") }
+            guard !s.contains(0) else { throw InvalidRequest("model \(prefix.isEmpty ? "" : "output-")std cannot be 0") }
             n.std = s.count == 1 ? SIMD3(repeating: s[0]) : SIMD3(s[0], s[1], s[2])
         }
         if let order = value("order")?.lowercased() {
-            guard order == "rgb" || order == "bgr" else { throw UsageError("model order is rgb or bgr, not '\(order)'") }
+            guard order == "rgb" || order == "bgr" else { throw InvalidRequest("model order is rgb or bgr, not '\(order)'") }
             n.bgr = order == "bgr"
         }
         return n
@@ -110,7 +110,7 @@ package final class NetworkKernel: ParameterizedKernel {
             chosen = found
         } else if let index = Int(wanted) {
             guard graph.outputs.indices.contains(index) else {
-                throw UsageError("\(path): output=\(index): the model has \(graph.outputs.count) outputs (0…\(graph.outputs.count - 1))")
+                throw InvalidRequest("\(path): output=\(index): the model has \(graph.outputs.count) outputs (0…\(graph.outputs.count - 1))")
             }
             let name = graph.outputs[index].name
             guard let found = survey.outputs.first(where: { $0.name == name }) else {
@@ -119,7 +119,7 @@ package final class NetworkKernel: ParameterizedKernel {
             chosen = found
         } else {
             guard let found = survey.outputs.first(where: { $0.name == wanted }) else {
-                throw UsageError("\(path): output='\(wanted)': " + (survey.refusedOutputs[wanted]
+                throw InvalidRequest("\(path): output='\(wanted)': " + (survey.refusedOutputs[wanted]
                                  ?? "no such output (outputs: \(graph.outputs.map(\.name).joined(separator: ", ")))"))
             }
             chosen = found
@@ -140,7 +140,7 @@ package final class NetworkKernel: ParameterizedKernel {
         default:
             let parts = text.lowercased().split(separator: "x").map { Int($0) }
             guard parts.count == 2, let w = parts[0], let h = parts[1], (1...16384).contains(w), (1...16384).contains(h) else {
-                throw UsageError("model size is declared, frame or WxH (1…16384 each), not '\(text)'")
+                throw InvalidRequest("model size is declared, frame or WxH (1…16384 each), not '\(text)'")
             }
             return Size(width: w, height: h)
         }
@@ -153,10 +153,10 @@ package final class NetworkKernel: ParameterizedKernel {
             let pair = item.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
             let numbers = pair.count == 2 ? pair[1].split(separator: ",").map { Float($0.trimmingCharacters(in: .whitespaces)) } : []
             guard pair.count == 2, !numbers.isEmpty, numbers.allSatisfy({ $0?.isFinite == true }) else {
-                throw UsageError("model inputs= takes NAME=NUMBER[,NUMBER…] separated by ';', not '\(item)'")
+                throw InvalidRequest("model inputs= takes NAME=NUMBER[,NUMBER…] separated by ';', not '\(item)'")
             }
             guard image.extra.contains(where: { $0.name == pair[0] }) else {
-                throw UsageError("\(path): the model has no input '\(pair[0])' besides its image"
+                throw InvalidRequest("\(path): the model has no input '\(pair[0])' besides its image"
                                  + (image.extra.isEmpty ? "" : " (it has: \(image.extra.map(\.name).joined(separator: ", ")))"))
             }
             given[pair[0]] = numbers.map { $0! }
@@ -164,12 +164,12 @@ package final class NetworkKernel: ParameterizedKernel {
         var values: [String: NetworkConstant] = [:]
         for extra in image.extra {
             guard let numbers = given[extra.name] else {
-                throw UsageError("\(path): the model's input '\(extra.name)' \(extra.dims.map { "\($0)" } ?? "") needs a value: "
+                throw InvalidRequest("\(path): the model's input '\(extra.name)' \(extra.dims.map { "\($0)" } ?? "") needs a value: "
                                  + "model(file=…, inputs='\(extra.name)=VALUE')")
             }
             let dims = (extra.dims ?? [numbers.count]).map { max($0, 1) }
             guard dims.reduce(1, *) == numbers.count || numbers.count == 1 else {
-                throw UsageError("\(path): input '\(extra.name)' takes \(dims.reduce(1, *)) values, not \(numbers.count)")
+                throw InvalidRequest("\(path): input '\(extra.name)' takes \(dims.reduce(1, *)) values, not \(numbers.count)")
             }
             values[extra.name] = NetworkConstant(dims: dims, values: numbers.count == 1 ? [Float](repeating: numbers[0], count: dims.reduce(1, *)) : numbers)
         }
@@ -190,7 +190,7 @@ package final class NetworkKernel: ParameterizedKernel {
         let picks = text.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         let available = program.features[program.outputFeature].channels
         guard (1...4).contains(picks.count), picks.allSatisfy({ $0 != nil && (0..<available).contains($0!) }) else {
-            throw UsageError("\(path): channels= takes 1 to 4 channel numbers in 0…\(available - 1), not '\(text)'")
+            throw InvalidRequest("\(path): channels= takes 1 to 4 channel numbers in 0…\(available - 1), not '\(text)'")
         }
         return picks.map { $0! }
     }
@@ -430,7 +430,7 @@ package enum NetworkFilter {
         positional: ["file"],
         make: { values in
             let path = values.word("file")
-            guard !path.isEmpty else { throw UsageError("model needs file=PATH.onnx") }
+            guard !path.isEmpty else { throw InvalidRequest("model needs file=PATH.onnx") }
             return try NetworkKernel(path: path, parameters: values)
         })
 }

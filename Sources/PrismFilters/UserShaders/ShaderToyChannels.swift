@@ -37,7 +37,7 @@ package enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
 
     /// The channel `text` names; relative paths resolve against `base`'s directory (a shader file) or,
     /// with no base, stay relative to the working directory.
-    package static func parse(_ text: String, relativeTo base: String? = nil) throws(UsageError) -> ShaderToyChannel {
+    package static func parse(_ text: String, relativeTo base: String? = nil) throws(InvalidRequest) -> ShaderToyChannel {
         let word = text.trimmingCharacters(in: .whitespaces)
         func path(_ p: String) -> String {
             base.map { ShaderPaths.resolve(p, relativeTo: $0) } ?? ShaderPaths.normalise(p)
@@ -51,16 +51,16 @@ package enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
         }
         if word.hasPrefix("buffer:") {
             let file = String(word.dropFirst(7))
-            guard !file.isEmpty else { throw UsageError("buffer: needs a shader file, e.g. buffer:bufA.frag") }
+            guard !file.isEmpty else { throw InvalidRequest("buffer: needs a shader file, e.g. buffer:bufA.frag") }
             return .buffer(path(file))
         }
         if word.hasPrefix("image:") {
             let file = String(word.dropFirst(6))
-            guard !file.isEmpty else { throw UsageError("image: needs an image file, e.g. image:noise.png") }
+            guard !file.isEmpty else { throw InvalidRequest("image: needs an image file, e.g. image:noise.png") }
             return .image(path(file))
         }
         if imageExtensions.contains((word as NSString).pathExtension.lowercased()) { return .image(path(word)) }
-        throw UsageError("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")
+        throw InvalidRequest("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")
     }
 
     package var description: String {
@@ -137,7 +137,7 @@ struct ShaderToyPlan {
             if let text = parameters.text(name) {
                 // A graph value (relative to the working directory), or the default: the file's line, already resolved.
                 do { channels.append(try ShaderToyChannel.parse(text)) } catch {
-                    throw UsageError("\(name): \(error.description)")
+                    throw InvalidRequest("\(name): \(error.description)")
                 }
             } else {
                 channels.append(shader.shaderToyChannels[number])
@@ -150,17 +150,17 @@ struct ShaderToyPlan {
         func note(_ channel: ShaderToyChannel, in name: String) throws {
             switch channel {
             case .image(let path):
-                guard fileExists(path) else { throw UsageError("\(name): no image file \(path)") }
+                guard fileExists(path) else { throw InvalidRequest("\(name): no image file \(path)") }
                 if !images.contains(path) { images.append(path) }
             case .buffer(let path):
                 guard !buffers.contains(where: { $0.path == path }) else { return }
-                guard fileExists(path) else { throw UsageError("\(name): no buffer shader \(path)") }
+                guard fileExists(path) else { throw InvalidRequest("\(name): no buffer shader \(path)") }
                 guard buffers.count < Self.maximumBuffers else {
-                    throw UsageError("\(name): at most \(Self.maximumBuffers) buffer passes (as ShaderToy's A…D)")
+                    throw InvalidRequest("\(name): at most \(Self.maximumBuffers) buffer passes (as ShaderToy's A…D)")
                 }
                 let buffer = try UserShader.load(path: path)
                 guard buffer.kind == .shadertoy else {
-                    throw UsageError("\(name): the buffer \(path) must be a ShaderToy shader (define mainImage)")
+                    throw InvalidRequest("\(name): the buffer \(path) must be a ShaderToy shader (define mainImage)")
                 }
                 buffers.append(Buffer(path: path, shader: buffer, channels: buffer.shaderToyChannels, persistent: false))
             default: break

@@ -705,10 +705,10 @@ package final class UserShaderKernel: ParameterizedKernel {
     func loadImage(_ path: String, what: String, mipmapped: Bool = false) throws -> Texture {
         let size: Size, rgba: [UInt8]
         do { (size, rgba) = try imageLoader(path) } catch {
-            throw UsageError("\(shader.path): cannot load \(what): \(error)")
+            throw InvalidRequest("\(shader.path): cannot load \(what): \(error)")
         }
         guard size.width > 0, size.height > 0, rgba.count == size.pixelCount * 4 else {
-            throw UsageError("\(path): the image loader returned \(rgba.count) bytes for \(size)")
+            throw InvalidRequest("\(path): the image loader returned \(rgba.count) bytes for \(size)")
         }
         var flipped = [UInt8](repeating: 0, count: rgba.count)
         let row = size.width * 4
@@ -734,6 +734,6 @@ package final class UserShaderKernel: ParameterizedKernel {
 
     /// The loader when none was installed: imported images cannot be read (the error names the file).
     package static let noImageLoader: ShaderImageLoader = { path in
-        throw UsageError("no image reader is installed to read \(path) (prism installs one that reads PNG, JPEG, PPM and PAM)")
+        throw InvalidRequest("no image reader is installed to read \(path) (prism installs one that reads PNG, JPEG, PPM and PAM)")
     }
 }

@@ -48,7 +48,7 @@ public struct GPUOptions: Sendable {
     public func glesMinorVersionCap(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Int {
         if let asked = maxGLESMinorVersion {
             guard (0...2).contains(asked) else {
-                throw UsageError("maxGLESMinorVersion takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not \(asked)")
+                throw InvalidRequest("maxGLESMinorVersion takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not \(asked)")
             }
             return asked
         }
@@ -56,7 +56,7 @@ public struct GPUOptions: Sendable {
             return 2
         }
         guard let value = Int(text), (0...2).contains(value) else {
-            throw UsageError("\(Self.glesMinorVariable) takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not '\(text)'")
+            throw InvalidRequest("\(Self.glesMinorVariable) takes 0, 1 or 2 (GLES 3.0, 3.1, 3.2), not '\(text)'")
         }
         return value
     }

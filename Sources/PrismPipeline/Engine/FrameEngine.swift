@@ -130,7 +130,7 @@ public final class FrameEngine: Sendable {
         // A graph that reads an input the run lacks: one line naming it, before anything is written.
         if graph.highestInputIndex > tracks.count {
             let count = tracks.count + 1
-            throw UsageError("the graph reads input [\(graph.highestInputIndex)], but the run has \(count) input\(count == 1 ? "" : "s")")
+            throw InvalidRequest("the graph reads input [\(graph.highestInputIndex)], but the run has \(count) input\(count == 1 ? "" : "s")")
         }
         self.tracks = tracks
         let audioTrack = try Self.audioTrack(configuration.audioInput, among: tracks, capture: audioCapture)
@@ -203,16 +203,16 @@ public final class FrameEngine: Sendable {
         guard index != 0 else { return nil }
         guard let track = tracks.first(where: { $0.index == index }) else {
             let count = tracks.count + 1
-            throw UsageError("\(Setting.audioFrom) \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
+            throw InvalidRequest("\(Setting.audioFrom) \(index): the run has \(count) input\(count == 1 ? "" : "s") ([0] to [\(count - 1)])")
         }
         let label = "input \(index)\(track.input.name.map { " (\($0))" } ?? "")"
         guard capture == nil else {
-            throw UsageError("\(Setting.audioFrom) and \(Setting.audio) both give the run's sound; choose one")
+            throw InvalidRequest("\(Setting.audioFrom) and \(Setting.audio) both give the run's sound; choose one")
         }
         guard !track.isLive else {
-            throw UsageError("\(Setting.audioFrom): \(label) is live; only a file's sound can be the run's")
+            throw InvalidRequest("\(Setting.audioFrom): \(label) is live; only a file's sound can be the run's")
         }
-        guard track.info.audio != nil else { throw UsageError("\(Setting.audioFrom): \(label) has no sound") }
+        guard track.info.audio != nil else { throw InvalidRequest("\(Setting.audioFrom): \(label) has no sound") }
         return track
     }
 
@@ -259,7 +259,7 @@ public final class FrameEngine: Sendable {
     /// every sink is aborted (a movie leaves no file) and the error rethrown; on a stop they are finished.
     /// An engine runs once.
     public func run(stop: StopSignal = StopSignal(), progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
-        guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw UsageError("an engine runs once") }
+        guard !hasRun.exchange(true, ordering: .acquiringAndReleasing) else { throw InvalidRequest("an engine runs once") }
         let configuration = self.configuration
         let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
         // A live source's frame limit is counted where frames can no longer be dropped: on the GPU thread.
@@ -501,7 +501,7 @@ public final class FrameEngine: Sendable {
                 }
                 if !posted {
                     inFlight.signal()
-                    throw UsageError("the GPU thread stopped during the run")
+                    throw InvalidRequest("the GPU thread stopped during the run")
                 }
                 previousTime = time
                 index += 1

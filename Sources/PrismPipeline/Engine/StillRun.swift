@@ -25,7 +25,7 @@ extension FrameEngine {
                                      configuration: configuration, gpu: gpu,
                                      sideInputs: sideInputs + (frame.map { [FixedFrameContext($0)] } ?? []))
         _ = try engine.run()
-        guard let result = output.withLock({ $0 }) else { throw UsageError("the still gave no frame") }
+        guard let result = output.withLock({ $0 }) else { throw InvalidRequest("the still gave no frame") }
         return result
     }
 }

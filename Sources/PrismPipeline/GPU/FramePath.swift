@@ -293,7 +293,7 @@ final class FramePath {
                 candidate = try compile(graph, formats: outputFormats)
             }
             guard candidate?.sinkLayouts ?? [] == wanted else {
-                throw UsageError("input changed to \(format.rawValue) \(size): the graph's output no longer matches the output")
+                throw InvalidRequest("input changed to \(format.rawValue) \(size): the graph's output no longer matches the output")
             }
             try install(candidate, graph: graph)
         case .followInput:
@@ -450,10 +450,10 @@ final class OutletRegistry: Sendable {
 extension FilterGraph {
     /// The one-line error for a run that cannot give this graph's face filters their regions; nil when
     /// it draws no faces.
-    func facesUnavailableError(_ why: String) -> UsageError? {
+    func facesUnavailableError(_ why: String) -> InvalidRequest? {
         guard readsFaceRegions else { return nil }
         let name = nodes.first { $0.name.hasPrefix("face-") }?.name ?? "a face filter"
-        return UsageError("\(name) needs faces: \(why)")
+        return InvalidRequest("\(name) needs faces: \(why)")
     }
 
     /// Appends a final `scale` to `size` (the output keeps a size its input does not have).
@@ -462,7 +462,7 @@ extension FilterGraph {
         // larger than their input) and end resized to it: no scale after them is needed.
         for node in nodes { (node.kernel as? OutputSizing)?.requestedOutputSize = size }
         if case .node(let id) = output, nodes[id.index].kernel is OutputSizing { return }
-        guard let scale = BuiltinFilters.named("scale") else { throw UsageError("this build lacks the scale filter") }
+        guard let scale = BuiltinFilters.named("scale") else { throw InvalidRequest("this build lacks the scale filter") }
         let (kernel, values) = try scale.instantiate(["size": .size(size)])
         try append("scale", kernel: kernel, parameters: values)
     }

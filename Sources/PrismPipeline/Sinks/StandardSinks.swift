@@ -367,10 +367,10 @@ public final class StillImageSink: FrameSink {
     private let failed: (@Sendable (any Error) -> Void)?
     private var image: RGBAImage?
 
-    /// A sink for `path`; throws a `UsageError` unless its extension is .png, .jpg or .jpeg.
+    /// A sink for `path`; throws a `InvalidRequest` unless its extension is .png, .jpg or .jpeg.
     public init(path: String, jpegQuality: Int = 90, replacing: Bool = true, failed: (@Sendable (any Error) -> Void)? = nil) throws {
         guard ImageFile.kind(forPath: path) != nil else {
-            throw UsageError("\(path): a still must end in .png, .jpg or .jpeg")
+            throw InvalidRequest("\(path): a still must end in .png, .jpg or .jpeg")
         }
         self.path = path
         self.jpegQuality = jpegQuality
@@ -392,7 +392,7 @@ public final class StillImageSink: FrameSink {
     /// Writes the last frame given; throws when no frame came.
     public func finish() throws {
         do {
-            guard let image else { throw UsageError("\(path): no frame came to make the still from") }
+            guard let image else { throw InvalidRequest("\(path): no frame came to make the still from") }
             try ImageFile.write(image, to: path, jpegQuality: jpegQuality, replacing: replacing)
         } catch {
             guard let failed else { throw error }

@@ -16,9 +16,9 @@ package final class FrameListSource: MediaSource {
     ///   - frameRate: the rate the frames are stamped at; nil (a still) stamps them 1/1000 s apart and
     ///     declares no rate, so `FrameContext.frameRate` is 0 as for any rate-less input.
     package init(frames: [VideoFrame], count: Int? = nil, frameRate: Rational? = nil, summary: String? = nil) throws {
-        guard let first = frames.first else { throw UsageError("a frame list needs at least one frame") }
+        guard let first = frames.first else { throw InvalidRequest("a frame list needs at least one frame") }
         guard frames.allSatisfy({ $0.format == first.format && $0.size == first.size }) else {
-            throw UsageError("a frame list's frames must share one format and size")
+            throw InvalidRequest("a frame list's frames must share one format and size")
         }
         self.frames = frames
         self.count = count ?? frames.count

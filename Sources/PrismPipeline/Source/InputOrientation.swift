@@ -43,7 +43,7 @@ extension FilterGraph {
         var source = Stream.source
         for filter in filters {
             guard let definition = BuiltinFilters.named(filter.name) else {
-                throw UsageError("this build lacks the \(filter.name) filter")
+                throw InvalidRequest("this build lacks the \(filter.name) filter")
             }
             let (kernel, values) = try definition.instantiate(filter.parameters)
             source = .node(try result.add(filter.name, kernel: kernel, inputs: [source], parameters: values))
@@ -91,7 +91,7 @@ extension FilterGraph {
         let width = chroma.horizontalShift > 0 ? size.width & ~1 : size.width
         let height = chroma.verticalShift > 0 ? size.height & ~1 : size.height
         guard width != size.width || height != size.height, width > 0, height > 0 else { return nil }
-        guard let crop = BuiltinFilters.named("crop") else { throw UsageError("this build lacks the crop filter") }
+        guard let crop = BuiltinFilters.named("crop") else { throw InvalidRequest("this build lacks the crop filter") }
         let (kernel, values) = try crop.instantiate(["width": .int(width), "height": .int(height)])
         try append("crop", kernel: kernel, parameters: values)
         return (size, Size(width: width, height: height))

@@ -105,7 +105,7 @@ package final class InputTrack: Sendable {
         do {
             opened = try input.spec.open()
         } catch {
-            throw UsageError("input \(index)\(input.name.map { " (\($0))" } ?? ""): \(error)")
+            throw InvalidRequest("input \(index)\(input.name.map { " (\($0))" } ?? ""): \(error)")
         }
         source = ThreadOwned(opened)
         info = opened.info
@@ -215,7 +215,7 @@ package final class InputTrack: Sendable {
 
     private func checkFailure() throws {
         if let message = failure.withLock({ $0 }) {
-            throw UsageError("input \(index)\(input.name.map { " (\($0))" } ?? ""): \(message)")
+            throw InvalidRequest("input \(index)\(input.name.map { " (\($0))" } ?? ""): \(message)")
         }
     }
 

@@ -32,11 +32,11 @@ public enum InputSpec: Sendable, Equatable {
         if ImageSequence.isPattern(path) {
             guard ImageSequence.firstFile(path) != nil else {
                 let tried = ImageSequence.firstNumbers.compactMap { ImageSequence.path(path, number: $0) }
-                throw UsageError("\(path): no image of the sequence exists (tried \(tried.first!) … \(tried.last!))")
+                throw InvalidRequest("\(path): no image of the sequence exists (tried \(tried.first!) … \(tried.last!))")
             }
             return
         }
-        guard FileManager.default.fileExists(atPath: path) else { throw UsageError("\(path): no such file") }
+        guard FileManager.default.fileExists(atPath: path) else { throw InvalidRequest("\(path): no such file") }
     }
 
     /// Cameras (and the clock-paced pattern) run on the clock; files and pipes do not.
@@ -152,7 +152,7 @@ final class LoopingSource: MediaSource {
         while true {
             if !ready.isEmpty { return ready.removeFirst() }
             guard let event = try source.next() else {
-                guard framesThisPass > 0 else { throw UsageError("\(info.summary): no video frames to loop") }
+                guard framesThisPass > 0 else { throw InvalidRequest("\(info.summary): no video frames to loop") }
                 // End of the file: continue the time line one frame after the last frame.
                 let step = lastDuration ?? MediaTime(value: Int64((spec.frameRate ?? SourceSpec.defaultRate).den),
                                                      timescale: (spec.frameRate ?? SourceSpec.defaultRate).num)

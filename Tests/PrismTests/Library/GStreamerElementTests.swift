@@ -11,7 +11,7 @@ final class GStreamerElementTests: XCTestCase {
     /// Runs gst-launch-1.0 with `pipeline` (one argument per element or property), `-v` when asked.
     static func launch(_ pipeline: [String], verbose: Bool = false) throws -> ProcessResult {
         _ = try InstalledLibrary.prefix.get()
-        guard let launcher = Tools.which("gst-launch-1.0") else { throw UsageError("gst-launch-1.0 is missing: run scripts/install-deps --tests") }
+        guard let launcher = Tools.which("gst-launch-1.0") else { throw InvalidRequest("gst-launch-1.0 is missing: run scripts/install-deps --tests") }
         let result = try InstalledLibrary.run(launcher, (verbose ? ["-v"] : ["-q"]) + pipeline)
         XCTAssertEqual(result.status, 0, "gst-launch-1.0 \(pipeline.joined(separator: " ")): \(result.stderr) "
                        + String(decoding: result.stdout, as: UTF8.self).suffix(2000))

@@ -16,7 +16,7 @@ enum InstalledLibrary {
         let install = try Tools.run(Tools.repositoryRoot.appendingPathComponent("scripts/install-lib").path,
                                     ["--debug", "--no-build", prefix], timeout: 300)
         guard install.status == 0 else {
-            throw UsageError("scripts/install-lib failed: \(install.stderr) \(String(decoding: install.stdout, as: UTF8.self))")
+            throw InvalidRequest("scripts/install-lib failed: \(install.stderr) \(String(decoding: install.stdout, as: UTF8.self))")
         }
         return prefix
     }
@@ -49,7 +49,7 @@ enum InstalledLibrary {
         let source = Tools.repositoryRoot.appendingPathComponent("Tests/Library/prism_frames.c").path
         let build = try run("/bin/sh", ["-c", "cc -Wall -Wextra -Werror -o '\(output)' '\(source)' $(pkg-config --cflags --libs prism) -lpthread"
                                         + " -Wl,-rpath,$(pkg-config --variable=libdir prism)"])
-        guard build.status == 0 else { throw UsageError("prism_frames does not build: \(build.stderr)") }
+        guard build.status == 0 else { throw InvalidRequest("prism_frames does not build: \(build.stderr)") }
         return output
     }
 
@@ -88,7 +88,7 @@ enum InstalledLibrary {
                          stdin: Data? = nil) throws -> Data {
         let run = try Tools.run(Tools.prism, ["run", input, "--filter", graph] + options + ["-o", "-", "--output-format", format, "--quiet"],
                                 stdin: stdin, timeout: 600)
-        guard run.status == 0 else { throw UsageError("prism run failed: \(run.stderr)") }
+        guard run.status == 0 else { throw InvalidRequest("prism run failed: \(run.stderr)") }
         return run.stdout
     }
 

@@ -1,2 +1,0 @@
-/// `InvalidRequest` under the name library code used for it; removed once no library code uses it.
-public typealias UsageError = InvalidRequest
