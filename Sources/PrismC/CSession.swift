@@ -4,19 +4,13 @@ import Synchronization
 
 /// `prism_session`: a `Session`, its pushed-frame feed, and its one run (frames pulled, or an output
 /// written). prism.h's thread rules hold here: one caller thread at a time, except that the feed is
-/// pushed from another and `cancel` comes from any; what those touch is the feed and `control`.
-final class CSession: @unchecked Sendable {
+/// pushed from another and `cancel` comes from any; what those touch is `control`, which is Sendable.
+final class CSession {
     let session: Session
-    let feed: FrameFeed?
+    /// What other threads touch: the feed and the run in progress.
+    let control: RunControl
+    var feed: FrameFeed? { control.feed }
     private let buffered: Int
-    /// Shared with `cancel`: the run in progress and whether the session was cancelled.
-    private let control = Mutex<Control>(Control())
-    private struct Control {
-        var frames: FrameRun?
-        var write: StopSignal?
-        var cancelled = false
-        var started = false
-    }
     private var report: RunReport?
     private var reportText: UnsafeMutablePointer<CChar>?
 
@@ -26,7 +20,7 @@ final class CSession: @unchecked Sendable {
         Setting.spell(COptions.settingNames)
         session = try Session(input: input, graph: graph, options: options.session)
         try GraphParameters.apply(options.parameters, to: session.graph)
-        self.feed = feed
+        control = RunControl(feed: feed)
         buffered = options.buffered
     }
 
@@ -37,31 +31,22 @@ final class CSession: @unchecked Sendable {
     /// Stops a run still going and waits for its thread, so a program that exits right after freeing the
     /// session does not race the driver's teardown.
     deinit {
-        cancel()
-        control.withLock { $0.frames }?.join()
+        control.cancel()
+        control.frames?.join()
         free(reportText)
-    }
-
-    private func begin() throws {
-        try control.withLock { control in
-            if control.cancelled { throw CAPIError.state("the session was cancelled") }
-            if control.started { throw CAPIError.state("this session has already run; open a new one for another run") }
-            control.started = true
-        }
     }
 
     func start(format: PixelFormat) throws {
         guard PackedFrameLayout.supportedFormats.contains(format) else {
             throw CAPIError.argument("frames cannot be delivered as \(format.rawValue) (only pushed)")
         }
-        try begin()
-        let run = try FrameRun(session: session, format: format, buffered: buffered)
-        if control.withLock({ control -> Bool in control.frames = run; return control.cancelled }) { run.cancel() }
+        try control.begin()
+        control.started(try FrameRun(session: session, format: format, buffered: buffered))
     }
 
     /// The next frame; nil at the end of the run.
     func next() throws -> CFrame? {
-        guard let run = control.withLock({ $0.frames }) else {
+        guard let run = control.frames else {
             throw CAPIError.state("the run has not started: call prism_session_start first")
         }
         if let frame = run.next() { return frame }
@@ -70,21 +55,10 @@ final class CSession: @unchecked Sendable {
     }
 
     func write(to output: String) throws {
-        try begin()
+        try control.begin()
         let stop = StopSignal()
-        if control.withLock({ control -> Bool in control.write = stop; return control.cancelled }) { stop.stop() }
+        control.writing(stop)
         report = try session.write(to: output, stop: stop)
-    }
-
-    /// Any thread: stops the run (and wakes a blocked `push`).
-    func cancel() {
-        let (frames, write) = control.withLock { control in
-            control.cancelled = true
-            return (control.frames, control.write)
-        }
-        frames?.cancel()
-        write?.stop()
-        feed?.close()
     }
 
     /// The report as JSON (prism.h's fields), kept until the next call.
@@ -103,6 +77,54 @@ final class CSession: @unchecked Sendable {
         free(reportText)
         reportText = strdup(String(decoding: data, as: UTF8.self))
         return UnsafePointer(reportText!)
+    }
+}
+
+/// The part of a session other threads touch: the feed frames are pushed into, the run in progress, and
+/// whether the session was cancelled (`prism_session_cancel` may come from any thread at any time).
+final class RunControl: Sendable {
+    let feed: FrameFeed?
+    private let state = Mutex<State>(State())
+    private struct State {
+        var frames: FrameRun?
+        var write: StopSignal?
+        var cancelled = false
+        var started = false
+    }
+
+    init(feed: FrameFeed?) { self.feed = feed }
+
+    /// Marks the session's one run as begun; throws when it was cancelled or has already run.
+    func begin() throws {
+        try state.withLock { state in
+            if state.cancelled { throw CAPIError.state("the session was cancelled") }
+            if state.started { throw CAPIError.state("this session has already run; open a new one for another run") }
+            state.started = true
+        }
+    }
+
+    /// The frames being pulled; nil before `prism_session_start`.
+    fileprivate var frames: FrameRun? { state.withLock { $0.frames } }
+
+    /// Keeps the run so `cancel` can stop it; stops it at once when the session was cancelled meanwhile.
+    fileprivate func started(_ run: FrameRun) {
+        if state.withLock({ state -> Bool in state.frames = run; return state.cancelled }) { run.cancel() }
+    }
+
+    /// Keeps the output's stop signal, as `started` keeps a run.
+    func writing(_ stop: StopSignal) {
+        if state.withLock({ state -> Bool in state.write = stop; return state.cancelled }) { stop.stop() }
+    }
+
+    /// Any thread: stops the run (and wakes a blocked `push`).
+    func cancel() {
+        let (frames, write) = state.withLock { state in
+            state.cancelled = true
+            return (state.frames, state.write)
+        }
+        frames?.cancel()
+        write?.stop()
+        feed?.close()
     }
 }
 
@@ -284,7 +306,7 @@ public func prism_session_write(_ session: OpaquePointer?, _ output: UnsafePoint
 @_cdecl("prism_session_cancel")
 public func prism_session_cancel(_ session: OpaquePointer?) {
     guard let session else { return }
-    Unmanaged<CSession>.fromOpaque(UnsafeRawPointer(session)).takeUnretainedValue().cancel()
+    Unmanaged<CSession>.fromOpaque(UnsafeRawPointer(session)).takeUnretainedValue().control.cancel()
 }
 
 @_cdecl("prism_session_report")

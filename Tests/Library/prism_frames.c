@@ -146,6 +146,11 @@ static int errors_mode(const char *input) {
     EXPECT(prism_session_start(session, PRISM_FORMAT_YUYV422), PRISM_ERROR_ARGUMENT);
     prism_session_free(session);
 
+    /* A setting a message names is spelt as this API or PrismKit spells it, not as prism's flag. */
+    EXPECT(prism_session_open(input, "invert", NULL, &session), PRISM_OK);
+    EXPECT(prism_session_write(session, "out.no-such-container"), PRISM_ERROR_RUN);
+    prism_session_free(session);
+
     EXPECT(prism_session_open(input, "invert", NULL, &session), PRISM_OK);
     EXPECT(prism_session_start(session, PRISM_FORMAT_RGBA), PRISM_OK);
     EXPECT(prism_session_start(session, PRISM_FORMAT_RGBA), PRISM_ERROR_STATE);

@@ -8,8 +8,8 @@ final class LibraryMessagesTests: XCTestCase {
     /// The folders of the front ends, which spell flags themselves; everything else under `Sources/` is library.
     private static let frontEnds = ["Prism/", "prism/", "FaceBench/"]
 
-    /// Each line of code (comments left out) of the library's Swift sources, with where it is.
-    private func libraryLines() throws -> [(place: String, code: String)] {
+    /// Each line of the library's Swift sources (comments left out unless asked for), with where it is.
+    private func libraryLines(withComments: Bool = false) throws -> [(place: String, code: String)] {
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources")
         var lines: [(String, String)] = []
@@ -21,7 +21,7 @@ final class LibraryMessagesTests: XCTestCase {
             files += 1
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.trimmingCharacters(in: .whitespaces)
-                if code.hasPrefix("//") { continue }
+                if code.hasPrefix("//") && !withComments { continue }
                 lines.append(("Sources/\(relative):\(number + 1)", code))
             }
         }
@@ -36,6 +36,13 @@ final class LibraryMessagesTests: XCTestCase {
             flag.firstMatch(in: line.code, range: NSRange(line.code.startIndex..., in: line.code)) != nil
         }
         XCTAssertEqual(offenders.map { "\($0.place): \($0.code)" }, [], "flag names in library strings")
+    }
+
+    /// The command line's `UsageError` (a mistake in its flags) is its own: a library's mistake in a request
+    /// is an `InvalidRequest`, which each front end reports in its own way.
+    func testNoLibraryMentionsUsageError() throws {
+        let offenders = try libraryLines(withComments: true).filter { $0.code.contains("UsageError") }
+        XCTAssertEqual(offenders.map { "\($0.place): \($0.code)" }, [], "UsageError in the libraries")
     }
 
     /// Without a front end's spelling a message names the setting as `Session.Options` does; with one, as it says.

@@ -133,6 +133,8 @@ final class CLibraryTests: XCTestCase {
         XCTAssert(text.contains("unknown filter 'no-such-filter'"), text)
         XCTAssert(text.contains("params: pixellate.scale: scale must be in"), text)
         XCTAssert(text.contains("frame timestamps must increase"), text)
+        XCTAssert(text.contains("unknown output file extension '.no-such-container' (use "), text)
+        XCTAssert(text.contains(", or format NAME)"), "the setting as PrismKit names it, not --format: \(text)")
         XCTAssert(text.hasSuffix("errors ok\n"), text)
     }
 }
