@@ -16,6 +16,18 @@ final class EngineEntryPointTests: XCTestCase {
         return Session.enginesMade.load(ordering: .relaxed) - before
     }
 
+    /// The commands run here install the tool's signal handling in this process (Ctrl-C and the others
+    /// ignored, delivered to dispatch sources, and left so when a command ends, as the tool is then exiting).
+    /// What the test process had is put back after: an ignored signal is inherited across exec, so every
+    /// program a later test starts would ignore its Ctrl-C.
+    override func invokeTest() {
+        let numbers = [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2]
+        var saved = Array(repeating: sigaction(), count: numbers.count)
+        for (index, number) in numbers.enumerated() { sigaction(number, nil, &saved[index]) }
+        defer { for (index, number) in numbers.enumerated() { sigaction(number, &saved[index], nil) } }
+        super.invokeTest()
+    }
+
     func testEveryCommandBuildsItsEngineThroughTheSession() throws {
         let small = ["--size", "64x48"]
         XCTAssertEqual(try enginesMade {
