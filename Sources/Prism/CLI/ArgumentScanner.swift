@@ -32,6 +32,58 @@ struct OptionSpec: Sendable {
     }
 }
 
+/// An option that takes a value, declared once: its row of the command's table (`spec`) and how its text
+/// reads (`read`), so a parser asks for the key (`scanner.value(Key.port)`) and gets a value of the key's
+/// type, checked the one way, instead of reading a spelling and converting it where it is read.
+struct OptionKey<Value>: Sendable {
+    let spec: OptionSpec
+    /// Reads the text given for the option spelt as its first name; throws a one-line `UsageError`.
+    let read: @Sendable (_ text: String, _ name: String) throws -> Value
+
+    init(spec: OptionSpec, read: @escaping @Sendable (_ text: String, _ name: String) throws -> Value) {
+        precondition(spec.takesValue, "\(spec.name) is a flag: declare it as a FlagKey")
+        self.spec = spec
+        self.read = read
+    }
+
+    var name: String { spec.name }
+}
+
+extension OptionKey where Value: OptionValue {
+    /// An option whose value type reads and checks itself.
+    init(_ names: String..., value: String, help: String, required: Bool = false, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden),
+                  read: { try Value(text: $0, name: $1) })
+    }
+}
+
+extension OptionKey where Value == String {
+    /// An option whose value is taken as it is given (a path, an address, a list its command splits).
+    init(_ names: String..., value: String, help: String, required: Bool = false, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden),
+                  read: { text, _ in text })
+    }
+}
+
+extension OptionKey where Value == Int {
+    /// A whole number in `range`.
+    init(_ names: String..., value: String, in range: ClosedRange<Int>, help: String, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, hidden: hidden),
+                  read: { try WholeNumber.parse($0, $1, in: range) })
+    }
+}
+
+/// A flag, declared once: its row of the command's table.
+struct FlagKey: Sendable {
+    let spec: OptionSpec
+
+    init(_ names: String..., help: String, hidden: Bool = false) {
+        spec = OptionSpec(names: names, value: nil, help: help, hidden: hidden)
+    }
+
+    var name: String { spec.name }
+}
+
 /// A command's arguments and options, declared once (swift-argument-parser's model, as a table): the
 /// parser, the one-line synopsis in `prism --help` and the detailed `prism COMMAND --help` come from it.
 struct CommandSpec: Sendable {
@@ -180,6 +232,20 @@ struct ArgumentScanner {
     mutating func flag(_ names: String...) -> Bool {
         let options = declared(names)
         return options.contains { flags[$0] != nil }
+    }
+
+    /// The value of `key`, read by the key's type; nil when not given.
+    mutating func value<Value>(_ key: OptionKey<Value>) throws -> Value? {
+        guard let text = value(key.spec.name) else { return nil }
+        return try key.read(text, key.spec.name)
+    }
+
+    /// Whether the flag `key` was given.
+    mutating func flag(_ key: FlagKey) -> Bool { flag(key.spec.name) }
+
+    /// Whether the option of `spec` was given (its value unread), for refusing it where it does not apply.
+    mutating func isGiven(_ spec: OptionSpec) -> Bool {
+        spec.takesValue ? value(spec.name) != nil : flag(spec.name)
     }
 
     /// The value of option `name` read and checked by its type, nil when not given.

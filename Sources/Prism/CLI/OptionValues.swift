@@ -326,7 +326,12 @@ extension OptionSpec {
     }
 
     /// `--gpu N` (`GPUIndex`), as every command that makes a GPU context takes it.
-    static let gpu = OptionSpec.key("gpu", value: "N", help: "the EGL device to use (prism devices lists them)")
+    static let gpu = OptionKey<GPUIndex>.gpu.spec
+}
+
+extension OptionKey where Value == GPUIndex {
+    /// `--gpu N`, as every command that makes a GPU context takes it.
+    static var gpu: OptionKey<GPUIndex> { OptionKey("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)") }
 }
 
 extension OptionSpec {

@@ -12,21 +12,21 @@ struct DevOptions: Sendable {
         summary: "Runs SHADER live on INPUT (the pattern, a looping movie or a camera), serves a preview page and "
             + "reloads the shader when its files change, until Ctrl-C.",
         options: [
-            .value("--port", value: "N", help: "the preview's port (default 8080; 0 picks a free one)"),
+            DevCommand.Key.port.spec,
         ] + InputArguments.scoped + [
-            .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
-            .value("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)"),
+            DevCommand.Key.inputFormat.spec,
+            DevCommand.Key.bind.spec,
             .value("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono"),
-            .value("--out", value: "DIR", help: "where recordings and snapshots land (default .)"),
+            DevCommand.Key.out.spec,
             .value("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)"),
-            .value("--fps", value: "RATE", help: "the pattern's rate, asked of a camera (default 30, at most 240)"),
+            DevCommand.Key.fps.spec,
             .value("--output-size", value: "WxH", help: "the output's size: a final scale, or mpv hooks' OUTPUT (default: the input's)"),
             .gpu,
-            .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM into the page's recordings (AAC); it feeds audio-reactive shaders too"),
-            .value("--preview-width", value: "N", help: "preview frames wider than this are downscaled, 64-8192 (default 960)"),
-            .flag("--quiet", "-q", help: "fewer messages"),
+            DevCommand.Key.audio.spec,
+            DevCommand.Key.previewWidth.spec,
+            DevCommand.Key.quiet.spec,
             // The page's self-test endpoint, for the browser tests.
-            .flag("--page-self-test", help: "", hidden: true),
+            DevCommand.Key.pageSelfTest.spec,
         ] + FaceOptions.commandLine + SegmentationSettings.commandLine,
         notes: ["INPUT is `pattern` (the default), a movie file (looped), a URL, a pipe, raw frames on stdin (`-`) or a V4L2",
                 "camera (/dev/videoN or v4l2:DEVICE): whatever `prism run` takes."])
