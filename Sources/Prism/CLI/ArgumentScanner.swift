@@ -137,6 +137,49 @@ struct CommandSpec: Sendable {
     }
 }
 
+/// One word of a command line as the one tokenizer reads it, for the scanner and for the splits that take
+/// out an input's or an output's own options first (`InputArguments`, `OutputArguments`): all of them agree
+/// on `--name=value`, on `--` and on `-` alone and negative numbers being words, not options.
+enum ArgumentToken: Equatable {
+    /// A word that is no option: an operand, `-` (stdin or stdout) or a number (`-3`, left to whichever
+    /// option or check reads it).
+    case operand(String)
+    /// `--` and every word after it, all operands.
+    case endOfOptions([String])
+    /// An option as written (`words`: one, or two when its value is the next word), with its value: the
+    /// text after `=` (`--crf=18`, flags included), else the next word when the option takes one (nil when
+    /// there is none).
+    case option(name: String, value: String?, words: [String])
+
+    /// `arguments` as tokens; `takesValue` says which option names take the next word as their value.
+    static func read(_ arguments: [String], takesValue: (String) -> Bool) -> [ArgumentToken] {
+        var tokens: [ArgumentToken] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                tokens.append(.endOfOptions(Array(arguments[index...])))
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
+                tokens.append(.operand(argument))
+                continue
+            }
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                tokens.append(.option(name: String(argument[..<equals]), value: String(argument[argument.index(after: equals)...]),
+                                      words: [argument]))
+            } else if takesValue(argument), index < arguments.count {
+                tokens.append(.option(name: argument, value: arguments[index], words: [argument, arguments[index]]))
+                index += 1
+            } else {
+                tokens.append(.option(name: argument, value: nil, words: [argument]))
+            }
+        }
+        return tokens
+    }
+}
+
 /// Walks a command's arguments against its `CommandSpec`: options with values (`--crf 18`, `--crf=18`,
 /// `-o out.mp4`), flags and positionals. Unknown options, a missing value, a value given to a flag and an
 /// option that takes one value given twice are errors at once; `checkAllUsed()` reports any option the
@@ -152,42 +195,30 @@ struct ArgumentScanner {
 
     init(_ arguments: [String], command: CommandSpec) throws {
         self.command = command
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                positionals += arguments[index...]
-                break
-            }
-            // "-" is stdin/stdout; "-3" is a (negative) number, left to whichever option or check reads it.
-            guard argument.hasPrefix("-") && argument != "-" && Double(argument) == nil else {
-                positionals.append(argument)
-                continue
-            }
-            let (name, inlineValue) = Self.split(argument)
-            guard let option = command.option(named: name) else {
-                let known = command.options.filter { !$0.hidden }.flatMap(\.names).filter { $0.hasPrefix("--") }
-                throw UsageError("unknown option \(name) for \(command.name)" + NearestName.suggestion(for: name, among: known)
-                                 + " (prism \(command.name) --help lists them)")
-            }
-            if option.takesValue {
-                let value: String
-                if let inlineValue {
-                    value = inlineValue
+        for token in ArgumentToken.read(arguments, takesValue: { command.option(named: $0)?.takesValue == true }) {
+            switch token {
+            case .operand(let word):
+                positionals.append(word)
+            case .endOfOptions(let words):
+                positionals += words
+            case .option(let name, let value, _):
+                guard let option = command.option(named: name) else {
+                    let known = command.options.filter { !$0.hidden }.flatMap(\.names).filter { $0.hasPrefix("--") }
+                    throw UsageError("unknown option \(name) for \(command.name)" + NearestName.suggestion(for: name, among: known)
+                                     + " (prism \(command.name) --help lists them)")
+                }
+                if option.takesValue {
+                    guard let value else { throw UsageError("\(name) needs a value") }
+                    if let earlier = values[option.name] {
+                        let both = earlier.spelling == name ? name : "\(earlier.spelling) and \(name)"
+                        throw UsageError("\(both) given twice ('\(earlier.value)' and '\(value)'); give it once")
+                    }
+                    values[option.name] = (name, value)
                 } else {
-                    guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-                    value = arguments[index]
-                    index += 1
+                    // A flag has a value only when one was written into it (`--quiet=yes`).
+                    guard value == nil else { throw UsageError("\(name) takes no value") }
+                    flags[option.name] = name
                 }
-                if let earlier = values[option.name] {
-                    let both = earlier.spelling == name ? name : "\(earlier.spelling) and \(name)"
-                    throw UsageError("\(both) given twice ('\(earlier.value)' and '\(value)'); give it once")
-                }
-                values[option.name] = (name, value)
-            } else {
-                guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
-                flags[option.name] = name
             }
         }
     }
@@ -203,11 +234,6 @@ struct ArgumentScanner {
         let options = valueOptions.sorted().map { OptionSpec(names: [$0], value: "VALUE", help: "") }
             + flags.sorted().map { OptionSpec(names: [$0], value: nil, help: "") }
         try self.init(arguments, command: CommandSpec(name: "this command", arguments: "", summary: "", options: options))
-    }
-
-    private static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
     }
 
     /// The declarations `names` spell (one when they are spellings of one option, several in an

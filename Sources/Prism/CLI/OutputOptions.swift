@@ -74,34 +74,21 @@ struct OutputArguments {
     static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], outputs: [Output]?) {
         let outputNames = ["-o", "--output"]
         var rest: [String] = [], outputs: [Output] = [], pending: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                rest += arguments[(index - 1)...]
-                break
-            }
-            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
-                rest.append(argument)
-                continue
-            }
-            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
-            let inline = name.count < argument.count
-            let option = command.option(named: name)
-            var words = [argument]
-            if option?.takesValue == true, !inline, index < arguments.count {
-                words.append(arguments[index])
-                index += 1
-            }
-            if outputNames.contains(name) {
-                let location = inline ? String(argument.dropFirst(name.count + 1)) : (words.count > 1 ? words[1] : "")
-                outputs.append(Output(location: location, arguments: pending))
-                pending = []
-            } else if scopedSpec.option(named: name) != nil {
-                pending += words
-            } else {
-                rest += words
+        for token in ArgumentToken.read(arguments, takesValue: { command.option(named: $0)?.takesValue == true }) {
+            switch token {
+            case .operand(let word):
+                rest.append(word)
+            case .endOfOptions(let words):
+                rest += ["--"] + words
+            case .option(let name, let value, let words):
+                if outputNames.contains(name) {
+                    outputs.append(Output(location: value ?? "", arguments: pending))
+                    pending = []
+                } else if scopedSpec.option(named: name) != nil {
+                    pending += words
+                } else {
+                    rest += words
+                }
             }
         }
         guard outputs.count > 1 else { return (arguments, nil) }
