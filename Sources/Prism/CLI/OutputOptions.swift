@@ -11,24 +11,27 @@ struct OutputChoice: Sendable, Equatable {
     var window: Int?
     var segmentType: String?
 
-    static let options: [OptionSpec] = [
-        .key("format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
-             + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…"),
-        .key("playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
-             + "every segment kept (event), or a VOD playlist"),
-        .key("segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)"),
-        .key("window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted"),
-        .key("segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4"),
-    ]
+    /// The options of one output, declared once: the table below, the command line and a manifest line read them.
+    enum Key {
+        static let format = OptionKey<String>("--format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
+             + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…")
+        static let playlist = OptionKey<PlaylistSettings.Kind>("--playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
+             + "every segment kept (event), or a VOD playlist")
+        static let segmentDuration = OptionKey<Seconds>("--segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)")
+        static let window = OptionKey<PlaylistWindow>("--window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted")
+        static let segmentType = OptionKey<SegmentType>("--segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4")
+    }
+
+    static let options: [OptionSpec] = [Key.format.spec, Key.playlist.spec, Key.segmentDuration.spec, Key.window.spec, Key.segmentType.spec]
 
     init() {}
 
     init(from source: inout some OptionSource) throws {
-        format = try source.text(for: "format")
-        if let kind = try source.value(for: "playlist", as: PlaylistSettings.Kind.self) { playlist = kind }
-        segmentSeconds = try source.value(for: "segment-duration", as: Seconds.self)?.value
-        window = try source.value(for: "window", as: PlaylistWindow.self)?.value
-        if let type = try source.value(for: "segment-type", as: SegmentType.self) { segmentType = type.rawValue }
+        format = try source.value(Key.format)
+        if let kind = try source.value(Key.playlist) { playlist = kind }
+        segmentSeconds = try source.value(Key.segmentDuration)?.value
+        window = try source.value(Key.window)?.value
+        if let type = try source.value(Key.segmentType) { segmentType = type.rawValue }
     }
 
     /// What this output sets, over what every output gets.
