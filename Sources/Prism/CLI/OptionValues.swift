@@ -341,8 +341,6 @@ extension OptionSpec {
         OptionSpec(names: ["--" + key] + aliases, value: value, help: help)
     }
 
-    /// `--gpu N` (`GPUIndex`), as every command that makes a GPU context takes it.
-    static let gpu = OptionKey<GPUIndex>.gpu.spec
 }
 
 extension OptionKey where Value == GPUIndex {

@@ -16,21 +16,19 @@ struct RunCommand: PrismCommand {
 
     /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
     static let commonOptions: [OptionSpec] = FaceOptions.commandLine + SegmentationSettings.commandLine + [
-        .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
+        Key.filter.spec,
     ] + EncoderChoice.options + InputChoice.options + [
-        .gpu,
+        Key.gpu.spec,
         Key.renderNode.spec,
-        .key("readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)"),
+        Key.readback.spec,
         Key.audio.spec,
     ] + RecordingLimits.options + [
         Key.noFuse.spec,
         Key.rgbRoute.spec,
         Key.inputColor.spec,
-        .key("dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
-               + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep"),
-        .key("tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
-               + "none writes the HDR signal as it is"),
-        .key("output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG"),
+        Key.dynamicRange.spec,
+        Key.tonemap.spec,
+        Key.outputTransfer.spec,
         Key.noAutorotate.spec,
         Key.strictDecode.spec,
         Key.mirror.spec,
@@ -44,15 +42,14 @@ struct RunCommand: PrismCommand {
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
             Key.output.spec,
-            .value("--frames", value: "N", help: "stop after N frames"),
+            Key.frames.spec,
             Key.inputFormat.spec,
         ] + InputArguments.scoped + [
             Key.audioFrom.spec,
             Key.outputFormat.spec,
         ] + OutputChoice.options + [
             Key.realtime.spec,
-            .key("reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
-                 + "connect again (default 30; then it is given up, the other outputs going on)"),
+            Key.reconnectOutput.spec,
             Key.progress.spec,
             Key.switchCameraAfter.spec,
         ] + commonOptions + NetworkInputOptions.commandLine,
@@ -69,6 +66,17 @@ struct RunCommand: PrismCommand {
 
     /// `run`'s own options (and those it shares with `record`), declared once: the tables above and the parsers read them.
     enum Key {
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)")
+        static let gpu = OptionKey<GPUIndex>.gpu
+        static let readback = OptionKey<ReadbackStrategy>("--readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)")
+        static let dynamicRange = OptionKey<DynamicRange>("--dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
+               + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep")
+        static let tonemap = OptionKey<ToneMapChoice>("--tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
+               + "none writes the HDR signal as it is")
+        static let outputTransfer = OptionKey<OutputTransferChoice>("--output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG")
+        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
+        static let reconnectOutput = OptionKey<Seconds>("--reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
+                 + "connect again (default 30; then it is given up, the other outputs going on)")
         static let output = OptionKey<String>("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
                    + "picks the container), rtmp://, srt://, udp://, rtp://, rtsp:// URLs, an .m3u8 (HLS) or .mpd (DASH) playlist, "
                    + "pipe:1 (with --format), v4l2:/dev/videoN for a virtual camera (v4l2loopback), a .png/.jpg still (one "
@@ -106,7 +114,7 @@ struct RunCommand: PrismCommand {
         let (withoutInputs, inputs) = try InputArguments.split(arguments, command: Self.spec)
         let (shared, separate) = try OutputArguments.split(withoutInputs, command: Self.spec)
         var scanner = try ArgumentScanner(shared, command: Self.spec)
-        options.session.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
+        options.session.frameLimit = try scanner.value(Key.frames)?.value
         if let format = try scanner.value(Key.progress) {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
@@ -135,7 +143,7 @@ struct RunCommand: PrismCommand {
         // Outputs: one -o, or several, each with the options given for it alone over those for every output.
         let sharedOutput = try OutputChoice(from: &scanner)
         let outputFormat = try scanner.value(Key.outputFormat)
-        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.session.outputReconnect.seconds = seconds }
+        if let seconds = try scanner.value(Key.reconnectOutput)?.value { options.session.outputReconnect.seconds = seconds }
         options.session.pacedToClock = scanner.flag(Key.realtime)
         if options.session.pacedToClock, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
         // Each output's choice over the shared one, and what it set itself (with one -o, everything is its own).
@@ -287,7 +295,7 @@ struct RunCommand: PrismCommand {
     /// the input's path when it is a file (so the output can be checked not to be it).
     static func parseCommon(_ scanner: inout ArgumentScanner, into options: inout RunOptions, input: String?,
                             rawInputFormat: String?) throws -> String? {
-        options.filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
+        options.filter = try scanner.value(Key.filter)?.text ?? ""
         options.quiet = scanner.flag(Key.quiet)
         options.session.timesPasses = scanner.flag(Key.stats)
         options.session.fuse = !scanner.flag(Key.noFuse)
@@ -300,14 +308,14 @@ struct RunCommand: PrismCommand {
         options.session.faces = try FaceOptions.parse(&scanner)
         options.session.segmentation = try SegmentationSettings.parse(&scanner)
         options.session.limits = try RecordingLimits(from: &scanner)
-        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
         options.session.gpu.renderNode = try scanner.value(Key.renderNode)
-        options.session.readback = try scanner.value(for: "readback")
+        options.session.readback = try scanner.value(Key.readback)
         try EncoderChoice(from: &scanner).apply(to: &options.session.encoder)
         if let color = try scanner.value(Key.inputColor) { options.session.inputColor = color }
-        if let range = try scanner.value(for: "dynamic-range", as: DynamicRange.self) { options.session.dynamicRange = range }
-        if let choice = try scanner.value(for: "tonemap", as: ToneMapChoice.self) { options.session.toneCurve = choice.curve }
-        if let choice = try scanner.value(for: "output-transfer", as: OutputTransferChoice.self) { options.session.outputTransfer = choice.transfer }
+        if let range = try scanner.value(Key.dynamicRange) { options.session.dynamicRange = range }
+        if let choice = try scanner.value(Key.tonemap) { options.session.toneCurve = choice.curve }
+        if let choice = try scanner.value(Key.outputTransfer) { options.session.outputTransfer = choice.transfer }
         options.input = try InputArguments.firstInput(input, rawFormat: rawInputFormat)
         var inputPath: String?
         if case .movie(let path) = options.input { inputPath = path }
@@ -514,9 +522,9 @@ struct RenderCommand: PrismCommand {
         name: "render", arguments: "IN.(png|jpg)",
         summary: "Runs one still image through the filter graph on the GPU.",
         options: [
-            .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'"),
+            Key.filter.spec,
             Key.output.spec,
-            .gpu,
+            Key.gpu.spec,
             Key.quality.spec,
             Key.size.spec,
         ] + FaceOptions.commandLine + SegmentationSettings.commandLine)
@@ -524,6 +532,8 @@ struct RenderCommand: PrismCommand {
     /// `render`'s own option, declared once.
     enum Key {
         static let output = OptionKey<String>("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true)
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'")
+        static let gpu = OptionKey<GPUIndex>.gpu
         static let quality = OptionKey<Int>("--quality", value: "N", in: 1...100, help: "JPEG quality, 1-100 (default 90)")
         static let size = OptionKey<Size>("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)")
     }
@@ -535,8 +545,8 @@ struct RenderCommand: PrismCommand {
         guard let output = try scanner.value(Key.output) else { throw UsageError("render needs -o OUT.(png|jpg)") }
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
-        filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        session.gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
+        filter = try scanner.value(Key.filter)?.text ?? ""
+        session.gpu = GPUOptions(deviceIndex: try scanner.value(Key.gpu)?.value)
         quality = try scanner.value(Key.quality) ?? 90
         session.size = try scanner.value(Key.size)
         session.faces = try FaceOptions.parse(&scanner)

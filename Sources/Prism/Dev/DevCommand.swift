@@ -22,6 +22,10 @@ struct DevCommand: PrismCommand {
         static let port = OptionKey<Int>("--port", value: "N", in: 0...65535, help: "the preview's port (default 8080; 0 picks a free one)")
         static let inputFormat = OptionKey<String>("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like")
         static let bind = OptionKey<String>("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)")
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono")
+        static let size = OptionKey<Size>("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)")
+        static let outputSize = OptionKey<Size>("--output-size", value: "WxH", help: "the output's size: a final scale, or mpv hooks' OUTPUT (default: the input's)")
+        static let gpu = OptionKey<GPUIndex>.gpu
         static let out = OptionKey<String>("--out", value: "DIR", help: "where recordings and snapshots land (default .)")
         /// The preview's rate, up to `DevOptions.maximumFrameRate` (the one frame-rate check, lower ceiling).
         static let fps = OptionKey<Rational>(
@@ -58,15 +62,15 @@ struct DevCommand: PrismCommand {
         }
         options.port = try scanner.value(Key.port) ?? 8080
         options.bindAddress = try scanner.value(Key.bind) ?? "127.0.0.1"
-        options.extraFilter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
+        options.extraFilter = try scanner.value(Key.filter)?.text ?? ""
         options.outputDirectory = try scanner.value(Key.out) ?? "."
         guard FileManager.default.fileExists(atPath: options.outputDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("--out \(options.outputDirectory): no such directory")
         }
-        if let size: Size = try scanner.value(for: "size") { options.patternSize = size }
-        options.outputSize = try scanner.value(for: "output-size")
+        if let size = try scanner.value(Key.size) { options.patternSize = size }
+        options.outputSize = try scanner.value(Key.outputSize)
         if let rate = try scanner.value(Key.fps) { options.frameRate = rate }
-        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
         options.previewMaxWidth = try scanner.value(Key.previewWidth) ?? 960
         options.quiet = scanner.flag(Key.quiet)
         options.session.audioDevice = try scanner.value(Key.audio)
