@@ -303,7 +303,15 @@ extension OptionSource {
     }
 }
 
-extension OptionKey {
+/// What a value key and a flag key share: the option's declaration.
+protocol DeclaredOption {
+    var spec: OptionSpec { get }
+}
+
+extension OptionKey: DeclaredOption {}
+extension FlagKey: DeclaredOption {}
+
+extension DeclaredOption {
     /// The option as a manifest line names it: its long spelling without the dashes (`crf` for `--crf`).
     var manifestKey: String {
         let long = spec.names.first { $0.hasPrefix("--") } ?? spec.name
@@ -317,6 +325,12 @@ extension OptionSource {
         guard let text = try text(for: key.manifestKey) else { return nil }
         return try key.read(text, spelling(for: key.manifestKey))
     }
+
+    /// Whether the flag `key` was given.
+    mutating func flag(_ key: FlagKey) throws -> Bool { try flag(for: key.manifestKey) }
+
+    /// `key` as this source's user writes it (`--faces-in`, `"faces-in"`).
+    func spelling(of key: some DeclaredOption) -> String { spelling(for: key.manifestKey) }
 }
 
 extension ArgumentScanner: OptionSource {
