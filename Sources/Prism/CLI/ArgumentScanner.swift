@@ -229,63 +229,27 @@ struct ArgumentScanner {
         guard scanner.positionals.isEmpty else { throw UsageError("\(command.name) takes no arguments") }
     }
 
-    /// For commands not yet declared in a table: every name its own option, no help.
-    init(_ arguments: [String], valueOptions: Set<String>, flags: Set<String>) throws {
-        let options = valueOptions.sorted().map { OptionSpec(names: [$0], value: "VALUE", help: "") }
-            + flags.sorted().map { OptionSpec(names: [$0], value: nil, help: "") }
-        try self.init(arguments, command: CommandSpec(name: "this command", arguments: "", summary: "", options: options))
-    }
-
-    /// The declarations `names` spell (one when they are spellings of one option, several in an
-    /// untabled command where each name is its own); asking for an undeclared option is a programming error.
-    private mutating func declared(_ names: [String]) -> [String] {
-        var found: [String] = []
-        for name in names {
-            if let option = command.option(named: name), !found.contains(option.name) { found.append(option.name) }
-        }
-        precondition(!found.isEmpty, "\(names) is not declared for \(command.name)")
-        used.formUnion(found)
-        return found
-    }
-
-    /// The value of the option any of `names` spells, nil when not given.
-    mutating func value(_ names: String...) -> String? {
-        let options = declared(names)
-        return options.compactMap { values[$0]?.value }.first
-    }
-
-    /// Whether the flag any of `names` spells was given.
-    mutating func flag(_ names: String...) -> Bool {
-        let options = declared(names)
-        return options.contains { flags[$0] != nil }
+    /// The option `name` spells, marked used; asking for an undeclared option is a programming error.
+    private mutating func declared(_ name: String) -> String {
+        guard let option = command.option(named: name) else { preconditionFailure("\(name) is not declared for \(command.name)") }
+        used.insert(option.name)
+        return option.name
     }
 
     /// The value of `key`, read by the key's type; nil when not given.
     mutating func value<Value>(_ key: OptionKey<Value>) throws -> Value? {
-        guard let text = value(key.spec.name) else { return nil }
+        guard let text = values[declared(key.spec.name)]?.value else { return nil }
         return try key.read(text, key.spec.name)
     }
 
     /// Whether the flag `key` was given.
-    mutating func flag(_ key: FlagKey) -> Bool { flag(key.spec.name) }
+    mutating func flag(_ key: FlagKey) -> Bool { flags[declared(key.spec.name)] != nil }
 
     /// Whether the option of `spec` was given (its value unread), for refusing it where it does not apply.
     mutating func isGiven(_ spec: OptionSpec) -> Bool {
-        spec.takesValue ? value(spec.name) != nil : flag(spec.name)
+        let option = declared(spec.name)
+        return values[option] != nil || flags[option] != nil
     }
-
-    /// The value of option `name` read and checked by its type, nil when not given.
-    mutating func value<Value: OptionValue>(_ name: String, as type: Value.Type) throws -> Value? {
-        guard let text = value(name) else { return nil }
-        return try Value(text: text, name: name)
-    }
-
-    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = value(name) else { return nil }
-        return try WholeNumber.parse(text, name, in: range)
-    }
-
-    mutating func size(_ name: String) throws -> Size? { try value(name, as: Size.self) }
 
     /// Throws for an option that was given but that the command never read: it would be silently ignored.
     func checkAllUsed() throws {
@@ -296,7 +260,9 @@ struct ArgumentScanner {
     }
 }
 
-extension ArgumentScanner {
-    /// A frame rate (`30`, `29.97`, `30000/1001`) in `FrameRate.range`.
-    mutating func frameRate(_ name: String) throws -> Rational? { try value(name, as: FrameRate.self)?.rate }
+/// A command line as an option source: a group's key `crf` is the option `--crf`.
+extension ArgumentScanner: OptionSource {
+    mutating func text(for key: String) -> String? { values[declared("--" + key)]?.value }
+    mutating func flag(for key: String) -> Bool { flags[declared("--" + key)] != nil }
+    func spelling(for key: String) -> String { "--" + key }
 }

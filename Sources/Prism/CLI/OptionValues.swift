@@ -333,12 +333,6 @@ extension OptionSource {
     func spelling(of key: some DeclaredOption) -> String { spelling(for: key.manifestKey) }
 }
 
-extension ArgumentScanner: OptionSource {
-    mutating func text(for key: String) -> String? { value("--" + key) }
-    mutating func flag(for key: String) -> Bool { flag("--" + key) }
-    func spelling(for key: String) -> String { "--" + key }
-}
-
 /// One key's text, spelt as the caller says (`JobSettings.set`).
 struct SingleOption: OptionSource {
     let key: String
