@@ -4,12 +4,18 @@ import PrismCore
 
 /// The option tables and the scanner that reads arguments against them.
 final class ArgumentScannerTests: XCTestCase {
+    private enum Key {
+        static let output = OptionKey<String>("-o", "--output", value: "FILE", help: "where", required: true)
+        static let crf = OptionKey<Int>("--crf", value: "N", in: 0...51, help: "quality")
+        /// `--crf` read as a frame rate: the same option, another key's reading.
+        static let crfAsRate = OptionKey<FrameRate>("--crf", value: "N", help: "quality")
+        static let filter = OptionKey<String>("--filter", "-f", value: "SPEC", help: "graph")
+        static let quiet = FlagKey("--quiet", "-q", help: "hush")
+        static let secret = FlagKey("--secret", help: "", hidden: true)
+    }
+
     private let command = CommandSpec(name: "test", arguments: "[INPUT]", summary: "A command for the tests.", options: [
-        .value("-o", "--output", value: "FILE", help: "where", required: true),
-        .value("--crf", value: "N", help: "quality"),
-        .value("--filter", "-f", value: "SPEC", help: "graph"),
-        .flag("--quiet", "-q", help: "hush"),
-        .flag("--secret", help: "", hidden: true),
+        Key.output.spec, Key.crf.spec, Key.filter.spec, Key.quiet.spec, Key.secret.spec,
     ])
 
     private func message(_ body: () throws -> Void) -> String? {
@@ -21,15 +27,15 @@ final class ArgumentScannerTests: XCTestCase {
         var scanner = try ArgumentScanner(["in.mp4", "--crf=18", "-f", "invert", "-q", "--output", "-", "--", "--not-an-option"],
                                           command: command)
         XCTAssertEqual(scanner.positionals, ["in.mp4", "--not-an-option"])
-        XCTAssertEqual(try scanner.int("--crf", in: 0...51), 18)
-        XCTAssertEqual(scanner.value("--filter"), "invert", "any spelling finds the value given under another")
-        XCTAssertEqual(scanner.value("-o"), "-", "- is a value, not an option")
-        XCTAssertTrue(scanner.flag("--quiet"))
-        XCTAssertFalse(scanner.flag("--secret"))
+        XCTAssertEqual(try scanner.value(Key.crf), 18)
+        XCTAssertEqual(try scanner.value(Key.filter), "invert", "the key finds the value given under any of its spellings")
+        XCTAssertEqual(try scanner.value(Key.output), "-", "- is a value, not an option")
+        XCTAssertTrue(scanner.flag(Key.quiet))
+        XCTAssertFalse(scanner.flag(Key.secret))
         XCTAssertNoThrow(try scanner.checkAllUsed())
         // A negative number is not an option: it reaches the option that takes it, which checks its range.
         var negative = try ArgumentScanner(["--crf", "-3", "-o", "x"], command: command)
-        XCTAssertEqual(message { _ = try negative.int("--crf", in: 0...51) }, "--crf takes a whole number in 0...51, not '-3'")
+        XCTAssertEqual(message { _ = try negative.value(Key.crf) }, "--crf takes a whole number in 0...51, not '-3'")
     }
 
     func testMistakesAreNamed() {
@@ -47,29 +53,39 @@ final class ArgumentScannerTests: XCTestCase {
 
     func testAnOptionTheCommandNeverReadIsReported() throws {
         var scanner = try ArgumentScanner(["-o", "x", "--crf", "20"], command: command)
-        _ = scanner.value("-o")
+        _ = try scanner.value(Key.output)
         XCTAssertEqual(message { try scanner.checkAllUsed() }, "--crf has no effect on prism test here")
-        _ = scanner.value("--crf")
+        _ = try scanner.value(Key.crf)
         XCTAssertNoThrow(try scanner.checkAllUsed())
     }
 
-    func testCommandsWithoutATableStillFindEverySpelling() throws {
-        var scanner = try ArgumentScanner(["-f", "mono", "-q", "--workers", "4"], valueOptions: ["--filter", "-f", "--workers"],
-                                          flags: ["--quiet", "-q"])
-        XCTAssertEqual(scanner.value("--filter", "-f"), "mono")
-        XCTAssertTrue(scanner.flag("--quiet", "-q"))
-        XCTAssertEqual(try scanner.int("--workers", in: 1...8), 4)
-        XCTAssertNoThrow(try scanner.checkAllUsed())
-        XCTAssertThrowsError(try ArgumentScanner(["--workers", "1", "--workers", "2"], valueOptions: ["--workers"], flags: []))
+    /// The one tokenizer the scanner and the input and output splits share.
+    func testTokens() {
+        let tokens = ArgumentToken.read(["in.mp4", "--crf=18", "-f", "mono", "-", "-3", "-q", "-o", "--", "a", "--b"],
+                                        takesValue: { ["-f", "-o"].contains($0) })
+        XCTAssertEqual(tokens, [
+            .operand("in.mp4"),
+            .option(name: "--crf", value: "18", words: ["--crf=18"]),
+            .option(name: "-f", value: "mono", words: ["-f", "mono"]),
+            .operand("-"), .operand("-3"),
+            .option(name: "-q", value: nil, words: ["-q"]),
+            // An option's value is the next word, whatever it looks like.
+            .option(name: "-o", value: "--", words: ["-o", "--"]),
+            .operand("a"),
+            .option(name: "--b", value: nil, words: ["--b"]),
+        ])
+        XCTAssertEqual(ArgumentToken.read(["-q", "--", "-o", "x"], takesValue: { $0 == "-o" }),
+                       [.option(name: "-q", value: nil, words: ["-q"]), .endOfOptions(["-o", "x"])])
+        XCTAssertEqual(ArgumentToken.read(["-o"], takesValue: { $0 == "-o" }), [.option(name: "-o", value: nil, words: ["-o"])])
     }
 
     func testFrameRatesAreBounded() throws {
         for text in ["0.0000001", "0", "-5", "1/0", "5000", "abc"] {
             var scanner = try ArgumentScanner(["--crf", text], command: command)
-            XCTAssertThrowsError(try scanner.frameRate("--crf"), text)
+            XCTAssertThrowsError(try scanner.value(Key.crfAsRate), text)
         }
         var scanner = try ArgumentScanner(["--crf", "29.97"], command: command)
-        XCTAssertEqual(try scanner.frameRate("--crf"), Rational(30000, 1001))
+        XCTAssertEqual(try scanner.value(Key.crfAsRate)?.rate, Rational(30000, 1001))
     }
 
     /// The usage is printed from the tables the parser reads: every visible option of every command is in

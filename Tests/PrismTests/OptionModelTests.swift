@@ -1,5 +1,7 @@
 import Foundation
 import PrismCore
+import PrismKit
+import PrismMedia
 import XCTest
 @testable import Prism
 @testable import PrismPipeline
@@ -160,5 +162,123 @@ final class OptionModelTests: XCTestCase {
         XCTAssertThrowsError(try BatchManifest(path: manifest)) { error in
             XCTAssertEqual(error.prismDiagnostics, [Diagnostic(file: manifest, line: 2, message: "\"threads\" takes a whole number in 0...64, not '65'")])
         }
+    }
+
+    // MARK: - Scoped options
+
+    /// The encoder's settings an output gets, as text, for `key`.
+    private func encoderAnswer(_ encoder: VideoEncoderSettings?, _ key: String) -> String {
+        guard let encoder else { return "no encoder" }
+        switch key {
+        case "codec": return "\(encoder.codec)"
+        case "preset": return encoder.preset
+        case "crf": return encoder.crf.map(String.init) ?? "nil"
+        case "bitrate": return encoder.bitrate.map(String.init) ?? "nil"
+        default: return "\(encoder.threads)"
+        }
+    }
+
+    private func playlistAnswer(_ output: SessionOutput) -> String {
+        let playlist = output.playlist
+        return "\(playlist.kind) \(playlist.segmentSeconds) \(playlist.window) \(playlist.fragmentedMP4)"
+    }
+
+    /// The playlist options, which only an HLS or DASH output takes.
+    static let playlistTable: [(key: String, values: [String])] = [
+        ("playlist", ["live", "event", "vod", "Live", "rolling", ""]),
+        ("segment-duration", ["2", "0.5", "0.001", "0", "-2", "10000001", "two"]),
+        ("window", ["1", "6", "10000", "10001", "0", "-1", "6.5", "six"]),
+        ("segment-type", ["ts", "fmp4", "mp4", "TS", ""]),
+    ]
+
+    /// An output's options given for the run (with one -o), before an -o (that output's alone) and after
+    /// the last -o (every output's) get the same answer for the output they reach, or the same refusal.
+    func testAnOutputsOwnOptionsGetTheSameAnswerAsTheRuns() throws {
+        let (a, b) = (dir.path("a.mkv"), dir.path("b.mkv"))
+        var compared = 0
+        let encoderTable = Self.table.filter { ["codec", "preset", "crf", "bitrate", "threads"].contains($0.key) }
+        for (key, values) in encoderTable {
+            for text in values {
+                let option = "--" + key
+                let context = "\(key) = \(text.prefix(40).debugDescription)"
+                // One -o: its encoder is the run's.
+                let run = capture { encoderAnswer(try RunCommand(arguments: ["-o", a, option, text]).options.session.encoder, key) }
+                let own = capture {
+                    let outputs = try RunCommand(arguments: [option, text, "-o", a, "-o", b]).options.outputs
+                    let untouched = try RunCommand(arguments: ["-o", a, "-o", b]).options.outputs[1]
+                    XCTAssertEqual(encoderAnswer(outputs[1].encoder, key), encoderAnswer(untouched.encoder, key), "\(context): only the first output's")
+                    return encoderAnswer(outputs[0].encoder, key)
+                }
+                let every = capture {
+                    let outputs = try RunCommand(arguments: ["-o", a, "-o", b, option, text]).options.outputs
+                    XCTAssertEqual(encoderAnswer(outputs[1].encoder, key), encoderAnswer(outputs[0].encoder, key), context)
+                    return encoderAnswer(outputs[0].encoder, key)
+                }
+                XCTAssertEqual(own, run, "\(context) before an -o")
+                XCTAssertEqual(every, run, "\(context) after the last -o")
+                compared += 1
+            }
+        }
+        let (p, q) = (dir.path("p.m3u8"), dir.path("q/q.m3u8"))
+        try FileManager.default.createDirectory(atPath: dir.path("q"), withIntermediateDirectories: true)
+        for (key, values) in Self.playlistTable {
+            for text in values {
+                let option = "--" + key
+                let context = "\(key) = \(text.debugDescription)"
+                let run = capture { playlistAnswer(try RunCommand(arguments: ["-o", p, option, text]).options.outputs[0]) }
+                let own = capture { playlistAnswer(try RunCommand(arguments: [option, text, "-o", p, "-o", q]).options.outputs[0]) }
+                let every = capture { playlistAnswer(try RunCommand(arguments: ["-o", p, "-o", q, option, text]).options.outputs[1]) }
+                XCTAssertEqual(own, run, "\(context) before an -o")
+                XCTAssertEqual(every, run, "\(context) after the last -o")
+                if case .refused(let message) = run { XCTAssertTrue(message.contains(option), "\(context): \(message)") }
+                compared += 1
+            }
+        }
+        XCTAssertEqual(compared, (encoderTable + Self.playlistTable).map(\.values.count).reduce(0, +))
+    }
+
+    /// An input's own options (`--offset`, `--end`), given before an input after the first, get the same
+    /// answer from `run`, `record` and `dev`, the one their key reads; a good value given for the run (after
+    /// the last input) is refused by the scoping rule, a bad one by its own check wherever it stands.
+    func testAnInputsOwnOptionsGetTheSameAnswerFromEveryCommand() throws {
+        let shader = dir.path("look.fs")
+        try "void main() { gl_FragColor = vec4(1.0); }\n".write(toFile: shader, atomically: true, encoding: .utf8)
+        let takes = dir.path("takes")
+        try FileManager.default.createDirectory(atPath: takes, withIntermediateDirectories: true)
+        let table: [(key: String, values: [String])] = [
+            ("offset", ["0", "1.5", "10000000", "10000001", "-1", "nan", "inf", "1e308", "soon", ""]),
+            ("end", ["hold", "stop", "hide", "Hold", "keep", ""]),
+        ]
+        func inputAnswer(_ inputs: [ExtraInput], _ key: String) -> String {
+            key == "offset" ? "\(inputs[0].offset.value)/\(inputs[0].offset.timescale)" : "\(inputs[0].end)"
+        }
+        var compared = 0
+        for (key, values) in table {
+            for text in values {
+                let option = "--" + key
+                let context = "\(key) = \(text.debugDescription)"
+                let scoped = ["pattern", option, text, "pattern"]
+                let run = capture { inputAnswer(try RunCommand(arguments: ["-o", dir.path("o.mkv")] + scoped).options.session.inputs, key) }
+                let record = capture { inputAnswer(try RecordCommand(arguments: [takes] + scoped).options.session.inputs, key) }
+                let dev = capture { inputAnswer(try DevCommand(arguments: [shader] + scoped).options.session.inputs, key) }
+                XCTAssertEqual(record, run, "record \(context)")
+                XCTAssertEqual(dev, run, "dev \(context)")
+                // The value itself, read by its key: the one check.
+                let read = capture {
+                    key == "offset" ? "\(Int64((try InputArguments.Key.offset.read(text, option) * 1_000_000).rounded()))/1000000"
+                        : "\(try InputArguments.Key.end.read(text, option))"
+                }
+                XCTAssertEqual(run, read, "\(context) read by its key")
+                // Given for the run: after the last input there is none for it to belong to.
+                let forTheRun = capture { inputAnswer(try RunCommand(arguments: ["-o", dir.path("o.mkv"), "pattern", "pattern", option, text]).options.session.inputs, key) }
+                if case .refused = run {
+                    XCTAssertEqual(forTheRun, run, "\(context) given for the run")
+                } else {
+                    XCTAssertEqual(forTheRun, .refused("--offset and --end apply to the input given after them; none follows"), context)
+                }
+                compared += 1
+            }
+        }
+        XCTAssertEqual(compared, 16)
     }
 }

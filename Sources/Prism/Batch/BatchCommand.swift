@@ -15,27 +15,27 @@ struct BatchCommand: PrismCommand {
         name: "batch", arguments: "MANIFEST.jsonl",
         summary: "Runs a JSON Lines manifest of jobs on every GPU (or llvmpipe workers), or one shard of it on a node.",
         options: [
-            .value("--workers", value: "N", help: "workers (each its own GPU context): llvmpipe workers, or spread over the GPUs"),
-            .value("--gpus", value: "all|N|0,2", help: "the GPUs to use: all (default), the first N, or these indices"),
-            .value("--results", value: "FILE", help: "the results file (default: MANIFEST.results.jsonl beside the manifest)"),
-            .value("--shard", value: "I/N", help: "run shard I of N (from 0); default from SLURM_ARRAY_TASK_ID/COUNT"),
-            .value("--shards", value: "N", help: "shards of --sbatch, or the count with JOB_COMPLETION_INDEX (Kubernetes)"),
-            .flag("--force", help: "run jobs already done too"),
-            .flag("--dry-run", help: "list the jobs and whether each would run, run nothing"),
-            .key("progress", value: BatchProgressStyle.placeholder, help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only"),
-            .flag("--quiet", "-q", help: "--progress quiet"),
-            .value("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)"),
+            Key.workers.spec,
+            Key.gpus.spec,
+            Key.results.spec,
+            Key.shard.spec,
+            Key.shards.spec,
+            Key.force.spec,
+            Key.dryRun.spec,
+            Key.progress.spec,
+            Key.quiet.spec,
+            Key.outputDirectory.spec,
         ] + JobSettings.options.map(\.asJobDefault) + [
-            .flag("--sbatch", help: "print an sbatch --array script, one task per shard"),
-            .flag("--submit", help: "with --sbatch: submit it (prints the job id)"),
-            .value("--gres", value: "gpu:1|none", help: "with --sbatch: GPUs per task (none for CPU-only clusters)"),
-            .value("--partition", value: "P", help: "with --sbatch: the Slurm partition"),
-            .value("--time", value: "T", help: "with --sbatch: the time limit per task"),
-            .value("--logs", value: "DIR", help: "with --sbatch: the tasks' log directory (default: logs/ beside the results)"),
-            .value("--max-parallel", value: "M", help: "with --sbatch: at most M tasks at once"),
-            .value("--prism", value: "PATH", help: "with --sbatch: the prism the tasks run (default: this one)"),
-            .flag("--report", help: "merge results files (the arguments) into one summary"),
-            .flag("--json", help: "with --report: the summary as JSON"),
+            Key.sbatch.spec,
+            Key.submit.spec,
+            Key.gres.spec,
+            Key.partition.spec,
+            Key.time.spec,
+            Key.logs.spec,
+            Key.maxParallel.spec,
+            Key.prism.spec,
+            Key.report.spec,
+            Key.json.spec,
         ],
         notes: ["MANIFEST.jsonl: one job per line, e.g. {\"input\": \"a.mp4\", \"output\": \"out/a.mp4\", \"filter\": \"invert\", \"crf\": 20};",
                 "keys: " + BatchManifest.keys.joined(separator: ", ") + ". Paths are relative to",
@@ -74,12 +74,36 @@ struct BatchCommand: PrismCommand {
     /// What the command line said, passed on to the tasks of an sbatch script.
     private var passOn: [String] = []
 
+    /// `batch`'s own options, declared once: the table above and the parser read them.
+    enum Key {
+        static let workers = OptionKey<Int>("--workers", value: "N", in: 1...256, help: "workers (each its own GPU context): llvmpipe workers, or spread over the GPUs")
+        static let gpus = OptionKey<GPUSelection>(spec: .value("--gpus", value: "all|N|0,2", help: "the GPUs to use: all (default), the first N, or these indices"), read: { text, _ in try GPUSelection(parsing: text) })
+        static let results = OptionKey<String>("--results", value: "FILE", help: "the results file (default: MANIFEST.results.jsonl beside the manifest)")
+        static let shard = OptionKey<Shard>(spec: .value("--shard", value: "I/N", help: "run shard I of N (from 0); default from SLURM_ARRAY_TASK_ID/COUNT"), read: { text, _ in try Shard(parsing: text) })
+        static let shards = OptionKey<Int>("--shards", value: "N", in: 1...100_000, help: "shards of --sbatch, or the count with JOB_COMPLETION_INDEX (Kubernetes)")
+        static let force = FlagKey("--force", help: "run jobs already done too")
+        static let dryRun = FlagKey("--dry-run", help: "list the jobs and whether each would run, run nothing")
+        static let progress = OptionKey<BatchProgressStyle>("--progress", value: BatchProgressStyle.placeholder, help: "a bar on a terminal, a line per job, JSON Lines on stdout, or failures only")
+        static let quiet = FlagKey("--quiet", "-q", help: "--progress quiet")
+        static let outputDirectory = OptionKey<String>("--output-dir", value: "DIR", help: "where jobs without an output write (named after the input)")
+        static let sbatch = FlagKey("--sbatch", help: "print an sbatch --array script, one task per shard")
+        static let submit = FlagKey("--submit", help: "with --sbatch: submit it (prints the job id)")
+        static let gres = OptionKey<String>("--gres", value: "gpu:1|none", help: "with --sbatch: GPUs per task (none for CPU-only clusters)")
+        static let partition = OptionKey<String>("--partition", value: "P", help: "with --sbatch: the Slurm partition")
+        static let time = OptionKey<String>("--time", value: "T", help: "with --sbatch: the time limit per task")
+        static let logs = OptionKey<String>("--logs", value: "DIR", help: "with --sbatch: the tasks' log directory (default: logs/ beside the results)")
+        static let maxParallel = OptionKey<Int>("--max-parallel", value: "M", in: 1...100_000, help: "with --sbatch: at most M tasks at once")
+        static let prism = OptionKey<String>("--prism", value: "PATH", help: "with --sbatch: the prism the tasks run (default: this one)")
+        static let report = FlagKey("--report", help: "merge results files (the arguments) into one summary")
+        static let json = FlagKey("--json", help: "with --report: the summary as JSON")
+    }
+
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
         progress = isatty(2) != 0 ? .bar : .lines
-        if scanner.flag("--report") {
+        if scanner.flag(Key.report) {
             guard !scanner.positionals.isEmpty else { throw UsageError("--report takes one or more RESULTS.jsonl files") }
-            mode = .report(paths: scanner.positionals, json: scanner.flag("--json"))
+            mode = .report(paths: scanner.positionals, json: scanner.flag(Key.json))
             try scanner.checkAllUsed()
             return
         }
@@ -92,33 +116,34 @@ struct BatchCommand: PrismCommand {
         for key in JobSettings.keys {
             if let value = scanner.text(for: key) { passOn += ["--" + key, value] }
         }
-        if let directory = scanner.value("--output-dir") {
+        if let directory = try scanner.value(Key.outputDirectory) {
             outputDirectory = directory
             passOn += ["--output-dir", BatchManifest.absolute(directory, relativeTo: FileManager.default.currentDirectoryPath)]
         }
-        resultsPath = scanner.value("--results")
-        if let text = scanner.value("--shard") { shard = try Shard(parsing: text) }
-        shardCount = try scanner.int("--shards", in: 1...100_000)
-        if let text = scanner.value("--gpus") { gpus = try GPUSelection(parsing: text) }
-        workers = try scanner.int("--workers", in: 1...256)
-        force = scanner.flag("--force")
+        resultsPath = try scanner.value(Key.results)
+        shard = try scanner.value(Key.shard)
+        shardCount = try scanner.value(Key.shards)
+        if let selection = try scanner.value(Key.gpus) { gpus = selection }
+        workers = try scanner.value(Key.workers)
+        force = scanner.flag(Key.force)
         if force { passOn.append("--force") }
-        dryRun = scanner.flag("--dry-run")
-        if scanner.flag("--quiet", "-q") { progress = .quiet }
-        if let style = try scanner.value(for: "progress", as: BatchProgressStyle.self) { progress = style }
-        if scanner.flag("--sbatch") {
-            mode = .sbatch(submit: scanner.flag("--submit"))
-            if let text = scanner.value("--gres") { gres = text == "none" ? nil : text }
-            partition = scanner.value("--partition")
-            timeLimit = scanner.value("--time")
-            logDirectory = scanner.value("--logs")
-            maxParallel = try scanner.int("--max-parallel", in: 1...100_000)
-            prismPath = scanner.value("--prism")
+        dryRun = scanner.flag(Key.dryRun)
+        if scanner.flag(Key.quiet) { progress = .quiet }
+        if let style = try scanner.value(Key.progress) { progress = style }
+        if scanner.flag(Key.sbatch) {
+            mode = .sbatch(submit: scanner.flag(Key.submit))
+            if let text = try scanner.value(Key.gres) { gres = text == "none" ? nil : text }
+            partition = try scanner.value(Key.partition)
+            timeLimit = try scanner.value(Key.time)
+            logDirectory = try scanner.value(Key.logs)
+            maxParallel = try scanner.value(Key.maxParallel)
+            prismPath = try scanner.value(Key.prism)
             if shard != nil { throw UsageError("--sbatch makes the shards itself: give --shards N, not --shard") }
         } else {
-            if scanner.flag("--submit") { throw UsageError("--submit goes with --sbatch") }
-            for option in ["--gres", "--partition", "--time", "--logs", "--max-parallel", "--prism"] where scanner.value(option) != nil {
-                throw UsageError("\(option) goes with --sbatch")
+            if scanner.flag(Key.submit) { throw UsageError("--submit goes with --sbatch") }
+            for option in [Key.gres.spec, Key.partition.spec, Key.time.spec, Key.logs.spec, Key.maxParallel.spec, Key.prism.spec]
+            where scanner.isGiven(option) {
+                throw UsageError("\(option.name) goes with --sbatch")
             }
         }
         try scanner.checkAllUsed()

@@ -24,16 +24,22 @@ struct JobSettings: Sendable, Equatable {
 
     /// Every setting `source` gives, each read and checked by its option's value type.
     init(from source: inout some OptionSource) throws {
-        filter = try source.value(for: "filter", as: FilterText.self)?.text
+        filter = try source.value(Key.filter)?.text
         encoder = try EncoderChoice(from: &source)
         input = try InputChoice(from: &source)
-        frames = try source.value(for: "frames", as: FrameCount.self)?.value
+        frames = try source.value(Key.frames)?.value
     }
 
     /// The options, declared once for `batch`'s command line (its job defaults) and the manifest's keys.
-    static let options: [OptionSpec] = [.key("filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono'")]
+    /// The settings of a job beside the groups', declared once.
+    enum Key {
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono'")
+        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
+    }
+
+    static let options: [OptionSpec] = [Key.filter.spec]
         + EncoderChoice.options + InputChoice.options.filter { $0.name != "--duration" }
-        + [.key("frames", value: "N", help: "stop after N frames")]
+        + [Key.frames.spec]
         + InputChoice.options.filter { $0.name == "--duration" }
 
     /// The keys a manifest line may set, as the options spell them without their dashes.

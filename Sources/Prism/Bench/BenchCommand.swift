@@ -15,29 +15,36 @@ struct BenchCommand: PrismCommand {
         name: "bench", arguments: "[CLIP]",
         summary: "Measures each stage (upload, each filter pass, readback, encode) and the whole pipeline per size.",
         options: [
-            .value("--sizes", value: "480p,720p,1080p,2160p", help: "the sizes to measure, comma-separated (720p or WxH)"),
-            .value("--filter", "-f", value: "SPEC", help: "the filter graph to measure"),
-            .flag("--no-fuse", help: "one GPU pass per filter (to measure fusing)"),
-            .flag("--rgb-route", help: "every graph through R'G'B', none kept in Y'CbCr (to measure the Y'CbCr route)"),
-            .flag("--json", help: "the results as JSON on stdout instead of a table"),
-            .value("--chart", value: "FILE.svg", help: "also write the results as an SVG chart"),
-            .value("--compare", value: "ffmpeg", help: "run FFmpeg's CPU chain on the same work, side by side"),
-            .flag("--suite", help: "each built-in filter against FFmpeg's: whole runs, PSNR-checked (720p,1080p or CLIP)"),
-            .value("--rows", value: "ROW,…", help: "the suite's rows, by id or prefix (invert, blur, lut, face-blur, …)"),
-            .value("--ffmpeg", value: "PATH", help: "the ffmpeg to compare with (implies --compare ffmpeg)"),
-            .flag("--quick", help: "one small size, few samples (a smoke test, not figures)"),
-            .value("--samples", value: "N", help: "timed samples per stage, 1-10000"),
-            .value("--warmup", value: "N", help: "untimed runs before the samples, 0-1000"),
-            .value("--runs", value: "N", help: "end-to-end runs per size (--suite: per row), 1-100"),
-            .value("--soak-frames", value: "N", help: "frames of the end-to-end runs, 10-1000000"),
-            .value("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)"),
-            .value("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size "
-                   + "(--sizes may name native: each model's own); with their render targets' memory"),
+            Key.sizes.spec, Key.filter.spec, Key.noFuse.spec, Key.rgbRoute.spec, Key.json.spec, Key.chart.spec, Key.compare.spec,
+            Key.suite.spec, Key.rows.spec, Key.ffmpeg.spec, Key.quick.spec, Key.samples.spec, Key.warmup.spec, Key.runs.spec,
+            Key.soakFrames.spec, Key.gpu.spec, Key.model.spec,
         ] + EncoderChoice.options.map { option in
             var option = option
             option.help += " — for CLIP's row"
             return option
         })
+
+    /// `bench`'s own options, declared once: the table above and the parser read them.
+    enum Key {
+        static let sizes = OptionKey<String>("--sizes", value: "480p,720p,1080p,2160p", help: "the sizes to measure, comma-separated (720p or WxH)")
+        static let filter = OptionKey<String>("--filter", "-f", value: "SPEC", help: "the filter graph to measure")
+        static let noFuse = FlagKey("--no-fuse", help: "one GPU pass per filter (to measure fusing)")
+        static let rgbRoute = FlagKey("--rgb-route", help: "every graph through R'G'B', none kept in Y'CbCr (to measure the Y'CbCr route)")
+        static let json = FlagKey("--json", help: "the results as JSON on stdout instead of a table")
+        static let chart = OptionKey<String>("--chart", value: "FILE.svg", help: "also write the results as an SVG chart")
+        static let compare = OptionKey<String>("--compare", value: "ffmpeg", help: "run FFmpeg's CPU chain on the same work, side by side")
+        static let suite = FlagKey("--suite", help: "each built-in filter against FFmpeg's: whole runs, PSNR-checked (720p,1080p or CLIP)")
+        static let rows = OptionKey<String>("--rows", value: "ROW,…", help: "the suite's rows, by id or prefix (invert, blur, lut, face-blur, …)")
+        static let ffmpeg = OptionKey<String>("--ffmpeg", value: "PATH", help: "the ffmpeg to compare with (implies --compare ffmpeg)")
+        static let quick = FlagKey("--quick", help: "one small size, few samples (a smoke test, not figures)")
+        static let samples = OptionKey<Int>("--samples", value: "N", in: 1...10_000, help: "timed samples per stage, 1-10000")
+        static let warmup = OptionKey<Int>("--warmup", value: "N", in: 0...1000, help: "untimed runs before the samples, 0-1000")
+        static let runs = OptionKey<Int>("--runs", value: "N", in: 1...100, help: "end-to-end runs per size (--suite: per row), 1-100")
+        static let soakFrames = OptionKey<Int>("--soak-frames", value: "N", in: 10...1_000_000, help: "frames of the end-to-end runs, 10-1000000")
+        static let gpu = OptionKey<GPUIndex>.gpu
+        static let model = OptionKey<String>("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size "
+                   + "(--sizes may name native: each model's own); with their render targets' memory")
+    }
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
@@ -55,11 +62,11 @@ struct BenchCommand: PrismCommand {
         if options.userClip == nil, options.userEncoder != EncoderChoice() {
             throw UsageError("bench: --codec, --preset, --crf, --bitrate and --threads set up the CLIP row; give a CLIP to time")
         }
-        if scanner.flag("--quick") {
+        if scanner.flag(Key.quick) {
             options.makeQuick()
             options.sizes = [Size(width: 320, height: 180)]
         }
-        let sizeList = scanner.value("--sizes")
+        let sizeList = try scanner.value(Key.sizes)
         if let list = sizeList {
             var sizes: [Size] = []
             for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
@@ -80,28 +87,28 @@ struct BenchCommand: PrismCommand {
             options.sizes = sizes
             options.sizesGiven = true
         }
-        if let filter = scanner.value("--filter", "-f") { options.filter = filter }
-        options.fuse = !scanner.flag("--no-fuse")
-        options.yuvRoute = !scanner.flag("--rgb-route")
-        options.json = scanner.flag("--json")
-        if let chart = scanner.value("--chart") {
+        if let filter = try scanner.value(Key.filter) { options.filter = filter }
+        options.fuse = !scanner.flag(Key.noFuse)
+        options.yuvRoute = !scanner.flag(Key.rgbRoute)
+        options.json = scanner.flag(Key.json)
+        if let chart = try scanner.value(Key.chart) {
             guard chart.lowercased().hasSuffix(".svg") else { throw UsageError("--chart writes an SVG file: FILE.svg, not '\(chart)'") }
             options.chartPath = chart
         }
-        if let compare = scanner.value("--compare") {
+        if let compare = try scanner.value(Key.compare) {
             guard compare.lowercased() == "ffmpeg" else { throw UsageError("--compare takes ffmpeg, not '\(compare)'") }
             options.compareFFmpeg = true
         }
-        if let path = scanner.value("--ffmpeg") {
+        if let path = try scanner.value(Key.ffmpeg) {
             options.ffmpegPath = path
             options.compareFFmpeg = true
         }
-        options.samples = try scanner.int("--samples", in: 1...10_000) ?? options.samples
-        options.warmup = try scanner.int("--warmup", in: 0...1000) ?? options.warmup
-        options.endToEndRuns = try scanner.int("--runs", in: 1...100) ?? options.endToEndRuns
-        options.soakFrames = try scanner.int("--soak-frames", in: 10...1_000_000) ?? options.soakFrames
-        options.gpu.deviceIndex = try scanner.int("--gpu", in: 0...63)
-        if let list = scanner.value("--model") {
+        options.samples = try scanner.value(Key.samples) ?? options.samples
+        options.warmup = try scanner.value(Key.warmup) ?? options.warmup
+        options.endToEndRuns = try scanner.value(Key.runs) ?? options.endToEndRuns
+        options.soakFrames = try scanner.value(Key.soakFrames) ?? options.soakFrames
+        options.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        if let list = try scanner.value(Key.model) {
             models = list.split(separator: ",").map { String($0) }
             for model in models where !FileManager.default.isReadableFile(atPath: model) {
                 throw UsageError("bench --model: no such file '\(model)'")
@@ -113,9 +120,9 @@ struct BenchCommand: PrismCommand {
         if models.isEmpty, modelSizes.contains(where: { $0 == nil }) {
             throw UsageError("--sizes native is a model's own size: it goes with --model")
         }
-        if scanner.flag("--suite") {
+        if scanner.flag(Key.suite) {
             try setUpSuite(&scanner)
-        } else if scanner.value("--rows") != nil {
+        } else if scanner.isGiven(Key.rows.spec) {
             throw UsageError("--rows chooses rows of --suite")
         }
         options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
@@ -127,7 +134,7 @@ struct BenchCommand: PrismCommand {
     private mutating func setUpSuite(_ scanner: inout ArgumentScanner) throws {
         options.suite = true
         options.compareFFmpeg = true
-        if let rows = scanner.value("--rows") { options.suiteRows = try BenchSuite.select(rows.split(separator: ",").map(String.init)) }
+        if let rows = try scanner.value(Key.rows) { options.suiteRows = try BenchSuite.select(rows.split(separator: ",").map(String.init)) }
         guard models.isEmpty else { throw UsageError("bench: --suite and --model are separate benches; give one") }
         guard options.filter == BenchOptions.defaultFilter else {
             throw UsageError("bench --suite times its own rows (--rows chooses them), not --filter")
@@ -135,8 +142,8 @@ struct BenchCommand: PrismCommand {
         guard options.userEncoder == EncoderChoice() else {
             throw UsageError("bench --suite writes raw yuv420p; --codec, --preset, --crf, --bitrate and --threads do not apply")
         }
-        for name in ["--samples", "--warmup", "--soak-frames"] where scanner.value(name) != nil {
-            throw UsageError("bench --suite times whole runs (--runs N); \(name) does not apply")
+        for option in [Key.samples.spec, Key.warmup.spec, Key.soakFrames.spec] where scanner.isGiven(option) {
+            throw UsageError("bench --suite times whole runs (--runs N); \(option.name) does not apply")
         }
         if !options.sizesGiven {
             options.sizes = options.userClip != nil ? [] : (options.quick ? [Size(width: 320, height: 180)]

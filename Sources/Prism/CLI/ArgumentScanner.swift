@@ -32,6 +32,58 @@ struct OptionSpec: Sendable {
     }
 }
 
+/// An option that takes a value, declared once: its row of the command's table (`spec`) and how its text
+/// reads (`read`), so a parser asks for the key (`scanner.value(Key.port)`) and gets a value of the key's
+/// type, checked the one way, instead of reading a spelling and converting it where it is read.
+struct OptionKey<Value>: Sendable {
+    let spec: OptionSpec
+    /// Reads the text given for the option spelt as its first name; throws a one-line `UsageError`.
+    let read: @Sendable (_ text: String, _ name: String) throws -> Value
+
+    init(spec: OptionSpec, read: @escaping @Sendable (_ text: String, _ name: String) throws -> Value) {
+        precondition(spec.takesValue, "\(spec.name) is a flag: declare it as a FlagKey")
+        self.spec = spec
+        self.read = read
+    }
+
+    var name: String { spec.name }
+}
+
+extension OptionKey where Value: OptionValue {
+    /// An option whose value type reads and checks itself.
+    init(_ names: String..., value: String, help: String, required: Bool = false, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden),
+                  read: { try Value(text: $0, name: $1) })
+    }
+}
+
+extension OptionKey where Value == String {
+    /// An option whose value is taken as it is given (a path, an address, a list its command splits).
+    init(_ names: String..., value: String, help: String, required: Bool = false, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden),
+                  read: { text, _ in text })
+    }
+}
+
+extension OptionKey where Value == Int {
+    /// A whole number in `range`.
+    init(_ names: String..., value: String, in range: ClosedRange<Int>, help: String, hidden: Bool = false) {
+        self.init(spec: OptionSpec(names: names, value: value, help: help, hidden: hidden),
+                  read: { try WholeNumber.parse($0, $1, in: range) })
+    }
+}
+
+/// A flag, declared once: its row of the command's table.
+struct FlagKey: Sendable {
+    let spec: OptionSpec
+
+    init(_ names: String..., help: String, hidden: Bool = false) {
+        spec = OptionSpec(names: names, value: nil, help: help, hidden: hidden)
+    }
+
+    var name: String { spec.name }
+}
+
 /// A command's arguments and options, declared once (swift-argument-parser's model, as a table): the
 /// parser, the one-line synopsis in `prism --help` and the detailed `prism COMMAND --help` come from it.
 struct CommandSpec: Sendable {
@@ -85,6 +137,49 @@ struct CommandSpec: Sendable {
     }
 }
 
+/// One word of a command line as the one tokenizer reads it, for the scanner and for the splits that take
+/// out an input's or an output's own options first (`InputArguments`, `OutputArguments`): all of them agree
+/// on `--name=value`, on `--` and on `-` alone and negative numbers being words, not options.
+enum ArgumentToken: Equatable {
+    /// A word that is no option: an operand, `-` (stdin or stdout) or a number (`-3`, left to whichever
+    /// option or check reads it).
+    case operand(String)
+    /// `--` and every word after it, all operands.
+    case endOfOptions([String])
+    /// An option as written (`words`: one, or two when its value is the next word), with its value: the
+    /// text after `=` (`--crf=18`, flags included), else the next word when the option takes one (nil when
+    /// there is none).
+    case option(name: String, value: String?, words: [String])
+
+    /// `arguments` as tokens; `takesValue` says which option names take the next word as their value.
+    static func read(_ arguments: [String], takesValue: (String) -> Bool) -> [ArgumentToken] {
+        var tokens: [ArgumentToken] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                tokens.append(.endOfOptions(Array(arguments[index...])))
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
+                tokens.append(.operand(argument))
+                continue
+            }
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                tokens.append(.option(name: String(argument[..<equals]), value: String(argument[argument.index(after: equals)...]),
+                                      words: [argument]))
+            } else if takesValue(argument), index < arguments.count {
+                tokens.append(.option(name: argument, value: arguments[index], words: [argument, arguments[index]]))
+                index += 1
+            } else {
+                tokens.append(.option(name: argument, value: nil, words: [argument]))
+            }
+        }
+        return tokens
+    }
+}
+
 /// Walks a command's arguments against its `CommandSpec`: options with values (`--crf 18`, `--crf=18`,
 /// `-o out.mp4`), flags and positionals. Unknown options, a missing value, a value given to a flag and an
 /// option that takes one value given twice are errors at once; `checkAllUsed()` reports any option the
@@ -100,42 +195,30 @@ struct ArgumentScanner {
 
     init(_ arguments: [String], command: CommandSpec) throws {
         self.command = command
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                positionals += arguments[index...]
-                break
-            }
-            // "-" is stdin/stdout; "-3" is a (negative) number, left to whichever option or check reads it.
-            guard argument.hasPrefix("-") && argument != "-" && Double(argument) == nil else {
-                positionals.append(argument)
-                continue
-            }
-            let (name, inlineValue) = Self.split(argument)
-            guard let option = command.option(named: name) else {
-                let known = command.options.filter { !$0.hidden }.flatMap(\.names).filter { $0.hasPrefix("--") }
-                throw UsageError("unknown option \(name) for \(command.name)" + NearestName.suggestion(for: name, among: known)
-                                 + " (prism \(command.name) --help lists them)")
-            }
-            if option.takesValue {
-                let value: String
-                if let inlineValue {
-                    value = inlineValue
+        for token in ArgumentToken.read(arguments, takesValue: { command.option(named: $0)?.takesValue == true }) {
+            switch token {
+            case .operand(let word):
+                positionals.append(word)
+            case .endOfOptions(let words):
+                positionals += words
+            case .option(let name, let value, _):
+                guard let option = command.option(named: name) else {
+                    let known = command.options.filter { !$0.hidden }.flatMap(\.names).filter { $0.hasPrefix("--") }
+                    throw UsageError("unknown option \(name) for \(command.name)" + NearestName.suggestion(for: name, among: known)
+                                     + " (prism \(command.name) --help lists them)")
+                }
+                if option.takesValue {
+                    guard let value else { throw UsageError("\(name) needs a value") }
+                    if let earlier = values[option.name] {
+                        let both = earlier.spelling == name ? name : "\(earlier.spelling) and \(name)"
+                        throw UsageError("\(both) given twice ('\(earlier.value)' and '\(value)'); give it once")
+                    }
+                    values[option.name] = (name, value)
                 } else {
-                    guard index < arguments.count else { throw UsageError("\(name) needs a value") }
-                    value = arguments[index]
-                    index += 1
+                    // A flag has a value only when one was written into it (`--quiet=yes`).
+                    guard value == nil else { throw UsageError("\(name) takes no value") }
+                    flags[option.name] = name
                 }
-                if let earlier = values[option.name] {
-                    let both = earlier.spelling == name ? name : "\(earlier.spelling) and \(name)"
-                    throw UsageError("\(both) given twice ('\(earlier.value)' and '\(value)'); give it once")
-                }
-                values[option.name] = (name, value)
-            } else {
-                guard inlineValue == nil else { throw UsageError("\(name) takes no value") }
-                flags[option.name] = name
             }
         }
     }
@@ -146,54 +229,27 @@ struct ArgumentScanner {
         guard scanner.positionals.isEmpty else { throw UsageError("\(command.name) takes no arguments") }
     }
 
-    /// For commands not yet declared in a table: every name its own option, no help.
-    init(_ arguments: [String], valueOptions: Set<String>, flags: Set<String>) throws {
-        let options = valueOptions.sorted().map { OptionSpec(names: [$0], value: "VALUE", help: "") }
-            + flags.sorted().map { OptionSpec(names: [$0], value: nil, help: "") }
-        try self.init(arguments, command: CommandSpec(name: "this command", arguments: "", summary: "", options: options))
+    /// The option `name` spells, marked used; asking for an undeclared option is a programming error.
+    private mutating func declared(_ name: String) -> String {
+        guard let option = command.option(named: name) else { preconditionFailure("\(name) is not declared for \(command.name)") }
+        used.insert(option.name)
+        return option.name
     }
 
-    private static func split(_ argument: String) -> (String, String?) {
-        guard argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
-        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    /// The value of `key`, read by the key's type; nil when not given.
+    mutating func value<Value>(_ key: OptionKey<Value>) throws -> Value? {
+        guard let text = values[declared(key.spec.name)]?.value else { return nil }
+        return try key.read(text, key.spec.name)
     }
 
-    /// The declarations `names` spell (one when they are spellings of one option, several in an
-    /// untabled command where each name is its own); asking for an undeclared option is a programming error.
-    private mutating func declared(_ names: [String]) -> [String] {
-        var found: [String] = []
-        for name in names {
-            if let option = command.option(named: name), !found.contains(option.name) { found.append(option.name) }
-        }
-        precondition(!found.isEmpty, "\(names) is not declared for \(command.name)")
-        used.formUnion(found)
-        return found
-    }
+    /// Whether the flag `key` was given.
+    mutating func flag(_ key: FlagKey) -> Bool { flags[declared(key.spec.name)] != nil }
 
-    /// The value of the option any of `names` spells, nil when not given.
-    mutating func value(_ names: String...) -> String? {
-        let options = declared(names)
-        return options.compactMap { values[$0]?.value }.first
+    /// Whether the option of `spec` was given (its value unread), for refusing it where it does not apply.
+    mutating func isGiven(_ spec: OptionSpec) -> Bool {
+        let option = declared(spec.name)
+        return values[option] != nil || flags[option] != nil
     }
-
-    /// Whether the flag any of `names` spells was given.
-    mutating func flag(_ names: String...) -> Bool {
-        let options = declared(names)
-        return options.contains { flags[$0] != nil }
-    }
-
-    /// The value of option `name` read and checked by its type, nil when not given.
-    mutating func value<Value: OptionValue>(_ name: String, as type: Value.Type) throws -> Value? {
-        guard let text = value(name) else { return nil }
-        return try Value(text: text, name: name)
-    }
-
-    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = value(name) else { return nil }
-        return try WholeNumber.parse(text, name, in: range)
-    }
-
-    mutating func size(_ name: String) throws -> Size? { try value(name, as: Size.self) }
 
     /// Throws for an option that was given but that the command never read: it would be silently ignored.
     func checkAllUsed() throws {
@@ -204,7 +260,9 @@ struct ArgumentScanner {
     }
 }
 
-extension ArgumentScanner {
-    /// A frame rate (`30`, `29.97`, `30000/1001`) in `FrameRate.range`.
-    mutating func frameRate(_ name: String) throws -> Rational? { try value(name, as: FrameRate.self)?.rate }
+/// A command line as an option source: a group's key `crf` is the option `--crf`.
+extension ArgumentScanner: OptionSource {
+    mutating func text(for key: String) -> String? { values[declared("--" + key)]?.value }
+    mutating func flag(for key: String) -> Bool { flags[declared("--" + key)] != nil }
+    func spelling(for key: String) -> String { "--" + key }
 }

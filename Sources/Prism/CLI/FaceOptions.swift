@@ -12,30 +12,34 @@ package typealias FaceOptions = FaceSettings
 
 extension FaceSettings {
     /// The flags, declared once for every command that takes them.
-    static let commandLine: [OptionSpec] = [
-        .value("--face-model", value: "centerface|FILE.onnx|haar|lbp|CASCADE.xml",
-               help: "what finds faces: the installed CenterFace (default), a CenterFace or YuNet ONNX model, or an OpenCV cascade"),
-        .value("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)"),
-        .value("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector"),
-        .value("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)"),
-        .value("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40; a still: full resolution)"),
-        .flag("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again"),
-        .flag("--require-faces", help: "fail (and keep no output) when no face is found at all"),
-    ]
+    enum Key {
+        static let faceModel = OptionKey<String>("--face-model", value: "centerface|FILE.onnx|haar|lbp|CASCADE.xml",
+               help: "what finds faces: the installed CenterFace (default), a CenterFace or YuNet ONNX model, or an OpenCV cascade")
+        static let faceEvery = OptionKey<FaceInterval>("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)")
+        static let facesIn = OptionKey<String>("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector")
+        static let facesOut = OptionKey<String>("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)")
+        static let faceMinSize = OptionKey<FaceMinimumSize>("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40; a still: full resolution)")
+        static let facesStrict = FlagKey("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again")
+        static let requireFaces = FlagKey("--require-faces", help: "fail (and keep no output) when no face is found at all")
+    }
+
+    static let commandLine: [OptionSpec] = [Key.faceModel.spec, Key.faceEvery.spec, Key.facesIn.spec, Key.facesOut.spec,
+                                            Key.faceMinSize.spec, Key.facesStrict.spec, Key.requireFaces.spec]
 
     /// The face options `source` gives (a command line's `--face-every 5`), each checked by its value type.
     static func parse(_ source: inout some OptionSource) throws -> FaceOptions {
         var options = FaceOptions()
-        options.model = try source.text(for: "face-model")
-        options.every = try source.value(for: "face-every", as: FaceInterval.self)?.value
-        options.sidecarIn = try source.text(for: "faces-in")
-        options.sidecarOut = try source.text(for: "faces-out")
-        options.minSize = try source.value(for: "face-min-size", as: FaceMinimumSize.self)?.value
-        options.strict = try source.flag(for: "faces-strict")
-        options.requireFaces = try source.flag(for: "require-faces")
+        options.model = try source.value(Key.faceModel)
+        options.every = try source.value(Key.faceEvery)?.value
+        options.sidecarIn = try source.value(Key.facesIn)
+        options.sidecarOut = try source.value(Key.facesOut)
+        options.minSize = try source.value(Key.faceMinSize)?.value
+        options.strict = try source.flag(Key.facesStrict)
+        options.requireFaces = try source.flag(Key.requireFaces)
         if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {
-            let detector = ["face-model", "face-every", "face-min-size"].map { source.spelling(for: $0) }.joined(separator: ", ")
-            throw UsageError("\(source.spelling(for: "faces-in")) replaces the detector: drop \(detector) and \(source.spelling(for: "faces-strict"))")
+            let detector = [source.spelling(of: Key.faceModel), source.spelling(of: Key.faceEvery), source.spelling(of: Key.faceMinSize)]
+            throw UsageError("\(source.spelling(of: Key.facesIn)) replaces the detector: drop \(detector.joined(separator: ", ")) "
+                             + "and \(source.spelling(of: Key.facesStrict))")
         }
         return options
     }

@@ -18,21 +18,31 @@ struct InputArguments {
         var end: InputEndPolicy?
     }
 
-    /// The options an input takes for itself.
-    static let scoped: [OptionSpec] = [
-        .value("--input", value: "[NAME=]SOURCE", help: "an input (repeat for several; as INPUT, in any mix): [0] is the "
-               + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound (see --audio-from)"),
-        .value("--offset", value: "SECONDS", help: "start the input that follows this many seconds into the run "
-               + "(it shows nothing before)"),
-        .value("--end", value: InputEndPolicy.placeholder, help: "what happens when the input that follows ends before the run: keep its last "
-               + "frame (default), end the run, or show nothing (transparent)"),
-    ]
+    /// The options an input takes for itself, declared once.
+    enum Key {
+        static let input = OptionKey<String>("--input", value: "[NAME=]SOURCE", help: "an input (repeat for several; as INPUT, in any mix): [0] is the "
+               + "first, [1], [2]… the others in the graph, or [NAME]; the first sets the run's clock and its sound (see --audio-from)")
+        /// `-i`: `--input`'s short spelling, left out of the usage.
+        static let inputShort = "-i"
+        static let offset = OptionKey<Double>(
+            spec: .value("--offset", value: "SECONDS", help: "start the input that follows this many seconds into the run "
+                         + "(it shows nothing before)"),
+            read: { text, name in
+                guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 1e7 else {
+                    throw UsageError("\(name) takes seconds (0 or more), not '\(text)'")
+                }
+                return seconds
+            })
+        static let end = OptionKey<InputEndPolicy>("--end", value: InputEndPolicy.placeholder, help: "what happens when the input that follows ends before the run: keep its last "
+               + "frame (default), end the run, or show nothing (transparent)")
+    }
+
+    static let scoped: [OptionSpec] = [Key.input.spec, Key.offset.spec, Key.end.spec]
 
     /// The arguments with every input taken out, and the inputs in order (empty: none was given).
     static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], inputs: [Input]) {
         var rest: [String] = [], inputs: [Input] = []
         var offset: Double?, end: InputEndPolicy?
-        var index = 0
         func add(_ text: String, named: Bool) throws {
             var input = Input(source: text, offset: offset, end: end)
             if named, let (name, source) = Self.named(text) {
@@ -43,48 +53,32 @@ struct InputArguments {
             inputs.append(input)
             (offset, end) = (nil, nil)
         }
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                for word in arguments[index...] { try add(word, named: false) }
-                break
-            }
-            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
-                try add(argument, named: false)
-                continue
-            }
-            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
-            let inline = name.count < argument.count
-            let takesValue = ["--input", "-i", "--offset", "--end"].contains(name) || command.option(named: name)?.takesValue == true
-            var value: String?
-            if inline {
-                value = String(argument.dropFirst(name.count + 1))
-            } else if takesValue {
-                guard index < arguments.count else {
-                    if ["--input", "-i", "--offset", "--end"].contains(name) { throw UsageError("\(name) needs a value") }
-                    rest.append(argument)
+        let own = [Key.input.name, Key.inputShort, Key.offset.name, Key.end.name]
+        let tokens = ArgumentToken.read(arguments, takesValue: { own.contains($0) || command.option(named: $0)?.takesValue == true })
+        for token in tokens {
+            switch token {
+            case .operand(let word):
+                try add(word, named: false)
+            case .endOfOptions(let words):
+                for word in words { try add(word, named: false) }
+            case .option(let name, let value, let words):
+                guard own.contains(name) else {
+                    rest += words
                     continue
                 }
-                value = arguments[index]
-                index += 1
-            }
-            switch name {
-            case "--input", "-i":
-                try add(value!, named: true)
-            case "--offset":
-                guard let seconds = Double(value!), seconds.isFinite, seconds >= 0, seconds <= 1e7 else {
-                    throw UsageError("--offset takes seconds (0 or more), not '\(value!)'")
+                guard let value else { throw UsageError("\(name) needs a value") }
+                switch name {
+                case Key.offset.name:
+                    let seconds = try Key.offset.read(value, name)
+                    guard offset == nil else { throw UsageError("--offset is given twice for one input") }
+                    offset = seconds
+                case Key.end.name:
+                    let policy = try Key.end.read(value, name)
+                    guard end == nil else { throw UsageError("--end is given twice for one input") }
+                    end = policy
+                default:
+                    try add(value, named: true)
                 }
-                guard offset == nil else { throw UsageError("--offset is given twice for one input") }
-                offset = seconds
-            case "--end":
-                let policy = try InputEndPolicy(text: value!, name: "--end")
-                guard end == nil else { throw UsageError("--end is given twice for one input") }
-                end = policy
-            default:
-                rest.append(argument)
-                if !inline, let value { rest.append(value) }
             }
         }
         if offset != nil || end != nil {

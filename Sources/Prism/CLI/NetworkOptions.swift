@@ -8,50 +8,55 @@ import PrismPipeline
 /// command line and refused for inputs that are not network URLs.
 extension NetworkInputOptions {
     /// The flags, declared once for every command that takes them.
-    static let commandLine: [OptionSpec] = [
-        .key("input-timeout", value: "SECONDS", help: "a network input: how long to wait for it to connect (or for a sender, "
-             + "listening) and, running, for more data before it counts as lost (default 10)"),
-        .key("reconnect", value: "N", help: "a network input lost mid-run: at most N attempts to reopen it, 0.5 s doubling to 8 s apart"),
-        .key("reconnect-for", value: "SECONDS", help: "a network input lost mid-run: keep trying to reopen it this long (default 30)"),
-        .flag("--no-reconnect", help: "a network input lost mid-run ends the run (the output is finished)"),
-        .key("rtsp-transport", value: RTSPTransport.placeholder, help: "RTSP over TCP (interleaved) or UDP (default: UDP, then TCP)"),
-        .flag("--listen", help: "wait for the sender: rtmp://, srt://, tcp://, http:// and rtsp:// (a publisher) inputs as servers"),
-    ]
+    enum Key {
+        static let inputTimeout = OptionKey<Seconds>("--input-timeout", value: "SECONDS", help: "a network input: how long to wait for it to connect (or for a sender, "
+             + "listening) and, running, for more data before it counts as lost (default 10)")
+        static let reconnect = OptionKey<ReconnectAttempts>("--reconnect", value: "N", help: "a network input lost mid-run: at most N attempts to reopen it, 0.5 s doubling to 8 s apart")
+        static let reconnectFor = OptionKey<Seconds>("--reconnect-for", value: "SECONDS", help: "a network input lost mid-run: keep trying to reopen it this long (default 30)")
+        static let noReconnect = FlagKey("--no-reconnect", help: "a network input lost mid-run ends the run (the output is finished)")
+        static let rtspTransport = OptionKey<RTSPTransport>("--rtsp-transport", value: RTSPTransport.placeholder, help: "RTSP over TCP (interleaved) or UDP (default: UDP, then TCP)")
+        static let listen = FlagKey("--listen", help: "wait for the sender: rtmp://, srt://, tcp://, http:// and rtsp:// (a publisher) inputs as servers")
+    }
+
+    static let commandLine: [OptionSpec] = [Key.inputTimeout.spec, Key.reconnect.spec, Key.reconnectFor.spec, Key.noReconnect.spec,
+                                            Key.rtspTransport.spec, Key.listen.spec]
 
     /// The flags `source` gives; `input` is the run's input (they describe network URLs only).
     static func parse(_ source: inout some OptionSource, input: InputSpec) throws -> NetworkInputOptions {
         var options = NetworkInputOptions()
+        // The spellings of the options given, for refusing them where the input is no network URL.
         var given: [String] = []
-        if let timeout = try source.value(for: "input-timeout", as: Seconds.self)?.value {
+        if let timeout = try source.value(Key.inputTimeout)?.value {
             options.timeout = timeout
-            given.append("input-timeout")
+            given.append(source.spelling(of: Key.inputTimeout))
         }
-        let attempts = try source.value(for: "reconnect", as: ReconnectAttempts.self)?.value
-        let seconds = try source.value(for: "reconnect-for", as: Seconds.self)?.value
-        let never = try source.flag(for: "no-reconnect")
+        let attempts = try source.value(Key.reconnect)?.value
+        let seconds = try source.value(Key.reconnectFor)?.value
+        let never = try source.flag(Key.noReconnect)
         if never, attempts != nil || seconds != nil {
-            throw UsageError("\(source.spelling(for: "no-reconnect")) cannot go with \(source.spelling(for: attempts != nil ? "reconnect" : "reconnect-for"))")
+            let other = attempts != nil ? source.spelling(of: Key.reconnect) : source.spelling(of: Key.reconnectFor)
+            throw UsageError("\(source.spelling(of: Key.noReconnect)) cannot go with \(other)")
         }
-        if never { options.reconnect.enabled = false; given.append("no-reconnect") }
+        if never { options.reconnect.enabled = false; given.append(source.spelling(of: Key.noReconnect)) }
         if let attempts {
             options.reconnect.attempts = attempts
             // N attempts alone are not cut short by the default time limit.
             options.reconnect.seconds = seconds
-            given.append("reconnect")
+            given.append(source.spelling(of: Key.reconnect))
         }
-        if let seconds { options.reconnect.seconds = seconds; given.append("reconnect-for") }
-        if let transport = try source.value(for: "rtsp-transport", as: RTSPTransport.self)?.rawValue {
+        if let seconds { options.reconnect.seconds = seconds; given.append(source.spelling(of: Key.reconnectFor)) }
+        if let transport = try source.value(Key.rtspTransport)?.rawValue {
             guard case .movie(let url) = input, ["rtsp", "rtsps"].contains(NetworkURL.scheme(url)) else {
-                throw UsageError("\(source.spelling(for: "rtsp-transport")) applies to an rtsp:// input")
+                throw UsageError("\(source.spelling(of: Key.rtspTransport)) applies to an rtsp:// input")
             }
             options.rtspTransport = transport
         }
-        if try source.flag(for: "listen") {
+        if try source.flag(Key.listen) {
             options.listen = true
-            given.append("listen")
+            given.append(source.spelling(of: Key.listen))
         }
         if let first = given.first, !input.isNetwork {
-            throw UsageError("\(source.spelling(for: first)) applies to a network input (rtsp://, rtmp://, srt://, udp://, http://…)")
+            throw UsageError("\(first) applies to a network input (rtsp://, rtmp://, srt://, udp://, http://…)")
         }
         return options
     }

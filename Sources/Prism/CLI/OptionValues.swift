@@ -303,10 +303,34 @@ extension OptionSource {
     }
 }
 
-extension ArgumentScanner: OptionSource {
-    mutating func text(for key: String) -> String? { value("--" + key) }
-    mutating func flag(for key: String) -> Bool { flag("--" + key) }
-    func spelling(for key: String) -> String { "--" + key }
+/// What a value key and a flag key share: the option's declaration.
+protocol DeclaredOption {
+    var spec: OptionSpec { get }
+}
+
+extension OptionKey: DeclaredOption {}
+extension FlagKey: DeclaredOption {}
+
+extension DeclaredOption {
+    /// The option as a manifest line names it: its long spelling without the dashes (`crf` for `--crf`).
+    var manifestKey: String {
+        let long = spec.names.first { $0.hasPrefix("--") } ?? spec.name
+        return String(long.drop { $0 == "-" })
+    }
+}
+
+extension OptionSource {
+    /// The value of `key` from this source, read by the key's type; nil when not given.
+    mutating func value<Value>(_ key: OptionKey<Value>) throws -> Value? {
+        guard let text = try text(for: key.manifestKey) else { return nil }
+        return try key.read(text, spelling(for: key.manifestKey))
+    }
+
+    /// Whether the flag `key` was given.
+    mutating func flag(_ key: FlagKey) throws -> Bool { try flag(for: key.manifestKey) }
+
+    /// `key` as this source's user writes it (`--faces-in`, `"faces-in"`).
+    func spelling(of key: some DeclaredOption) -> String { spelling(for: key.manifestKey) }
 }
 
 /// One key's text, spelt as the caller says (`JobSettings.set`).
@@ -325,8 +349,11 @@ extension OptionSpec {
         OptionSpec(names: ["--" + key] + aliases, value: value, help: help)
     }
 
-    /// `--gpu N` (`GPUIndex`), as every command that makes a GPU context takes it.
-    static let gpu = OptionSpec.key("gpu", value: "N", help: "the EGL device to use (prism devices lists them)")
+}
+
+extension OptionKey where Value == GPUIndex {
+    /// `--gpu N`, as every command that makes a GPU context takes it.
+    static var gpu: OptionKey<GPUIndex> { OptionKey("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)") }
 }
 
 extension OptionSpec {
@@ -362,27 +389,30 @@ struct EncoderChoice: Sendable, Equatable {
     var keyframes: Double?
     var bframes: Int?
 
-    static let options: [OptionSpec] = [
-        .key("codec", value: VideoEncoderSettings.Codec.allCases.map(\.rawValue).joined(separator: "|"), help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)"),
-        .key("preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)"),
-        .key("crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)"),
-        .key("bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M"),
-        .key("threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose"),
-        .key("keyframes", value: "SECONDS", help: "a keyframe every SECONDS, fixed (streams and playlists: 2 by default)"),
-        .key("bframes", value: "N", help: "B-frames between reference frames, 0-16 (streams and playlists: 0 by default)"),
-    ]
+    /// The options of this group, declared once: the table below, the command line and a manifest line read them.
+    enum Key {
+        static let codec = OptionKey<VideoEncoderSettings.Codec>("--codec", value: VideoEncoderSettings.Codec.allCases.map(\.rawValue).joined(separator: "|"), help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)")
+        static let preset = OptionKey<EncoderPreset>("--preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)")
+        static let crf = OptionKey<ConstantRateFactor>("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)")
+        static let bitrate = OptionKey<Bitrate>("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M")
+        static let threads = OptionKey<EncoderThreads>("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose")
+        static let keyframes = OptionKey<Seconds>("--keyframes", value: "SECONDS", help: "a keyframe every SECONDS, fixed (streams and playlists: 2 by default)")
+        static let bframes = OptionKey<BFrameCount>("--bframes", value: "N", help: "B-frames between reference frames, 0-16 (streams and playlists: 0 by default)")
+    }
+
+    static let options: [OptionSpec] = [Key.codec.spec, Key.preset.spec, Key.crf.spec, Key.bitrate.spec, Key.threads.spec, Key.keyframes.spec, Key.bframes.spec]
     static let numericKeys: Set<String> = ["crf", "bitrate", "threads", "keyframes", "bframes"]
 
     init() {}
 
     init(from source: inout some OptionSource) throws {
-        codec = try source.value(for: "codec")
-        preset = try source.value(for: "preset", as: EncoderPreset.self)?.text
-        crf = try source.value(for: "crf", as: ConstantRateFactor.self)?.value
-        bitrate = try source.value(for: "bitrate", as: Bitrate.self)?.value
-        threads = try source.value(for: "threads", as: EncoderThreads.self)?.value
-        keyframes = try source.value(for: "keyframes", as: Seconds.self)?.value
-        bframes = try source.value(for: "bframes", as: BFrameCount.self)?.value
+        codec = try source.value(Key.codec)
+        preset = try source.value(Key.preset)?.text
+        crf = try source.value(Key.crf)?.value
+        bitrate = try source.value(Key.bitrate)?.value
+        threads = try source.value(Key.threads)?.value
+        keyframes = try source.value(Key.keyframes)?.value
+        bframes = try source.value(Key.bframes)?.value
     }
 
     func over(_ defaults: EncoderChoice) -> EncoderChoice {
@@ -428,20 +458,23 @@ struct InputChoice: Sendable, Equatable {
     var frameRate: Rational?
     var duration: Double?
 
-    static let options: [OptionSpec] = [
-        .key("size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale"),
-        .key("fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
-             + "else a constant-rate conversion"),
-        .key("duration", value: "SECONDS", help: "stop after this much input time"),
-    ]
+    /// The options of this group, declared once: the table below, the command line and a manifest line read them.
+    enum Key {
+        static let size = OptionKey<Size>("--size", value: "WxH", help: "output size (or 720p…): the pattern's, asked of a camera, else a final scale")
+        static let fps = OptionKey<FrameRate>("--fps", value: "RATE", help: "frame rate (30, 29.97, 30000/1001): the pattern's, asked of a camera, "
+                 + "else a constant-rate conversion")
+        static let duration = OptionKey<Seconds>("--duration", value: "SECONDS", help: "stop after this much input time")
+    }
+
+    static let options: [OptionSpec] = [Key.size.spec, Key.fps.spec, Key.duration.spec]
     static let numericKeys: Set<String> = ["fps", "duration"]
 
     init() {}
 
     init(from source: inout some OptionSource) throws {
-        size = try source.value(for: "size")
-        frameRate = try source.value(for: "fps", as: FrameRate.self)?.rate
-        duration = try source.value(for: "duration", as: Seconds.self)?.value
+        size = try source.value(Key.size)
+        frameRate = try source.value(Key.fps)?.rate
+        duration = try source.value(Key.duration)?.value
     }
 
     func over(_ defaults: InputChoice) -> InputChoice {
@@ -471,13 +504,16 @@ struct InputChoice: Sendable, Equatable {
 
 /// Limits that end a recording cleanly.
 extension RecordingLimits {
-    static let options: [OptionSpec] = [
-        .key("max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)"),
-        .key("min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE"),
-    ]
+    /// The options of this group, declared once: the table below, the command line and a manifest line read them.
+    enum Key {
+        static let maxSize = OptionKey<ByteSize>("--max-size", value: "SIZE", help: "end the recording cleanly before the movie passes SIZE (500M, 2G)")
+        static let minFree = OptionKey<ByteSize>("--min-free", value: "SIZE", help: "end the recording cleanly when the disk's free space falls to SIZE")
+    }
+
+    static let options: [OptionSpec] = [Key.maxSize.spec, Key.minFree.spec]
 
     init(from source: inout some OptionSource) throws {
-        self.init(maxBytes: try source.value(for: "max-size", as: ByteSize.self)?.bytes,
-                  minFreeBytes: try source.value(for: "min-free", as: ByteSize.self)?.bytes)
+        self.init(maxBytes: try source.value(Key.maxSize)?.bytes,
+                  minFreeBytes: try source.value(Key.minFree)?.bytes)
     }
 }

@@ -11,24 +11,27 @@ struct OutputChoice: Sendable, Equatable {
     var window: Int?
     var segmentType: String?
 
-    static let options: [OptionSpec] = [
-        .key("format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
-             + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…"),
-        .key("playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
-             + "every segment kept (event), or a VOD playlist"),
-        .key("segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)"),
-        .key("window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted"),
-        .key("segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4"),
-    ]
+    /// The options of one output, declared once: the table below, the command line and a manifest line read them.
+    enum Key {
+        static let format = OptionKey<String>("--format", value: "NAME", help: "the container, where the output's name does not say it (pipe:1, an odd "
+             + "name, a URL): mp4, matroska, mpegts, flv, nut, hls, dash…")
+        static let playlist = OptionKey<PlaylistSettings.Kind>("--playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
+             + "every segment kept (event), or a VOD playlist")
+        static let segmentDuration = OptionKey<Seconds>("--segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)")
+        static let window = OptionKey<PlaylistWindow>("--window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted")
+        static let segmentType = OptionKey<SegmentType>("--segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4")
+    }
+
+    static let options: [OptionSpec] = [Key.format.spec, Key.playlist.spec, Key.segmentDuration.spec, Key.window.spec, Key.segmentType.spec]
 
     init() {}
 
     init(from source: inout some OptionSource) throws {
-        format = try source.text(for: "format")
-        if let kind = try source.value(for: "playlist", as: PlaylistSettings.Kind.self) { playlist = kind }
-        segmentSeconds = try source.value(for: "segment-duration", as: Seconds.self)?.value
-        window = try source.value(for: "window", as: PlaylistWindow.self)?.value
-        if let type = try source.value(for: "segment-type", as: SegmentType.self) { segmentType = type.rawValue }
+        format = try source.value(Key.format)
+        if let kind = try source.value(Key.playlist) { playlist = kind }
+        segmentSeconds = try source.value(Key.segmentDuration)?.value
+        window = try source.value(Key.window)?.value
+        if let type = try source.value(Key.segmentType) { segmentType = type.rawValue }
     }
 
     /// What this output sets, over what every output gets.
@@ -74,34 +77,21 @@ struct OutputArguments {
     static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], outputs: [Output]?) {
         let outputNames = ["-o", "--output"]
         var rest: [String] = [], outputs: [Output] = [], pending: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                rest += arguments[(index - 1)...]
-                break
-            }
-            guard argument.hasPrefix("-"), argument != "-", Double(argument) == nil else {
-                rest.append(argument)
-                continue
-            }
-            let name = argument.hasPrefix("--") ? String(argument.prefix { $0 != "=" }) : argument
-            let inline = name.count < argument.count
-            let option = command.option(named: name)
-            var words = [argument]
-            if option?.takesValue == true, !inline, index < arguments.count {
-                words.append(arguments[index])
-                index += 1
-            }
-            if outputNames.contains(name) {
-                let location = inline ? String(argument.dropFirst(name.count + 1)) : (words.count > 1 ? words[1] : "")
-                outputs.append(Output(location: location, arguments: pending))
-                pending = []
-            } else if scopedSpec.option(named: name) != nil {
-                pending += words
-            } else {
-                rest += words
+        for token in ArgumentToken.read(arguments, takesValue: { command.option(named: $0)?.takesValue == true }) {
+            switch token {
+            case .operand(let word):
+                rest.append(word)
+            case .endOfOptions(let words):
+                rest += ["--"] + words
+            case .option(let name, let value, let words):
+                if outputNames.contains(name) {
+                    outputs.append(Output(location: value ?? "", arguments: pending))
+                    pending = []
+                } else if scopedSpec.option(named: name) != nil {
+                    pending += words
+                } else {
+                    rest += words
+                }
             }
         }
         guard outputs.count > 1 else { return (arguments, nil) }

@@ -16,54 +16,42 @@ struct RunCommand: PrismCommand {
 
     /// What `run` and `record` share: the input, the graph, the encoder, the GPU, limits, faces.
     static let commonOptions: [OptionSpec] = FaceOptions.commandLine + SegmentationSettings.commandLine + [
-        .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)"),
+        Key.filter.spec,
     ] + EncoderChoice.options + InputChoice.options + [
-        .gpu,
-        .value("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128"),
-        .key("readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)"),
-        .value("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too"),
+        Key.gpu.spec,
+        Key.renderNode.spec,
+        Key.readback.spec,
+        Key.audio.spec,
     ] + RecordingLimits.options + [
-        .flag("--no-fuse", help: "one GPU pass per filter (to compare with fusing)"),
-        .flag("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)"),
-        .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
-               + "or matrix=,primaries=,transfer=,range=,peak= (e.g. transfer=pq,peak=4000)"),
-        .key("dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
-               + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep"),
-        .key("tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
-               + "none writes the HDR signal as it is"),
-        .key("output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG"),
-        .flag("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix"),
-        .flag("--strict-decode", help: "fail at a damaged packet or a file that cannot be read to its end, instead of "
-              + "skipping and counting them as FFmpeg does"),
-        .flag("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)"),
-        .flag("--quiet", "-q", help: "no progress or summary on stderr"),
-        .flag("--stats", help: "per-stage timings at the end"),
-        .flag("--verbose", "-v", help: "let FFmpeg's own warnings through"),
+        Key.noFuse.spec,
+        Key.rgbRoute.spec,
+        Key.inputColor.spec,
+        Key.dynamicRange.spec,
+        Key.tonemap.spec,
+        Key.outputTransfer.spec,
+        Key.noAutorotate.spec,
+        Key.strictDecode.spec,
+        Key.mirror.spec,
+        Key.quiet.spec,
+        Key.stats.spec,
+        Key.verbose.spec,
     ] + ControlOptions.commandLine
 
     static let spec = CommandSpec(
         name: "run", arguments: "[INPUT...]",
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
-            .value("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
-                   + "picks the container), rtmp://, srt://, udp://, rtp://, rtsp:// URLs, an .m3u8 (HLS) or .mpd (DASH) playlist, "
-                   + "pipe:1 (with --format), v4l2:/dev/videoN for a virtual camera (v4l2loopback), a .png/.jpg still (one "
-                   + "frame), or - for raw frames on stdout",
-                   required: true),
-            .value("--frames", value: "N", help: "stop after N frames"),
-            .value("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like"),
+            Key.output.spec,
+            Key.frames.spec,
+            Key.inputFormat.spec,
         ] + InputArguments.scoped + [
-            .value("--audio-from", value: "N|NAME", help: "the outputs carry this input's sound instead of the first's ([N] or its name; "
-                   + "a file, placed by its --offset; not mixed; audio-reactive shaders still hear the first)"),
-            .value("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)"),
+            Key.audioFrom.spec,
+            Key.outputFormat.spec,
         ] + OutputChoice.options + [
-            .flag("--realtime", help: "release the input's frames at their timestamps, as FFmpeg's -re: stream a file or "
-                  + "the pattern as if it were live (late frames are then dropped, counted)"),
-            .key("reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
-                 + "connect again (default 30; then it is given up, the other outputs going on)"),
-            .value("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line"),
-            // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
-            .value("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true),
+            Key.realtime.spec,
+            Key.reconnectOutput.spec,
+            Key.progress.spec,
+            Key.switchCameraAfter.spec,
         ] + commonOptions + NetworkInputOptions.commandLine,
         notes: [
             "INPUT is a file or URL, a V4L2 camera (/dev/videoN, or v4l2:DEVICE), `pattern` (the default) for the",
@@ -76,32 +64,76 @@ struct RunCommand: PrismCommand {
             "Ctrl-C, SIGTERM or SIGHUP stop the run and finish the outputs.",
         ])
 
+    /// `run`'s own options (and those it shares with `record`), declared once: the tables above and the parsers read them.
+    enum Key {
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)")
+        static let gpu = OptionKey<GPUIndex>.gpu
+        static let readback = OptionKey<ReadbackStrategy>("--readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)")
+        static let dynamicRange = OptionKey<DynamicRange>("--dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
+               + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep")
+        static let tonemap = OptionKey<ToneMapChoice>("--tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
+               + "none writes the HDR signal as it is")
+        static let outputTransfer = OptionKey<OutputTransferChoice>("--output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG")
+        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
+        static let reconnectOutput = OptionKey<Seconds>("--reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
+                 + "connect again (default 30; then it is given up, the other outputs going on)")
+        static let output = OptionKey<String>("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
+                   + "picks the container), rtmp://, srt://, udp://, rtp://, rtsp:// URLs, an .m3u8 (HLS) or .mpd (DASH) playlist, "
+                   + "pipe:1 (with --format), v4l2:/dev/videoN for a virtual camera (v4l2loopback), a .png/.jpg still (one "
+                   + "frame), or - for raw frames on stdout",
+                   required: true)
+        static let renderNode = OptionKey<String>("--render-node", value: "PATH", help: "the DRM render node for GBM, e.g. /dev/dri/renderD128")
+        static let audio = OptionKey<String>("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM (default, hw:1,0…) as AAC, with a camera or the pattern; it feeds audio-reactive shaders too")
+        static let noFuse = FlagKey("--no-fuse", help: "one GPU pass per filter (to compare with fusing)")
+        static let rgbRoute = FlagKey("--rgb-route", help: "filter through R'G'B' even where the graph could stay in Y'CbCr (to compare)")
+        static let inputColor = OptionKey<ColorOverride>(
+            spec: .value("--input-color", value: "SPEC", help: "take a movie's colour for this instead of its tags: bt709, bt601, hdr10, hlg, "
+                         + "or matrix=,primaries=,transfer=,range=,peak= (e.g. transfer=pq,peak=4000)"),
+            read: { text, _ in try ColorOverride(parsing: text) })
+        static let noAutorotate = FlagKey("--no-autorotate", help: "keep a phone movie as stored instead of turning it upright by its display matrix")
+        static let strictDecode = FlagKey("--strict-decode", help: "fail at a damaged packet or a file that cannot be read to its end, instead of "
+                                   + "skipping and counting them as FFmpeg does")
+        static let mirror = FlagKey("--mirror", help: "swap left and right (a front-facing camera, shown as a mirror shows it)")
+        static let quiet = FlagKey("--quiet", "-q", help: "no progress or summary on stderr")
+        static let stats = FlagKey("--stats", help: "per-stage timings at the end")
+        static let verbose = FlagKey("--verbose", "-v", help: "let FFmpeg's own warnings through")
+        static let inputFormat = OptionKey<String>("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like")
+        static let audioFrom = OptionKey<String>("--audio-from", value: "N|NAME", help: "the outputs carry this input's sound instead of the first's ([N] or its name; "
+                                          + "a file, placed by its --offset; not mixed; audio-reactive shaders still hear the first)")
+        static let outputFormat = OptionKey<String>("--output-format", value: "PIXFMT", help: "the pixel format of raw frames on stdout (-o -; default rgba)")
+        static let realtime = FlagKey("--realtime", help: "release the input's frames at their timestamps, as FFmpeg's -re: stream a file or "
+                                   + "the pattern as if it were live (late frames are then dropped, counted)")
+        static let progress = OptionKey<String>("--progress", value: "json", help: "one JSON object per line (stdout; stderr with -o -) instead of the status line")
+        // The end-to-end test of the runtime camera switch: switch to DEVICE once FRAMES frames were read.
+        static let switchCameraAfter = OptionKey<String>("--switch-camera-after", value: "FRAMES:DEVICE", help: "", hidden: true)
+    }
+
     init(arguments: [String]) throws {
         // Several -o: each output's own options are taken out first (OutputArguments).
         // Several inputs: each with its own options, taken out first (InputArguments).
         let (withoutInputs, inputs) = try InputArguments.split(arguments, command: Self.spec)
         let (shared, separate) = try OutputArguments.split(withoutInputs, command: Self.spec)
         var scanner = try ArgumentScanner(shared, command: Self.spec)
-        options.session.frameLimit = try scanner.value(for: "frames", as: FrameCount.self)?.value
-        if let format = scanner.value("--progress") {
+        options.session.frameLimit = try scanner.value(Key.frames)?.value
+        if let format = try scanner.value(Key.progress) {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
         }
-        verbose = scanner.flag("--verbose", "-v")
+        verbose = scanner.flag(Key.verbose)
         let inputPath = try Self.parseCommon(&scanner, into: &options, input: inputs.first?.source,
-                                             rawInputFormat: scanner.value("--input-format"))
+                                             rawInputFormat: try scanner.value(Key.inputFormat))
         options.inputNames = inputs.isEmpty ? [nil] : inputs.map(\.name)
         options.session.inputs = try inputs.dropFirst().enumerated().map {
             try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options.session)
         }
         // Which input it is, and whether it can give the run's sound, the engine checks (`EngineConfiguration.audioInput`).
-        if let text = scanner.value("--audio-from") {
+        if let text = try scanner.value(Key.audioFrom) {
             options.session.audioInput = try InputArguments.audioInput(text, names: options.inputNames)
         }
         options.session.network = try NetworkInputOptions.parse(&scanner, input: options.input)
         // Hidden, for the end-to-end test of the runtime camera switch: --switch-camera-after N:PATH switches
         // to the camera at PATH once N frames have been read (FrameEngine.switchCamera, as a UI would call it).
-        if let text = scanner.value("--switch-camera-after") {
+        if let text = try scanner.value(Key.switchCameraAfter) {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard case .camera = options.input, parts.count == 2, let frames = Int(parts[0]), frames > 0 else {
                 throw UsageError("--switch-camera-after takes FRAMES:DEVICE and a camera INPUT")
@@ -110,9 +142,9 @@ struct RunCommand: PrismCommand {
         }
         // Outputs: one -o, or several, each with the options given for it alone over those for every output.
         let sharedOutput = try OutputChoice(from: &scanner)
-        let outputFormat = scanner.value("--output-format")
-        if let seconds = try scanner.value(for: "reconnect-output", as: Seconds.self)?.value { options.session.outputReconnect.seconds = seconds }
-        options.session.pacedToClock = scanner.flag("--realtime")
+        let outputFormat = try scanner.value(Key.outputFormat)
+        if let seconds = try scanner.value(Key.reconnectOutput)?.value { options.session.outputReconnect.seconds = seconds }
+        options.session.pacedToClock = scanner.flag(Key.realtime)
         if options.session.pacedToClock, case .camera = options.input { throw UsageError("--realtime paces a file, raw input or the pattern; a camera is live already") }
         // Each output's choice over the shared one, and what it set itself (with one -o, everything is its own).
         var requested: [(location: String, choice: OutputChoice, own: OutputChoice, encoder: VideoEncoderSettings)] = []
@@ -127,7 +159,7 @@ struct RunCommand: PrismCommand {
                 requested.append((output.location, ownChoice.over(sharedOutput), ownChoice, encoder))
             }
         } else {
-            guard let output = scanner.value("-o", "--output") else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
+            guard let output = try scanner.value(Key.output) else { throw UsageError("run needs -o OUTPUT (a movie file, or - for raw frames)") }
             requested.append((output, sharedOutput, sharedOutput, options.session.encoder))
         }
         options.outputs = []
@@ -263,27 +295,27 @@ struct RunCommand: PrismCommand {
     /// the input's path when it is a file (so the output can be checked not to be it).
     static func parseCommon(_ scanner: inout ArgumentScanner, into options: inout RunOptions, input: String?,
                             rawInputFormat: String?) throws -> String? {
-        options.filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        options.quiet = scanner.flag("--quiet", "-q")
-        options.session.timesPasses = scanner.flag("--stats")
-        options.session.fuse = !scanner.flag("--no-fuse")
-        options.session.yuvRoute = !scanner.flag("--rgb-route")
-        options.session.autorotate = !scanner.flag("--no-autorotate")
-        options.session.mirror = scanner.flag("--mirror")
-        options.session.strictDecoding = scanner.flag("--strict-decode")
+        options.filter = try scanner.value(Key.filter)?.text ?? ""
+        options.quiet = scanner.flag(Key.quiet)
+        options.session.timesPasses = scanner.flag(Key.stats)
+        options.session.fuse = !scanner.flag(Key.noFuse)
+        options.session.yuvRoute = !scanner.flag(Key.rgbRoute)
+        options.session.autorotate = !scanner.flag(Key.noAutorotate)
+        options.session.mirror = scanner.flag(Key.mirror)
+        options.session.strictDecoding = scanner.flag(Key.strictDecode)
         try InputChoice(from: &scanner).apply(to: &options.session)
-        options.session.audioDevice = scanner.value("--audio")
+        options.session.audioDevice = try scanner.value(Key.audio)
         options.session.faces = try FaceOptions.parse(&scanner)
         options.session.segmentation = try SegmentationSettings.parse(&scanner)
         options.session.limits = try RecordingLimits(from: &scanner)
-        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
-        options.session.gpu.renderNode = scanner.value("--render-node")
-        options.session.readback = try scanner.value(for: "readback")
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        options.session.gpu.renderNode = try scanner.value(Key.renderNode)
+        options.session.readback = try scanner.value(Key.readback)
         try EncoderChoice(from: &scanner).apply(to: &options.session.encoder)
-        if let spec = scanner.value("--input-color") { options.session.inputColor = try ColorOverride(parsing: spec) }
-        if let range = try scanner.value(for: "dynamic-range", as: DynamicRange.self) { options.session.dynamicRange = range }
-        if let choice = try scanner.value(for: "tonemap", as: ToneMapChoice.self) { options.session.toneCurve = choice.curve }
-        if let choice = try scanner.value(for: "output-transfer", as: OutputTransferChoice.self) { options.session.outputTransfer = choice.transfer }
+        if let color = try scanner.value(Key.inputColor) { options.session.inputColor = color }
+        if let range = try scanner.value(Key.dynamicRange) { options.session.dynamicRange = range }
+        if let choice = try scanner.value(Key.tonemap) { options.session.toneCurve = choice.curve }
+        if let choice = try scanner.value(Key.outputTransfer) { options.session.outputTransfer = choice.transfer }
         options.input = try InputArguments.firstInput(input, rawFormat: rawInputFormat)
         var inputPath: String?
         if case .movie(let path) = options.input { inputPath = path }
@@ -490,24 +522,33 @@ struct RenderCommand: PrismCommand {
         name: "render", arguments: "IN.(png|jpg)",
         summary: "Runs one still image through the filter graph on the GPU.",
         options: [
-            .value("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'"),
-            .value("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true),
-            .gpu,
-            .value("--quality", value: "N", help: "JPEG quality, 1-100 (default 90)"),
-            .value("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)"),
+            Key.filter.spec,
+            Key.output.spec,
+            Key.gpu.spec,
+            Key.quality.spec,
+            Key.size.spec,
         ] + FaceOptions.commandLine + SegmentationSettings.commandLine)
+
+    /// `render`'s own option, declared once.
+    enum Key {
+        static let output = OptionKey<String>("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true)
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'")
+        static let gpu = OptionKey<GPUIndex>.gpu
+        static let quality = OptionKey<Int>("--quality", value: "N", in: 1...100, help: "JPEG quality, 1-100 (default 90)")
+        static let size = OptionKey<Size>("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)")
+    }
 
     init(arguments: [String]) throws {
         var scanner = try ArgumentScanner(arguments, command: Self.spec)
         guard scanner.positionals.count == 1 else { throw UsageError("render takes one input image: prism render --filter SPEC IN.png -o OUT.png") }
         input = scanner.positionals[0]
-        guard let output = scanner.value("-o", "--output") else { throw UsageError("render needs -o OUT.(png|jpg)") }
+        guard let output = try scanner.value(Key.output) else { throw UsageError("render needs -o OUT.(png|jpg)") }
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
-        filter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        session.gpu = GPUOptions(deviceIndex: try scanner.value(for: "gpu", as: GPUIndex.self)?.value)
-        quality = try scanner.int("--quality", in: 1...100) ?? 90
-        session.size = try scanner.size("--size")
+        filter = try scanner.value(Key.filter)?.text ?? ""
+        session.gpu = GPUOptions(deviceIndex: try scanner.value(Key.gpu)?.value)
+        quality = try scanner.value(Key.quality) ?? 90
+        session.size = try scanner.value(Key.size)
         session.faces = try FaceOptions.parse(&scanner)
         session.segmentation = try SegmentationSettings.parse(&scanner)
         guard FileManager.default.fileExists(atPath: input) else { throw UsageError("\(input): no such file") }

@@ -16,16 +16,19 @@ package struct ControlOptions: Sendable, Equatable {
     /// Whether any of it was asked for.
     var isEnabled: Bool { standardInput || port != nil || watch }
 
-    static let commandLine: [OptionSpec] = [
-        .value("--control", value: "stdin|PORT|stdin,PORT", help: "live control: JSON commands ({\"set\": …}, {\"graph\": …}, "
-               + "{\"snapshot\": …}, {\"quit\": true}) one per line on stdin, and/or POST /control on 127.0.0.1:PORT (0: any free port)"),
-        .flag("--watch", help: "recompile between frames when a shader file of the graph changes (a broken edit keeps the last good graph)"),
-    ]
+    /// `--control` and `--watch`, declared once: the table below and the parser read them.
+    enum Key {
+        static let control = OptionKey<String>("--control", value: "stdin|PORT|stdin,PORT", help: "live control: JSON commands ({\"set\": …}, {\"graph\": …}, "
+               + "{\"snapshot\": …}, {\"quit\": true}) one per line on stdin, and/or POST /control on 127.0.0.1:PORT (0: any free port)")
+        static let watch = FlagKey("--watch", help: "recompile between frames when a shader file of the graph changes (a broken edit keeps the last good graph)")
+    }
+
+    static let commandLine: [OptionSpec] = [Key.control.spec, Key.watch.spec]
 
     static func parse(_ scanner: inout ArgumentScanner) throws -> ControlOptions {
         var options = ControlOptions()
-        options.watch = scanner.flag("--watch")
-        guard let text = scanner.value("--control") else { return options }
+        options.watch = scanner.flag(Key.watch)
+        guard let text = try scanner.value(Key.control) else { return options }
         for part in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if part == "stdin" || part == "-" {
                 guard !options.standardInput else { throw UsageError("--control names stdin twice") }

@@ -17,6 +17,27 @@ struct DevCommand: PrismCommand {
     /// The synopsis, one line, from the option table.
     static var usage: String { spec.synopsis(indent: "", width: .max) }
 
+    /// `dev`'s own options, declared once: its table (`DevOptions.commandLine`) and the parser read them.
+    enum Key {
+        static let port = OptionKey<Int>("--port", value: "N", in: 0...65535, help: "the preview's port (default 8080; 0 picks a free one)")
+        static let inputFormat = OptionKey<String>("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like")
+        static let bind = OptionKey<String>("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)")
+        static let filter = OptionKey<FilterText>("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono")
+        static let size = OptionKey<Size>("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)")
+        static let outputSize = OptionKey<Size>("--output-size", value: "WxH", help: "the output's size: a final scale, or mpv hooks' OUTPUT (default: the input's)")
+        static let gpu = OptionKey<GPUIndex>.gpu
+        static let out = OptionKey<String>("--out", value: "DIR", help: "where recordings and snapshots land (default .)")
+        /// The preview's rate, up to `DevOptions.maximumFrameRate` (the one frame-rate check, lower ceiling).
+        static let fps = OptionKey<Rational>(
+            spec: .value("--fps", value: "RATE", help: "the pattern's rate, asked of a camera (default 30, at most 240)"),
+            read: { try FrameRate(text: $0, name: $1, upTo: DevOptions.maximumFrameRate).rate })
+        static let audio = OptionKey<String>("--audio", value: "ALSA_PCM", help: "record this ALSA capture PCM into the page's recordings (AAC); it feeds audio-reactive shaders too")
+        static let previewWidth = OptionKey<Int>("--preview-width", value: "N", in: 64...8192, help: "preview frames wider than this are downscaled, 64-8192 (default 960)")
+        static let quiet = FlagKey("--quiet", "-q", help: "fewer messages")
+        // The page's self-test endpoint, for the browser tests.
+        static let pageSelfTest = FlagKey("--page-self-test", help: "", hidden: true)
+    }
+
     init(arguments: [String]) throws {
         // SHADER, then the inputs (several: the shader reads them in order); --offset/--end before an input are its own.
         let (rest, words) = try InputArguments.split(arguments, command: DevOptions.commandLine)
@@ -35,32 +56,30 @@ struct DevCommand: PrismCommand {
         if let first = inputs.first, first.offset != nil || first.end != nil {
             throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the clock")
         }
-        options.input = try InputArguments.firstInput(inputs.first?.source, rawFormat: scanner.value("--input-format"))
+        options.input = try InputArguments.firstInput(inputs.first?.source, rawFormat: try scanner.value(Key.inputFormat))
         options.session.inputs = try inputs.dropFirst().enumerated().map { index, input in
             try InputArguments.extraInput(input, index: index + 1, options: Session.Options())
         }
-        options.port = try scanner.int("--port", in: 0...65535) ?? 8080
-        options.bindAddress = scanner.value("--bind") ?? "127.0.0.1"
-        options.extraFilter = try scanner.value(for: "filter", as: FilterText.self)?.text ?? ""
-        options.outputDirectory = scanner.value("--out") ?? "."
+        options.port = try scanner.value(Key.port) ?? 8080
+        options.bindAddress = try scanner.value(Key.bind) ?? "127.0.0.1"
+        options.extraFilter = try scanner.value(Key.filter)?.text ?? ""
+        options.outputDirectory = try scanner.value(Key.out) ?? "."
         guard FileManager.default.fileExists(atPath: options.outputDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("--out \(options.outputDirectory): no such directory")
         }
-        if let size: Size = try scanner.value(for: "size") { options.patternSize = size }
-        options.outputSize = try scanner.value(for: "output-size")
-        if let rate = scanner.value("--fps") {
-            options.frameRate = try FrameRate(text: rate, name: "--fps", upTo: DevOptions.maximumFrameRate).rate
-        }
-        options.session.gpu.deviceIndex = try scanner.value(for: "gpu", as: GPUIndex.self)?.value
-        options.previewMaxWidth = try scanner.int("--preview-width", in: 64...8192) ?? 960
-        options.quiet = scanner.flag("--quiet", "-q")
-        options.session.audioDevice = scanner.value("--audio")
+        if let size = try scanner.value(Key.size) { options.patternSize = size }
+        options.outputSize = try scanner.value(Key.outputSize)
+        if let rate = try scanner.value(Key.fps) { options.frameRate = rate }
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        options.previewMaxWidth = try scanner.value(Key.previewWidth) ?? 960
+        options.quiet = scanner.flag(Key.quiet)
+        options.session.audioDevice = try scanner.value(Key.audio)
         options.session.faces = try FaceOptions.parse(&scanner)
         options.session.segmentation = try SegmentationSettings.parse(&scanner)
         var movie: String?
         if case .movie(let path) = options.input { movie = path }
         try options.session.faces.checkSidecarOut(reads: [shader, movie], output: nil)
-        selfTestEndpoint = scanner.flag("--page-self-test")
+        selfTestEndpoint = scanner.flag(Key.pageSelfTest)
         try scanner.checkAllUsed()
     }
 

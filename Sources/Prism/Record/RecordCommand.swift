@@ -19,10 +19,10 @@ struct RecordCommand: PrismCommand {
         name: "record", arguments: "DIR [INPUT...]",
         summary: "Records takes from a camera (or the pattern) through the graph into DIR, one movie per take.",
         options: [
-            .flag("--start", help: "start the first take at once (else wait for `start` or SIGUSR1)"),
+            Key.start.spec,
         ] + InputArguments.scoped + [
-            .value("--segment", value: "DURATION", help: "roll over to a new take every DURATION (90s, 10m, 1h)"),
-            .value("--segment-size", value: "SIZE", help: "roll over to a new take when one reaches SIZE (500M, 2G)"),
+            Key.segment.spec,
+            Key.segmentSize.spec,
         ] + RunCommand.commonOptions,
         notes: [
             "INPUT is a camera (/dev/videoN, v4l2:DEVICE) or `pattern` (the default). Commands, one per line on stdin:",
@@ -31,6 +31,13 @@ struct RecordCommand: PrismCommand {
             "SIGUSR1 toggles recording; Ctrl-C, SIGTERM or SIGHUP finish the take in progress and quit.",
             "Takes are named take-YYYYMMDD-HHMMSS.mp4 (then -2, -3… within the same second), photos photo-….jpg.",
         ])
+
+    /// `record`'s own options, declared once.
+    enum Key {
+        static let start = FlagKey("--start", help: "start the first take at once (else wait for `start` or SIGUSR1)")
+        static let segment = OptionKey<TakeLength>("--segment", value: "DURATION", help: "roll over to a new take every DURATION (90s, 10m, 1h)")
+        static let segmentSize = OptionKey<ByteSize>("--segment-size", value: "SIZE", help: "roll over to a new take when one reaches SIZE (500M, 2G)")
+    }
 
     init(arguments: [String]) throws {
         // DIR, then the inputs: the first a camera or the pattern (the clock), the others anything `run` takes.
@@ -62,9 +69,9 @@ struct RecordCommand: PrismCommand {
         options.session.inputs = try inputs.dropFirst().enumerated().map {
             try InputArguments.extraInput($0.element, index: $0.offset + 1, options: options.session)
         }
-        startRecording = scanner.flag("--start")
-        segmentSeconds = try scanner.value(for: "segment", as: TakeLength.self)?.seconds
-        segmentBytes = try scanner.value(for: "segment-size", as: ByteSize.self)?.bytes
+        startRecording = scanner.flag(Key.start)
+        segmentSeconds = try scanner.value(Key.segment)?.seconds
+        segmentBytes = try scanner.value(Key.segmentSize)?.bytes
         try scanner.checkAllUsed()
     }
 
