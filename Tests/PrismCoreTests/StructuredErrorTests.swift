@@ -4,7 +4,7 @@ import PrismCore
 import Glibc
 #endif
 
-/// Issue 22: the one EINTR helper, and the compiler-log reader every diagnostic comes from.
+/// The one EINTR helper, and the compiler-log reader every diagnostic comes from.
 final class StructuredErrorTests: XCTestCase {
     func testInterruptedCallsAreRetriedAndOtherFailuresReturned() {
         var calls = 0

@@ -2,7 +2,7 @@ import XCTest
 import PrismCore
 @testable import PrismFilters
 
-/// The run's inputs in graph text: `[0]` (and `[in]`) the first, `[1]`… and names the others (issue 28).
+/// The run's inputs in graph text: `[0]` (and `[in]`) the first, `[1]`… and names the others.
 final class GraphInputLabelTests: XCTestCase {
     private func topology(_ text: String, inputs: [String?]) throws -> GraphTopology {
         try GraphChecker.check(try GraphParser.parse(text), inputs: inputs)

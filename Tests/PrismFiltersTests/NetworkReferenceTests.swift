@@ -12,7 +12,7 @@ import XCTest
 /// per operator case, and whole networks) is run on a crop of a real photograph as GPU passes, the output
 /// feature read back as floats, and compared with OpenCV DNN's CPU inference of the same file (or, where OpenCV
 /// 4.6 cannot import the model, the script's numpy reference): max abs error ≤ 2e-3 with RGBA32F, ≤ 2e-2 with
-/// RGBA16F (issue 24).
+/// RGBA16F.
 final class NetworkReferenceTests: XCTestCase {
     struct Model: Decodable {
         let file: String

@@ -2,7 +2,7 @@ import XCTest
 import PrismCore
 import PrismGPU
 
-/// Issue 22: a GL compile error carries its log's places as diagnostics; its one line stays as it was.
+/// A GL compile error carries its log's places as diagnostics; its one line stays as it was.
 final class ShaderCompileErrorTests: XCTestCase {
     func testTheLogsMessagesAreDiagnosticsAtTheirLines() {
         let error = ShaderCompileError(stage: .fragment, name: "blend", log: """

@@ -62,7 +62,7 @@ final class SessionInputsTests: XCTestCase {
         }
     }
 
-    /// A composition through the API (issue 28's "through PrismKit"): the pattern beside itself 2 frames
+    /// A composition through the API: the pattern beside itself 2 frames
     /// later, `[0][1]side-by-side` — the left half is the first input's frame i, the right half the second's
     /// frame i − 2 (opaque black before it starts), pixel for pixel.
     func testTwoInputsSideBySideThroughASession() async throws {

@@ -66,7 +66,7 @@ final class FrameTimerTests: XCTestCase {
         XCTAssertEqual(run(&timer, frames: 30).count, 10)
     }
 
-    /// Issue 20, item 7: a rate with a zero term (what "0.0001" fps once parsed to) is a typed error, not a trap.
+    /// A rate with a zero term (what "0.0001" fps once parsed to) is a typed error, not a trap.
     func testARateThatIsNotPositiveIsAnErrorNotATrap() {
         for rate in [Rational(0, 1000), Rational(30, 0), Rational(-30, 1)] {
             XCTAssertThrowsError(try FrameTimer(frameLimit: nil, durationLimit: nil, rate: rate)) { error in

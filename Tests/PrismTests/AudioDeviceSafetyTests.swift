@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Issue 20, item 6: `--audio` takes capture devices only. alsa-lib's file plugin writes what passes
+/// `--audio` takes capture devices only. alsa-lib's file plugin writes what passes
 /// through it to its `file` (or pipes it to a shell command): such a PCM is refused before it is set up,
 /// so the file is untouched and no command runs. The emulated microphone the other tests use reads its
 /// `infile` and writes to /dev/null, and stays allowed.

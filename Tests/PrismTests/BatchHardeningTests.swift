@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 20 (items 5, 7, 8, 11): hostile and careless manifests and results files through the built
+/// Hostile and careless manifests and results files through the built
 /// tool. Every refusal comes before any job starts: one line on stderr, exit status 2, nothing written.
 final class BatchHardeningTests: XCTestCase {
     let dir = ScratchDirectory()

@@ -19,7 +19,7 @@ final class CommandLineMessagesTests: XCTestCase {
 
     func testMistakesInWhatWasTypedExitWithTwo() throws {
         let out = dir.path("out.mp4")
-        // Several -o are several outputs (issue 26); one place named twice is the mistake.
+        // Several -o are several outputs; one place named twice is the mistake.
         try assertUsageError(["run", "--frames", "2", "-o", out, "-o", out], mentioning: ["given twice"])
         try assertUsageError(["run", "--frames", "2", "--crf", "20", "-o", out, "--crf", "30", "--crf", "31", "-o", dir.path("b.mp4")],
                              mentioning: ["--crf given twice"])

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 28's scenes end to end through the built `prism`, several inputs composed by the built-ins, every
+/// The composition scenes end to end through the built `prism`, several inputs composed by the built-ins, every
 /// checked frame against a reference computed here from what the inputs are:
 /// - the emulated camera in the corner of a 1080p clip, with a PNG logo (alpha) at 80 % opacity;
 /// - a cross-fade between two clips of different sizes and rates;

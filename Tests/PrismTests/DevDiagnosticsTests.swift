@@ -4,7 +4,7 @@ import PrismFilters
 import XCTest
 @testable import Prism
 
-/// Issue 22, "structured errors": a reload failure reaches the dev page's `/state` with the file, line and
+/// Structured errors: a reload failure reaches the dev page's `/state` with the file, line and
 /// column the error carries (`PrismError.diagnostics`), not what a pattern could read back out of its text,
 /// so a shader in a folder whose name has a space, a colon or a comma is still pointed at exactly.
 final class DevDiagnosticsTests: XCTestCase {

@@ -3,7 +3,7 @@ import PrismMedia
 import XCTest
 
 /// `prism dev NET.onnx`: a model is the edited file; replacing it reloads the graph, a broken file is reported
-/// while the last good model keeps running (issue 24).
+/// while the last good model keeps running.
 final class DevModelTests: XCTestCase {
     private func snapshot(_ dev: DevProcess) throws -> RGBAImage {
         let reply = try dev.get("/snapshot")

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 20, item 12: a display matrix is read as FFmpeg reads it — a turn and a flip — so a mirrored
+/// A display matrix is read as FFmpeg reads it — a turn and a flip — so a mirrored
 /// phone clip comes out mirrored back (not turned upside down), and an angle that is not a quarter turn
 /// is said, not silently rounded.
 final class DisplayMatrixTests: XCTestCase {

@@ -6,7 +6,7 @@ import PrismMedia
 import Glibc
 #endif
 
-/// Issue 20, item 9: a path that names a FIFO where a shader expects a file (an ISF `IMPORTED` image, a
+/// A path that names a FIFO where a shader expects a file (an ISF `IMPORTED` image, a
 /// ShaderToy channel image, the shader itself) is a one-line error, never a hang; in `prism dev` the
 /// preview goes on with the last good shader and Ctrl-C still stops it.
 final class FIFOInputTests: XCTestCase {

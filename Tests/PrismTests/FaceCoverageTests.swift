@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 21: small and moving faces stay covered. Clips are made here from the astronaut photo (its head,
+/// Small and moving faces stay covered. Clips are made here from the astronaut photo (its head,
 /// cropped around the face the detector finds in the still, scaled so the face has a chosen width) moving
 /// in straight lines over the coffee photo, so every face's position in every frame is known. Each clip is
 /// run three times, all ffv1 (lossless): with `face-pixellate(scale=10)`, with nothing, and with the whole

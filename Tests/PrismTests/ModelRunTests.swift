@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// ONNX models through the built tool (issue 24): `render` and `run` (raw frames, an image sequence, the
+/// ONNX models through the built tool: `render` and `run` (raw frames, an image sequence, the
 /// emulated camera) agree with the numpy reference of `scripts/make-test-models` to the 8-bit output's
 /// rounding; `filters NET.onnx` describes the passes; bad models are refused in one line with nothing written.
 final class ModelRunTests: XCTestCase {

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Several inputs in one run, end to end through the built `prism` (issue 28): `prism run A B`, `--input`,
+/// Several inputs in one run, end to end through the built `prism`: `prism run A B`, `--input`,
 /// `[0]`/`[1]`/`[NAME]` in the graph, timestamp matching of files at other rates (25 and 30 fps, variable
 /// rate), an input that ends early under each `--end` policy, `--offset`, a still image, a live emulated
 /// camera over a file, and bad inputs.

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 26, network inputs: real servers on loopback, started by the tests (FFmpeg serving RTMP and SRT,
+/// Network inputs: real servers on loopback, started by the tests (FFmpeg serving RTMP and SRT,
 /// sending MPEG-TS over UDP, publishing RTSP and RTMP to prism listening), a server killed mid-stream and
 /// another started in its place, and servers that refuse or never answer. Every process runs under a
 /// deadline, so a hang fails the test instead of stalling the suite.

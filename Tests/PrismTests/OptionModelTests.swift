@@ -6,7 +6,7 @@ import XCTest
 @testable import Prism
 @testable import PrismPipeline
 
-/// Issue 22, "one option model": every option a manifest line shares with the command line gets the same
+/// One option model: every option a manifest line shares with the command line gets the same
 /// answer from `run`, `record`, `batch`'s own defaults and a manifest line (the same value, or a refusal with
 /// the same message, naming the option as that source spells it), because all of them read the same option
 /// groups through the same value types.

@@ -5,7 +5,7 @@ import XCTest
 import Glibc
 #endif
 
-/// Issue 20, item 10: no other page may frame the preview (clickjacking). A page on another localhost
+/// No other page may frame the preview (clickjacking). A page on another localhost
 /// port is same-site, so a frame of it would carry the `SameSite=Strict` cookie: framing navigations are
 /// refused, and every response forbids framing to browsers that do not send `Sec-Fetch-*`.
 final class PreviewFramingTests: XCTestCase {
@@ -47,7 +47,7 @@ final class PreviewFramingTests: XCTestCase {
     }
 }
 
-/// Issue 20, item 14: a body refused while its headers are read (413) is answered once, with each
+/// A body refused while its headers are read (413) is answered once, with each
 /// header once.
 final class PreviewRefusalTests: XCTestCase {
     /// Everything the server sends back for `raw` within 3 s (or until it closes).

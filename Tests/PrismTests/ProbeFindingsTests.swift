@@ -4,7 +4,7 @@ import PrismCore
 import PrismMedia
 import PrismPipeline
 
-/// Issue 20, item 14: the smaller findings of the probe — what a run reports is what it wrote, a
+/// The smaller findings of the probe — what a run reports is what it wrote, a
 /// variable-rate file is not "truncated", and careless arguments get a message that fits.
 final class ProbeFindingsTests: XCTestCase {
     let dir = ScratchDirectory()

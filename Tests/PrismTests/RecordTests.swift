@@ -197,7 +197,7 @@ final class RecordTests: XCTestCase {
         }
     }
 
-    /// Issue 20, item 13: commands already read are carried out in order, the same way every time: the
+    /// Commands already read are carried out in order, the same way every time: the
     /// take started has frames and is written, the photo is taken, `quit` finishes both.
     func testCommandsReadAtOnceAreCarriedOutInOrderEveryTime() throws {
         for attempt in 0..<3 {
@@ -221,7 +221,7 @@ final class RecordTests: XCTestCase {
         }
     }
 
-    /// Issue 20, item 11: a huge line on stdin is skipped with a short message (never echoed whole, never
+    /// A huge line on stdin is skipped with a short message (never echoed whole, never
     /// held whole), and the commands after it still run.
     func testOverlongStdinLinesAreSkippedWithABoundedMessage() throws {
         var input = Data(repeating: UInt8(ascii: "A"), count: 20 << 20)

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 20, items 3 and 4: recordings never overwrite each other, a killed recorder's takes are found
+/// Recordings never overwrite each other, a killed recorder's takes are found
 /// again, and a killed live run loses no more than the fragment being built.
 final class RecordingRecoveryTests: XCTestCase {
     let dir = ScratchDirectory()

@@ -4,7 +4,7 @@ import PrismCore
 import PrismMedia
 import TestFixtures
 
-/// The segmentation side input through the built tool (issue 24): `--segment-model` on both back ends with a
+/// The segmentation side input through the built tool: `--segment-model` on both back ends with a
 /// model whose mask is known (the red channel), `background-blur` live on the emulated camera (no frame
 /// dropped for the model; the mask's age reported), and the refusals.
 final class SegmentationRunTests: XCTestCase {

@@ -3,7 +3,7 @@ import XCTest
 import PrismCore
 import PrismMedia
 
-/// Issue 20, item 1: a side output (`--faces-out`) gets the checks `-o` has, before any work: it never
+/// A side output (`--faces-out`) gets the checks `-o` has, before any work: it never
 /// replaces the input or another output, a folder is refused at once, and a FIFO stays a FIFO.
 final class SideOutputSafetyTests: XCTestCase {
     let dir = ScratchDirectory()

@@ -4,7 +4,7 @@ import PrismCore
 import PrismMedia
 import PrismPipeline
 
-/// Issue 20, item 2: `--max-size`, `--segment-size` and `--min-free` hold for any content. Noise does not
+/// `--max-size`, `--segment-size` and `--min-free` hold for any content. Noise does not
 /// compress, so each frame is large and the bytes the encoder holds (x264's lookahead, a fragment being
 /// built) would carry the file far past a limit checked only against what reached the disk.
 final class SizeLimitTests: XCTestCase {

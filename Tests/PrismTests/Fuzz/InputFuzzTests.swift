@@ -4,7 +4,7 @@ import XCTest
 @testable import Prism
 @testable import PrismPipeline
 
-/// Issue 20: the batch manifest's values, results files and `record`'s stdin under the seeded mutation
+/// The batch manifest's values, results files and `record`'s stdin under the seeded mutation
 /// fuzzer. Every input is either accepted with values the engine can run (a rate it can time frames by,
 /// settings in the command line's ranges) or refused with one line; nothing traps.
 final class InputFuzzTests: XCTestCase {
@@ -12,7 +12,7 @@ final class InputFuzzTests: XCTestCase {
         #"{"input": "pattern", "output": "o.mp4", "fps": "30000/1001", "crf": 20, "frames": 12, "size": "64x48"}"#,
         #"{"input": "pattern", "output": "o.mkv", "codec": "ffv1", "fps": 29.97, "duration": 0.5, "bitrate": "4M"}"#,
         #"{"input": "pattern", "id": "x", "output": "out/o.mov", "codec": "prores", "preset": "ultrafast", "filter": "invert, mono"}"#,
-        // Issue 20, item 7: rates that rounded to 0/1000 (a trap), and past run's limit.
+        // Rates that rounded to 0/1000 (a trap), and past run's limit.
         #"{"input": "pattern", "output": "o.mp4", "fps": "0.0001"}"#,
         #"{"input": "pattern", "output": "o.mp4", "fps": 0.0001}"#,
         #"{"input": "pattern", "output": "o.mp4", "fps": "5000"}"#,
@@ -55,7 +55,7 @@ final class InputFuzzTests: XCTestCase {
     static let results = [
         #"{"job":"a","status":"ok","frames":10,"fps":5,"seconds":2,"input":"i","output":"o","fingerprint":"f","started":1,"finished":3,"host":"h","worker":"w"}"#,
         #"{"job":"b","status":"failed","frames":0,"fps":0,"seconds":1,"error":"boom","input":"i","output":"o","fingerprint":"f","started":2,"finished":3,"host":"h","shard":"0/2","worker":"w"}"#,
-        // Issue 20, item 8: counts and times no run writes.
+        // Counts and times no run writes.
         #"{"job":"c","status":"ok","frames":9223372036854775807,"fps":1e308,"seconds":-1,"input":"i","output":"o","fingerprint":"f","started":-1e308,"finished":1e308,"host":"h","worker":"w"}"#,
         #"{"job":"d","status":"ok","frames":-1,"fps":5,"seconds":2,"input":"i","output":"o","fingerprint":"f","started":5,"finished":1,"host":"\u001b]0;x\u0007","worker":"w"}"#,
         #"{"job":"a","sta"#,
