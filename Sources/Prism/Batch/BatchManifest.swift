@@ -38,9 +38,8 @@ struct JobSettings: Sendable, Equatable {
     }
 
     static let options: [OptionSpec] = [Key.filter.spec]
-        + EncoderChoice.options + InputChoice.options.filter { $0.name != "--duration" }
-        + [Key.frames.spec]
-        + InputChoice.options.filter { $0.name == "--duration" }
+        + EncoderChoice.options + [InputChoice.Key.size.spec, InputChoice.Key.fps.spec]
+        + [Key.frames.spec, InputChoice.Key.duration.spec]
 
     /// The keys a manifest line may set, as the options spell them without their dashes.
     static let keys = options.map { String($0.name.dropFirst(2)) }

@@ -93,7 +93,7 @@ final class MovieMuxer {
         if inPlace, !Self.streamableFormats.contains(where: formatName.contains) {
             let what = target?.streamKind ?? "pipe"
             throw InvalidRequest("\(path): is a \(what), and the \(formatName) container needs a seekable "
-                             + "file; write .mkv or .ts into it (or -o - for raw frames)")
+                             + "file; write .mkv or .ts into it (or \(Setting.output) - for raw frames)")
         }
         if let target, !target.isStream, destination.kind == .file {
             recoveredLeftovers = target.removeStaleTemporaries().recovered
