@@ -44,7 +44,7 @@ final class Recorder: SideInput {
     let regions: FaceRegions
     var served: [Int: [TrackedFace]] = [:]
     init(_ faces: FaceSideInput) { regions = FaceRegions(faces) }
-    var suppliesFaceRegions: Bool { true }
+    var supplies: SideData { .faceRegions }
     /// The frames read ahead for the detector, as in a run: without them a file's provider waits for ever.
     var lookAheadInput: (any LookAheadInput)? { regions.lookAheadInput }
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
@@ -161,7 +161,7 @@ enum FaceBench {
                 self.size = size
                 regions = FaceRegions(faces)
             }
-            var suppliesFaceRegions: Bool { true }
+            var supplies: SideData { .faceRegions }
             func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
                 let image = try regions.render(DetectionRequest(channels: detector.input.channels, size: size(uploaded.size)), from: uploaded)
                 let start = DispatchTime.now().uptimeNanoseconds

@@ -30,7 +30,7 @@ package final class FaceRegions: SideInput {
     package var lookAheadInput: (any LookAheadInput)? { faces.provider.lookAhead > 0 ? reader : nil }
 
     /// Always true: this input sets `FrameContext.regions`, so face filters may run.
-    package var suppliesFaceRegions: Bool { true }
+    package var supplies: SideData { .faceRegions }
 
     /// Sets `context.regions` for the frame, rendering the detector's pictures when it wants them; on the GPU thread.
     package func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {

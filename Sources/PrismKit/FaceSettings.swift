@@ -34,7 +34,7 @@ public struct FaceSettings: Sendable, Equatable {
 
     /// Faces are needed when the graph draws face masks or any setting is given (a sidecar to write,
     /// or a model or sidecar that must then be valid even if nothing draws faces).
-    public func needsFaces(for graph: FilterGraph) -> Bool { graph.readsFaceRegions || !isEmpty }
+    public func needsFaces(for graph: FilterGraph) -> Bool { graph.requiredSideData.contains(.faceRegions) || !isEmpty }
 
     /// The detector `model` names (nil: the installed CenterFace, else the Haar cascade and a line saying so).
     /// - Parameter installed: where the default model is (ModelLibrary's search; a test passes nil).

@@ -33,7 +33,8 @@ public struct SegmentationSettings: Sendable, Equatable {
     package func makeSideInput(for graph: FilterGraph, live: Bool, gpu: GPUContext) throws -> SegmentationSideInput? {
         // The flag's model, else the one a mask node names (`background-blur(model=SEG.onnx)`), else the
         // installed default when the graph draws a mask.
-        guard let model = try model ?? graph.segmentationModel ?? (graph.readsSegmentation ? Self.installedSegmenter(for: graph) : nil) else {
+        guard let model = try model ?? graph.segmentationModel
+                ?? (graph.requiredSideData.contains(.segmentation) ? Self.installedSegmenter(for: graph) : nil) else {
             var defaults = SegmentationSettings()
             defaults.model = model
             guard self == defaults else { throw InvalidRequest("the \(Setting.segmentAny) options need a model: \(Setting.segmentModel) SEG.onnx") }
@@ -54,7 +55,8 @@ extension SegmentationSettings {
 
     static func installedSegmenter(for graph: FilterGraph) throws -> String {
         guard let path = ModelLibrary.find(defaultModel) else {
-            let message = graph.segmentationUnavailableError()?.description ?? "a segmentation model is needed"
+            let message = graph.missingSideDataError(supplied: SideData.all.subtracting(.segmentation), noSound: "")?.description
+                ?? "a segmentation model is needed"
             throw InvalidRequest(message + "; none is installed (scripts/install-models puts \(defaultModel) in .models/)")
         }
         return path
@@ -131,7 +133,7 @@ package final class SegmentationSideInput: SideInput {
         worker = SegmentationWorker(runner: runner, smoothing: Float(settings.smoothing))
     }
 
-    package var suppliesSegmentation: Bool { true }
+    package var supplies: SideData { .segmentation }
 
     /// Waits for a model run in progress: nothing may still be inside OpenCV when the run's objects (or the
     /// process) go away.

@@ -58,17 +58,6 @@ final class AudioInputTests: XCTestCase {
         }
     }
 
-    func testAGraphNamesItsAudioInputsForTheOneLineError() throws {
-        let graph = FilterGraph()
-        let kernel = try corpusKernel("audio-waveform.fs")
-        try graph.append("user", kernel: kernel, parameters: kernel.parameters)
-        XCTAssertEqual(graph.audioInputs.map(\.input), ["wave"])
-        let message = try XCTUnwrap(graph.audioUnavailableError("the input has no audio track")).description
-        XCTAssertTrue(message.hasSuffix("audio-waveform.fs: input 'wave' needs audio: the input has no audio track"), message)
-        XCTAssertFalse(message.contains("\n"))
-        XCTAssertNil(FilterGraph().audioUnavailableError("x"), "a graph without audio inputs needs no sound")
-    }
-
     // MARK: Rendering
 
     func testWaveformImageHoldsEachRunsLoudestSampleAtMAXColumns() throws {

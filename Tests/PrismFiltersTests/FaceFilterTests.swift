@@ -89,8 +89,8 @@ final class FaceFilterTests: XCTestCase {
         XCTAssertEqual(graph.nodes[3].inputs, [.node(graph.nodes[1].id), .node(graph.nodes[0].id), .node(graph.nodes[2].id)])
         XCTAssertEqual(graph.nodes[1].parameters?.double("radius"), 4)
         XCTAssertEqual(graph.nodes[2].parameters?.double("size"), 2)
-        XCTAssertTrue(graph.readsFaceRegions)
-        XCTAssertFalse(try GraphBinder().bind("[in]pixellate[p]; radial-gradient[m]; [p][in][m]blend-mask").readsFaceRegions)
+        XCTAssertEqual(graph.requiredSideData, .faceRegions)
+        XCTAssertTrue(try GraphBinder().bind("[in]pixellate[p]; radial-gradient[m]; [p][in][m]blend-mask").requiredSideData.isEmpty)
         // face-blur is blur through the mask: with a mask covering the whole frame it is the blur alone.
         let image = TestImage.varied(width: 64, height: 40)
         let whole = [FrameContext.Region(center: SIMD2(0.5, 0.5), radius: 2)]
@@ -122,7 +122,7 @@ final class FaceFilterTests: XCTestCase {
             XCTAssertEqual(out.codes(x, y), onRing ? [255, 0, 255, 255] : image.codes(x, y), "(\(x), \(y))")
         } }
         XCTAssertGreaterThan(ring, 100)
-        XCTAssertTrue(try GraphBinder().bind("face-outline").readsFaceRegions)
+        XCTAssertEqual(try GraphBinder().bind("face-outline").requiredSideData, .faceRegions)
     }
 
     /// More faces than the shader has ellipses for: the nearest are merged into ellipses around both, so every

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import PrismCore
 import PrismFilters
+import PrismGPU
 import PrismMedia
 @testable import PrismPipeline
 
@@ -84,7 +85,8 @@ final class AudioFeedTests: XCTestCase {
             """.write(toFile: shader, atomically: true, encoding: .utf8)
         let graph = try GraphBinder().bind(shader)
         let pattern = try SourceSpec(input: .pattern, size: Size(width: 32, height: 32)).open()
-        XCTAssertThrowsError(try AudioFeed.make(for: graph, source: pattern.info, capture: nil, always: false)) { error in
+        XCTAssertNil(try AudioFeed.make(for: graph, source: pattern.info, capture: nil, always: false), "no sound to decode")
+        XCTAssertThrowsError(try FrameEngine(source: pattern, graph: graph, sinks: [DiscardSink(format: .rgba)], gpu: GPUContext())) { error in
             XCTAssertEqual("\(error)", "\(shader): input 'level' needs audio: the input has no audio track; give \(Setting.audio) PCM (with a camera or the pattern)")
         }
         XCTAssertNil(try AudioFeed.make(for: FilterGraph(), source: pattern.info, capture: nil, always: false),

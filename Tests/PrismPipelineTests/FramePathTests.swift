@@ -40,7 +40,7 @@ final class FramePathTests: XCTestCase {
     /// With a side input that supplies regions, the same graph runs and pixellates where the face is.
     func testAFaceSideInputLetsTheFaceGraphRun() throws {
         final class OneFace: SideInput {
-            var suppliesFaceRegions: Bool { true }
+            var supplies: SideData { .faceRegions }
             func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
                 context.regions = [.init(center: SIMD2(0.5, 0.5), radius: 0.3)]
             }

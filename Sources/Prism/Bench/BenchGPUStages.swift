@@ -26,7 +26,7 @@ extension BenchRunner {
 
     /// The one stand-in face of `stageContext` as the engine's face side input (GPU-stage rows and checks).
     final class StandInFace: SideInput {
-        var suppliesFaceRegions: Bool { true }
+        var supplies: SideData { .faceRegions }
         func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
             context.regions = BenchRunner.stageContext(index).regions
         }
@@ -114,7 +114,7 @@ extension BenchRunner {
         configuration.copyAudio = false
         let source = try FrameListSource(frames: frames, count: count, frameRate: Rational(30, 1))
         let engine = try FrameEngine(source: source, graph: graph, sinks: sinks, configuration: configuration,
-                                     gpu: context, sideInputs: graph.readsFaceRegions ? [StandInFace()] : [])
+                                     gpu: context, sideInputs: graph.requiredSideData.contains(.faceRegions) ? [StandInFace()] : [])
         return try engine.run()
     }
 

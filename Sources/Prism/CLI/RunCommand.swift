@@ -560,7 +560,8 @@ struct RenderCommand: PrismCommand {
     func execute() throws -> Int32 {
         let graph = try PrismGraphs.bind(filter)
         // A still has no sound: audio-reactive shaders are refused rather than shown silence.
-        if let error = graph.audioUnavailableError("a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
+        if let error = graph.missingSideDataError(supplied: SideData.all.subtracting(.audio),
+                                                  noSound: "a still image has no sound; run it with prism run on a movie with audio, or with --audio PCM") {
             throw error
         }
         FFmpegLog.setLevel(.quiet)

@@ -263,9 +263,3 @@ final class FaceOutlineKernel: ParameterizedKernel {
         + "    return ring ? $color : $in0(p);\n}\n"
 
 }
-
-extension FilterGraph {
-    /// True when some node draws face masks, so the engine must supply `FrameContext.regions` (run a
-    /// detector or read a sidecar).
-    public var readsFaceRegions: Bool { nodes.contains { $0.kernel is FaceMaskKernel || $0.kernel is FaceOutlineKernel } }
-}

@@ -216,19 +216,8 @@ final class BackdropKernel: FilterKernel {
 }
 
 extension FilterGraph {
-    /// True when some node draws the segmentation mask, so the engine must supply `FrameContext.segmentation`
-    /// (run a segmentation model).
-    public var readsSegmentation: Bool { nodes.contains { $0.kernel is SegmentMaskKernel } }
-
     /// The model a mask node names (`background-blur(model=SEG.onnx)`), used when no `--segment-model` is given.
     public var segmentationModel: String? {
         nodes.lazy.compactMap { ($0.kernel as? SegmentMaskKernel)?.parameters.word("model") }.first { !$0.isEmpty }
-    }
-
-    /// The one-line error for a run without a segmentation model; nil when the graph needs none.
-    package func segmentationUnavailableError() -> InvalidRequest? {
-        guard readsSegmentation else { return nil }
-        let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
-        return InvalidRequest("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
     }
 }

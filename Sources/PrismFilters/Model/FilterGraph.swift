@@ -96,10 +96,32 @@ public final class FilterGraph {
         }
     }
 
-    /// The one-line error for a run that cannot feed this graph's audio inputs; nil when it has none.
-    public func audioUnavailableError(_ why: String) -> InvalidRequest? {
-        guard let first = audioInputs.first else { return nil }
-        return InvalidRequest("\(first.shader): input '\(first.input)' needs audio: \(why)")
+    /// The side data the graph's nodes read from `FrameContext`: regions for face masks and outlines (so the
+    /// run needs a detector or a sidecar), the mask for mask nodes (a segmentation model), sound for audio inputs.
+    public var requiredSideData: SideData {
+        var required: SideData = []
+        if nodes.contains(where: { $0.kernel is FaceMaskKernel || $0.kernel is FaceOutlineKernel }) { required.insert(.faceRegions) }
+        if nodes.contains(where: { $0.kernel is SegmentMaskKernel }) { required.insert(.segmentation) }
+        if !audioInputs.isEmpty { required.insert(.audio) }
+        return required
+    }
+
+    /// The one-line refusal of a run that supplies only `supplied`, naming the first node that reads what is
+    /// missing (faces, then the mask, then sound); nil when nothing is. `noSound`: why this run has no sound.
+    public func missingSideDataError(supplied: SideData, noSound: String) -> InvalidRequest? {
+        let missing = requiredSideData.subtracting(supplied)
+        if missing.contains(.faceRegions) {
+            let name = nodes.first { $0.name.hasPrefix("face-") }?.name ?? "a face filter"
+            return InvalidRequest("\(name) needs faces: this run has no face side input (a detector or a \(Setting.facesIn) sidecar)")
+        }
+        if missing.contains(.segmentation) {
+            let mask = nodes.lazy.compactMap { $0.kernel as? SegmentMaskKernel }.first
+            return InvalidRequest("\(mask?.shorthand ?? "segment-mask") needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
+        }
+        if missing.contains(.audio), let first = audioInputs.first {
+            return InvalidRequest("\(first.shader): input '\(first.input)' needs audio: \(noSound)")
+        }
+        return nil
     }
 
     /// Updates one node's parameter (live controls). The kernel reads `parameters` on its next frame.
@@ -115,4 +137,20 @@ public final class FilterGraph {
 package protocol ParameterizedKernel: FilterKernel {
     /// The instance's current values; the kernel sets its uniforms from them on its next frame.
     var parameters: ParameterValues { get set }
+}
+
+/// Per-frame data besides pictures that a graph may read from `FrameContext`. A run supplies it through its
+/// side inputs (sound also through the engine's own decoding); a graph that reads what its run does not
+/// supply is refused (`FilterGraph.missingSideDataError`), never run without it.
+public struct SideData: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+
+    /// `FrameContext.regions`: faces from a detector or a sidecar, for the face filters.
+    public static let faceRegions = SideData(rawValue: 1 << 0)
+    /// `FrameContext.segmentation`: a segmentation model's mask, for `background-blur` and its kin.
+    public static let segmentation = SideData(rawValue: 1 << 1)
+    /// `FrameContext.audio`: sound for user shaders' audio inputs.
+    public static let audio = SideData(rawValue: 1 << 2)
+    public static let all: SideData = [.faceRegions, .segmentation, .audio]
 }

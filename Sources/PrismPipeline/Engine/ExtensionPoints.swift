@@ -12,14 +12,10 @@ public protocol SideInput: AnyObject {
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws
     /// The run ended without an error (on the GPU thread): commit what the input wrote (a sidecar).
     func finish() throws
-    /// Whether the input sets `FrameContext.regions` (a face detector or sidecar): a graph that draws
-    /// faces is refused by an engine without one, as an audio graph is by a run without sound.
-    var suppliesFaceRegions: Bool { get }
-    /// Whether the input sets `FrameContext.segmentation` (a segmentation model): a graph that draws the
-    /// mask (`background-blur`) is refused by an engine without one.
-    var suppliesSegmentation: Bool { get }
-    /// Whether the input sets `FrameContext.audio` itself (the engine then decodes no sound for the graph).
-    var suppliesAudio: Bool { get }
+    /// The side data the input sets in `FrameContext` (regions from a face detector or sidecar, a segmentation
+    /// model's mask, sound: the engine then decodes none for the graph). A graph that reads side data that no
+    /// input of the run supplies is refused by the engine.
+    var supplies: SideData { get }
     /// Its part that sees frames on the source thread before the GPU does, if it has one.
     var lookAheadInput: (any LookAheadInput)? { get }
 }
@@ -27,12 +23,8 @@ public protocol SideInput: AnyObject {
 extension SideInput {
     /// Nothing to commit by default.
     public func finish() throws {}
-    /// By default an input supplies no face regions.
-    public var suppliesFaceRegions: Bool { false }
-    /// By default an input supplies no segmentation mask.
-    public var suppliesSegmentation: Bool { false }
-    /// By default an input supplies no sound.
-    public var suppliesAudio: Bool { false }
+    /// By default an input supplies no side data.
+    public var supplies: SideData { [] }
     /// By default an input does not look ahead.
     public var lookAheadInput: (any LookAheadInput)? { nil }
 }

@@ -65,8 +65,8 @@ public struct EngineConfiguration: Sendable {
 /// (`FramePath`: upload, side inputs, the graph, readback into each sink's pooled buffers, taps; one job
 /// per frame, so other work for the thread runs between frames) → one output thread per sink.
 ///
-/// A graph that needs a side input the run lacks is refused in `init`: audio inputs without sound,
-/// face filters without a `SideInput` that `suppliesFaceRegions`.
+/// A graph that reads side data the run lacks is refused in `init` (`FilterGraph.missingSideDataError`):
+/// face filters without a `SideInput` that supplies regions, audio inputs without sound.
 ///
 /// Policies are data (`EngineConfiguration`): live sources drop late frames and count them, files and
 /// pipes get back-pressure; a format change recompiles the graph between frames; a camera switch replaces
@@ -145,16 +145,15 @@ public final class FrameEngine: Sendable {
         self.audioCapture = ThreadOwned(audioCapture)
         eventHandler = events
         lookAheads = sideInputs.compactMap(\.lookAheadInput).filter { $0.lookAhead > 0 }
-        let suppliesAudio = sideInputs.contains { $0.suppliesAudio }
-        let suppliesFaces = sideInputs.contains { $0.suppliesFaceRegions }
-        // A graph that draws faces with nothing to find them: refused, never run with no faces.
-        if !suppliesFaces, let error = graph.facesUnavailableError(FramePath.noFacesReason) { throw error }
-        let suppliesSegmentation = sideInputs.contains { $0.suppliesSegmentation }
-        if !suppliesSegmentation, let error = graph.segmentationUnavailableError() { throw error }
-        let audioFeed = suppliesAudio ? nil
+        var sideData = sideInputs.reduce(SideData()) { $0.union($1.supplies) }
+        let audioFeed = sideData.contains(.audio) ? nil
             : try AudioFeed.make(for: graph, source: info, analysisAudio: (source as? LoopingSource)?.analysisAudio,
                                  capture: audioCapture, always: configuration.analyzesAudio)
         self.audioFeed = audioFeed
+        if audioFeed != nil { sideData.insert(.audio) }
+        // A graph that reads what the run lacks (faces with nothing to find them, audio inputs on an input
+        // without sound): refused, never run without it.
+        if let error = graph.missingSideDataError(supplied: sideData, noSound: AudioFeed.noTrackReason) { throw error }
         let strategy = configuration.readback ?? ReadbackStrategy.preferred(for: gpu.info)
         let pendingSwitch = self.pendingSwitch
         let setup = FramePath.Setup(
@@ -162,8 +161,7 @@ public final class FrameEngine: Sendable {
             sizePolicy: configuration.sizeChange, timing: configuration.timing, frameRate: configuration.constantRate,
             audio: configuration.copyAudio && audioCapture == nil ? (audioTrack?.info.audio ?? info.audio) : nil,
             pcm: audioCapture?.format, keepsOutputOnFailure: configuration.keepsOutputOnFailure,
-            outputColor: configuration.outputColor, feedsAudio: audioFeed != nil || suppliesAudio, findsFaces: suppliesFaces,
-            segments: suppliesSegmentation, taps: taps, sideInputs: sideInputs,
+            outputColor: configuration.outputColor, sideData: sideData, taps: taps, sideInputs: sideInputs,
             inputSizes: Dictionary(tracks.map { ($0.index, $0.info.size) }, uniquingKeysWith: { $1 }),
             events: Self.announcer(notes: notes, handler: events), requestCameraSwitch: { path in pendingSwitch.withLock { $0 = path } })
         let registry = self.registry

@@ -34,9 +34,7 @@ extension FrameEngine {
 final class FixedFrameContext: SideInput {
     let context: FrameContext
     init(_ context: FrameContext) { self.context = context }
-    var suppliesFaceRegions: Bool { true }
-    var suppliesSegmentation: Bool { true }
-    var suppliesAudio: Bool { true }
+    var supplies: SideData { .all }
     func apply(to context: inout FrameContext, frame: TimedFrame, uploaded: UploadedFrame, index: Int) throws {
         context = self.context
     }

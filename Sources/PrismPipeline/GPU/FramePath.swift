@@ -98,13 +98,9 @@ final class FramePath {
         var keepsOutputOnFailure: Bool
         /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
         var outputColor: VideoColor?
-        /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
-        /// inputs may run.
-        var feedsAudio: Bool
-        /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
-        var findsFaces: Bool
-        /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
-        var segments: Bool
+        /// What the run supplies besides the frames: its side inputs' data, and sound when the engine decodes
+        /// it for audio-reactive filters (`TimedFrame.audio` is set). Graphs that read no more may be set.
+        var sideData: SideData
         var taps: [any FrameTap]
         var sideInputs: [any SideInput]
         /// The sizes of the inputs besides the first, by index.
@@ -123,14 +119,8 @@ final class FramePath {
     let keepsOutputOnFailure: Bool
     /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
     let outputColor: VideoColor?
-    /// The engine decodes sound for audio-reactive filters (`TimedFrame.audio` is set): graphs with audio
-    /// inputs may run.
-    let feedsAudio: Bool
-    /// A side input supplies `FrameContext.regions` (a face detector, a sidecar): graphs that draw faces may run.
-    let findsFaces: Bool
-    /// A side input supplies `FrameContext.segmentation`: graphs that draw the mask may be set.
-    let segments: Bool
-    static var noFacesReason: String { "this run has no face side input (a detector or a \(Setting.facesIn) sidecar)" }
+    /// What the run supplies besides the frames (see `Setup.sideData`).
+    let sideData: SideData
     static var noSoundReason: String {
         "this run decodes no sound (the input has no audio track and no \(Setting.audio) was given, "
             + "or the graph it started with had no audio inputs)"
@@ -184,9 +174,7 @@ final class FramePath {
         pcm = setup.pcm
         keepsOutputOnFailure = setup.keepsOutputOnFailure
         outputColor = setup.outputColor
-        feedsAudio = setup.feedsAudio
-        findsFaces = setup.findsFaces
-        segments = setup.segments
+        sideData = setup.sideData
         taps = setup.taps
         sideInputs = setup.sideInputs
         inputSizes = setup.inputSizes
@@ -292,10 +280,8 @@ final class FramePath {
 
     /// Replaces the graph between frames; on failure the current one keeps running.
     func setGraph(_ graph: FilterGraph) throws {
-        // A graph with audio inputs on a run that decodes no sound: refused, never fed silence.
-        if !feedsAudio, let error = graph.audioUnavailableError(Self.noSoundReason) { throw error }
-        if !findsFaces, let error = graph.facesUnavailableError(Self.noFacesReason) { throw error }
-        if !segments, let error = graph.segmentationUnavailableError() { throw error }
+        // A graph that reads side data the run lacks (sound, faces, the mask): refused, never fed nothing.
+        if let error = graph.missingSideDataError(supplied: sideData, noSound: Self.noSoundReason) { throw error }
         try install(try compile(graph, formats: outputFormats), graph: graph)
     }
 
@@ -428,7 +414,7 @@ final class FramePath {
         context.frameRate = (frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
         for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
         // Blocks and blurs sized to the faces: a new size is a new graph, compiled before this frame is drawn.
-        if findsFaces, try graph.fitFaceSizedEffects(to: context.regions, frameSize: uploaded.size) { try recompile() }
+        if sideData.contains(.faceRegions), try graph.fitFaceSizedEffects(to: context.regions, frameSize: uploaded.size) { try recompile() }
         if let renderer {
             t0 = StageTimes.now()
             try renderer.render(uploaded, context: context)
@@ -490,14 +476,6 @@ final class OutletRegistry: Sendable {
 }
 
 extension FilterGraph {
-    /// The one-line error for a run that cannot give this graph's face filters their regions; nil when
-    /// it draws no faces.
-    func facesUnavailableError(_ why: String) -> InvalidRequest? {
-        guard readsFaceRegions else { return nil }
-        let name = nodes.first { $0.name.hasPrefix("face-") }?.name ?? "a face filter"
-        return InvalidRequest("\(name) needs faces: \(why)")
-    }
-
     /// Appends a final `scale` to `size` (the output keeps a size its input does not have).
     public func appendScale(to size: Size) throws {
         // mpv hooks take the run's output size as their OUTPUT (Anime4K's upscalers run only when it is

@@ -25,8 +25,8 @@ final class AudioFeed: Sendable {
         self.decoder = ThreadOwned(decoder)
     }
 
-    /// The feed a run of `graph` needs; nil when it needs none. Throws the one-line error when the graph
-    /// has audio inputs and the run has no sound to give them.
+    /// The feed a run of `graph` needs; nil when it needs none or the run has no sound to give it (the engine
+    /// then refuses a graph with audio inputs, saying `noTrackReason`).
     /// `analysisAudio`: a track the source offers for analysis only (a looping clip's).
     static func make(for graph: FilterGraph, source: SourceInfo, analysisAudio: AudioStreamInfo? = nil,
                      capture: AudioCaptureSource?, always: Bool) throws -> AudioFeed? {
@@ -40,11 +40,11 @@ final class AudioFeed: Sendable {
             return AudioFeed(ring: AudioRing(sampleRate: decoder.sampleRate, channels: decoder.channels), isLive: false,
                              decoder: decoder)
         }
-        if let error = graph.audioUnavailableError("the input has no audio track; give \(Setting.audio) PCM (with a camera or the pattern)") {
-            throw error
-        }
         return nil
     }
+
+    /// Why a run with no feed has no sound, for the refusal of a graph with audio inputs.
+    static var noTrackReason: String { "the input has no audio track; give \(Setting.audio) PCM (with a camera or the pattern)" }
 
     /// A live frame's window: the sound ending at the frame's time on CLOCK_MONOTONIC (the audio origin plus
     /// its timestamp, as the recorder places it) when the ring holds it, else the newest sound.
