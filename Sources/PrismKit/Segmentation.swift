@@ -232,7 +232,8 @@ final class GPUSegmentationRunner: SegmentationRunner {
     /// For the thumbnail size last seen (made on the GPU thread at the first run, again when the size changes):
     /// the renderer, its readback and the bytes it reads into.
     private var sized: (renderer: GraphRenderer, readback: FrameReadback<Int>, packed: [UInt8])?
-    private var uploader: FrameUploader?
+    /// The last thumbnail on the GPU (its texture is reused while the size holds).
+    private var uploaded: UploadedFrame?
 
     init(path: String, gpu: GPUContext) throws {
         let values = try ParameterValues(specs: NetworkFilter.modelParameters, given: [:])
@@ -256,12 +257,8 @@ final class GPUSegmentationRunner: SegmentationRunner {
         }
         guard var (renderer, readback, packed) = sized else { preconditionFailure("the renderer was just made") }
         defer { sized?.packed = packed }
-        let uploader = self.uploader ?? FrameUploader(ringSize: 1)
-        self.uploader = uploader
-        let uploaded = try picture.rgba.withUnsafeBytes { bytes in
-            try uploader.upload(CPUFramePlanes(format: .rgba, size: size, colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
-                                               planes: [(bytes.baseAddress!, size.width * 4)]))
-        }
+        let uploaded = try UploadedFrame.rgba(picture.rgba, size: size, reusing: self.uploaded)
+        self.uploaded = uploaded
         try renderer.render(uploaded, context: FrameContext())
         let layout = renderer.sinkLayouts[0]
         _ = try packed.withUnsafeMutableBytes { try readback.submit(renderer.sinkTarget(), into: $0.baseAddress!, tag: 0) }

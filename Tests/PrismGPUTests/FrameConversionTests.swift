@@ -146,6 +146,30 @@ final class FrameConversionTests: XCTestCase {
     }
 }
 
+extension FrameConversionTests {
+    /// An RGBA still (`UploadedFrame.rgba`, a model's input beside the frame path) owns its texture while it is
+    /// held, reuses it for a still of the same size, and leaves nothing behind once dropped.
+    func testAnRGBAStillOwnsItsTextureAndReusesItForTheSameSize() throws {
+        let context = try GPUContext()
+        let (textures, reused, resized) = try context.perform { () throws -> ([Int], Bool, Bool) in
+            let size = Size(width: 5, height: 3), pixels = [UInt8](repeating: 200, count: 60)
+            var textures = [context.liveObjects.textures]
+            var first: UploadedFrame? = try UploadedFrame.rgba(pixels, size: size)
+            textures.append(context.liveObjects.textures)
+            var again: UploadedFrame? = try UploadedFrame.rgba(pixels, size: size, reusing: first)
+            var taller: UploadedFrame? = try UploadedFrame.rgba(pixels + pixels, size: Size(width: 5, height: 6), reusing: first)
+            textures.append(context.liveObjects.textures)
+            let (reused, resized) = (again === first, taller !== first)
+            (first, again, taller) = (nil, nil, nil)
+            textures.append(context.liveObjects.textures)
+            return (textures, reused, resized)
+        }
+        XCTAssertTrue(reused, "the same size is uploaded into the same texture")
+        XCTAssertTrue(resized, "another size gets a texture of its own")
+        XCTAssertEqual(textures.map { $0 - textures[0] }, [0, 1, 2, 0], "one texture per size held, none once dropped")
+    }
+}
+
 /// Runs one pass: upload planes, `prism_pixel = prism_source`, pack into `output`, read back.
 enum GPUConversionHarness {
     static func convert(planes: [[UInt8]], format: PixelFormat, size: Size, colorSpace: YUVColorSpace,

@@ -151,15 +151,11 @@ struct ModelBench {
         let graph = try PrismGraphs.bind(spec)
         let rgba = Self.picture(size)
         return try context.perform {
-            let uploader = FrameUploader(ringSize: 1)
             var unshared = CompileOptions()
             unshared.sharesTargets = false
             let unsharedBytes = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba], options: unshared).targetBytes
             let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
-            let uploaded = try rgba.withUnsafeBytes { bytes in
-                try uploader.upload(CPUFramePlanes(format: .rgba, size: size, colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full),
-                                                   planes: [(bytes.baseAddress!, size.width * 4)]))
-            }
+            let uploaded = try UploadedFrame.rgba(rgba, size: size)
             context.finish()
             var times: [Double] = []
             for index in 0...samples {   // the first compiles and warms up

@@ -100,14 +100,8 @@ extension NetworkKernel {
             guard layers.indices.contains(index) else { return }
             peaks.values[layers[index].output] = Self.peak(target.readRGBAFloats())
         }
-        let card = NetworkCalibration.testCard(probeSize)
-        let uploader = FrameUploader(ringSize: 1)
-        let frame = try card.withUnsafeBytes { bytes in
-            try uploader.upload(CPUFramePlanes(format: .rgba, size: probeSize,
-                                               colorSpace: YUVColorSpace(matrix: .defaultFor(probeSize), range: .full),
-                                               planes: [(bytes.baseAddress!, probeSize.width * 4)]))
-        }
-        try renderer.render(frame, context: FrameContext())
+        let card = try UploadedFrame.rgba(NetworkCalibration.testCard(probeSize), size: probeSize)
+        try renderer.render(card, context: FrameContext())
         return peaks.values
     }
 

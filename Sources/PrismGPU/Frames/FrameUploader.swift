@@ -87,6 +87,19 @@ public final class UploadedFrame {
     }
 }
 
+extension UploadedFrame {
+    /// An RGBA still (`size.width * 4` bytes a row, top row first) on the GPU, for work beside the frame path
+    /// (a model's input, a calibration card): uploaded into `previous`'s texture when it has this size, else
+    /// into a new one, which lives as long as the frame returned. On the GPU thread.
+    package static func rgba(_ pixels: [UInt8], size: Size, reusing previous: UploadedFrame? = nil) throws -> UploadedFrame {
+        precondition(pixels.count >= size.pixelCount * 4, "an RGBA still of \(size) needs \(size.pixelCount * 4) bytes")
+        let frame = try previous.flatMap { $0.format == .rgba && $0.size == size ? $0 : nil }
+            ?? UploadedFrame(format: .rgba, size: size, colorSpace: YUVColorSpace(matrix: .defaultFor(size), range: .full))
+        pixels.withUnsafeBytes { frame.textures[0].upload($0.baseAddress!, rowBytes: size.width * 4) }
+        return frame
+    }
+}
+
 /// Uploads CPU frames into a small ring of plane-texture sets, so a new upload never waits for the GPU
 /// to finish reading the texture it would overwrite. One per pipeline, on its GPU thread.
 package final class FrameUploader {
