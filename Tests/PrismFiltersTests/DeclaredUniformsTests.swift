@@ -3,17 +3,24 @@ import PrismCore
 import PrismGPU
 @testable import PrismFilters
 
-/// Uniforms are declared as data in the plan: each kernel in a pass lists its uniforms (name, type, where
-/// the value comes from) and the planner writes exactly those declarations into the pass's text. Planned
-/// without a GPU context, like `RoutePlanningTests`.
+/// Uniforms are declared as data: each kernel lists its uniforms (name, type, where the value comes from), the
+/// plan names the kernels in each pass (its members) and the planner writes exactly those declarations into the
+/// pass's text. Planned without a GPU context, like `RoutePlanningTests`.
 final class DeclaredUniformsTests: XCTestCase {
     static let size = Size(width: 70, height: 38)
     static let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("ISFCorpus")
 
+    /// The graph last planned: the kernels the passes' members name.
+    private var graph: FilterGraph!
+
     private func plan(_ text: String, source: PixelFormat = .rgba, sinks: [PixelFormat] = [.rgba]) throws -> [CompiledPass] {
-        try GraphCompiler.compile(try GraphBinder().bind(text), sourceFormat: source, sourceSize: Self.size, sinks: sinks,
-                                  options: CompileOptions(limits: GraphLimits(maxSide: 16384))).passes
+        graph = try GraphBinder().bind(text)
+        return try GraphCompiler.compile(graph, sourceFormat: source, sourceSize: Self.size, sinks: sinks,
+                                         options: CompileOptions(limits: GraphLimits(maxSide: 16384))).passes
     }
+
+    /// The kernel whose code `member` puts in its pass.
+    private func kernel(_ member: CompiledPass.Member) -> FilterKernel { graph.nodes[member.node].kernel }
 
     /// The `uniform` declarations of `source` whose names start with `prefix`: name → declared type.
     private func declarations(in source: String, prefix: String) -> [(name: String, type: String)] {
@@ -33,8 +40,8 @@ final class DeclaredUniformsTests: XCTestCase {
         for pass in passes {
             let bound = Set(pass.textures.map(\.uniform))
             for member in pass.members {
-                let expected = member.uniforms.filter { !$0.inSource }.map { (member.prefix + $0.name.dropFirst(), $0.type.glsl) }
-                    + member.textures.filter { !$0.inSource }.map { (member.prefix + $0.name.dropFirst(), $0.type == .sampler3D ? "sampler3D" : "sampler2D") }
+                let expected = kernel(member).uniforms.filter { !$0.inSource }.map { (member.prefix + $0.name.dropFirst(), $0.type.glsl) }
+                    + kernel(member).textures.filter { !$0.inSource }.map { (member.prefix + $0.name.dropFirst(), $0.type == .sampler3D ? "sampler3D" : "sampler2D") }
                 for draw in pass.draws {
                     let found = declarations(in: draw.fragmentSource, prefix: member.prefix)
                         .filter { !bound.contains($0.name) && !$0.name.hasPrefix(member.prefix + "src") }
@@ -51,7 +58,7 @@ final class DeclaredUniformsTests: XCTestCase {
 
     private func uniforms(_ pass: CompiledPass, node: Int) -> [String: UniformType] {
         let member = pass.members.first { $0.node == node }
-        return Dictionary(uniqueKeysWithValues: (member?.uniforms ?? []).map { ($0.name, $0.type) })
+        return Dictionary(uniqueKeysWithValues: (member.map { kernel($0).uniforms } ?? []).map { ($0.name, $0.type) })
     }
 
     func testPixellateDeclaresItsGridUniforms() throws {
@@ -69,12 +76,12 @@ final class DeclaredUniformsTests: XCTestCase {
         let passes = try plan("[in]flip, face-outline(color=#ff0000)[a]; face-mask[m]; [m][a]over, scale(size=35x19)")
         assertDeclaredOnce(passes)
         let all = passes.flatMap(\.members)
-        XCTAssertTrue(all.contains { $0.node == 1 && $0.uniforms.map(\.name) == ["$faces", "$faceCount", "$halfWidth", "$color"] })
-        let faces = all.first { $0.node == 1 }!.uniforms[0]
+        XCTAssertTrue(all.contains { $0.node == 1 && kernel($0).uniforms.map(\.name) == ["$faces", "$faceCount", "$halfWidth", "$color"] })
+        let faces = kernel(all.first { $0.node == 1 }!).uniforms[0]
         XCTAssertEqual(faces.count, FaceMaskKernel.maxFaces)
         XCTAssertEqual(faces.declaration, "uniform vec4 $faces[\(FaceMaskKernel.maxFaces)];\n")
-        XCTAssertTrue(all.contains { $0.node == 4 && $0.uniforms.map(\.name) == ["$offset", "$content", "$origin", "$ratio"] })
-        XCTAssertTrue(all.contains { $0.node == 0 && $0.uniforms.map(\.name) == ["$inSize", "$offset"] })
+        XCTAssertTrue(all.contains { $0.node == 4 && kernel($0).uniforms.map(\.name) == ["$offset", "$content", "$origin", "$ratio"] })
+        XCTAssertTrue(all.contains { $0.node == 0 && kernel($0).uniforms.map(\.name) == ["$inSize", "$offset"] })
         // flip, the outline, the mask and `over` fuse into one pass, each kernel declared under its own prefix.
         let fused = try XCTUnwrap(passes.first { pass in Set(pass.members.map(\.node)).isSuperset(of: [0, 1, 2, 3]) })
         XCTAssertEqual(declarations(in: fused.draws[0].fragmentSource, prefix: "n2_").map(\.name), ["n2_faces", "n2_faceCount", "n2_inner"])
@@ -90,12 +97,12 @@ final class DeclaredUniformsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: file) }
         let passes = try plan("lut(file=\"\(file.path)\", intensity=0.5)")
         assertDeclaredOnce(passes)
-        let member = passes.flatMap(\.members).first { $0.node == 0 }!
-        XCTAssertEqual(member.textures.map(\.name), ["$lut"])
-        XCTAssertEqual(member.textures.map(\.type), [.sampler3D])
-        XCTAssertEqual(Dictionary(uniqueKeysWithValues: member.uniforms.map { ($0.name, $0.type) })["$intensity"], .float)
+        let lut = kernel(passes.flatMap(\.members).first { $0.node == 0 }!)
+        XCTAssertEqual(lut.textures.map(\.name), ["$lut"])
+        XCTAssertEqual(lut.textures.map(\.type), [.sampler3D])
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: lut.uniforms.map { ($0.name, $0.type) })["$intensity"], .float)
         // The intensity is the parameter's value when the frame is drawn, not when planned.
-        let intensity = member.uniforms.first { $0.name == "$intensity" }!
+        let intensity = lut.uniforms.first { $0.name == "$intensity" }!
         guard case .parameter("intensity") = intensity.source else { return XCTFail("intensity comes from the parameter") }
     }
 
@@ -104,8 +111,8 @@ final class DeclaredUniformsTests: XCTestCase {
         let path = Self.corpus.appendingPathComponent("missing-defaults.fs").path
         let passes = try plan("\"\(path)\"")
         assertDeclaredOnce(passes)
-        let member = passes.flatMap(\.members).first { $0.node == 0 }!
-        let types = Dictionary(uniqueKeysWithValues: member.uniforms.map { ($0.name, $0.type) })
+        let shader = kernel(passes.flatMap(\.members).first { $0.node == 0 }!)
+        let types = Dictionary(uniqueKeysWithValues: shader.uniforms.map { ($0.name, $0.type) })
         XCTAssertEqual(types["$Ucentred"], .float)
         XCTAssertEqual(types["$Ulowest"], .float)
         XCTAssertEqual(types["$Utint"], .vec4)
@@ -118,7 +125,7 @@ final class DeclaredUniformsTests: XCTestCase {
     func testABuiltInMadeFromAnISFFileDeclaresItsParameters() throws {
         let passes = try plan("radial-gradient(radius1=90)[m]; [m][in]over")
         assertDeclaredOnce(passes)
-        let names = passes.flatMap(\.members).first { $0.node == 0 }!.uniforms.map(\.name)
+        let names = kernel(passes.flatMap(\.members).first { $0.node == 0 }!).uniforms.map(\.name)
         for name in ["$Ucenter", "$Uradius0", "$Uradius1", "$Ucolor0", "$Ucolor1"] { XCTAssertTrue(names.contains(name), name) }
     }
 
@@ -142,8 +149,8 @@ final class DeclaredUniformsTests: XCTestCase {
             XCTAssertTrue(lean.isEmpty || lean.map(\.name).sorted() == ChainUniforms.leanDeclared.map(\.name).sorted())
         }
         // As many values as declared uniforms, every frame.
-        let values = chain.uniformValues(sourceSpace: YUVColorSpace(matrix: .bt709, range: .limited),
-                                          outputSpace: YUVColorSpace(matrix: .bt709, range: .limited))
+        let values = ChainValues(chain, graph: graph).uniformValues(sourceSpace: YUVColorSpace(matrix: .bt709, range: .limited),
+                                                                   outputSpace: YUVColorSpace(matrix: .bt709, range: .limited))
         XCTAssertTrue([chain.declared.count, chain.declared.count + ChainUniforms.leanDeclared.count].contains(values.count))
         XCTAssertEqual(zip(chain.declared, values).map { $0.type == $1.type }, Array(repeating: true, count: chain.declared.count))
     }

@@ -102,6 +102,35 @@ final class RoutePlanningTests: XCTestCase {
         XCTAssertTrue(blur.allSatisfy { !$0.persistent })
         XCTAssertEqual(blur.prefix(3).map(\.target), Array(repeating: TargetSpec(size: Self.size), count: 3))
     }
+
+    /// A plan is a value, compared whole: the same graph plans alike every time; a parameter that reaches only
+    /// uniforms (an intensity, set per frame, the colour chains' values included) leaves the plan as it was, and
+    /// one that shapes the code or the targets (a block size, a blur radius) changes it — what `isStale` tells.
+    func testPlansCompareWhole() throws {
+        let cases: [(text: String, source: PixelFormat, sinks: [PixelFormat], route: GraphCompiler.Route,
+                     structural: (name: String, value: Double))] = [
+            ("mono(0.5), pixellate(8), blur(2)", .rgba, [.rgba], .rgb, ("scale", 12)),
+            ("mono(0.5), pixellate(8)", .yuv420p, [.nv12, .gray], .yuv, ("scale", 12)),
+            ("[in]mono(0.5), pixellate(8)[px]; radial-gradient[m]; [px][in][m]blend-mask", .yuv420p, [.nv12], .yuvBlend,
+             ("scale", 12)),
+            ("mono(0.5), blur(2)", .yuv420p, [.yuv420p], .yuvBlur, ("radius", 30)),
+        ]
+        for test in cases {
+            let graph = try GraphBinder().bind(test.text)
+            func plan() throws -> GraphCompiler.Result {
+                try GraphCompiler.compile(graph, sourceFormat: test.source, sourceSize: Self.size, sinks: test.sinks,
+                                          options: CompileOptions(limits: GraphLimits(maxSide: 16384)))
+            }
+            XCTAssertEqual(try GraphCompiler.route(graph, sourceFormat: test.source, sourceSize: Self.size, sinks: test.sinks),
+                           test.route, test.text)
+            let first = try plan()
+            XCTAssertEqual(try plan(), first, test.text)
+            try graph.setParameter(graph.nodes[0].id, "intensity", .float(0.9))
+            XCTAssertEqual(try plan(), first, "\(test.text): an intensity is a uniform")
+            try graph.setParameter(graph.nodes[1].id, test.structural.name, .float(test.structural.value))
+            XCTAssertNotEqual(try plan(), first, "\(test.text): \(test.structural.name)")
+        }
+    }
 }
 
 /// The rectangles a masked draw covers each frame (`CompiledPass.MaskRegion`), worked out by hand.

@@ -92,8 +92,8 @@ final class YUVRouteTests: XCTestCase {
     func testCurvesSkipChromaOnlyWhereTheirWeightsMatchTheMatrix() throws {
         let graph = try chain([("noir", [:])])
         let layout = try XCTUnwrap(PackedFrameLayout(format: .nv12, size: Self.size))
-        let uniforms = ChainUniforms(graph: graph, steps: YUVPlan.steps([0], graph: graph), sink: layout, pixellate: nil,
-                                     sourceSize: Self.size)
+        let uniforms = ChainValues(ChainUniforms(steps: YUVPlan.steps([0], graph: graph), sink: layout, pixellate: nil,
+                                                 sourceSize: Self.size), graph: graph)
         let bt709 = YUVColorSpace(matrix: .bt709, range: .limited), bt601 = YUVColorSpace(matrix: .bt601, range: .limited)
         XCTAssertTrue(uniforms.allows(.both, sourceSpace: bt709, outputSpace: bt709))
         XCTAssertFalse(uniforms.allows(.lumaIgnoresChroma, sourceSpace: bt601, outputSpace: bt601))

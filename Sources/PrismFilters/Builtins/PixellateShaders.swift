@@ -4,7 +4,7 @@ import PrismCore
 /// of each block of the kernel's grid, and the reads a packing pass makes of that block-means target.
 enum PixellateShaders {
     /// The grid's uniforms (the block origin in pixels, the block side), declared from this list by the block
-    /// passes and reads and set per frame by the colour chain (`ChainUniforms.set`).
+    /// passes and reads and set per frame by the colour chain (`ChainValues.set`).
     static let grid = [PassUniform("prism_origin", .vec2), PassUniform("prism_scale", .float)]
     /// The box of blocks a masked block-means draw sums (x0, y0, x1, y1), set per draw by the renderer.
     static let blockBox = PassUniform("prism_blockBox", .ivec4)

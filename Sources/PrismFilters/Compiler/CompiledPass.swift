@@ -3,33 +3,28 @@ import PrismCore
 import PrismGPU
 
 /// One pass as planned: the programs it draws (their source), the target it renders (its shape), and
-/// what to bind — data only; `GraphRenderer` realises it into GL objects (`Realiser`).
-final class CompiledPass {
+/// what to bind — a value, with no closure or per-frame state, so plans compare whole; `GraphRenderer`
+/// realises it into GL objects (`Realiser`) and keeps what changes per frame.
+struct CompiledPass: Equatable {
     /// `fullResolution`: sink `sink`'s pixels in its Y'CbCr, before the packing (`FrameShaders.fullResolutionMain`).
-    enum Kind { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source, fullResolution(sink: Int) }
-    enum TextureSource {
+    enum Kind: Equatable { case materialize(Int), prepass(node: Int, index: Int), sink(Int), source, fullResolution(sink: Int) }
+    enum TextureSource: Equatable {
         case sourceTarget, node(Int), prepass(node: Int, index: Int)
         /// One of the three planes of a `fullResolution` pass.
         case fullResolution(sink: Int, attachment: Int)
     }
-    /// A kernel whose code is in the pass, with its uniforms and textures as declared when planned: the
-    /// pass's text declares exactly these, and the renderer sets each of them every frame.
-    struct Member {
+    /// A sampler uniform and the target bound to it.
+    struct TextureBinding: Equatable {
+        let uniform: String
+        let source: TextureSource
+    }
+    /// A kernel whose code is in the pass, under `prefix`: the pass's text declares the kernel's uniforms and
+    /// textures (`declarations`), and the renderer sets each of them every frame.
+    struct Member: Equatable {
         let node: Int
         let prefix: String
         let outputSize: Size
         let inputSizes: [Size]
-        let uniforms: [KernelUniform]
-        let textures: [KernelTexture]
-
-        init(node: Int, prefix: String, outputSize: Size, inputSizes: [Size], kernel: FilterKernel) {
-            self.node = node
-            self.prefix = prefix
-            self.outputSize = outputSize
-            self.inputSizes = inputSizes
-            uniforms = kernel.uniforms
-            textures = kernel.textures
-        }
 
         /// The GLSL declarations of a kernel's uniforms and textures, `$` unreplaced: written once per pass,
         /// ahead of its library.
@@ -40,7 +35,7 @@ final class CompiledPass {
     }
 
     /// One program drawn over some rows of the target (all of it when nil), and some of its columns.
-    struct Draw {
+    struct Draw: Equatable {
         let program: ProgramSource
         let rows: Range<Int>?
         var columns: Range<Int>? = nil
@@ -54,18 +49,18 @@ final class CompiledPass {
         var colorChain: ChainUniforms? = nil
     }
 
-    struct Variant {
+    struct Variant: Equatable {
         let program: ProgramSource
         let condition: Condition
 
-        enum Condition {
-            /// The colour chain lets luma and chroma be evaluated apart (`ChainUniforms.allows`).
+        enum Condition: Equatable {
+            /// The colour chain lets luma and chroma be evaluated apart (`ChainValues.allows`).
             case lean(LeanCondition)
             /// Pixellate node `pixellate`'s block edges align with the packing (`BlockAveraging.blockEdgesAlign`).
             case alignedBlocks(pixellate: Int)
             /// The frame has at most `limit` regions (`FilterKernel.regionLimits`).
             case fewRegions(limit: Int)
-            /// Every step of the chain keeps luma and chroma apart as said (`ChainUniforms.eachStepAllows`).
+            /// Every step of the chain keeps luma and chroma apart as said (`ChainValues.eachStepAllows`).
             case leanSteps(LeanCondition)
             /// All of these hold.
             indirect case all([Condition])
@@ -75,7 +70,7 @@ final class CompiledPass {
     }
 
     /// Where a mask generator's `nonzeroRegions` fall in a draw's target, each frame.
-    struct MaskRegion {
+    struct MaskRegion: Equatable {
         let generator: Int
         let channel: Int
         let layout: Layout
@@ -85,7 +80,7 @@ final class CompiledPass {
         /// once around the blended rectangles, not under them too).
         var outside = false
 
-        enum Layout {
+        enum Layout: Equatable {
             /// Target texel (origin.x + x, origin.y + y) holds pixels `x·texel.width ..< (x + 1)·texel.width` of
             /// pixel rows `y·texel.height ..< (y + 1)·texel.height` (origin nil: targetArea's first texel; x and y
             /// may be negative, for margins). `reach`: pixels around each region the draw covers too — what
@@ -184,7 +179,7 @@ final class CompiledPass {
     /// Kernels whose code is in the program (or in one of its draws' variants): each sets its uniforms.
     private(set) var members: [Member]
     /// Sampler uniforms bound to other passes' targets (the variants' too).
-    private(set) var textures: [(uniform: String, source: TextureSource)]
+    private(set) var textures: [TextureBinding]
     var readsSourcePlanes: Bool
     let packLayout: PackedFrameLayout?
     /// A persistent prepass: two targets of this shape, swapped each frame (both start transparent black).
@@ -193,9 +188,9 @@ final class CompiledPass {
     var sharedTarget: Int?
     /// Passes of a `YUVPlan`: the colour chain whose uniforms the renderer sets per frame.
     var colorChain: ChainUniforms?
-    /// Not drawn on frames where this generator's channel is zero everywhere: the pass feeds only what a
-    /// masked blend hides there (the R'G'B' route's `face-blur` with no face: the blur's passes).
-    var skippedWhereMaskIsZero: (generator: Int, channel: Int)?
+    /// Not drawn on frames where this holds (`maskIsZero`): the pass feeds only what a masked blend hides
+    /// there (the R'G'B' route's `face-blur` with no face: the blur's passes).
+    var skippedWhen: Variant.Condition?
     /// A compute prepass: its one draw's program is dispatched as these work groups, with the target bound
     /// as image unit 0 (the shader's `layout(binding = 0)` image).
     var computeGroups: SIMD2<Int>?
@@ -203,7 +198,7 @@ final class CompiledPass {
     /// Adds what a variant's program reads that the main one does not (a zero mask's sink program evaluates
     /// the background's nodes itself where the main one reads them materialised): the renderer sets the
     /// pass's members and textures on whichever program it draws, and a program that lacks one ignores it.
-    func addBindings(of variant: CompiledPass) {
+    mutating func addBindings(of variant: CompiledPass) {
         let prefixes = Set(members.map(\.prefix)), uniforms = Set(textures.map(\.uniform))
         members += variant.members.filter { !prefixes.contains($0.prefix) }
         textures += variant.textures.filter { !uniforms.contains($0.uniform) }
@@ -211,7 +206,7 @@ final class CompiledPass {
     }
 
     init(kind: Kind, label: String, draws: [Draw], target: TargetSpec, members: [Member],
-         textures: [(uniform: String, source: TextureSource)], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
+         textures: [TextureBinding], readsSourcePlanes: Bool, packLayout: PackedFrameLayout?) {
         self.kind = kind
         self.label = label
         self.draws = draws

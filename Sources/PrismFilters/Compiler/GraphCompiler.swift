@@ -42,7 +42,7 @@ package struct CompileOptions: Sendable {
 /// Plans a `FilterGraph` as passes for one source format and size: no GL object is made here (only
 /// `GraphLimits.current()` asks the context, when the options carry no limits).
 enum GraphCompiler {
-    struct Result {
+    struct Result: Equatable {
         var passes: [CompiledPass]
         var sinkLayouts: [PackedFrameLayout]
         var outputSize: Size

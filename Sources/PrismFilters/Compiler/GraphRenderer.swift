@@ -19,9 +19,13 @@ package final class GraphRenderer {
     private let passes: [CompiledPass]
     /// Each pass's target, and for a draw its program and its variants' (realised from the plan).
     private let targets: [RenderTarget]
-    /// Each pass's draws: the program realised when compiling (any error in a graph's code shows there), and
-    /// its cheaper variants, realised the first time one is drawn (most frames of most runs need few of them).
-    private var programs: [[(main: ShaderProgram, variants: [ShaderProgram?])]]
+    /// Each pass's draws: the program realised when compiling (any error in a graph's code shows there), its
+    /// cheaper variants, realised the first time one is drawn (most frames of most runs need few of them), and
+    /// the values of its colour chain (one per chain: a pass's draws share the pass's).
+    private var programs: [[(main: ShaderProgram, variants: [ShaderProgram?], chain: ChainValues?)]]
+    /// Each node's kernel's uniforms and textures, as declared when compiled: what the renderer sets for each
+    /// `CompiledPass.Member` every frame.
+    private let declaredByNode: [(uniforms: [KernelUniform], textures: [KernelTexture])]
     private let realiser: Realiser
     /// The second targets of persistent prepasses.
     private let alternates: [RenderTarget]
@@ -64,7 +68,7 @@ package final class GraphRenderer {
         var prepared: [FilterKernel] = []
         let result: GraphCompiler.Result
         var targets: [RenderTarget] = [], alternates: [Int: RenderTarget] = [:]
-        var programs: [[(main: ShaderProgram, variants: [ShaderProgram?])]] = []
+        var programs: [[(main: ShaderProgram, variants: [ShaderProgram?], chain: ChainValues?)]] = []
         let realiser = Realiser(targets: pool)
         do {
             for node in graph.nodes {
@@ -76,8 +80,10 @@ package final class GraphRenderer {
             for (index, pass) in result.passes.enumerated() {
                 // A transient prepass's texture, once its readers have run, is drawn again by a later one.
                 targets.append(try pass.sharedTarget.map { targets[$0] } ?? realiser.target(pass.target))
+                let passChain = pass.colorChain.map { ChainValues($0, graph: graph) }
                 programs.append(try pass.draws.map { draw in
-                    (try realiser.program(draw.program), [ShaderProgram?](repeating: nil, count: draw.variants.count))
+                    (try realiser.program(draw.program), [ShaderProgram?](repeating: nil, count: draw.variants.count),
+                     draw.colorChain.map { ChainValues($0, graph: graph) } ?? passChain)
                 })
                 if pass.persistent { alternates[index] = try realiser.target(pass.target) }
             }
@@ -96,6 +102,7 @@ package final class GraphRenderer {
         self.targets = targets
         self.targetBytes = Self.distinct(targets + alternates.values).reduce(0) { $0 + $1.byteCount }
         self.programs = programs
+        self.declaredByNode = graph.nodes.map { ($0.kernel.uniforms, $0.kernel.textures) }
         self.realiser = realiser
         self.alternates = Array(alternates.values)
         self.signatures = graph.nodes.map { GraphRenderer.signature(of: $0, graph: graph, nodeSizes: result.nodeSizes,
@@ -204,7 +211,7 @@ package final class GraphRenderer {
             timer?.begin(pass: index)
             // What only a zero mask's blend reads is not made on such frames (timed as empty: the timer's
             // queries are per pass).
-            if let mask = pass.skippedWhereMaskIsZero, maskIsZero(generator: mask.generator, channel: mask.channel, context: context) {
+            if let skip = pass.skippedWhen, holds(skip, chain: nil, frame: frame, context: context) {
                 timer?.end(pass: index)
                 continue
             }
@@ -213,7 +220,7 @@ package final class GraphRenderer {
             if let groups = pass.computeGroups {
                 // A compute pass: the target is an image the program stores into, not a framebuffer.
                 let program = programs[index][0].main
-                bind(pass, program, frame: frame, context: context, chain: pass.colorChain)
+                bind(pass, program, frame: frame, context: context, chain: programs[index][0].chain)
                 // GLES binds image uniforms by `layout(binding = 0)` in the shader, not by glUniform.
                 target.texture.bindImage(unit: 0, access: .writeOnly)
                 program.dispatchCompute(groupsX: groups.x, groupsY: groups.y)
@@ -247,7 +254,7 @@ package final class GraphRenderer {
                 if mask.outside { areas = CompiledPass.MaskRegion.complement(of: areas, in: whole) }
                 if areas?.isEmpty == true { continue }
             }
-            let chain = draw.colorChain ?? pass.colorChain
+            let chain = programs[index][drawIndex].chain
             let program = draw.variants.indices.first { holds(draw.variants[$0].condition, chain: chain, frame: frame, context: context) }
                 .map { variant(pass: index, draw: drawIndex, $0) } ?? programs[index][drawIndex].main
             bind(pass, program, frame: frame, context: context, chain: chain)
@@ -304,7 +311,7 @@ package final class GraphRenderer {
     }
 
     /// Whether a draw's cheaper program is right for this frame.
-    private func holds(_ condition: CompiledPass.Variant.Condition, chain: ChainUniforms?, frame: UploadedFrame,
+    private func holds(_ condition: CompiledPass.Variant.Condition, chain: ChainValues?, frame: UploadedFrame,
                        context: FrameContext) -> Bool {
         switch condition {
         case .lean(let lean):
@@ -325,7 +332,7 @@ package final class GraphRenderer {
     /// Binds the frame planes, the other passes' targets, the kernels' uniforms and the packing
     /// coefficients (`chain`'s, for a Y'CbCr draw) for one draw.
     private func bind(_ pass: CompiledPass, _ program: ShaderProgram, frame: UploadedFrame, context: FrameContext,
-                      chain: ChainUniforms?) {
+                      chain: ChainValues?) {
         program.use()
         var firstFreeUnit = 0
         if pass.readsSourcePlanes {
@@ -361,13 +368,13 @@ package final class GraphRenderer {
             // Every declared uniform and texture from its declared source; the parameters as they are now.
             let inputs = UniformInputs(frame: context, outputSize: member.outputSize, inputSizes: member.inputSizes,
                                        parameters: (kernel as? ParameterizedKernel)?.parameters)
-            for uniform in member.uniforms {
+            for uniform in declaredByNode[member.node].uniforms {
                 let value = uniform.value(inputs)
                 // A value of another type than declared is a GL error at the next check, far from its cause.
                 assert(value.fits(uniform.type), "\(uniform.name) is declared \(uniform.type) but given \(value.type)")
                 program.set(at: program.location(prefix: member.prefix, placeholder: uniform.name), value)
             }
-            for declared in member.textures {
+            for declared in declaredByNode[member.node].textures {
                 let location = program.location(prefix: member.prefix, placeholder: declared.name)
                 guard location >= 0, let texture = declared.texture() else { continue }
                 let unit = units.next()

@@ -103,7 +103,7 @@ struct PassBuilder {
         for (inputIndex, input) in node.inputs.enumerated() {
             if node.kernel.textureInputs.contains(inputIndex) {
                 declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
-                code.textures.append(("\(prefix)src\(inputIndex)", textureSource(input)))
+                code.textures.append(.init(uniform: "\(prefix)src\(inputIndex)", source: textureSource(input)))
             } else {
                 // Prepasses may read untextured inputs anywhere: the upstream chain is fused in.
                 let upstream = call(for: input, into: &code)
@@ -119,7 +119,7 @@ struct PassBuilder {
         let prepasses = node.kernel.prepasses
         for other in prepasses.indices where other < prepassIndex || prepasses[other].persistent {
             declarations += "uniform sampler2D \(prefix)pass\(other);\n"
-            code.textures.append(("\(prefix)pass\(other)", .prepass(node: index, index: other)))
+            code.textures.append(.init(uniform: "\(prefix)pass\(other)", source: .prepass(node: index, index: other)))
         }
         let prepass = prepasses[prepassIndex]
         // A compute pass writes its image itself: it has no fragment output.
@@ -128,7 +128,7 @@ struct PassBuilder {
         let source = FrameShaders.header + (batched ? "#define PRISM_BATCHED 1\n" : "")
             + code.prelude(batched: batched, format: sourceFormat) + code.declarations + substitute(body, prefix: prefix)
         code.members.append(.init(node: index, prefix: prefix, outputSize: target.size,
-                                  inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
+                                  inputSizes: node.inputs.map(sizeOf)))
         let label = prepass.label.map { "\(node.name): \($0)" } ?? "\(node.name) prepass \(prepassIndex)"
         // A kernel's own vertex shader sees the same pass targets as its fragment shader.
         let vertex = prepass.vertex.map { vertex in
@@ -137,7 +137,7 @@ struct PassBuilder {
         }
         let program = prepass.compute != nil ? ProgramSource(label: label, compute: source)
             : ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
-        let pass = CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
+        var pass = CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
                                 draws: [.init(program: program, rows: nil, fragmentSource: source)],
                                 target: target, members: code.members, textures: code.textures,
                                 readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
@@ -181,7 +181,7 @@ struct PassBuilder {
                 }
 
                 """
-            code.textures.append((uniform, source))
+            code.textures.append(.init(uniform: uniform, source: source))
         }
         return function
     }
@@ -210,12 +210,13 @@ struct PassBuilder {
             declarations += "vec4 \(prefix)in\(inputIndex)(vec2 p) { return \(upstream)(p); }\n"
             if node.kernel.textureInputs.contains(inputIndex) {
                 declarations += "uniform sampler2D \(prefix)src\(inputIndex);\nuniform vec2 \(prefix)src\(inputIndex)Size;\n"
-                code.textures.append(("\(prefix)src\(inputIndex)", textureSource(input)))
+                code.textures.append(.init(uniform: "\(prefix)src\(inputIndex)", source: textureSource(input)))
             }
         }
         for prepassIndex in node.kernel.prepasses.indices {
             declarations += "uniform sampler2D \(prefix)pass\(prepassIndex);\n"
-            code.textures.append(("\(prefix)pass\(prepassIndex)", .prepass(node: index, index: prepassIndex)))
+            code.textures.append(.init(uniform: "\(prefix)pass\(prepassIndex)",
+                                       source: .prepass(node: index, index: prepassIndex)))
         }
         code.declarations += substitute(declarations + CompiledPass.Member.declarations(of: node.kernel)
                                         + node.kernel.library + node.kernel.expression + "\n", prefix: prefix)
@@ -223,7 +224,7 @@ struct PassBuilder {
             : "vec4 \(valueName)(vec2 p) { return max(\(mainName)(p), 0.0); }\n"
         code.emitted.insert(mainName)
         code.members.append(.init(node: index, prefix: prefix, outputSize: sizes[index],
-                                  inputSizes: node.inputs.map(sizeOf), kernel: node.kernel))
+                                  inputSizes: node.inputs.map(sizeOf)))
         return valueName
     }
 
@@ -235,7 +236,7 @@ struct PassBuilder {
         var declarations = ""
         var emitted = Set<String>()
         var members: [CompiledPass.Member] = []
-        var textures: [(uniform: String, source: CompiledPass.TextureSource)] = []
+        var textures: [CompiledPass.TextureBinding] = []
         /// The pass reads the uploaded planes (through `prism_source`).
         var usesSourcePlanes = false
         /// Functions that read the source, directly or through others.

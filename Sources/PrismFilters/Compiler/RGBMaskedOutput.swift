@@ -37,7 +37,7 @@ extension RGBPlan {
         }
 
         /// Marks the passes a zero mask does not need and gives the sink passes their background programs.
-        func apply(to passes: [CompiledPass], builder: PassBuilder) throws {
+        func apply(to passes: inout [CompiledPass], builder: PassBuilder) throws {
             let graph = builder.graph
             /// The nodes `stream` is computed from, itself included (visited once each: graphs share streams).
             func ancestors(_ stream: FilterGraph.Stream) -> Set<Int> {
@@ -70,34 +70,36 @@ extension RGBPlan {
             plain.materialized = builder.materialized.intersection(textureInputs)
             plain.sourceMaterialized = builder.sourceMaterialized && sourceIsTexture
             let root = output == blend ? background : graph.output
-            for pass in passes where !pass.persistent {
+            let maskIsZero = CompiledPass.Variant.Condition.maskIsZero(generator: generator, channel: channel)
+            for index in passes.indices where !passes[index].persistent {
                 let needed: Bool
-                switch pass.kind {
+                switch passes[index].kind {
                 case .sink:
+                    let pass = passes[index]
                     let variant = try plain.expressionPass(root: root, kind: pass.kind, target: pass.target, pack: pass.packLayout)
                     precondition(variant.draws.count == pass.draws.count, "the same packing draws the same rectangles")
                     for draw in pass.draws.indices {
-                        pass.draws[draw].variants.insert(.init(program: variant.draws[draw].program,
-                                                               condition: .maskIsZero(generator: generator, channel: channel)), at: 0)
+                        let zeroMask = CompiledPass.Variant(program: variant.draws[draw].program, condition: maskIsZero)
+                        passes[index].draws[draw].variants.insert(zeroMask, at: 0)
                     }
-                    pass.addBindings(of: variant)
+                    passes[index].addBindings(of: variant)
                     needed = true
                 case .prepass(let node, _): needed = backgroundNodes.contains(node) || textureInputs.contains(node)
                 case .materialize(let node): needed = plain.materialized.contains(node)
                 case .source: needed = plain.sourceMaterialized
                 case .fullResolution: needed = true
                 }
-                if !needed { pass.skippedWhereMaskIsZero = (generator, channel) }
+                if !needed { passes[index].skippedWhen = maskIsZero }
             }
             // The source's texture stays while a pass still drawn (other than the sinks, whose backgrounds read
             // the planes) reads it.
             let readsSource = { (pass: CompiledPass) in pass.textures.contains { if case .sourceTarget = $0.source { true } else { false } } }
-            if let source = passes.first(where: { if case .source = $0.kind { true } else { false } }),
+            if let source = passes.firstIndex(where: { if case .source = $0.kind { true } else { false } }),
                passes.contains(where: { pass in
                    if case .sink = pass.kind { return false }
-                   return pass.skippedWhereMaskIsZero == nil && readsSource(pass)
+                   return pass.skippedWhen == nil && readsSource(pass)
                }) {
-                source.skippedWhereMaskIsZero = nil
+                passes[source].skippedWhen = nil
             }
         }
     }

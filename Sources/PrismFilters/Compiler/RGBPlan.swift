@@ -84,7 +84,7 @@ struct RGBPlan {
             for (prepassIndex, prepass) in node.kernel.prepasses.enumerated() {
                 let inputSizes = node.inputs.map(builder.sizeOf)
                 let size = prepass.size(inputSizes), format = prepass.format ?? options.intermediateFormat
-                let pass = try builder.prepass(node: index, index: prepassIndex,
+                var pass = try builder.prepass(node: index, index: prepassIndex,
                                                target: TargetSpec(size: size, format: format, cleared: prepass.persistent))
                 pass.persistent = prepass.persistent
                 pass.sharedTarget = sharing[index][prepassIndex].map { prepassPasses[$0] }
@@ -107,7 +107,7 @@ struct RGBPlan {
             }
         }
         if let maskedOutput {
-            try maskedOutput.apply(to: passes, builder: builder)
+            try maskedOutput.apply(to: &passes, builder: builder)
         }
         return passes
     }
@@ -173,7 +173,7 @@ struct RGBPlan {
         let pack = CompiledPass(kind: .sink(0), label: label, draws: draws,
                                 target: TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan),
                                 members: [], textures: ["prism_fullY", "prism_fullCb", "prism_fullCr"].enumerated().map {
-                                    ($0.element, .fullResolution(sink: 0, attachment: $0.offset))
+                                    .init(uniform: $0.element, source: .fullResolution(sink: 0, attachment: $0.offset))
                                 }, readsSourcePlanes: false, packLayout: nil)
         return [planes, pack]
     }

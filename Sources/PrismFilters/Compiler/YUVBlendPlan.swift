@@ -114,7 +114,7 @@ struct YUVBlendPlan {
         let (steps, stepOf) = chainSteps(graph: graph)
         let wide = pixellate.map { graph.nodes[$0].kernel.blockAveraging!.isWide } ?? false
         for (index, layout) in layouts.enumerated() {
-            let uniforms = ChainUniforms(graph: graph, steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
+            let uniforms = ChainUniforms(steps: steps, sink: layout, pixellate: pixellate, sourceSize: sourceSize)
             let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
                 + (pixellate == nil ? "" : PixellateShaders.blockReads(grid: blockSize!, wide: wide))
                 + (blur == nil ? "" : Self.blurredReads(blurred)) + uniforms.glsl
@@ -136,12 +136,12 @@ struct YUVBlendPlan {
             }
             let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let members = generators.map {
-                CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [],
-                                    kernel: graph.nodes[$0].kernel)
+                CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
             }
-            let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
-                pixellate.map { [("prism_blocks", .prepass(node: $0, index: 0))] } ?? blurred.textures
-            let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
+            let textures = pixellate.map {
+                [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0, index: 0))]
+            } ?? blurred.textures
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
                                     textures: textures, readsSourcePlanes: true, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)

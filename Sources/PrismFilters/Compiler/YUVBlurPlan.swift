@@ -57,7 +57,7 @@ struct YUVBlurPlan {
     struct BlurredPlanes {
         var passes: [CompiledPass] = []
         var reads: String?
-        var textures: [(uniform: String, source: CompiledPass.TextureSource)] = []
+        var textures: [CompiledPass.TextureBinding] = []
     }
 
     /// Where the packing's masked draws can read a pixel beyond the mask's regions: they draw whole texels of
@@ -98,7 +98,7 @@ struct YUVBlurPlan {
         /// A pass of `draws`; `texel`, `reach`: the pixels a texel of its target holds and how far beyond the
         /// mask the packing's reads reach through it (in pixels), for masked draws; `origin` per draw.
         mutating func prepass(_ index: Int, _ label: String, size: Size, format: TextureFormat, draws: [Draw], readsPlanes: Bool,
-                              textures: [(uniform: String, source: CompiledPass.TextureSource)] = [],
+                              textures: [CompiledPass.TextureBinding] = [],
                               texel: Size, origin: (Range<Int>?) -> SIMD2<Int>, reach: SIMD2<Int>,
                               budget: inout GraphBudget) throws {
             try budget.add(size, format: format, what: "\(name) (\(label))")
@@ -152,7 +152,8 @@ struct YUVBlurPlan {
                         origin: { SIMD2(0, $0?.lowerBound ?? 0) }, reach: pack &+ SIMD2(8, 2 * chromaWeights.count + 2), budget: &budget)
             result.reads = FrameShaders.header
                 + BlurShaders.columnReads(luma: luma, chroma: chroma, weights: weights, chromaWeights: chromaWeights)
-            result.textures = [("prism_blurLuma", .prepass(node: blur, index: 0)), ("prism_blurChroma", .prepass(node: blur, index: 1))]
+            result.textures = [.init(uniform: "prism_blurLuma", source: .prepass(node: blur, index: 0)),
+                               .init(uniform: "prism_blurChroma", source: .prepass(node: blur, index: 1))]
         }
 
         /// From σ 5: box means by the plane reduction, the Gaussian at 1/f, bilinear enlargement.
@@ -196,7 +197,8 @@ struct YUVBlurPlan {
                             reach: rows &+ SIMD2(f, 2), budget: &budget)
                 try prepass(1, "blocks", size: reducedSize, format: .rgba16f,
                             draws: [(FrameShaders.header + BlurShaders.columnMeans(reduced: reduced, rowMeans: meansSize), nil, nil)],
-                            readsPlanes: false, textures: [("prism_rowMeans", .prepass(node: blur, index: 0))],
+                            readsPlanes: false,
+                            textures: [.init(uniform: "prism_rowMeans", source: .prepass(node: blur, index: 0))],
                             texel: block, origin: { _ in margin }, reach: rows, budget: &budget)
                 next = 2
             }
@@ -204,15 +206,17 @@ struct YUVBlurPlan {
             try prepass(next, "reduced rows", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reduced", .prepass(node: blur, index: next - 1))],
+                        readsPlanes: false,
+                        textures: [.init(uniform: "prism_reduced", source: .prepass(node: blur, index: next - 1))],
                         texel: block, origin: { _ in margin }, reach: columns, budget: &budget)
             try prepass(next + 1, "reduced columns", size: reducedSize, format: .rgba16f,
                         draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
                                                                               sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
-                        readsPlanes: false, textures: [("prism_reducedRows", .prepass(node: blur, index: next))],
+                        readsPlanes: false,
+                        textures: [.init(uniform: "prism_reducedRows", source: .prepass(node: blur, index: next))],
                         texel: block, origin: { _ in margin }, reach: enlarged, budget: &budget)
             result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
-            result.textures = [("prism_blurReduced", .prepass(node: blur, index: next + 1))]
+            result.textures = [.init(uniform: "prism_blurReduced", source: .prepass(node: blur, index: next + 1))]
         }
     }
 }

@@ -15,7 +15,7 @@ import PrismGPU
 struct YUVPlan {
     /// One step of the chain as compiled: consecutive affine kernels are one matrix; the packing step
     /// (Y'CbCr of the input → R'G'B' → the sink's Y'CbCr) is folded into a trailing matrix.
-    enum Step {
+    enum Step: Equatable {
         case affine(nodes: [Int])
         case curve(node: Int, glsl: String)
     }
@@ -90,7 +90,7 @@ struct YUVPlan {
     static func blockPass(graph: FilterGraph, pixellate: Int, steps: [Step], sink: PackedFrameLayout?,
                           sourceFormat: PixelFormat, sourceSize: Size, blockSize: Size,
                           mask: (generator: Int, channel: Int)? = nil) throws -> CompiledPass {
-        let uniforms = ChainUniforms(graph: graph, steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
+        let uniforms = ChainUniforms(steps: steps, sink: sink, pixellate: pixellate, sourceSize: sourceSize)
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
         let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
@@ -109,7 +109,7 @@ struct YUVPlan {
         }
         // Blocks left undrawn (outside a mask) are read with a zero weight: they must hold numbers.
         let target = TargetSpec(size: targetSize, format: .rgba16f, cleared: mask != nil)
-        let pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label, draws: [draw],
+        var pass = CompiledPass(kind: .prepass(node: pixellate, index: 0), label: label, draws: [draw],
                                 target: target, members: [], textures: [], readsSourcePlanes: true, packLayout: nil)
         pass.colorChain = uniforms
         return pass
@@ -151,14 +151,14 @@ struct YUVPlan {
     /// given (its node, block grid, and whether the block pass already applied the packing matrix).
     static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceSize: Size,
                            pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?, planes reads: String,
-                           planeTextures: [(uniform: String, source: CompiledPass.TextureSource)],
+                           planeTextures: [CompiledPass.TextureBinding],
                            readsSourcePlanes: Bool) throws -> [CompiledPass] {
         var passes: [CompiledPass] = []
         let packInBlocks = pixellate?.packInBlocks ?? false
         let blockSize = pixellate?.blockSize
         for (index, layout) in layouts.enumerated() {
             let packSteps = pixellate == nil ? allSteps : []
-            let uniforms = ChainUniforms(graph: graph, steps: packSteps, sink: packInBlocks ? nil : layout,
+            let uniforms = ChainUniforms(steps: packSteps, sink: packInBlocks ? nil : layout,
                                          pixellate: pixellate?.node, sourceSize: sourceSize)
             let affine = packSteps.allSatisfy { if case .affine = $0 { true } else { false } }
             let wide = pixellate.map { graph.nodes[$0.node].kernel.blockAveraging!.isWide } ?? false
@@ -191,9 +191,10 @@ struct YUVPlan {
                 return compiled
             }
             let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
-            let textures: [(uniform: String, source: CompiledPass.TextureSource)] =
-                pixellate.map { [("prism_blocks", .prepass(node: $0.node, index: 0))] } ?? planeTextures
-            let pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
+            let textures = pixellate.map {
+                [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0.node, index: 0))]
+            } ?? planeTextures
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
                                     textures: textures, readsSourcePlanes: pixellate == nil && readsSourcePlanes, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
@@ -202,17 +203,15 @@ struct YUVPlan {
     }
 }
 
-/// The GLSL of one pass's `prism_chain` and the per-frame values of its uniforms: each step's map carried
-/// into the input's Y'CbCr (from the kernels' current `colorForm`), the last one followed by the sink's
-/// packing when the pass writes a sink.
-final class ChainUniforms {
-    private let graph: FilterGraph
-    private let steps: [YUVPlan.Step]
-    private let sink: PackedFrameLayout?
-    private let pixellate: Int?
-    private let sourceSize: Size
-    init(graph: FilterGraph, steps: [YUVPlan.Step], sink: PackedFrameLayout?, pixellate: Int?, sourceSize: Size) {
-        self.graph = graph
+/// The GLSL of one pass's `prism_chain` and the uniforms it declares: each step's map carried into the
+/// input's Y'CbCr, the last one followed by the sink's packing when the pass writes a sink. Their values
+/// each frame are `ChainValues`'s.
+struct ChainUniforms: Equatable {
+    fileprivate let steps: [YUVPlan.Step]
+    fileprivate let sink: PackedFrameLayout?
+    fileprivate let pixellate: Int?
+    fileprivate let sourceSize: Size
+    init(steps: [YUVPlan.Step], sink: PackedFrameLayout?, pixellate: Int?, sourceSize: Size) {
         self.sink = sink
         self.pixellate = pixellate
         self.sourceSize = sourceSize
@@ -233,7 +232,7 @@ final class ChainUniforms {
     }
 
     /// The steps' uniforms as data (m, o for a matrix; w, wo, gd, go, i for a curve), in the order
-    /// `uniformValues` gives their values: `glsl` declares them, `set` sets them.
+    /// `ChainValues.uniformValues` gives their values: `glsl` declares them, `ChainValues.set` sets them.
     let declared: [PassUniform]
     /// The lean draws' uniforms (declared by `leanGLSL`), likewise.
     static let leanDeclared = [PassUniform("prism_leanCurveInput", .vec2), PassUniform("prism_leanLuma", .vec3),
@@ -262,11 +261,11 @@ final class ChainUniforms {
         return declarations + functions + "vec3 prism_chain(vec3 v) {\n" + chain + "    return v;\n}\n"
     }
 
-    /// For lean draws (see `allows`; a matrix, or a grey curve then a matrix): the chain reduced to what
-    /// each draw computes, `float prism_leanLumaOf(float y)` and `vec2 prism_leanChromaOf(vec2 cbcr)`, so a
-    /// pixel costs a few scalar operations instead of the whole vec3 chain with constant mid-grey terms.
+    /// For lean draws (see `ChainValues.allows`; a matrix, or a grey curve then a matrix): the chain reduced to
+    /// what each draw computes, `float prism_leanLumaOf(float y)` and `vec2 prism_leanChromaOf(vec2 cbcr)`, so
+    /// a pixel costs a few scalar operations instead of the whole vec3 chain with constant mid-grey terms.
     /// Luma' = p·y + q·g + r, g the curve of clamp(s·y + t, 0, 1) (no curve: q = 0); chroma' = K·c + k.
-    /// Values per frame in `set` (`leanValues`).
+    /// Values per frame in `ChainValues.set` (`leanValues`).
     var leanGLSL: String {
         let curve = steps.first.flatMap { step -> String? in if case .curve(_, let glsl) = step { glsl } else { nil } }
         let luma = curve.map { glsl in
@@ -289,10 +288,21 @@ final class ChainUniforms {
 
             """ + luma
     }
+}
 
-    /// The lean draws' values (`leanGLSL`) from the chain's: the vec3 chain evaluated with mid-grey for what
-    /// a draw does not read, folded into a few coefficients. Luma is exact; chroma drops the curve's term,
-    /// which `allows` has bounded below 1e-6 of a code value's scale. Nil when the chain has no lean form.
+/// The values of a colour chain's uniforms (`ChainUniforms`) for the renderer drawing it: the steps' maps from
+/// the kernels' current `colorForm` in the frame's colour spaces, kept until a parameter or a space changes.
+final class ChainValues {
+    private let chain: ChainUniforms
+    private let graph: FilterGraph
+    init(_ chain: ChainUniforms, graph: FilterGraph) {
+        self.chain = chain
+        self.graph = graph
+    }
+
+    /// The lean draws' values (`ChainUniforms.leanGLSL`) from the chain's: the vec3 chain evaluated with mid-grey
+    /// for what a draw does not read, folded into a few coefficients. Luma is exact; chroma drops the curve's
+    /// term, which `allows` has bounded below 1e-6 of a code value's scale. Nil when the chain has no lean form.
     private struct LeanValues {
         var curveInput: SIMD2<Float>, luma: SIMD3<Float>, chromaMatrix: SIMD4<Float>, chromaOffset: SIMD2<Float>
     }
@@ -340,6 +350,7 @@ final class ChainUniforms {
     private var cache: (inputs: Inputs, values: [StepValues], lean: LeanValues?)?
 
     private func values(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> (steps: [StepValues], lean: LeanValues?) {
+        let steps = chain.steps, sink = chain.sink
         let nodes = steps.flatMap { step -> [Int] in
             switch step {
             case .affine(let nodes): nodes
@@ -383,7 +394,7 @@ final class ChainUniforms {
     /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
     /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        // The shapes the lean programs fold (`leanGLSL`); then each step must keep the two apart.
+        // The shapes the lean programs fold (`ChainUniforms.leanGLSL`); then each step must keep the two apart.
         let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps
         guard case .affine? = values.last else { return false }
         switch values.count {
@@ -416,8 +427,8 @@ final class ChainUniforms {
         }
     }
 
-    /// The values of `declared` then, when the chain has a lean form, of `leanDeclared`, for a frame in
-    /// `source` space written in `output` space.
+    /// The values of the chain's `declared` then, when it has a lean form, of `ChainUniforms.leanDeclared`, for
+    /// a frame in `source` space written in `output` space.
     func uniformValues(sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> [UniformValue] {
         let (steps, lean) = values(sourceSpace: sourceSpace, outputSpace: outputSpace)
         var list: [UniformValue] = []
@@ -440,12 +451,13 @@ final class ChainUniforms {
 
     /// Sets every declared uniform of the chain for a frame (a lean program's too; others lack them).
     func set(_ program: ShaderProgram, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) {
-        for (uniform, value) in zip(declared + Self.leanDeclared, uniformValues(sourceSpace: sourceSpace, outputSpace: outputSpace)) {
+        let uniforms = chain.declared + ChainUniforms.leanDeclared
+        for (uniform, value) in zip(uniforms, uniformValues(sourceSpace: sourceSpace, outputSpace: outputSpace)) {
             program.set(at: program.location(uniform.name), value)
         }
-        if let pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
+        if let pixellate = chain.pixellate, let kernel = graph.nodes[pixellate].kernel.blockAveraging {
             // Declared by the block passes and reads from `PixellateShaders.grid`, which precede the chain.
-            let grid = kernel.blockGrid(for: sourceSize)
+            let grid = kernel.blockGrid(for: chain.sourceSize)
             for (uniform, value) in zip(PixellateShaders.grid, [UniformValue.vec2(grid.origin), .float(Float(grid.scale))]) {
                 program.set(at: program.location(uniform.name), value)
             }

@@ -108,7 +108,7 @@ package struct KernelTexture {
 
 /// A uniform a planner adds to a pass of its own (a Y'CbCr route's colour chain): its name and type, declared
 /// in the pass's text from this; the planner's per-frame values come in the same order.
-struct PassUniform {
+struct PassUniform: Equatable {
     let name: String
     let type: UniformType
     init(_ name: String, _ type: UniformType) {
