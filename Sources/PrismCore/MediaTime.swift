@@ -13,8 +13,6 @@ public struct Rational: Hashable, Sendable, CustomStringConvertible {
 
     /// The value as a Double; 0 when `den` is 0.
     public var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
-    /// `den/num`: a frame rate turned into a frame duration (time base), or back.
-    public var inverted: Rational { Rational(den, num) }
     public var description: String { den == 1 ? "\(num)" : "\(num)/\(den)" }
 
     /// Parses "30", "29.97", "30000/1001".

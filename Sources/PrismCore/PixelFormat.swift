@@ -32,37 +32,21 @@ public enum PixelFormat: String, CaseIterable, Hashable, Sendable {
 
     /// The format's planes in FFmpeg order (one for packed formats, two for NV12, three for planar YUV).
     public var planes: [PlaneLayout] {
+        func plane(_ bytes: Int, _ horizontalShift: Int = 0, _ verticalShift: Int = 0) -> PlaneLayout {
+            PlaneLayout(bytesPerPixel: bytes, horizontalShift: horizontalShift, verticalShift: verticalShift)
+        }
         switch self {
-        case .yuv420p:
-            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1),
-                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 1)]
-        case .yuv420p10le, .yuv420p16le:
-            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1),
-                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
-        case .yuv422p:
-            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 1, horizontalShift: 1, verticalShift: 0)]
-        case .yuv422p10le:
-            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 0)]
-        case .yuv444p:
-            return Array(repeating: PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0), count: 3)
-        case .yuv444p16le:
-            return Array(repeating: PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0), count: 3)
-        case .nv12:
-            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0),
-                    PlaneLayout(bytesPerPixel: 2, horizontalShift: 1, verticalShift: 1)]
-        case .yuyv422:
-            // One plane; a 4-byte group Y0 U Y1 V covers two pixels, so 2 bytes per pixel.
-            return [PlaneLayout(bytesPerPixel: 2, horizontalShift: 0, verticalShift: 0)]
-        case .rgba, .bgra:
-            return [PlaneLayout(bytesPerPixel: 4, horizontalShift: 0, verticalShift: 0)]
-        case .gray:
-            return [PlaneLayout(bytesPerPixel: 1, horizontalShift: 0, verticalShift: 0)]
+        case .yuv420p: return [plane(1), plane(1, 1, 1), plane(1, 1, 1)]
+        case .yuv420p10le, .yuv420p16le: return [plane(2), plane(2, 1, 1), plane(2, 1, 1)]
+        case .yuv422p: return [plane(1), plane(1, 1), plane(1, 1)]
+        case .yuv422p10le: return [plane(2), plane(2, 1), plane(2, 1)]
+        case .yuv444p: return [plane(1), plane(1), plane(1)]
+        case .yuv444p16le: return [plane(2), plane(2), plane(2)]
+        case .nv12: return [plane(1), plane(2, 1, 1)]
+        // One plane; a 4-byte group Y0 U Y1 V covers two pixels, so 2 bytes per pixel.
+        case .yuyv422: return [plane(2)]
+        case .rgba, .bgra: return [plane(4)]
+        case .gray: return [plane(1)]
         }
     }
 

@@ -37,9 +37,6 @@ public struct AVError: PrismError {
         self.context = context
     }
 
-    /// True when this is libavutil's AVERROR_EOF.
-    public var isEndOfFile: Bool { code == prism_averror_eof() }
-
     public var description: String {
         var line = context.isEmpty ? message : "\(context): \(message)"
         if !call.isEmpty { line += " (\(call))" }

@@ -88,11 +88,6 @@ package struct StreamName: Sendable, Hashable, CustomStringConvertible {
     package let index: Int
     package let kind: String
     package let codec: String
-    package init(index: Int, kind: String, codec: String) {
-        self.index = index
-        self.kind = kind
-        self.codec = codec
-    }
     package var description: String { "\(kind) stream \(index) (\(codec))" }
 }
 
@@ -107,12 +102,6 @@ public struct DamageSummary: Sendable {
         public var count = 0
         /// The earliest and latest skipped packet's time on the stream's time line, when known.
         public var first: MediaTime?, last: MediaTime?
-        init(stream: StreamName, reason: String) {
-            self.stream = stream
-            self.reason = reason
-        }
-        /// "audio stream 1 (ac3)".
-        public var streamName: String { stream.description }
     }
 
     /// Where an input that could not be read to its end stopped.

@@ -140,6 +140,32 @@ final class StreamDecoder {
 
     /// `avcodec_receive_frame` into `frame` (`CodecSession.receive(into:)`).
     func receive(into frame: UnsafeMutablePointer<AVFrame>) throws(AVError) -> Receive { try session.receive(into: frame) }
+
+    /// Decodes the stream from the start of `input` into `frame`, one frame at a time, until `body` makes
+    /// something of one (a frame it returns nil for is dropped); nil when the stream ends first.
+    func firstResult<T>(from input: InputFile, into frame: UnsafeMutablePointer<AVFrame>, _ body: () throws -> T?) throws -> T? {
+        let packet = OwnedPacket()
+        var flushed = false
+        while true {
+            switch try receive(into: frame) {
+            case .frame:
+                if let result = try body() { return result }
+                av_frame_unref(frame)
+                continue
+            case .finished:
+                return nil
+            case .needsInput:
+                if flushed { return nil }
+            }
+            if try input.read(into: packet.pointer) {
+                defer { av_packet_unref(packet.pointer) }
+                if Int(packet.pointer.pointee.stream_index) == streamIndex { try send(packet.pointer) }
+            } else {
+                try send(nil)
+                flushed = true
+            }
+        }
+    }
 }
 
 #if canImport(Glibc)

@@ -70,13 +70,6 @@ public final class FrameBufferPool: Sendable {
     /// Buffers currently handed out and not yet returned.
     public var outstandingCount: Int { state.withLock { $0.allocated - $0.free.count } }
 
-    /// Allocates every buffer now instead of on first use.
-    public func preallocate() {
-        state.withLock { state in
-            while state.allocated < capacity { state.free.append(allocateBuffer(&state)) }
-        }
-    }
-
     /// A free buffer, waiting up to `timeout` seconds (forever when nil) for one to come back.
     /// Throws `PoolError` on timeout or after `cancel()`.
     public func acquire(timeout: Double? = nil) throws(PoolError) -> PooledFrameBuffer {

@@ -47,27 +47,12 @@ public enum ImageFile {
             throw AVError("not an image", context: path)
         }
         let decoder = try StreamDecoder(input: input, streamIndex: index, frameThreads: false)
-        let packet = OwnedPacket()
         let frame = OwnedFrame()
-        var flushed = false
-        while true {
-            switch try decoder.receive(into: frame.pointer) {
-            case .frame:
-                return try toRGBA(frame.pointer, isJPEG: decoder.context.pointee.codec_id == AV_CODEC_ID_MJPEG, label: path)
-            case .finished:
-                throw AVError("no picture in the file", context: path)
-            case .needsInput:
-                break
-            }
-            if flushed { throw AVError("no picture in the file", context: path) }
-            if try input.read(into: packet.pointer) {
-                defer { av_packet_unref(packet.pointer) }
-                if Int(packet.pointer.pointee.stream_index) == index { try decoder.send(packet.pointer) }
-            } else {
-                try decoder.send(nil)
-                flushed = true
-            }
+        let image = try decoder.firstResult(from: input, into: frame.pointer) {
+            try toRGBA(frame.pointer, isJPEG: decoder.context.pointee.codec_id == AV_CODEC_ID_MJPEG, label: path)
         }
+        guard let image else { throw AVError("no picture in the file", context: path) }
+        return image
     }
 
     static func toRGBA(_ frame: UnsafeMutablePointer<AVFrame>, isJPEG: Bool, label: String) throws -> RGBAImage {

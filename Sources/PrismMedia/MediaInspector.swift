@@ -200,33 +200,18 @@ public enum MediaInspector {
         let input = try InputFile(url: path)
         guard let videoIndex = input.firstStream(of: AVMEDIA_TYPE_VIDEO) else { throw AVError("no video stream", context: path) }
         let decoder = try StreamDecoder(input: input, streamIndex: videoIndex, frameThreads: false)
-        let packet = OwnedPacket()
         let frame = OwnedFrame()
         var seen = 0
-        var flushed = false
-        while true {
-            switch try decoder.receive(into: frame.pointer) {
-            case .frame:
-                // Untagged frames take the stream's tags.
-                let parameters = decoder.context.pointee
-                if frame.pointer.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { frame.pointer.pointee.colorspace = parameters.colorspace }
-                if frame.pointer.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { frame.pointer.pointee.color_range = parameters.color_range }
-                if seen == wanted { return try body(frame.pointer, path) }
-                seen += 1
-                av_frame_unref(frame.pointer)
-                continue
-            case .finished:
-                throw AVError("has \(seen) frames, no frame \(wanted)", context: path)
-            case .needsInput:
-                if flushed { throw AVError("has \(seen) frames, no frame \(wanted)", context: path) }
-            }
-            if try input.read(into: packet.pointer) {
-                defer { av_packet_unref(packet.pointer) }
-                if Int(packet.pointer.pointee.stream_index) == videoIndex { try decoder.send(packet.pointer) }
-            } else {
-                try decoder.send(nil)
-                flushed = true
-            }
+        let result = try decoder.firstResult(from: input, into: frame.pointer) { () throws -> T? in
+            // Untagged frames take the stream's tags.
+            let parameters = decoder.context.pointee
+            if frame.pointer.pointee.colorspace == AVCOL_SPC_UNSPECIFIED { frame.pointer.pointee.colorspace = parameters.colorspace }
+            if frame.pointer.pointee.color_range == AVCOL_RANGE_UNSPECIFIED { frame.pointer.pointee.color_range = parameters.color_range }
+            if seen == wanted { return try body(frame.pointer, path) }
+            seen += 1
+            return nil
         }
+        guard let result else { throw AVError("has \(seen) frames, no frame \(wanted)", context: path) }
+        return result
     }
 }

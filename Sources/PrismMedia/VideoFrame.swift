@@ -112,9 +112,6 @@ package final class VideoFrame: @unchecked Sendable {  // immutable after init; 
         return (layout.height(for: size.height), layout.minimumRowBytes(for: size.width))
     }
 
-    /// Mutable access to a plane, for sources that fill frames they own (not for decoder output).
-    func mutablePlane(_ index: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(mutating: planes[index].base) }
-
     /// The frame's samples, tightly packed (`PixelFormat.frameBytes(for:)` bytes): what raw pipes carry.
     package func packedBytes() -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: format.frameBytes(for: size))

@@ -471,3 +471,31 @@ final class CompilerLogTests: XCTestCase {
         ])
     }
 }
+
+/// Files held in memory, keyed by normalised path.
+struct InMemoryShaderFileSystem: ShaderFileSystem {
+    var files: [String: String]
+
+    init(_ files: [String: String]) {
+        var normalised: [String: String] = [:]
+        for (path, text) in files { normalised[ShaderPaths.normalise(path)] = text }
+        self.files = normalised
+    }
+
+    struct NotFound: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "no such file" }
+    }
+
+    func contents(ofFile path: String) throws -> String {
+        guard let text = files[ShaderPaths.normalise(path)] else { throw NotFound(path: path) }
+        return text
+    }
+}
+
+extension ShaderLineMap {
+    /// The first generated line that came from `file`:`line`, if any.
+    func generatedLine(for file: String, line: Int) -> Int? {
+        origins.firstIndex { $0?.file == file && $0?.line == line }.map { $0 + 1 }
+    }
+}

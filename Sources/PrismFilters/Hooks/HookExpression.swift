@@ -70,11 +70,6 @@ package struct HookExpression: Hashable, Sendable, CustomStringConvertible {
         })
     }
 
-    /// The variable (parameter) names it reads.
-    package var variableNames: Set<String> {
-        Set(tokens.compactMap { if case .variable(let name) = $0 { return name } else { return nil } })
-    }
-
     package enum EvaluationError: Error, Equatable, CustomStringConvertible {
         case underflow(String)
         case unknownTexture(String)

@@ -209,9 +209,6 @@ package enum HookStage: Int, CaseIterable, Comparable, Sendable {
     package static var allNames: [String] { allCases.map(\.name) }
 
     package static func < (a: HookStage, b: HookStage) -> Bool { a.rawValue < b.rawValue }
-
-    /// Stages on the separate planes of a Y'CbCr input, before they are merged.
-    package var isPlane: Bool { self == .luma || self == .chroma || self == .alpha || self == .chromaScaled || self == .alphaScaled }
 }
 
 /// A `//!TEXTURE` block: an embedded lookup texture (ravu's and nnedi3's weights).

@@ -105,9 +105,6 @@ package final class HookKernel: ParameterizedKernel, OutputSizing {
         return plan.outputSize
     }
 
-    /// The plan of the last compile (nil before one).
-    package var currentPlan: HookPlan? { plan }
-
     package var prepasses: [KernelPrepass] {
         guard let plan else { return [] }
         return plan.steps.map { step in

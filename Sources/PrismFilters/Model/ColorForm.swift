@@ -77,13 +77,6 @@ package struct LumaCurve: Sendable, Equatable {
     /// looked up (a table lookup per pixel is a gather on software rasterisers).
     package var glsl: String
     package var intensity: Double
-
-    package init(identity: String, weights: SIMD3<Double>, glsl: String, intensity: Double) {
-        self.identity = identity
-        self.weights = weights
-        self.glsl = glsl
-        self.intensity = intensity
-    }
 }
 
 /// A kernel whose output is a mix of two of its inputs by a channel of a third:
@@ -95,11 +88,4 @@ package struct ColorBlend: Sendable, Equatable {
     package var to: Int
     package var weight: Int
     package var channel: Int
-
-    package init(from: Int, to: Int, weight: Int, channel: Int) {
-        self.from = from
-        self.to = to
-        self.weight = weight
-        self.channel = channel
-    }
 }

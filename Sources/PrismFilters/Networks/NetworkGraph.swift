@@ -91,8 +91,6 @@ package struct NetworkGraph: Sendable {
     package let producer: String
     /// What ONNX's library could not check in a file newer than itself ("" when it checked everything).
     package let notes: String
-    /// Scalars stored: the weights' parameter count.
-    package var parameterCount: Int { initializers.values.reduce(0) { $0 + $1.count } }
     /// The weights, wherever the file keeps them: float initializers and float Constant nodes (exporters
     /// write either), not the integer shapes and indices.
     package var weightCount: Int {
@@ -164,7 +162,4 @@ package struct NetworkGraph: Sendable {
                             values: inferred, nodes: nodes, initializers: initializers, metadata: metadata,
                             opset: Int(g.opset), irVersion: Int(g.ir_version), producer: string(g.producer), notes: string(g.notes))
     }
-
-    /// The ONNX library's version.
-    package static var libraryVersion: String { String(cString: prism_onnx_library_version()) }
 }

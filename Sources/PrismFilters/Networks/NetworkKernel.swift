@@ -259,21 +259,7 @@ package final class NetworkKernel: ParameterizedKernel {
             passes.resamplesInput = input != frame
             return passes
         }
-        do {
-            return try attempt(fixed ?? frame)
-        } catch let first as NetworkShapeError {
-            if fixed == nil {
-                for multiple in [2, 4, 8, 16, 32, 64] {
-                    let padded = Size(width: (frame.width + multiple - 1) / multiple * multiple,
-                                      height: (frame.height + multiple - 1) / multiple * multiple)
-                    guard padded != frame, var passes = try? attempt(padded) else { continue }
-                    passes.paddedFrame = frame
-                    passes.resamplesInput = false
-                    return passes
-                }
-            }
-            throw NetworkError(file: path, node: first.node, first.reason)
-        } catch let first as NetworkError where fixed == nil {
+        func padded() -> NetworkPasses? {
             for multiple in [2, 4, 8, 16, 32, 64] {
                 let padded = Size(width: (frame.width + multiple - 1) / multiple * multiple,
                                   height: (frame.height + multiple - 1) / multiple * multiple)
@@ -282,6 +268,15 @@ package final class NetworkKernel: ParameterizedKernel {
                 passes.resamplesInput = false
                 return passes
             }
+            return nil
+        }
+        do {
+            return try attempt(fixed ?? frame)
+        } catch let first as NetworkShapeError {
+            if fixed == nil, let passes = padded() { return passes }
+            throw NetworkError(file: path, node: first.node, first.reason)
+        } catch let first as NetworkError where fixed == nil {
+            if let passes = padded() { return passes }
             throw first
         }
     }

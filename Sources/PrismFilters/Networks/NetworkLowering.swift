@@ -7,21 +7,6 @@ import PrismCore
 /// the convolution it follows), packs the weights. Anything outside the supported set is refused naming the
 /// operator and the node.
 package enum NetworkLowering {
-    /// The operators lowered (others are refused).
-    package static let supportedOperators: [String] = [
-        "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization",
-        "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "HardSwish", "Elu", "Selu", "Celu",
-        "Exp", "Log", "Abs", "Neg", "Sqrt", "Reciprocal", "Erf", "Gelu", "Softplus", "Mish", "Floor", "Ceil", "Round",
-        "Sign", "Sin", "Cos",
-        "Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Sum", "Mean",
-        "Concat", "Split", "Slice", "Gather", "Resize", "Upsample", "DepthToSpace", "SpaceToDepth",
-        "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Pad",
-        "ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp",
-        "Softmax", "LogSoftmax", "MatMul", "Gemm",
-        "Identity", "Constant", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Dropout", "Cast",
-        "Shape", "Size", "ConstantOfShape", "Range", "Where", "Equal", "DequantizeLinear",
-    ]
-
     /// Epilogue steps fused into one pass at most: past this the next step starts a pass of its own, so that
     /// a chain of thousands of activations is a bounded expression for the GLSL compiler (Mesa's recursion).
     package static let maximumFusedSteps = 48

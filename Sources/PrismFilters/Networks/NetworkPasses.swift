@@ -168,7 +168,7 @@ package struct NetworkPasses {
     func body(_ layer: NetworkProgram.Layer) -> String {
         switch layer.op {
         case .input: return inputBody(layer)
-        case .convolution(let c): return c.transposed ? transposedBody(layer, c) : convolutionBody(layer, c)
+        case .convolution(let c): return convolutionBody(layer, c)
         case .pooling(let p): return poolingBody(layer, p)
         case .rowReduction(let max, let statistics):
             let f = layer.inputs[0], s = sizes[f], groups = program.features[f].groups
@@ -258,52 +258,34 @@ package struct NetworkPasses {
 
     func convolutionBody(_ layer: NetworkProgram.Layer, _ c: NetworkProgram.Convolution) -> String {
         let f = layer.inputs[0], s = sizes[f]
-        let pads = NetworkProgram.pads(explicit: c.pads, autoPad: c.autoPad, kernel: c.kernel, strides: c.strides, dilations: c.dilations, input: s)
         let taps = c.kernel.x * c.kernel.y
+        // Tap (kx, ky) of output p reads input (x, y); a transposed convolution's output o takes input i through
+        // tap k where o = i·stride − pad + k·dilation.
+        let origin: String, row: [String], column: [String]
+        if c.transposed {
+            origin = "ivec2 shifted = p + ivec2(\(c.pads.x), \(c.pads.y));"
+            row = ["int ny = shifted.y - ky * \(c.dilations.y);", "if (ny < 0 || ny % \(c.strides.y) != 0) continue;",
+                   "int y = ny / \(c.strides.y);", "if (y >= \(s.height)) continue;"]
+            column = ["int nx = shifted.x - kx * \(c.dilations.x);", "if (nx < 0 || nx % \(c.strides.x) != 0) continue;",
+                      "int x = nx / \(c.strides.x);", "if (x >= \(s.width)) continue;"]
+        } else {
+            let pads = NetworkProgram.pads(explicit: c.pads, autoPad: c.autoPad, kernel: c.kernel, strides: c.strides,
+                                           dilations: c.dilations, input: s)
+            origin = "ivec2 origin = p * ivec2(\(c.strides.x), \(c.strides.y)) - ivec2(\(pads.x), \(pads.y));"
+            row = ["int y = origin.y + ky * \(c.dilations.y);", "if (y < 0 || y >= \(s.height)) continue;"]
+            column = ["int x = origin.x + kx * \(c.dilations.x);", "if (x < 0 || x >= \(s.width)) continue;"]
+        }
         return """
                 v = $w(\(c.biasOffset) + go);
                 int first = int($w(\(c.headerOffset) + go).x);
-                ivec2 origin = p * ivec2(\(c.strides.x), \(c.strides.y)) - ivec2(\(pads.x), \(pads.y));
+                \(origin)
                 for (int k = 0; k < \(c.inputGroupsPerOutputGroup); k++) {
                     int gi = first + k;
                     int base = \(c.weightOffset) + (go * \(c.inputGroupsPerOutputGroup) + k) * \(taps * 4);
                     for (int ky = 0; ky < \(c.kernel.y); ky++) {
-                        int y = origin.y + ky * \(c.dilations.y);
-                        if (y < 0 || y >= \(s.height)) continue;
+                        \(row.joined(separator: "\n" + String(repeating: " ", count: 12)))
                         for (int kx = 0; kx < \(c.kernel.x); kx++) {
-                            int x = origin.x + kx * \(c.dilations.x);
-                            if (x < 0 || x >= \(s.width)) continue;
-                            vec4 t = \(fetch(f, group: "gi", at: "ivec2(x, y)"));
-                            int i = base + (ky * \(c.kernel.x) + kx) * 4;
-                            v += mat4($w(i), $w(i + 1), $w(i + 2), $w(i + 3)) * t;
-                        }
-                    }
-                }
-
-            """
-    }
-
-    func transposedBody(_ layer: NetworkProgram.Layer, _ c: NetworkProgram.Convolution) -> String {
-        let f = layer.inputs[0], s = sizes[f]
-        let taps = c.kernel.x * c.kernel.y
-        // Output o takes input i through tap k where o = i·stride − pad + k·dilation.
-        return """
-                v = $w(\(c.biasOffset) + go);
-                int first = int($w(\(c.headerOffset) + go).x);
-                ivec2 shifted = p + ivec2(\(c.pads.x), \(c.pads.y));
-                for (int k = 0; k < \(c.inputGroupsPerOutputGroup); k++) {
-                    int gi = first + k;
-                    int base = \(c.weightOffset) + (go * \(c.inputGroupsPerOutputGroup) + k) * \(taps * 4);
-                    for (int ky = 0; ky < \(c.kernel.y); ky++) {
-                        int ny = shifted.y - ky * \(c.dilations.y);
-                        if (ny < 0 || ny % \(c.strides.y) != 0) continue;
-                        int y = ny / \(c.strides.y);
-                        if (y >= \(s.height)) continue;
-                        for (int kx = 0; kx < \(c.kernel.x); kx++) {
-                            int nx = shifted.x - kx * \(c.dilations.x);
-                            if (nx < 0 || nx % \(c.strides.x) != 0) continue;
-                            int x = nx / \(c.strides.x);
-                            if (x >= \(s.width)) continue;
+                            \(column.joined(separator: "\n" + String(repeating: " ", count: 16)))
                             vec4 t = \(fetch(f, group: "gi", at: "ivec2(x, y)"));
                             int i = base + (ky * \(c.kernel.x) + kx) * 4;
                             v += mat4($w(i), $w(i + 1), $w(i + 2), $w(i + 3)) * t;

@@ -257,9 +257,6 @@ package struct NetworkProgram: Sendable {
         }
         return out.width / input.width
     }
-
-    /// Scalars that reach the GPU (the weight texels' used lanes are not tracked: this counts texels × 4).
-    package var weightTexels: Int { weights.count }
 }
 
 /// One graph output the program computes: which feature holds it and how its tensor lies there.

@@ -10,11 +10,6 @@ package struct GraphColumnRange: Hashable, Sendable, CustomStringConvertible {
     package var start: Int
     package var end: Int
 
-    package init(start: Int, end: Int) {
-        self.start = start
-        self.end = end
-    }
-
     package var description: String { "\(start)..<\(end)" }
 }
 
@@ -45,12 +40,6 @@ package enum GraphValue: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// The value as a number, when it is one.
-    package var numberValue: Double? {
-        if case .number(let v) = self { return v }
-        return nil
-    }
-
     /// A bare word or a quoted string, as text.
     package var textValue: String? {
         switch self {
@@ -75,13 +64,6 @@ package struct GraphArgument: Hashable, Sendable {
     package var range: GraphColumnRange
     /// Just the value.
     package var valueRange: GraphColumnRange
-
-    package init(key: String?, value: GraphValue, range: GraphColumnRange, valueRange: GraphColumnRange) {
-        self.key = key
-        self.value = value
-        self.range = range
-        self.valueRange = valueRange
-    }
 }
 
 /// A stream label written in brackets: `[in]`, `[mask]`.
@@ -89,11 +71,6 @@ package struct GraphLabel: Hashable, Sendable {
     package var name: String
     /// The label including its brackets.
     package var range: GraphColumnRange
-
-    package init(name: String, range: GraphColumnRange) {
-        self.name = name
-        self.range = range
-    }
 
     /// The graph's input stream.
     package static let inputName = "in"
@@ -152,33 +129,18 @@ package struct GraphElement: Hashable, Sendable {
     package func argument(_ key: String) -> GraphArgument? {
         arguments.first { $0.key == key }
     }
-
-    /// Positional arguments in order.
-    package var positionalArguments: [GraphArgument] {
-        arguments.filter { $0.key == nil }
-    }
 }
 
 /// Elements separated by `,`: each one reads the previous one's output.
 package struct GraphChain: Hashable, Sendable {
     package var elements: [GraphElement]
     package var range: GraphColumnRange
-
-    package init(elements: [GraphElement], range: GraphColumnRange) {
-        self.elements = elements
-        self.range = range
-    }
 }
 
 /// Identifies an element: its chain and its position in the chain.
 package struct GraphElementID: Hashable, Sendable, Comparable, CustomStringConvertible {
     package var chain: Int
     package var index: Int
-
-    package init(chain: Int, index: Int) {
-        self.chain = chain
-        self.index = index
-    }
 
     package static func < (lhs: GraphElementID, rhs: GraphElementID) -> Bool {
         (lhs.chain, lhs.index) < (rhs.chain, rhs.index)
@@ -193,11 +155,6 @@ package struct GraphAST: Hashable, Sendable {
     package var source: String
     package var chains: [GraphChain]
 
-    package init(source: String, chains: [GraphChain]) {
-        self.source = source
-        self.chains = chains
-    }
-
     package subscript(id: GraphElementID) -> GraphElement {
         chains[id.chain].elements[id.index]
     }
@@ -207,11 +164,6 @@ package struct GraphAST: Hashable, Sendable {
         chains.enumerated().flatMap { c, chain in
             chain.elements.enumerated().map { (GraphElementID(chain: c, index: $0.offset), $0.element) }
         }
-    }
-
-    /// True for a plain chain without labels (`invert, mono`).
-    package var isSimpleChain: Bool {
-        chains.count == 1 && chains[0].elements.allSatisfy { $0.inputLabels.isEmpty && $0.outputLabel == nil }
     }
 }
 

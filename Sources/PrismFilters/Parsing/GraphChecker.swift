@@ -204,12 +204,3 @@ package enum GraphChecker {
         return cycle
     }
 }
-
-extension GraphAST {
-    /// Parses and checks `text`: syntax first, then streams. Throws `GraphSyntaxError` or
-    /// `GraphSemanticError`.
-    package static func parseAndCheck(_ text: String) throws -> (GraphAST, GraphTopology) {
-        let ast = try GraphParser.parse(text)
-        return (ast, try GraphChecker.check(ast))
-    }
-}

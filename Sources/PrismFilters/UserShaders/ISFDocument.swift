@@ -4,21 +4,12 @@ package struct ISFPass: Hashable, Sendable {
     /// next frame) as an image of that name. Nil renders to the shader's output.
     package var target: String?
     /// The buffer keeps its contents from one frame to the next.
-    package var persistent: Bool
+    package var persistent = false
     /// The buffer holds floats (RGBA16F/32F) rather than 8-bit colour.
-    package var float: Bool
+    package var float = false
     /// Size expressions; nil means the render size.
     package var width: ISFSizeExpression?
     package var height: ISFSizeExpression?
-
-    package init(target: String? = nil, persistent: Bool = false, float: Bool = false,
-                width: ISFSizeExpression? = nil, height: ISFSizeExpression? = nil) {
-        self.target = target
-        self.persistent = persistent
-        self.float = float
-        self.width = width
-        self.height = height
-    }
 }
 
 /// An image file an ISF shader samples, named in its IMPORTED dictionary.
@@ -29,12 +20,6 @@ package struct ISFImportedImage: Hashable, Sendable {
     package var path: String
     /// The path resolved against the shader file's directory.
     package var resolvedPath: String
-
-    package init(name: String, path: String, resolvedPath: String) {
-        self.name = name
-        self.path = path
-        self.resolvedPath = resolvedPath
-    }
 }
 
 /// The JSON header of an ISF v2 file (v1 keys PERSISTENT_BUFFERS and array-style IMPORTED are read too).

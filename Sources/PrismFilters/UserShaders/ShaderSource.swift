@@ -34,12 +34,6 @@ package struct ShaderLineMap: Hashable, Sendable {
         /// True when the generated line is the author's line unchanged, so compiler columns are
         /// the author's columns too. False when translation edited the line.
         package var columnsExact: Bool
-
-        package init(file: String, line: Int, columnsExact: Bool) {
-            self.file = file
-            self.line = line
-            self.columnsExact = columnsExact
-        }
     }
 
     /// One entry per generated line, index 0 for line 1.
@@ -52,22 +46,12 @@ package struct ShaderLineMap: Hashable, Sendable {
         guard line >= 1, line <= origins.count, let origin = origins[line - 1] else { return nil }
         return ShaderSourceLocation(file: origin.file, line: origin.line, column: origin.columnsExact ? column : nil)
     }
-
-    /// The first generated line that came from `file`:`line`, if any (for tests and editors).
-    package func generatedLine(for file: String, line: Int) -> Int? {
-        origins.firstIndex { $0?.file == file && $0?.line == line }.map { $0 + 1 }
-    }
 }
 
 /// A complete GLSL ES source ready to compile, with the map back to the author's files.
 package struct ShaderProgramSource: Hashable, Sendable {
     package var source: String
     package var lineMap: ShaderLineMap
-
-    package init(source: String, lineMap: ShaderLineMap) {
-        self.source = source
-        self.lineMap = lineMap
-    }
 
     /// Turns a driver's info log into diagnostics in the author's files (see `ShaderCompilerLog`).
     /// `file` names lines of generated code that have no author line.
@@ -126,27 +110,6 @@ package struct LocalShaderFileSystem: ShaderFileSystem {
         // Not String(contentsOfFile:): a FIFO there would block the reload for ever.
         let bytes = try RegularFile.read(path, what: "a shader file", maximumBytes: Self.maximumFileBytes)
         guard let text = String(validating: bytes, as: UTF8.self) else { throw RegularFile.Problem(path: path, message: "is not UTF-8 text") }
-        return text
-    }
-}
-
-/// Files held in memory, keyed by normalised path.
-package struct InMemoryShaderFileSystem: ShaderFileSystem {
-    package var files: [String: String]
-
-    package init(_ files: [String: String]) {
-        var normalised: [String: String] = [:]
-        for (path, text) in files { normalised[ShaderPaths.normalise(path)] = text }
-        self.files = normalised
-    }
-
-    package struct NotFound: Error, CustomStringConvertible {
-        package let path: String
-        package var description: String { "no such file" }
-    }
-
-    package func contents(ofFile path: String) throws -> String {
-        guard let text = files[ShaderPaths.normalise(path)] else { throw NotFound(path: path) }
         return text
     }
 }

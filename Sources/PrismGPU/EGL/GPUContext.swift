@@ -226,9 +226,6 @@ public final class GPUContext: Sendable {
         return glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
     }
 
-    /// Whether the context has the GL extension `name` (e.g. "GL_EXT_color_buffer_float").
-    public func hasExtension(_ name: String) -> Bool { info.extensions.contains(name) }
-
     // MARK: Listing
 
     /// Every EGL device, each with the GL strings of a context made on it (or why none could be made),

@@ -417,9 +417,6 @@ package final class TexturePool {
         }
     }
 
-    /// Free targets held (not those renderers are using).
-    package var freeCount: Int { free.values.reduce(0) { $0 + $1.count } }
-
     /// Deletes every free target.
     package func removeAll() {
         free.removeAll()

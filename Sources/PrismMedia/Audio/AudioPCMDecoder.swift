@@ -12,8 +12,7 @@ package final class AudioPCMDecoder {
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let timeBase: Rational
     private var outputLayout = AVChannelLayout()
-    private var resampler: OpaquePointer?
-    private var resamplerInput: (layout: AVChannelLayout, format: Int32, rate: Int32)?
+    private let resampler = FloatResampler()
     private let decoded = OwnedFrame()
     private let label: String
     /// Where the packets the decoder rejects are counted (or, under `--strict-decode`, fail the run).
@@ -42,8 +41,6 @@ package final class AudioPCMDecoder {
     deinit {
         var d: UnsafeMutablePointer<AVCodecContext>? = decoder
         avcodec_free_context(&d)
-        swr_free(&resampler)
-        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
         av_channel_layout_uninit(&outputLayout)
     }
 
@@ -69,7 +66,8 @@ package final class AudioPCMDecoder {
             defer { av_frame_unref(frame) }
             let count = frame.pointee.nb_samples
             guard count > 0 else { continue }
-            try prepareResampler(for: frame)
+            // Same rate out as in: the analysis runs at the stream's rate (AudioWindow carries it).
+            try resampler.prepare(for: frame, layout: &outputLayout, rate: nil, label: label, what: "cannot convert audio to float")
             let stamp = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp : frame.pointee.pts
             let time = stamp == noPTS ? nil : MediaTime(value: stamp, timeBase: timeBase)
             var planes = [[Float]](repeating: [Float](repeating: 0, count: Int(count)), count: channels)
@@ -79,30 +77,12 @@ package final class AudioPCMDecoder {
         }
     }
 
-    private func prepareResampler(for frame: UnsafeMutablePointer<AVFrame>) throws(AVError) {
-        if let current = resamplerInput, current.format == frame.pointee.format, current.rate == frame.pointee.sample_rate,
-           withUnsafePointer(to: current.layout, { av_channel_layout_compare($0, &frame.pointee.ch_layout) }) == 0 {
-            return
-        }
-        swr_free(&resampler)
-        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
-        resamplerInput = nil
-        var layout = AVChannelLayout()
-        try check(av_channel_layout_copy(&layout, &frame.pointee.ch_layout), "av_channel_layout_copy", label)
-        resamplerInput = (layout, frame.pointee.format, frame.pointee.sample_rate)
-        // Same rate out as in: the analysis runs at the stream's rate (AudioWindow carries it).
-        try check(swr_alloc_set_opts2(&resampler, &outputLayout, AV_SAMPLE_FMT_FLTP, frame.pointee.sample_rate,
-                                      &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format),
-                                      frame.pointee.sample_rate, 0, nil), "swr_alloc_set_opts2", label)
-        try check(swr_init(resampler), "swr_init", label, what: "cannot convert audio to float")
-    }
-
     /// Converts `count` samples of `frame` into `planes` (planar float); returns how many came out.
     private func convert(_ frame: UnsafeMutablePointer<AVFrame>, count: Int32, into planes: inout [[Float]]) throws(AVError) -> Int {
         let capacity = Int(count)
         var produced: Int32 = 0
         // Point swr at each channel's array in turn (at most two).
-        let resampler = self.resampler
+        let resampler = self.resampler.context
         let input = frame.pointee.extended_data
         func run(_ outputs: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>) -> Int32 {
             input!.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) {

@@ -16,8 +16,7 @@ final class AudioTranscoder {
     let encoder: UnsafeMutablePointer<AVCodecContext>
     private let decoder: UnsafeMutablePointer<AVCodecContext>
     private let inputTimeBase: Rational
-    private var resampler: OpaquePointer?
-    private var resamplerInput: (layout: AVChannelLayout, format: Int32, rate: Int32)?
+    private let resampler = FloatResampler()
     private let fifo: OpaquePointer
     private let decoded = OwnedFrame()
     private let encoderFrame = OwnedFrame()
@@ -119,11 +118,9 @@ final class AudioTranscoder {
         avcodec_free_context(&d)
         var e: UnsafeMutablePointer<AVCodecContext>? = encoder
         avcodec_free_context(&e)
-        swr_free(&resampler)
         av_audio_fifo_free(fifo)
         if convertedCapacity > 0 { av_freep(converted) }
         converted.deallocate()
-        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
     }
 
     /// Decodes `packet` (pts already in the input time base), drops samples before `start`, and hands
@@ -161,7 +158,7 @@ final class AudioTranscoder {
     /// Flushes decoder, resampler, FIFO (a short last frame) and encoder.
     func finish(start: MediaTime, write: (UnsafeMutablePointer<AVPacket>) throws -> Void) throws {
         try process(nil, start: start, write: write)
-        if resampler != nil && nextPTS != nil {
+        if resampler.context != nil && nextPTS != nil {
             try convertAndQueue(input: nil, count: 0)
         }
         try encodeFullFrames(write: write)
@@ -173,7 +170,7 @@ final class AudioTranscoder {
     private func append(_ frame: UnsafeMutablePointer<AVFrame>, start: MediaTime) throws {
         let count = frame.pointee.nb_samples
         guard count > 0 else { return }
-        try prepareResampler(for: frame)
+        try resampler.prepare(for: frame, layout: &encoder.pointee.ch_layout, rate: sampleRate, label: label, what: "cannot resample audio")
         if nextPTS == nil {
             // Place the first kept sample on the output time line; skip what lies before `start`.
             let framePTS = frame.pointee.best_effort_timestamp != noPTS ? frame.pointee.best_effort_timestamp
@@ -193,25 +190,9 @@ final class AudioTranscoder {
         }
     }
 
-    private func prepareResampler(for frame: UnsafeMutablePointer<AVFrame>) throws {
-        if let current = resamplerInput, current.format == frame.pointee.format, current.rate == frame.pointee.sample_rate,
-           withUnsafePointer(to: current.layout, { av_channel_layout_compare($0, &frame.pointee.ch_layout) }) == 0 {
-            return
-        }
-        swr_free(&resampler)
-        if resamplerInput != nil { av_channel_layout_uninit(&resamplerInput!.layout) }
-        var layout = AVChannelLayout()
-        try check(av_channel_layout_copy(&layout, &frame.pointee.ch_layout), "av_channel_layout_copy", label)
-        resamplerInput = (layout, frame.pointee.format, frame.pointee.sample_rate)
-        try check(swr_alloc_set_opts2(&resampler, &encoder.pointee.ch_layout, AV_SAMPLE_FMT_FLTP, sampleRate,
-                                      &frame.pointee.ch_layout, AVSampleFormat(frame.pointee.format),
-                                      frame.pointee.sample_rate, 0, nil), "swr_alloc_set_opts2", label)
-        try check(swr_init(resampler), "swr_init", label, what: "cannot resample audio")
-    }
-
     /// Resamples `count` input samples (nil: flush the resampler) and appends them to the FIFO.
     private func convertAndQueue(input: UnsafeMutablePointer<AVFrame>?, count: Int32) throws {
-        let capacity = swr_get_out_samples(resampler, count)
+        let capacity = swr_get_out_samples(resampler.context, count)
         guard capacity > 0 else { return }
         if capacity > convertedCapacity {
             if convertedCapacity > 0 { av_freep(converted) }
@@ -221,10 +202,10 @@ final class AudioTranscoder {
         let produced: Int32
         if let input {
             produced = input.pointee.extended_data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) {
-                swr_convert(resampler, converted, capacity, $0, count)
+                swr_convert(resampler.context, converted, capacity, $0, count)
             }
         } else {
-            produced = swr_convert(resampler, converted, capacity, nil, 0)
+            produced = swr_convert(resampler.context, converted, capacity, nil, 0)
         }
         try check(produced, "swr_convert", label, what: "cannot resample audio")
         if produced > 0 {

@@ -11,8 +11,6 @@ final class MovieAudioTrack {
     let input: AudioStreamInfo?
     /// The raw PCM it takes, when set up for it.
     let pcm: PCMFormat?
-    /// Audio packets muxed (copy mode) or encoded (transcode mode).
-    private(set) var packetsWritten = 0
     private let muxer: MovieMuxer
     private let stream: UnsafeMutablePointer<AVStream>
     private let transcoder: AudioTranscoder?
@@ -92,7 +90,7 @@ final class MovieAudioTrack {
         pkt.pointee.stream_index = stream.pointee.index
         pkt.pointee.pos = -1
         av_packet_rescale_ts(pkt, tb.av, stream.pointee.time_base)
-        if try muxer.write(pkt, what: "cannot write audio") { packetsWritten += 1 }
+        _ = try muxer.write(pkt, what: "cannot write audio")
     }
 
     // MARK: PCM
@@ -166,6 +164,6 @@ final class MovieAudioTrack {
     private func muxTranscoded(_ encoded: UnsafeMutablePointer<AVPacket>, transcoder: AudioTranscoder) throws {
         encoded.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(encoded, transcoder.encoder.pointee.time_base, stream.pointee.time_base)
-        if try muxer.write(encoded, what: "cannot write audio") { packetsWritten += 1 }
+        _ = try muxer.write(encoded, what: "cannot write audio")
     }
 }

@@ -47,8 +47,6 @@ package final class MovieWriter {
     package private(set) var videoFramesWritten = 0
     /// Frames refused because their timestamp did not increase after rounding to the time base.
     package private(set) var videoFramesDropped = 0
-    /// Audio packets muxed (copy mode) or encoded (transcode mode).
-    package var audioPacketsWritten: Int { audio?.packetsWritten ?? 0 }
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
     package var recoveredLeftovers: [OutputTarget.Recovered] { muxer.recoveredLeftovers }
     /// The most bytes the finished file may take (a size limit, or what the disk may still give under a

@@ -38,9 +38,6 @@ package final class DNNNetwork {
 
     deinit { prism_dnn_close(net) }
 
-    /// OpenCV's thread count for every net in the process (0: the calling thread only).
-    package static func setThreads(_ n: Int) { prism_dnn_set_threads(Int32(n)) }
-
     /// Runs the network on `input` ([1, channels, height, width] floats) and returns the graph output named
     /// `output` (nil: OpenCV's last layer); `capacity` bounds the output's floats.
     package func forward(_ input: [Float], channels: Int, size: Size, output: String? = nil, capacity: Int) throws -> Tensor {
