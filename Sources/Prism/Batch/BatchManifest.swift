@@ -27,14 +27,14 @@ struct JobSettings: Sendable, Equatable {
         filter = try source.value(Key.filter)?.text
         encoder = try EncoderChoice(from: &source)
         input = try InputChoice(from: &source)
-        frames = try source.value(Key.frames)?.value
+        frames = try source.value(Key.frames)
     }
 
     /// The options, declared once for `batch`'s command line (its job defaults) and the manifest's keys.
     /// The settings of a job beside the groups', declared once.
     enum Key {
         static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono'")
-        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
+        static let frames = OptionKey<Int>("--frames", value: "N", in: 1...100_000_000, help: "stop after N frames")
     }
 
     static let options: [OptionSpec] = [Key.filter.spec]
@@ -174,8 +174,6 @@ struct BatchManifest: Sendable {
     /// The longest job line: a filter text at its limit, two paths of PATH_MAX and the other settings
     /// fit. Longer lines are refused unread, so a damaged manifest costs no parse.
     static let maximumLineBytes = 256 << 10
-    /// The longest filter text (`FilterText`).
-    static let maximumFilterBytes = FilterText.maximumBytes
 
     /// Reads and checks `path`. `defaults` fill what a line leaves out; without an `output`, a line's
     /// output is `outputDirectory`/INPUT-NAME with the codec's usual extension.
