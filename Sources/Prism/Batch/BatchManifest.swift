@@ -12,14 +12,6 @@ struct JobSettings: Sendable, Equatable {
     var input = InputChoice()
     var frames: Int?
 
-    var codec: VideoEncoderSettings.Codec? { get { encoder.codec } set { encoder.codec = newValue } }
-    var preset: String? { get { encoder.preset } set { encoder.preset = newValue } }
-    var crf: Int? { get { encoder.crf } set { encoder.crf = newValue } }
-    var bitrate: Int? { get { encoder.bitrate } set { encoder.bitrate = newValue } }
-    var size: Size? { get { input.size } set { input.size = newValue } }
-    var frameRate: Rational? { get { input.frameRate } set { input.frameRate = newValue } }
-    var duration: Double? { get { input.duration } set { input.duration = newValue } }
-
     init() {}
 
     /// Every setting `source` gives, each read and checked by its option's value type.
@@ -301,11 +293,11 @@ struct BatchManifest: Sendable {
             resolvedOutput = absolute(output, relativeTo: base)
         } else if let outputDirectory {
             let stem = input == "pattern" ? "pattern" : ((input as NSString).lastPathComponent as NSString).deletingPathExtension
-            resolvedOutput = outputDirectory + "/" + stem + "." + (settings.codec ?? .h264).defaultContainer
+            resolvedOutput = outputDirectory + "/" + stem + "." + (settings.encoder.codec ?? .h264).defaultContainer
         } else {
             throw UsageError("a job needs \"output\" (or give prism batch --output-dir DIR)")
         }
-        try checkContainer(resolvedOutput, codec: settings.codec ?? .h264)
+        try checkContainer(resolvedOutput, codec: settings.encoder.codec ?? .h264)
         return BatchJob(id: id ?? output ?? resolvedOutput, line: 0, index: 0, input: resolvedInput, output: resolvedOutput,
                         settings: settings)
     }

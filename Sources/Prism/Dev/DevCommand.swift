@@ -35,9 +35,6 @@ struct DevCommand: PrismCommand {
         notes: ["INPUT is `pattern` (the default), a movie file (looped), a URL, a pipe, raw frames on stdin (`-`) or a V4L2",
                 "camera (/dev/videoN or v4l2:DEVICE): whatever `prism run` takes."])
 
-    /// The synopsis, one line, from the option table.
-    static var usage: String { spec.synopsis(indent: "", width: .max) }
-
     /// `dev`'s own options, declared once: its table (`spec`) and the parser read them.
     enum Key {
         static let port = OptionKey<Int>("--port", value: "N", in: 0...65535, help: "the preview's port (default 8080; 0 picks a free one)")
@@ -63,7 +60,7 @@ struct DevCommand: PrismCommand {
         let (rest, words) = try InputArguments.split(arguments, command: Self.spec)
         var scanner = try ArgumentScanner(rest, command: Self.spec)
         guard let shaderWord = words.first, shaderWord.name == nil, shaderWord.offset == nil, shaderWord.end == nil else {
-            throw UsageError("usage: prism \(Self.usage)")
+            throw UsageError("usage: prism " + Self.spec.synopsis(indent: "", width: .max))
         }
         let shader = shaderWord.source
         let inputs = Array(words.dropFirst())
