@@ -274,10 +274,7 @@ final class ControlWaysTests: XCTestCase {
         func pixel() throws -> [Int] {
             let frames = try dev.json("/state")["frames"] as? Int ?? 0
             _ = try dev.waitForState("frames after the commands") { ($0["frames"] as? Int ?? 0) > frames + 5 }
-            let png = try dev.get("/snapshot")
-            let path = try TestImages.writeTemp(png.body, suffix: ".png")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let image = try ImageFile.read(path: path)
+            let image = try dev.snapshot()
             let p = image.pixel(x: image.size.width / 2, y: image.size.height / 2)
             return [Int(p.r), Int(p.g), Int(p.b)]
         }
