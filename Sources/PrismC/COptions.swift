@@ -33,13 +33,6 @@ final class COptions {
 
     init() {}
 
-    /// A copy for one still picture (`prism_render`): faces looked for as `prism render` looks for them.
-    func forStillImage() -> COptions {
-        let still = copy()
-        still.session.stillImage = true
-        return still
-    }
-
     func copy() -> COptions {
         let copy = COptions()
         copy.session = session

@@ -14,11 +14,16 @@ final class CSession {
     private var report: RunReport?
     private var reportText: UnsafeMutablePointer<CChar>?
 
-    init(input: InputSpec, graph: String, options: COptions, feed: FrameFeed? = nil) throws {
+    convenience init(input: InputSpec, graph: String, options: COptions, feed: FrameFeed? = nil) throws {
+        try self.init(options: options, feed: feed) { try Session(input: input, graph: graph, options: options.session) }
+    }
+
+    /// `open` makes the session once messages name settings as this API does.
+    init(options: COptions, feed: FrameFeed? = nil, open: () throws -> Session) throws {
         _ = Self.quietFFmpeg
         // Messages from here on name settings as this API does (the program's front end is this library).
         Setting.spell(COptions.settingNames)
-        session = try Session(input: input, graph: graph, options: options.session)
+        session = try open()
         try GraphParameters.apply(options.parameters, to: session.graph)
         control = RunControl(feed: feed)
         buffered = options.buffered
@@ -324,20 +329,11 @@ public func prism_render(_ graph: UnsafePointer<CChar>?, _ input: UnsafePointer<
     cCall(during: true) {
         let output = try string(output, "output")
         guard ImageFile.kind(forPath: output) != nil else { throw CAPIError.argument("\(output): the output must end in .png, .jpg or .jpeg") }
-        let input = try string(input, "input")
-        try RegularFile.check(input, what: "an image file")
-        let settings = try copiedOptions(options).forStillImage()
-        // As `prism render` reads a still: decoded to RGBA, full range (a JPEG's Y'CbCr converted as FFmpeg
-        // converts it, not on the GPU as a movie's frames are), one frame through the session.
-        let image = try ImageFile.read(path: input)
-        let feed = try FrameFeed(format: RawVideoFormat(size: image.size, pixelFormat: .rgba, frameRate: SourceSpec.defaultRate),
-                                 colorSpace: YUVColorSpace(matrix: .defaultFor(image.size), range: .full))
-        let session = try CSession(input: .frames(feed), graph: try string(graph, "graph"), options: settings, feed: feed)
-        try image.pixels.withUnsafeBytes { pixels in
-            _ = try feed.push(planes: [(pixels.baseAddress!, image.size.width * 4)], pts: 0)
-        }
-        feed.finish()
-        try session.write(to: output)
+        let input = try string(input, "input"), graph = try string(graph, "graph")
+        // As `prism render` reads a still: one frame through the session.
+        let settings = try copiedOptions(options)
+        try CSession(options: settings) { try Session.still(input, graph: try Session.binder().bind(graph), options: settings.session) }
+            .write(to: output)
         return .ok
     }
 }

@@ -161,9 +161,7 @@ final class DevAudioReactiveTests: XCTestCase {
             ($0["frames"] as? Int ?? 0) > 45 || $0["error"] as? [String: Any] != nil
         }
         XCTAssertNil(state["error"] as? [String: Any], "\(state)")
-        let snapshot = try dev.get("/snapshot")
-        XCTAssertEqual(snapshot.status, 200)
-        let image = try ImageFile.read(path: TestImages.writeTemp(snapshot.body, suffix: ".png"))
+        let image = try dev.snapshot()
         XCTAssertEqual(image.size, Size(width: 512, height: 16))
         let reds = (0..<512).map { Double(image.pixels[(8 * 512 + $0) * 4]) / 255 }
         XCTAssertEqual(reds.indices.max { reds[$0] < reds[$1] }, 39, "the clip's 1875 Hz tone peaks at its bin")

@@ -246,7 +246,7 @@ final class BatchCommandTests: XCTestCase {
     func testAJobStoppedBeforeItsFirstFrameLeavesNothingAndIsNotAFailure() throws {
         var settings = JobSettings()
         settings.frames = 30
-        settings.size = Size(width: 64, height: 48)
+        settings.input.size = Size(width: 64, height: 48)
         let job = BatchJob(id: "p", line: 1, index: 0, input: "pattern", output: dir.path("out/p.mp4"), settings: settings)
         let worker = try BatchWorker(slot: WorkerPlan.Slot(label: "test", gpu: GPUOptions()))
         defer { worker.close() }

@@ -57,17 +57,17 @@ final class BatchManifestTests: XCTestCase {
         XCTAssertEqual(jobs[0].output, dir.path("out/a.mp4"))
         XCTAssertEqual(jobs[0].id, "out/a.mp4")
         XCTAssertEqual(jobs[0].settings.filter, "invert", "the line's own setting wins")
-        XCTAssertEqual(jobs[0].settings.crf, 18)
-        XCTAssertEqual(jobs[0].settings.preset, "ultrafast", "a default fills what the line leaves out")
+        XCTAssertEqual(jobs[0].settings.encoder.crf, 18)
+        XCTAssertEqual(jobs[0].settings.encoder.preset, "ultrafast", "a default fills what the line leaves out")
         XCTAssertEqual(jobs[1].id, "second")
         XCTAssertEqual(jobs[1].input, dir.path("clips/b.mov"))
-        XCTAssertEqual(jobs[1].settings.codec, .ffv1)
-        XCTAssertEqual(jobs[1].settings.frameRate, Rational(30000, 1001))
+        XCTAssertEqual(jobs[1].settings.encoder.codec, .ffv1)
+        XCTAssertEqual(jobs[1].settings.input.frameRate, Rational(30000, 1001))
         XCTAssertEqual(jobs[1].settings.filter, "mono")
         XCTAssertEqual(jobs[2].input, "pattern")
         XCTAssertEqual(jobs[2].output, "/abs/p.mp4")
         XCTAssertEqual(jobs[2].settings.frames, 12)
-        XCTAssertEqual(jobs[2].settings.size, Size(width: 64, height: 48))
+        XCTAssertEqual(jobs[2].settings.input.size, Size(width: 64, height: 48))
         // What the engine is asked to do.
         let options = jobs[2].runOptions(outputPath: "/tmp/x.mp4")
         XCTAssertEqual(options.input, .pattern)
@@ -173,18 +173,18 @@ final class BatchManifestTests: XCTestCase {
         handle.write(Data(#"{"job":"b","stat"#.utf8))
         try handle.close()
         try file.append(result("c", .failed, started: 2, finished: 3))
-        let (results, damaged) = BatchResultsFile.read([path, dir.path("absent.jsonl")])
+        let (results, problems) = BatchResultsFile.readChecked([path, dir.path("absent.jsonl")])
         XCTAssertEqual(results.map(\.job), ["a", "c"])
         XCTAssertEqual(results[1].error, "boom")
-        XCTAssertEqual(damaged, 1)
+        XCTAssertEqual(problems.count, 1)
         // Many threads appending at once: every line whole.
         let shared = try BatchResultsFile(path: dir.path("many.jsonl"))
         let lines = (0..<64).map { result("job\($0)", .ok, started: 0, finished: 1) }
         DispatchQueue.concurrentPerform(iterations: 64) { n in
             try? shared.append(lines[n])
         }
-        let many = BatchResultsFile.read([dir.path("many.jsonl")])
-        XCTAssertEqual(many.damaged, 0)
+        let many = BatchResultsFile.readChecked([dir.path("many.jsonl")])
+        XCTAssertEqual(many.problems, [])
         XCTAssertEqual(Set(many.results.map(\.job)).count, 64)
     }
 

@@ -203,11 +203,7 @@ final class CameraTests: XCTestCase {
         XCTAssert(dev.stderr.contains("input: camera \(Self.camera) (Prism Fake Camera 0, prism-fake) YUYV 320x240 @ 30 fps"),
                   dev.stderr)
         try dev.waitForState("camera frames flowing") { ($0["frames"] as? Int ?? 0) > 5 }
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let image = try ImageFile.read(path: path)
+        let image = try dev.snapshot()
         XCTAssertEqual(image.size, Size(width: 320, height: 240))
         let corner = image.pixel(x: image.size.width - 4, y: image.size.height - 4)
         XCTAssert(corner.r > 190 && corner.g > 190 && corner.b < 70, "inverted blue is yellow, got \(corner)")
@@ -229,13 +225,6 @@ final class CameraTests: XCTestCase {
         defer { dev.stop() }
         func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
         func camera(_ state: [String: Any]) -> [String: Any] { state["camera"] as? [String: Any] ?? [:] }
-        func snapshot() throws -> RGBAImage {
-            let reply = try dev.get("/snapshot")
-            XCTAssertEqual(reply.status, 200, reply.text)
-            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            return try ImageFile.read(path: path)
-        }
         /// The share of the bottom row (below the counter blocks) on `background`.
         func share(_ image: RGBAImage, _ background: (RGB) -> Bool) -> Double {
             let y = image.size.height - 3
@@ -247,7 +236,7 @@ final class CameraTests: XCTestCase {
         XCTAssertEqual(camera(started)["device"] as? String, Self.camera)
         let listed = (camera(started)["cameras"] as? [[String: Any]] ?? []).compactMap { $0["path"] as? String }
         XCTAssertEqual(listed, [Self.camera, Self.second], "\(started)")
-        let before = try snapshot()
+        let before = try dev.snapshot()
         XCTAssertEqual(before.size, Size(width: 320, height: 240))
         XCTAssertGreaterThan(share(before, blue), 0.8, "camera 0 is blue")
 
@@ -270,7 +259,7 @@ final class CameraTests: XCTestCase {
         XCTAssert((switched["input"] as? String ?? "").contains("Prism Fake Camera 1"), "\(switched)")
         let count = frames(switched)
         try dev.waitForState("frames after the switch") { frames($0) > count + 10 }
-        let after = try snapshot()
+        let after = try dev.snapshot()
         XCTAssertEqual(after.size, Size(width: 160, height: 120))
         XCTAssertGreaterThan(share(after, green), 0.8, "camera 1 is green")
         XCTAssert(dev.stderr.contains("switched camera \(Self.camera) → \(Self.second) (Prism Fake Camera 1): NV12 160x120"), dev.stderr)

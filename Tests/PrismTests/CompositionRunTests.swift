@@ -196,11 +196,7 @@ final class CompositionRunTests: XCTestCase {
                                                "PRISM_FAKE_V4L2_SIZES": "320x240"])
         defer { dev.stop() }
         func snapshot() throws -> RGBAImage {
-            let reply = try dev.get("/snapshot")
-            XCTAssertEqual(reply.status, 200)
-            let path = dir.path("snapshot-\(UUID().uuidString).png")
-            try Data(reply.body).write(to: URL(fileURLWithPath: path))
-            let image = try ImageFile.read(path: path)
+            let image = try dev.snapshot()
             XCTAssertEqual(image.size, size)
             return image
         }

@@ -159,83 +159,37 @@ final class ControlWaysTests: XCTestCase {
     // MARK: The ways
 
     /// `prism run pattern … -o -` (not quiet: reloads are said) with `--control stdin,0 --watch` (commands on stdin, `/state` on the port)
-    /// or `--control 0 --watch` (commands as `POST /control`); the newest raw frame is kept.
+    /// or `--control 0 --watch` (commands as `POST /control`); its frames are read as they come (`ControlTests.ControlledRun`).
     final class RunWay: Way, @unchecked Sendable {
         let name: String
         private let stdin: Bool
-        private let process = Process()
-        private let input = Pipe(), output = Pipe(), errors = Pipe()
-        private let lock = NSLock()
-        private var errorText = ""
-        private var frames = 0
-        private var latest: [UInt8] = []
+        private let run: ControlTests.ControlledRun
         private var port = 0, token = ""
 
         init(shader: String, stdin: Bool) throws {
             self.stdin = stdin
             name = stdin ? "stdin" : "POST /control"
-            process.executableURL = URL(fileURLWithPath: Tools.prism)
-            process.arguments = ["run", "pattern", "--size", "\(size.width)x\(size.height)", "--frames", "1000000",
-                                 "--filter", "\"\(shader)\", color", "-o", "-", "--watch",
-                                 "--control", stdin ? "stdin,0" : "0"]
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = errors
-            errors.fileHandleForReading.readabilityHandler = { [weak self] handle in
-                let data = handle.availableData
-                guard let self, !data.isEmpty else { return }
-                lock.withLock { errorText += String(decoding: data, as: UTF8.self) }
-            }
-            try process.run()
-            let reading = output.fileHandleForReading
-            let frameBytes = size.width * size.height * 4
-            Thread.detachNewThread { [self] in
-                var pending: [UInt8] = []
-                while true {
-                    let data = reading.availableData
-                    if data.isEmpty { break }
-                    pending += data
-                    let whole = pending.count / frameBytes
-                    guard whole > 0 else { continue }
-                    let last = Array(pending[((whole - 1) * frameBytes)..<(whole * frameBytes)])
-                    pending.removeFirst(whole * frameBytes)
-                    lock.withLock {
-                        frames += whole
-                        latest = last
-                    }
-                }
-            }
+            run = try ControlTests.ControlledRun(["run", "pattern", "--size", "\(size.width)x\(size.height)", "--frames", "1000000",
+                                                  "--filter", "\"\(shader)\", color", "-o", "-", "--watch",
+                                                  "--control", stdin ? "stdin,0" : "0"])
             let line = try waitForLine(containing: "control at http://")
             let url = try XCTUnwrap(line.range(of: #"127\.0\.0\.1:\d+/control\?token=[0-9a-f]+"#, options: .regularExpression)
                 .map { String(line[$0]) })
             port = Int(url.split(separator: ":")[1].split(separator: "/")[0])!
             token = String(url.split(separator: "=")[1])
-            try waitForFrames(3)
+            try run.waitForFrames(3)
         }
-
-        var stderr: String { lock.withLock { errorText } }
-        private var frameCount: Int { lock.withLock { frames } }
 
         private func waitForLine(containing text: String, after count: Int = 0) throws -> String {
             let deadline = Date(timeIntervalSinceNow: 60)
             while Date() < deadline {
-                let lines = stderr.split(separator: "\n").filter { $0.contains(text) }
+                let lines = run.stderr.split(separator: "\n").filter { $0.contains(text) }
                 if lines.count > count { return String(lines[count]) }
-                guard process.isRunning else { break }
+                guard run.process.isRunning else { break }
                 usleep(10_000)
             }
-            throw DevProcessError(message: "no '\(text)' on stderr:\n\(stderr)")
+            throw DevProcessError(message: "no '\(text)' on stderr:\n\(run.stderr)")
         }
-
-        private func waitForFrames(_ count: Int) throws {
-            let deadline = Date(timeIntervalSinceNow: 60)
-            while frameCount < count {
-                guard Date() < deadline, process.isRunning else { throw DevProcessError(message: "no frames; stderr:\n\(stderr)") }
-                usleep(10_000)
-            }
-        }
-
-        private var replyLines: [String] { stderr.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init) }
 
         private func send(_ command: [String: Any]) throws -> Reply {
             let body = try JSONSerialization.data(withJSONObject: command)
@@ -243,17 +197,7 @@ final class ControlWaysTests: XCTestCase {
                 let reply = try post("/control?token=\(token)", body: [UInt8](body))
                 return Reply(status: reply.status, json: (try? JSONSerialization.jsonObject(with: Data(reply.body))) as? [String: Any] ?? [:])
             }
-            let before = replyLines.count
-            input.fileHandleForWriting.write(body + Data("\n".utf8))
-            let deadline = Date(timeIntervalSinceNow: 60)
-            while Date() < deadline {
-                let lines = replyLines
-                if lines.count > before {
-                    return Reply(status: nil, json: try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[before].utf8)) as? [String: Any]))
-                }
-                usleep(10_000)
-            }
-            throw DevProcessError(message: "no reply; stderr:\n\(stderr)")
+            return Reply(status: nil, json: try run.send(String(decoding: body, as: UTF8.self)))
         }
 
         private func post(_ path: String, body: [UInt8]) throws -> HTTPReply {
@@ -280,21 +224,20 @@ final class ControlWaysTests: XCTestCase {
         }
 
         func pixel() throws -> [Int] {
-            try waitForFrames(frameCount + 5)
-            let frame = lock.withLock { latest }
+            try run.waitForFrames(run.frameCount + 5)
+            let frame = run.frame(run.frameCount - 1)
             let at = ((size.height / 2) * size.width + size.width / 2) * 4
             return frame[at..<(at + 3)].map(Int.init)
         }
 
         func waitForReload() throws {
             _ = try waitForLine(containing: "prism: reload")
-            XCTAssertFalse(stderr.contains("reload failed"), stderr)
+            XCTAssertFalse(run.stderr.contains("reload failed"), run.stderr)
         }
 
         func stop() {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            errors.fileHandleForReading.readabilityHandler = nil
+            if run.process.isRunning { run.process.terminate() }
+            _ = run.finish()
         }
     }
 
@@ -331,10 +274,7 @@ final class ControlWaysTests: XCTestCase {
         func pixel() throws -> [Int] {
             let frames = try dev.json("/state")["frames"] as? Int ?? 0
             _ = try dev.waitForState("frames after the commands") { ($0["frames"] as? Int ?? 0) > frames + 5 }
-            let png = try dev.get("/snapshot")
-            let path = try TestImages.writeTemp(png.body, suffix: ".png")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let image = try ImageFile.read(path: path)
+            let image = try dev.snapshot()
             let p = image.pixel(x: image.size.width / 2, y: image.size.height / 2)
             return [Int(p.r), Int(p.g), Int(p.b)]
         }

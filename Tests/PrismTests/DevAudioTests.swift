@@ -58,11 +58,7 @@ final class DevFaceTests: XCTestCase {
         let dev = try DevProcess(arguments: [directory.file("invert.cube"), clip, "--filter", "face-pixellate(scale=16)"])
         defer { dev.stop() }
         _ = try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 20 }
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200, reply.text)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let image = try ImageFile.read(path: path)
+        let image = try dev.snapshot()
         /// Distinct values of R in the 16x16 window centred on (x, y): pixellated by 16, it spans at most
         /// 2x2 blocks (a few values); the picture's own detail has many.
         func distinct(_ x: Int, _ y: Int) -> Int {

@@ -5,14 +5,6 @@ import XCTest
 /// `prism dev NET.onnx`: a model is the edited file; replacing it reloads the graph, a broken file is reported
 /// while the last good model keeps running.
 final class DevModelTests: XCTestCase {
-    private func snapshot(_ dev: DevProcess) throws -> RGBAImage {
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try ImageFile.read(path: path)
-    }
-
     /// The state's error object (JSON null: none).
     private func error(_ state: [String: Any]) -> [String: Any]? { state["error"] as? [String: Any] }
 
@@ -47,7 +39,7 @@ final class DevModelTests: XCTestCase {
         defer { dev.stop() }
         let first = try dev.waitForState(timeout: 60, "the first frames or an error") { ($0["frames"] as? Int ?? 0) > 2 || error($0) != nil }
         XCTAssertNil(error(first), "the model should load: \(first)")
-        XCTAssertEqual(coloured(try snapshot(dev)), 0, "the one-channel model's output is grey")
+        XCTAssertEqual(coloured(try dev.snapshot()), 0, "the one-channel model's output is grey")
 
         try save(Data("not a model".utf8), as: "net.onnx", in: directory)
         let broken = try dev.waitForState(timeout: 30, "the load error") { error($0) != nil }
@@ -55,12 +47,12 @@ final class DevModelTests: XCTestCase {
         XCTAssertTrue(text.contains("not an ONNX model"), "\(broken)")
         let before = broken["frames"] as? Int ?? 0
         try dev.waitForState(timeout: 30, "frames while broken") { ($0["frames"] as? Int ?? 0) > before + 3 }
-        XCTAssertEqual(coloured(try snapshot(dev)), 0, "the last good model keeps running")
+        XCTAssertEqual(coloured(try dev.snapshot()), 0, "the last good model keeps running")
 
         try save(colour, as: "net.onnx", in: directory)
         let fixed = try dev.waitForState(timeout: 60, "the new model") { error($0) == nil && ($0["reloads"] as? Int ?? 0) >= 1 }
         let after = fixed["frames"] as? Int ?? 0
         try dev.waitForState(timeout: 60, "frames of the new model") { ($0["frames"] as? Int ?? 0) > after + 2 }
-        XCTAssertGreaterThan(coloured(try snapshot(dev)), 100, "the three-channel model's output has colour")
+        XCTAssertGreaterThan(coloured(try dev.snapshot()), 100, "the three-channel model's output has colour")
     }
 }

@@ -20,11 +20,7 @@ final class DevMouseTests: XCTestCase {
     private func snapshotAfterFrames(_ dev: DevProcess) throws -> RGBAImage {
         let now = frames(try dev.json("/state"))
         try dev.waitForState("frames") { frames($0) > now + 4 }
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try ImageFile.read(path: path)
+        return try dev.snapshot()
     }
 
     private func raw(_ dev: DevProcess, _ lines: [String], body: String) throws -> HTTPReply {

@@ -1,4 +1,6 @@
 import Foundation
+import PrismCore
+import PrismMedia
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -87,6 +89,16 @@ final class DevProcess: @unchecked Sendable {
             throw DevProcessError(message: "GET \(path): \(reply.status) \(reply.text)")
         }
         return object
+    }
+
+    /// The newest frame, as the page downloads it (`GET /snapshot`, a PNG).
+    func snapshot(file: StaticString = #filePath, line: UInt = #line) throws -> RGBAImage {
+        let reply = try get("/snapshot")
+        XCTAssertEqual(reply.status, 200, reply.text, file: file, line: line)
+        XCTAssertEqual(reply.headers["content-type"], "image/png", file: file, line: line)
+        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try ImageFile.read(path: path)
     }
 
     func post(_ path: String, _ object: Any) throws -> HTTPReply {

@@ -23,15 +23,6 @@ final class DevTests: XCTestCase {
     static let brokenISF = isfShader.replacingOccurrences(of: "    gl_FragColor = vec4(mix(c.rgb", with: "    gl_FragColor = vec4(mix(c.rgb +* ")
     static let blueISF = isfShader.replacingOccurrences(of: "vec3(1.0, 0.0, 0.0)", with: "vec3(0.0, 0.0, 1.0)")
 
-    private func snapshot(_ dev: DevProcess) throws -> RGBAImage {
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        XCTAssertEqual(reply.headers["content-type"], "image/png")
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try ImageFile.read(path: path)
-    }
-
     private func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
     private func error(_ state: [String: Any]) -> [String: Any]? { state["error"] as? [String: Any] }
     private func parameterValue(_ state: [String: Any], _ name: String) -> Any? {
@@ -61,7 +52,7 @@ final class DevTests: XCTestCase {
         XCTAssertEqual(parameterValue(recovered, parameter) as? Double, value, "the parameter survives the reload")
         let after = frames(recovered)
         try dev.waitForState("frames after the fix") { frames($0) > after + 5 }
-        let image = try snapshot(dev)
+        let image = try dev.snapshot()
         var bad = 0
         for y in stride(from: 0, to: image.size.height, by: 3) {
             for x in stride(from: 0, to: image.size.width, by: 3) where !fixedPixel(image.pixel(x: x, y: y)) { bad += 1 }
@@ -185,7 +176,7 @@ final class DevTests: XCTestCase {
         XCTAssertEqual(result["mouseSent"] as? Bool, true, "\(result)")
         let now = frames(try dev.json("/state"))
         try dev.waitForState("frames after the release") { frames($0) > now + 4 }
-        let pixel = try snapshot(dev).pixel(x: 5, y: 5)
+        let pixel = try dev.snapshot().pixel(x: 5, y: 5)
         XCTAssertEqual(Double(pixel.r), 0.75 * 255, accuracy: 3, "x: three quarters across")
         XCTAssertEqual(Double(pixel.g), 0.75 * 255, accuracy: 3, "y: a quarter down is three quarters up")
         XCTAssertEqual(pixel.b, 0, "released")

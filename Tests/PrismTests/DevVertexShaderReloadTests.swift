@@ -12,14 +12,6 @@ final class DevVertexShaderReloadTests: XCTestCase {
     /// The quad shrunk to the middle half: the border is left transparent black.
     static let shrink = "void main() {\n    isf_vertShaderInit();\n    gl_Position.xy *= 0.5;\n}\n"
 
-    private func snapshot(_ dev: DevProcess) throws -> RGBAImage {
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try ImageFile.read(path: path)
-    }
-
     private func frames(_ state: [String: Any]) -> Int { state["frames"] as? Int ?? 0 }
     private func reloads(_ state: [String: Any]) -> Int { state["reloads"] as? Int ?? 0 }
     private func error(_ state: [String: Any]) -> [String: Any]? { state["error"] as? [String: Any] }
@@ -29,7 +21,7 @@ final class DevVertexShaderReloadTests: XCTestCase {
         let state = try dev.waitForState(what) { condition($0) && self.error($0) == nil }
         let count = frames(state)
         try dev.waitForState("frames after \(what)") { self.frames($0) > count + 5 }
-        return try snapshot(dev)
+        return try dev.snapshot()
     }
 
     private func isRed(_ p: (r: UInt8, g: UInt8, b: UInt8, a: UInt8)) -> Bool { p.r >= 250 && p.g <= 5 && p.b <= 5 }

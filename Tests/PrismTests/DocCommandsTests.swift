@@ -151,10 +151,7 @@ final class DocCommandsTests: XCTestCase {
     /// The environment that gives a block a camera at /dev/video0 and a v4l2loopback at /dev/video10, whose
     /// frames are appended to `recordingTo` (and counted in its `.txt`).
     static func emulatedCameras(recordingTo record: String) throws -> [String: String] {
-        let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
-        guard FileManager.default.fileExists(atPath: library) else {
-            throw InvalidRequest("\(library) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
-        }
+        let library = try CameraTests.fakeLibrary()
         return ["LD_PRELOAD": library, "PRISM_FAKE_V4L2": "/dev/video0",
                 "PRISM_FAKE_V4L2_1": "/dev/video10", "PRISM_FAKE_V4L2_1_CAPS": "loopback", "PRISM_FAKE_V4L2_1_RECORD": record]
     }

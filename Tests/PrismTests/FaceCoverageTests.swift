@@ -241,7 +241,7 @@ final class FaceCoverageTests: XCTestCase {
         let clip = dir.path("live.mkv"), raw = dir.path("live.yuv")
         try makeClip(scene, clip)
         try Tools.ffmpeg(["-i", clip, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
-        let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
+        let library = try CameraTests.fakeLibrary()
         let sidecar = dir.path("live.jsonl"), out = dir.path("live-out.mkv")
         let result = try Tools.run(Tools.prism, ["run", "/dev/video61", "--size", "640x360", "--fps", "5", "--frames", "\(scene.frames)",
                                                  "-o", out, "--codec", "ffv1", "--filter", "face-pixellate(scale=10)", "--faces-out", sidecar,

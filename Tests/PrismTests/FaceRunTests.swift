@@ -175,8 +175,7 @@ final class FaceRunTests: XCTestCase {
     func testLiveCameraNeverDropsFramesForDetection() throws {
         let clip = dir.path("moving.yuv")
         try makeClip(clip, extra: ["-f", "rawvideo", "-pix_fmt", "yuv420p"])
-        let library = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
-        XCTAssertTrue(FileManager.default.fileExists(atPath: library), "swift build --build-tests builds libFakeV4L2.so")
+        let library = try CameraTests.fakeLibrary()
         let sidecar = dir.path("faces.jsonl"), out = dir.path("cam.mp4")
         let result = try Tools.run(Tools.prism, ["run", "/dev/video60", "--size", "640x360", "--fps", "5", "--frames", "40",
                                                  "-o", out, "--filter", "face-pixellate", "--faces-out", sidecar],

@@ -292,11 +292,7 @@ final class HDRRunTests: XCTestCase {
         defer { dev.stop() }
         try dev.waitForState("frames flowing") { ($0["frames"] as? Int ?? 0) > 2 }
         XCTAssertTrue(dev.stderr.contains("PQ (SMPTE ST 2084)"), dev.stderr)
-        let reply = try dev.get("/snapshot")
-        XCTAssertEqual(reply.status, 200)
-        let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let image = try ImageFile.read(path: path)
+        let image = try dev.snapshot()
         XCTAssertEqual(image.size.width, 1024)
         let peak = image.pixel(x: 770, y: 32), dark = image.pixel(x: 200, y: 32)
         XCTAssertGreaterThanOrEqual(Int(peak.g), 245, "PQ's 1000 cd/m² as SDR white: \(peak)")

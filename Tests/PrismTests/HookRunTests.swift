@@ -152,11 +152,7 @@ final class HookRunTests: XCTestCase {
             return (values.first { $0["name"] as? String == "amount" }?["value"] as? NSNumber)?.doubleValue
         }
         func corner() throws -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
-            let reply = try dev.get("/snapshot")
-            XCTAssertEqual(reply.status, 200)
-            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let image = try ImageFile.read(path: path)
+            let image = try dev.snapshot()
             XCTAssertEqual(image.size, Size(width: 640, height: 480), "--output-size is the hooks' OUTPUT")
             return image.pixel(x: image.size.width - 4, y: image.size.height - 4)
         }

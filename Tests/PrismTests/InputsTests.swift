@@ -14,17 +14,8 @@ final class InputsTests: XCTestCase {
 
     // MARK: helpers
 
-    private func fakeLibrary() throws -> String {
-        let path = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
-        guard FileManager.default.fileExists(atPath: path) else {
-            XCTFail("\(path) is missing: `swift build --build-tests` builds it (product FakeV4L2)")
-            throw InvalidRequest("no fake V4L2 library")
-        }
-        return path
-    }
-
     private func prismWithCamera(_ arguments: [String], _ variables: [String: String]) throws -> ProcessResult {
-        var environment = ["LD_PRELOAD": try fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
+        var environment = ["LD_PRELOAD": try CameraTests.fakeLibrary(), "PRISM_FAKE_V4L2": Self.camera]
         environment.merge(variables) { $1 }
         return try Tools.run(Tools.prism, arguments, environment: environment, timeout: 90)
     }

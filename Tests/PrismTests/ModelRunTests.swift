@@ -157,8 +157,7 @@ final class ModelRunTests: XCTestCase {
     /// as the network's one-channel output (grey).
     func testRunsLiveOnTheEmulatedCamera() throws {
         let models = try models()
-        let fake = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
-        XCTAssertTrue(FileManager.default.fileExists(atPath: fake), "swift build --build-tests builds \(fake)")
+        let fake = try CameraTests.fakeLibrary()
         let result = try Tools.run(Tools.prism, ["run", "/dev/video60", "--size", "160x120", "--fps", "15", "--frames", "6",
                                                  "-o", "-", "--output-format", "rgba",
                                                  "--filter", "model(file=\(models)/net-unet-seg.onnx)", "--quiet"],

@@ -272,11 +272,7 @@ final class MultiInputTests: XCTestCase {
         let dev = try DevProcess(arguments: [directory.file("mix.fs"), a, still])
         defer { dev.stop() }
         func snapshotMiddle() throws -> (r: UInt8, g: UInt8, b: UInt8, a: UInt8) {
-            let reply = try dev.get("/snapshot")
-            XCTAssertEqual(reply.status, 200)
-            let path = try TestImages.writeTemp(reply.body, suffix: ".png")
-            defer { try? FileManager.default.removeItem(atPath: path) }
-            let image = try ImageFile.read(path: path)
+            let image = try dev.snapshot()
             XCTAssertEqual(image.size, Size(width: 64, height: 48))
             return image.pixel(x: 32, y: 24)
         }

@@ -77,7 +77,7 @@ final class SegmentationRunTests: XCTestCase {
     /// out, each with the newest mask; the JSON progress reports the masks made and their age.
     func testBackgroundBlurRunsLiveOnTheEmulatedCamera() throws {
         let models = try models()
-        let fake = URL(fileURLWithPath: Tools.prism).deletingLastPathComponent().appendingPathComponent("libFakeV4L2.so").path
+        let fake = try CameraTests.fakeLibrary()
         let output = dir.path("live.mkv")
         let result = try Tools.run(Tools.prism, ["run", "/dev/video60", "--size", "320x240", "--fps", "15", "--frames", "30",
                                                  "-o", output, "--codec", "ffv1", "--filter", "background-blur(radius=12)",

@@ -208,7 +208,7 @@ struct BatchCommand: PrismCommand {
         let location = ResultsLocation(explicit: resultsPath, manifest: manifestPath)
         let resultsFile = location.file(for: shard)
         let mine = manifest.jobs.filter { shard?.contains($0) ?? true }
-        let finished = force ? FinishedJobs([]) : FinishedJobs(BatchResultsFile.read(location.allFiles()).results)
+        let finished = force ? FinishedJobs([]) : FinishedJobs(BatchResultsFile.readChecked(location.allFiles()).results)
         let pending = mine.filter { !finished.isDone($0) }
         let skipped = mine.count - pending.count
 

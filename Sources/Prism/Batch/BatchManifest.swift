@@ -12,14 +12,6 @@ struct JobSettings: Sendable, Equatable {
     var input = InputChoice()
     var frames: Int?
 
-    var codec: VideoEncoderSettings.Codec? { get { encoder.codec } set { encoder.codec = newValue } }
-    var preset: String? { get { encoder.preset } set { encoder.preset = newValue } }
-    var crf: Int? { get { encoder.crf } set { encoder.crf = newValue } }
-    var bitrate: Int? { get { encoder.bitrate } set { encoder.bitrate = newValue } }
-    var size: Size? { get { input.size } set { input.size = newValue } }
-    var frameRate: Rational? { get { input.frameRate } set { input.frameRate = newValue } }
-    var duration: Double? { get { input.duration } set { input.duration = newValue } }
-
     init() {}
 
     /// Every setting `source` gives, each read and checked by its option's value type.
@@ -27,14 +19,14 @@ struct JobSettings: Sendable, Equatable {
         filter = try source.value(Key.filter)?.text
         encoder = try EncoderChoice(from: &source)
         input = try InputChoice(from: &source)
-        frames = try source.value(Key.frames)?.value
+        frames = try source.value(Key.frames)
     }
 
     /// The options, declared once for `batch`'s command line (its job defaults) and the manifest's keys.
     /// The settings of a job beside the groups', declared once.
     enum Key {
         static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono'")
-        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
+        static let frames = OptionKey<Int>("--frames", value: "N", in: 1...100_000_000, help: "stop after N frames")
     }
 
     static let options: [OptionSpec] = [Key.filter.spec]
@@ -174,8 +166,6 @@ struct BatchManifest: Sendable {
     /// The longest job line: a filter text at its limit, two paths of PATH_MAX and the other settings
     /// fit. Longer lines are refused unread, so a damaged manifest costs no parse.
     static let maximumLineBytes = 256 << 10
-    /// The longest filter text (`FilterText`).
-    static let maximumFilterBytes = FilterText.maximumBytes
 
     /// Reads and checks `path`. `defaults` fill what a line leaves out; without an `output`, a line's
     /// output is `outputDirectory`/INPUT-NAME with the codec's usual extension.
@@ -303,11 +293,11 @@ struct BatchManifest: Sendable {
             resolvedOutput = absolute(output, relativeTo: base)
         } else if let outputDirectory {
             let stem = input == "pattern" ? "pattern" : ((input as NSString).lastPathComponent as NSString).deletingPathExtension
-            resolvedOutput = outputDirectory + "/" + stem + "." + (settings.codec ?? .h264).defaultContainer
+            resolvedOutput = outputDirectory + "/" + stem + "." + (settings.encoder.codec ?? .h264).defaultContainer
         } else {
             throw UsageError("a job needs \"output\" (or give prism batch --output-dir DIR)")
         }
-        try checkContainer(resolvedOutput, codec: settings.codec ?? .h264)
+        try checkContainer(resolvedOutput, codec: settings.encoder.codec ?? .h264)
         return BatchJob(id: id ?? output ?? resolvedOutput, line: 0, index: 0, input: resolvedInput, output: resolvedOutput,
                         settings: settings)
     }

@@ -100,17 +100,11 @@ final class BatchResultsFile: Sendable {
         return byte
     }
 
-    /// Every whole line of the files at `paths` that exist, in order; damaged lines are counted, not fatal.
-    static func read(_ paths: [String]) -> (results: [BatchResult], damaged: Int) {
-        let reading = readChecked(paths)
-        return (reading.results, reading.problems.count)
-    }
-
     /// The longest line a result may be (its error message is bounded by the line, not by a rule).
     static let maximumLineBytes = 1 << 20
 
     /// Every whole, plausible line of the files at `paths` that exist, in order, and one `FILE:LINE: why`
-    /// for each line that is not.
+    /// for each line that is not (damaged lines are said, not fatal).
     static func readChecked(_ paths: [String]) -> (results: [BatchResult], problems: [String]) {
         var results: [BatchResult] = []
         var problems: [String] = []

@@ -41,7 +41,7 @@ struct BenchCommand: PrismCommand {
         static let warmup = OptionKey<Int>("--warmup", value: "N", in: 0...1000, help: "untimed runs before the samples, 0-1000")
         static let runs = OptionKey<Int>("--runs", value: "N", in: 1...100, help: "end-to-end runs per size (--suite: per row), 1-100")
         static let soakFrames = OptionKey<Int>("--soak-frames", value: "N", in: 10...1_000_000, help: "frames of the end-to-end runs, 10-1000000")
-        static let gpu = OptionKey<GPUIndex>.gpu
+        static let gpu = OptionKey<Int>.gpu
         static let model = OptionKey<String>("--model", value: "NET.onnx[,…]", help: "time networks as GPU passes (half, float) against OpenCV DNN on the CPU, per size "
                    + "(--sizes may name native: each model's own); with their render targets' memory")
     }
@@ -107,7 +107,7 @@ struct BenchCommand: PrismCommand {
         options.warmup = try scanner.value(Key.warmup) ?? options.warmup
         options.endToEndRuns = try scanner.value(Key.runs) ?? options.endToEndRuns
         options.soakFrames = try scanner.value(Key.soakFrames) ?? options.soakFrames
-        options.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        options.gpu.deviceIndex = try scanner.value(Key.gpu)
         if let list = try scanner.value(Key.model) {
             models = list.split(separator: ",").map { String($0) }
             for model in models where !FileManager.default.isReadableFile(atPath: model) {

@@ -8,10 +8,6 @@ import PrismVision
 /// The end-to-end rows: `prism run`'s own job on the bench's clip (h264 out, and raw frames discarded), and
 /// `prism bench CLIP`'s run of the user's clip with their encoder settings.
 extension BenchRunner {
-    private func runPipeline(clip: Clip, output: OutputSpec) throws -> RunReport {
-        try runJob(clip: clip, output: output).report
-    }
-
     /// One end-to-end run through the engine, and the face detector's figures when the graph draws faces.
     private func runJob(clip: Clip, output: OutputSpec) throws -> (report: RunReport, faces: FaceDetectorStatistics?) {
         try runJob(input: clip.path, output: output, encoder: VideoEncoderSettings(codec: .h264, preset: "ultrafast"))
@@ -79,7 +75,7 @@ extension BenchRunner {
         var discardFPS: [Double] = []
         var discardFrames = 0
         for _ in 0..<options.endToEndRuns {
-            let report = try runPipeline(clip: clip, output: .discard(.yuv420p))
+            let report = try runJob(clip: clip, output: .discard(.yuv420p)).report
             discardFPS.append(report.fps)
             discardFrames = report.framesOut
         }

@@ -37,7 +37,8 @@ struct BenchFigure: Codable, Sendable, Equatable {
         self.init(milliseconds: fpsSamples.filter { $0 > 0 }.map { 1000 / $0 })
     }
 
-    private static func median(_ sorted: [Double]) -> Double {
+    /// The median of sorted, non-empty values.
+    static func median(_ sorted: [Double]) -> Double {
         let n = sorted.count
         return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
     }

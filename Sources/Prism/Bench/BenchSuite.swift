@@ -111,15 +111,12 @@ enum BenchSuite {
     /// channel mix — far from affine (so no fast path skips the table) and far from the identity (an
     /// unapplied table scores under 30 dB).
     static func benchLook(_ c: SIMD3<Double>) -> SIMD3<Double> {
-        func clamp(_ v: SIMD3<Double>) -> SIMD3<Double> {
-            v.clamped(lowerBound: SIMD3<Double>(repeating: 0), upperBound: SIMD3<Double>(repeating: 1))
-        }
         let y = (ColorLook.lumaWeights * c).sum()
-        let toned = clamp(c + SIMD3(0.12, 0.03, -0.12) * y + SIMD3(-0.10, 0.02, 0.12) * (1 - y))
+        let toned = BenchReference.clamp(c + SIMD3(0.12, 0.03, -0.12) * y + SIMD3(-0.10, 0.02, 0.12) * (1 - y))
         let curved = toned + (toned * toned * (3 - 2 * toned) - toned) * 0.6
-        return clamp(SIMD3(0.85 * curved.x + 0.15 * curved.y,
-                           0.05 * curved.x + 0.85 * curved.y + 0.10 * curved.z,
-                           0.20 * curved.y + 0.80 * curved.z))
+        return BenchReference.clamp(SIMD3(0.85 * curved.x + 0.15 * curved.y,
+                                          0.05 * curved.x + 0.85 * curved.y + 0.10 * curved.z,
+                                          0.20 * curved.y + 0.80 * curved.z))
     }
 
     /// A 33³ Resolve/Adobe .cube of `f` (red fastest), the layout `ColorLook.table` samples.

@@ -83,8 +83,8 @@ final class BenchSuiteRunner {
             prismSeconds.append(try timed(prism, prismArguments))
             if let ffmpeg, plan.ffmpegTimed { ffmpegSeconds.append(try timed(ffmpeg, ffmpegArguments)) }
         }
-        let prismMedian = Self.median(prismSeconds)
-        let ffmpegMedian = ffmpegSeconds.isEmpty ? nil : Self.median(ffmpegSeconds)
+        let prismMedian = BenchFigure.median(prismSeconds.sorted())
+        let ffmpegMedian = ffmpegSeconds.isEmpty ? nil : BenchFigure.median(ffmpegSeconds.sorted())
         let quotedPrism = (["prism"] + prismArguments).map(BenchCommand.quoted).joined(separator: " ")
         let quotedFFmpeg = (["ffmpeg"] + ffmpegArguments).map(BenchCommand.quoted).joined(separator: " ")
         return BenchSuiteRow(
@@ -95,13 +95,6 @@ final class BenchSuiteRunner {
             speed: ffmpegMedian.map { $0 / prismMedian }, prismFPS: Double(frames) / prismMedian,
             ffmpegFPS: ffmpegMedian.map { Double(frames) / $0 }, comparison: comparison, bound: bound, check: check,
             detail: detail, versusInvert: nil, target: nil, note: plan.note)
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        let n = sorted.count
-        guard n > 0 else { return .nan }
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
     }
 
     // MARK: Processes

@@ -178,15 +178,11 @@ struct ModelBench {
             let ratio = (row.half != nil && row.dnn != nil) ? String(format: "%.2f×", row.dnn! / row.half!) : "—"
             lines.append(row.network.padding(toLength: 32, withPad: " ", startingAt: 0) + " "
                          + ("\(row.size)" + (row.native ? " native" : "")).padding(toLength: 17, withPad: " ", startingAt: 0)
-                         + ms(row.half).leftPadded(12) + ms(row.float).leftPadded(14) + ms(row.dnn).leftPadded(15)
-                         + ratio.leftPadded(16) + "  \(mib(row.targetBytesUnshared)) → \(mib(row.targetBytes))"
+                         + BenchTable.pad(ms(row.half), 12, right: true) + BenchTable.pad(ms(row.float), 14, right: true) + BenchTable.pad(ms(row.dnn), 15, right: true)
+                         + BenchTable.pad(ratio, 16, right: true) + "  \(mib(row.targetBytesUnshared)) → \(mib(row.targetBytes))"
                          + (row.note.isEmpty ? "" : "   (\(row.note))"))
         }
         lines.append("median of the samples; above 1× the GPU passes are faster than OpenCV DNN on this machine's CPU")
         return lines.joined(separator: "\n")
     }
-}
-
-private extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }

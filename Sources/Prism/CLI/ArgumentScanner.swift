@@ -18,10 +18,6 @@ struct OptionSpec: Sendable {
         OptionSpec(names: names, value: value, help: help, required: required, hidden: hidden)
     }
 
-    static func flag(_ names: String..., help: String, hidden: Bool = false) -> OptionSpec {
-        OptionSpec(names: names, value: nil, help: help, hidden: hidden)
-    }
-
     var name: String { names[0] }
     var takesValue: Bool { value != nil }
 

@@ -16,6 +16,12 @@ package enum PrismCommandLine {
     /// Their declarations.
     static var commands: [CommandSpec] { commandTypes.map { $0.spec } }
 
+    /// What `prism` takes besides a command: `--help` (after a command too) and `--version`.
+    enum Key {
+        static let help = FlagKey("--help", "-h", help: "describes prism, or the command it follows")
+        static let version = FlagKey("--version", help: "the version, the libraries and the GPU")
+    }
+
     /// `prism --help`: each command's synopsis, printed from the same declarations the parser uses.
     package static var usage: String {
         (["usage: prism <command> [options]   (prism COMMAND --help describes one; prism help TOPIC summarises a guide; "
@@ -36,15 +42,15 @@ package enum PrismCommandLine {
         // A FIFO input with no writer yet is waited on; the wait is said, so the run does not look hung.
         FIFOInput.announce.withLock { $0 = { PrismCommandLine.info("prism: " + $0) } }
         let rest = Array(arguments.dropFirst())
-        if name == "--help" || name == "-h" {
+        if Key.help.spec.names.contains(name) {
             print(usage)
             return 0
         }
-        if name == "--version" {
+        if name == Key.version.name {
             print(VersionReport.make())
             return 0
         }
-        if rest.contains("--help") || rest.contains("-h") {
+        if rest.contains(where: Key.help.spec.names.contains) {
             print(commands.first { $0.name == name }?.help ?? usage)
             return 0
         }

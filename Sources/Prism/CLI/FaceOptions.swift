@@ -15,10 +15,10 @@ extension FaceSettings {
     enum Key {
         static let faceModel = OptionKey<String>("--face-model", value: "centerface|FILE.onnx|haar|lbp|CASCADE.xml",
                help: "what finds faces: the installed CenterFace (default), a CenterFace or YuNet ONNX model, or an OpenCV cascade")
-        static let faceEvery = OptionKey<FaceInterval>("--face-every", value: "N", help: "files: detect faces on every Nth frame, frames wait for it (default 1)")
+        static let faceEvery = OptionKey<Int>("--face-every", value: "N", in: 1...100_000, help: "files: detect faces on every Nth frame, frames wait for it (default 1)")
         static let facesIn = OptionKey<String>("--faces-in", value: "F.jsonl", help: "faces from a sidecar instead of the detector")
         static let facesOut = OptionKey<String>("--faces-out", value: "F.jsonl", help: "write each frame's faces (pts, id, box, score)")
-        static let faceMinSize = OptionKey<FaceMinimumSize>("--face-min-size", value: "PX", help: "smallest face to find, in frame pixels; sets the detection resolution (default 40; a still: full resolution)")
+        static let faceMinSize = OptionKey<Int>("--face-min-size", value: "PX", in: 8...100_000, help: "smallest face to find, in frame pixels; sets the detection resolution (default 40; a still: full resolution)")
         static let facesStrict = FlagKey("--faces-strict", help: "pixellate the whole frame while a lost face has not been found again")
         static let requireFaces = FlagKey("--require-faces", help: "fail (and keep no output) when no face is found at all")
     }
@@ -30,10 +30,10 @@ extension FaceSettings {
     static func parse(_ source: inout some OptionSource) throws -> FaceOptions {
         var options = FaceOptions()
         options.model = try source.value(Key.faceModel)
-        options.every = try source.value(Key.faceEvery)?.value
+        options.every = try source.value(Key.faceEvery)
         options.sidecarIn = try source.value(Key.facesIn)
         options.sidecarOut = try source.value(Key.facesOut)
-        options.minSize = try source.value(Key.faceMinSize)?.value
+        options.minSize = try source.value(Key.faceMinSize)
         options.strict = try source.flag(Key.facesStrict)
         options.requireFaces = try source.flag(Key.requireFaces)
         if options.sidecarIn != nil, options.model != nil || options.every != nil || options.minSize != nil || options.strict {

@@ -11,7 +11,7 @@ extension NetworkInputOptions {
     enum Key {
         static let inputTimeout = OptionKey<Seconds>("--input-timeout", value: "SECONDS", help: "a network input: how long to wait for it to connect (or for a sender, "
              + "listening) and, running, for more data before it counts as lost (default 10)")
-        static let reconnect = OptionKey<ReconnectAttempts>("--reconnect", value: "N", help: "a network input lost mid-run: at most N attempts to reopen it, 0.5 s doubling to 8 s apart")
+        static let reconnect = OptionKey<Int>("--reconnect", value: "N", in: 1...1_000_000, help: "a network input lost mid-run: at most N attempts to reopen it, 0.5 s doubling to 8 s apart")
         static let reconnectFor = OptionKey<Seconds>("--reconnect-for", value: "SECONDS", help: "a network input lost mid-run: keep trying to reopen it this long (default 30)")
         static let noReconnect = FlagKey("--no-reconnect", help: "a network input lost mid-run ends the run (the output is finished)")
         static let rtspTransport = OptionKey<RTSPTransport>("--rtsp-transport", value: RTSPTransport.placeholder, help: "RTSP over TCP (interleaved) or UDP (default: UDP, then TCP)")
@@ -30,7 +30,7 @@ extension NetworkInputOptions {
             options.timeout = timeout
             given.append(source.spelling(of: Key.inputTimeout))
         }
-        let attempts = try source.value(Key.reconnect)?.value
+        let attempts = try source.value(Key.reconnect)
         let seconds = try source.value(Key.reconnectFor)?.value
         let never = try source.flag(Key.noReconnect)
         if never, attempts != nil || seconds != nil {
@@ -60,10 +60,4 @@ extension NetworkInputOptions {
         }
         return options
     }
-}
-
-/// `--reconnect N`: attempts to reopen a lost network input.
-struct ReconnectAttempts: BoundedWholeNumber {
-    static let range = 1...1_000_000
-    let value: Int
 }

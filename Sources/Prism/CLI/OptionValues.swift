@@ -13,28 +13,9 @@ protocol OptionValue: Sendable, Equatable {
     init(text: String, name: String) throws
     /// A text that reads back as this value (job fingerprints).
     var text: String { get }
-    /// A manifest may give the value as a JSON number (`"crf": 18`) as well as a string.
-    static var isNumeric: Bool { get }
 }
 
-extension OptionValue {
-    static var isNumeric: Bool { false }
-}
-
-/// A whole number in a range: the value types below only name their range.
-protocol BoundedWholeNumber: OptionValue {
-    static var range: ClosedRange<Int> { get }
-    var value: Int { get }
-    init(value: Int)
-}
-
-extension BoundedWholeNumber {
-    init(text: String, name: String) throws { self.init(value: try WholeNumber.parse(text, name, in: Self.range)) }
-    var text: String { String(value) }
-    static var isNumeric: Bool { true }
-}
-
-/// The one check of whole numbers in a range (value types above, and options declared with a range).
+/// The one check of whole numbers in a range (options declared with a range).
 enum WholeNumber {
     static func parse(_ text: String, _ name: String, in range: ClosedRange<Int>) throws -> Int {
         guard let number = Int(text), range.contains(number) else {
@@ -42,54 +23,6 @@ enum WholeNumber {
         }
         return number
     }
-}
-
-/// x264/x265 constant rate factor.
-struct ConstantRateFactor: BoundedWholeNumber {
-    static let range = 0...51
-    let value: Int
-}
-
-/// Encoder threads; 0 lets the encoder choose.
-struct EncoderThreads: BoundedWholeNumber {
-    static let range = 0...64
-    let value: Int
-}
-
-/// B-frames between reference frames.
-struct BFrameCount: BoundedWholeNumber {
-    static let range = 0...16
-    let value: Int
-}
-
-/// Segments a live playlist lists.
-struct PlaylistWindow: BoundedWholeNumber {
-    static let range = 1...10_000
-    let value: Int
-}
-
-/// A frame limit.
-struct FrameCount: BoundedWholeNumber {
-    static let range = 1...100_000_000
-    let value: Int
-}
-
-/// An EGL device index.
-struct GPUIndex: BoundedWholeNumber {
-    static let range = 0...63
-    let value: Int
-}
-
-/// Faces: detect on every Nth frame of a file.
-struct FaceInterval: BoundedWholeNumber {
-    static let range = 1...100_000
-    let value: Int
-}
-
-/// Faces: the smallest face to find, in frame pixels.
-struct FaceMinimumSize: BoundedWholeNumber {
-    static let range = 8...100_000
-    let value: Int
 }
 
 extension VideoEncoderSettings.Codec: OptionValue {
@@ -118,7 +51,6 @@ struct EncoderPreset: OptionValue {
 /// `4M`, `2500k`, `800000`: bits per second, up to 2 Gbit/s.
 struct Bitrate: OptionValue {
     let value: Int
-    static var isNumeric: Bool { true }
     var text: String { String(value) }
     init(text: String, name: String) throws {
         let lowered = text.lowercased()
@@ -146,7 +78,6 @@ extension Size: OptionValue {
 struct FrameRate: OptionValue {
     static let range = Rational.frameRates
     let rate: Rational
-    static var isNumeric: Bool { true }
     var text: String { "\(rate.num)/\(rate.den)" }
 
     init(text: String, name: String) throws { try self.init(text: text, name: name, upTo: Self.range.upperBound) }
@@ -164,7 +95,6 @@ struct FrameRate: OptionValue {
 struct Seconds: OptionValue {
     static let range = 0.001...1e7
     let value: Double
-    static var isNumeric: Bool { true }
     var text: String { String(value) }
     init(text: String, name: String) throws {
         guard let number = Double(text), Self.range.contains(number) else {
@@ -272,15 +202,6 @@ struct FilterText: OptionValue {
     }
 }
 
-/// The ranges the option values check, by the names the fuzz tests and help texts use.
-enum SettingValue {
-    static let presets = EncoderPreset.all
-    static let crfRange = ConstantRateFactor.range
-    static let frameCountRange = FrameCount.range
-    static let durationRange = Seconds.range
-    static let frameRates = FrameRate.range
-}
-
 // MARK: - Sources
 
 /// Where option text comes from, by key (`fps`, `crf`): a command line (`--fps 30`) or a manifest line
@@ -293,14 +214,6 @@ protocol OptionSource {
     mutating func flag(for key: String) throws -> Bool
     /// `key` as this source's user writes it: `--fps` on a command line, `"fps"` in a manifest line.
     func spelling(for key: String) -> String
-}
-
-extension OptionSource {
-    /// The value of `key` read and checked by its type, nil when not given.
-    mutating func value<Value: OptionValue>(for key: String, as type: Value.Type = Value.self) throws -> Value? {
-        guard let text = try text(for: key) else { return nil }
-        return try Value(text: text, name: spelling(for: key))
-    }
 }
 
 /// What a value key and a flag key share: the option's declaration.
@@ -343,17 +256,9 @@ struct SingleOption: OptionSource {
     func spelling(for key: String) -> String { key == self.key ? name : key }
 }
 
-/// A value option of a group, declared once: its key (`crf`, the command line's `--crf`) and its help.
-extension OptionSpec {
-    static func key(_ key: String, _ aliases: String..., value: String, help: String) -> OptionSpec {
-        OptionSpec(names: ["--" + key] + aliases, value: value, help: help)
-    }
-
-}
-
-extension OptionKey where Value == GPUIndex {
-    /// `--gpu N`, as every command that makes a GPU context takes it.
-    static var gpu: OptionKey<GPUIndex> { OptionKey("--gpu", value: "N", help: "the EGL device to use (prism devices lists them)") }
+extension OptionKey where Value == Int {
+    /// `--gpu N`, an EGL device index, as every command that makes a GPU context takes it.
+    static var gpu: OptionKey<Int> { OptionKey("--gpu", value: "N", in: 0...63, help: "the EGL device to use (prism devices lists them)") }
 }
 
 extension OptionSpec {
@@ -393,11 +298,11 @@ struct EncoderChoice: Sendable, Equatable {
     enum Key {
         static let codec = OptionKey<VideoEncoderSettings.Codec>("--codec", value: VideoEncoderSettings.Codec.allCases.map(\.rawValue).joined(separator: "|"), help: "the video encoder (default h264; hevc, av1, ffv1 and prores keep HDR and 10 bits)")
         static let preset = OptionKey<EncoderPreset>("--preset", value: "P", help: "x264/x265 preset: " + EncoderPreset.all.joined(separator: ", ") + " (default medium)")
-        static let crf = OptionKey<ConstantRateFactor>("--crf", value: "N", help: "x264/x265 constant rate factor, 0-51 (lower is better)")
+        static let crf = OptionKey<Int>("--crf", value: "N", in: 0...51, help: "x264/x265 constant rate factor, 0-51 (lower is better)")
         static let bitrate = OptionKey<Bitrate>("--bitrate", value: "N[k|M]", help: "target bits per second instead of constant quality, e.g. 4M")
-        static let threads = OptionKey<EncoderThreads>("--threads", value: "N", help: "encoder threads, 0-64; 0 (the default) lets the encoder choose")
+        static let threads = OptionKey<Int>("--threads", value: "N", in: 0...64, help: "encoder threads, 0-64; 0 (the default) lets the encoder choose")
         static let keyframes = OptionKey<Seconds>("--keyframes", value: "SECONDS", help: "a keyframe every SECONDS, fixed (streams and playlists: 2 by default)")
-        static let bframes = OptionKey<BFrameCount>("--bframes", value: "N", help: "B-frames between reference frames, 0-16 (streams and playlists: 0 by default)")
+        static let bframes = OptionKey<Int>("--bframes", value: "N", in: 0...16, help: "B-frames between reference frames, 0-16 (streams and playlists: 0 by default)")
     }
 
     static let options: [OptionSpec] = [Key.codec.spec, Key.preset.spec, Key.crf.spec, Key.bitrate.spec, Key.threads.spec, Key.keyframes.spec, Key.bframes.spec]
@@ -408,11 +313,11 @@ struct EncoderChoice: Sendable, Equatable {
     init(from source: inout some OptionSource) throws {
         codec = try source.value(Key.codec)
         preset = try source.value(Key.preset)?.text
-        crf = try source.value(Key.crf)?.value
+        crf = try source.value(Key.crf)
         bitrate = try source.value(Key.bitrate)?.value
-        threads = try source.value(Key.threads)?.value
+        threads = try source.value(Key.threads)
         keyframes = try source.value(Key.keyframes)?.value
-        bframes = try source.value(Key.bframes)?.value
+        bframes = try source.value(Key.bframes)
     }
 
     func over(_ defaults: EncoderChoice) -> EncoderChoice {

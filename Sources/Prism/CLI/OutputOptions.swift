@@ -18,7 +18,7 @@ struct OutputChoice: Sendable, Equatable {
         static let playlist = OptionKey<PlaylistSettings.Kind>("--playlist", value: PlaylistSettings.Kind.placeholder, help: "HLS/DASH: a rolling window of segments (live, the default), "
              + "every segment kept (event), or a VOD playlist")
         static let segmentDuration = OptionKey<Seconds>("--segment-duration", value: "SECONDS", help: "HLS/DASH: segment length (default 2)")
-        static let window = OptionKey<PlaylistWindow>("--window", value: "N", help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted")
+        static let window = OptionKey<Int>("--window", value: "N", in: 1...10_000, help: "HLS/DASH: segments a live playlist lists (default 6); older ones are deleted")
         static let segmentType = OptionKey<SegmentType>("--segment-type", value: SegmentType.placeholder, help: "HLS: MPEG-TS segments (the default) or fragmented MP4")
     }
 
@@ -30,7 +30,7 @@ struct OutputChoice: Sendable, Equatable {
         format = try source.value(Key.format)
         if let kind = try source.value(Key.playlist) { playlist = kind }
         segmentSeconds = try source.value(Key.segmentDuration)?.value
-        window = try source.value(Key.window)?.value
+        window = try source.value(Key.window)
         if let type = try source.value(Key.segmentType) { segmentType = type.rawValue }
     }
 

@@ -42,7 +42,7 @@ struct RunCommand: PrismCommand {
         summary: "Runs frames from INPUT through the filter graph on the GPU into OUTPUT.",
         options: [
             Key.output.spec,
-            Key.frames.spec,
+            JobSettings.Key.frames.spec,
             Key.inputFormat.spec,
         ] + InputArguments.scoped + [
             Key.audioFrom.spec,
@@ -67,14 +67,13 @@ struct RunCommand: PrismCommand {
     /// `run`'s own options (and those it shares with `record`), declared once: the tables above and the parsers read them.
     enum Key {
         static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'invert, mono' (prism filters lists the filters)")
-        static let gpu = OptionKey<GPUIndex>.gpu
+        static let gpu = OptionKey<Int>.gpu
         static let readback = OptionKey<ReadbackStrategy>("--readback", value: ReadbackStrategy.placeholder, help: "how frames come back from the GPU (default: the driver's best)")
         static let dynamicRange = OptionKey<DynamicRange>("--dynamic-range", value: DynamicRange.placeholder, help: "HDR and 10-bit input: keep them where the codec can "
                + "(auto: hevc, prores, ffv1), always tone map to SDR, or always keep")
         static let tonemap = OptionKey<ToneMapChoice>("--tonemap", value: ToneMapChoice.placeholder, help: "the tone curve for HDR into SDR (default bt2390); "
                + "none writes the HDR signal as it is")
         static let outputTransfer = OptionKey<OutputTransferChoice>("--output-transfer", value: OutputTransferChoice.placeholder, help: "convert a kept HDR output to PQ or HLG")
-        static let frames = OptionKey<FrameCount>("--frames", value: "N", help: "stop after N frames")
         static let reconnectOutput = OptionKey<Seconds>("--reconnect-output", value: "SECONDS", help: "how long a network output that lost its server tries to "
                  + "connect again (default 30; then it is given up, the other outputs going on)")
         static let output = OptionKey<String>("-o", "--output", value: "OUTPUT", help: "where frames go (repeat for several): a movie file (its extension "
@@ -114,7 +113,7 @@ struct RunCommand: PrismCommand {
         let (withoutInputs, inputs) = try InputArguments.split(arguments, command: Self.spec)
         let (shared, separate) = try OutputArguments.split(withoutInputs, command: Self.spec)
         var scanner = try ArgumentScanner(shared, command: Self.spec)
-        options.session.frameLimit = try scanner.value(Key.frames)?.value
+        options.session.frameLimit = try scanner.value(JobSettings.Key.frames)
         if let format = try scanner.value(Key.progress) {
             guard format == "json" else { throw UsageError("--progress takes json, not '\(format)'") }
             options.jsonProgress = true
@@ -308,7 +307,7 @@ struct RunCommand: PrismCommand {
         options.session.faces = try FaceOptions.parse(&scanner)
         options.session.segmentation = try SegmentationSettings.parse(&scanner)
         options.session.limits = try RecordingLimits(from: &scanner)
-        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)
         options.session.gpu.renderNode = try scanner.value(Key.renderNode)
         options.session.readback = try scanner.value(Key.readback)
         try EncoderChoice(from: &scanner).apply(to: &options.session.encoder)
@@ -533,7 +532,7 @@ struct RenderCommand: PrismCommand {
     enum Key {
         static let output = OptionKey<String>("-o", "--output", value: "OUT.(png|jpg)", help: "the image to write; its extension picks PNG or JPEG", required: true)
         static let filter = OptionKey<FilterText>("--filter", "-f", value: "SPEC", help: "the filter graph, e.g. 'chrome, pixellate(12)'")
-        static let gpu = OptionKey<GPUIndex>.gpu
+        static let gpu = OptionKey<Int>.gpu
         static let quality = OptionKey<Int>("--quality", value: "N", in: 1...100, help: "JPEG quality, 1-100 (default 90)")
         static let size = OptionKey<Size>("--size", value: "WxH", help: "the output size: a final scale, or mpv hooks' OUTPUT (default: the graph's)")
     }
@@ -546,7 +545,7 @@ struct RenderCommand: PrismCommand {
         self.output = output
         guard ImageFile.kind(forPath: output) != nil else { throw UsageError("\(output): the output must end in .png, .jpg or .jpeg") }
         filter = try scanner.value(Key.filter)?.text ?? ""
-        session.gpu = GPUOptions(deviceIndex: try scanner.value(Key.gpu)?.value)
+        session.gpu = GPUOptions(deviceIndex: try scanner.value(Key.gpu))
         quality = try scanner.value(Key.quality) ?? 90
         session.size = try scanner.value(Key.size)
         session.faces = try FaceOptions.parse(&scanner)

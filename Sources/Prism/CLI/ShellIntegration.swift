@@ -62,7 +62,7 @@ enum ShellCompletions {
                      "_prism() {",
                      "    local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\"",
                      "    if [ \"$COMP_CWORD\" -eq 1 ]; then",
-                     "        COMPREPLY=($(compgen -W \"\(commands.map(\.name).joined(separator: " ")) --help --version\" -- \"$cur\"))",
+                     "        COMPREPLY=($(compgen -W \"\(commands.map(\.name).joined(separator: " ")) \(PrismCommandLine.Key.help.name) \(PrismCommandLine.Key.version.name)\" -- \"$cur\"))",
                      "        return",
                      "    fi",
                      // prism help TOPIC|COMMAND.
@@ -89,7 +89,7 @@ enum ShellCompletions {
                   "    local options=\"\"",
                   "    case \"${COMP_WORDS[1]}\" in"]
         for command in commands {
-            let names = visible(command).flatMap(\.names) + ["--help"]
+            let names = visible(command).flatMap(\.names) + [PrismCommandLine.Key.help.name]
             lines.append("        \(command.name)) options=\"\(names.joined(separator: " "))\" ;;")
         }
         lines += ["    esac",
@@ -130,7 +130,7 @@ enum ShellCompletions {
                     line += " -r"
                     if let choices = choices(option) {
                         line += " -a \(quoted(choices.joined(separator: " ")))"
-                    } else if option.names.contains("--filter") {
+                    } else if option.name == RunCommand.Key.filter.name {
                         line += " -F -a \(quoted(filterNames.joined(separator: " ")))"
                     } else {
                         line += " -F"

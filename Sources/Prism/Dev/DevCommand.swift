@@ -12,20 +12,37 @@ struct DevCommand: PrismCommand {
     var options: DevOptions
     var selfTestEndpoint = false
 
-    static var spec: CommandSpec { DevOptions.commandLine }
+    static let spec = CommandSpec(
+        name: "dev", arguments: "SHADER [INPUT...]",
+        summary: "Runs SHADER live on INPUT (the pattern, a looping movie or a camera), serves a preview page and "
+            + "reloads the shader when its files change, until Ctrl-C.",
+        options: [
+            Key.port.spec,
+        ] + InputArguments.scoped + [
+            RunCommand.Key.inputFormat.spec,
+            Key.bind.spec,
+            Key.filter.spec,
+            Key.out.spec,
+            Key.size.spec,
+            Key.fps.spec,
+            Key.outputSize.spec,
+            Key.gpu.spec,
+            Key.audio.spec,
+            Key.previewWidth.spec,
+            Key.quiet.spec,
+            Key.pageSelfTest.spec,
+        ] + FaceOptions.commandLine + SegmentationSettings.commandLine,
+        notes: ["INPUT is `pattern` (the default), a movie file (looped), a URL, a pipe, raw frames on stdin (`-`) or a V4L2",
+                "camera (/dev/videoN or v4l2:DEVICE): whatever `prism run` takes."])
 
-    /// The synopsis, one line, from the option table.
-    static var usage: String { spec.synopsis(indent: "", width: .max) }
-
-    /// `dev`'s own options, declared once: its table (`DevOptions.commandLine`) and the parser read them.
+    /// `dev`'s own options, declared once: its table (`spec`) and the parser read them.
     enum Key {
         static let port = OptionKey<Int>("--port", value: "N", in: 0...65535, help: "the preview's port (default 8080; 0 picks a free one)")
-        static let inputFormat = OptionKey<String>("--input-format", value: "WxH:PIXFMT:RATE", help: "what raw frames on stdin (INPUT -) look like")
         static let bind = OptionKey<String>("--bind", value: "ADDRESS", help: "the address the preview listens on (default 127.0.0.1)")
         static let filter = OptionKey<FilterText>("--filter", "-f", value: "EXTRA", help: "more filters after the shader, e.g. mono")
         static let size = OptionKey<Size>("--size", value: "WxH", help: "the pattern's size, asked of a camera (default 1280x720)")
         static let outputSize = OptionKey<Size>("--output-size", value: "WxH", help: "the output's size: a final scale, or mpv hooks' OUTPUT (default: the input's)")
-        static let gpu = OptionKey<GPUIndex>.gpu
+        static let gpu = OptionKey<Int>.gpu
         static let out = OptionKey<String>("--out", value: "DIR", help: "where recordings and snapshots land (default .)")
         /// The preview's rate, up to `DevOptions.maximumFrameRate` (the one frame-rate check, lower ceiling).
         static let fps = OptionKey<Rational>(
@@ -40,10 +57,10 @@ struct DevCommand: PrismCommand {
 
     init(arguments: [String]) throws {
         // SHADER, then the inputs (several: the shader reads them in order); --offset/--end before an input are its own.
-        let (rest, words) = try InputArguments.split(arguments, command: DevOptions.commandLine)
-        var scanner = try ArgumentScanner(rest, command: DevOptions.commandLine)
+        let (rest, words) = try InputArguments.split(arguments, command: Self.spec)
+        var scanner = try ArgumentScanner(rest, command: Self.spec)
         guard let shaderWord = words.first, shaderWord.name == nil, shaderWord.offset == nil, shaderWord.end == nil else {
-            throw UsageError("usage: prism \(Self.usage)")
+            throw UsageError("usage: prism " + Self.spec.synopsis(indent: "", width: .max))
         }
         let shader = shaderWord.source
         let inputs = Array(words.dropFirst())
@@ -56,7 +73,7 @@ struct DevCommand: PrismCommand {
         if let first = inputs.first, first.offset != nil || first.end != nil {
             throw UsageError("--offset and --end apply to the inputs after the first; the first input (\(first.source)) is the clock")
         }
-        options.input = try InputArguments.firstInput(inputs.first?.source, rawFormat: try scanner.value(Key.inputFormat))
+        options.input = try InputArguments.firstInput(inputs.first?.source, rawFormat: try scanner.value(RunCommand.Key.inputFormat))
         options.session.inputs = try inputs.dropFirst().enumerated().map { index, input in
             try InputArguments.extraInput(input, index: index + 1, options: Session.Options())
         }
@@ -70,7 +87,7 @@ struct DevCommand: PrismCommand {
         if let size = try scanner.value(Key.size) { options.patternSize = size }
         options.outputSize = try scanner.value(Key.outputSize)
         if let rate = try scanner.value(Key.fps) { options.frameRate = rate }
-        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)?.value
+        options.session.gpu.deviceIndex = try scanner.value(Key.gpu)
         options.previewMaxWidth = try scanner.value(Key.previewWidth) ?? 960
         options.quiet = scanner.flag(Key.quiet)
         options.session.audioDevice = try scanner.value(Key.audio)

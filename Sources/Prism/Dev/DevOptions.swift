@@ -6,31 +6,6 @@ import PrismPipeline
 
 /// Everything `prism dev` was asked to do, validated.
 struct DevOptions: Sendable {
-    /// `prism dev`'s command line, declared once for the parser and the usage.
-    static let commandLine = CommandSpec(
-        name: "dev", arguments: "SHADER [INPUT...]",
-        summary: "Runs SHADER live on INPUT (the pattern, a looping movie or a camera), serves a preview page and "
-            + "reloads the shader when its files change, until Ctrl-C.",
-        options: [
-            DevCommand.Key.port.spec,
-        ] + InputArguments.scoped + [
-            DevCommand.Key.inputFormat.spec,
-            DevCommand.Key.bind.spec,
-            DevCommand.Key.filter.spec,
-            DevCommand.Key.out.spec,
-            DevCommand.Key.size.spec,
-            DevCommand.Key.fps.spec,
-            DevCommand.Key.outputSize.spec,
-            DevCommand.Key.gpu.spec,
-            DevCommand.Key.audio.spec,
-            DevCommand.Key.previewWidth.spec,
-            DevCommand.Key.quiet.spec,
-            // The page's self-test endpoint, for the browser tests.
-            DevCommand.Key.pageSelfTest.spec,
-        ] + FaceOptions.commandLine + SegmentationSettings.commandLine,
-        notes: ["INPUT is `pattern` (the default), a movie file (looped), a URL, a pipe, raw frames on stdin (`-`) or a V4L2",
-                "camera (/dev/videoN or v4l2:DEVICE): whatever `prism run` takes."])
-
     /// The preview's rate at most (the pattern's, what a camera is asked for).
     static let maximumFrameRate = 240.0
 

@@ -66,15 +66,20 @@ struct PreviewRoutes: Sendable {
             guard let png = try? ImageFile.encode(buffer.rgbaImage(), kind: .png, label: "snapshot") else {
                 return .error(500, "cannot encode the snapshot")
             }
-            let stamp = Self.timestamp()
             return .data(status: 200, contentType: "image/png", body: png,
-                         headers: [("Content-Disposition", "attachment; filename=\"prism-snapshot-\(stamp).png\"")])
+                         headers: [("Content-Disposition", "attachment; filename=\"prism-snapshot-\(TakeNames.stamp()).png\"")])
         case ("POST", "/param"):
-            return setParameter(request.body)
+            // The reply names the value set, as the node took it.
+            return answer({ () throws(ControlError) in try ControlCommand(parameterBody: request.body) }, adding: { reply in
+                reply.values.first.map { [("name", JSONText.string($0.name)), ("value", ParameterJSON.json($0.value))] } ?? []
+            })
         case ("POST", "/record"):
-            return record(request.body)
+            return answer({ () throws(ControlError) in try ControlCommand(recordBody: request.body) }, status: { _ in 202 })
         case ("POST", "/camera"):
-            return switchCamera(request.body)
+            // 202: switched between frames, which `/state` shows; 200 for the camera in use (nothing to do).
+            return answer({ () throws(ControlError) in try ControlCommand(cameraBody: request.body) },
+                          status: { $0.fields.contains { $0.0 == "unchanged" } ? 200 : 202 },
+                          adding: { reply in reply.fields.filter { $0.0 == "camera" }.map { ("device", $0.1) } })
         case ("POST", "/mouse"):
             do {
                 session.mouse.update(try DevMouse.parse(request.body, outputSize: session.state.read().outputSize))
@@ -103,49 +108,16 @@ struct PreviewRoutes: Sendable {
         return PreviewView(rawValue: text)
     }
 
-    /// A page command on the control plane. Its reply is the plane's (as `POST /control` gives it), with the
-    /// page's own fields after it; a command that is wrong or does not apply is `{"ok":false,"error":…}`.
-    private func answer(_ command: ControlCommand, status: (ControlReply) -> Int = { _ in 200 },
+    /// A page command (read from its body by `command`) on the control plane. Its reply is the plane's (as
+    /// `POST /control` gives it), with the page's own fields after it; a command that is wrong or does not
+    /// apply is `{"ok":false,"error":…}`.
+    private func answer(_ command: () throws(ControlError) -> ControlCommand, status: (ControlReply) -> Int = { _ in 200 },
                         adding page: (ControlReply) -> [(String, String)] = { _ in [] }) -> HTTPResponse {
-        switch session.control.perform(command) {
+        let result: Result<ControlReply, ControlError>
+        do { result = session.control.perform(try command()) } catch { return .json(error.status, error.json) }
+        switch result {
         case .success(let reply): return .json(status(reply), reply.adding(page(reply)).json)
         case .failure(let error): return .json(error.status, error.json)
         }
-    }
-
-    /// `/param`'s reply names the value set, as the node took it.
-    private func setParameter(_ body: [UInt8]) -> HTTPResponse {
-        do {
-            return answer(try ControlCommand(parameterBody: body), adding: { reply in
-                reply.values.first.map { [("name", JSONText.string($0.name)), ("value", ParameterJSON.json($0.value))] } ?? []
-            })
-        } catch {
-            return .json(error.status, error.json)
-        }
-    }
-
-    private func record(_ body: [UInt8]) -> HTTPResponse {
-        do {
-            return answer(try ControlCommand(recordBody: body), status: { _ in 202 })
-        } catch {
-            return .json(error.status, error.json)
-        }
-    }
-
-    /// 202: switched between frames, which `/state` shows; 200 for the camera in use (nothing to do).
-    private func switchCamera(_ body: [UInt8]) -> HTTPResponse {
-        do {
-            return answer(try ControlCommand(cameraBody: body), status: { $0.fields.contains { $0.0 == "unchanged" } ? 200 : 202 },
-                          adding: { reply in reply.fields.filter { $0.0 == "camera" }.map { ("device", $0.1) } })
-        } catch {
-            return .json(error.status, error.json)
-        }
-    }
-
-    static func timestamp() -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        return formatter.string(from: Date())
     }
 }

@@ -69,8 +69,6 @@ final class TakeController: FrameTap {
         self.say = say
     }
 
-    var isRecording: Bool { take != nil }
-
     func rendered(_ frame: RenderedFrame, control: EngineControl) throws {
         // A still attached on the previous frame has its frame now.
         if let still {

@@ -17,12 +17,17 @@ final class TakeNames: Sendable {
         self.fileExtension = fileExtension
     }
 
-    /// The next free path, stamped with `date` (local time, as people read their clocks).
-    func next(at date: Date = Date()) -> String {
+    /// `YYYYMMDD-HHMMSS` in local time, as people read their clocks (takes, the dev page's snapshots).
+    static func stamp(_ date: Date = Date()) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyyMMdd-HHmmss"
-        let stem = prefix + "-" + formatter.string(from: date)
+        return formatter.string(from: date)
+    }
+
+    /// The next free path, stamped with `date`.
+    func next(at date: Date = Date()) -> String {
+        let stem = prefix + "-" + Self.stamp(date)
         return used.withLock { used in
             var candidate = stem
             var counter = 1

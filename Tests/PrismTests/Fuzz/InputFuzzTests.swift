@@ -34,13 +34,13 @@ final class InputFuzzTests: XCTestCase {
                 for job in try BatchManifest(path: path).jobs {
                     accepted += 1
                     let settings = job.settings
-                    if let rate = settings.frameRate {
+                    if let rate = settings.input.frameRate {
                         XCTAssertNoThrow(try FrameTimer.step(at: rate), "\(text.debugDescription)")
-                        XCTAssertTrue(SettingValue.frameRates.contains(rate.doubleValue), "\(rate) from \(text.debugDescription)")
+                        XCTAssertTrue(Rational.frameRates.contains(rate.doubleValue), "\(rate) from \(text.debugDescription)")
                     }
-                    if let crf = settings.crf { XCTAssertTrue(SettingValue.crfRange.contains(crf)) }
-                    if let frames = settings.frames { XCTAssertTrue(SettingValue.frameCountRange.contains(frames)) }
-                    if let duration = settings.duration { XCTAssertTrue(SettingValue.durationRange.contains(duration)) }
+                    if let crf = settings.encoder.crf { XCTAssertTrue((0...51).contains(crf)) }
+                    if let frames = settings.frames { XCTAssertTrue((1...100_000_000).contains(frames)) }
+                    if let duration = settings.input.duration { XCTAssertTrue(Seconds.range.contains(duration)) }
                     _ = job.runOptions(outputPath: scratch.path("t.mp4"))
                 }
             } catch {
