@@ -400,7 +400,7 @@ final class BenchTests: XCTestCase {
         // A CLIP alone unless sizes are asked for.
         let dir = ScratchDirectory()
         let clip = dir.path("mine.mkv")
-        FileManager.default.createFile(atPath: clip, contents: Data([0]))
+        XCTAssertTrue(FileManager.default.createFile(atPath: clip, contents: Data([0])))
         XCTAssertEqual(try BenchCommand(arguments: [clip, "--suite"]).options.sizes, [])
         XCTAssertEqual(try BenchCommand(arguments: [clip, "--suite", "--sizes", "720p"]).options.sizes.map(\.height), [720])
         // The plain bench is unchanged.

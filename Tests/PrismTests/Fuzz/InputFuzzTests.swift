@@ -29,7 +29,7 @@ final class InputFuzzTests: XCTestCase {
         let path = scratch.path("jobs.jsonl")
         var accepted = 0
         let tried = Fuzzer(corpus: Self.manifests, dictionary: Self.manifestDictionary).run("manifest") { text in
-            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             do {
                 for job in try BatchManifest(path: path).jobs {
                     accepted += 1
@@ -69,7 +69,7 @@ final class InputFuzzTests: XCTestCase {
         var reports = 0
         let tried = Fuzzer(corpus: [Self.results.joined(separator: "\n")] + Self.results, dictionary: Self.resultsDictionary)
             .run("results") { text in
-                FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+                XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
                 let (results, problems) = BatchResultsFile.readChecked([path])
                 XCTAssertTrue(results.allSatisfy { $0.problem == nil })
                 for problem in problems { XCTAssertFalse(problem.contains("\n"), problem) }
@@ -99,7 +99,7 @@ final class InputFuzzTests: XCTestCase {
         var commands = 0
         let limit = 64
         let tried = Fuzzer(corpus: Self.stdin, dictionary: Self.stdinDictionary).run("record-stdin") { text in
-            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             let fd = open(path, O_RDONLY)
             guard fd >= 0 else { return XCTFail("open") }
             defer { close(fd) }

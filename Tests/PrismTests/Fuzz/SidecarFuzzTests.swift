@@ -26,7 +26,7 @@ final class SidecarFuzzTests: XCTestCase {
         let path = directory.appendingPathComponent("faces.jsonl").path
         var read = 0
         let tried = Fuzzer(corpus: Self.corpus, dictionary: Self.dictionary).run("sidecar") { text in
-            FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+            XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text.utf8)))
             do {
                 _ = try FaceSidecar.read(path: path)
                 read += 1
