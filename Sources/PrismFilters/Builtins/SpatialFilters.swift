@@ -270,6 +270,7 @@ final class BlurKernel: ParameterizedKernel {
         return code
     }
 
+    /// `value` as a GLSL float literal (always with a point or an exponent).
     static func glsl(_ value: Double) -> String {
         let text = String(format: "%.9g", value)
         return text.contains(".") || text.contains("e") ? text : text + ".0"

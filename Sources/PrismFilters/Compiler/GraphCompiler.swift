@@ -107,19 +107,13 @@ enum GraphCompiler {
                      options: CompileOptions, limits: GraphLimits?) throws -> (shape: Shape, route: PlannedRoute) {
         try limits?.checkSide(sourceSize, "the input")
         var sizes: [Size] = []
-        func size(of stream: FilterGraph.Stream) -> Size {
-            switch stream {
-            case .source: return sourceSize
-            case .node(let id): return sizes[id.index]
-            }
-        }
         for node in graph.nodes {
-            let inputSizes = node.inputs.map(size(of:))
+            let inputSizes = node.inputs.map { $0.size(source: sourceSize, nodes: sizes) }
             let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
             try limits?.checkSide(output, node.name)
             sizes.append(output)
         }
-        let outputSize = size(of: graph.output)
+        let outputSize = graph.output.size(source: sourceSize, nodes: sizes)
         let layouts = try sinks.map { format -> PackedFrameLayout in
             guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
                 throw InvalidRequest("cannot write \(format) frames")
@@ -151,6 +145,16 @@ enum GraphCompiler {
         case .yuvBlend: .yuvBlend
         case .yuvBlur: .yuvBlur
         case .rgb: .rgb
+        }
+    }
+}
+
+extension FilterGraph.Stream {
+    /// The stream's size, given the source's and each node's output size.
+    func size(source: Size, nodes: [Size]) -> Size {
+        switch self {
+        case .source: source
+        case .node(let id): nodes[id.index]
         }
     }
 }

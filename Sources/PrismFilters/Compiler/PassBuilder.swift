@@ -24,12 +24,7 @@ struct PassBuilder {
         }
     }
 
-    func sizeOf(_ stream: FilterGraph.Stream) -> Size {
-        switch stream {
-        case .source: sourceSize
-        case .node(let id): sizes[id.index]
-        }
-    }
+    func sizeOf(_ stream: FilterGraph.Stream) -> Size { stream.size(source: sourceSize, nodes: sizes) }
 
     /// A pass evaluating `root` at every pixel: into a texture, or packed for a sink.
     /// `fullResolution`: `pack`'s pixels in its Y'CbCr, unpacked (`FrameShaders.fullResolutionMain`).
@@ -79,13 +74,9 @@ struct PassBuilder {
         case .fullResolution: label = "\(pack?.format.rawValue ?? "") planes at full resolution"
         case .prepass: label = "prepass"
         }
-        let draws = mains.map { draw -> CompiledPass.Draw in
-            let source = shared + draw.main
-            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                     rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
-        }
-        return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
-                            textures: code.textures, readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)
+        return CompiledPass(kind: kind, label: label, draws: CompiledPass.Draw.packing(mains, label: label, prelude: shared),
+                            target: target, members: code.members, textures: code.textures,
+                            readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)
     }
 
     private func kindIsSource(_ kind: CompiledPass.Kind) -> Bool {
@@ -138,7 +129,7 @@ struct PassBuilder {
         let program = prepass.compute != nil ? ProgramSource(label: label, compute: source)
             : ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         var pass = CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
-                                draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                                draws: [.init(program: program)],
                                 target: target, members: code.members, textures: code.textures,
                                 readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
         if let shape = prepass.compute { pass.computeGroups = shape.groups }

@@ -89,10 +89,7 @@ struct YUVBlendPlan {
         if let blockSize, let pixellate {
             try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
-            return (shape.targetSize, shape.attachments)
-        }
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .rows) }
         var passes: [CompiledPass] = []
         // Blocks or blurred planes only the mask can show need only be made where it reaches.
         let effectMasked = generators.count == 1 && (pixellate ?? blur).map { effect in
@@ -125,23 +122,16 @@ struct YUVBlendPlan {
                 draws = try maskedDraws(graph: graph, layout: layout, plan: plan, label: label, sourceFormat: sourceFormat,
                                         sourceSize: sourceSize, reads: reads, stepOf: stepOf, packStep: steps.count - 1)
             } else {
-                let blended = reads + generatorCode(graph: graph)
-                    + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
-                draws = plan.draws.map { draw -> CompiledPass.Draw in
-                    let source = blended + draw.main
-                    return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                             rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
-                                             fragmentSource: source)
-                }
+                draws = CompiledPass.Draw.packing(plan.draws, label: label, prelude: reads + generatorCode(graph: graph)
+                                    + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false))
             }
-            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let members = generators.map {
                 CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
             }
             let textures = pixellate.map {
                 [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0, index: 0))]
             } ?? blurred.textures
-            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: plan.target, members: members,
                                     textures: textures, readsSourcePlanes: true, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
@@ -200,17 +190,14 @@ struct YUVBlendPlan {
             let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: packStep,
                                                      masksAreZero: true)
             for draw in plan.draws {
-                let source = background + draw.main
-                var background = CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
-                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source)
-                background.mask = maskRegion(draw, outside: true)
-                draws.append(background)
+                var drawn = CompiledPass.Draw(label: label + ", background", fragment: background + draw.main,
+                                              rows: draw.rows, columns: draw.columns)
+                drawn.mask = maskRegion(draw, outside: true)
+                draws.append(drawn)
             }
         }
         for (drawIndex, draw) in plan.draws.enumerated() {
-            let source = blended + draw.main
-            var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                           rows: draw.rows, columns: draw.columns, fragmentSource: source)
+            var masked = CompiledPass.Draw(label: label, fragment: blended + draw.main, rows: draw.rows, columns: draw.columns)
             masked.mask = maskRegion(draw, outside: false)
             // Cheaper programs: the generator's for few regions; and, where every step keeps luma and
             // chroma apart (face-blur alone), the luma draw without chroma reads, the chroma draw without

@@ -18,23 +18,10 @@ struct YUVBlurPlan {
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVBlurPlan? {
         guard let line = YUVPlan.line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
-                                      options: options) else { return nil }
-        var blur: Int?
-        var chain: [Int] = []
-        for index in line {
-            let kernel = graph.nodes[index].kernel
-            if kernel is BlurKernel {
-                guard blur == nil else { return nil }
-                blur = index
-                continue
-            }
-            guard let form = kernel.colorForm else { return nil }
-            // A curve does not commute with the blur.
-            if blur == nil, case .lumaCurve = form { return nil }
-            chain.append(index)
-        }
-        guard let blur else { return nil }
-        return YUVBlurPlan(blur: blur, chain: chain)
+                                      options: options),
+              let split = YUVPlan.split(line, graph: graph, at: { $0 is BlurKernel }), let blur = split.effect
+        else { return nil }
+        return YUVBlurPlan(blur: blur.node, chain: split.chain)
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
@@ -43,10 +30,7 @@ struct YUVBlurPlan {
         let blurred = try Self.blurredPlanes(graph: graph, blur: blur, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                              mask: nil, budget: &budget)
         let blurredReads = blurred.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            return (shape.targetSize, shape.attachments)
-        }
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
         return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize,
                                                        pixellate: nil, planes: blurredReads, planeTextures: blurred.textures,
                                                        readsSourcePlanes: blurred.reads == nil)
@@ -105,8 +89,7 @@ struct YUVBlurPlan {
             let label = "\(name) \(label) (Y'CbCr)"
             let mask = mask
             let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
-                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
-                                                 columns: draw.columns, fragmentSource: draw.program)
+                var compiled = CompiledPass.Draw(label: label, fragment: draw.program, rows: draw.rows, columns: draw.columns)
                 if let mask {
                     compiled.mask = .init(generator: mask.generator, channel: mask.channel,
                                           layout: .pixels(texel: texel, origin: origin(draw.rows), reach: reach),

@@ -28,24 +28,32 @@ struct YUVPlan {
     /// The plan for `graph`, or nil when it needs the R'G'B' route.
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVPlan? {
-        guard let line = line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts, options: options)
+        guard let line = line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts, options: options),
+              let split = split(line, graph: graph, at: { $0.blockAveraging != nil })
         else { return nil }
-        let hasPixellate = line.contains { graph.nodes[$0].kernel.blockAveraging != nil }
+        return YUVPlan(chain: split.chain, pixellate: split.effect)
+    }
+
+    /// `line` as colour kernels around at most one `effect` kernel (pixellate, the blur): the colour kernels in
+    /// order, and the effect's node and how many of them come before it. Nil when a kernel is neither, there are
+    /// two effects, or a curve comes before the effect: only affine maps commute with block means and blurs.
+    static func split(_ line: [Int], graph: FilterGraph, at effect: (FilterKernel) -> Bool)
+        -> (chain: [Int], effect: (node: Int, position: Int)?)? {
+        let hasEffect = line.contains { effect(graph.nodes[$0].kernel) }
         var chain: [Int] = []
-        var pixellate: (node: Int, position: Int)?
+        var found: (node: Int, position: Int)?
         for index in line {
             let kernel = graph.nodes[index].kernel
-            if kernel.blockAveraging != nil {
-                guard pixellate == nil else { return nil }
-                pixellate = (index, chain.count)
+            if effect(kernel) {
+                guard found == nil else { return nil }
+                found = (index, chain.count)
                 continue
             }
             guard let form = kernel.colorForm else { return nil }
-            // Only affine maps commute with the block means.
-            if hasPixellate, pixellate == nil, case .lumaCurve = form { return nil }
+            if hasEffect, found == nil, case .lumaCurve = form { return nil }
             chain.append(index)
         }
-        return YUVPlan(chain: chain, pixellate: pixellate)
+        return (chain, found)
     }
 
     /// The graph's nodes from the source to the output when they form one line and the frames allow the Y'CbCr
@@ -94,9 +102,8 @@ struct YUVPlan {
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
         let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
-        let program = ProgramSource(label: label, fragment: source)
         let targetSize = PixellateShaders.blockTargetSize(grid: blockSize)
-        var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
+        var draw = CompiledPass.Draw(label: label, fragment: source)
         // Grids of whole texels (checked per frame) sum without weights.
         let aligned = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
@@ -124,10 +131,7 @@ struct YUVPlan {
             blockSize = kernel.blockGrid(for: sourceSize).size
             try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            return (shape.targetSize, shape.attachments)
-        }
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
         var passes: [CompiledPass] = []
         let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         // With pixellate, the packing matrix goes into the block pass when every sink packs the same way
@@ -172,11 +176,8 @@ struct YUVPlan {
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
             let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .declared(PixellateShaders.blockValues(grid: blockSize!, wide: true, aligned: true))) : nil
-            let draws = plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
-                let source = prelude + draw.main
-                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                                 rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
-                                                 fragmentSource: source)
+            let draws = CompiledPass.Draw.packing(plan.draws, label: label, prelude: prelude).enumerated().map { index, draw in
+                var compiled = draw
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
@@ -190,11 +191,10 @@ struct YUVPlan {
                 }
                 return compiled
             }
-            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let textures = pixellate.map {
                 [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0.node, index: 0))]
             } ?? planeTextures
-            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: plan.target, members: [],
                                     textures: textures, readsSourcePlanes: pixellate == nil && readsSourcePlanes, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
