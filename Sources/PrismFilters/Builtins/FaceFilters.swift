@@ -84,27 +84,16 @@ enum FaceFilters {
             parameters: effect + maskParameters, example: example,
             make: { _ in throw InvalidRequest("\(name) stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
-                guard let effectDefinition = BuiltinFilters.named(effectFilter), let mask = BuiltinFilters.named("face-mask"),
-                      let blend = BuiltinFilters.named("blend-mask") else {
-                    preconditionFailure("face shorthands need the pixellate, blur, face-mask and blend-mask built-ins")
-                }
                 // The size in pixels when given (or when the share is 0), else from the faces.
                 let pixels = values.double(fixed), share = values.double(relative)
                 let sized = pixels == 0 && share > 0
-                var effectGiven: [String: ParameterValue] = [:], maskGiven: [String: ParameterValue] = [:]
                 let effectParameter = effectFilter == "pixellate" ? "scale" : "radius"
                 // Until the first face, a size that suits a face of a tenth of a 720p frame's width.
-                effectGiven[effectParameter] = .float(sized ? FaceSized(filter: effectFilter, share: share).size(forFaceWidth: 128) : pixels)
-                maskGiven["size"] = values["size"]
-                maskGiven["feather"] = values["feather"]
-                let (effectKernel, effectValues) = try effectDefinition.instantiate(effectGiven)
-                let effected = try graph.add(effectFilter, kernel: effectKernel, inputs: [input], parameters: effectValues)
+                let size = sized ? FaceSized(filter: effectFilter, share: share).size(forFaceWidth: 128) : pixels
+                let effected = try graph.addBuiltin(effectFilter, [effectParameter: .float(size)], inputs: [input])
                 if sized { graph.faceSized[effected.index] = FaceSized(filter: effectFilter, share: share) }
-                let (maskKernel, maskValues) = try mask.instantiate(maskGiven)
-                let masked = try graph.add("face-mask", kernel: maskKernel, inputs: [], parameters: maskValues)
-                let (blendKernel, blendValues) = try blend.instantiate()
-                return try graph.add("blend-mask", kernel: blendKernel, inputs: [.node(effected), input, .node(masked)],
-                                     parameters: blendValues)
+                let masked = try graph.addBuiltin("face-mask", ["size": values["size"], "feather": values["feather"]], inputs: [])
+                return try graph.addBuiltin("blend-mask", [:], inputs: [.node(effected), input, .node(masked)])
             })
     }
 }

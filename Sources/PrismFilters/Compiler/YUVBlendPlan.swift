@@ -31,12 +31,6 @@ struct YUVBlendPlan {
               graph.nodes.contains(where: { $0.kernel.colorBlend != nil }),
               case .node(let output) = graph.output
         else { return nil }
-        var consumers = [[(node: Int, input: Int)]](repeating: [], count: graph.nodes.count)
-        for (index, node) in graph.nodes.enumerated() {
-            for (input, stream) in node.inputs.enumerated() {
-                if case .node(let id) = stream { consumers[id.index].append((index, input)) }
-            }
-        }
         func isGenerator(_ index: Int) -> Bool {
             let node = graph.nodes[index], kernel = node.kernel
             return node.inputs.isEmpty && kernel.isPointwise && kernel.prepasses.isEmpty && kernel.textureInputs.isEmpty
@@ -58,7 +52,7 @@ struct YUVBlendPlan {
             } else if isGenerator(index) {
                 // A mask is only ever a weight: its colours are R'G'B', never mixed into the picture.
                 guard index != output.index,
-                      consumers[index].allSatisfy({ graph.nodes[$0.node].kernel.colorBlend?.weight == $0.input })
+                      consumers(of: index, graph: graph).allSatisfy({ graph.nodes[$0.node].kernel.colorBlend?.weight == $0.input })
                 else { return nil }
                 generators.append(index)
             } else {
@@ -71,7 +65,7 @@ struct YUVBlendPlan {
         if let effect = pixellate ?? blur {
             var stream = graph.nodes[effect].inputs[0]
             while case .node(let id) = stream {
-                guard case .affine? = graph.nodes[id.index].kernel.colorForm, blur != nil || consumers[id.index].count == 1
+                guard case .affine? = graph.nodes[id.index].kernel.colorForm, blur != nil || consumers(of: id.index, graph: graph).count == 1
                 else { return nil }
                 prefix.insert(id.index, at: 0)
                 stream = graph.nodes[id.index].inputs[0]
@@ -93,7 +87,7 @@ struct YUVBlendPlan {
         var passes: [CompiledPass] = []
         // Blocks or blurred planes only the mask can show need only be made where it reaches.
         let effectMasked = generators.count == 1 && (pixellate ?? blur).map { effect in
-            consumers(of: effect, graph: graph).allSatisfy { graph.nodes[$0.node].kernel.colorBlend?.to == $0.input }
+            Self.consumers(of: effect, graph: graph).allSatisfy { graph.nodes[$0.node].kernel.colorBlend?.to == $0.input }
         } == true
         var blurred = YUVBlurPlan.BlurredPlanes()
         if let blur {
@@ -274,7 +268,7 @@ struct YUVBlendPlan {
     }
 
     /// The nodes reading `index`, and at which input.
-    private func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
+    private static func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
         graph.nodes.enumerated().flatMap { node, n in
             n.inputs.enumerated().compactMap { input, stream in
                 if case .node(let id) = stream, id.index == index { return (node, input) } else { return nil }
