@@ -394,15 +394,10 @@ final class ChainValues {
     /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
     /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        // The shapes the lean programs fold (`ChainUniforms.leanGLSL`); then each step must keep the two apart.
-        let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps
-        guard case .affine? = values.last else { return false }
-        switch values.count {
-        case 1: break
-        case 2: guard case .curve = values[0] else { return false }
-        default: return false
-        }
-        return eachStepAllows(condition, sourceSpace: sourceSpace, outputSpace: outputSpace)
+        // A chain of the shapes the lean programs fold has lean values (`ChainUniforms.leanGLSL`); then each
+        // step must keep the two apart.
+        values(sourceSpace: sourceSpace, outputSpace: outputSpace).lean != nil
+            && eachStepAllows(condition, sourceSpace: sourceSpace, outputSpace: outputSpace)
     }
 
     /// Whether every step on its own keeps luma from chroma (`.lumaIgnoresChroma`) or chroma from luma
