@@ -148,16 +148,13 @@ final class FaceMaskKernel: ParameterizedKernel {
     init(parameters: ParameterValues) { self.parameters = parameters }
 
     var uniforms: [KernelUniform] {
-        Self.discUniforms { inputs in
-            (inputs.parameters?.double("size") ?? 0, inputs.parameters?.double("feather") ?? 0)
-        } + [KernelUniform("$inner", .float, .computed { .float(Float(1 - ($0.parameters?.double("feather") ?? 0))) })]
+        Self.discUniforms { $0.parameters?.double("size") ?? 0 } + [KernelUniform("$inner", .float, .computed { .float(Float(1 - ($0.parameters?.double("feather") ?? 0))) })]
     }
 
-    /// `$faces`, this frame's ellipses (`discs`), and `$faceCount`: `shape` gives the scale and feather.
-    static func discUniforms(shape: @escaping (UniformInputs) -> (scale: Double, feather: Double)) -> [KernelUniform] {
+    /// `$faces`, this frame's ellipses (`discs`) of the size `scale` gives, and `$faceCount`.
+    static func discUniforms(scale: @escaping (UniformInputs) -> Double) -> [KernelUniform] {
         func frameDiscs(_ inputs: UniformInputs) -> [SIMD4<Double>] {
-            let (scale, _) = shape(inputs)
-            return FaceMaskKernel.discs(regions: inputs.frame.regions, size: inputs.outputSize, scale: scale)
+            FaceMaskKernel.discs(regions: inputs.frame.regions, size: inputs.outputSize, scale: scale(inputs))
         }
         return [
             KernelUniform("$faces", .vec4, count: maxFaces, .computed { .vec4Array(frameDiscs($0)) }),
@@ -237,7 +234,7 @@ final class FaceOutlineKernel: ParameterizedKernel {
     init(parameters: ParameterValues) { self.parameters = parameters }
 
     var uniforms: [KernelUniform] {
-        FaceMaskKernel.discUniforms { inputs in (inputs.parameters?.double("size") ?? 0, 0) } + [
+        FaceMaskKernel.discUniforms { $0.parameters?.double("size") ?? 0 } + [
             KernelUniform("$halfWidth", .float, .computed { .float(Float(($0.parameters?.double("width") ?? 0) / 2)) }),
             KernelUniform("$color", .vec4, .parameter("color")),
         ]

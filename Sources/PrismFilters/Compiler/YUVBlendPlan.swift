@@ -138,12 +138,9 @@ struct YUVBlendPlan {
     private func chainSteps(graph: FilterGraph) -> (steps: [YUVPlan.Step], stepOf: [Int: Int]) {
         var stepOf: [Int: Int] = [:]
         var steps: [YUVPlan.Step] = []
-        for index in perPixel {
-            switch graph.nodes[index].kernel.colorForm {
-            case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
-            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, glsl: curve.glsl))
-            case nil: break
-            }
+        for index in perPixel where graph.nodes[index].kernel.colorForm != nil {
+            stepOf[index] = steps.count
+            steps += YUVPlan.steps([index], graph: graph)
         }
         steps.append(.affine(nodes: []))
         return (steps, stepOf)
