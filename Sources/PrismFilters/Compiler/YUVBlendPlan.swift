@@ -40,12 +40,9 @@ struct YUVBlendPlan {
         var generators: [Int] = []
         for (index, node) in graph.nodes.enumerated() {
             let kernel = node.kernel
-            if kernel.blockAveraging != nil {
+            if kernel.blockAveraging != nil || kernel is BlurKernel {
                 guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
-                pixellate = index
-            } else if kernel is BlurKernel {
-                guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
-                blur = index
+                if kernel is BlurKernel { blur = index } else { pixellate = index }
             } else if let blend = kernel.colorBlend {
                 guard node.inputs.count == 3, case .node(let weight) = node.inputs[blend.weight],
                       isGenerator(weight.index) else { return nil }

@@ -185,19 +185,15 @@ struct YUVBlurPlan {
                             texel: block, origin: { _ in margin }, reach: rows, budget: &budget)
                 next = 2
             }
-            let merged = kernel.mergeTaps
-            try prepass(next, "reduced rows", size: reducedSize, format: .rgba16f,
-                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
-                                                                              sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
-                        readsPlanes: false,
-                        textures: [.init(uniform: "prism_reduced", source: .prepass(node: blur, index: next - 1))],
-                        texel: block, origin: { _ in margin }, reach: columns, budget: &budget)
-            try prepass(next + 1, "reduced columns", size: reducedSize, format: .rgba16f,
-                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
-                                                                              sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
-                        readsPlanes: false,
-                        textures: [.init(uniform: "prism_reducedRows", source: .prepass(node: blur, index: next))],
-                        texel: block, origin: { _ in margin }, reach: enlarged, budget: &budget)
+            // The reduced Gaussian along rows, then along columns, each reading the pass before it.
+            for (step, (label, sampler, axis, reach)) in [("reduced rows", "prism_reduced", "x", columns),
+                                                          ("reduced columns", "prism_reducedRows", "y", enlarged)].enumerated() {
+                let blurred = BlurShaders.reducedBlur(sampler: sampler, size: reducedSize, sigma: reduced.sigma, axis: axis,
+                                                      merged: kernel.mergeTaps)
+                try prepass(next + step, label, size: reducedSize, format: .rgba16f, draws: [(FrameShaders.header + blurred, nil, nil)],
+                            readsPlanes: false, textures: [.init(uniform: sampler, source: .prepass(node: blur, index: next + step - 1))],
+                            texel: block, origin: { _ in margin }, reach: reach, budget: &budget)
+            }
             result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
             result.textures = [.init(uniform: "prism_blurReduced", source: .prepass(node: blur, index: next + 1))]
         }
