@@ -164,9 +164,7 @@ struct YUVBlendPlan {
             // A chain of colour maps: packed as `YUVPlan` packs it, with its lean programs, through a
             // chain of its own.
             let plain = try YUVPlan.sinkPasses(graph: graph, steps: YUVPlan.steps(line, graph: graph), layouts: [layout],
-                                               sourceSize: sourceSize, pixellate: nil,
-                                               planes: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat),
-                                               planeTextures: [], readsSourcePlanes: true)[0]
+                                               sourceFormat: sourceFormat, sourceSize: sourceSize, pixellate: nil)[0]
             precondition(plain.draws.count == plan.draws.count, "a packing's draws depend on its layout alone")
             draws += zip(plain.draws, plan.draws).map { draw, shape in
                 var draw = draw

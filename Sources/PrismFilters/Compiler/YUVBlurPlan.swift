@@ -29,11 +29,9 @@ struct YUVBlurPlan {
         let steps = YUVPlan.steps(chain, graph: graph)
         let blurred = try Self.blurredPlanes(graph: graph, blur: blur, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                              mask: nil, budget: &budget)
-        let blurredReads = blurred.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
-        return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize,
-                                                       pixellate: nil, planes: blurredReads, planeTextures: blurred.textures,
-                                                       readsSourcePlanes: blurred.reads == nil)
+        return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceFormat: sourceFormat,
+                                                       sourceSize: sourceSize, pixellate: nil, planes: blurred)
     }
 
     /// The blur's passes over the planes, and the packing's reads of what they make: `prism_yTexel`,

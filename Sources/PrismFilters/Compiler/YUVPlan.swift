@@ -125,15 +125,12 @@ struct YUVPlan {
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                  budget: inout GraphBudget) throws -> [CompiledPass] {
         let allSteps = Self.steps(chain, graph: graph)
-        var blockSize: Size?
-        if let pixellate {
-            let kernel = graph.nodes[pixellate.node].kernel.blockAveraging!
-            blockSize = kernel.blockGrid(for: sourceSize).size
-            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+        let blockSize = pixellate.map { graph.nodes[$0.node].kernel.blockAveraging!.blockGrid(for: sourceSize).size }
+        if let pixellate, let blockSize {
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
         try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
         var passes: [CompiledPass] = []
-        let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         // With pixellate, the packing matrix goes into the block pass when every sink packs the same way
         // (Y'CbCr sinks; grey ones pack full-range luma): then the packing pass only copies and averages.
         let packInBlocks = pixellate != nil && layouts.allSatisfy { $0.format != .gray }
@@ -143,20 +140,18 @@ struct YUVPlan {
                                              sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
                                              sourceSize: sourceSize, blockSize: blockSize))
         }
-        passes += try Self.sinkPasses(graph: graph, steps: allSteps, layouts: layouts, sourceSize: sourceSize,
-                                      pixellate: pixellate.map { ($0.node, blockSize!, packInBlocks) },
-                                      planes: reads, planeTextures: [], readsSourcePlanes: true)
+        passes += try Self.sinkPasses(graph: graph, steps: allSteps, layouts: layouts, sourceFormat: sourceFormat,
+                                      sourceSize: sourceSize, pixellate: pixellate.map { ($0.node, blockSize!, packInBlocks) })
         return passes
     }
 
-    /// The packing passes, one per sink: the chain's `steps` evaluated on planes read through `planes` (GLSL
-    /// declaring `prism_yTexel`, `prism_chromaPair` and `prism_chromaQuad`: the input's own planes, or planes
-    /// another plan made, bound from `planeTextures`), or on pixellate's block means when `pixellate` is
+    /// The packing passes, one per sink: the chain's `steps` evaluated on the input's planes, or on the blurred
+    /// planes `planes` when they have reads of their own, or on pixellate's block means when `pixellate` is
     /// given (its node, block grid, and whether the block pass already applied the packing matrix).
-    static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceSize: Size,
-                           pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?, planes reads: String,
-                           planeTextures: [CompiledPass.TextureBinding],
-                           readsSourcePlanes: Bool) throws -> [CompiledPass] {
+    static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceFormat: PixelFormat,
+                           sourceSize: Size, pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?,
+                           planes: YUVBlurPlan.BlurredPlanes = .init()) throws -> [CompiledPass] {
+        let reads = planes.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         var passes: [CompiledPass] = []
         let packInBlocks = pixellate?.packInBlocks ?? false
         let blockSize = pixellate?.blockSize
@@ -193,9 +188,10 @@ struct YUVPlan {
             }
             let textures = pixellate.map {
                 [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0.node, index: 0))]
-            } ?? planeTextures
+            } ?? planes.textures
             var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: plan.target, members: [],
-                                    textures: textures, readsSourcePlanes: pixellate == nil && readsSourcePlanes, packLayout: layout)
+                                    textures: textures, readsSourcePlanes: pixellate == nil && planes.reads == nil,
+                                    packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
         }
