@@ -97,9 +97,6 @@ enum GraphCompiler {
         case rgb(RGBPlan)
     }
 
-    /// Which route a graph takes, by name (what the route tests compare).
-    enum Route: Equatable { case rgb, yuv, yuvBlend, yuvBlur }
-
     /// Sizes, layouts and route for `graph` from `sourceFormat` at `sourceSize` into `sinks`: decided from
     /// the graph and its kernels alone, so it runs (and is tested) without a GPU context. `limits` bounds
     /// the sizes (nil: none checked).
@@ -134,18 +131,6 @@ enum GraphCompiler {
             return (shape, .yuvBlend(plan))
         }
         return (shape, .rgb(RGBPlan.make(graph, layouts: layouts, options: options)))
-    }
-
-    /// The route alone (see `plan`).
-    static func route(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                      options: CompileOptions = CompileOptions()) throws -> Route {
-        switch try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks, options: options,
-                        limits: nil).route {
-        case .yuv: .yuv
-        case .yuvBlend: .yuvBlend
-        case .yuvBlur: .yuvBlur
-        case .rgb: .rgb
-        }
     }
 }
 
