@@ -192,7 +192,10 @@ final class FaceMaskKernel: ParameterizedKernel {
             // The pair whose bounding rectangle is smallest becomes the ellipse through that rectangle's corners.
             var best = (i: 0, j: 1, area: Double.infinity, merged: SIMD4<Double>.zero)
             for i in discs.indices { for j in discs.indices where j > i {
-                let low = simd_min2(discs[i], discs[j]), high = simd_max2(discs[i], discs[j])
+                // The corners of the two ellipses' bounding rectangles, lowest and highest.
+                let a = discs[i], b = discs[j]
+                let low = SIMD2(min(a.x - a.z, b.x - b.z), min(a.y - a.w, b.y - b.w))
+                let high = SIMD2(max(a.x + a.z, b.x + b.z), max(a.y + a.w, b.y + b.w))
                 let half = (high - low) / 2
                 if half.x * half.y < best.area {
                     best = (i, j, half.x * half.y, SIMD4(low.x + half.x, low.y + half.y, half.x * 2.0.squareRoot(), half.y * 2.0.squareRoot()))
@@ -202,14 +205,6 @@ final class FaceMaskKernel: ParameterizedKernel {
             discs[best.i] = best.merged
         }
         return discs
-    }
-
-    /// The corners of two ellipses' bounding rectangles, lowest and highest.
-    private static func simd_min2(_ a: SIMD4<Double>, _ b: SIMD4<Double>) -> SIMD2<Double> {
-        SIMD2(min(a.x - a.z, b.x - b.z), min(a.y - a.w, b.y - b.w))
-    }
-    private static func simd_max2(_ a: SIMD4<Double>, _ b: SIMD4<Double>) -> SIMD2<Double> {
-        SIMD2(max(a.x + a.z, b.x + b.z), max(a.y + a.w, b.y + b.w))
     }
 
     /// Outside every ellipse each factor is 1, so the mask is exactly 0 there (in r, g and b).

@@ -85,7 +85,6 @@ struct YUVBlurPlan {
                               budget: inout GraphBudget) throws {
             try budget.add(size, format: format, what: "\(name) (\(label))")
             let label = "\(name) \(label) (Y'CbCr)"
-            let mask = mask
             let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
                 var compiled = CompiledPass.Draw(label: label, fragment: draw.program, rows: draw.rows, columns: draw.columns)
                 if let mask {
