@@ -193,3 +193,20 @@ final class ProgramVariantTests: XCTestCase {
         XCTAssertGreaterThan(variants, 50, "the graphs have lean, few-region and aligned-block programs")
     }
 }
+
+extension GraphCompiler {
+    /// Which route a graph takes, by name (what the route tests compare).
+    enum Route: Equatable { case rgb, yuv, yuvBlend, yuvBlur }
+
+    /// The route alone (see `plan`).
+    static func route(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
+                      options: CompileOptions = CompileOptions()) throws -> Route {
+        switch try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks, options: options,
+                        limits: nil).route {
+        case .yuv: .yuv
+        case .yuvBlend: .yuvBlend
+        case .yuvBlur: .yuvBlur
+        case .rgb: .rgb
+        }
+    }
+}

@@ -83,10 +83,7 @@ enum ColorConversionGLSL {
         "tonemap \(c.from) \(c.to) \(c.sourcePrimaries) \(c.targetPrimaries) \(c.sourcePeak) \(c.sourceBlack) \(c.curve)"
     }
 
-    static func f(_ x: Double) -> String {
-        let text = String(format: "%.9g", x)
-        return text.contains(".") || text.contains("e") ? text : text + ".0"
-    }
+    static func f(_ x: Double) -> String { BlurKernel.glsl(x) }
 
     static func vec3(_ v: SIMD3<Double>) -> String { "vec3(\(f(v.x)), \(f(v.y)), \(f(v.z)))" }
 

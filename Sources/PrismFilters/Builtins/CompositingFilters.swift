@@ -108,15 +108,7 @@ enum CompositingFilters {
             expand: { graph, _, values in
                 let path = values.word("file")
                 guard !path.isEmpty else { throw InvalidRequest("image needs file=PATH") }
-                guard let loader = graph.imageLoader else {
-                    throw InvalidRequest("image: this graph was bound without an image reader for \(path)")
-                }
-                try RegularFileCheck.check(path)
-                let loaded: (size: Size, rgba: [UInt8])
-                do { loaded = try loader(path) } catch { throw InvalidRequest("cannot load the image \(path): \(error)") }
-                guard loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
-                    throw InvalidRequest("\(path): not an image with pixels")
-                }
+                let loaded = try graph.loadImage(path, filter: "image", what: "the image")
                 return try graph.add("image", kernel: StillImageKernel(image: loaded), inputs: [], parameters: values)
             }),
         FilterDefinition(

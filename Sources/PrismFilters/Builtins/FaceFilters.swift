@@ -84,27 +84,16 @@ enum FaceFilters {
             parameters: effect + maskParameters, example: example,
             make: { _ in throw InvalidRequest("\(name) stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
-                guard let effectDefinition = BuiltinFilters.named(effectFilter), let mask = BuiltinFilters.named("face-mask"),
-                      let blend = BuiltinFilters.named("blend-mask") else {
-                    preconditionFailure("face shorthands need the pixellate, blur, face-mask and blend-mask built-ins")
-                }
                 // The size in pixels when given (or when the share is 0), else from the faces.
                 let pixels = values.double(fixed), share = values.double(relative)
                 let sized = pixels == 0 && share > 0
-                var effectGiven: [String: ParameterValue] = [:], maskGiven: [String: ParameterValue] = [:]
                 let effectParameter = effectFilter == "pixellate" ? "scale" : "radius"
                 // Until the first face, a size that suits a face of a tenth of a 720p frame's width.
-                effectGiven[effectParameter] = .float(sized ? FaceSized(filter: effectFilter, share: share).size(forFaceWidth: 128) : pixels)
-                maskGiven["size"] = values["size"]
-                maskGiven["feather"] = values["feather"]
-                let (effectKernel, effectValues) = try effectDefinition.instantiate(effectGiven)
-                let effected = try graph.add(effectFilter, kernel: effectKernel, inputs: [input], parameters: effectValues)
+                let size = sized ? FaceSized(filter: effectFilter, share: share).size(forFaceWidth: 128) : pixels
+                let effected = try graph.addBuiltin(effectFilter, [effectParameter: .float(size)], inputs: [input])
                 if sized { graph.faceSized[effected.index] = FaceSized(filter: effectFilter, share: share) }
-                let (maskKernel, maskValues) = try mask.instantiate(maskGiven)
-                let masked = try graph.add("face-mask", kernel: maskKernel, inputs: [], parameters: maskValues)
-                let (blendKernel, blendValues) = try blend.instantiate()
-                return try graph.add("blend-mask", kernel: blendKernel, inputs: [.node(effected), input, .node(masked)],
-                                     parameters: blendValues)
+                let masked = try graph.addBuiltin("face-mask", ["size": values["size"], "feather": values["feather"]], inputs: [])
+                return try graph.addBuiltin("blend-mask", [:], inputs: [.node(effected), input, .node(masked)])
             })
     }
 }
@@ -159,16 +148,13 @@ final class FaceMaskKernel: ParameterizedKernel {
     init(parameters: ParameterValues) { self.parameters = parameters }
 
     var uniforms: [KernelUniform] {
-        Self.discUniforms { inputs in
-            (inputs.parameters?.double("size") ?? 0, inputs.parameters?.double("feather") ?? 0)
-        } + [KernelUniform("$inner", .float, .computed { .float(Float(1 - ($0.parameters?.double("feather") ?? 0))) })]
+        Self.discUniforms { $0.parameters?.double("size") ?? 0 } + [KernelUniform("$inner", .float, .computed { .float(Float(1 - ($0.parameters?.double("feather") ?? 0))) })]
     }
 
-    /// `$faces`, this frame's ellipses (`discs`), and `$faceCount`: `shape` gives the scale and feather.
-    static func discUniforms(shape: @escaping (UniformInputs) -> (scale: Double, feather: Double)) -> [KernelUniform] {
+    /// `$faces`, this frame's ellipses (`discs`) of the size `scale` gives, and `$faceCount`.
+    static func discUniforms(scale: @escaping (UniformInputs) -> Double) -> [KernelUniform] {
         func frameDiscs(_ inputs: UniformInputs) -> [SIMD4<Double>] {
-            let (scale, _) = shape(inputs)
-            return FaceMaskKernel.discs(regions: inputs.frame.regions, size: inputs.outputSize, scale: scale)
+            FaceMaskKernel.discs(regions: inputs.frame.regions, size: inputs.outputSize, scale: scale(inputs))
         }
         return [
             KernelUniform("$faces", .vec4, count: maxFaces, .computed { .vec4Array(frameDiscs($0)) }),
@@ -206,7 +192,10 @@ final class FaceMaskKernel: ParameterizedKernel {
             // The pair whose bounding rectangle is smallest becomes the ellipse through that rectangle's corners.
             var best = (i: 0, j: 1, area: Double.infinity, merged: SIMD4<Double>.zero)
             for i in discs.indices { for j in discs.indices where j > i {
-                let low = simd_min2(discs[i], discs[j]), high = simd_max2(discs[i], discs[j])
+                // The corners of the two ellipses' bounding rectangles, lowest and highest.
+                let a = discs[i], b = discs[j]
+                let low = SIMD2(min(a.x - a.z, b.x - b.z), min(a.y - a.w, b.y - b.w))
+                let high = SIMD2(max(a.x + a.z, b.x + b.z), max(a.y + a.w, b.y + b.w))
                 let half = (high - low) / 2
                 if half.x * half.y < best.area {
                     best = (i, j, half.x * half.y, SIMD4(low.x + half.x, low.y + half.y, half.x * 2.0.squareRoot(), half.y * 2.0.squareRoot()))
@@ -216,14 +205,6 @@ final class FaceMaskKernel: ParameterizedKernel {
             discs[best.i] = best.merged
         }
         return discs
-    }
-
-    /// The corners of two ellipses' bounding rectangles, lowest and highest.
-    private static func simd_min2(_ a: SIMD4<Double>, _ b: SIMD4<Double>) -> SIMD2<Double> {
-        SIMD2(min(a.x - a.z, b.x - b.z), min(a.y - a.w, b.y - b.w))
-    }
-    private static func simd_max2(_ a: SIMD4<Double>, _ b: SIMD4<Double>) -> SIMD2<Double> {
-        SIMD2(max(a.x + a.z, b.x + b.z), max(a.y + a.w, b.y + b.w))
     }
 
     /// Outside every ellipse each factor is 1, so the mask is exactly 0 there (in r, g and b).
@@ -248,7 +229,7 @@ final class FaceOutlineKernel: ParameterizedKernel {
     init(parameters: ParameterValues) { self.parameters = parameters }
 
     var uniforms: [KernelUniform] {
-        FaceMaskKernel.discUniforms { inputs in (inputs.parameters?.double("size") ?? 0, 0) } + [
+        FaceMaskKernel.discUniforms { $0.parameters?.double("size") ?? 0 } + [
             KernelUniform("$halfWidth", .float, .computed { .float(Float(($0.parameters?.double("width") ?? 0) / 2)) }),
             KernelUniform("$color", .vec4, .parameter("color")),
         ]

@@ -35,20 +35,10 @@ enum GeometryFilters {
                     values.int("angle") == 180 ? input : Size(width: input.height, height: input.width)
                 })
             }),
-        FilterDefinition(
-            name: "flip", summary: "Flips top and bottom (a mirror about the horizontal axis).",
-            maths: "Input W×H, output pixel centre p reads the input at (p.x, H - p.y). Exact.",
-            example: "flip",
-            make: { values in
-                RemapKernel(parameters: values, mapping: { _ in "vec2(p.x, $inSize.y - p.y)" })
-            }),
-        FilterDefinition(
-            name: "mirror", summary: "Mirrors left and right (a mirror about the vertical axis).",
-            maths: "Input W×H, output pixel centre p reads the input at (W - p.x, p.y). Exact.",
-            example: "mirror",
-            make: { values in
-                RemapKernel(parameters: values, mapping: { _ in "vec2($inSize.x - p.x, p.y)" })
-            }),
+        reflection("flip", summary: "Flips top and bottom (a mirror about the horizontal axis).",
+                   reads: "(p.x, H - p.y)", mapping: "vec2(p.x, $inSize.y - p.y)"),
+        reflection("mirror", summary: "Mirrors left and right (a mirror about the vertical axis).",
+                   reads: "(W - p.x, p.y)", mapping: "vec2($inSize.x - p.x, p.y)"),
         FilterDefinition(
             name: "crop", summary: "Keeps a rectangle of the input, given in pixels from the top left.",
             maths: """
@@ -100,6 +90,13 @@ enum GeometryFilters {
                 return ScaleKernel(parameters: values)
             }),
     ]
+
+    /// `flip` or `mirror`: output pixel centre p reads the input at `mapping` (`reads` in the maths).
+    private static func reflection(_ name: String, summary: String, reads: String, mapping: String) -> FilterDefinition {
+        FilterDefinition(name: name, summary: summary,
+                         maths: "Input W×H, output pixel centre p reads the input at \(reads). Exact.", example: name,
+                         make: { RemapKernel(parameters: $0, mapping: { _ in mapping }) })
+    }
 
     /// The crop rectangle in input pixels, clamped to the input.
     static func cropRect(_ values: ParameterValues, input: Size) throws -> (origin: SIMD2<Int>, size: Size) {

@@ -33,7 +33,7 @@ enum SegmentationFilters {
             example: "background-blur(radius=16)",
             make: { _ in throw InvalidRequest("background-blur stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
-                let background = try add(graph, "blur", ["radius": values["radius"]], inputs: [input])
+                let background = try graph.addBuiltin("blur", ["radius": values["radius"]], inputs: [input])
                 return try blend(graph, "background-blur", input: input, background: background, feather: values["feather"],
                                  model: values["model"])
             }),
@@ -54,17 +54,7 @@ enum SegmentationFilters {
             make: { _ in throw InvalidRequest("background-replace stands for several filters and is expanded when the graph is bound") },
             expand: { graph, input, values in
                 let path = values.word("image")
-                var image: (size: Size, rgba: [UInt8])?
-                if !path.isEmpty {
-                    guard let loader = graph.imageLoader else {
-                        throw InvalidRequest("background-replace: this graph was bound without an image reader for \(path)")
-                    }
-                    try RegularFileCheck.check(path)
-                    do { image = try loader(path) } catch { throw InvalidRequest("cannot load the background image \(path): \(error)") }
-                    guard let loaded = image, loaded.size.pixelCount > 0, loaded.rgba.count == loaded.size.pixelCount * 4 else {
-                        throw InvalidRequest("\(path): not an image with pixels")
-                    }
-                }
+                let image = try path.isEmpty ? nil : graph.loadImage(path, filter: "background-replace", what: "the background image")
                 let backdrop = BackdropKernel(color: values.color("color"), image: image)
                 let background = try graph.add("background", kernel: backdrop, inputs: [], parameters: nil)
                 return try blend(graph, "background-replace", input: input, background: background, feather: values["feather"],
@@ -72,29 +62,39 @@ enum SegmentationFilters {
             }),
     ]
 
-    private static func add(_ graph: FilterGraph, _ name: String, _ given: [String: ParameterValue?],
-                            inputs: [FilterGraph.Stream]) throws -> FilterGraph.NodeID {
-        guard let definition = BuiltinFilters.named(name) else { preconditionFailure("segmentation shorthands need \(name)") }
-        let (kernel, values) = try definition.instantiate(given.compactMapValues { $0 })
-        return try graph.add(name, kernel: kernel, inputs: inputs, parameters: values)
-    }
-
     /// input where the mask is white, `background` where it is black.
     private static func blend(_ graph: FilterGraph, _ shorthand: String, input: FilterGraph.Stream, background: FilterGraph.NodeID,
                               feather: ParameterValue?, model: ParameterValue?) throws -> FilterGraph.NodeID {
-        let mask = try add(graph, "segment-mask", ["feather": feather, "model": model], inputs: [])
+        let mask = try graph.addBuiltin("segment-mask", ["feather": feather, "model": model], inputs: [])
         (graph.nodes[mask.index].kernel as? SegmentMaskKernel)?.shorthand = shorthand
-        return try add(graph, "blend-mask", [:], inputs: [input, .node(background), .node(mask)])
+        return try graph.addBuiltin("blend-mask", [:], inputs: [input, .node(background), .node(mask)])
     }
 }
 
-/// The checks the tool's image loader does not make itself, at bind time: a missing file is one line.
-enum RegularFileCheck {
-    static func check(_ path: String) throws {
+extension FilterGraph {
+    /// Adds built-in `name` made from `given` (nil: the default): what the shorthands expand to.
+    func addBuiltin(_ name: String, _ given: [String: ParameterValue?], inputs: [Stream]) throws -> NodeID {
+        guard let definition = BuiltinFilters.named(name) else { preconditionFailure("shorthands need the \(name) built-in") }
+        let (kernel, values) = try definition.instantiate(given.compactMapValues { $0 })
+        return try add(name, kernel: kernel, inputs: inputs, parameters: values)
+    }
+
+    /// The image at `path`, read by the graph's loader when the graph is bound (`filter` and `what` name it in
+    /// errors), with the checks the loader does not make itself: a missing file is one line.
+    func loadImage(_ path: String, filter: String, what: String) throws -> (size: Size, rgba: [UInt8]) {
+        guard let loader = imageLoader else {
+            throw InvalidRequest("\(filter): this graph was bound without an image reader for \(path)")
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
             throw InvalidRequest("\(path): no such image file")
         }
+        let image: (size: Size, rgba: [UInt8])
+        do { image = try loader(path) } catch { throw InvalidRequest("cannot load \(what) \(path): \(error)") }
+        guard image.size.pixelCount > 0, image.rgba.count == image.size.pixelCount * 4 else {
+            throw InvalidRequest("\(path): not an image with pixels")
+        }
+        return image
     }
 }
 

@@ -270,6 +270,7 @@ final class BlurKernel: ParameterizedKernel {
         return code
     }
 
+    /// `value` as a GLSL float literal (always with a point or an exponent).
     static func glsl(_ value: Double) -> String {
         let text = String(format: "%.9g", value)
         return text.contains(".") || text.contains("e") ? text : text + ".0"
@@ -312,15 +313,13 @@ final class BlurKernel: ParameterizedKernel {
             }
 
             """
-        let horizontal = "void main() {\n    vec2 p = gl_FragCoord.xy;\n    vec2 size = vec2(textureSize($pass0, 0));\n"
-            + Self.sumCode(sigma: reduced.sigma, sampler: "$pass0", size: "size", axis: "x", merged: mergeTaps)
-            + "    prism_out = sum;\n}\n"
-        let vertical = "void main() {\n    vec2 p = gl_FragCoord.xy;\n    vec2 size = vec2(textureSize($pass1, 0));\n"
-            + Self.sumCode(sigma: reduced.sigma, sampler: "$pass1", size: "size", axis: "y", merged: mergeTaps)
-            + "    prism_out = sum;\n}\n"
-        return [KernelPrepass(main: reduce, size: reducedSize),
-                KernelPrepass(main: horizontal, size: reducedSize),
-                KernelPrepass(main: vertical, size: reducedSize)]
+        // The reduced image blurred along x (reading prepass 0), then along y (reading prepass 1).
+        let halves = [("$pass0", "x"), ("$pass1", "y")].map { sampler, axis in
+            "void main() {\n    vec2 p = gl_FragCoord.xy;\n    vec2 size = vec2(textureSize(\(sampler), 0));\n"
+                + Self.sumCode(sigma: reduced.sigma, sampler: sampler, size: "size", axis: axis, merged: mergeTaps)
+                + "    prism_out = sum;\n}\n"
+        }
+        return ([reduce] + halves).map { KernelPrepass(main: $0, size: reducedSize) }
     }
 
     /// The reduced blur's geometry: reduced texel j covers input pixels [f·j - margin, f·(j+1) - margin).

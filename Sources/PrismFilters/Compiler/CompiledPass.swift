@@ -39,7 +39,6 @@ struct CompiledPass: Equatable {
         let program: ProgramSource
         let rows: Range<Int>?
         var columns: Range<Int>? = nil
-        let fragmentSource: String
         /// Cheaper programs drawing the same texels, each right while its condition holds for the frame; the
         /// first that holds is drawn (list the cheapest first).
         var variants: [Variant] = []
@@ -47,6 +46,24 @@ struct CompiledPass: Equatable {
         var mask: MaskRegion? = nil
         /// The draw's own colour chain, instead of the pass's (a masked pass's background, a shorter chain).
         var colorChain: ChainUniforms? = nil
+
+        /// The draw's shader text (a compute program's, for a compute pass).
+        var fragmentSource: String { program.compute ?? program.fragment }
+
+        init(program: ProgramSource, rows: Range<Int>? = nil, columns: Range<Int>? = nil) {
+            self.program = program
+            self.rows = rows
+            self.columns = columns
+        }
+
+        init(label: String, fragment: String, rows: Range<Int>? = nil, columns: Range<Int>? = nil) {
+            self.init(program: ProgramSource(label: label, fragment: fragment), rows: rows, columns: columns)
+        }
+
+        /// A packing's draws, each `prelude` then its main; one draw covers the whole target.
+        static func packing(_ draws: [PackDraw], label: String, prelude: String) -> [Draw] {
+            draws.map { Draw(label: label, fragment: prelude + $0.main, rows: draws.count == 1 ? nil : $0.rows, columns: $0.columns) }
+        }
     }
 
     struct Variant: Equatable {
@@ -216,4 +233,9 @@ struct CompiledPass: Equatable {
         self.readsSourcePlanes = readsSourcePlanes
         self.packLayout = packLayout
     }
+}
+
+extension PackPlan {
+    /// The render target the plan's draws write.
+    var target: TargetSpec { TargetSpec(size: targetSize, attachments: attachments, readPlan: readPlan) }
 }

@@ -97,9 +97,6 @@ enum GraphCompiler {
         case rgb(RGBPlan)
     }
 
-    /// Which route a graph takes, by name (what the route tests compare).
-    enum Route: Equatable { case rgb, yuv, yuvBlend, yuvBlur }
-
     /// Sizes, layouts and route for `graph` from `sourceFormat` at `sourceSize` into `sinks`: decided from
     /// the graph and its kernels alone, so it runs (and is tested) without a GPU context. `limits` bounds
     /// the sizes (nil: none checked).
@@ -107,19 +104,13 @@ enum GraphCompiler {
                      options: CompileOptions, limits: GraphLimits?) throws -> (shape: Shape, route: PlannedRoute) {
         try limits?.checkSide(sourceSize, "the input")
         var sizes: [Size] = []
-        func size(of stream: FilterGraph.Stream) -> Size {
-            switch stream {
-            case .source: return sourceSize
-            case .node(let id): return sizes[id.index]
-            }
-        }
         for node in graph.nodes {
-            let inputSizes = node.inputs.map(size(of:))
+            let inputSizes = node.inputs.map { $0.size(source: sourceSize, nodes: sizes) }
             let output = try node.kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)
             try limits?.checkSide(output, node.name)
             sizes.append(output)
         }
-        let outputSize = size(of: graph.output)
+        let outputSize = graph.output.size(source: sourceSize, nodes: sizes)
         let layouts = try sinks.map { format -> PackedFrameLayout in
             guard let layout = PackedFrameLayout(format: format, size: outputSize) else {
                 throw InvalidRequest("cannot write \(format) frames")
@@ -141,16 +132,14 @@ enum GraphCompiler {
         }
         return (shape, .rgb(RGBPlan.make(graph, layouts: layouts, options: options)))
     }
+}
 
-    /// The route alone (see `plan`).
-    static func route(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, sinks: [PixelFormat],
-                      options: CompileOptions = CompileOptions()) throws -> Route {
-        switch try plan(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: sinks, options: options,
-                        limits: nil).route {
-        case .yuv: .yuv
-        case .yuvBlend: .yuvBlend
-        case .yuvBlur: .yuvBlur
-        case .rgb: .rgb
+extension FilterGraph.Stream {
+    /// The stream's size, given the source's and each node's output size.
+    func size(source: Size, nodes: [Size]) -> Size {
+        switch self {
+        case .source: source
+        case .node(let id): nodes[id.index]
         }
     }
 }

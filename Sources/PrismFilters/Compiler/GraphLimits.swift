@@ -44,8 +44,7 @@ package struct GraphLimits: Sendable, Hashable {
     /// The limits for the context current on this thread (call on the GPU thread), with the
     /// environment's overrides. An override that is not a positive number is an error.
     package static func current(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GraphLimits {
-        let gpu = GPULimits.query()
-        return try make(gpu: gpu, environment: environment)
+        try make(gpu: GPULimits.query(), environment: environment)
     }
 
     /// Filters allowed in one graph (the default, or `PRISM_MAX_FILTERS`). Needs no GPU: a batch checks
@@ -144,11 +143,10 @@ struct GraphBudget {
     }
 
     /// Counts the packed target of each sink, as `shape` lays it out (every route ends so).
-    mutating func addSinks(_ layouts: [PackedFrameLayout],
-                           shape: (PackedFrameLayout) -> (targetSize: Size, attachments: Int)) throws {
+    mutating func addSinks(_ layouts: [PackedFrameLayout], shape: (PackedFrameLayout) -> PackPlan) throws {
         for layout in layouts {
-            let target = shape(layout)
-            try add(target.targetSize, format: .rgba8, attachments: target.attachments, what: "the output")
+            let plan = shape(layout)
+            try add(plan.targetSize, format: .rgba8, attachments: plan.attachments, what: "the output")
         }
     }
 }

@@ -30,6 +30,7 @@ package final class GraphRenderer {
     /// The second targets of persistent prepasses.
     private let alternates: [RenderTarget]
     private let pool: TexturePool
+    /// Held for what making it does: the vertex array GLES 3 needs bound while this renderer draws.
     private let drawState = DrawState()
     private var sourceTarget: RenderTarget?
     private var nodeTargets: [Int: RenderTarget] = [:]
@@ -154,12 +155,7 @@ package final class GraphRenderer {
     }
 
     private static func signature(of node: FilterGraph.Node, graph: FilterGraph, nodeSizes: [Size], sourceSize: Size) -> String {
-        let inputSizes = node.inputs.map { stream -> Size in
-            switch stream {
-            case .source: return sourceSize
-            case .node(let id): return nodeSizes[id.index]
-            }
-        }
+        let inputSizes = node.inputs.map { $0.size(source: sourceSize, nodes: nodeSizes) }
         let kernel = node.kernel
         let output = (try? kernel.outputSize(inputSizes: inputSizes, sourceSize: sourceSize)).map { "\($0)" } ?? "invalid"
         let prepasses = kernel.prepasses.map { "\($0.main)|\($0.size(inputSizes))|\(String(describing: $0.format))|\($0.persistent)" }
@@ -185,8 +181,6 @@ package final class GraphRenderer {
     private var zeroMasks: [SIMD2<Int>: Bool] = [:]
     /// The label of each pass, in order (for stats and benchmarks).
     package var passLabels: [String] { passes.map(\.label) }
-    /// The generated fragment shaders, in pass order.
-    package var passSources: [String] { passes.flatMap { $0.draws.map(\.fragmentSource) } }
 
     /// The render target holding sink `index`'s packed frame after `render`.
     package func sinkTarget(_ index: Int = 0) -> RenderTarget { sinkTargets[index]! }

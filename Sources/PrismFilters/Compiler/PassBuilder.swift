@@ -24,12 +24,7 @@ struct PassBuilder {
         }
     }
 
-    func sizeOf(_ stream: FilterGraph.Stream) -> Size {
-        switch stream {
-        case .source: sourceSize
-        case .node(let id): sizes[id.index]
-        }
-    }
+    func sizeOf(_ stream: FilterGraph.Stream) -> Size { stream.size(source: sourceSize, nodes: sizes) }
 
     /// A pass evaluating `root` at every pixel: into a texture, or packed for a sink.
     /// `fullResolution`: `pack`'s pixels in its Y'CbCr, unpacked (`FrameShaders.fullResolutionMain`).
@@ -39,15 +34,10 @@ struct PassBuilder {
         // The root itself is always computed here (that is what this pass is for), even if marked
         // materialized; everything upstream is fused unless it is a texture.
         let rootCall: String
-        switch root {
-        case .source:
-            rootCall = kindIsSource(kind) ? sourceCall(&code, forceFused: true) : sourceCall(&code, forceFused: false)
-        case .node(let id):
-            if case .materialize = kind {
-                rootCall = emitNode(id.index, into: &code)
-            } else {
-                rootCall = call(for: root, into: &code)
-            }
+        switch (root, kind) {
+        case (.source, _): rootCall = sourceCall(&code, forceFused: kind == .source)
+        case (.node(let id), .materialize): rootCall = emitNode(id.index, into: &code)
+        case (.node, _): rootCall = call(for: root, into: &code)
         }
         // A packing pass that reads the source only at the pixel it packs converts four pixels per fetch.
         let batched = pack != nil && code.usesSourcePlanes && !code.readsSourceElsewhere
@@ -68,29 +58,19 @@ struct PassBuilder {
             mains = [PackDraw(main: "out vec4 prism_out;\nvoid main() { prism_out = \(rootCall)(gl_FragCoord.xy); }\n",
                               rows: 0..<target.size.height)]
         }
-        let label: String
         // The filters fused into a pass name it (a shader's name, not only "pack rgba").
         let fused = code.members.map { graph.nodes[$0.node].name }.reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
         let fusedPrefix = fused.isEmpty ? "" : fused.joined(separator: ", ") + " → "
-        switch kind {
-        case .source: label = "source \(sourceFormat) → RGBA"
-        case .materialize(let index): label = graph.nodes[index].name
-        case .sink: label = fusedPrefix + "pack \(pack?.format.rawValue ?? "")"
-        case .fullResolution: label = "\(pack?.format.rawValue ?? "") planes at full resolution"
-        case .prepass: label = "prepass"
+        let label = switch kind {
+        case .source: "source \(sourceFormat) → RGBA"
+        case .materialize(let index): graph.nodes[index].name
+        case .sink: fusedPrefix + "pack \(pack?.format.rawValue ?? "")"
+        case .fullResolution: "\(pack?.format.rawValue ?? "") planes at full resolution"
+        case .prepass: "prepass"
         }
-        let draws = mains.map { draw -> CompiledPass.Draw in
-            let source = shared + draw.main
-            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                     rows: mains.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
-        }
-        return CompiledPass(kind: kind, label: label, draws: draws, target: target, members: code.members,
-                            textures: code.textures, readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)
-    }
-
-    private func kindIsSource(_ kind: CompiledPass.Kind) -> Bool {
-        if case .source = kind { return true }
-        return false
+        return CompiledPass(kind: kind, label: label, draws: CompiledPass.Draw.packing(mains, label: label, prelude: shared),
+                            target: target, members: code.members, textures: code.textures,
+                            readsSourcePlanes: code.usesSourcePlanes, packLayout: pack)
     }
 
     /// A kernel's prepass: its library, its texture inputs, earlier prepass targets, its main.
@@ -138,7 +118,7 @@ struct PassBuilder {
         let program = prepass.compute != nil ? ProgramSource(label: label, compute: source)
             : ProgramSource(label: label, vertex: vertex, fragment: source, drawsQuad: vertex != nil)
         var pass = CompiledPass(kind: .prepass(node: index, index: prepassIndex), label: label,
-                                draws: [.init(program: program, rows: nil, fragmentSource: source)],
+                                draws: [.init(program: program)],
                                 target: target, members: code.members, textures: code.textures,
                                 readsSourcePlanes: code.usesSourcePlanes, packLayout: nil)
         if let shape = prepass.compute { pass.computeGroups = shape.groups }

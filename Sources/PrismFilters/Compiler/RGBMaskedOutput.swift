@@ -93,12 +93,10 @@ extension RGBPlan {
             }
             // The source's texture stays while a pass still drawn (other than the sinks, whose backgrounds read
             // the planes) reads it.
-            let readsSource = { (pass: CompiledPass) in pass.textures.contains { if case .sourceTarget = $0.source { true } else { false } } }
-            if let source = passes.firstIndex(where: { if case .source = $0.kind { true } else { false } }),
-               passes.contains(where: { pass in
-                   if case .sink = pass.kind { return false }
-                   return pass.skippedWhen == nil && readsSource(pass)
-               }) {
+            if let source = passes.firstIndex(where: { $0.kind == .source }), passes.contains(where: { pass in
+                if case .sink = pass.kind { return false }
+                return pass.skippedWhen == nil && pass.textures.contains { $0.source == .sourceTarget }
+            }) {
                 passes[source].skippedWhen = nil
             }
         }

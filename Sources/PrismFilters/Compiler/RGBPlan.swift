@@ -101,9 +101,8 @@ struct RGBPlan {
             passes += try Self.fullResolutionPasses(builder: builder, graph: graph, layout: layouts[0])
         } else {
             for (index, layout) in layouts.enumerated() {
-                let shape = FrameShaders.packMain(layout: layout)
-                let target = TargetSpec(size: shape.targetSize, attachments: shape.attachments, readPlan: shape.readPlan)
-                passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index), target: target, pack: layout))
+                passes.append(try builder.expressionPass(root: graph.output, kind: .sink(index),
+                                                         target: FrameShaders.packMain(layout: layout).target, pack: layout))
             }
         }
         if let maskedOutput {
@@ -116,16 +115,10 @@ struct RGBPlan {
     /// each draws into instead of a target of its own (`TargetSharing`).
     private func countTargets(graph: FilterGraph, sourceSize: Size, sizes: [Size], layouts: [PackedFrameLayout],
                               options: CompileOptions, budget: inout GraphBudget) throws -> [[Int?]] {
-        func size(of stream: FilterGraph.Stream) -> Size {
-            switch stream {
-            case .source: return sourceSize
-            case .node(let id): return sizes[id.index]
-            }
-        }
         if sourceMaterialized { try budget.add(sourceSize, format: options.intermediateFormat, what: "the input") }
         var sharing: [[Int?]] = []
         for (index, node) in graph.nodes.enumerated() {
-            let inputSizes = node.inputs.map(size(of:))
+            let inputSizes = node.inputs.map { $0.size(source: sourceSize, nodes: sizes) }
             let prepasses = node.kernel.prepasses
             sharing.append(options.sharesTargets
                 ? TargetSharing.plan(prepasses, library: node.kernel.library, expression: node.kernel.expression,
@@ -144,15 +137,9 @@ struct RGBPlan {
         if fullResolution {
             let shape = FrameShaders.fullResolutionMain(layout: layouts[0], batched: false)
             try budget.add(shape.targetSize, format: .rgba16f, attachments: shape.attachments, what: "the output's Y'CbCr")
-            try budget.addSinks(layouts) { layout in
-                let shape = YUVNativeShaders.packPlan(layout: layout, values: .declared(""))
-                return (shape.targetSize, shape.attachments)
-            }
+            try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .declared("")) }
         } else {
-            try budget.addSinks(layouts) { layout in
-                let shape = FrameShaders.packMain(layout: layout)
-                return (shape.targetSize, shape.attachments)
-            }
+            try budget.addSinks(layouts) { FrameShaders.packMain(layout: $0) }
         }
         return sharing
     }
@@ -165,13 +152,8 @@ struct RGBPlan {
                                                 pack: layout, fullResolution: true)
         let plan = YUVNativeShaders.packPlan(layout: layout, values: .declared(YUVNativeShaders.fullResolutionReads(size: layout.size)))
         let label = "pack \(layout.format.rawValue) (from full-resolution Y'CbCr)"
-        let draws = plan.draws.map { draw -> CompiledPass.Draw in
-            let source = FrameShaders.header + draw.main
-            return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                     rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns, fragmentSource: source)
-        }
-        let pack = CompiledPass(kind: .sink(0), label: label, draws: draws,
-                                target: TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan),
+        let draws = CompiledPass.Draw.packing(plan.draws, label: label, prelude: FrameShaders.header)
+        let pack = CompiledPass(kind: .sink(0), label: label, draws: draws, target: plan.target,
                                 members: [], textures: ["prism_fullY", "prism_fullCb", "prism_fullCr"].enumerated().map {
                                     .init(uniform: $0.element, source: .fullResolution(sink: 0, attachment: $0.offset))
                                 }, readsSourcePlanes: false, packLayout: nil)

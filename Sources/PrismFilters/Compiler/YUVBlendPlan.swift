@@ -31,12 +31,6 @@ struct YUVBlendPlan {
               graph.nodes.contains(where: { $0.kernel.colorBlend != nil }),
               case .node(let output) = graph.output
         else { return nil }
-        var consumers = [[(node: Int, input: Int)]](repeating: [], count: graph.nodes.count)
-        for (index, node) in graph.nodes.enumerated() {
-            for (input, stream) in node.inputs.enumerated() {
-                if case .node(let id) = stream { consumers[id.index].append((index, input)) }
-            }
-        }
         func isGenerator(_ index: Int) -> Bool {
             let node = graph.nodes[index], kernel = node.kernel
             return node.inputs.isEmpty && kernel.isPointwise && kernel.prepasses.isEmpty && kernel.textureInputs.isEmpty
@@ -46,19 +40,16 @@ struct YUVBlendPlan {
         var generators: [Int] = []
         for (index, node) in graph.nodes.enumerated() {
             let kernel = node.kernel
-            if kernel.blockAveraging != nil {
+            if kernel.blockAveraging != nil || kernel is BlurKernel {
                 guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
-                pixellate = index
-            } else if kernel is BlurKernel {
-                guard pixellate == nil, blur == nil, node.inputs.count == 1 else { return nil }
-                blur = index
+                if kernel is BlurKernel { blur = index } else { pixellate = index }
             } else if let blend = kernel.colorBlend {
                 guard node.inputs.count == 3, case .node(let weight) = node.inputs[blend.weight],
                       isGenerator(weight.index) else { return nil }
             } else if isGenerator(index) {
                 // A mask is only ever a weight: its colours are R'G'B', never mixed into the picture.
                 guard index != output.index,
-                      consumers[index].allSatisfy({ graph.nodes[$0.node].kernel.colorBlend?.weight == $0.input })
+                      consumers(of: index, graph: graph).allSatisfy({ graph.nodes[$0.node].kernel.colorBlend?.weight == $0.input })
                 else { return nil }
                 generators.append(index)
             } else {
@@ -71,7 +62,7 @@ struct YUVBlendPlan {
         if let effect = pixellate ?? blur {
             var stream = graph.nodes[effect].inputs[0]
             while case .node(let id) = stream {
-                guard case .affine? = graph.nodes[id.index].kernel.colorForm, blur != nil || consumers[id.index].count == 1
+                guard case .affine? = graph.nodes[id.index].kernel.colorForm, blur != nil || consumers(of: id.index, graph: graph).count == 1
                 else { return nil }
                 prefix.insert(id.index, at: 0)
                 stream = graph.nodes[id.index].inputs[0]
@@ -89,14 +80,11 @@ struct YUVBlendPlan {
         if let blockSize, let pixellate {
             try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate].name) (blocks)")
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .rows)
-            return (shape.targetSize, shape.attachments)
-        }
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .rows) }
         var passes: [CompiledPass] = []
         // Blocks or blurred planes only the mask can show need only be made where it reaches.
         let effectMasked = generators.count == 1 && (pixellate ?? blur).map { effect in
-            consumers(of: effect, graph: graph).allSatisfy { graph.nodes[$0.node].kernel.colorBlend?.to == $0.input }
+            Self.consumers(of: effect, graph: graph).allSatisfy { graph.nodes[$0.node].kernel.colorBlend?.to == $0.input }
         } == true
         var blurred = YUVBlurPlan.BlurredPlanes()
         if let blur {
@@ -125,23 +113,16 @@ struct YUVBlendPlan {
                 draws = try maskedDraws(graph: graph, layout: layout, plan: plan, label: label, sourceFormat: sourceFormat,
                                         sourceSize: sourceSize, reads: reads, stepOf: stepOf, packStep: steps.count - 1)
             } else {
-                let blended = reads + generatorCode(graph: graph)
-                    + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false)
-                draws = plan.draws.map { draw -> CompiledPass.Draw in
-                    let source = blended + draw.main
-                    return CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                             rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
-                                             fragmentSource: source)
-                }
+                draws = CompiledPass.Draw.packing(plan.draws, label: label, prelude: reads + generatorCode(graph: graph)
+                                    + valueFunctions(graph: graph, stepOf: stepOf, packStep: steps.count - 1, masksAreZero: false))
             }
-            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let members = generators.map {
                 CompiledPass.Member(node: $0, prefix: "n\($0)_", outputSize: sourceSize, inputSizes: [])
             }
             let textures = pixellate.map {
                 [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0, index: 0))]
             } ?? blurred.textures
-            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: members,
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: plan.target, members: members,
                                     textures: textures, readsSourcePlanes: true, packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
@@ -154,12 +135,9 @@ struct YUVBlendPlan {
     private func chainSteps(graph: FilterGraph) -> (steps: [YUVPlan.Step], stepOf: [Int: Int]) {
         var stepOf: [Int: Int] = [:]
         var steps: [YUVPlan.Step] = []
-        for index in perPixel {
-            switch graph.nodes[index].kernel.colorForm {
-            case .affine?: stepOf[index] = steps.count; steps.append(.affine(nodes: [index]))
-            case .lumaCurve(let curve)?: stepOf[index] = steps.count; steps.append(.curve(node: index, glsl: curve.glsl))
-            case nil: break
-            }
+        for index in perPixel where graph.nodes[index].kernel.colorForm != nil {
+            stepOf[index] = steps.count
+            steps += YUVPlan.steps([index], graph: graph)
         }
         steps.append(.affine(nodes: []))
         return (steps, stepOf)
@@ -186,9 +164,7 @@ struct YUVBlendPlan {
             // A chain of colour maps: packed as `YUVPlan` packs it, with its lean programs, through a
             // chain of its own.
             let plain = try YUVPlan.sinkPasses(graph: graph, steps: YUVPlan.steps(line, graph: graph), layouts: [layout],
-                                               sourceSize: sourceSize, pixellate: nil,
-                                               planes: FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat),
-                                               planeTextures: [], readsSourcePlanes: true)[0]
+                                               sourceFormat: sourceFormat, sourceSize: sourceSize, pixellate: nil)[0]
             precondition(plain.draws.count == plan.draws.count, "a packing's draws depend on its layout alone")
             draws += zip(plain.draws, plan.draws).map { draw, shape in
                 var draw = draw
@@ -200,17 +176,14 @@ struct YUVBlendPlan {
             let background = shared + valueFunctions(graph: graph, stepOf: stepOf, packStep: packStep,
                                                      masksAreZero: true)
             for draw in plan.draws {
-                let source = background + draw.main
-                var background = CompiledPass.Draw(program: ProgramSource(label: label + ", background", fragment: source),
-                                                   rows: draw.rows, columns: draw.columns, fragmentSource: source)
-                background.mask = maskRegion(draw, outside: true)
-                draws.append(background)
+                var drawn = CompiledPass.Draw(label: label + ", background", fragment: background + draw.main,
+                                              rows: draw.rows, columns: draw.columns)
+                drawn.mask = maskRegion(draw, outside: true)
+                draws.append(drawn)
             }
         }
         for (drawIndex, draw) in plan.draws.enumerated() {
-            let source = blended + draw.main
-            var masked = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                           rows: draw.rows, columns: draw.columns, fragmentSource: source)
+            var masked = CompiledPass.Draw(label: label, fragment: blended + draw.main, rows: draw.rows, columns: draw.columns)
             masked.mask = maskRegion(draw, outside: false)
             // Cheaper programs: the generator's for few regions; and, where every step keeps luma and
             // chroma apart (face-blur alone), the luma draw without chroma reads, the chroma draw without
@@ -287,7 +260,7 @@ struct YUVBlendPlan {
     }
 
     /// The nodes reading `index`, and at which input.
-    private func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
+    private static func consumers(of index: Int, graph: FilterGraph) -> [(node: Int, input: Int)] {
         graph.nodes.enumerated().flatMap { node, n in
             n.inputs.enumerated().compactMap { input, stream in
                 if case .node(let id) = stream, id.index == index { return (node, input) } else { return nil }

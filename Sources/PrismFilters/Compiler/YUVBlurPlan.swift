@@ -18,23 +18,10 @@ struct YUVBlurPlan {
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVBlurPlan? {
         guard let line = YUVPlan.line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts,
-                                      options: options) else { return nil }
-        var blur: Int?
-        var chain: [Int] = []
-        for index in line {
-            let kernel = graph.nodes[index].kernel
-            if kernel is BlurKernel {
-                guard blur == nil else { return nil }
-                blur = index
-                continue
-            }
-            guard let form = kernel.colorForm else { return nil }
-            // A curve does not commute with the blur.
-            if blur == nil, case .lumaCurve = form { return nil }
-            chain.append(index)
-        }
-        guard let blur else { return nil }
-        return YUVBlurPlan(blur: blur, chain: chain)
+                                      options: options),
+              let split = YUVPlan.split(line, graph: graph, at: { $0 is BlurKernel }), let blur = split.effect
+        else { return nil }
+        return YUVBlurPlan(blur: blur.node, chain: split.chain)
     }
 
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
@@ -42,14 +29,9 @@ struct YUVBlurPlan {
         let steps = YUVPlan.steps(chain, graph: graph)
         let blurred = try Self.blurredPlanes(graph: graph, blur: blur, sourceFormat: sourceFormat, sourceSize: sourceSize,
                                              mask: nil, budget: &budget)
-        let blurredReads = blurred.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            return (shape.targetSize, shape.attachments)
-        }
-        return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceSize: sourceSize,
-                                                       pixellate: nil, planes: blurredReads, planeTextures: blurred.textures,
-                                                       readsSourcePlanes: blurred.reads == nil)
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
+        return try blurred.passes + YUVPlan.sinkPasses(graph: graph, steps: steps, layouts: layouts, sourceFormat: sourceFormat,
+                                                       sourceSize: sourceSize, pixellate: nil, planes: blurred)
     }
 
     /// The blur's passes over the planes, and the packing's reads of what they make: `prism_yTexel`,
@@ -103,10 +85,8 @@ struct YUVBlurPlan {
                               budget: inout GraphBudget) throws {
             try budget.add(size, format: format, what: "\(name) (\(label))")
             let label = "\(name) \(label) (Y'CbCr)"
-            let mask = mask
             let compiled = draws.filter { !($0.columns?.isEmpty ?? false) && !($0.rows?.isEmpty ?? false) }.map { draw in
-                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: draw.program), rows: draw.rows,
-                                                 columns: draw.columns, fragmentSource: draw.program)
+                var compiled = CompiledPass.Draw(label: label, fragment: draw.program, rows: draw.rows, columns: draw.columns)
                 if let mask {
                     compiled.mask = .init(generator: mask.generator, channel: mask.channel,
                                           layout: .pixels(texel: texel, origin: origin(draw.rows), reach: reach),
@@ -202,19 +182,15 @@ struct YUVBlurPlan {
                             texel: block, origin: { _ in margin }, reach: rows, budget: &budget)
                 next = 2
             }
-            let merged = kernel.mergeTaps
-            try prepass(next, "reduced rows", size: reducedSize, format: .rgba16f,
-                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reduced", size: reducedSize,
-                                                                              sigma: reduced.sigma, axis: "x", merged: merged), nil, nil)],
-                        readsPlanes: false,
-                        textures: [.init(uniform: "prism_reduced", source: .prepass(node: blur, index: next - 1))],
-                        texel: block, origin: { _ in margin }, reach: columns, budget: &budget)
-            try prepass(next + 1, "reduced columns", size: reducedSize, format: .rgba16f,
-                        draws: [(FrameShaders.header + BlurShaders.reducedBlur(sampler: "prism_reducedRows", size: reducedSize,
-                                                                              sigma: reduced.sigma, axis: "y", merged: merged), nil, nil)],
-                        readsPlanes: false,
-                        textures: [.init(uniform: "prism_reducedRows", source: .prepass(node: blur, index: next))],
-                        texel: block, origin: { _ in margin }, reach: enlarged, budget: &budget)
+            // The reduced Gaussian along rows, then along columns, each reading the pass before it.
+            for (step, (label, sampler, axis, reach)) in [("reduced rows", "prism_reduced", "x", columns),
+                                                          ("reduced columns", "prism_reducedRows", "y", enlarged)].enumerated() {
+                let blurred = BlurShaders.reducedBlur(sampler: sampler, size: reducedSize, sigma: reduced.sigma, axis: axis,
+                                                      merged: kernel.mergeTaps)
+                try prepass(next + step, label, size: reducedSize, format: .rgba16f, draws: [(FrameShaders.header + blurred, nil, nil)],
+                            readsPlanes: false, textures: [.init(uniform: sampler, source: .prepass(node: blur, index: next + step - 1))],
+                            texel: block, origin: { _ in margin }, reach: reach, budget: &budget)
+            }
             result.reads = FrameShaders.header + BlurShaders.enlargedReads(reduced: reduced, reducedSize: reducedSize)
             result.textures = [.init(uniform: "prism_blurReduced", source: .prepass(node: blur, index: next + 1))]
         }

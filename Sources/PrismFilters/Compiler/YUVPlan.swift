@@ -28,24 +28,32 @@ struct YUVPlan {
     /// The plan for `graph`, or nil when it needs the R'G'B' route.
     static func make(_ graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                      options: CompileOptions) -> YUVPlan? {
-        guard let line = line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts, options: options)
+        guard let line = line(graph, sourceFormat: sourceFormat, sourceSize: sourceSize, layouts: layouts, options: options),
+              let split = split(line, graph: graph, at: { $0.blockAveraging != nil })
         else { return nil }
-        let hasPixellate = line.contains { graph.nodes[$0].kernel.blockAveraging != nil }
+        return YUVPlan(chain: split.chain, pixellate: split.effect)
+    }
+
+    /// `line` as colour kernels around at most one `effect` kernel (pixellate, the blur): the colour kernels in
+    /// order, and the effect's node and how many of them come before it. Nil when a kernel is neither, there are
+    /// two effects, or a curve comes before the effect: only affine maps commute with block means and blurs.
+    static func split(_ line: [Int], graph: FilterGraph, at effect: (FilterKernel) -> Bool)
+        -> (chain: [Int], effect: (node: Int, position: Int)?)? {
+        let hasEffect = line.contains { effect(graph.nodes[$0].kernel) }
         var chain: [Int] = []
-        var pixellate: (node: Int, position: Int)?
+        var found: (node: Int, position: Int)?
         for index in line {
             let kernel = graph.nodes[index].kernel
-            if kernel.blockAveraging != nil {
-                guard pixellate == nil else { return nil }
-                pixellate = (index, chain.count)
+            if effect(kernel) {
+                guard found == nil else { return nil }
+                found = (index, chain.count)
                 continue
             }
             guard let form = kernel.colorForm else { return nil }
-            // Only affine maps commute with the block means.
-            if hasPixellate, pixellate == nil, case .lumaCurve = form { return nil }
+            if hasEffect, found == nil, case .lumaCurve = form { return nil }
             chain.append(index)
         }
-        return YUVPlan(chain: chain, pixellate: pixellate)
+        return (chain, found)
     }
 
     /// The graph's nodes from the source to the output when they form one line and the frames allow the Y'CbCr
@@ -94,9 +102,8 @@ struct YUVPlan {
         let prelude = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat) + uniforms.glsl
         let source = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize, boxed: mask != nil)
         let label = "\(graph.nodes[pixellate].name) blocks (Y'CbCr)"
-        let program = ProgramSource(label: label, fragment: source)
         let targetSize = PixellateShaders.blockTargetSize(grid: blockSize)
-        var draw = CompiledPass.Draw(program: program, rows: nil, fragmentSource: source)
+        var draw = CompiledPass.Draw(label: label, fragment: source)
         // Grids of whole texels (checked per frame) sum without weights.
         let aligned = prelude + PixellateShaders.blockMeansMain(source: sourceFormat, size: sourceSize, grid: blockSize,
                                                                 boxed: mask != nil, aligned: true)
@@ -118,18 +125,12 @@ struct YUVPlan {
     func compile(graph: FilterGraph, sourceFormat: PixelFormat, sourceSize: Size, layouts: [PackedFrameLayout],
                  budget: inout GraphBudget) throws -> [CompiledPass] {
         let allSteps = Self.steps(chain, graph: graph)
-        var blockSize: Size?
-        if let pixellate {
-            let kernel = graph.nodes[pixellate.node].kernel.blockAveraging!
-            blockSize = kernel.blockGrid(for: sourceSize).size
-            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize!), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
+        let blockSize = pixellate.map { graph.nodes[$0.node].kernel.blockAveraging!.blockGrid(for: sourceSize).size }
+        if let pixellate, let blockSize {
+            try budget.add(PixellateShaders.blockTargetSize(grid: blockSize), format: .rgba16f, what: "\(graph.nodes[pixellate.node].name) (blocks)")
         }
-        try budget.addSinks(layouts) { layout in
-            let shape = YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true))
-            return (shape.targetSize, shape.attachments)
-        }
+        try budget.addSinks(layouts) { YUVNativeShaders.packPlan(layout: $0, values: .planes(affine: true)) }
         var passes: [CompiledPass] = []
-        let reads = FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         // With pixellate, the packing matrix goes into the block pass when every sink packs the same way
         // (Y'CbCr sinks; grey ones pack full-range luma): then the packing pass only copies and averages.
         let packInBlocks = pixellate != nil && layouts.allSatisfy { $0.format != .gray }
@@ -139,20 +140,18 @@ struct YUVPlan {
                                              sink: packInBlocks ? layouts[0] : nil, sourceFormat: sourceFormat,
                                              sourceSize: sourceSize, blockSize: blockSize))
         }
-        passes += try Self.sinkPasses(graph: graph, steps: allSteps, layouts: layouts, sourceSize: sourceSize,
-                                      pixellate: pixellate.map { ($0.node, blockSize!, packInBlocks) },
-                                      planes: reads, planeTextures: [], readsSourcePlanes: true)
+        passes += try Self.sinkPasses(graph: graph, steps: allSteps, layouts: layouts, sourceFormat: sourceFormat,
+                                      sourceSize: sourceSize, pixellate: pixellate.map { ($0.node, blockSize!, packInBlocks) })
         return passes
     }
 
-    /// The packing passes, one per sink: the chain's `steps` evaluated on planes read through `planes` (GLSL
-    /// declaring `prism_yTexel`, `prism_chromaPair` and `prism_chromaQuad`: the input's own planes, or planes
-    /// another plan made, bound from `planeTextures`), or on pixellate's block means when `pixellate` is
+    /// The packing passes, one per sink: the chain's `steps` evaluated on the input's planes, or on the blurred
+    /// planes `planes` when they have reads of their own, or on pixellate's block means when `pixellate` is
     /// given (its node, block grid, and whether the block pass already applied the packing matrix).
-    static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceSize: Size,
-                           pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?, planes reads: String,
-                           planeTextures: [CompiledPass.TextureBinding],
-                           readsSourcePlanes: Bool) throws -> [CompiledPass] {
+    static func sinkPasses(graph: FilterGraph, steps allSteps: [Step], layouts: [PackedFrameLayout], sourceFormat: PixelFormat,
+                           sourceSize: Size, pixellate: (node: Int, blockSize: Size, packInBlocks: Bool)?,
+                           planes: YUVBlurPlan.BlurredPlanes = .init()) throws -> [CompiledPass] {
+        let reads = planes.reads ?? FrameShaders.header + YUVNativeShaders.planeReads(for: sourceFormat)
         var passes: [CompiledPass] = []
         let packInBlocks = pixellate?.packInBlocks ?? false
         let blockSize = pixellate?.blockSize
@@ -172,11 +171,8 @@ struct YUVPlan {
                 ? YUVNativeShaders.packPlan(layout: layout, values: .planes(affine: true, lean: true)) : nil
             // Grids whose block edges fall between packed texels (checked per frame) fetch one block per fragment.
             let aligned = wide ? YUVNativeShaders.packPlan(layout: layout, values: .declared(PixellateShaders.blockValues(grid: blockSize!, wide: true, aligned: true))) : nil
-            let draws = plan.draws.enumerated().map { index, draw -> CompiledPass.Draw in
-                let source = prelude + draw.main
-                var compiled = CompiledPass.Draw(program: ProgramSource(label: label, fragment: source),
-                                                 rows: plan.draws.count == 1 ? nil : draw.rows, columns: draw.columns,
-                                                 fragmentSource: source)
+            let draws = CompiledPass.Draw.packing(plan.draws, label: label, prelude: prelude).enumerated().map { index, draw in
+                var compiled = draw
                 if let lean {
                     let condition: CompiledPass.LeanCondition = layout.format == .nv12 ? .both
                         : index == 0 ? .lumaIgnoresChroma : .chromaIgnoresLuma
@@ -190,12 +186,12 @@ struct YUVPlan {
                 }
                 return compiled
             }
-            let target = TargetSpec(size: plan.targetSize, attachments: plan.attachments, readPlan: plan.readPlan)
             let textures = pixellate.map {
                 [CompiledPass.TextureBinding(uniform: "prism_blocks", source: .prepass(node: $0.node, index: 0))]
-            } ?? planeTextures
-            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: target, members: [],
-                                    textures: textures, readsSourcePlanes: pixellate == nil && readsSourcePlanes, packLayout: layout)
+            } ?? planes.textures
+            var pass = CompiledPass(kind: .sink(index), label: label, draws: draws, target: plan.target, members: [],
+                                    textures: textures, readsSourcePlanes: pixellate == nil && planes.reads == nil,
+                                    packLayout: layout)
             pass.colorChain = uniforms
             passes.append(pass)
         }
@@ -394,15 +390,10 @@ final class ChainValues {
     /// its weights match the frame's matrix (noir's BT.709 weights on BT.709 frames) and always moves colours
     /// along grey, which has no chroma: then output luma follows input luma, output chroma input chroma.
     func allows(_ condition: CompiledPass.LeanCondition, sourceSpace: YUVColorSpace, outputSpace: YUVColorSpace) -> Bool {
-        // The shapes the lean programs fold (`ChainUniforms.leanGLSL`); then each step must keep the two apart.
-        let values = values(sourceSpace: sourceSpace, outputSpace: outputSpace).steps
-        guard case .affine? = values.last else { return false }
-        switch values.count {
-        case 1: break
-        case 2: guard case .curve = values[0] else { return false }
-        default: return false
-        }
-        return eachStepAllows(condition, sourceSpace: sourceSpace, outputSpace: outputSpace)
+        // A chain of the shapes the lean programs fold has lean values (`ChainUniforms.leanGLSL`); then each
+        // step must keep the two apart.
+        values(sourceSpace: sourceSpace, outputSpace: outputSpace).lean != nil
+            && eachStepAllows(condition, sourceSpace: sourceSpace, outputSpace: outputSpace)
     }
 
     /// Whether every step on its own keeps luma from chroma (`.lumaIgnoresChroma`) or chroma from luma
