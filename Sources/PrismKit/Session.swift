@@ -230,18 +230,14 @@ public final class Session {
 
     /// The graph binder sessions and `prism` use: the built-in filters, shader files, and the images an
     /// ISF file imports (PNG, JPEG, PPM… read by libavcodec; a FIFO or device is refused, never read).
-    public static func binder() -> GraphBinder {
-        GraphBinder(imageLoader: { path in
+    /// `inputs`: the run's inputs (each name or nil, the first input first), which `[0]`…`[N-1]` and the
+    /// names read.
+    public static func binder(inputs: [String?] = [nil]) -> GraphBinder {
+        var binder = GraphBinder(imageLoader: { path in
             try RegularFile.check(path, what: "an image file")
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })
-    }
-
-    /// `binder()` for a run with these inputs (each name or nil, the first input first): `[0]`…`[N-1]` and
-    /// the names read them.
-    public static func binder(inputs: [String?]) -> GraphBinder {
-        var binder = binder()
         binder.inputs = inputs.isEmpty ? [nil] : inputs
         return binder
     }

@@ -232,19 +232,13 @@ final class FramePath {
         (outputs + inputs).first { $0.outlet.sink.value === sink }?.outlet
     }
 
-    /// Removes a sink between frames: its frames in flight are delivered, then its own thread finishes it.
+    /// Removes a sink between frames: its frames in flight are delivered, then its own thread finishes it
+    /// and it leaves the graph as a sink that finished itself does.
     func detach(_ sink: any FrameSink) throws {
-        if let index = outputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
-            let channel = outputs.remove(at: index)
-            try channel.drain()
-            channel.outlet.finishItself()
-            try install(try compile(graph, formats: outputFormats), graph: graph)
-        } else if let index = inputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
-            let channel = inputs.remove(at: index)
-            try channel.drain()
-            channel.outlet.finishItself()
-            inputRenderer = try compileInputRenderer()
-        }
+        guard let channel = (outputs + inputs).first(where: { $0.outlet.sink.value === sink }) else { return }
+        try channel.drain()
+        channel.outlet.finishItself()
+        try dropClosedOutlets()
     }
 
     /// Replaces the graph between frames; on failure the current one keeps running.
