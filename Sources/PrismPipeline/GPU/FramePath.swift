@@ -110,7 +110,7 @@ final class FramePath {
     }
 
     /// What the path was made with; `graph`, `source`, `taps` and `inputSizes` below are what they are now.
-    let setup: Setup
+    private(set) var setup: Setup
     static var noSoundReason: String {
         "this run decodes no sound (the input has no audio track and no \(Setting.audio) was given, "
             + "or the graph it started with had no audio inputs)"
@@ -423,6 +423,9 @@ final class FramePath {
         outputs.removeAll()
         inputs.removeAll()
         taps.removeAll()
+        // The graph and the taps it started with go here too, not wherever the path is dropped.
+        setup.graph = graph
+        setup.taps = []
     }
 
 }
