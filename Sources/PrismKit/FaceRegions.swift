@@ -17,7 +17,6 @@ package final class FaceRegions: SideInput {
     /// Made on the GPU thread when first needed.
     private var luma: LumaThumbnailer?
     private var rgb: RGBThumbnailer?
-    private var debugCount = 0
     private let reader: FaceReader
 
     /// Feeds the engine from `faces`.
@@ -52,12 +51,6 @@ package final class FaceRegions: SideInput {
             let thumbnailer = rgb ?? RGBThumbnailer()
             rgb = thumbnailer
             pixels = try thumbnailer.render(frame, size: request.size, area: area).rgba
-        }
-        if let dump = ProcessInfo.processInfo.environment["PRISM_DEBUG_DUMP"] {
-            let rgb = request.channels == .rgba ? stride(from: 0, to: pixels.count, by: 4).flatMap { pixels[$0..<$0 + 3] } : pixels.flatMap { [$0, $0, $0] }
-            let header = Array("P6 \(request.size.width) \(request.size.height) 255\n".utf8)
-            debugCount += 1
-            FileManager.default.createFile(atPath: "\(dump)/\(debugCount)-\(request.track ?? 0).ppm", contents: Data(header + rgb))
         }
         return DetectionImage(size: request.size, channels: request.channels, pixels: pixels, frameSize: frame.size,
                               area: request.area, track: request.track)

@@ -255,7 +255,7 @@ final class GPUSegmentationRunner: SegmentationRunner {
             let layout = renderer.sinkLayouts[0]
             sized = (renderer, try FrameReadback<Int>(strategy: .sync, layout: layout), [UInt8](repeating: 0, count: layout.byteCount))
         }
-        guard var (renderer, readback, packed) = sized else { preconditionFailure("the renderer was just made") }
+        guard case (let renderer, let readback, var packed)? = sized else { preconditionFailure("the renderer was just made") }
         defer { sized?.packed = packed }
         let uploaded = try UploadedFrame.rgba(picture.rgba, size: size, reusing: self.uploaded)
         self.uploaded = uploaded
@@ -300,19 +300,15 @@ package final class SegmentationWorker: Sendable {
     /// Runs the model on `picture` now (files, or the GPU back end) and keeps the result.
     func runNow(_ picture: RGBThumbnail, frameIndex: Int) throws {
         state.withLock { $0.statistics.waited += 1 }
-        let started = Date()
-        let mask = try runner.withLock { try $0.run(picture) }
-        keep(mask, frameIndex: frameIndex, seconds: Date().timeIntervalSince(started), size: picture.size)
+        try run(picture, frameIndex: frameIndex)
     }
 
     /// Runs the model on `picture` on the worker thread (live); the frames go on with the previous mask.
     func submit(_ picture: RGBThumbnail, frameIndex: Int) {
         state.withLock { $0.busy = true }
         queue.async { [self] in
-            let started = Date()
             do {
-                let mask = try runner.withLock { try $0.run(picture) }
-                keep(mask, frameIndex: frameIndex, seconds: Date().timeIntervalSince(started), size: picture.size)
+                try run(picture, frameIndex: frameIndex)
             } catch {
                 state.withLock { $0.error = "\(error)" }
             }
@@ -320,7 +316,11 @@ package final class SegmentationWorker: Sendable {
         }
     }
 
-    private func keep(_ new: SegmentationMask, frameIndex: Int, seconds: Double, size: Size) {
+    /// Runs the model and keeps its mask, blended with the previous one.
+    private func run(_ picture: RGBThumbnail, frameIndex: Int) throws {
+        let started = Date()
+        let new = try runner.withLock { try $0.run(picture) }
+        let seconds = Date().timeIntervalSince(started)
         state.withLock { s in
             var values = new.values
             if let previous = s.mask, previous.size == new.size, smoothing < 1 {
@@ -331,7 +331,7 @@ package final class SegmentationWorker: Sendable {
             s.statistics.masks += 1
             s.statistics.modelSeconds += seconds
             s.statistics.lastModelSeconds = seconds
-            s.statistics.inputSize = size
+            s.statistics.inputSize = picture.size
         }
     }
 

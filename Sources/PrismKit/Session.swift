@@ -203,7 +203,7 @@ public final class Session {
         self.options.encoder.bitDepth = colorPlan.bitDepth
         convertedColor = colorPlan.outputColor
         linearLight = colorPlan.linearLight
-        let graph = try userGraph.readingSource(through: orientation).readingSource(through: colorPlan.filters)
+        let graph = try userGraph.readingSource(through: colorPlan.filters + orientation.filters)
         framing = GraphFraming(orientation: orientation.filters, source: source.info, options: options,
                                outputColor: colorPlan.outputColor, bitDepth: colorPlan.bitDepth,
                                linearLight: colorPlan.linearLight,
@@ -230,18 +230,14 @@ public final class Session {
 
     /// The graph binder sessions and `prism` use: the built-in filters, shader files, and the images an
     /// ISF file imports (PNG, JPEG, PPM… read by libavcodec; a FIFO or device is refused, never read).
-    public static func binder() -> GraphBinder {
-        GraphBinder(imageLoader: { path in
+    /// `inputs`: the run's inputs (each name or nil, the first input first), which `[0]`…`[N-1]` and the
+    /// names read.
+    public static func binder(inputs: [String?] = [nil]) -> GraphBinder {
+        var binder = GraphBinder(imageLoader: { path in
             try RegularFile.check(path, what: "an image file")
             let image = try ImageFile.read(path: path)
             return (image.size, image.pixels)
         })
-    }
-
-    /// `binder()` for a run with these inputs (each name or nil, the first input first): `[0]`…`[N-1]` and
-    /// the names read them.
-    public static func binder(inputs: [String?]) -> GraphBinder {
-        var binder = binder()
         binder.inputs = inputs.isEmpty ? [nil] : inputs
         return binder
     }
@@ -259,7 +255,7 @@ public final class Session {
     @discardableResult
     public func write(to output: OutputSpec, stop: StopSignal = StopSignal(),
                       progress: (@Sendable (RunProgress) -> Void)? = nil) throws -> RunReport {
-        try engine(output: output).run(stop: stop, progress: progress)
+        try engine(outputs: [SessionOutput(output)]).run(stop: stop, progress: progress)
     }
 
     /// Every frame after the graph, packed in `format` and copied into memory the caller keeps, in order.
@@ -275,14 +271,10 @@ public final class Session {
         return FrameSequence(channel: channel, engine: engine)
     }
 
-    /// The engine for a run into `output`, for a caller that drives it (taps, `schedule`, `switchCamera`).
-    public func engine(output: OutputSpec, taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
-        try engine(outputs: [SessionOutput(output)], taps: taps, sideInputs: sideInputs)
-    }
-
-    /// The engine for a run into several outputs at once: every output gets every frame, except that a
-    /// network output beside others (or behind a live input) takes only the frames it keeps up with, so a
-    /// slow link never holds back the recording, and may be lost and reconnected, or given up, alone.
+    /// The engine for a run into `outputs`, for a caller that drives it (taps, `schedule`, `switchCamera`):
+    /// every output gets every frame, except that a network output beside others (or behind a live input)
+    /// takes only the frames it keeps up with, so a slow link never holds back the recording, and may be
+    /// lost and reconnected, or given up, alone.
     /// The first output drives progress and the report's frame count.
     public func engine(outputs: [SessionOutput], taps: [any FrameTap] = [], sideInputs: [any SideInput] = []) throws -> FrameEngine {
         guard !outputs.isEmpty else { throw InvalidRequest("a run needs an output") }
@@ -496,12 +488,12 @@ public final class Session {
         return configuration
     }
 
-    /// Every run's engine is made here, with the side inputs the options ask for (faces, the segmentation
-    /// mask) before the caller's.
     /// How many engines sessions have made in this process: every front end (`run`, `render`, `record`,
     /// `batch`, `dev`) builds through `makeEngine`, which a test checks by this count.
     package static let enginesMade = Atomic<Int>(0)
 
+    /// Every run's engine is made here, with the side inputs the options ask for (faces, the segmentation
+    /// mask) before the caller's.
     private func makeEngine(sinks: [any FrameSink], configuration: EngineConfiguration, taps: [any FrameTap],
                             sideInputs: [any SideInput], events: (@Sendable (EngineEvent) -> Void)? = nil) throws -> FrameEngine {
         guard let source else { throw InvalidRequest("this session has already run; make a new one for another run") }

@@ -26,8 +26,7 @@ public enum OutputSpec: Sendable, Equatable {
     /// under /dev/video, or another path to a character device of the video4linux major (81; a udev link
     /// such as /dev/v4l/by-id/…). Nothing is opened here: whether it is an output device is the sink's check.
     public static func virtualCameraPath(_ argument: String) -> String? {
-        if argument.hasPrefix("v4l2:") { return String(argument.dropFirst(5)) }
-        if argument.hasPrefix("/dev/video") { return argument }
+        if let path = InputSpec.cameraPath(argument) { return path }
         var info = stat()
         guard argument.hasPrefix("/"), stat(argument, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return nil }
         // glibc's major(): bits 8-19 and 32-63 of the device number (a macro Swift cannot call).

@@ -3,35 +3,20 @@ import PrismCore
 import PrismPipeline
 import Synchronization
 
-/// The frames of a running session as CPU memory, in order; iterate it once. The run's threads wait while
-/// `buffered` frames are waiting for the consumer; ending the iteration early (a `break`, a cancelled task)
-/// or dropping the sequence stops the run, and the iteration ends with the run's error if it failed.
-public final class FrameSequence: AsyncSequence, Sendable {
-    public typealias Element = Frame
-    private let run: SessionRun<Frame>
-    /// The run's report, once the sequence has ended.
-    public var report: RunReport? { run.channel.report }
-
-    init(channel: RunChannel<Frame>, engine: FrameEngine) { run = SessionRun(channel: channel, engine: engine) }
-
-    public func makeAsyncIterator() -> Iterator { Iterator(iteration: SessionRun.Iteration(run: run)) }
-
-    /// Stops the run (as a consumer that went away does); the iteration then ends.
-    public func cancel() { run.channel.cancel() }
-
-    /// The one iteration over the frames (the run lasts as long as it does).
-    public struct Iterator: AsyncIteratorProtocol {
-        let iteration: SessionRun<Frame>.Iteration
-        public mutating func next() async throws -> Frame? { try await iteration.next() }
-    }
-}
-
-/// A session's engine running on a thread of its own, feeding a channel; stopped when it goes.
-final class SessionRun<Element: Sendable>: Sendable {
+/// The elements of a running session, in order: `Session.frames()` (CPU memory) or `Session.textures()` (GL
+/// textures); iterate it once. The run's threads wait while the buffered elements wait for the consumer;
+/// ending the iteration early (a `break`, a cancelled task) or dropping the sequence stops the run, and the
+/// iteration ends with the run's error if it failed.
+public final class RunSequence<Element: Sendable>: AsyncSequence, Sendable {
     let channel: RunChannel<Element>
+    /// What lets an element go when the next one is asked for (a texture's hold).
+    private let release: @Sendable (Element) -> Void
+    /// The run's report, once the sequence has ended.
+    public var report: RunReport? { channel.report }
 
-    init(channel: RunChannel<Element>, engine: FrameEngine) {
+    init(channel: RunChannel<Element>, engine: FrameEngine, release: @escaping @Sendable (Element) -> Void = { _ in }) {
         self.channel = channel
+        self.release = release
         // The thread takes the only reference to the engine and lets it go before the sequence ends, so the
         // engine's teardown (its GPU context among it) is over when the consumer's loop is: a program that
         // exits right after its loop must not race the driver's teardown (heap corruption in exit handlers).
@@ -40,12 +25,29 @@ final class SessionRun<Element: Sendable>: Sendable {
 
     deinit { channel.cancel() }
 
+    public func makeAsyncIterator() -> Iterator { Iterator(iteration: Iteration(run: self)) }
+
+    /// Stops the run (as a consumer that went away does); the iteration then ends.
+    public func cancel() { channel.cancel() }
+
+    /// The one iteration over the elements (the run lasts as long as it does); asking for the next element
+    /// lets the current one go.
+    public struct Iterator: AsyncIteratorProtocol {
+        let iteration: Iteration
+        var current: Element?
+        public mutating func next() async throws -> Element? {
+            current.map(iteration.run.release)
+            current = try await iteration.next()
+            return current
+        }
+    }
+
     /// Lives as long as the loop's iterator, and keeps the run: a loop left early (`break`, an error,
     /// a cancelled task) stops it, whether or not the sequence is still held.
     final class Iteration: Sendable {
-        let run: SessionRun<Element>
+        let run: RunSequence<Element>
         var channel: RunChannel<Element> { run.channel }
-        init(run: SessionRun<Element>) { self.run = run }
+        init(run: RunSequence<Element>) { self.run = run }
         deinit { run.channel.cancel() }
 
         func next() async throws -> Element? {
@@ -57,6 +59,9 @@ final class SessionRun<Element: Sendable>: Sendable {
         }
     }
 }
+
+/// The frames of a running session as CPU memory (`Session.frames()`).
+public typealias FrameSequence = RunSequence<Frame>
 
 /// Elements from the run's threads to the consumer: at most `slots` waiting; the sender blocks (its
 /// own thread) when they are full, the receiver suspends (never blocks) when they are empty.

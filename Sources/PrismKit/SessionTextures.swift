@@ -13,7 +13,7 @@ extension Session {
         let channel = RunChannel<GPUFrame>(slots: 1)
         // The graph renders for its sinks: an RGBA one gives the texture (read back and dropped).
         let engine = try engine(sinks: [DiscardSink(format: .rgba)], taps: [TextureTap(channel: channel)])
-        return TextureSequence(channel: channel, engine: engine)
+        return TextureSequence(channel: channel, engine: engine) { $0.hold.release() }
     }
 }
 
@@ -45,32 +45,8 @@ public struct GPUFrame: Sendable {
     }
 }
 
-/// The frames of a running session as GL textures; iterate it once (see `Session.textures()`).
-public final class TextureSequence: AsyncSequence, Sendable {
-    public typealias Element = GPUFrame
-    private let run: SessionRun<GPUFrame>
-    /// The run's report, once the sequence has ended.
-    public var report: RunReport? { run.channel.report }
-
-    init(channel: RunChannel<GPUFrame>, engine: FrameEngine) { run = SessionRun(channel: channel, engine: engine) }
-
-    public func makeAsyncIterator() -> Iterator { Iterator(iteration: SessionRun.Iteration(run: run)) }
-
-    /// Stops the run (as a consumer that went away does); the iteration then ends.
-    public func cancel() { run.channel.cancel() }
-
-    /// The one iteration over the frames; asking for the next frame lets the current one go.
-    public struct Iterator: AsyncIteratorProtocol {
-        let iteration: SessionRun<GPUFrame>.Iteration
-        var current: GPUFrame.Hold?
-        public mutating func next() async throws -> GPUFrame? {
-            current?.release()
-            let frame = try await iteration.next()
-            current = frame?.hold
-            return frame
-        }
-    }
-}
+/// The frames of a running session as GL textures (see `Session.textures()`).
+public typealias TextureSequence = RunSequence<GPUFrame>
 
 /// On the GPU thread, in the engine's frame: hands the frame's texture to the consumer and serves its
 /// requests until it asks for the next frame (or goes).

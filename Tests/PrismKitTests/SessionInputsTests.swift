@@ -16,12 +16,6 @@ final class SessionInputsTests: XCTestCase {
         return options
     }
 
-    private func collect(_ sequence: FrameSequence) async throws -> [Frame] {
-        var frames: [Frame] = []
-        for try await frame in sequence { frames.append(frame) }
-        return frames
-    }
-
     private func pattern(offsetFrames: Int = 0, name: String? = nil) -> ExtraInput {
         ExtraInput(spec: SourceSpec(input: .pattern, size: Self.size, frameRate: Rational(30, 1)), name: name,
                    offset: MediaTime(value: Int64(offsetFrames), timescale: 30))

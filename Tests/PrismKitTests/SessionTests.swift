@@ -5,6 +5,9 @@ import PrismKit
 import PrismVision
 import TestFixtures
 
+/// Every frame of a run, to its end.
+func collect(_ sequence: FrameSequence) async throws -> [Frame] { try await sequence.reduce(into: []) { $0.append($1) } }
+
 /// `Session`, PrismKit's one-call API, on llvmpipe: frames as an `AsyncSequence` of CPU memory, `write(to:)`,
 /// the policies it carries (faces for a graph that draws them), and how a run ends when its consumer goes.
 final class SessionTests: XCTestCase {
@@ -16,12 +19,6 @@ final class SessionTests: XCTestCase {
         options.frameRate = Rational(30, 1)
         options.frameLimit = frames
         return options
-    }
-
-    func collect(_ sequence: FrameSequence) async throws -> [Frame] {
-        var frames: [Frame] = []
-        for try await frame in sequence { frames.append(frame) }
-        return frames
     }
 
     /// `invert` through a session against the same pattern frames unfiltered, inverted on the CPU.

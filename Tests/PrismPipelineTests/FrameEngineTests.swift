@@ -14,20 +14,9 @@ final class FrameEngineTests: XCTestCase {
     override func setUpWithError() throws { gpu = try GPUContext() }
     override func tearDown() { gpu = nil }
 
-    private func pattern(frames: Int) -> SourceSpec {
-        SourceSpec(input: .pattern, size: Self.size, frameRate: Rational(30, 1), patternFrames: frames)
-    }
-
-    /// An RGBA frame's pixels, row padding removed.
-    static func pixels(_ frame: ProcessedFrame) -> [UInt8] {
-        let (base, rowBytes) = frame.buffer.plane(0)
-        let width = frame.buffer.layout.size.width, height = frame.buffer.layout.size.height
-        var out: [UInt8] = []
-        out.reserveCapacity(width * height * 4)
-        for row in 0..<height {
-            out += UnsafeRawBufferPointer(start: base + row * rowBytes, count: width * 4)
-        }
-        return out
+    /// The moving pattern at `size`, 30 fps, `frames` long.
+    static func pattern(frames: Int) -> SourceSpec {
+        SourceSpec(input: .pattern, size: size, frameRate: Rational(30, 1), patternFrames: frames)
     }
 
     /// Collects what a sink receives, and how it ended.
@@ -54,7 +43,7 @@ final class FrameEngineTests: XCTestCase {
         func write(_ frame: ProcessedFrame) throws -> Bool {
             gate?.wait()
             if let failAt, frame.index == failAt { throw InvalidRequest("sink failed on purpose at \(failAt)") }
-            frames.append((frame.index, frame.pts, FrameEngineTests.pixels(frame)))
+            frames.append((frame.index, frame.pts, frame.buffer.rgbaImage().pixels))
             return true
         }
         func finish() throws { finished += 1 }
@@ -64,7 +53,7 @@ final class FrameEngineTests: XCTestCase {
     func testEveryFrameReachesEverySinkInOrderAndTheOutputIsTheFilteredInput() throws {
         let input = Recorder(point: .input)
         let output = Recorder()
-        let engine = try FrameEngine(source: pattern(frames: 12), graph: GraphBinder().bind("invert"),
+        let engine = try FrameEngine(source: Self.pattern(frames: 12), graph: GraphBinder().bind("invert"),
                                      sinks: [output, input], gpu: gpu)
         XCTAssertEqual(output.opened?.layout.size, Self.size)
         let report = try engine.run()
@@ -102,7 +91,7 @@ final class FrameEngineTests: XCTestCase {
             func finish() throws { finished = true }
         }
         let tap = Seen()
-        let engine = try FrameEngine(source: try pattern(frames: 5).open(), graph: FilterGraph(), sinks: [Recorder()],
+        let engine = try FrameEngine(source: try Self.pattern(frames: 5).open(), graph: FilterGraph(), sinks: [Recorder()],
                                      gpu: gpu, taps: [tap], sideInputs: [Regions()])
         _ = try engine.run()
         XCTAssertEqual(tap.regions, [0, 0.1, 0.2, 0.3, 0.4])
@@ -112,14 +101,14 @@ final class FrameEngineTests: XCTestCase {
     func testAGraphSwappedBetweenFramesAppliesFromOneFrameOn() throws {
         let input = Recorder(point: .input)
         let output = Recorder()
-        let engine = try FrameEngine(source: pattern(frames: 20), graph: GraphBinder().bind("invert"),
+        let engine = try FrameEngine(source: Self.pattern(frames: 20), graph: GraphBinder().bind("invert"),
                                      sinks: [output, input], gpu: gpu)
         final class SwapAtFive: FrameTap {
             func rendered(_ frame: RenderedFrame, control: EngineControl) throws {
                 if frame.index == 4 { try control.setGraph(FilterGraph()) }
             }
         }
-        let tapped = try FrameEngine(source: pattern(frames: 20), graph: GraphBinder().bind("invert"),
+        let tapped = try FrameEngine(source: Self.pattern(frames: 20), graph: GraphBinder().bind("invert"),
                                      sinks: [Recorder()], gpu: gpu, taps: [SwapAtFive()])
         _ = try tapped.run()
         // Through `schedule`, from another thread, as the preview server does.
@@ -141,7 +130,7 @@ final class FrameEngineTests: XCTestCase {
             }
         }
         let main = Recorder()
-        let engine = try FrameEngine(source: pattern(frames: 15), graph: GraphBinder().bind("mono"), sinks: [main],
+        let engine = try FrameEngine(source: Self.pattern(frames: 15), graph: GraphBinder().bind("mono"), sinks: [main],
                                      gpu: gpu, taps: [Attacher(late)])
         _ = try engine.run()
         XCTAssertEqual(main.frames.count, 15)
@@ -158,7 +147,7 @@ final class FrameEngineTests: XCTestCase {
         let good = Recorder()
         let bad = Recorder()
         bad.failAt = 3
-        let engine = try FrameEngine(source: pattern(frames: 40), graph: FilterGraph(), sinks: [good, bad], gpu: gpu)
+        let engine = try FrameEngine(source: Self.pattern(frames: 40), graph: FilterGraph(), sinks: [good, bad], gpu: gpu)
         XCTAssertThrowsError(try engine.run()) { error in
             XCTAssert("\(error)".contains("sink failed on purpose at 3"), "\(error)")
         }
@@ -180,7 +169,7 @@ final class FrameEngineTests: XCTestCase {
             func rendered(_ frame: RenderedFrame, control: EngineControl) throws {}
             func finish() throws { for _ in 0..<64 { gate.signal() } }
         }
-        let engine = try FrameEngine(source: pattern(frames: 30), graph: FilterGraph(), sinks: [all, slow], gpu: gpu,
+        let engine = try FrameEngine(source: Self.pattern(frames: 30), graph: FilterGraph(), sinks: [all, slow], gpu: gpu,
                                      taps: [OpenGate(gate)])
         _ = try engine.run()
         XCTAssertEqual(all.frames.count, 30)
@@ -189,7 +178,7 @@ final class FrameEngineTests: XCTestCase {
     }
 
     func testAnEngineRunsOnce() throws {
-        let engine = try FrameEngine(source: pattern(frames: 2), graph: FilterGraph(), sinks: [Recorder()], gpu: gpu)
+        let engine = try FrameEngine(source: Self.pattern(frames: 2), graph: FilterGraph(), sinks: [Recorder()], gpu: gpu)
         _ = try engine.run()
         XCTAssertThrowsError(try engine.run())
     }
@@ -201,7 +190,7 @@ final class FrameEngineTests: XCTestCase {
         let good = directory.appendingPathComponent("good.mp4").path
         let sinks: [any FrameSink] = [MovieSink(path: good, settings: VideoEncoderSettings()),
                                       MovieSink(path: "/nonexistent-dir/x.mp4", settings: VideoEncoderSettings())]
-        XCTAssertThrowsError(try FrameEngine(source: pattern(frames: 2), graph: FilterGraph(), sinks: sinks, gpu: gpu))
+        XCTAssertThrowsError(try FrameEngine(source: Self.pattern(frames: 2), graph: FilterGraph(), sinks: sinks, gpu: gpu))
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.path), [],
                        "the sink opened before the failing one left nothing")
     }

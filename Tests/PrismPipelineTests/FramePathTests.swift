@@ -12,7 +12,8 @@ final class FramePathTests: XCTestCase {
     override func setUpWithError() throws { gpu = try GPUContext() }
     override func tearDown() { gpu = nil }
 
-    private static func image(_ size: Size) -> RGBAImage {
+    /// A picture with a different red and green in every pixel.
+    static func image(_ size: Size) -> RGBAImage {
         var pixels = [UInt8](repeating: 255, count: size.pixelCount * 4)
         for i in 0..<size.pixelCount { pixels[4 * i] = UInt8(i % 251); pixels[4 * i + 1] = UInt8((i * 7) % 253) }
         return RGBAImage(size: size, pixels: pixels)
@@ -71,7 +72,6 @@ final class FramePathTests: XCTestCase {
         init(_ body: @escaping (ProcessedFrame) -> Bool) { self.body = body }
         var pixelFormat: PixelFormat { .rgba }
         var bufferCount: Int { 64 }
-        func open(_ stream: SinkStream) throws {}
         func write(_ frame: ProcessedFrame) throws -> Bool { body(frame) }
     }
 

@@ -25,10 +25,6 @@ final class ProgramReuseTests: XCTestCase {
         if let dir { try? FileManager.default.removeItem(at: dir) }
     }
 
-    private func pattern(frames: Int) -> SourceSpec {
-        SourceSpec(input: .pattern, size: Self.size, frameRate: Rational(30, 1), patternFrames: frames)
-    }
-
     /// Runs `body` after frame `index` rendered, on the GPU thread, as `prism dev` and `prism record` do
     /// their attaches and detaches; records the context's link count after each frame.
     final class Script: FrameTap {
@@ -53,7 +49,7 @@ final class ProgramReuseTests: XCTestCase {
         script.steps = [1: { try $0.attach(take1) }, 5: { try $0.detach(take1) }, 7: { try $0.attach(take2) },
                         10: { try $0.detach(take2) }]
         let before = gpu.programLinks
-        let engine = try FrameEngine(source: pattern(frames: 12), graph: GraphBinder().bind("invert, mono"),
+        let engine = try FrameEngine(source: FrameEngineTests.pattern(frames: 12), graph: GraphBinder().bind("invert, mono"),
                                      sinks: [preview], gpu: gpu, taps: [script])
         let cold = gpu.programLinks - before
         _ = try engine.run()
@@ -77,7 +73,7 @@ final class ProgramReuseTests: XCTestCase {
         let script = Script(gpu: gpu)
         script.steps = [2: { try $0.attach(photo1) }, 3: { try $0.detach(photo1) },
                         6: { try $0.attach(photo2) }, 7: { try $0.detach(photo2) }]
-        let engine = try FrameEngine(source: pattern(frames: 10), graph: GraphBinder().bind("invert, mono"),
+        let engine = try FrameEngine(source: FrameEngineTests.pattern(frames: 10), graph: GraphBinder().bind("invert, mono"),
                                      sinks: [movie], gpu: gpu, taps: [script])
         let report = try engine.run()
         XCTAssertEqual(report.framesOut, 10)
@@ -99,7 +95,7 @@ final class ProgramReuseTests: XCTestCase {
         let second = MovieSink(path: dir.appendingPathComponent("b.mkv").path, settings: VideoEncoderSettings(codec: .ffv1))
         let script = Script(gpu: gpu)
         script.steps = [1: { try $0.attach(first) }, 4: { try $0.detach(first) }, 6: { try $0.attach(second) }]
-        let engine = try FrameEngine(source: pattern(frames: 9), graph: GraphBinder().bind("noir, pixellate(4)"),
+        let engine = try FrameEngine(source: FrameEngineTests.pattern(frames: 9), graph: GraphBinder().bind("noir, pixellate(4)"),
                                      sinks: [preview], gpu: gpu, taps: [script])
         _ = try engine.run()
         let links = script.linksAfter

@@ -13,17 +13,11 @@ final class SegmentationGraphTests: XCTestCase {
     override func setUpWithError() throws { gpu = try GPUContext() }
     override func tearDown() { gpu = nil }
 
-    private static func image(_ size: Size) -> RGBAImage {
-        var pixels = [UInt8](repeating: 255, count: size.pixelCount * 4)
-        for i in 0..<size.pixelCount { pixels[4 * i] = UInt8(i % 251); pixels[4 * i + 1] = UInt8((i * 7) % 253); pixels[4 * i + 2] = 40 }
-        return RGBAImage(size: size, pixels: pixels)
-    }
-
     func testABackgroundGraphWithoutASegmentationSideInputIsRefused() throws {
         for (text, name) in [("background-blur(radius=8)", "background-blur"), ("background-replace(color=#ff0000)", "background-replace"),
                              ("segment-mask", "segment-mask")] {
-            let graph = try Binders.binderForTests().bind(text)
-            let source = try FrameListSource(image: Self.image(Size(width: 32, height: 24)))
+            let graph = try GraphBinder().bind(text)
+            let source = try FrameListSource(image: FramePathTests.image(Size(width: 32, height: 24)))
             XCTAssertThrowsError(try FrameEngine(source: source, graph: graph, sinks: [DiscardSink(format: .rgba)], gpu: gpu)) { error in
                 XCTAssertEqual("\(error)", "\(name) needs a segmentation model: give one with \(Setting.segmentModel) SEG.onnx (or model=SEG.onnx)")
             }
@@ -37,8 +31,8 @@ final class SegmentationGraphTests: XCTestCase {
         let values = (0..<maskSize.pixelCount).map { i -> Float in i % maskSize.width < maskSize.width / 2 ? 1 : 0 }
         var context = FrameContext()
         context.segmentation = SegmentationMask(size: maskSize, values: values, generation: 1)
-        let input = Self.image(size)
-        let output = try FrameEngine.renderStill(try Binders.binderForTests().bind("background-replace(color=#ff0000, feather=0)"),
+        let input = FramePathTests.image(size)
+        let output = try FrameEngine.renderStill(try GraphBinder().bind("background-replace(color=#ff0000, feather=0)"),
                                                  image: input, gpu: gpu, frame: context)
         for y in 0..<size.height {
             for x in 0..<size.width where abs(x - size.width / 2) > 4 {
@@ -49,12 +43,8 @@ final class SegmentationGraphTests: XCTestCase {
             }
         }
         // No mask yet (a live run before the model's first answer): all background.
-        let none = try FrameEngine.renderStill(try Binders.binderForTests().bind("background-replace(color=#ff0000)"),
+        let none = try FrameEngine.renderStill(try GraphBinder().bind("background-replace(color=#ff0000)"),
                                                image: input, gpu: gpu, frame: FrameContext())
         XCTAssertEqual(Array(none.pixels[0..<3]), [255, 0, 0])
     }
-}
-
-private enum Binders {
-    static func binderForTests() -> GraphBinder { GraphBinder() }
 }

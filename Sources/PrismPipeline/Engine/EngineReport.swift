@@ -16,10 +16,7 @@ public struct StageTimes: Sendable {
     /// No time recorded for any stage.
     public init() {}
 
-    mutating func add(_ stage: Stage, since start: UInt64) {
-        nanoseconds[stage, default: 0] += DispatchTime.now().uptimeNanoseconds - start
-        counts[stage, default: 0] += 1
-    }
+    mutating func add(_ stage: Stage, since start: UInt64) { add(stage, nanoseconds: Self.now() - start) }
 
     mutating func add(_ stage: Stage, nanoseconds value: UInt64, count: Int = 1) {
         nanoseconds[stage, default: 0] += value

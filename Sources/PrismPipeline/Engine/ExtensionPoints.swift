@@ -106,7 +106,7 @@ public final class EngineControl {
     init(stage: FramePath) { self.stage = stage }
 
     /// What the engine's GPU context runs on.
-    public var gpuInfo: GPUInfo { stage.gpuInfo }
+    public var gpuInfo: GPUInfo { stage.setup.gpuInfo }
     /// The graph running now.
     public var graph: FilterGraph { stage.graph }
     /// Its compiled form (pass labels, output size, `isStale`); nil while no sink takes the output.
@@ -122,7 +122,7 @@ public final class EngineControl {
     public func detach(_ sink: any FrameSink) throws { try stage.detach(sink) }
 
     /// Switches cameras between two frames (`FrameEngine.switchCamera`).
-    public func switchCamera(to path: String) { stage.requestCameraSwitch?(path) }
+    public func switchCamera(to path: String) { stage.setup.requestCameraSwitch?(path) }
 
     /// Frames skipped for a sink that takes the newest frames (no free buffer, or overtaken in its queue).
     public func skippedFrames(of sink: any FrameSink) -> Int { stage.outlet(of: sink)?.skipped ?? 0 }
@@ -134,12 +134,7 @@ public final class EngineControl {
         guard let timer = stage.timer else { return [] }
         timer.finish()
         let medians = timer.medianMilliseconds()
-        if reset, let renderer = stage.renderer, case .perPass(let preferQueries) = stage.timing {
-            let fresh = PassTimer(passCount: renderer.passCount, preferQueries: preferQueries,
-                                  extensions: stage.gpuInfo.extensions)
-            renderer.timer = fresh
-            stage.replaceTimer(fresh)
-        }
+        if reset { stage.restartTimer() }
         return medians
     }
 }

@@ -171,7 +171,7 @@ public final class FrameEngine: Sendable {
                 for sink in sinks { _ = try stage.attach(sink) }
             } catch {
                 // Sinks opened before the failing one leave nothing behind.
-                for outlet in registry.all { try? outlet.close(failed: true) }
+                for outlet in registry.all { _ = try? outlet.close(failed: true) }
                 stage.release()
                 throw error
             }
@@ -248,7 +248,7 @@ public final class FrameEngine: Sendable {
         let live = configuration.dropLateFrames ?? (sourceInfo.isLive || configuration.pacedToClock)
         let sourceStage = SourceStage(source: source, configuration: configuration, live: live, lookAheads: lookAheads,
                                       audioFeed: audioFeed, copiesAudio: configuration.copyAudio && audioTrack == nil,
-                                      pendingSwitch: pendingSwitch, announce: announce)
+                                      pendingSwitch: pendingSwitch, announce: Self.announcer(notes: notes, handler: eventHandler))
         let frames = sourceStage.frames
         let failure = FirstError()
         let started = StageTimes.now()
@@ -357,8 +357,6 @@ public final class FrameEngine: Sendable {
     }
 
     /// Tells the run's notes and its event handler.
-    private var announce: @Sendable (EngineEvent) -> Void { Self.announcer(notes: notes, handler: eventHandler) }
-
     private static func announcer(notes: Locked<[String]>, handler: (@Sendable (EngineEvent) -> Void)?)
         -> @Sendable (EngineEvent) -> Void {
         { event in

@@ -133,14 +133,7 @@ private struct SourceReading {
     let frames: BoundedQueue<TimedFrame>
     let lookAheads: [any LookAheadInput]
     /// Frames are numbered as the GPU thread will number them: in the order they are queued.
-    private var queued = 0
-
-    init(loop: SourceLoop, sound: TrackSound?, frames: BoundedQueue<TimedFrame>, lookAheads: [any LookAheadInput]) {
-        self.loop = loop
-        self.sound = sound
-        self.frames = frames
-        self.lookAheads = lookAheads
-    }
+    var queued = 0
 
     /// Queues frames whose sound is complete; false when the queue was cancelled.
     private mutating func push(_ ready: [TimedFrame]) throws -> Bool {

@@ -109,18 +109,8 @@ final class FramePath {
         var requestCameraSwitch: (@Sendable (String) -> Void)?
     }
 
-    /// What the context is (see `Setup.gpuInfo`).
-    let gpuInfo: GPUInfo
-    let strategy: ReadbackStrategy
-    let compileOptions: CompileOptions
-    let sizePolicy: SizeChangePolicy
-    let timing: PassTiming
-    /// A live run keeps what its sinks recorded when it fails.
-    let keepsOutputOnFailure: Bool
-    /// The colour the graph converts the output to (`EngineConfiguration.outputColor`); nil: the source's.
-    let outputColor: VideoColor?
-    /// What the run supplies besides the frames (see `Setup.sideData`).
-    let sideData: SideData
+    /// What the path was made with; `graph`, `source`, `taps` and `inputSizes` below are what they are now.
+    private(set) var setup: Setup
     static var noSoundReason: String {
         "this run decodes no sound (the input has no audio track and no \(Setting.audio) was given, "
             + "or the graph it started with had no audio inputs)"
@@ -140,21 +130,11 @@ final class FramePath {
     private var inputStages: [Int: InputStage] = [:]
     private(set) var timer: PassTimer?
     private var taps: [any FrameTap]
-    private let sideInputs: [any SideInput]
-    /// What the graph is compiled for.
-    private(set) var sourceFormat: PixelFormat
-    private(set) var sourceSize: Size
     private var sourceColorSpace: YUVColorSpace
-    /// The source as it is now (a camera switch changes its size and format).
+    /// The source as it is now, what the graph is compiled for (a camera switch changes its size and format).
     private var source: SourceInfo
     /// `.keepOutputSize`: the size every output keeps.
     private var keptOutputSize: Size?
-    /// What sinks are told besides the layout.
-    let frameRate: Rational?
-    let audio: AudioStreamInfo?
-    let pcm: PCMFormat?
-    let events: (@Sendable (EngineEvent) -> Void)?
-    let requestCameraSwitch: (@Sendable (String) -> Void)?
     /// Starts a sink's output thread; set while the engine runs, so sinks attached then start at once.
     var launch: ((SinkOutlet) -> Void)?
     /// Outlets a running engine must wait for (the run's thread joins them).
@@ -162,27 +142,12 @@ final class FramePath {
     var times = StageTimes()
 
     init(_ setup: Setup, registry: OutletRegistry) {
-        gpuInfo = setup.gpuInfo
+        self.setup = setup
         graph = setup.graph
         source = setup.source
-        strategy = setup.strategy
-        compileOptions = setup.compileOptions
-        sizePolicy = setup.sizePolicy
-        timing = setup.timing
-        frameRate = setup.frameRate
-        audio = setup.audio
-        pcm = setup.pcm
-        keepsOutputOnFailure = setup.keepsOutputOnFailure
-        outputColor = setup.outputColor
-        sideData = setup.sideData
         taps = setup.taps
-        sideInputs = setup.sideInputs
         inputSizes = setup.inputSizes
-        events = setup.events
-        requestCameraSwitch = setup.requestCameraSwitch
         self.registry = registry
-        sourceFormat = setup.source.pixelFormat
-        sourceSize = setup.source.size
         sourceColorSpace = setup.source.colorSpace
     }
 
@@ -193,18 +158,18 @@ final class FramePath {
     private func compile(_ graph: FilterGraph, formats: [PixelFormat]) throws -> GraphRenderer? {
         guard !formats.isEmpty else { return nil }
         try graph.setInputSizes(inputSizes)
-        return try GraphRenderer(graph: graph, sourceFormat: sourceFormat, sourceSize: sourceSize, sinks: formats,
-                                 options: compileOptions)
+        return try GraphRenderer(graph: graph, sourceFormat: source.pixelFormat, sourceSize: source.size, sinks: formats,
+                                 options: setup.compileOptions)
     }
 
     /// What a sink at `point` is told: the packing's Y'CbCr and the colour it is tagged with (the output's
     /// conversion, when the graph converts; the source's otherwise).
     private func stream(_ layout: PackedFrameLayout, at point: SinkPoint) -> SinkStream {
         var color = source.color
-        color.space = YUVColorSpace.packing(sourceFormat: sourceFormat, sourceColorSpace: sourceColorSpace,
+        color.space = YUVColorSpace.packing(sourceFormat: source.pixelFormat, sourceColorSpace: sourceColorSpace,
                                             outputSize: layout.size)
-        if case .output = point, let outputColor { color = outputColor }
-        return SinkStream(layout: layout, color: color, source: source, frameRate: frameRate, audio: audio, pcm: pcm)
+        if case .output = point, let outputColor = setup.outputColor { color = outputColor }
+        return SinkStream(layout: layout, color: color, source: source, frameRate: setup.frameRate, audio: setup.audio, pcm: setup.pcm)
     }
 
     /// Moves each channel to its layout in `renderer` and tells its sink (later frames have the new layout).
@@ -226,32 +191,36 @@ final class FramePath {
         try relayout(outputs, for: candidate)
         self.graph = graph
         renderer = candidate
-        if case .perPass(let preferQueries) = timing, let candidate {
-            if timer?.passCount != candidate.passCount {
-                timer = PassTimer(passCount: candidate.passCount, preferQueries: preferQueries, extensions: gpuInfo.extensions)
-            }
-            candidate.timer = timer
+        if case .perPass = setup.timing, let candidate {
+            if timer?.passCount == candidate.passCount { candidate.timer = timer } else { restartTimer() }
         } else {
             timer = nil
         }
     }
 
+    /// A new timer for the renderer's passes (under `.perPass` timing), counting from the next frame.
+    func restartTimer() {
+        guard let renderer, case .perPass(let preferQueries) = setup.timing else { return }
+        timer = PassTimer(passCount: renderer.passCount, preferQueries: preferQueries, extensions: setup.gpuInfo.extensions)
+        renderer.timer = timer
+    }
+
     /// Adds a sink (before the run, or between frames); opens it with its stream. Returns its outlet.
     func attach(_ sink: any FrameSink) throws -> SinkOutlet {
-        let outlet = SinkOutlet(sink, keepOnFailure: keepsOutputOnFailure)
+        let outlet = SinkOutlet(sink, keepOnFailure: setup.keepsOutputOnFailure)
         switch outlet.point {
         case .output:
             let candidate = try compile(graph, formats: outputFormats + [outlet.pixelFormat])!
             let layout = candidate.sinkLayouts.last!
-            if keptOutputSize == nil, sizePolicy == .keepOutputSize { keptOutputSize = layout.size }
+            if keptOutputSize == nil, setup.sizePolicy == .keepOutputSize { keptOutputSize = layout.size }
             try sink.open(stream(layout, at: .output))
-            outputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
+            outputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: setup.strategy))
             try install(candidate, graph: graph)
         case .input:
             let candidate = try compileInputRenderer(adding: outlet.pixelFormat)!
             let layout = candidate.sinkLayouts.last!
             try sink.open(stream(layout, at: .input))
-            inputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: strategy))
+            inputs.append(try ReadbackChannel(outlet: outlet, layout: layout, strategy: setup.strategy))
             inputRenderer = candidate
         }
         registry.add(outlet)
@@ -263,25 +232,19 @@ final class FramePath {
         (outputs + inputs).first { $0.outlet.sink.value === sink }?.outlet
     }
 
-    /// Removes a sink between frames: its frames in flight are delivered, then its own thread finishes it.
+    /// Removes a sink between frames: its frames in flight are delivered, then its own thread finishes it
+    /// and it leaves the graph as a sink that finished itself does.
     func detach(_ sink: any FrameSink) throws {
-        if let index = outputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
-            let channel = outputs.remove(at: index)
-            try channel.drain()
-            channel.outlet.finishItself()
-            try install(try compile(graph, formats: outputFormats), graph: graph)
-        } else if let index = inputs.firstIndex(where: { $0.outlet.sink.value === sink }) {
-            let channel = inputs.remove(at: index)
-            try channel.drain()
-            channel.outlet.finishItself()
-            inputRenderer = try compileInputRenderer()
-        }
+        guard let channel = (outputs + inputs).first(where: { $0.outlet.sink.value === sink }) else { return }
+        try channel.drain()
+        channel.outlet.finishItself()
+        try dropClosedOutlets()
     }
 
     /// Replaces the graph between frames; on failure the current one keeps running.
     func setGraph(_ graph: FilterGraph) throws {
         // A graph that reads side data the run lacks (sound, faces, the mask): refused, never fed nothing.
-        if let error = graph.missingSideDataError(supplied: sideData, noSound: Self.noSoundReason) { throw error }
+        if let error = graph.missingSideDataError(supplied: setup.sideData, noSound: Self.noSoundReason) { throw error }
         try install(try compile(graph, formats: outputFormats), graph: graph)
     }
 
@@ -303,15 +266,13 @@ final class FramePath {
 
     /// The input changed format or size: recompile for it, by the size policy.
     private func adapt(to format: PixelFormat, size: Size) throws {
-        let oldSize = renderer?.outputSize ?? sourceSize
+        let oldSize = renderer?.outputSize ?? source.size
         // The old renderers cannot draw frames of the new size: their targets go back to the context's
         // pool first, so the new ones take those that fit.
         (renderer, inputRenderer) = (nil, nil)
-        sourceFormat = format
-        sourceSize = size
         source.pixelFormat = format
         source.size = size
-        switch sizePolicy {
+        switch setup.sizePolicy {
         case .keepOutputSize:
             var candidate = try compile(graph, formats: outputFormats)
             let wanted = outputs.map(\.layout)
@@ -328,13 +289,13 @@ final class FramePath {
             do {
                 try install(try compile(graph, formats: outputFormats), graph: graph)
             } catch {
-                events?(.graphFallback(error: "\(error)"))
+                setup.events?(.graphFallback(error: "\(error)"))
                 try install(try compile(FilterGraph(), formats: outputFormats), graph: FilterGraph())
             }
         }
         inputRenderer = try compileInputRenderer()
         try relayout(inputs, for: inputRenderer)
-        events?(.inputChanged(format: format, size: size, outputFrom: oldSize, outputTo: renderer?.outputSize ?? size))
+        setup.events?(.inputChanged(format: format, size: size, outputFrom: oldSize, outputTo: renderer?.outputSize ?? size))
     }
 
     // MARK: Other inputs
@@ -381,7 +342,7 @@ final class FramePath {
             if stage == nil || stage!.format != frame.format || stage!.size != frame.size {
                 stage = nil
                 inputStages[slot.index] = nil
-                stage = try InputStage(format: frame.format, size: frame.size, options: compileOptions)
+                stage = try InputStage(format: frame.format, size: frame.size, options: setup.compileOptions)
                 inputStages[slot.index] = stage
             }
             let converter = stage!
@@ -403,7 +364,7 @@ final class FramePath {
                  control: EngineControl) throws {
         let frame = timed.frame
         try dropClosedOutlets()
-        if frame.format != sourceFormat || frame.size != sourceSize { try adapt(to: frame.format, size: frame.size) }
+        if frame.format != source.pixelFormat || frame.size != source.size { try adapt(to: frame.format, size: frame.size) }
         try present(shown)
         sourceColorSpace = frame.colorSpace
         var t0 = StageTimes.now()
@@ -411,10 +372,10 @@ final class FramePath {
                                                           colorSpace: frame.colorSpace, planes: frame.planes))
         times.add(.upload, since: t0)
         var context = FrameContext(time: time, timeDelta: timeDelta, frameIndex: index, audio: timed.audio)
-        context.frameRate = (frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
-        for input in sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
+        context.frameRate = (setup.frameRate ?? source.frameRate)?.doubleValue ?? 0  // ShaderToy's iFrameRate
+        for input in setup.sideInputs { try input.apply(to: &context, frame: timed, uploaded: uploaded, index: index) }
         // Blocks and blurs sized to the faces: a new size is a new graph, compiled before this frame is drawn.
-        if sideData.contains(.faceRegions), try graph.fitFaceSizedEffects(to: context.regions, frameSize: uploaded.size) { try recompile() }
+        if setup.sideData.contains(.faceRegions), try graph.fitFaceSizedEffects(to: context.regions, frameSize: uploaded.size) { try recompile() }
         if let renderer {
             t0 = StageTimes.now()
             try renderer.render(uploaded, context: context)
@@ -443,15 +404,13 @@ final class FramePath {
         for channel in outputs + inputs { try channel.drain() }
         times.add(.readback, nanoseconds: StageTimes.now() - t0, count: 0)
         for tap in taps { try tap.finish() }
-        for input in sideInputs { try input.finish() }
+        for input in setup.sideInputs { try input.finish() }
         if let timer {
             timer.finish()
             let total = timer.samples.reduce(UInt64(0)) { $0 + $1.reduce(0, +) }
             times.add(.filter, nanoseconds: total, count: timer.samples.first?.count ?? 0)
         }
     }
-
-    func replaceTimer(_ timer: PassTimer) { self.timer = timer }
 
     /// Releases every GL object of the run, on this thread.
     func release() {
@@ -464,6 +423,9 @@ final class FramePath {
         outputs.removeAll()
         inputs.removeAll()
         taps.removeAll()
+        // The graph and the taps it started with go here too, not wherever the path is dropped.
+        setup.graph = graph
+        setup.taps = []
     }
 
 }

@@ -117,6 +117,8 @@ extension FrameSink {
     public var bytesWritten: Int64? { nil }
     /// By default every frame written is in the output.
     public var framesInOutput: Int? { nil }
+    /// By default there is nothing to open.
+    public func open(_ stream: SinkStream) throws {}
     /// By default compressed audio is ignored.
     public func write(audio packet: AudioPacket) throws {}
     /// By default captured sound is ignored.

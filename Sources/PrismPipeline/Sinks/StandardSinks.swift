@@ -378,10 +378,8 @@ public final class StillImageSink: FrameSink {
         self.failed = failed
     }
 
-    /// Stills are made from RGBA frames.
+    /// Stills are made from RGBA frames (the file is written in `finish`).
     public var pixelFormat: PixelFormat { .rgba }
-    /// Nothing to open: the file is written in `finish`.
-    public func open(_ stream: SinkStream) throws {}
 
     /// Keeps the frame's pixels, replacing any earlier frame.
     public func write(_ frame: ProcessedFrame) throws -> Bool {
@@ -458,8 +456,6 @@ public final class RawSink: FrameSink {
         output = RawVideoSink(fileDescriptor: fileDescriptor, format: format)
     }
 
-    /// Nothing to open: frames go straight to the descriptor.
-    public func open(_ stream: SinkStream) throws {}
     /// False once the reader has gone (EPIPE): the run ends cleanly.
     public func write(_ frame: ProcessedFrame) throws -> Bool { try output.write(frame.buffer) }
 }
@@ -471,8 +467,6 @@ public final class DiscardSink: FrameSink {
     public let pixelFormat: PixelFormat
     /// A sink reading frames back as `format`.
     public init(format: PixelFormat) { pixelFormat = format }
-    /// Nothing to open.
-    public func open(_ stream: SinkStream) throws {}
     /// Drops the frame; always true.
     public func write(_ frame: ProcessedFrame) throws -> Bool { true }
 }

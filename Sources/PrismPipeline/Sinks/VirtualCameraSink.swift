@@ -44,23 +44,20 @@ public final class VirtualCameraSink: FrameSink {
     /// The engine never waits for a virtual camera.
     public var delivery: SinkDelivery { .newest }
 
-    /// Sets the device's format for the stream (VIDIOC_S_FMT, with its colour tags) and tells it the rate.
-    public func open(_ stream: SinkStream) throws {
-        try configure(stream)
-    }
 
     /// Follows a new output size (a camera switch): the device is set to it between frames. A device that
     /// cannot change (a reader holds its format) is finished instead, and the other outputs go on.
     public func reopen(_ stream: SinkStream) throws -> Bool {
         do {
-            try configure(stream)
+            try open(stream)
             return true
         } catch {
             return false
         }
     }
 
-    private func configure(_ stream: SinkStream) throws {
+    /// Sets the device's format for the stream (VIDIOC_S_FMT, with its colour tags) and tells it the rate.
+    public func open(_ stream: SinkStream) throws {
         let size = stream.layout.size
         let chosen = try device.configure(format, size: size, color: stream.color)
         // A driver may pad rows and say so; one that says nothing gets the tight layout.

@@ -17,8 +17,6 @@ package struct InputOrientation: Sendable, Equatable {
         self.mirrored = mirrored
     }
 
-    package var isIdentity: Bool { rotation.isUpright && !mirrored }
-
     /// The built-in filters that do it, in order.
     package var filters: [(name: String, parameters: [String: ParameterValue])] {
         var filters: [(String, [String: ParameterValue])] = []
@@ -29,14 +27,9 @@ package struct InputOrientation: Sendable, Equatable {
 }
 
 extension FilterGraph {
-    /// A new graph that reads the source through `orientation`'s remaps wherever this one read the source.
-    /// This graph's kernels move into the new one (use the result, not this graph, from now on).
-    package func readingSource(through orientation: InputOrientation) throws -> FilterGraph {
-        try readingSource(through: orientation.filters)
-    }
-
     /// A new graph that reads the source through these built-ins, in order, wherever this one read the
-    /// source (the kernels move as above).
+    /// source (the remaps of an `InputOrientation`, a colour conversion). This graph's kernels move into the
+    /// new one (use the result, not this graph, from now on).
     package func readingSource(through filters: [(name: String, parameters: [String: ParameterValue])]) throws -> FilterGraph {
         guard !filters.isEmpty else { return self }
         let result = FilterGraph()

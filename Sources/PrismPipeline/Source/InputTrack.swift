@@ -170,11 +170,7 @@ package final class InputTrack: Sendable {
         stopped.store(true, ordering: .releasing)
         queue.cancel()
         firstLiveFrame.signal()
-        let thread = reader.withLock { current -> WorkerThread? in
-            defer { current = nil }
-            return current
-        }
-        thread?.join()
+        reader.withLock { $0.take() }?.join()
     }
 
     /// What the input shows at `time` on the run's clock (from the first input's first frame), and whether
