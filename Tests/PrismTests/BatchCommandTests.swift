@@ -22,16 +22,7 @@ final class BatchCommandTests: XCTestCase {
         }
     }
 
-    private func writeManifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String {
-        let path = dir.path(name)
-        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
-
-    private func results(_ path: String) -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
+    private func writeManifest(_ lines: [String], name: String = "jobs.jsonl") throws -> String { try dir.writeLines(lines, name: name) }
 
     private func modificationDate(_ path: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date

@@ -21,11 +21,6 @@ final class BatchSlurmTests: XCTestCase {
         throw XCTSkip(problem)
     }
 
-    private func results(_ path: String) -> [[String: Any]] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
-        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-    }
-
     /// Waits until the cluster has no jobs left (at most `timeout` seconds).
     private func waitForQueue(_ environment: [String: String], timeout: TimeInterval = 240) throws {
         let deadline = Date().addingTimeInterval(timeout)

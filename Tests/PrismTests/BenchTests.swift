@@ -214,7 +214,6 @@ final class BenchTests: XCTestCase {
         }
         XCTAssertTrue(unmapped.message.contains("rotate"))
         XCTAssertEqual(BenchFFmpeg.rtime(in: "frame=   12 fps=0.0\nbench: utime=0.030s stime=0.010s rtime=0.125s\n"), 0.125)
-        XCTAssertEqual(BenchFFmpeg.frameCount(in: "frame=    7 fps=0.0 q=-0.0 Lsize=N/A"), 7)
         XCTAssertEqual(BenchMachine.driverVersion(glVersion: "OpenGL ES 3.2 Mesa 22.3.6"), "Mesa 22.3.6")
         XCTAssertEqual(BenchMachine.driverVersion(glVersion: "OpenGL ES 3.2 NVIDIA 550.54.14"), "NVIDIA 550.54.14")
 

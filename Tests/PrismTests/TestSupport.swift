@@ -21,6 +21,14 @@ final class ScratchDirectory {
     }
 }
 
+extension XCTestCase {
+    /// The objects of a JSON Lines file (a batch's results file), lines that are not one skipped.
+    func results(_ path: String) -> [[String: Any]] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+}
+
 /// The result of running a program.
 struct ProcessResult {
     var status: Int32

@@ -113,13 +113,7 @@ struct BatchJob: Sendable, Equatable {
     var fingerprint: String {
         var text = "input=\(input)\noutput=\(output)\n"
         for (key, value) in settings.arguments { text += "\(key)=\(value)\n" }
-        return String(Self.fnv1a(text), radix: 16)
-    }
-
-    private static func fnv1a(_ text: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return hash
+        return fnv1aHex(text.utf8)
     }
 
     /// The `prism run` options for this job, writing to `outputPath` (the batch's temporary name).

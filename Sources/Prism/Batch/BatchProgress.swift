@@ -194,10 +194,7 @@ final class BatchProgress: Sendable {
     }
 
     private func emit(_ event: BatchEvent) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var data = try? encoder.encode(event) else { return }
-        data.append(0x0A)
+        guard let data = try? JSONLines.line(event) else { return }
         // One write per event, so lines from several workers never interleave.
         state.withLock { _ in Self.write(data, to: .standardOutput) }
     }

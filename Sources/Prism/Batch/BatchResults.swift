@@ -44,14 +44,6 @@ struct BatchResult: Codable, Sendable, Equatable {
         guard finished >= started else { return "\"finished\" is before \"started\"" }
         return nil
     }
-
-    func line() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var data = try encoder.encode(self)
-        data.append(0x0A)
-        return data
-    }
 }
 
 /// A results file (JSON Lines) appended to one whole line per finished job.
@@ -76,7 +68,7 @@ final class BatchResultsFile: Sendable {
     deinit { descriptor.withLock { if $0 >= 0 { close($0) } } }
 
     func append(_ result: BatchResult) throws {
-        var data = try result.line()
+        var data = try JSONLines.line(result)
         try descriptor.withLock { fd in
             guard flock(fd, LOCK_EX) == 0 else { throw SystemError("flock", code: errno, context: path) }
             defer { flock(fd, LOCK_UN) }

@@ -49,7 +49,7 @@ struct SlurmScript {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Single-quoted for the shell unless plainly safe.
+    /// Single-quoted for the shell unless plainly safe (the script's words, and the commands `prism bench` prints).
     static func quote(_ word: String) -> String {
         let safe = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,@%+")
         if !word.isEmpty, word.unicodeScalars.allSatisfy({ safe.contains($0) }) { return word }
@@ -86,8 +86,9 @@ struct SlurmScript {
         return id
     }
 
-    static func which(_ name: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+    /// `name`'s executable in the first directory of `searchPath` (colon-separated) that has one.
+    static func which(_ name: String, searchPath: String = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin") -> String? {
+        for directory in searchPath.split(separator: ":") {
             let candidate = "\(directory)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }

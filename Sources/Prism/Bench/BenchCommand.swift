@@ -125,7 +125,7 @@ struct BenchCommand: PrismCommand {
         } else if scanner.isGiven(Key.rows.spec) {
             throw UsageError("--rows chooses rows of --suite")
         }
-        options.commandLine = (["prism", "bench"] + arguments).map(Self.quoted).joined(separator: " ")
+        options.commandLine = (["prism", "bench"] + arguments).map(SlurmScript.quote).joined(separator: " ")
         try scanner.checkAllUsed()
     }
 
@@ -149,10 +149,6 @@ struct BenchCommand: PrismCommand {
             options.sizes = options.userClip != nil ? [] : (options.quick ? [Size(width: 320, height: 180)]
                 : ["720p", "1080p"].compactMap { Size(parsing: $0) })
         }
-    }
-
-    static func quoted(_ word: String) -> String {
-        word.allSatisfy { $0.isLetter || $0.isNumber || "-_=./,:".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     func execute() throws -> Int32 {

@@ -8,9 +8,18 @@ import PrismVision
 /// The end-to-end rows: `prism run`'s own job on the bench's clip (h264 out, and raw frames discarded), and
 /// `prism bench CLIP`'s run of the user's clip with their encoder settings.
 extension BenchRunner {
-    /// One end-to-end run through the engine, and the face detector's figures when the graph draws faces.
-    private func runJob(clip: Clip, output: OutputSpec) throws -> (report: RunReport, faces: FaceDetectorStatistics?) {
-        try runJob(input: clip.path, output: output, encoder: VideoEncoderSettings(codec: .h264, preset: "ultrafast"))
+    /// `endToEndRuns` runs of the bench's clip through the engine into `output`: each run's fps, the frames the
+    /// last one wrote, and the face detector's figures of each run when the graph draws faces.
+    private func runJobs(clip: Clip, output: OutputSpec) throws -> (fps: [Double], frames: Int, faces: [FaceDetectorStatistics]) {
+        var runs: (fps: [Double], frames: Int, faces: [FaceDetectorStatistics]) = ([], 0, [])
+        for _ in 0..<options.endToEndRuns {
+            let (report, detector) = try runJob(input: clip.path, output: output,
+                                                encoder: VideoEncoderSettings(codec: .h264, preset: "ultrafast"))
+            runs.fps.append(report.fps)
+            runs.frames = report.framesOut
+            if let detector { runs.faces.append(detector) }
+        }
+        return runs
     }
 
     /// `prism run INPUT` with the bench's graph, quiet, on the bench's GPU context.
@@ -33,15 +42,7 @@ extension BenchRunner {
         var rows: [BenchRow] = []
         var verifications: [BenchVerification] = []
         let moviePath = directory + "/e2e-\(size).mp4"
-        var fps: [Double] = []
-        var frames = 0
-        var faces: [FaceDetectorStatistics] = []
-        for _ in 0..<options.endToEndRuns {
-            let (report, detector) = try runJob(clip: clip, output: .movie(moviePath))
-            fps.append(report.fps)
-            frames = report.framesOut
-            if let detector { faces.append(detector) }
-        }
+        let (fps, frames, faces) = try runJobs(clip: clip, output: .movie(moviePath))
         // The encoded output must hold every frame, and the frames the graph makes.
         let inspected = try MediaInspector.inspect(moviePath)
         var passed = inspected.videoFrameCount == clip.frames && frames == clip.frames
@@ -57,7 +58,7 @@ extension BenchRunner {
         if let worst { details.append("worst decoded frame against the verified GPU output: " + worst.summary) }
         verifications.append(BenchVerification(
             what: "end to end, h264 output", against: "the verified GPU output of the same frames", comparison: worst,
-            checksum: (try? Data(contentsOf: URL(fileURLWithPath: moviePath))).map { benchChecksum(Array($0.prefix(1 << 20))) } ?? "",
+            checksum: (try? Data(contentsOf: URL(fileURLWithPath: moviePath))).map { fnv1aHex(Array($0.prefix(1 << 20))) } ?? "",
             passed: passed, detail: details.joined(separator: "; ") + (passed ? "" : " — FAILED (needs 30 dB and every frame)")))
         try? FileManager.default.removeItem(atPath: moviePath)
         var row = BenchRow(id: "e2e.h264.ultrafast", stage: "end-to-end", label: "end to end → libx264 ultrafast .mp4",
@@ -72,13 +73,7 @@ extension BenchRunner {
             rows.append(detector)
         }
 
-        var discardFPS: [Double] = []
-        var discardFrames = 0
-        for _ in 0..<options.endToEndRuns {
-            let report = try runJob(clip: clip, output: .discard(.yuv420p)).report
-            discardFPS.append(report.fps)
-            discardFrames = report.framesOut
-        }
+        let (discardFPS, discardFrames, _) = try runJobs(clip: clip, output: .discard(.yuv420p))
         let counted = discardFrames == clip.frames
         var discard = BenchRow(id: "e2e.discard", stage: "end-to-end", label: "end to end → raw yuv420p, discarded",
                                prism: try figure(discardFPS.map { 1000 / $0 }, "end to end (discard)"), comparison: "",

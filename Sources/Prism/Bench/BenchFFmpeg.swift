@@ -20,16 +20,10 @@ struct BenchFFmpeg {
 
     /// `ffmpeg` on `searchPath` (PATH when nil), or an explicit executable.
     static func locate(explicit: String?, searchPath: String?) -> String? {
-        let manager = FileManager.default
-        if let explicit {
-            return manager.isExecutableFile(atPath: explicit) ? explicit : nil
+        guard let explicit else {
+            return SlurmScript.which("ffmpeg", searchPath: searchPath ?? ProcessInfo.processInfo.environment["PATH"] ?? "")
         }
-        let path = searchPath ?? ProcessInfo.processInfo.environment["PATH"] ?? ""
-        for directory in path.split(separator: ":") where !directory.isEmpty {
-            let candidate = String(directory) + "/ffmpeg"
-            if manager.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
+        return FileManager.default.isExecutableFile(atPath: explicit) ? explicit : nil
     }
 
     func version() -> String? {
@@ -38,23 +32,16 @@ struct BenchFFmpeg {
         return first.isEmpty ? nil : first
     }
 
-    struct Timing {
-        /// Seconds of transcoding: `-benchmark`'s rtime when printed, else the subprocess's wall time.
-        var seconds: Double
-        var wallSeconds: Double
-        var frames: Int?
-    }
-
-    /// Runs ffmpeg with `arguments` (after `-hide_banner -nostdin -y -benchmark`); throws on failure with
-    /// the last lines of its stderr.
-    func time(_ arguments: [String]) throws -> Timing {
+    /// Runs ffmpeg with `arguments` (after `-hide_banner -nostdin -y -benchmark`); the seconds of transcoding,
+    /// `-benchmark`'s rtime when printed, else the subprocess's wall time. Throws on failure with the last
+    /// lines of its stderr.
+    func time(_ arguments: [String]) throws -> Double {
         let result = try run(["-hide_banner", "-nostdin", "-y", "-benchmark"] + arguments, captureStdout: false)
         guard result.status == 0 else {
             let tail = result.output.split(separator: "\n").suffix(3).joined(separator: " | ")
             throw BenchError("ffmpeg \(arguments.joined(separator: " ")) exited with \(result.status): \(tail)")
         }
-        return Timing(seconds: Self.rtime(in: result.output) ?? result.wall, wallSeconds: result.wall,
-                      frames: Self.frameCount(in: result.output))
+        return Self.rtime(in: result.output) ?? result.wall
     }
 
     /// `bench: utime=0.1s stime=0.0s rtime=0.25s` → 0.25.
@@ -62,13 +49,6 @@ struct BenchFFmpeg {
         guard let range = text.range(of: "rtime=", options: .backwards) else { return nil }
         let number = text[range.upperBound...].prefix { $0.isNumber || $0 == "." }
         return Double(number).flatMap { $0 > 0 ? $0 : nil }
-    }
-
-    /// The last `frame=   60` of ffmpeg's progress.
-    static func frameCount(in text: String) -> Int? {
-        guard let range = text.range(of: "frame=", options: .backwards) else { return nil }
-        let rest = text[range.upperBound...].drop { $0 == " " }
-        return Int(rest.prefix { $0.isNumber })
     }
 
     private func run(_ arguments: [String], captureStdout: Bool) throws -> (status: Int32, output: String, wall: Double) {

@@ -6,34 +6,33 @@ extension BenchRunner {
     /// Times FFmpeg on the same clip and puts its figure (or why there is none) beside each row.
     func compare(_ rows: inout [BenchRow], ffmpeg: BenchFFmpeg, size: Size, clip: Clip) throws {
         let runs = options.endToEndRuns
-        func perFrame(_ arguments: [String]) throws -> (figure: BenchFigure, frames: Int?) {
-            var values: [Double] = []
-            var frames: Int?
-            for _ in 0..<runs {
-                let timing = try ffmpeg.time(arguments)
-                frames = timing.frames
-                values.append(timing.seconds * 1000 / Double(clip.frames))
-            }
-            return (try figure(values, "ffmpeg"), frames)
+        /// One run's milliseconds per frame of the clip.
+        func msPerFrame(_ arguments: [String]) throws -> Double {
+            try ffmpeg.time(arguments) * 1000 / Double(clip.frames)
+        }
+        func perFrame(_ arguments: [String]) throws -> BenchFigure {
+            try figure((0..<runs).map { _ in try msPerFrame(arguments) }, "ffmpeg")
         }
         let output = directory + "/ffmpeg-\(size).mp4"
         let input = ["-i", clip.path, "-map", "0:v"]
-        let decode = try perFrame(input + ["-f", "null", "-"])
+        let decodeOnly = input + ["-f", "null", "-"]
+        let decode = try perFrame(decodeOnly)
         var results: [String: (BenchFigure, String)] = [
-            "decode": (decode.figure, "ffmpeg -i clip.mkv -f null - (its rtime includes opening the file and decoder)"),
+            "decode": (decode, "ffmpeg -i clip.mkv -f null - (its rtime includes opening the file and decoder)"),
         ]
         if let chain = ffmpegInfo.filterChain {
-            let filtered = try perFrame(input + ["-vf", chain, "-f", "null", "-"])
-            results["e2e.discard"] = (filtered.figure, "ffmpeg -i clip.mkv -vf '\(chain)' -f null -")
+            let chainOnly = input + ["-vf", chain, "-f", "null", "-"]
+            let filtered = try perFrame(chainOnly)
+            results["e2e.discard"] = (filtered, "ffmpeg -i clip.mkv -vf '\(chain)' -f null -")
             let encoded = try perFrame(input + ["-vf", chain, "-c:v", "libx264", "-preset", "ultrafast", output])
-            results["e2e.h264.ultrafast"] = (encoded.figure, "ffmpeg -i clip.mkv -vf '\(chain)' -c:v libx264 -preset ultrafast out.mp4")
+            results["e2e.h264.ultrafast"] = (encoded, "ffmpeg -i clip.mkv -vf '\(chain)' -c:v libx264 -preset ultrafast out.mp4")
             // The filter chain alone: with the chain minus without it (same decode, same null output). The
             // two runs alternate a few times and the fastest of each counts, so a busy moment on the machine
             // cannot make the difference vanish (at small sizes the chain costs less than one load spike).
-            var withChain: [Double] = [filtered.figure.medianMs], without: [Double] = [decode.figure.medianMs]
+            var withChain: [Double] = [filtered.medianMs], without: [Double] = [decode.medianMs]
             for _ in 0..<max(0, 3 - runs) {
-                without.append(try ffmpeg.time(input + ["-f", "null", "-"]).seconds * 1000 / Double(clip.frames))
-                withChain.append(try ffmpeg.time(input + ["-vf", chain, "-f", "null", "-"]).seconds * 1000 / Double(clip.frames))
+                without.append(try msPerFrame(decodeOnly))
+                withChain.append(try msPerFrame(chainOnly))
             }
             let difference = withChain.min()! - without.min()!
             if difference > 0.001, let chainFigure = BenchFigure(milliseconds: [difference]) {
@@ -47,8 +46,7 @@ extension BenchRunner {
             let preset = String(parts[2])
             var arguments = raw + ["-c:v", encoder, "-preset", preset]
             if encoder == "libx265" { arguments += ["-x265-params", "log-level=error"] }
-            let encoded = try perFrame(arguments + [output])
-            results[rows[index].id] = (encoded.figure, "ffmpeg -f rawvideo … -c:v \(encoder) -preset \(preset) out.mp4 (raw frames in)")
+            results[rows[index].id] = (try perFrame(arguments + [output]), "ffmpeg -f rawvideo … -c:v \(encoder) -preset \(preset) out.mp4 (raw frames in)")
         }
         try? FileManager.default.removeItem(atPath: output)
         for index in rows.indices {

@@ -335,7 +335,7 @@ extension BenchRunner {
                 result.verifications.append(BenchVerification(
                     what: "graph on clip frame \(check.index)", against: "PBO readback",
                     comparison: BenchComparison(output, pbo[offset], size: size),
-                    checksum: benchChecksum(output), passed: false, detail: "sync and PBO readbacks of the same frame differ"))
+                    checksum: fnv1aHex(output), passed: false, detail: "sync and PBO readbacks of the same frame differ"))
                 continue
             }
             result.verifications.append(verifyGraph(output, frame: check, size: size, colorSpace: clip.colorSpace,
@@ -352,7 +352,7 @@ extension BenchRunner {
                     : "yuv420p → RGB → yuv420p round trip, frame \(check.index)",
                 against: identityStaysInYUV ? "the input planes"
                     : "CPU reference of the conversions (chroma up- then down-sampled)",
-                comparison: comparison, checksum: benchChecksum(roundTrip), passed: passed, detail: comparison.summary))
+                comparison: comparison, checksum: fnv1aHex(roundTrip), passed: passed, detail: comparison.summary))
         }
     }
 
@@ -362,7 +362,7 @@ extension BenchRunner {
                              colorSpace: YUVColorSpace, graph: FilterGraph,
                              reference: Result<BenchReference, BenchError>, staysInYUV: Bool,
                              again: [UInt8]?) -> BenchVerification {
-        let checksum = benchChecksum(output)
+        let checksum = fnv1aHex(output)
         let what = "graph on clip frame \(check.index)"
         switch reference {
         case .success(let reference):

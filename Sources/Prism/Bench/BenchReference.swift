@@ -260,8 +260,8 @@ struct BenchComparison: Codable, Sendable {
     }
 }
 
-/// FNV-1a, 64 bits: a checksum to print beside verified frames.
-func benchChecksum(_ bytes: [UInt8]) -> String {
+/// FNV-1a, 64 bits, in hexadecimal: a checksum to print beside verified frames, and a batch job's fingerprint.
+func fnv1aHex(_ bytes: some Sequence<UInt8>) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
     return String(hash, radix: 16)

@@ -20,8 +20,6 @@ final class BenchRunner {
     var failures: [String] = []
     private(set) var ffmpeg: BenchFFmpeg?
     var ffmpegInfo: BenchFFmpegInfo
-    private var timerMethod = ""
-    private var timerNote = ""
     let loadAtStart = BenchMachine.loadAverage()
 
     init(options: BenchOptions, log: @escaping (String) -> Void = { _ in }) throws {
@@ -77,11 +75,9 @@ final class BenchRunner {
         }
         var methods: [String] = []
         for size in sizes where !methods.contains(size.timerMethod) { methods.append(size.timerMethod) }
-        timerMethod = methods.joined(separator: " / ")
-        timerNote = sizes.map { "\($0.name): \($0.timerNote)" }.joined(separator: "; ")
         let header = BenchMachine.header(info: context.info, command: options.commandLine, loadAverage: loadAtStart,
-                                         timerMethod: timerMethod,
-                                         timerNote: timerNote)
+                                         timerMethod: methods.joined(separator: " / "),
+                                         timerNote: sizes.map { "\($0.name): \($0.timerNote)" }.joined(separator: "; "))
         return BenchResult(header: header, graph: options.filter + (options.fuse ? "" : " (unfused: one pass per filter)")
                                + (options.yuvRoute ? "" : " (R'G'B' route only)"),
                            quick: options.quick, warmup: options.warmup,

@@ -32,11 +32,6 @@ struct BenchFigure: Codable, Sendable, Equatable {
         fps = median > 0 ? 1000 / median : 0
     }
 
-    /// A figure from frames-per-second samples (whole runs), converted to ms per frame.
-    init?(fpsSamples: [Double]) {
-        self.init(milliseconds: fpsSamples.filter { $0 > 0 }.map { 1000 / $0 })
-    }
-
     /// The median of sorted, non-empty values.
     static func median(_ sorted: [Double]) -> Double {
         let n = sorted.count

@@ -4,23 +4,14 @@ import PrismKit
 import PrismMedia
 
 /// Runs the suite's rows on one clip.
-final class BenchSuiteRunner {
+struct BenchSuiteRunner {
     let prism: String
     let ffmpeg: String?
     let runs: Int
     let directory: String
     /// Options passed on to every `prism run` (--gpu, --no-fuse, --rgb-route).
     let prismOptions: [String]
-    private let log: (String) -> Void
-
-    init(prism: String, ffmpeg: String?, runs: Int, directory: String, prismOptions: [String], log: @escaping (String) -> Void) {
-        self.prism = prism
-        self.ffmpeg = ffmpeg
-        self.runs = runs
-        self.directory = directory
-        self.prismOptions = prismOptions
-        self.log = log
-    }
+    let log: (String) -> Void
 
     /// The rows `rows` on the clip at `path`; `name` and `description` head its section of the table.
     func run(clip path: String, name: String, description: String, rows: [String]) throws -> BenchSuiteClip {
@@ -85,8 +76,8 @@ final class BenchSuiteRunner {
         }
         let prismMedian = BenchFigure.median(prismSeconds.sorted())
         let ffmpegMedian = ffmpegSeconds.isEmpty ? nil : BenchFigure.median(ffmpegSeconds.sorted())
-        let quotedPrism = (["prism"] + prismArguments).map(BenchCommand.quoted).joined(separator: " ")
-        let quotedFFmpeg = (["ffmpeg"] + ffmpegArguments).map(BenchCommand.quoted).joined(separator: " ")
+        let quotedPrism = (["prism"] + prismArguments).map(SlurmScript.quote).joined(separator: " ")
+        let quotedFFmpeg = (["ffmpeg"] + ffmpegArguments).map(SlurmScript.quote).joined(separator: " ")
         return BenchSuiteRow(
             id: id, label: plan.label, prismCommand: quotedPrism, ffmpegFilter: plan.ffmpegFilter,
             ffmpegCommand: quotedFFmpeg, ffmpegTimed: plan.ffmpegTimed,
@@ -105,7 +96,7 @@ final class BenchSuiteRunner {
         let start = benchNow()
         let child = try BenchChild(executable, arguments, directory: directory, stdoutToPipe: false)
         let status = child.wait()
-        let seconds = Double(benchNow() - start) / 1e9
+        let seconds = benchMilliseconds(since: start) / 1000
         try child.check(status)
         return seconds
     }

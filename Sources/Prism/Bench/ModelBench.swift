@@ -24,7 +24,8 @@ struct ModelBench {
 
     struct Row: Encodable {
         var network: String
-        var size: Size
+        var width: Int
+        var height: Int
         var native: Bool
         var half: Double?
         var float: Double?
@@ -37,32 +38,32 @@ struct ModelBench {
         var weightBytes: Int?
         var note = ""
 
+        init(network: String, size: Size, native: Bool) {
+            self.network = network
+            (width, height) = (size.width, size.height)
+            self.native = native
+        }
+
+        var size: Size { Size(width: width, height: height) }
+
         enum CodingKeys: String, CodingKey {
             case network, width, height, native, half, float, dnn, note
             case targetBytesUnshared = "target_bytes_unshared", targetBytes = "target_bytes", floatTargetBytes = "float_target_bytes"
             case weightBytes = "weight_bytes"
         }
-
-        func encode(to encoder: Encoder) throws {
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(network, forKey: .network)
-            try c.encode(size.width, forKey: .width)
-            try c.encode(size.height, forKey: .height)
-            try c.encode(native, forKey: .native)
-            try c.encodeIfPresent(half, forKey: .half)
-            try c.encodeIfPresent(float, forKey: .float)
-            try c.encodeIfPresent(dnn, forKey: .dnn)
-            try c.encodeIfPresent(targetBytesUnshared, forKey: .targetBytesUnshared)
-            try c.encodeIfPresent(targetBytes, forKey: .targetBytes)
-            try c.encodeIfPresent(floatTargetBytes, forKey: .floatTargetBytes)
-            try c.encodeIfPresent(weightBytes, forKey: .weightBytes)
-            try c.encode(note, forKey: .note)
-        }
     }
 
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? .nan : sorted[sorted.count / 2]
+    /// The upper median of `body`'s wall milliseconds over `samples` runs, after one untimed run (warm-up; on the
+    /// GPU it also compiles).
+    func medianMilliseconds(_ body: () throws -> Void) rethrows -> Double {
+        var times: [Double] = []
+        for index in 0...samples {
+            let started = Date()
+            try body()
+            if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
+        }
+        times.sort()
+        return times.isEmpty ? .nan : times[times.count / 2]
     }
 
     /// A deterministic picture with edges and gradients (the figures do not depend on the content).
@@ -132,13 +133,9 @@ struct ModelBench {
     func dnnMilliseconds(_ cpu: DNNNetwork, channels: Int, size: Size, note: inout String) -> Double? {
         let input = [Float](repeating: 0.5, count: channels * size.pixelCount)
         do {
-            var times: [Double] = []
-            for index in 0...samples {   // the first is warm-up
-                let started = Date()
+            return try medianMilliseconds {
                 _ = try cpu.forward(input, channels: channels, size: size, capacity: size.pixelCount * 64)
-                if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
             }
-            return Self.median(times)
         } catch {
             note += (note.isEmpty ? "" : "; ") + "OpenCV DNN: \(error)"
             return nil
@@ -157,15 +154,12 @@ struct ModelBench {
             let renderer = try GraphRenderer(graph: graph, sourceFormat: .rgba, sourceSize: size, sinks: [.rgba])
             let uploaded = try UploadedFrame.rgba(rgba, size: size)
             context.finish()
-            var times: [Double] = []
-            for index in 0...samples {   // the first compiles and warms up
-                let started = Date()
+            let ms = try medianMilliseconds {
                 try renderer.render(uploaded, context: FrameContext())
                 context.finish()
-                if index > 0 { times.append(Date().timeIntervalSince(started) * 1000) }
             }
             let weights = (graph.nodes.first?.kernel as? NetworkKernel)?.program.weights.count ?? 0
-            return (Self.median(times), renderer.targetBytes, unsharedBytes, ((weights + 2047) / 2048) * 2048 * 16)
+            return (ms, renderer.targetBytes, unsharedBytes, ((weights + 2047) / 2048) * 2048 * 16)
         }
     }
 
