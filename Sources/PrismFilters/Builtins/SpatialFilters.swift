@@ -270,10 +270,10 @@ final class BlurKernel: ParameterizedKernel {
         return code
     }
 
-    /// `value` as a GLSL float literal (always with a point or an exponent).
+    /// `value` as a GLSL float literal (always with a point or an exponent; "inf" and "nan" as printed).
     static func glsl(_ value: Double) -> String {
         let text = String(format: "%.9g", value)
-        return text.contains(".") || text.contains("e") ? text : text + ".0"
+        return text.contains(".") || text.contains("e") || text.contains("n") ? text : text + ".0"
     }
 
     var textureInputs: Set<Int> { sigma > 0 ? [0] : [] }

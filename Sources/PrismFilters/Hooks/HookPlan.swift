@@ -271,7 +271,7 @@ private struct HookPlanBuilder {
     /// hook environment, and `prism_image_NAME` is the position of this pixel in it, placed by its rect.
     private mutating func own(_ label: String, size: Size, reads: [(String, Named)], body: String) -> Named {
         let source = environment(binds: reads, outputSize: size, compute: nil, hooked: nil)
-            + "vec4 hook() {\n" + body + "\n}\n" + fragmentMain(reads.map(\.0), outputSize: size)
+            + "vec4 hook() {\n" + body + "\n}\n" + hookMain(reads.map(\.0), compute: false)
         plan.steps.append(.init(label: label, size: size, compute: nil, main: source, lineMap: ShaderLineMap(origins: []), pass: nil))
         return Named(texture: .step(plan.steps.count - 1), size: size, rect: .whole(size))
     }
@@ -409,7 +409,7 @@ private struct HookPlanBuilder {
             origins.append(.init(file: file.path, line: pass.bodyLine + offset, columnsExact: true))
         }
         text += pass.body + "\n"
-        text += compute == nil ? fragmentMain(binds.map(\.0), outputSize: size) : computeMain(binds.map(\.0), outputSize: size)
+        text += hookMain(binds.map(\.0), compute: compute != nil)
         let label = "\((file.path as NSString).lastPathComponent):\(pass.line) \(pass.description)"
         plan.steps.append(.init(label: label, size: size, compute: compute, main: text, lineMap: ShaderLineMap(origins: origins),
                                 pass: (fileIndex, passIndex)))
@@ -421,17 +421,12 @@ private struct HookPlanBuilder {
 
     // MARK: GLSL
 
-    private static func glslFloat(_ v: Double) -> String {
-        let s = String(format: "%.9g", v)
-        return s.contains(".") || s.contains("e") || s.contains("n") ? s : s + ".0"
-    }
-
     /// libplacebo's bindings of a texture `NAME` (`NAME_raw`, `_pos`, `_size`, `_pt`, `_off`, `_map`, `_mul`,
     /// `_rot`, `_tex`, `_texOff`, `_gather`), HOOKED's aliases, `frame`, `random`, `input_size`,
     /// `target_size`, `tex_offset`; `prism_image_NAME` is the pixel's position in the picture, by the rect.
     private func environment(binds: [(String, Named)], outputSize: Size, compute: SIMD2<Int>?, hooked: String?,
                              alignHooked: String? = nil) -> String {
-        let f = Self.glslFloat
+        let f = BlurKernel.glsl
         var text = ""
         if let local = compute {
             text += "layout(local_size_x = \(local.x), local_size_y = \(local.y)) in;\n"
@@ -473,32 +468,21 @@ private struct HookPlanBuilder {
                 const vec4 prism_rect_\(name) = vec4(\(f(texture.rect.x0 / w)), \(f(texture.rect.y0 / h)), \(f(texture.rect.width / w)), \(f(texture.rect.height / h)));
 
                 """
-            if name == hooked {
+            for alias in (name == hooked ? ["HOOKED"] : []) + (name == "MAIN" ? ["MAINPRESUB"] : []) {
                 for suffix in ["raw", "pos", "size", "pt", "off", "mul", "rot", "map", "tex", "texOff", "gather"] {
-                    text += "#define HOOKED_\(suffix) \(name)_\(suffix)\n"
-                }
-            }
-            if name == "MAIN" {
-                for suffix in ["raw", "pos", "size", "pt", "off", "mul", "rot", "map", "tex", "texOff", "gather"] {
-                    text += "#define MAINPRESUB_\(suffix) MAIN_\(suffix)\n"
+                    text += "#define \(alias)_\(suffix) \(name)_\(suffix)\n"
                 }
             }
         }
         return text
     }
 
-    private func positions(_ names: [String], _ normalised: String) -> String {
-        names.map { "    \($0)_pos = \(normalised) + prism_shift_\($0);\n    prism_image_\($0) = prism_rect_\($0).xy + \(normalised) * prism_rect_\($0).zw;\n" }.joined()
-    }
-
-    private func fragmentMain(_ names: [String], outputSize: Size) -> String {
-        "void main() {\n    vec2 prism_p = gl_FragCoord.xy / prism_target;\n" + positions(names, "prism_p")
-            + "    prism_out = hook();\n}\n"
-    }
-
-    private func computeMain(_ names: [String], outputSize: Size) -> String {
-        "void main() {\n    vec2 prism_p = (vec2(gl_GlobalInvocationID.xy) + 0.5) / prism_target;\n" + positions(names, "prism_p")
-            + "    hook();\n}\n"
+    /// `void main()`: the position of the pixel (or invocation) in each bound texture, then the author's `hook()`.
+    private func hookMain(_ names: [String], compute: Bool) -> String {
+        let position = compute ? "(vec2(gl_GlobalInvocationID.xy) + 0.5) / prism_target" : "gl_FragCoord.xy / prism_target"
+        return "void main() {\n    vec2 prism_p = \(position);\n"
+            + names.map { "    \($0)_pos = prism_p + prism_shift_\($0);\n    prism_image_\($0) = prism_rect_\($0).xy + prism_p * prism_rect_\($0).zw;\n" }.joined()
+            + (compute ? "    hook();\n}\n" : "    prism_out = hook();\n}\n")
     }
 
     /// The group's parameters as the author's GLSL reads them: uniforms (VARIABLE, DYNAMIC), literals
@@ -512,7 +496,7 @@ private struct HookPlanBuilder {
                 let cast = parameter.type == .uint ? "uint($p_\(parameter.name))" : "$p_\(parameter.name)"
                 text += "#define \(parameter.name) \(cast)\n"
             case .constant:
-                let literal = parameter.type == .float ? Self.glslFloat(value) : parameter.type == .uint ? "\(Int(value))u" : "\(Int(value))"
+                let literal = parameter.type == .float ? BlurKernel.glsl(value) : parameter.type == .uint ? "\(Int(value))u" : "\(Int(value))"
                 text += "#define \(parameter.name) \(literal)\n"
             case .define:
                 text += "#define \(parameter.name) \(Int(value))\n"

@@ -170,22 +170,17 @@ enum NetworkFolding {
                                     integer: a.integer)]
         case "Add", "Sub", "Mul", "Div", "Pow", "Equal", "Less", "Greater", "Mod", "And", "Or": return try binary(node, inputs)
         case "Min", "Max", "Sum", "Mean": return try variadic(node, inputs)
-        case "Neg": return try unary { -$0 }
-        case "Abs": return try unary { Swift.abs($0) }
-        case "Sqrt": return try unary { $0.squareRoot() }
-        case "Exp": return try unary { Foundation.exp($0) }
-        case "Log": return try unary { Foundation.log($0) }
-        case "Reciprocal": return try unary { 1 / $0 }
-        case "Floor": return try unary { $0.rounded(.down) }
-        case "Ceil": return try unary { $0.rounded(.up) }
-        case "Round": return try unary { $0.rounded(.toNearestOrEven) }
-        case "Relu": return try unary { Swift.max($0, 0) }
-        case "Sigmoid": return try unary { 1 / (1 + Foundation.exp(-$0)) }
-        case "Tanh": return try unary { Foundation.tanh($0) }
-        case "Not": return try unary { $0 == 0 ? 1 : 0 }
-        default: return nil
+        default: return try unaryFunctions[node.op].map(unary)
         }
     }
+
+    /// The operators folded value by value.
+    private static let unaryFunctions: [String: @Sendable (Float) -> Float] = [
+        "Neg": { -$0 }, "Abs": { Swift.abs($0) }, "Sqrt": { $0.squareRoot() }, "Exp": { Foundation.exp($0) },
+        "Log": { Foundation.log($0) }, "Reciprocal": { 1 / $0 }, "Floor": { $0.rounded(.down) }, "Ceil": { $0.rounded(.up) },
+        "Round": { $0.rounded(.toNearestOrEven) }, "Relu": { Swift.max($0, 0) }, "Sigmoid": { 1 / (1 + Foundation.exp(-$0)) },
+        "Tanh": { Foundation.tanh($0) }, "Not": { $0 == 0 ? 1 : 0 }
+    ]
 
     /// Input `i` of `node`, which must be a constant.
     private static func constant(_ i: Int, of node: NetworkGraph.Node, _ inputs: [NetworkConstant?]) throws -> NetworkConstant {

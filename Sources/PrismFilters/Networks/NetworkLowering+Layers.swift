@@ -401,8 +401,7 @@ extension Lowerer {
             try globalPool(node, max: node.op == "ReduceMax", input: f, view: out)
             if node.op == "ReduceSum", case .feature(let g)? = values[node.outputs[0]] {
                 let n = Float(sizes[f].pixelCount)
-                try apply(.affine(offset: weights(affine(scale: [Float](repeating: n, count: channels), shift: [Float](repeating: 0, count: channels)))),
-                          to: g, node: renamed(node), view: out)
+                try apply(scaling(by: n, channels: channels), to: g, node: renamed(node), view: out)
             }
         } else {
             throw fail(node, "\(node.op) over axes \(axes.sorted()) of \(v.dims) is not supported (over the channels, or over the whole image)")

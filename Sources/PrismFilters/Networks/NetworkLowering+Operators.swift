@@ -123,16 +123,12 @@ extension Lowerer {
             try apply(.prelu(offset: weights(texels(slope))), to: f, node: node)
         case "Neg":
             let f = try feature(node)
-            let c = program.features[f].channels
-            try apply(.affine(offset: weights(affine(scale: [Float](repeating: -1, count: c), shift: [Float](repeating: 0, count: c)))),
-                      to: f, node: node)
+            try apply(scaling(by: -1, channels: program.features[f].channels), to: f, node: node)
         case "Selu", "Celu":
             // Celu: alpha · elu(x / alpha); Selu: gamma · elu_alpha(x).
             let alpha = node.float("alpha") ?? (node.op == "Selu" ? 1.67326319 : 1), gamma = node.float("gamma") ?? 1.05070102
             let c = program.features[try feature(node)].channels
-            func scale(_ k: Float) -> NetworkProgram.Step {
-                .affine(offset: weights(affine(scale: [Float](repeating: k, count: c), shift: [Float](repeating: 0, count: c))))
-            }
+            func scale(_ k: Float) -> NetworkProgram.Step { scaling(by: k, channels: c) }
             let steps: [NetworkProgram.Step] = node.op == "Celu" ? [scale(1 / alpha), .activation(.elu(1)), scale(alpha)]
                                                                  : [.activation(.elu(alpha)), scale(gamma)]
             for (k, step) in steps.enumerated() {
@@ -153,31 +149,19 @@ extension Lowerer {
         }
     }
 
+    /// The operators that are one activation without attributes.
+    private static let plainActivations: [String: NetworkProgram.Activation] = [
+        "Relu": .relu, "Sigmoid": .sigmoid, "Tanh": .tanh, "HardSwish": .hardSwish, "Exp": .exp, "Log": .log, "Abs": .abs,
+        "Sqrt": .sqrt, "Reciprocal": .reciprocal, "Erf": .erf, "Gelu": .gelu, "Softplus": .softplus, "Mish": .mish,
+        "Floor": .floor, "Ceil": .ceil, "Round": .round, "Sign": .sign, "Sin": .sin, "Cos": .cos
+    ]
+
     func activation(_ node: NetworkGraph.Node) throws -> NetworkProgram.Activation? {
         switch node.op {
-        case "Relu": return .relu
-        case "Sigmoid": return .sigmoid
-        case "Tanh": return .tanh
-        case "HardSwish": return .hardSwish
         case "LeakyRelu": return .leakyRelu(node.float("alpha") ?? 0.01)
         case "Elu": return .elu(node.float("alpha") ?? 1)
         case "HardSigmoid": return .hardSigmoid(node.float("alpha") ?? 0.2, node.float("beta") ?? 0.5)
-        case "Exp": return .exp
-        case "Log": return .log
-        case "Abs": return .abs
-        case "Sqrt": return .sqrt
-        case "Reciprocal": return .reciprocal
-        case "Erf": return .erf
-        case "Gelu": return .gelu
-        case "Softplus": return .softplus
-        case "Mish": return .mish
-        case "Floor": return .floor
-        case "Ceil": return .ceil
-        case "Round": return .round
-        case "Sign": return .sign
-        case "Sin": return .sin
-        case "Cos": return .cos
-        default: return nil
+        default: return Self.plainActivations[node.op]
         }
     }
 
@@ -192,6 +176,11 @@ extension Lowerer {
         var out: [SIMD4<Float>] = []
         for (s, t) in zip(texels(scale), texels(shift)) { out += [s, t] }
         return out
+    }
+
+    /// Every one of `channels` channels times `k`.
+    mutating func scaling(by k: Float, channels: Int) -> NetworkProgram.Step {
+        .affine(offset: weights(affine(scale: [Float](repeating: k, count: channels), shift: [Float](repeating: 0, count: channels))))
     }
 
     /// A constant as one value per channel of the feature `name` names (a scalar repeated): it may vary
@@ -229,9 +218,7 @@ extension Lowerer {
         }
         if node.op == "Mean" {
             guard case .feature(let f)? = values[left] else { return }
-            let n = Float(inputs.count), channels = program.features[f].channels
-            let step = NetworkProgram.Step.affine(offset: weights(affine(scale: [Float](repeating: 1 / n, count: channels),
-                                                                       shift: [Float](repeating: 0, count: channels))))
+            let step = scaling(by: 1 / Float(inputs.count), channels: program.features[f].channels)
             try apply(step, to: f, node: node, view: view(of: left), reading: left)
         }
     }

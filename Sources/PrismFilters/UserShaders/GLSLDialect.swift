@@ -192,8 +192,8 @@ enum GLSLDialect {
         }
     }
 
-    /// `TYPE` of `TYPE NAME(…) {` for the `{` at `brace`; nil when it does not open a function.
-    private static func functionReturnType(_ pieces: [GLSLPrefixer.Piece], brace: Int) -> String? {
+    /// The index of `NAME` in `NAME(…) {` for the `{` at `brace`; nil when it does not open a function.
+    private static func functionName(_ pieces: [GLSLPrefixer.Piece], brace: Int) -> Int? {
         guard let close = previous(pieces, before: brace), symbol(pieces[close]) == ")" else { return nil }
         var j = close, level = 0
         while j >= 0 {
@@ -201,8 +201,13 @@ enum GLSLDialect {
             if level == 0 { break }
             j -= 1
         }
-        guard let name = previous(pieces, before: j), word(pieces[name]) != nil,
-              let type = previous(pieces, before: name) else { return nil }
+        guard let name = previous(pieces, before: j), word(pieces[name]) != nil else { return nil }
+        return name
+    }
+
+    /// `TYPE` of `TYPE NAME(…) {` for the `{` at `brace`; nil when it does not open a function.
+    private static func functionReturnType(_ pieces: [GLSLPrefixer.Piece], brace: Int) -> String? {
+        guard let name = functionName(pieces, brace: brace), let type = previous(pieces, before: name) else { return nil }
         return word(pieces[type])
     }
 
@@ -346,15 +351,7 @@ enum GLSLDialect {
     }
 
     private static func isMainBody(_ pieces: [GLSLPrefixer.Piece], brace: Int) -> Bool {
-        guard let close = previous(pieces, before: brace), symbol(pieces[close]) == ")" else { return false }
-        var j = close, depth = 0
-        while j >= 0 {
-            if let c = symbol(pieces[j]) { depth += c == ")" ? 1 : c == "(" ? -1 : 0 }
-            if depth == 0 { break }
-            j -= 1
-        }
-        guard let name = previous(pieces, before: j), word(pieces[name]) == "main" else { return false }
-        return true
+        functionName(pieces, brace: brace).map { word(pieces[$0]) == "main" } ?? false
     }
 
     /// For `TYPE NAME[…] = EXPR` between `start` and `end` (the `;`) whose EXPR is not constant: removes

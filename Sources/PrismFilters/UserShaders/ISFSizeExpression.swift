@@ -153,25 +153,16 @@ package indirect enum ISFSizeExpression: Hashable, Sendable, CustomStringConvert
             }
         }
 
-        mutating func parseSum() throws(ParseError) -> ISFSizeExpression {
-            var left = try parseProduct()
+        /// Sums of products, or (`products`) products of unary terms, left-associative.
+        mutating func parseSum(products: Bool = false) throws(ParseError) -> ISFSizeExpression {
+            let operators: Set<Character> = products ? ["*", "/"] : ["+", "-"]
+            var left = try products ? parseUnary() : parseSum(products: true)
             while true {
                 skipSpace()
-                guard let c = current, c == "+" || c == "-" else { return left }
+                guard let c = current, operators.contains(c) else { return left }
                 position += 1
                 try countOperation()
-                left = .binary(c, left, try parseProduct())
-            }
-        }
-
-        mutating func parseProduct() throws(ParseError) -> ISFSizeExpression {
-            var left = try parseUnary()
-            while true {
-                skipSpace()
-                guard let c = current, c == "*" || c == "/" else { return left }
-                position += 1
-                try countOperation()
-                left = .binary(c, left, try parseUnary())
+                left = .binary(c, left, try products ? parseUnary() : parseSum(products: true))
             }
         }
 

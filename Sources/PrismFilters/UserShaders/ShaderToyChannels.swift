@@ -49,15 +49,11 @@ package enum ShaderToyChannel: Hashable, Sendable, CustomStringConvertible {
         case "input2", "input3", "input4": return .stream(Int(String(word.last!))!)
         default: break
         }
-        if word.hasPrefix("buffer:") {
-            let file = String(word.dropFirst(7))
-            guard !file.isEmpty else { throw InvalidRequest("buffer: needs a shader file, e.g. buffer:bufA.frag") }
-            return .buffer(path(file))
-        }
-        if word.hasPrefix("image:") {
-            let file = String(word.dropFirst(6))
-            guard !file.isEmpty else { throw InvalidRequest("image: needs an image file, e.g. image:noise.png") }
-            return .image(path(file))
+        for (prefix, what, channel) in [("buffer:", "a shader file, e.g. buffer:bufA.frag", ShaderToyChannel.buffer),
+                                        ("image:", "an image file, e.g. image:noise.png", ShaderToyChannel.image)] where word.hasPrefix(prefix) {
+            let file = String(word.dropFirst(prefix.count))
+            guard !file.isEmpty else { throw InvalidRequest("\(prefix) needs \(what)") }
+            return channel(path(file))
         }
         if imageExtensions.contains((word as NSString).pathExtension.lowercased()) { return .image(path(word)) }
         throw InvalidRequest("unknown channel '\(word)' (input, input2…input4, previous, none, buffer:FILE.frag, or an image file)")

@@ -247,15 +247,7 @@ package struct UserShader: Hashable, Sendable {
     static func translateISF(_ document: ISFDocument, lines: [SourceLine], file: String,
                              vertex: (path: String, lines: [SourceLine])? = nil,
                              dependencies: [String]) throws(ShaderLoadError) -> UserShader {
-        var body = lines.map { line -> SourceLine in
-            var line = line
-            // The version is ours; declarations of the normalised coordinate are the macro's.
-            if line.isVersionDirective || declaresFragNormCoord(line.trimmedText) {
-                line.text = ""
-                line.edited = true
-            }
-            return line
-        }
+        var body = withoutPreambleDeclarations(lines)
         var rewriter = GLSLRewriter(identifiers: GLSLRewriter.isfIdentifiers, images: Set(document.imageNames))
         let floatInputs = Set(document.inputs.filter { $0.type == .float }.map(\.name))
         let declared = isfDeclaredTypes(document)
@@ -266,17 +258,13 @@ package struct UserShader: Hashable, Sendable {
                                                      stage: .fragmentAfterVertex),
                                body: body, postamble: [])
         // Without the author's .vs, the reference's default one (see `defaultVertexMain`).
-        var vertexProgram: ShaderProgramSource? = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex),
-                                                           body: [], postamble: defaultVertexMain)
+        let vertexPreamble = isfPreamble(document, usesFragColor: false, stage: .vertex)
+        var vertexProgram: ShaderProgramSource? = assemble(preamble: vertexPreamble, body: [], postamble: defaultVertexMain)
         if let vertex {
-            var vertexBody = vertex.lines.map { line -> SourceLine in
-                var line = line
-                if line.isVersionDirective || declaresFragNormCoord(line.trimmedText) { line.text = ""; line.edited = true }
-                return line
-            }
             var vertexRewriter = GLSLRewriter(identifiers: GLSLRewriter.isfVertexIdentifiers, images: Set(document.imageNames))
-            vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(vertexBody), floats: floatInputs, declared: declared)
-            vertexProgram = assemble(preamble: isfPreamble(document, usesFragColor: false, stage: .vertex), body: vertexBody, postamble: [])
+            let vertexBody = GLSLDialect.translate(try vertexRewriter.rewrite(withoutPreambleDeclarations(vertex.lines)),
+                                                   floats: floatInputs, declared: declared)
+            vertexProgram = assemble(preamble: vertexPreamble, body: vertexBody, postamble: [])
         }
         let passes = document.passes.enumerated().map { index, pass in
             Pass(index: index, target: pass.target, persistent: pass.persistent, float: pass.float,
@@ -288,6 +276,19 @@ package struct UserShader: Hashable, Sendable {
                           extraImageInputs: document.inputs.filter { $0.type == .image && $0.name != ISFDocument.filterInputName }.map(\.name),
                           passes: passes, importedImages: document.importedImages,
                           vertexPath: vertex?.path, dependencies: dependencies)
+    }
+
+    /// `lines` with the version directive (the preamble's is ours) and declarations of the normalised
+    /// coordinate (the preamble's varying) blanked.
+    private static func withoutPreambleDeclarations(_ lines: [SourceLine]) -> [SourceLine] {
+        lines.map { line in
+            var line = line
+            if line.isVersionDirective || declaresFragNormCoord(line.trimmedText) {
+                line.text = ""
+                line.edited = true
+            }
+            return line
+        }
     }
 
     private static func declaresFragNormCoord(_ text: String) -> Bool {

@@ -413,16 +413,12 @@ package final class UserShaderKernel: ParameterizedKernel {
         let extents = targetExtents()
         for (index, pass) in shader.passes.enumerated() {
             guard let target = pass.target else { continue }
-            list.append(declared(GLSLRewriter.sizeUniform(target), .vec2, .computed { inputs in
+            let extent = KernelUniform.Source.computed { inputs in
                 let extent = extents(inputs.inputSizes)[index]
                 return .vec2(extent.x, extent.y)
-            }))
-            if let renderSize = renderSizeUniform(index) {
-                list.append(KernelUniform(renderSize, .vec2, inSource: true, .computed { inputs in
-                    let extent = extents(inputs.inputSizes)[index]
-                    return .vec2(extent.x, extent.y)
-                }))
             }
+            list.append(declared(GLSLRewriter.sizeUniform(target), .vec2, extent))
+            if let renderSize = renderSizeUniform(index) { list.append(KernelUniform(renderSize, .vec2, inSource: true, extent)) }
         }
         for image in shader.importedImages {
             list.append(declared(GLSLRewriter.sizeUniform(image.name), .vec2, .computed { [self] _ in
