@@ -176,14 +176,8 @@ final class MovieMuxer {
             playlistLedger = ledger
         }
         let ctx = context
-        if destination.isNetwork {
-            // An RTSP publish connects here (the server may refuse the path); the others send their header.
-            try Self.checkNetwork(Self.muxing { avformat_write_header(ctx, &options) }, "avformat_write_header", outputPath)
-        } else {
-            let code = Self.muxing { avformat_write_header(ctx, &options) }
-            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
-            try check(code, "avformat_write_header", outputPath, what: "cannot write the header")
-        }
+        // An RTSP publish connects here (the server may refuse the path); the others send their header.
+        try checkWrite(Self.muxing { avformat_write_header(ctx, &options) }, "avformat_write_header", what: "cannot write the header")
         headerWritten = true
     }
 
@@ -242,15 +236,17 @@ final class MovieMuxer {
         }
         muxedBytes += cost
         let ctx = context
-        if destination.isNetwork {
-            deadline.arm(seconds: Self.networkTimeout)
-            try Self.checkNetwork(Self.muxing { av_interleaved_write_frame(ctx, pkt) }, "av_interleaved_write_frame", outputPath)
-        } else {
-            let code = Self.muxing { av_interleaved_write_frame(ctx, pkt) }
-            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
-            try check(code, "av_interleaved_write_frame", outputPath, what: what)
-        }
+        if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
+        try checkWrite(Self.muxing { av_interleaved_write_frame(ctx, pkt) }, "av_interleaved_write_frame", what: what)
         return true
+    }
+
+    /// The result of a header or packet write: a network output's failure as `checkNetwork` words it, a
+    /// playlist's refused open as its own line, anything else as FFmpeg says it.
+    private func checkWrite(_ code: Int32, _ call: String, what: String) throws {
+        if destination.isNetwork { return try Self.checkNetwork(code, call, outputPath) }
+        if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
+        try check(code, call, outputPath, what: what)
     }
 
     /// A network call's failure in words a user can act on: a refused connection, a server that did not
