@@ -55,7 +55,6 @@ public struct MediaReport: Sendable {
 /// Decodes files again to check what was written (tests, benchmarks): streams, frame count, per-frame
 /// timestamps, durations, audio start and sample count, and individual frames as RGBA or raw planes.
 public enum MediaInspector {
-    /// Decodes every video and audio frame of the first video and audio streams.
     /// The video packets `path` holds, read without decoding: what a salvaged recording really kept.
     public static func videoPacketCount(_ path: String) throws -> Int {
         let input = try InputFile(url: path)
