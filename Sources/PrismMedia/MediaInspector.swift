@@ -45,11 +45,6 @@ public struct MediaReport: Sendable {
     public var audioPeak: Double = 0
     /// Sign changes of the first channel (float or S16 decoders): about 2 × frequency × seconds for a tone.
     public var audioZeroCrossings: Int = 0
-
-    /// Number of video streams.
-    public var videoStreamCount: Int { streams.filter { $0.type == "video" }.count }
-    /// Number of audio streams.
-    public var audioStreamCount: Int { streams.filter { $0.type == "audio" }.count }
 }
 
 /// Decodes files again to check what was written (tests, benchmarks): streams, frame count, per-frame

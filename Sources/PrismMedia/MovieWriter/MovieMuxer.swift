@@ -15,7 +15,8 @@ final class MovieMuxer {
     /// Where the movie goes (file, stream, network URL, playlist) and in which container.
     let destination: MovieDestination
     let outputFormat: UnsafePointer<AVOutputFormat>
-    let formatName: String
+    /// libavformat's muxer name (`mp4`, `flv`, `hls`, …).
+    var formatName: String { destination.formatName }
     let context: UnsafeMutablePointer<AVFormatContext>
     private(set) var state: State = .open
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
@@ -71,7 +72,6 @@ final class MovieMuxer {
         let outputFormat = destination.outputFormat
         let formatName = destination.formatName
         self.outputFormat = outputFormat
-        self.formatName = formatName
         // 0: the container refuses the codec. Unknown (< 0) is refused for raw single-codec formats too
         // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
         let takes = avformat_query_codec(outputFormat, codec.avCodecID, FF_COMPLIANCE_NORMAL)
