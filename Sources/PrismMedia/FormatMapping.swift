@@ -1,44 +1,37 @@
 import CFFmpeg
 import PrismCore
 
-extension PixelFormat {
-    /// The libavutil pixel format with the same memory layout.
-    public var avPixelFormat: AVPixelFormat {
-        switch self {
-        case .yuv420p: return AV_PIX_FMT_YUV420P
-        case .nv12: return AV_PIX_FMT_NV12
-        case .yuyv422: return AV_PIX_FMT_YUYV422
-        case .rgba: return AV_PIX_FMT_RGBA
-        case .bgra: return AV_PIX_FMT_BGRA
-        case .yuv420p10le: return AV_PIX_FMT_YUV420P10LE
-        case .yuv422p: return AV_PIX_FMT_YUV422P
-        case .yuv444p: return AV_PIX_FMT_YUV444P
-        case .yuv422p10le: return AV_PIX_FMT_YUV422P10LE
-        case .yuv420p16le: return AV_PIX_FMT_YUV420P16LE
-        case .yuv444p16le: return AV_PIX_FMT_YUV444P16LE
-        case .gray: return AV_PIX_FMT_GRAY8
-        }
+/// A Prism value and the FFmpeg tags that name it: the first is what the value is written as, the others
+/// are read as it too (full-range `yuvj` layouts, tags with the same meaning).
+protocol AVTagged: CaseIterable, Equatable {
+    associatedtype AVTag: Equatable
+    static var avTags: [(value: Self, tags: [AVTag])] { get }
+}
+
+extension AVTagged {
+    /// The value `tag` names; nil when Prism has none.
+    init?(av tag: AVTag) {
+        guard let entry = Self.avTags.first(where: { $0.tags.contains(tag) }) else { return nil }
+        self = entry.value
     }
 
-    /// The Prism format whose layout is `av`'s, treating the full-range `yuvj` variants as their
-    /// plain twins (the range goes into `YUVColorSpace`). Nil when Prism has no such format.
-    public init?(av: AVPixelFormat) {
-        switch av {
-        case AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P: self = .yuv420p
-        case AV_PIX_FMT_NV12: self = .nv12
-        case AV_PIX_FMT_YUYV422: self = .yuyv422
-        case AV_PIX_FMT_RGBA: self = .rgba
-        case AV_PIX_FMT_BGRA: self = .bgra
-        case AV_PIX_FMT_YUV420P10LE: self = .yuv420p10le
-        case AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P: self = .yuv422p
-        case AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P: self = .yuv444p
-        case AV_PIX_FMT_YUV422P10LE: self = .yuv422p10le
-        case AV_PIX_FMT_YUV420P16LE: self = .yuv420p16le
-        case AV_PIX_FMT_YUV444P16LE: self = .yuv444p16le
-        case AV_PIX_FMT_GRAY8: self = .gray
-        default: return nil
-        }
-    }
+    /// The tag the value is written as.
+    var av: AVTag { Self.avTags.first { $0.value == self }!.tags[0] }
+}
+
+extension PixelFormat: AVTagged {
+    /// The libavutil pixel formats with each format's memory layout; the full-range `yuvj` variants are read
+    /// as their plain twins (the range goes into `YUVColorSpace`).
+    static let avTags: [(value: PixelFormat, tags: [AVPixelFormat])] = [
+        (.yuv420p, [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P]), (.nv12, [AV_PIX_FMT_NV12]), (.yuyv422, [AV_PIX_FMT_YUYV422]),
+        (.rgba, [AV_PIX_FMT_RGBA]), (.bgra, [AV_PIX_FMT_BGRA]), (.yuv420p10le, [AV_PIX_FMT_YUV420P10LE]),
+        (.yuv422p, [AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P]), (.yuv444p, [AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P]),
+        (.yuv422p10le, [AV_PIX_FMT_YUV422P10LE]), (.yuv420p16le, [AV_PIX_FMT_YUV420P16LE]),
+        (.yuv444p16le, [AV_PIX_FMT_YUV444P16LE]), (.gray, [AV_PIX_FMT_GRAY8]),
+    ]
+
+    /// The libavutil pixel format with the same memory layout.
+    public var avPixelFormat: AVPixelFormat { av }
 
     /// What a decoder's output in `av` becomes on the way into Prism: itself when Prism lists it,
     /// otherwise rgba for RGB-like and palette formats and yuv420p for everything else (converted with swscale).
@@ -106,81 +99,28 @@ extension YUVColorSpace {
     }
 }
 
-extension ColorMatrix {
-    /// The matrix a tag names; nil for unspecified and for matrices Prism does not decode.
-    init?(av: AVColorSpace) {
-        switch av {
-        case AVCOL_SPC_BT709: self = .bt709
-        case AVCOL_SPC_BT470BG, AVCOL_SPC_SMPTE170M, AVCOL_SPC_FCC: self = .bt601
-        case AVCOL_SPC_BT2020_NCL: self = .bt2020
-        default: return nil
-        }
-    }
-
-    var av: AVColorSpace {
-        switch self {
-        case .bt709: return AVCOL_SPC_BT709
-        case .bt601: return AVCOL_SPC_SMPTE170M
-        case .bt2020: return AVCOL_SPC_BT2020_NCL
-        }
-    }
+extension ColorMatrix: AVTagged {
+    static let avTags: [(value: ColorMatrix, tags: [AVColorSpace])] = [
+        (.bt709, [AVCOL_SPC_BT709]), (.bt601, [AVCOL_SPC_SMPTE170M, AVCOL_SPC_BT470BG, AVCOL_SPC_FCC]),
+        (.bt2020, [AVCOL_SPC_BT2020_NCL]),
+    ]
 }
 
-extension ColorPrimaries {
-    init?(av: AVColorPrimaries) {
-        switch av {
-        case AVCOL_PRI_BT709: self = .bt709
-        case AVCOL_PRI_SMPTE170M, AVCOL_PRI_SMPTE240M: self = .smpte170m
-        case AVCOL_PRI_BT470BG: self = .bt470bg
-        case AVCOL_PRI_BT2020: self = .bt2020
-        case AVCOL_PRI_SMPTE432: self = .p3
-        default: return nil
-        }
-    }
-
-    var av: AVColorPrimaries {
-        switch self {
-        case .bt709: return AVCOL_PRI_BT709
-        case .smpte170m: return AVCOL_PRI_SMPTE170M
-        case .bt470bg: return AVCOL_PRI_BT470BG
-        case .bt2020: return AVCOL_PRI_BT2020
-        case .p3: return AVCOL_PRI_SMPTE432
-        }
-    }
+extension ColorPrimaries: AVTagged {
+    static let avTags: [(value: ColorPrimaries, tags: [AVColorPrimaries])] = [
+        (.bt709, [AVCOL_PRI_BT709]), (.smpte170m, [AVCOL_PRI_SMPTE170M, AVCOL_PRI_SMPTE240M]), (.bt470bg, [AVCOL_PRI_BT470BG]),
+        (.bt2020, [AVCOL_PRI_BT2020]), (.p3, [AVCOL_PRI_SMPTE432]),
+    ]
 }
 
-extension TransferFunction {
-    init?(av: AVColorTransferCharacteristic) {
-        switch av {
+extension TransferFunction: AVTagged {
+    static let avTags: [(value: TransferFunction, tags: [AVColorTransferCharacteristic])] = [
         // SMPTE 240M, IEC 61966-2-4 (xvYCC) and BT.1361 have BT.709's curve over 0...1.
-        case AVCOL_TRC_BT709, AVCOL_TRC_SMPTE240M, AVCOL_TRC_IEC61966_2_4, AVCOL_TRC_BT1361_ECG: self = .bt709
-        case AVCOL_TRC_SMPTE170M: self = .smpte170m
-        case AVCOL_TRC_BT2020_10: self = .bt2020_10
-        case AVCOL_TRC_BT2020_12: self = .bt2020_12
-        case AVCOL_TRC_GAMMA22: self = .gamma22
-        case AVCOL_TRC_GAMMA28: self = .gamma28
-        case AVCOL_TRC_IEC61966_2_1: self = .srgb
-        case AVCOL_TRC_LINEAR: self = .linear
-        case AVCOL_TRC_SMPTE2084: self = .pq
-        case AVCOL_TRC_ARIB_STD_B67: self = .hlg
-        default: return nil
-        }
-    }
-
-    var av: AVColorTransferCharacteristic {
-        switch self {
-        case .bt709: return AVCOL_TRC_BT709
-        case .smpte170m: return AVCOL_TRC_SMPTE170M
-        case .bt2020_10: return AVCOL_TRC_BT2020_10
-        case .bt2020_12: return AVCOL_TRC_BT2020_12
-        case .gamma22: return AVCOL_TRC_GAMMA22
-        case .gamma28: return AVCOL_TRC_GAMMA28
-        case .srgb: return AVCOL_TRC_IEC61966_2_1
-        case .linear: return AVCOL_TRC_LINEAR
-        case .pq: return AVCOL_TRC_SMPTE2084
-        case .hlg: return AVCOL_TRC_ARIB_STD_B67
-        }
-    }
+        (.bt709, [AVCOL_TRC_BT709, AVCOL_TRC_SMPTE240M, AVCOL_TRC_IEC61966_2_4, AVCOL_TRC_BT1361_ECG]),
+        (.smpte170m, [AVCOL_TRC_SMPTE170M]), (.bt2020_10, [AVCOL_TRC_BT2020_10]), (.bt2020_12, [AVCOL_TRC_BT2020_12]),
+        (.gamma22, [AVCOL_TRC_GAMMA22]), (.gamma28, [AVCOL_TRC_GAMMA28]), (.srgb, [AVCOL_TRC_IEC61966_2_1]),
+        (.linear, [AVCOL_TRC_LINEAR]), (.pq, [AVCOL_TRC_SMPTE2084]), (.hlg, [AVCOL_TRC_ARIB_STD_B67]),
+    ]
 }
 
 extension VideoColor {

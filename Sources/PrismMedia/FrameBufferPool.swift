@@ -148,8 +148,3 @@ public final class PooledFrameBuffer: @unchecked Sendable {  // one owner at a t
         return ref.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: AVBufferRef.self) }
     }
 }
-
-/// `av_buffer_unref`, for tests that play the encoder's part.
-func av_buffer_unref_for_tests(_ ref: inout UnsafeMutablePointer<AVBufferRef>?) {
-    av_buffer_unref(&ref)
-}

@@ -45,17 +45,11 @@ public struct MediaReport: Sendable {
     public var audioPeak: Double = 0
     /// Sign changes of the first channel (float or S16 decoders): about 2 × frequency × seconds for a tone.
     public var audioZeroCrossings: Int = 0
-
-    /// Number of video streams.
-    public var videoStreamCount: Int { streams.filter { $0.type == "video" }.count }
-    /// Number of audio streams.
-    public var audioStreamCount: Int { streams.filter { $0.type == "audio" }.count }
 }
 
 /// Decodes files again to check what was written (tests, benchmarks): streams, frame count, per-frame
 /// timestamps, durations, audio start and sample count, and individual frames as RGBA or raw planes.
 public enum MediaInspector {
-    /// Decodes every video and audio frame of the first video and audio streams.
     /// The video packets `path` holds, read without decoding: what a salvaged recording really kept.
     public static func videoPacketCount(_ path: String) throws -> Int {
         let input = try InputFile(url: path)

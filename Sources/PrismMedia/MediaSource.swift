@@ -45,8 +45,6 @@ public struct SourceInfo: Sendable, CustomStringConvertible {
     public var frameCountFromHeader = false
     /// True for sources that run in real time and may drop frames (cameras, network streams).
     public var isLive: Bool
-    /// True when `next()` also passes audio packets through.
-    public var hasAudio: Bool { audio != nil }
     /// The audio stream whose packets `next()` passes through, if any.
     public var audio: AudioStreamInfo?
     /// The Y'CbCr matrix and range of the frames (as tagged, or guessed for untagged video).
@@ -103,8 +101,6 @@ public struct DisplayOrientation: Sendable, Equatable, CustomStringConvertible {
     public static let upright = DisplayOrientation(clockwiseDegrees: 0)
     /// True when the picture is shown as stored.
     public var isUpright: Bool { clockwiseDegrees == 0 && !mirrored }
-    /// Width and height swap (a quarter or three-quarter turn).
-    public var swapsSides: Bool { clockwiseDegrees == 90 || clockwiseDegrees == 270 }
     public var description: String {
         switch (clockwiseDegrees, mirrored) {
         case (0, false): return "upright"

@@ -37,7 +37,7 @@ final class ConfinementTests: XCTestCase {
         XCTAssertEqual(context.liveObjects.textures, 1)
         let name = try XCTUnwrap(texture?.name)
         XCTAssertEqual(try context.perform { glIsTexture(name) }, GLboolean(GL_TRUE))
-        XCTAssertFalse(context.isCurrentThread)
+        XCTAssertFalse(context.thread.isCurrent)
         texture = nil  // the last reference goes here, on the test's thread: the deletion is posted
         XCTAssertNil(texture)
         // Jobs run in order: by the time this one runs, the posted deletion has, with the context current
@@ -58,13 +58,13 @@ final class ConfinementTests: XCTestCase {
             state.texture = try Texture(size: Size(width: 2, height: 2), format: .rgba8)
             return GPUBound(state, on: context)
         }
-        XCTAssertFalse(bound.isOnItsThread)
+        XCTAssertFalse(bound.thread.isCurrent)
         XCTAssertTrue(bound.thread === context.thread)
-        XCTAssertTrue(try context.perform { bound.isOnItsThread })
+        XCTAssertTrue(try context.perform { bound.thread.isCurrent })
         try context.perform { bound.value.frames += 1 }
         // From here, withValue hops to the GPU thread.
         let frames = try bound.withValue { state -> Int in
-            XCTAssertTrue(context.isCurrentThread)
+            XCTAssertTrue(context.thread.isCurrent)
             state.frames += 1
             return state.frames
         }
@@ -111,7 +111,7 @@ final class ConfinementTests: XCTestCase {
         XCTAssertNil(GPUThread.current)
         XCTAssertTrue(try context.perform { GPUThread.current === context.thread })
         let other = try GPUContext()
-        XCTAssertTrue(try other.perform { GPUThread.current === other.thread && !context.isCurrentThread })
+        XCTAssertTrue(try other.perform { GPUThread.current === other.thread && !context.thread.isCurrent })
         XCTAssertTrue(try context.perform { try other.perform { GPUThread.current === other.thread } })
     }
 

@@ -7,8 +7,8 @@ final class ContextTests: XCTestCase {
         let context = try GPUContext()
         XCTAssertFalse(context.info.renderer.isEmpty)
         XCTAssertTrue(context.info.version.contains("OpenGL ES 3"))
-        XCTAssertFalse(context.isCurrentThread)
-        XCTAssertTrue(try context.perform { context.isCurrentThread })
+        XCTAssertFalse(context.thread.isCurrent)
+        XCTAssertTrue(try context.perform { context.thread.isCurrent })
         print("extensions:", context.info.extensions.sorted().filter { $0.contains("timer") || $0.contains("float") })
     }
 

@@ -31,7 +31,7 @@ final class AudioAndInputTests: XCTestCase {
         XCTAssertEqual(source.info.size, Size(width: 160, height: 90))
         XCTAssertEqual(source.info.pixelFormat, .yuv420p)
         XCTAssertEqual(source.info.frameRate, Rational(30, 1))
-        XCTAssertTrue(source.info.hasAudio)
+        XCTAssertNotNil(source.info.audio)
         XCTAssertEqual(source.info.audio?.codecName, "aac")
         XCTAssertFalse(source.info.isLive)
         XCTAssertTrue(source.info.summary.contains("h264"), source.info.summary)

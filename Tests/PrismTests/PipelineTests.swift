@@ -201,3 +201,8 @@ final class PipelineTests: XCTestCase {
         XCTAssertEqual(outputs[0], outputs[1])
     }
 }
+
+extension MediaReport {
+    var videoStreamCount: Int { streams.filter { $0.type == "video" }.count }
+    var audioStreamCount: Int { streams.filter { $0.type == "audio" }.count }
+}

@@ -54,9 +54,6 @@ package final class GPUBound<Value>: @unchecked Sendable {
         }
     }
 
-    /// Whether the caller may touch `value`.
-    package var isOnItsThread: Bool { thread.isCurrent }
-
     deinit {
         // The value moves straight into `release` (no local copy that could be the last reference here).
         thread.release(storage.take())

@@ -193,9 +193,6 @@ public final class GPUContext: Sendable {
         try thread.sync(body)
     }
 
-    /// Whether the caller is on this context's GPU thread.
-    public var isCurrentThread: Bool { thread.isCurrent }
-
     /// GL objects alive in this context, by kind (a leak check for tests and long runs).
     package var liveObjects: GPUObjectCounts { thread.liveObjects }
 

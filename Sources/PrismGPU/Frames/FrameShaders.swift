@@ -504,18 +504,25 @@ package enum FrameShaders {
             }
 
             """
-        let width = layout.textureSize.width, rowBytes = layout.rowBytes
-        let evenRows = layout.chromaRows, oddRows = layout.size.height / 2
-        var reads = [ReadRegion(attachment: 0, width: width, rows: evenRows, destinationOffset: 0,
+        let width = layout.textureSize.width
+        let reads = lumaRowPairReads(layout, width: width)
+            + [ReadRegion(attachment: 2, width: width, rows: layout.chromaRows, destinationOffset: layout.planes[1].offset,
+                          destinationRowBytes: layout.rowBytes)]
+        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows, texelPixels: Size(width: 4, height: 2))],
+                        targetSize: Size(width: width, height: layout.chromaRows), attachments: 3, readPlan: reads)
+    }
+
+    /// The reads that interleave a row-pair draw's luma back into rows: attachment 0 (the even rows) and
+    /// attachment 1 (the odd rows), `width` texels each.
+    static func lumaRowPairReads(_ layout: PackedFrameLayout, width: Int) -> [ReadRegion] {
+        let rowBytes = layout.rowBytes, oddRows = layout.size.height / 2
+        var reads = [ReadRegion(attachment: 0, width: width, rows: layout.chromaRows, destinationOffset: 0,
                                 destinationRowBytes: rowBytes * 2)]
         if oddRows > 0 {
             reads.append(ReadRegion(attachment: 1, width: width, rows: oddRows, destinationOffset: rowBytes,
                                     destinationRowBytes: rowBytes * 2))
         }
-        reads.append(ReadRegion(attachment: 2, width: width, rows: layout.chromaRows,
-                                destinationOffset: layout.planes[1].offset, destinationRowBytes: rowBytes))
-        return PackPlan(draws: [PackDraw(main: main, rows: 0..<layout.chromaRows, texelPixels: Size(width: 4, height: 2))],
-                        targetSize: Size(width: width, height: layout.chromaRows), attachments: 3, readPlan: reads)
+        return reads
     }
 
     /// Sets the R'G'B' → Y'CbCr coefficients `packMain` uses. Gray output is full-range luma.

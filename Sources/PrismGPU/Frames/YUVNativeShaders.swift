@@ -244,7 +244,6 @@ package enum YUVNativeShaders {
 
     /// Planar 4:2:0.
     private static func planarPlan(layout: PackedFrameLayout, prelude common: String) -> PackPlan {
-        let size = layout.size
         // Two draws into two attachments, each fragment covering two pixel rows (a software rasteriser
         // pays per fragment): luma texels of an even and an odd row side by side with the chroma texels
         // (Cb in attachment 0, Cr in 1) of the rows they share; the read plan puts each in its plane.
@@ -278,16 +277,10 @@ package enum YUVNativeShaders {
             }
 
             """
-        let rows = layout.chromaRows, rowBytes = layout.rowBytes
-        var reads = [ReadRegion(attachment: 0, width: lumaTexels, rows: rows, destinationOffset: 0,
-                                destinationRowBytes: rowBytes * 2)]
-        if size.height / 2 > 0 {
-            reads.append(ReadRegion(attachment: 1, width: lumaTexels, rows: size.height / 2, destinationOffset: rowBytes,
-                                    destinationRowBytes: rowBytes * 2))
-        }
-        reads += (1...2).map {
+        let rows = layout.chromaRows
+        let reads = FrameShaders.lumaRowPairReads(layout, width: lumaTexels) + (1...2).map {
             ReadRegion(attachment: $0 - 1, x: lumaTexels, width: chromaTexels, rows: rows,
-                       destinationOffset: layout.planes[$0].offset, destinationRowBytes: rowBytes)
+                       destinationOffset: layout.planes[$0].offset, destinationRowBytes: layout.rowBytes)
         }
         return PackPlan(draws: [PackDraw(main: lumaPairs, rows: 0..<rows, columns: 0..<lumaTexels,
                                          texelPixels: Size(width: 4, height: 2)),

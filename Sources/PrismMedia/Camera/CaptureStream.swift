@@ -100,13 +100,7 @@ final class CaptureStream: @unchecked Sendable {  // the mappings are C memory f
         request.memory = V4L2_MEMORY_MMAP.rawValue
         try device.check(prism_vidioc_reqbufs(), "VIDIOC_REQBUFS", &request, detail: "\(count) mmap buffers")
         var mapped: [(base: UnsafeMutableRawPointer, length: Int)] = []
-        func undo() {
-            for buffer in mapped { munmap(buffer.base, buffer.length) }
-            var release = v4l2_requestbuffers()
-            release.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-            release.memory = V4L2_MEMORY_MMAP.rawValue
-            _ = device.call(prism_vidioc_reqbufs(), &release)
-        }
+        func undo() { Self.release(mapped, on: device) }
         guard request.count >= 2 else {
             undo()
             throw device.error("VIDIOC_REQBUFS", "the driver gave \(request.count) buffer(s); streaming needs at least 2")
@@ -149,11 +143,16 @@ final class CaptureStream: @unchecked Sendable {  // the mappings are C memory f
 
     deinit {
         stop()
-        for buffer in buffers { munmap(buffer.base, buffer.length) }
-        var release = v4l2_requestbuffers()
-        release.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
-        release.memory = V4L2_MEMORY_MMAP.rawValue
-        _ = device.call(prism_vidioc_reqbufs(), &release)
+        Self.release(buffers, on: device)
+    }
+
+    /// Unmaps `mapped` and hands the driver's buffers back (VIDIOC_REQBUFS of none).
+    private static func release(_ mapped: [(base: UnsafeMutableRawPointer, length: Int)], on device: V4L2Device) {
+        for buffer in mapped { munmap(buffer.base, buffer.length) }
+        var request = v4l2_requestbuffers()
+        request.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+        request.memory = V4L2_MEMORY_MMAP.rawValue
+        _ = device.call(prism_vidioc_reqbufs(), &request)
     }
 
     private static func attempt(_ body: () throws(V4L2Error) -> Void) -> V4L2Error? {

@@ -148,13 +148,14 @@ final class V4L2Device {
         return DeviceCapabilities(capability)
     }
 
-    /// VIDIOC_ENUM_FMT for video capture, until EINVAL ends the list.
-    func formats() throws(V4L2Error) -> [(fourcc: FourCC, description: String, compressed: Bool)] {
+    /// VIDIOC_ENUM_FMT for video capture (or `type`), until EINVAL ends the list.
+    func formats(_ type: v4l2_buf_type = V4L2_BUF_TYPE_VIDEO_CAPTURE) throws(V4L2Error)
+        -> [(fourcc: FourCC, description: String, compressed: Bool)] {
         var result: [(FourCC, String, Bool)] = []
         for index in UInt32(0)..<64 {
             var description = v4l2_fmtdesc()
             description.index = index
-            description.type = V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue
+            description.type = type.rawValue
             let code = call(prism_vidioc_enum_fmt(), &description)
             if code == EINVAL { break }
             if code != 0 { throw V4L2Error(device: path, call: "VIDIOC_ENUM_FMT", code: code) }

@@ -153,13 +153,9 @@ package final class V4L2OutputDevice {
     /// (`write(2)`; mmap streaming is not implemented), and lists the output formats (VIDIOC_ENUM_FMT).
     package init(path: String) throws {
         self.path = path
-        do {
-            device = try V4L2Device(path: path)
-        } catch {
-            throw error.named("virtual camera")
-        }
         let capabilities: DeviceCapabilities
         do {
+            device = try V4L2Device(path: path)
             capabilities = try device.capabilities()
         } catch {
             throw error.named("virtual camera")
@@ -174,15 +170,11 @@ package final class V4L2OutputDevice {
                             detail: "no read/write I/O, which Prism writes frames with (mmap streaming is not "
                                 + "implemented; it offers: \(capabilities.summary))")
         }
-        var listed: [FourCC] = []
-        for index in UInt32(0)..<64 {
-            var description = v4l2_fmtdesc()
-            description.index = index
-            description.type = V4L2_BUF_TYPE_VIDEO_OUTPUT.rawValue
-            let code = device.call(prism_vidioc_enum_fmt(), &description)
-            if code == EINVAL { break }
-            if code != 0 { throw V4L2Error(device: path, call: "VIDIOC_ENUM_FMT", code: code, subject: "virtual camera") }
-            listed.append(FourCC(rawValue: description.pixelformat))
+        let listed: [FourCC]
+        do {
+            listed = try device.formats(V4L2_BUF_TYPE_VIDEO_OUTPUT).map(\.fourcc)
+        } catch {
+            throw error.named("virtual camera")
         }
         listedFormats = listed
         offeredFormats = listed.compactMap(VirtualCameraFormat.init)

@@ -15,7 +15,8 @@ final class MovieMuxer {
     /// Where the movie goes (file, stream, network URL, playlist) and in which container.
     let destination: MovieDestination
     let outputFormat: UnsafePointer<AVOutputFormat>
-    let formatName: String
+    /// libavformat's muxer name (`mp4`, `flv`, `hls`, …).
+    var formatName: String { destination.formatName }
     let context: UnsafeMutablePointer<AVFormatContext>
     private(set) var state: State = .open
     /// Recordings a killed earlier run left as temporaries of this output, recovered next to it.
@@ -71,7 +72,6 @@ final class MovieMuxer {
         let outputFormat = destination.outputFormat
         let formatName = destination.formatName
         self.outputFormat = outputFormat
-        self.formatName = formatName
         // 0: the container refuses the codec. Unknown (< 0) is refused for raw single-codec formats too
         // (`.mjpeg` would otherwise get a raw H.264 stream under a JPEG name).
         let takes = avformat_query_codec(outputFormat, codec.avCodecID, FF_COMPLIANCE_NORMAL)
@@ -176,14 +176,8 @@ final class MovieMuxer {
             playlistLedger = ledger
         }
         let ctx = context
-        if destination.isNetwork {
-            // An RTSP publish connects here (the server may refuse the path); the others send their header.
-            try Self.checkNetwork(Self.muxing { avformat_write_header(ctx, &options) }, "avformat_write_header", outputPath)
-        } else {
-            let code = Self.muxing { avformat_write_header(ctx, &options) }
-            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
-            try check(code, "avformat_write_header", outputPath, what: "cannot write the header")
-        }
+        // An RTSP publish connects here (the server may refuse the path); the others send their header.
+        try checkWrite(Self.muxing { avformat_write_header(ctx, &options) }, "avformat_write_header", what: "cannot write the header")
         headerWritten = true
     }
 
@@ -242,15 +236,17 @@ final class MovieMuxer {
         }
         muxedBytes += cost
         let ctx = context
-        if destination.isNetwork {
-            deadline.arm(seconds: Self.networkTimeout)
-            try Self.checkNetwork(Self.muxing { av_interleaved_write_frame(ctx, pkt) }, "av_interleaved_write_frame", outputPath)
-        } else {
-            let code = Self.muxing { av_interleaved_write_frame(ctx, pkt) }
-            if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
-            try check(code, "av_interleaved_write_frame", outputPath, what: what)
-        }
+        if destination.isNetwork { deadline.arm(seconds: Self.networkTimeout) }
+        try checkWrite(Self.muxing { av_interleaved_write_frame(ctx, pkt) }, "av_interleaved_write_frame", what: what)
         return true
+    }
+
+    /// The result of a header or packet write: a network output's failure as `checkNetwork` words it, a
+    /// playlist's refused open as its own line, anything else as FFmpeg says it.
+    private func checkWrite(_ code: Int32, _ call: String, what: String) throws {
+        if destination.isNetwork { return try Self.checkNetwork(code, call, outputPath) }
+        if let refusal = playlistLedger?.refusal(code, playlist: outputPath) { throw refusal }
+        try check(code, call, outputPath, what: what)
     }
 
     /// A network call's failure in words a user can act on: a refused connection, a server that did not

@@ -203,24 +203,12 @@ package final class NetworkSource: MediaSource {
             } catch {
                 watchdog.disarm()
                 if watchdog.isCancelled { return end() }
-                // Nothing came yet, or a file over http: the error is the run's, not a loss.
-                if framesSeen == 0 || !live {
-                    if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (\(Setting.inputTimeout))", context: label) }
-                    throw error
-                }
-                lost = watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : (error as? AVError)?.message ?? "\(error)"
+                lost = try lossReason(error)
             }
             if watchdog.isCancelled { return end() }
             guard let event else {
                 // A read that failed after the first packet ended the session once its decoder was drained.
-                if let failure = session.readFailure {
-                    if watchdog.isCancelled { return end() }
-                    if framesSeen == 0 || !live {
-                        if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (\(Setting.inputTimeout))", context: label) }
-                        throw failure
-                    }
-                    lost = watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : failure.message
-                }
+                if let failure = session.readFailure { lost = try lossReason(failure) }
                 guard framesSeen > 0 else { throw AVError("the stream ended before its first frame", context: label) }
                 guard live, try reconnect(after: lost) else { return end() }
                 continue
@@ -240,6 +228,16 @@ package final class NetworkSource: MediaSource {
                 if let placed = try place(frame) { return .video(placed) }
             }
         }
+    }
+
+    /// What a session's `error` lost, for the reconnection message; thrown instead when nothing came yet or
+    /// the input is a file over http (the error is then the run's, not a loss).
+    private func lossReason(_ error: any Error) throws -> String {
+        if framesSeen == 0 || !live {
+            if watchdog.expired { throw AVError("no data within \(Self.seconds(options.timeout)) s (\(Setting.inputTimeout))", context: label) }
+            throw error
+        }
+        return watchdog.expired ? "no data for \(Self.seconds(options.timeout)) s" : (error as? AVError)?.message ?? "\(error)"
     }
 
     /// `frame` on the output's time line: the session's first frame follows the last one by a frame; a
