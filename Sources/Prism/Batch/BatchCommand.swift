@@ -114,11 +114,11 @@ struct BatchCommand: PrismCommand {
         // Job defaults: the same options, spellings and checks as `run` and as the manifest's keys.
         defaults = try JobSettings(from: &scanner)
         for key in JobSettings.keys {
-            if let value = scanner.text(for: key) { passOn += ["--" + key, value] }
+            if let value = scanner.text(for: key) { passOn += [scanner.spelling(for: key), value] }
         }
         if let directory = try scanner.value(Key.outputDirectory) {
             outputDirectory = directory
-            passOn += ["--output-dir", BatchManifest.absolute(directory, relativeTo: FileManager.default.currentDirectoryPath)]
+            passOn += [Key.outputDirectory.spec.name, BatchManifest.absolute(directory, relativeTo: FileManager.default.currentDirectoryPath)]
         }
         resultsPath = try scanner.value(Key.results)
         shard = try scanner.value(Key.shard)
@@ -126,7 +126,7 @@ struct BatchCommand: PrismCommand {
         if let selection = try scanner.value(Key.gpus) { gpus = selection }
         workers = try scanner.value(Key.workers)
         force = scanner.flag(Key.force)
-        if force { passOn.append("--force") }
+        if force { passOn.append(Key.force.spec.name) }
         dryRun = scanner.flag(Key.dryRun)
         if scanner.flag(Key.quiet) { progress = .quiet }
         if let style = try scanner.value(Key.progress) { progress = style }

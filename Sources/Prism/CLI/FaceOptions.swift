@@ -49,8 +49,8 @@ extension FaceSettings {
     /// - Parameter reads: the files the command reads (its input, a shader).
     func checkSidecarOut(reads: [String?], output: String?) throws {
         guard let sidecarOut else { return }
-        try OutputTarget.checkSideOutput(sidecarOut, flag: "--faces-out", reads: (reads + [sidecarIn]).compactMap { $0 },
-                                     outputs: output.map { [("-o", $0)] } ?? [])
+        try OutputTarget.checkSideOutput(sidecarOut, flag: Key.facesOut.spec.name, reads: (reads + [sidecarIn]).compactMap { $0 },
+                                     outputs: output.map { [("\(Setting.output)", $0)] } ?? [])
     }
 
 }

@@ -75,7 +75,7 @@ struct OutputArguments {
     /// The arguments with every output and its own options taken out (nil outputs: fewer than two `-o`,
     /// and `arguments` is returned as it was).
     static func split(_ arguments: [String], command: CommandSpec) throws -> (rest: [String], outputs: [Output]?) {
-        let outputNames = ["-o", "--output"]
+        let outputNames = RunCommand.Key.output.spec.names
         var rest: [String] = [], outputs: [Output] = [], pending: [String] = []
         for token in ArgumentToken.read(arguments, takesValue: { command.option(named: $0)?.takesValue == true }) {
             switch token {

@@ -22,7 +22,7 @@ extension LiveControl {
             case .movie(let path) where path == "pipe:1" || path == "pipe:": rawOutput = true  // a movie on stdout
             case .movie(let path) where MovieDestination.scheme(of: path) != nil: break  // a URL or pipe: no folder
             case .movie(let path), .still(let path):
-                outputs.append(("-o", path))
+                outputs.append(("\(Setting.output)", path))
                 let parent = (path as NSString).deletingLastPathComponent
                 if outputs.count == 1, !parent.isEmpty { directory = parent }
             case .standardOutput: rawOutput = true
